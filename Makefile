@@ -1,0 +1,20 @@
+# geoknn developer targets. The README's two commands need none of these.
+
+.PHONY: test ptx bin vet
+
+test:
+	go test ./...
+
+vet:
+	go vet ./...
+
+# Rebuild kernels/*.ptx from kernels/*.cu (needs nvcc, i.e. the GPU machine).
+ptx:
+	kernels/build.sh
+
+# Static binaries for the GPU machine (no Go there): CLI and device tests.
+bin:
+	CGO_ENABLED=0 go build -o bin/knn ./cmd/knn
+	go test -c -o bin/engine.test ./engine
+	go test -c -o bin/cuda.test ./cuda
+	go test -c -o bin/geoknn.test .

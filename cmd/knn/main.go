@@ -1,0 +1,67 @@
+// Command knn finds, for every observation point, the nearest reference
+// point by great-circle distance, on the GPUs of this host or on its CPUs.
+//
+//	knn run --obs 2^27 --ref 2^16                 synthetic points, GPU if present
+//	knn run --obs cities.csv --ref airports.csv --out nearest.csv
+//	knn devices                                   list the GPUs
+//
+// Run `knn help` or `knn run --help` for every flag.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+const usage = `knn: nearest reference point on the sphere for every observation point.
+
+Usage:
+  knn run     [flags]   answer a query (files or synthetic points)
+  knn devices           list the CUDA GPUs of this host
+  knn help [command]    show help
+
+Example:
+  knn run --obs cities.csv --ref airports.csv --out nearest.csv
+  knn run --obs 2^27 --ref 2^16 --engine gpu --validate 65536
+
+Run 'knn run --help' for the flags of run.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsageShown) {
+			fmt.Fprintln(os.Stderr, "knn:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// errUsageShown marks an error whose explanation was already printed.
+var errUsageShown = errors.New("usage shown")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsageShown
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "devices":
+		return cmdDevices(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

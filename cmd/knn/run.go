@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paulmach/orb"
+
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/simulator"
+	"github.com/geoknn/geoknn/validate"
+)
+
+const runUsage = `Usage: knn run --obs COUNT|FILE --ref COUNT|FILE [flags]
+
+Finds, for every observation, the nearest reference by great-circle distance,
+exactly (within 1 m of the float64 haversine answer; ties to the lowest index).
+
+--obs and --ref take a file or a count of synthetic points:
+  file   CSV with a header naming the latitude and longitude columns in degrees
+         (lat|latitude, lon|lng|long|longitude; any case and order; other
+         columns ignored), or GeoJSON (FeatureCollection, Feature, Point,
+         MultiPoint; .geojson/.json)
+  count  2^27, 134217728 or 1e6: points drawn by --gen with --seed (the
+         references with seed+1)
+
+--out FILE.csv writes obs_index,ref_index,distance_m, one row per observation
+in input order; it appears only when the whole run succeeded.
+
+Examples:
+  knn run --obs 2^20 --ref 2^12
+  knn run --obs cities.csv --ref airports.csv --out nearest.csv --validate 1000
+  knn run --obs 2^27 --ref 2^16 --engine gpu --validate 65536
+  knn run --obs 2^22 --ref 2^16 --algo seed     (the notebook's kernel, for comparison)
+
+Flags:
+`
+
+type runFlags struct {
+	obs, ref, gen, out            string
+	engine, algo, memory          string
+	seed                          uint64
+	gpus, batch, validate, repeat int
+	quiet                         bool
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.obs, "obs", "", "observations: a CSV/GeoJSON file or a count such as 2^27 (required)")
+	fs.StringVar(&f.ref, "ref", "", "references: a CSV/GeoJSON file or a count such as 2^16 (required)")
+	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts: sphere (uniform on the sphere), seed (uniform in lat/lon degrees, as the reference notebook), clustered")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
+	fs.StringVar(&f.out, "out", "", "write answers to this CSV file (obs_index,ref_index,distance_m)")
+	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
+	fs.StringVar(&f.algo, "algo", "brute", "brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
+	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
+	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
+	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
+	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers against a float64 haversine brute force")
+	fs.IntVar(&f.repeat, "repeat", 1, "run the query this many times on the open engine and report each time")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, runUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsageShown
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run: unexpected argument %q (flags start with --)", fs.Arg(0))
+	}
+	if f.obs == "" || f.ref == "" {
+		return errors.New("run: --obs and --ref are required (see knn run --help)")
+	}
+	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 {
+		return errors.New("run: --repeat must be >= 1; --validate, --gpus and --batch-size >= 0")
+	}
+	eng, err := geoknn.ParseEngine(f.engine)
+	if err != nil {
+		return err
+	}
+	algo, err := engine.ParseAlgorithm(f.algo)
+	if err != nil {
+		return err
+	}
+	mem, err := engine.ParseMemoryMode(f.memory)
+	if err != nil {
+		return err
+	}
+
+	t0 := time.Now()
+	bar := newProgressBar(stderr, f.quiet)
+	opts := geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, Memory: mem, Progress: bar.update}
+	// Start the engine (driver, contexts, PTX JIT) while the points load.
+	type opened struct {
+		s   *geoknn.Searcher
+		err error
+		d   time.Duration
+	}
+	openc := make(chan opened, 1)
+	go func() {
+		t := time.Now()
+		s, err := geoknn.NewSearcher(opts)
+		openc <- opened{s, err, time.Since(t)}
+	}()
+	obs, ref, loadErr := loadBoth(f)
+	loadTime := time.Since(t0)
+	o := <-openc
+	if o.err != nil {
+		return o.err
+	}
+	s, openTime := o.s, o.d
+	defer s.Close()
+	if loadErr != nil {
+		return loadErr
+	}
+	if s.Fallback() != "" {
+		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Fallback())
+	}
+
+	var res *geoknn.Result
+	var walls []time.Duration
+	for r := 0; r < f.repeat; r++ {
+		bar.start(obs.cols.Len())
+		t := time.Now()
+		res, err = s.NearestRadians(ctx, obs.cols, ref.cols)
+		bar.done()
+		if err != nil {
+			return err
+		}
+		walls = append(walls, time.Since(t))
+	}
+
+	pairs := float64(obs.cols.Len()) * float64(ref.cols.Len())
+	fmt.Fprintf(stderr, "engine:       %s (%s), algorithm %s\n", res.Engine, strings.Join(res.Devices, ", "), algo)
+	fmt.Fprintf(stderr, "observations: %d (%s)\nreferences:   %d (%s)\n", obs.cols.Len(), obs.desc, ref.cols.Len(), ref.desc)
+	for r, w := range walls {
+		fmt.Fprintf(stderr, "query %d:      %.3f s, %.3g pairs/s", r+1, w.Seconds(), pairs/w.Seconds())
+		if res.Engine == "gpu" {
+			fmt.Fprintf(stderr, " (kernels %.3f s, %d refined in float64)", res.Stats.Kernel.Seconds(), res.Stats.Refined)
+		}
+		fmt.Fprintln(stderr)
+	}
+	fmt.Fprintf(stderr, "load/generate %.3f s, engine start %.3f s (concurrent), %d jobs\n", loadTime.Seconds(), openTime.Seconds(), res.Stats.Jobs)
+
+	if f.validate > 0 {
+		rep, err := validateSample(ctx, obs, ref, res, f.validate, f.seed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "validate:     %s\n", rep)
+		if !rep.OK() {
+			for _, fl := range rep.Failures {
+				fmt.Fprintf(stderr, "  %s\n", fl)
+			}
+			return errors.New("validation failed: answers beyond the 1 m tolerance")
+		}
+	}
+	if f.out != "" {
+		t := time.Now()
+		err := pointio.WriteAtomic(f.out, func(w *bufio.Writer) error {
+			return pointio.WriteResults(w, len(res.Index), func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) })
+		})
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", f.out, err)
+		}
+		fmt.Fprintf(stderr, "wrote %s (%d rows) in %.3f s\n", f.out, len(res.Index), time.Since(t).Seconds())
+	}
+	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
+	return nil
+}
+
+func loadBoth(f runFlags) (obs, ref pointSet, err error) {
+	if obs, err = loadPoints("--obs", f.obs, f.gen, f.seed); err != nil {
+		return obs, ref, err
+	}
+	if ref, err = loadPoints("--ref", f.ref, f.gen, f.seed+1); err != nil {
+		return obs, ref, err
+	}
+	if ref.cols.Len() == 0 {
+		return obs, ref, fmt.Errorf("--ref %s: no reference points", f.ref)
+	}
+	return obs, ref, nil
+}
+
+// pointSet is the loaded or generated points: radian columns for the
+// engine, and for files the degrees as read (for validation).
+type pointSet struct {
+	cols engine.Points
+	pts  []orb.Point // nil for generated sets
+	desc string
+}
+
+func (p pointSet) point(i int) orb.Point {
+	if p.pts != nil {
+		return p.pts[i]
+	}
+	lat, lon := p.cols.At(i)
+	return orb.Point{lon * 180 / math.Pi, lat * 180 / math.Pi}
+}
+
+func loadPoints(flagName, arg, gen string, seed uint64) (pointSet, error) {
+	if _, statErr := os.Stat(arg); statErr == nil {
+		pts, err := pointio.ReadFile(arg)
+		if err != nil {
+			return pointSet{}, err
+		}
+		lat, lon := make([]float64, len(pts)), make([]float64, len(pts))
+		for i, p := range pts {
+			lat[i], lon[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
+		}
+		return pointSet{cols: engine.Radians64(lat, lon), pts: pts, desc: arg}, nil
+	}
+	n, err := parseCount(arg)
+	if err != nil {
+		return pointSet{}, fmt.Errorf("%s %q: no such file, and not a count such as 2^20 or 1e6", flagName, arg)
+	}
+	fill, err := generator(gen)
+	if err != nil {
+		return pointSet{}, err
+	}
+	lat, lon := make([]float64, n), make([]float64, n)
+	if err := fill(n, seed, lat, lon); err != nil {
+		return pointSet{}, err
+	}
+	return pointSet{cols: engine.Radians64(lat, lon), desc: fmt.Sprintf("synthetic %s, seed %d", gen, seed)}, nil
+}
+
+func generator(name string) (func(n int, seed uint64, lat, lon []float64) error, error) {
+	switch name {
+	case "sphere":
+		return simulator.SphereRadians, nil
+	case "seed":
+		return simulator.SeedUniformRadians, nil
+	case "clustered":
+		return func(n int, seed uint64, lat, lon []float64) error {
+			return simulator.ClusteredRadians(n, seed, simulator.DefaultClusters, simulator.DefaultSpreadKm, lat, lon)
+		}, nil
+	}
+	return nil, fmt.Errorf("--gen %q: unknown generator (want sphere, seed or clustered)", name)
+}
+
+// parseCount reads 2^27, 134217728, 1e6 or 1_000_000.
+func parseCount(s string) (int, error) {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
+	if b, e, ok := strings.Cut(s, "^"); ok {
+		base, err1 := strconv.Atoi(b)
+		exp, err2 := strconv.Atoi(e)
+		if err1 != nil || err2 != nil || base < 1 || exp < 0 {
+			return 0, fmt.Errorf("bad count %q", s)
+		}
+		v := 1.0
+		for i := 0; i < exp; i++ {
+			v *= float64(base)
+		}
+		if v > 1<<40 {
+			return 0, fmt.Errorf("count %q too large", s)
+		}
+		return int(v), nil
+	}
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		return n, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || v != math.Trunc(v) || v > 1<<40 {
+		return 0, fmt.Errorf("bad count %q", s)
+	}
+	return int(v), nil
+}
+
+// validateSample checks n sampled answers against the float64 haversine
+// brute force over every reference.
+func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, n int, seed uint64) (validate.Report, error) {
+	total := obs.cols.Len()
+	var sample []int
+	if n >= total {
+		sample = make([]int, total)
+		for i := range sample {
+			sample[i] = i
+		}
+	} else {
+		r := rand.New(rand.NewPCG(seed, 0x5eed))
+		seen := make(map[int]bool, n)
+		for len(sample) < n {
+			if i := r.IntN(total); !seen[i] {
+				seen[i] = true
+				sample = append(sample, i)
+			}
+		}
+		sort.Ints(sample)
+	}
+	refPts := make([]orb.Point, ref.cols.Len())
+	for i := range refPts {
+		refPts[i] = ref.point(i)
+	}
+	obsPts := make([]orb.Point, len(sample))
+	idx := make([]uint32, len(sample))
+	dist := make([]float32, len(sample))
+	for k, i := range sample {
+		obsPts[k], idx[k], dist[k] = obs.point(i), res.Index[i], res.Distance[i]
+	}
+	return validate.Exact(ctx, obsPts, refPts, idx, dist)
+}

@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/kernels"
+)
+
+// bruteKernels wraps haversine.cu's kernels for one input precision; the
+// argument arrays are made once and refilled per launch.
+type bruteKernels struct {
+	blockMin, globalMin, refine cuda.Function
+	bmArgs, gmArgs, rfArgs      *cuda.Args
+}
+
+func loadBrute(drv *cuda.Driver, mod cuda.Module, suffix string) (bruteKernels, error) {
+	var k bruteKernels
+	for _, f := range []struct {
+		name string
+		fn   *cuda.Function
+	}{{"block_min_", &k.blockMin}, {"global_min_", &k.globalMin}, {"refine_", &k.refine}} {
+		var err error
+		if *f.fn, err = drv.ModuleGetFunction(mod, f.name+suffix); err != nil {
+			return k, err
+		}
+	}
+	k.bmArgs, k.gmArgs, k.rfArgs = cuda.NewArgs(9), cuda.NewArgs(12), cuda.NewArgs(8)
+	return k, nil
+}
+
+// bruteLaunch is one job's worth of arguments for the brute-force kernels.
+type bruteLaunch struct {
+	lat, lon                cuda.DevicePtr
+	nobs                    int
+	ref32, ref64            cuda.DevicePtr
+	nref                    int
+	slices, sliceLen        int
+	partD1, partD2, partIdx cuda.DevicePtr
+	outIdx, outDist         cuda.DevicePtr
+	flagged, nflagged       cuda.DevicePtr
+	refineBlocks            int
+}
+
+// run enqueues block_min, global_min and refine on stream. nflagged must be
+// zeroed on the stream before.
+func (k *bruteKernels) run(drv *cuda.Driver, stream cuda.Stream, l bruteLaunch) error {
+	perBlock := kernels.BlockMinThreads * kernels.BlockMinObs
+	if l.nobs <= 0 || l.nref <= 0 || l.sliceLen%kernels.BlockMinTile != 0 || l.slices*l.sliceLen < l.nref || l.slices > 65535 {
+		return fmt.Errorf("brute kernels: bad launch shape (%d obs, %d refs, %d slices of %d)", l.nobs, l.nref, l.slices, l.sliceLen)
+	}
+	a := k.bmArgs
+	a.SetPtr(0, l.lat)
+	a.SetPtr(1, l.lon)
+	a.SetInt32(2, int32(l.nobs))
+	a.SetPtr(3, l.ref32)
+	a.SetInt32(4, int32(l.nref))
+	a.SetInt32(5, int32(l.sliceLen))
+	a.SetPtr(6, l.partD1)
+	a.SetPtr(7, l.partD2)
+	a.SetPtr(8, l.partIdx)
+	grid := cuda.Dim3{X: uint32((l.nobs + perBlock - 1) / perBlock), Y: uint32(l.slices)}
+	if err := drv.Launch(k.blockMin, grid, cuda.Dim3{X: kernels.BlockMinThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("block_min: %w", err)
+	}
+	a = k.gmArgs
+	a.SetPtr(0, l.lat)
+	a.SetPtr(1, l.lon)
+	a.SetInt32(2, int32(l.nobs))
+	a.SetPtr(3, l.ref64)
+	a.SetInt32(4, int32(l.slices))
+	a.SetPtr(5, l.partD1)
+	a.SetPtr(6, l.partD2)
+	a.SetPtr(7, l.partIdx)
+	a.SetPtr(8, l.outIdx)
+	a.SetPtr(9, l.outDist)
+	a.SetPtr(10, l.flagged)
+	a.SetPtr(11, l.nflagged)
+	if err := drv.Launch(k.globalMin, cuda.Dim3{X: uint32((l.nobs + 255) / 256)}, cuda.Dim3{X: 256}, 0, stream, a); err != nil {
+		return fmt.Errorf("global_min: %w", err)
+	}
+	a = k.rfArgs
+	a.SetPtr(0, l.lat)
+	a.SetPtr(1, l.lon)
+	a.SetPtr(2, l.ref64)
+	a.SetInt32(3, int32(l.nref))
+	a.SetPtr(4, l.flagged)
+	a.SetPtr(5, l.nflagged)
+	a.SetPtr(6, l.outIdx)
+	a.SetPtr(7, l.outDist)
+	// refine loops over however many observations were flagged (read on the
+	// device), so its grid does not wait for the count.
+	if err := drv.Launch(k.refine, cuda.Dim3{X: uint32(l.refineBlocks)}, cuda.Dim3{X: kernels.RefineThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("refine: %w", err)
+	}
+	return nil
+}
+
+// seedKernels wraps seed.cu: the reference notebook's kernels and launch
+// shapes, for the side-by-side baseline.
+type seedKernels struct {
+	blockMin, globalMin cuda.Function
+	bmArgs, gmArgs      *cuda.Args
+}
+
+// The notebook's launch shapes (written for the A100's 108 SMs).
+var (
+	seedBlockGrid   = cuda.Dim3{X: kernels.SeedWidth, Y: 108}
+	seedGlobalGrid  = cuda.Dim3{X: 1, Y: 108 * 20}
+	seedThreadBlock = cuda.Dim3{X: 32, Y: 16}
+)
+
+func loadSeed(drv *cuda.Driver, mod cuda.Module, suffix string) (seedKernels, error) {
+	var k seedKernels
+	var err error
+	if k.blockMin, err = drv.ModuleGetFunction(mod, "seed_block_min_"+suffix); err != nil {
+		return k, err
+	}
+	if k.globalMin, err = drv.ModuleGetFunction(mod, "seed_global_min"); err != nil {
+		return k, err
+	}
+	k.bmArgs, k.gmArgs = cuda.NewArgs(8), cuda.NewArgs(5)
+	return k, nil
+}
+
+func (k *seedKernels) run(drv *cuda.Driver, stream cuda.Stream, refLat, refLon cuda.DevicePtr, nref int,
+	lat, lon cuda.DevicePtr, nobs int, blockIdx, blockDist, outIdx, outDist cuda.DevicePtr) error {
+	a := k.bmArgs
+	a.SetPtr(0, refLat)
+	a.SetPtr(1, refLon)
+	a.SetInt32(2, int32(nref))
+	a.SetPtr(3, lat)
+	a.SetPtr(4, lon)
+	a.SetInt32(5, int32(nobs))
+	a.SetPtr(6, blockIdx)
+	a.SetPtr(7, blockDist)
+	if err := drv.Launch(k.blockMin, seedBlockGrid, seedThreadBlock, 0, stream, a); err != nil {
+		return fmt.Errorf("seed_block_min: %w", err)
+	}
+	a = k.gmArgs
+	a.SetPtr(0, blockDist)
+	a.SetPtr(1, blockIdx)
+	a.SetInt32(2, int32(nobs))
+	a.SetPtr(3, outDist)
+	a.SetPtr(4, outIdx)
+	if err := drv.Launch(k.globalMin, seedGlobalGrid, seedThreadBlock, 0, stream, a); err != nil {
+		return fmt.Errorf("seed_global_min: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Algorithm selects how the nearest reference is found.
+type Algorithm int
+
+const (
+	// Brute compares every observation with every reference (exact).
+	Brute Algorithm = iota
+	// Seed is the reference notebook's kernel, ported as a benchmark baseline:
+	// float32 haversine with fast trigonometry, not exact (GPU only).
+	Seed
+)
+
+func (a Algorithm) String() string {
+	switch a {
+	case Brute:
+		return "brute"
+	case Seed:
+		return "seed"
+	}
+	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// ParseAlgorithm parses "brute" or "seed".
+func ParseAlgorithm(s string) (Algorithm, error) {
+	switch strings.ToLower(s) {
+	case "brute":
+		return Brute, nil
+	case "seed":
+		return Seed, nil
+	}
+	return 0, fmt.Errorf("unknown algorithm %q (want brute or seed)", s)
+}
+
+// Request is one nearest-reference query.
+type Request struct {
+	Obs, Ref  Points
+	Algorithm Algorithm
+	// BatchSize is the number of observations per job; 0 picks one from the
+	// memory available and the number of workers.
+	BatchSize int
+	// Progress, if set, is called after each finished job with the number of
+	// observations done so far; calls may come from several goroutines but
+	// never at once.
+	Progress func(done, total int)
+}
+
+// Result receives the answers: one entry per observation, in input order.
+type Result struct {
+	Index    []uint32  // index into Ref of the nearest reference
+	Distance []float32 // great-circle angle to it, radians
+}
+
+// Stats describes how a query ran.
+type Stats struct {
+	Engine  string        // "cpu" or "gpu"
+	Devices []string      // what ran it: "16 cores", "NVIDIA H200 (#0)", ...
+	Jobs    int           // jobs the observations were split into
+	Wall    time.Duration // whole query, including preparation and copies
+	// Kernel is the summed time of the GPU kernels measured with device
+	// events (per GPU, then the largest over GPUs); zero on the CPU.
+	Kernel time.Duration
+	// Refined counts observations whose float32 ranking was too close to
+	// call and were re-ranked in float64 (GPU only).
+	Refined int
+}
+
+// Engine answers nearest-reference queries. Implementations keep device
+// state (contexts, modules, buffers) between calls; Close releases it.
+type Engine interface {
+	Nearest(ctx context.Context, req Request, out Result) (Stats, error)
+	Close() error
+}
+
+func checkRequest(req Request, out Result) error {
+	if err := req.Obs.Check("observations"); err != nil {
+		return err
+	}
+	if err := req.Ref.Check("references"); err != nil {
+		return err
+	}
+	if req.Ref.Len() == 0 {
+		return fmt.Errorf("references: the set is empty")
+	}
+	if req.Ref.Len() > 1<<31-1 || req.Obs.Len() > 1<<40 {
+		return fmt.Errorf("too many points: %d observations, %d references", req.Obs.Len(), req.Ref.Len())
+	}
+	if len(out.Index) != req.Obs.Len() || len(out.Distance) != req.Obs.Len() {
+		return fmt.Errorf("result has room for %d indices and %d distances, want %d", len(out.Index), len(out.Distance), req.Obs.Len())
+	}
+	if req.BatchSize < 0 {
+		return fmt.Errorf("batch size %d is negative", req.BatchSize)
+	}
+	return nil
+}

@@ -1,0 +1,535 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/kernels"
+	"github.com/geoknn/geoknn/partition"
+)
+
+// MemoryMode selects where the GPU engine keeps each job's observations and
+// answers.
+type MemoryMode int
+
+const (
+	// DeviceMemory: plain device allocations, filled and drained by
+	// asynchronous copies through pinned host buffers on two streams per GPU,
+	// so one job's copies overlap the previous job's kernels.
+	DeviceMemory MemoryMode = iota
+	// ManagedMemory: the reference notebook's design: managed allocations the
+	// host writes directly, advised to live on their GPU and prefetched there
+	// before the kernels, then prefetched back to the host.
+	ManagedMemory
+)
+
+func (m MemoryMode) String() string {
+	if m == ManagedMemory {
+		return "managed"
+	}
+	return "device"
+}
+
+// ParseMemoryMode parses "device" or "managed".
+func ParseMemoryMode(s string) (MemoryMode, error) {
+	switch strings.ToLower(s) {
+	case "device":
+		return DeviceMemory, nil
+	case "managed":
+		return ManagedMemory, nil
+	}
+	return 0, fmt.Errorf("unknown memory mode %q (want device or managed)", s)
+}
+
+// ErrNoGPU is returned by NewGPU when the driver loads but no usable GPU is
+// present. errors.Is(err, cuda.ErrNoDriver) tells the no-driver case.
+var ErrNoGPU = errors.New("no CUDA GPU found")
+
+// GPUOptions configures NewGPU.
+type GPUOptions struct {
+	// Devices is the number of GPUs to use, 0 for all.
+	Devices int
+	Memory  MemoryMode
+}
+
+// DeviceInfo describes one GPU.
+type DeviceInfo struct {
+	Ordinal           int
+	Name              string
+	Multiprocessors   int
+	ComputeCapability [2]int
+	ClockMHz          int
+	TotalMemory       uint64
+	MemoryBusBits     int
+	MemoryClockMHz    int
+}
+
+// FP32PeakFLOPS is the device's peak float32 rate, counting a fused
+// multiply-add as two operations (128 lanes per multiprocessor from compute
+// capability 8.6 on; 64 on 8.0).
+func (d DeviceInfo) FP32PeakFLOPS() float64 {
+	lanes := 128.0
+	if d.ComputeCapability == [2]int{8, 0} {
+		lanes = 64
+	}
+	return 2 * lanes * float64(d.Multiprocessors) * float64(d.ClockMHz) * 1e6
+}
+
+func (d DeviceInfo) String() string {
+	return fmt.Sprintf("#%d %s (%d SMs, sm_%d%d, %.0f GiB)", d.Ordinal, d.Name, d.Multiprocessors,
+		d.ComputeCapability[0], d.ComputeCapability[1], float64(d.TotalMemory)/(1<<30))
+}
+
+// ListDevices loads the driver and describes every GPU; it also returns the
+// driver's CUDA version (e.g. 13000).
+func ListDevices() ([]DeviceInfo, int, error) {
+	drv, err := cuda.Load()
+	if err != nil {
+		return nil, 0, err
+	}
+	version, err := drv.Version()
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return nil, version, err
+	}
+	infos := make([]DeviceInfo, n)
+	for i := range infos {
+		if infos[i], err = describe(drv, i); err != nil {
+			return nil, version, err
+		}
+	}
+	return infos, version, nil
+}
+
+func describe(drv *cuda.Driver, ordinal int) (DeviceInfo, error) {
+	dev, err := drv.Device(ordinal)
+	if err != nil {
+		return DeviceInfo{}, err
+	}
+	info := DeviceInfo{Ordinal: ordinal}
+	if info.Name, err = drv.DeviceName(dev); err != nil {
+		return info, err
+	}
+	if info.TotalMemory, err = drv.DeviceTotalMem(dev); err != nil {
+		return info, err
+	}
+	attrs := []struct {
+		a   cuda.DeviceAttribute
+		dst *int
+	}{
+		{cuda.MultiprocessorCount, &info.Multiprocessors},
+		{cuda.ComputeCapabilityMajor, &info.ComputeCapability[0]},
+		{cuda.ComputeCapabilityMinor, &info.ComputeCapability[1]},
+		{cuda.ClockRate, &info.ClockMHz},
+		{cuda.GlobalMemoryBusWidth, &info.MemoryBusBits},
+		{cuda.MemoryClockRate, &info.MemoryClockMHz},
+	}
+	for _, a := range attrs {
+		if *a.dst, err = drv.DeviceAttribute(dev, a.a); err != nil {
+			return info, fmt.Errorf("device %d: %v: %w", ordinal, a.a, err)
+		}
+	}
+	info.ClockMHz /= 1000
+	info.MemoryClockMHz /= 1000
+	return info, nil
+}
+
+// GPU is the exact engine on NVIDIA GPUs. One goroutine per GPU, locked to
+// its OS thread with the GPU's primary context current, pulls jobs from its
+// own queue and steals from the others' when it runs dry. Modules and
+// buffers are kept between calls; Close releases them.
+type GPU struct {
+	mu     sync.Mutex
+	drv    *cuda.Driver
+	memory MemoryMode
+	devs   []*gpuDevice
+}
+
+// NewGPU loads the CUDA driver, retains the primary context of each GPU and
+// loads the kernels. Without a driver the error wraps cuda.ErrNoDriver;
+// without a GPU it wraps ErrNoGPU.
+func NewGPU(opts GPUOptions) (*GPU, error) {
+	drv, err := cuda.Load()
+	if err != nil {
+		return nil, err
+	}
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("gpu engine: %w", err)
+	}
+	if n == 0 {
+		return nil, ErrNoGPU
+	}
+	if opts.Devices < 0 || opts.Devices > n {
+		return nil, fmt.Errorf("gpu engine: %d GPUs asked for, %d present", opts.Devices, n)
+	}
+	if opts.Devices > 0 {
+		n = opts.Devices
+	}
+	g := &GPU{drv: drv, memory: opts.Memory, devs: make([]*gpuDevice, n)}
+	for i := range g.devs {
+		d := &gpuDevice{drv: drv}
+		g.devs[i] = d
+		if err := d.onThread(func() error { return d.open(i, opts.Memory) }); err != nil {
+			g.Close()
+			return nil, fmt.Errorf("gpu engine: GPU %d: %w", i, err)
+		}
+	}
+	return g, nil
+}
+
+// Devices describes the GPUs in use.
+func (g *GPU) Devices() []DeviceInfo {
+	infos := make([]DeviceInfo, len(g.devs))
+	for i, d := range g.devs {
+		infos[i] = d.info
+	}
+	return infos
+}
+
+// Close frees every buffer and releases the contexts.
+func (g *GPU) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var errs []error
+	for _, d := range g.devs {
+		if d != nil && d.ctx != 0 {
+			errs = append(errs, d.onThread(d.close))
+		}
+	}
+	g.devs = nil
+	return errors.Join(errs...)
+}
+
+// Nearest answers req into out on every GPU of the engine.
+func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, error) {
+	start := time.Now()
+	if err := checkRequest(req, out); err != nil {
+		return Stats{}, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.devs) == 0 {
+		return Stats{}, errors.New("gpu engine: closed")
+	}
+	refs := prepareRefs(req.Ref)
+	n := req.Obs.Len()
+	batch := req.BatchSize
+	if batch == 0 {
+		maxJob := g.devs[0].maxJob(req.Obs.Is32(), refs.n)
+		for _, d := range g.devs[1:] {
+			maxJob = min(maxJob, d.maxJob(req.Obs.Is32(), refs.n))
+		}
+		batch = partition.BatchSize(n, len(g.devs), 8, 1<<20, maxJob, kernels.BlockMinThreads*kernels.BlockMinObs)
+	}
+	jobs, err := partition.Split(n, batch)
+	if err != nil {
+		return Stats{}, err
+	}
+	queue := partition.NewQueue(jobs, len(g.devs))
+	run := &gpuRun{req: req, out: out, refs: refs, queue: queue, n: n}
+	eg, ectx := errgroup.WithContext(ctx)
+	kernel := make([]time.Duration, len(g.devs))
+	refined := make([]int, len(g.devs))
+	for w, d := range g.devs {
+		eg.Go(func() error {
+			return d.onThread(func() error {
+				k, r, err := d.work(ectx, w, run, batch)
+				kernel[w], refined[w] = k, r
+				if err != nil {
+					return fmt.Errorf("GPU %d (%s): %w", d.info.Ordinal, d.info.Name, err)
+				}
+				return nil
+			})
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return Stats{}, fmt.Errorf("gpu engine: %w", err)
+	}
+	st := Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start)}
+	for w, d := range g.devs {
+		st.Devices = append(st.Devices, d.info.String())
+		st.Kernel = max(st.Kernel, kernel[w])
+		st.Refined += refined[w]
+	}
+	return st, nil
+}
+
+// gpuRun is one query's shared state across the device workers.
+type gpuRun struct {
+	req   Request
+	out   Result
+	refs  *refSet
+	queue *partition.Queue
+	n     int
+
+	mu   sync.Mutex
+	done int
+}
+
+func (r *gpuRun) progress(k int) {
+	if r.req.Progress == nil {
+		return
+	}
+	r.mu.Lock()
+	r.done += k
+	r.req.Progress(r.done, r.n)
+	r.mu.Unlock()
+}
+
+// gpuDevice is one GPU's context, kernels and reusable buffers. Every method
+// runs on an OS thread where its context is current (onThread).
+type gpuDevice struct {
+	drv    *cuda.Driver
+	info   DeviceInfo
+	dev    cuda.Device
+	ctx    cuda.Context
+	memory MemoryMode
+
+	brute [2]bruteKernels // [0] float64 input, [1] float32 input
+	seed  [2]seedKernels
+	mods  []cuda.Module
+
+	refs    deviceRefs
+	slots   [2]*slot
+	evFirst cuda.Event // recorded before the first kernel of a query
+}
+
+// onThread runs fn on a locked OS thread with the device's context current.
+func (d *gpuDevice) onThread(fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if d.ctx != 0 {
+			if err := d.drv.SetCurrent(d.ctx); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
+
+func (d *gpuDevice) open(ordinal int, memory MemoryMode) error {
+	var err error
+	if d.info, err = describe(d.drv, ordinal); err != nil {
+		return err
+	}
+	if d.info.ComputeCapability[0] < 8 {
+		return fmt.Errorf("%s has compute capability %d.%d; geoknn's kernels need 8.0 or newer",
+			d.info.Name, d.info.ComputeCapability[0], d.info.ComputeCapability[1])
+	}
+	if d.dev, err = d.drv.Device(ordinal); err != nil {
+		return err
+	}
+	if d.ctx, err = d.drv.PrimaryCtxRetain(d.dev); err != nil {
+		return err
+	}
+	if err = d.drv.SetCurrent(d.ctx); err != nil {
+		return err
+	}
+	if memory == ManagedMemory {
+		ok, err := d.drv.DeviceAttribute(d.dev, cuda.ConcurrentManagedAccess)
+		if err != nil {
+			return err
+		}
+		if ok == 0 {
+			return fmt.Errorf("%s does not support concurrent managed access; use device memory", d.info.Name)
+		}
+	}
+	d.memory = memory
+	brute, err := d.drv.ModuleLoadData(kernels.Haversine)
+	if err != nil {
+		return fmt.Errorf("loading haversine.ptx: %w", err)
+	}
+	d.mods = append(d.mods, brute)
+	seed, err := d.drv.ModuleLoadData(kernels.Seed)
+	if err != nil {
+		return fmt.Errorf("loading seed.ptx: %w", err)
+	}
+	d.mods = append(d.mods, seed)
+	for i, suffix := range []string{"f64", "f32"} {
+		if d.brute[i], err = loadBrute(d.drv, brute, suffix); err != nil {
+			return err
+		}
+		if d.seed[i], err = loadSeed(d.drv, seed, suffix); err != nil {
+			return err
+		}
+	}
+	if d.evFirst, err = d.drv.EventCreate(cuda.EventDefault); err != nil {
+		return err
+	}
+	for i := range d.slots {
+		s, err := newSlot(d.drv)
+		if err != nil {
+			return err
+		}
+		d.slots[i] = s
+	}
+	return nil
+}
+
+func (d *gpuDevice) close() error {
+	var errs []error
+	for _, s := range d.slots {
+		if s != nil {
+			errs = append(errs, s.free(d.drv))
+		}
+	}
+	errs = append(errs, d.refs.free(d.drv))
+	if d.evFirst != 0 {
+		errs = append(errs, d.drv.EventDestroy(d.evFirst))
+	}
+	for _, m := range d.mods {
+		errs = append(errs, d.drv.ModuleUnload(m))
+	}
+	errs = append(errs, d.drv.PrimaryCtxRelease(d.dev))
+	d.ctx = 0
+	return errors.Join(errs...)
+}
+
+// Bytes of device memory per observation in one slot: input columns,
+// partials of one slice, answers and the flagged list. Slices beyond the
+// first use the spare partial room that small jobs leave.
+func bytesPerObs(is32 bool) int {
+	in := 16
+	if is32 {
+		in = 8
+	}
+	return in + 12 + 8 + 4
+}
+
+// maxJob is the largest job (observations) whose two slots fit in 40% of the
+// device's free memory, capped so that pinned host staging stays moderate.
+func (d *gpuDevice) maxJob(is32 bool, nref int) int {
+	var free uint64
+	err := d.onThread(func() error {
+		var err error
+		free, _, err = d.drv.MemGetInfo()
+		return err
+	})
+	if err != nil || free == 0 {
+		return 1 << 20
+	}
+	budget := int(free*4/10) - nref*40
+	job := budget / (2 * bytesPerObs(is32))
+	// 2^23 observations keep a 1-GPU 2^27 query at 16 jobs, so the first
+	// copy-in and last copy-out that no kernel hides stay small, and the
+	// pinned staging (2 slots x 24 bytes an observation) at 400 MB.
+	return max(min(job, 1<<23), 1<<16)
+}
+
+// work runs jobs from the queue on this device until none is left, with two
+// slots in flight: while one slot's kernels run, the other's answers are
+// copied out and its next inputs copied in.
+func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int) (kernel time.Duration, refined int, err error) {
+	is32 := run.req.Obs.Is32()
+	if err := d.refs.upload(d.drv, run.refs, run.req.Ref, run.req.Algorithm == Seed, is32, d.memory == ManagedMemory, d.dev); err != nil {
+		return 0, 0, fmt.Errorf("uploading references: %w", err)
+	}
+	cfg := slotConfig{batch: batch, is32: is32, managed: d.memory == ManagedMemory, dev: d.dev,
+		partials: max(batch, d.minPartials()), seed: run.req.Algorithm == Seed}
+	for _, s := range d.slots {
+		if err := s.ensure(d.drv, cfg); err != nil {
+			return 0, 0, err
+		}
+	}
+	var last *slot // the slot of the job that finished last
+	finish := func(s *slot) error {
+		if s.job == nil {
+			return nil
+		}
+		r, err := s.finish(d.drv, run)
+		refined += r
+		last = s
+		return err
+	}
+	defer func() {
+		// Leave no work in flight on any return path.
+		for _, s := range d.slots {
+			if s.job != nil {
+				d.drv.StreamSynchronize(s.stream)
+				s.job = nil
+			}
+		}
+	}()
+	for k := 0; ; k++ {
+		job, _, ok := run.queue.Next(w)
+		if !ok {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return kernel, refined, err
+		}
+		s := d.slots[k%2]
+		if err := finish(s); err != nil {
+			return kernel, refined, err
+		}
+		if err := s.start(d, run, job, k == 0); err != nil {
+			return kernel, refined, fmt.Errorf("job [%d, %d): %w", job.Start, job.End, err)
+		}
+	}
+	for k := range d.slots {
+		if err := finish(d.slots[k]); err != nil {
+			return kernel, refined, err
+		}
+	}
+	if last != nil {
+		// The device's kernel span: from the first job's first kernel to the
+		// last job's last kernel. Jobs on the two streams overlap, so a sum of
+		// per-job times would count the overlap twice.
+		if kernel, err = d.drv.EventElapsed(d.evFirst, last.evStop); err != nil {
+			return 0, refined, err
+		}
+	}
+	return kernel, refined, nil
+}
+
+// minPartials is the partial-buffer room (observation x slice entries) that
+// lets a small job split the references into enough slices to fill the GPU.
+func (d *gpuDevice) minPartials() int {
+	return d.targetBlocks() * kernels.BlockMinThreads * kernels.BlockMinObs
+}
+
+// targetBlocks is how many block_min blocks fill the device: three resident
+// per multiprocessor (73 registers x 256 threads), two waves.
+func (d *gpuDevice) targetBlocks() int { return d.info.Multiprocessors * 6 }
+
+// slices picks how many reference slices a job of m observations uses: one
+// when its observation blocks alone fill the GPU, more when they do not,
+// limited by the partial buffer and by one tile per slice.
+func (d *gpuDevice) slices(m, nref, partials int) (slices, sliceLen int) {
+	perBlock := kernels.BlockMinThreads * kernels.BlockMinObs
+	obsBlocks := (m + perBlock - 1) / perBlock
+	slices = max(1, (d.targetBlocks()+obsBlocks-1)/obsBlocks)
+	slices = min(slices, max(1, partials/max(m, 1)), (nref+kernels.BlockMinTile-1)/kernels.BlockMinTile)
+	sliceLen = (nref + slices - 1) / slices
+	sliceLen = (sliceLen + kernels.BlockMinTile - 1) / kernels.BlockMinTile * kernels.BlockMinTile
+	slices = (nref + sliceLen - 1) / sliceLen
+	return slices, sliceLen
+}
+
+// pinned keeps Go memory handed to the driver in place for a call.
+func pinned[T any](s []T, fn func(unsafe.Pointer) error) error {
+	if len(s) == 0 {
+		return fn(nil)
+	}
+	var p runtime.Pinner
+	p.Pin(&s[0])
+	defer p.Unpin()
+	return fn(unsafe.Pointer(&s[0]))
+}

@@ -1,0 +1,202 @@
+package geoknn_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/paulmach/orb"
+
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/simulator"
+	"github.com/geoknn/geoknn/validate"
+)
+
+func sharedData(t testing.TB, name string) []orb.Point {
+	t.Helper()
+	dir := os.Getenv("GEOKNN_DATA")
+	if dir == "" {
+		dir = filepath.Join("..", "shared", "data")
+	}
+	pts, err := pointio.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Skipf("shared data not available: %v", err)
+	}
+	return pts
+}
+
+// Every city's nearest airport, checked exactly against the float64
+// haversine brute force.
+func TestCitiesToAirports(t *testing.T) {
+	cities, airports := sharedData(t, "cities.csv"), sharedData(t, "airports.csv")
+	res, err := geoknn.GetNearest(context.Background(), cities, airports, geoknn.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := validate.Exact(context.Background(), cities, airports, res.Index, res.Distance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s engine: %s", res.Engine, rep)
+	if !rep.OK() {
+		t.Fatalf("answers beyond tolerance: %s %v", rep, rep.Failures)
+	}
+}
+
+func TestGoldenEdgeCases(t *testing.T) {
+	ref := []orb.Point{
+		{0, 90},       // 0 north pole
+		{180, 0},      // 1 antimeridian, equator
+		{-180, 0},     // 2 the same point, higher index
+		{10, 10},      // 3
+		{10, 10},      // 4 duplicate of 3
+		{-170, -89.5}, // 5 near the south pole
+	}
+	for _, tc := range []struct {
+		obs       orb.Point
+		wantIndex uint32
+		wantM     float64
+		alsoRight uint32 // a reference at the same point, equally right
+	}{
+		{orb.Point{123, 90}, 0, 0, 0},            // pole: any longitude
+		{orb.Point{-180, 0}, 1, 0, 2},            // lon -180 is lon 180: refs 1 and 2 are one point
+		{orb.Point{179.999, 0}, 1, 111.19508, 2}, // across the antimeridian
+		{orb.Point{10, 10}, 3, 0, 0},             // on a duplicated reference
+		{orb.Point{10, -90}, 5, 55597.54, 0},     // south pole: 0.5 degree of arc
+		{orb.Point{-170, -10}, 1, validate.HaversineMetres(orb.Point{-170, -10}, orb.Point{180, 0}), 2},
+	} {
+		res, err := geoknn.GetNearest(context.Background(), []orb.Point{tc.obs}, ref, geoknn.Options{Engine: geoknn.CPU})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (res.Index[0] != tc.wantIndex && (tc.alsoRight == 0 || res.Index[0] != tc.alsoRight)) || math.Abs(res.Metres(0)-tc.wantM) > 1 {
+			t.Errorf("%v: got ref %d at %.3f m, want ref %d at %.3f m", tc.obs, res.Index[0], res.Metres(0), tc.wantIndex, tc.wantM)
+		}
+	}
+}
+
+func TestAntipodes(t *testing.T) {
+	res, err := geoknn.GetNearest(context.Background(), []orb.Point{{30, 45}}, []orb.Point{{-150, -45}}, geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Metres(0), math.Pi*geoknn.EarthRadius; math.Abs(got-want) > 1 {
+		t.Errorf("antipode at %.3f m, want %.3f m", got, want)
+	}
+}
+
+func TestMoreThan65536References(t *testing.T) {
+	obs, ref := simulator.Sphere(2000, 1), simulator.Sphere(70000, 2)
+	res, err := geoknn.GetNearest(context.Background(), obs, ref, geoknn.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := validate.Exact(context.Background(), obs, ref, res.Index, res.Distance)
+	if err != nil || !rep.OK() {
+		t.Fatalf("%v %v", rep, err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		obs, ref []orb.Point
+	}{
+		{"no references", []orb.Point{{0, 0}}, nil},
+		{"latitude out of range", []orb.Point{{0, 91}}, []orb.Point{{0, 0}}},
+		{"longitude out of range", []orb.Point{{0, 0}}, []orb.Point{{181, 0}}},
+		{"NaN", []orb.Point{{math.NaN(), 0}}, []orb.Point{{0, 0}}},
+		{"Inf", []orb.Point{{0, 0}}, []orb.Point{{0, math.Inf(1)}}},
+	} {
+		if _, err := geoknn.GetNearest(context.Background(), tc.obs, tc.ref, geoknn.Options{Engine: geoknn.CPU}); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		} else {
+			t.Logf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+func TestFloat32Columns(t *testing.T) {
+	obs, ref := simulator.Sphere(3000, 3), simulator.Sphere(500, 4)
+	col := func(pts []orb.Point) (lat, lon []float32) {
+		for _, p := range pts {
+			lat = append(lat, float32(p.Lat()*math.Pi/180))
+			lon = append(lon, float32(p.Lon()*math.Pi/180))
+		}
+		return lat, lon
+	}
+	olat, olon := col(obs)
+	rlat, rlon := col(ref)
+	res, err := geoknn.GetNearestRadians(context.Background(), olat, olon, rlat, rlon, geoknn.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The truth for float32 input is the float32 values themselves.
+	back := func(lat, lon []float32) []orb.Point {
+		pts := make([]orb.Point, len(lat))
+		for i := range lat {
+			pts[i] = orb.Point{float64(lon[i]) * 180 / math.Pi, float64(lat[i]) * 180 / math.Pi}
+		}
+		return pts
+	}
+	rep, err := validate.Exact(context.Background(), back(olat, olon), back(rlat, rlon), res.Index, res.Distance)
+	if err != nil || !rep.OK() {
+		t.Fatalf("%v %v", rep, err)
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	obs, ref := simulator.Sphere(100000, 1), simulator.Sphere(1000, 2)
+	if _, err := geoknn.GetNearest(ctx, obs, ref, geoknn.Options{}); err == nil {
+		t.Fatal("no error from a cancelled query")
+	}
+}
+
+// For every city, the nearest airport.
+func ExampleGetNearest() {
+	cities := []orb.Point{{2.3522, 48.8566}, {-0.1276, 51.5072}, {139.6917, 35.6895}} // Paris, London, Tokyo (lon, lat)
+	airports := []orb.Point{{2.5479, 49.0097}, {-0.4543, 51.4700}, {139.7798, 35.5494}, {140.3929, 35.7720}}
+	res, err := geoknn.GetNearest(context.Background(), cities, airports, geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := range cities {
+		fmt.Printf("city %d -> airport %d, %.1f km\n", i, res.Index[i], res.Metres(i)/1000)
+	}
+	// Output:
+	// city 0 -> airport 0, 22.2 km
+	// city 1 -> airport 1, 23.0 km
+	// city 2 -> airport 2, 17.5 km
+}
+
+// A Searcher keeps the engine open across queries, as a simulation whose
+// references move every step does.
+func ExampleSearcher() {
+	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	obs := simulator.Sphere(1000, 1)
+	for step := 0; step < 3; step++ {
+		ref := simulator.Sphere(100, uint64(step+10))
+		res, err := s.Nearest(context.Background(), obs, ref)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("step %d: %d answers on the %s\n", step, len(res.Index), res.Engine)
+	}
+	// Output:
+	// step 0: 1000 answers on the cpu
+	// step 1: 1000 answers on the cpu
+	// step 2: 1000 answers on the cpu
+}

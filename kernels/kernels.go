@@ -1,0 +1,34 @@
+// Package kernels holds geoknn's CUDA kernels: each .cu beside this file, and
+// the PTX that nvcc built from it (kernels/build.sh, `make ptx`), embedded so
+// that the Go binary needs no CUDA toolkit. The driver JIT-compiles the PTX
+// for whatever GPU it finds (compute capability 8.0 and newer).
+//
+// Every PTX file starts with the SHA-256 of the source it was built from;
+// TestPTXMatchesSource fails when a .cu changed and its PTX was not rebuilt.
+package kernels
+
+import (
+	_ "embed"
+)
+
+// Haversine is the PTX of haversine.cu: the exact brute-force kernels
+// (to_unit, block_min, global_min, refine) for fp64 and fp32 inputs.
+//
+//go:embed haversine.ptx
+var Haversine string
+
+// Seed is the PTX of seed.cu: the reference notebook's kernels, ported as the
+// benchmark baseline.
+//
+//go:embed seed.ptx
+var Seed string
+
+// Block-min launch shape, mirrored from haversine.cu's #defines; the test
+// checks that the two agree.
+const (
+	BlockMinThreads = 256  // BM_THREADS
+	BlockMinObs     = 8    // BM_OBS: observations per thread
+	BlockMinTile    = 1024 // BM_TILE: slice lengths are multiples of this
+	RefineThreads   = 256  // RF_THREADS
+	SeedWidth       = 32   // SEED_WIDTH: partials per observation in the seed port
+)

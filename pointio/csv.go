@@ -1,0 +1,367 @@
+package pointio
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/paulmach/orb"
+)
+
+// readBufferSize is the size of the buffered reader put in front of inputs.
+const readBufferSize = 64 << 10
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// Header names accepted for the coordinate columns, compared
+// case-insensitively after trimming surrounding white space.
+var (
+	latNames = [...]string{"lat", "latitude"}
+	lonNames = [...]string{"lon", "lng", "long", "longitude"}
+)
+
+// ReadCSV reads points from CSV data (RFC 4180, as implemented by
+// encoding/csv). name identifies the input in errors, typically the file
+// name.
+//
+// The first record is a header that must name exactly one latitude column
+// ("lat" or "latitude") and exactly one longitude column ("lon", "lng",
+// "long" or "longitude"); names are matched case-insensitively after
+// trimming surrounding white space, and a UTF-8 byte order mark at the start
+// of the input is ignored. The columns may appear in any order and other
+// columns are ignored, so quoted fields holding commas, quotes, line breaks
+// or any UTF-8 are fine. Rows may have any number of fields as long as both
+// coordinate fields are present. Empty lines, and rows whose fields are all
+// empty or white space (such as the ",,," rows spreadsheets export), are
+// skipped; the index of a point in the result counts only the rows kept.
+//
+// Coordinates are decimal degrees; white space around a number is ignored.
+// Every point is validated: a value that is not a decimal number, NaN or
+// ±Inf, a latitude outside [-90, 90] or a longitude outside [-180, 180] is
+// reported as an *InputError carrying the 1-based line of the field.
+//
+// The input is streamed: memory use is proportional to the number of
+// points, not to the size of the input.
+func ReadCSV(r io.Reader, name string) ([]orb.Point, error) {
+	return readCSV(bufio.NewReaderSize(r, readBufferSize), name, 0)
+}
+
+// readCSV reads CSV from br. sizeHint, if positive, is the size of the
+// input in bytes and is used to preallocate the result.
+func readCSV(br *bufio.Reader, name string, sizeHint int64) ([]orb.Point, error) {
+	if err := skipBOM(br); err != nil {
+		return nil, readError(name, err)
+	}
+
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, fileError(name, "empty file: want a header row naming the latitude and longitude columns")
+	}
+	if err != nil {
+		return nil, csvError(name, err)
+	}
+	headerLine, _ := cr.FieldPos(0)
+	latCol, lonCol, ierr := findColumns(name, headerLine, header)
+	if ierr != nil {
+		return nil, ierr
+	}
+	need := max(latCol, lonCol) + 1
+
+	var pts []orb.Point
+	if sizeHint > 0 {
+		// Coordinates alone take about 20 bytes per row; typical rows
+		// are longer. Guessing low keeps the guess cheap when wrong.
+		pts = make([]orb.Point, 0, min(sizeHint/32+16, 1<<24))
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvError(name, err)
+		}
+		if len(rec) < need {
+			if isBlank(rec) {
+				continue
+			}
+			line, _ := cr.FieldPos(0)
+			return nil, &InputError{
+				File: name, Line: line, Feature: -1, Point: -1,
+				Reason: fmt.Sprintf("short row: %d field(s), want at least %d (latitude is column %d, longitude is column %d)",
+					len(rec), need, latCol+1, lonCol+1),
+			}
+		}
+		lat, reason := parseCoord(rec[latCol], 90)
+		if reason != "" {
+			if reason == reasonEmpty && isBlank(rec) {
+				continue
+			}
+			return nil, fieldError(cr, name, latCol, fieldLat, rec[latCol], reason)
+		}
+		lon, reason := parseCoord(rec[lonCol], 180)
+		if reason != "" {
+			return nil, fieldError(cr, name, lonCol, fieldLon, rec[lonCol], reason)
+		}
+		pts = append(pts, orb.Point{lon, lat})
+	}
+	if len(pts) == 0 {
+		return nil, fileError(name, "no data rows after the header")
+	}
+	return pts, nil
+}
+
+// isBlank reports whether every field of rec is empty or white space, as
+// in the ",,," rows spreadsheets export below the data.
+func isBlank(rec []string) bool {
+	for _, f := range rec {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// fieldError builds the InputError for a bad value in column col of the
+// record just read.
+func fieldError(cr *csv.Reader, name string, col int, field, value, reason string) *InputError {
+	line, _ := cr.FieldPos(col)
+	return &InputError{File: name, Line: line, Feature: -1, Point: -1, Field: field, Value: value, Reason: reason}
+}
+
+// parseCoord parses a coordinate in decimal degrees and checks that it lies
+// in [-limit, limit]. It returns a non-empty reason if the value is invalid.
+func parseCoord(s string, limit float64) (float64, string) {
+	if v, ok := parsePlainDecimal(s); ok {
+		return v, rangeReason(v, limit)
+	}
+	if v, err := strconv.ParseFloat(s, 64); err == nil && isDecimal(s) {
+		return v, rangeReason(v, limit)
+	}
+	// Slow path: surrounding white space, or an invalid value.
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, reasonEmpty
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		// A finite decimal beyond the float64 range: far out of range.
+		return 0, outOfRange(limit)
+	case err != nil:
+		return 0, reasonNaN
+	case isDecimal(t):
+		return v, rangeReason(v, limit)
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, reasonNotFinite
+	default:
+		// ParseFloat also accepts hexadecimal floats ("0x1p-2") and
+		// digit separators ("1_000"); neither belongs in a coordinate.
+		return 0, reasonHex
+	}
+}
+
+// exactPow10 holds the powers of ten that are exact in a float64.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parsePlainDecimal is a fast path for the usual coordinate syntax: an
+// optional sign, digits and an optional decimal point, at most 18 digits in
+// all, and no exponent. It reports false for anything else, leaving it to
+// strconv.ParseFloat.
+//
+// The result equals strconv.ParseFloat's: with at most 18 digits the
+// significand is an integer below 2^63; when it is also at most 2^53 it
+// and the power of ten (at most 1e22) are exact float64 values, and IEEE
+// division rounds their quotient correctly (Clinger's fast path).
+func parsePlainDecimal(s string) (float64, bool) {
+	i := 0
+	neg := false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		i = 1
+	}
+	var mant uint64
+	digits, frac := 0, -1 // frac < 0: no decimal point yet
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 18 || mant > 1<<53 {
+		return 0, false
+	}
+	v := float64(mant)
+	if frac > 0 {
+		v /= exactPow10[frac] // frac <= digits <= 18
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// isDecimal reports whether s holds only the bytes of a decimal number:
+// digits, '.', signs and exponent markers.
+func isDecimal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && c != '.' && c != '-' && c != '+' && c != 'e' && c != 'E' {
+			return false
+		}
+	}
+	return true
+}
+
+// rangeReason reports why v is not a valid coordinate with the given
+// limit (90 for latitude, 180 for longitude), or "" if it is valid.
+func rangeReason(v, limit float64) string {
+	if v >= -limit && v <= limit {
+		return ""
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return reasonNotFinite
+	}
+	return outOfRange(limit)
+}
+
+func outOfRange(limit float64) string {
+	if limit == 90 {
+		return reasonLatRange
+	}
+	return reasonLonRange
+}
+
+// findColumns locates the latitude and longitude columns in header, the
+// record read from the given line.
+func findColumns(name string, line int, header []string) (latCol, lonCol int, _ *InputError) {
+	latCol, lonCol = -1, -1
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		var col *int
+		var what string
+		switch {
+		case matchesAny(h, latNames[:]):
+			col, what = &latCol, "latitude"
+		case matchesAny(h, lonNames[:]):
+			col, what = &lonCol, "longitude"
+		default:
+			continue
+		}
+		if *col >= 0 {
+			return -1, -1, &InputError{
+				File: name, Line: line, Feature: -1, Point: -1,
+				Reason: fmt.Sprintf("ambiguous header: columns %d (%q) and %d (%q) both name the %s",
+					*col+1, strings.TrimSpace(header[*col]), i+1, h, what),
+			}
+		}
+		*col = i
+	}
+	if latCol >= 0 && lonCol >= 0 {
+		return latCol, lonCol, nil
+	}
+	var missing string
+	switch {
+	case latCol < 0 && lonCol < 0:
+		missing = "no latitude or longitude column"
+	case latCol < 0:
+		missing = "no latitude column"
+	default:
+		missing = "no longitude column"
+	}
+	return -1, -1, &InputError{
+		File: name, Line: line, Feature: -1, Point: -1,
+		Reason: fmt.Sprintf("header has %s (latitude: %s; longitude: %s; case-insensitive); header fields: %s",
+			missing, quoteList(latNames[:]), quoteList(lonNames[:]), quoteList(header)),
+	}
+}
+
+func matchesAny(s string, names []string) bool {
+	for _, n := range names {
+		if strings.EqualFold(s, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteList formats names as a comma-separated list of quoted strings,
+// shortened if very long.
+func quoteList(names []string) string {
+	const maxShown = 20
+	var b strings.Builder
+	for i, n := range names {
+		if i == maxShown {
+			fmt.Fprintf(&b, ", … (%d more)", len(names)-maxShown)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if len(n) > 64 {
+			n = n[:64] + "…"
+		}
+		b.WriteString(strconv.Quote(n))
+	}
+	return b.String()
+}
+
+// skipBOM discards a UTF-8 byte order mark at the start of br.
+func skipBOM(br *bufio.Reader) error {
+	b, err := br.Peek(len(utf8BOM))
+	if string(b) == string(utf8BOM) {
+		_, err = br.Discard(len(utf8BOM))
+		return err
+	}
+	if err != nil && err != io.EOF {
+		return err
+	}
+	return nil
+}
+
+// csvError converts an error from csv.Reader.Read into an InputError for
+// syntax errors, or a wrapped read error otherwise.
+func csvError(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) && pe.Err != nil {
+		reason := fmt.Sprintf("CSV syntax error at column %d", pe.Column)
+		if pe.StartLine != pe.Line {
+			reason += fmt.Sprintf(" (in the record starting on line %d)", pe.StartLine)
+		}
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			// Cannot happen with FieldsPerRecord = -1, but be explicit.
+			reason = "wrong number of fields"
+		}
+		return &InputError{File: name, Line: pe.Line, Feature: -1, Point: -1, Reason: reason, Err: pe.Err}
+	}
+	return readError(name, err)
+}
+
+// readError wraps an I/O error from reading the input.
+func readError(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("read points: %w", err)
+	}
+	return fmt.Errorf("read points from %s: %w", name, err)
+}

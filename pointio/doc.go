@@ -1,0 +1,52 @@
+// Package pointio reads the observation and reference points of geoknn from
+// CSV and GeoJSON files and writes nearest-neighbour results as CSV.
+//
+// # Reading points
+//
+// ReadFile picks the format from the file extension (".csv" and ".txt" are
+// CSV, ".geojson" and ".json" are GeoJSON) or, for any other name, from the
+// first non-blank byte of the file ('{' means GeoJSON). ReadCSV and
+// ReadGeoJSON read from any io.Reader. All of them return the points in
+// input order as orb.Point values, that is [longitude, latitude] in
+// degrees, so the index of a point in the slice is its index in the file.
+//
+// A CSV file needs a header row naming its latitude column ("lat" or
+// "latitude") and its longitude column ("lon", "lng", "long" or
+// "longitude"), in any case and any order; other columns, such as quoted
+// names holding commas, quotes or any UTF-8, are ignored:
+//
+//	lat,lon,iata,name
+//	-6.081689834590001,145.391998291,GKA,"Goroka Airport"
+//
+// A GeoJSON file is a FeatureCollection whose features have Point or
+// MultiPoint geometries, a single such Feature, or a bare Point or
+// MultiPoint.
+//
+// # Validation and errors
+//
+// Every point is checked: coordinates must be finite decimal numbers, with
+// latitude in [-90, 90] and longitude in [-180, 180]. The first problem
+// found stops reading and is returned as an *InputError, which locates it
+// by line for CSV and by feature (and MultiPoint position) index for
+// GeoJSON:
+//
+//	cities.csv:1234: latitude "95.2" out of range [-90, 90]
+//	points.geojson: feature 17: longitude 181 out of range [-180, 180]
+//
+// Missing or ambiguous header columns, CSV and JSON syntax errors,
+// unsupported geometry types, empty files and files without points are
+// InputErrors as well. Errors opening or reading a file wrap the
+// *fs.PathError from package os.
+//
+// # Writing results
+//
+// WriteAtomic writes an output file through a temporary file that is
+// renamed into place only once it is complete, so a failed run never
+// leaves a partial result behind. WriteResults writes the result table:
+//
+//	obs_index,ref_index,distance_m
+//	0,17,1523.250
+//
+// with one row per observation, in input order, and distances in metres
+// rounded to millimetres.
+package pointio

@@ -1,0 +1,142 @@
+package pointio
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// InputError reports a problem with the content of an input file: a value
+// that is not a valid coordinate, a malformed row, a missing header column,
+// a CSV or JSON syntax error, or a file without points.
+//
+// Errors about the file system (a file that cannot be opened or read) are
+// not InputErrors; they wrap the underlying *fs.PathError instead.
+type InputError struct {
+	// File is the name of the input as given to ReadFile, ReadCSV or
+	// ReadGeoJSON.
+	File string
+
+	// Line is the 1-based line of the offending field in a CSV file, taken
+	// from the position of the field itself, so quoted fields spanning
+	// several lines are accounted for. For GeoJSON it is 0, except for
+	// errors in the JSON syntax or in the structure of the top-level object,
+	// where it is the line encoding/json reports.
+	Line int
+
+	// Feature is the 0-based index of the offending feature in a GeoJSON
+	// FeatureCollection's "features" array, or -1 when not applicable
+	// (CSV input, a bare Feature or a bare geometry).
+	Feature int
+
+	// Point is the 0-based index of the offending position within a GeoJSON
+	// MultiPoint, or -1 when not applicable.
+	Point int
+
+	// Field is "lat" or "lon" when a coordinate value is at fault, and ""
+	// otherwise.
+	Field string
+
+	// Value is the offending value as it appears in the input: the field
+	// text for CSV, the number for GeoJSON.
+	Value string
+
+	// Reason describes what is wrong, for example
+	// "out of range [-90, 90]".
+	Reason string
+
+	// Err is the underlying error, such as a *csv.ParseError or a
+	// *json.SyntaxError, or nil.
+	Err error
+}
+
+// Error formats the error as "file:line: what is wrong" for CSV input and
+// "file: feature N: what is wrong" for GeoJSON input, for example
+//
+//	cities.csv:1234: latitude "95.2" out of range [-90, 90]
+//	points.geojson: feature 17: longitude 181 out of range [-180, 180]
+func (e *InputError) Error() string {
+	var b strings.Builder
+	b.Grow(len(e.File) + len(e.Value) + len(e.Reason) + 48)
+	if e.File != "" {
+		b.WriteString(e.File)
+	} else {
+		b.WriteString("<input>")
+	}
+	if e.Line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	if e.Feature >= 0 {
+		b.WriteString(": feature ")
+		b.WriteString(strconv.Itoa(e.Feature))
+	}
+	if e.Point >= 0 {
+		b.WriteString(": point ")
+		b.WriteString(strconv.Itoa(e.Point))
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(fieldLabel(e.Field))
+		b.WriteByte(' ')
+		v := e.Value
+		if len(v) > maxValueShown {
+			// Keep messages readable when a field swallowed half the file.
+			cut := maxValueShown
+			for cut > 0 && !utf8.RuneStart(v[cut]) {
+				cut--
+			}
+			v = v[:cut] + "…"
+		}
+		if e.Line > 0 {
+			// CSV: the value is arbitrary text; quote it so that empty
+			// values, spaces and control characters are visible.
+			b.WriteString(strconv.Quote(v))
+		} else {
+			b.WriteString(v)
+		}
+		b.WriteByte(' ')
+	}
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error, if any.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// maxValueShown is the number of bytes of InputError.Value that Error shows.
+const maxValueShown = 80
+
+func fieldLabel(field string) string {
+	switch field {
+	case fieldLat:
+		return "latitude"
+	case fieldLon:
+		return "longitude"
+	}
+	return field
+}
+
+const (
+	fieldLat = "lat"
+	fieldLon = "lon"
+)
+
+// Reasons shared by both formats.
+const (
+	reasonLatRange  = "out of range [-90, 90]"
+	reasonLonRange  = "out of range [-180, 180]"
+	reasonNotFinite = "is not a finite number"
+	reasonNaN       = "is not a number"
+	reasonEmpty     = "is empty"
+	reasonHex       = "is not a decimal number"
+)
+
+// fileError returns an InputError about the file as a whole.
+func fileError(file, reason string) *InputError {
+	return &InputError{File: file, Feature: -1, Point: -1, Reason: reason}
+}

@@ -1,0 +1,320 @@
+package pointio
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/paulmach/orb"
+	"github.com/paulmach/orb/geojson"
+)
+
+// GeoJSON object types other than geometries (RFC 7946 section 1.4).
+const (
+	typeFeature            = "Feature"
+	typeFeatureCollection  = "FeatureCollection"
+	typeGeometryCollection = "GeometryCollection"
+)
+
+// ReadGeoJSON reads points from GeoJSON (RFC 7946). name identifies the
+// input in errors, typically the file name.
+//
+// The input is a FeatureCollection, a single Feature, or a bare Point or
+// MultiPoint geometry. Each feature's geometry must be a Point or a
+// MultiPoint; its positions contribute points in document order. Any other
+// geometry type, or a feature with a null geometry, is an error naming the
+// 0-based feature index, because skipping it would silently shift the
+// numbering of the points that follow. Positions are [longitude, latitude]
+// in degrees; further elements (altitude) are ignored, and positions with
+// fewer than two elements are an error.
+//
+// Every point is validated as in ReadCSV; errors are *InputError values
+// carrying the feature and point indexes.
+//
+// The whole input is held in memory while it is decoded.
+func ReadGeoJSON(r io.Reader, name string) ([]orb.Point, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, readError(name, err)
+	}
+	return decodeGeoJSON(data, name)
+}
+
+// gjGeometry holds a GeoJSON geometry with its coordinates still encoded,
+// because their shape depends on the type.
+type gjGeometry struct {
+	Type        string          `json:"type"`
+	Coordinates json.RawMessage `json:"coordinates"`
+}
+
+type gjFeature struct {
+	Type     string      `json:"type"`
+	Geometry *gjGeometry `json:"geometry"`
+}
+
+// gjDocument holds the members of any top-level GeoJSON object this package
+// reads.
+type gjDocument struct {
+	Type        string          `json:"type"`
+	Features    []gjFeature     `json:"features"`
+	Geometry    *gjGeometry     `json:"geometry"`
+	Coordinates json.RawMessage `json:"coordinates"`
+}
+
+func decodeGeoJSON(data []byte, name string) ([]orb.Point, error) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fileError(name, "empty file: want a GeoJSON object")
+	}
+
+	var doc gjDocument
+	if err := json.Unmarshal(data, &doc); err != nil {
+		if fe := findFeatureError(data, name); fe != nil {
+			return nil, fe
+		}
+		return nil, jsonError(name, data, err)
+	}
+
+	var (
+		pts []orb.Point
+		buf []float64 // reused for the positions of Points
+	)
+	switch doc.Type {
+	case typeFeatureCollection:
+		pts = make([]orb.Point, 0, len(doc.Features))
+		for i := range doc.Features {
+			f := &doc.Features[i]
+			if f.Type != typeFeature {
+				return nil, geoError(name, i, -1, fmt.Sprintf("type is %q, want %q", f.Type, typeFeature), nil)
+			}
+			var err error
+			if pts, err = appendGeometry(pts, &buf, f.Geometry, name, i); err != nil {
+				return nil, err
+			}
+		}
+	case typeFeature:
+		var err error
+		if pts, err = appendGeometry(pts, &buf, doc.Geometry, name, -1); err != nil {
+			return nil, err
+		}
+	case "":
+		return nil, fileError(name, `not a GeoJSON object: no "type" member`)
+	default:
+		var err error
+		g := &gjGeometry{Type: doc.Type, Coordinates: doc.Coordinates}
+		if pts, err = appendGeometry(pts, &buf, g, name, -1); err != nil {
+			return nil, err
+		}
+	}
+	if len(pts) == 0 {
+		return nil, fileError(name, "no points")
+	}
+	return pts, nil
+}
+
+// appendGeometry appends the positions of g to pts. feature is the index
+// of the feature holding g, or -1. buf is scratch space for decoding.
+func appendGeometry(pts []orb.Point, buf *[]float64, g *gjGeometry, name string, feature int) ([]orb.Point, error) {
+	if g == nil {
+		return nil, geoError(name, feature, -1, "geometry is null or missing, want a Point or MultiPoint", nil)
+	}
+	switch g.Type {
+	case geojson.TypePoint:
+		// Decoding into a slice reuses its storage.
+		if err := unmarshalCoordinates(g.Coordinates, buf); err != nil {
+			return nil, geoError(name, feature, -1, "invalid Point coordinates", friendlyJSONError(err))
+		}
+		p, err := position(*buf, name, feature, -1)
+		if err != nil {
+			return nil, err
+		}
+		return append(pts, p), nil
+
+	case geojson.TypeMultiPoint:
+		var mp [][]float64
+		if err := unmarshalCoordinates(g.Coordinates, &mp); err != nil {
+			return nil, geoError(name, feature, -1, "invalid MultiPoint coordinates", friendlyJSONError(err))
+		}
+		pts = growPoints(pts, len(mp))
+		for j, pos := range mp {
+			p, err := position(pos, name, feature, j)
+			if err != nil {
+				return nil, err
+			}
+			pts = append(pts, p)
+		}
+		return pts, nil
+
+	case geojson.TypeLineString, geojson.TypeMultiLineString, geojson.TypePolygon,
+		geojson.TypeMultiPolygon, typeGeometryCollection:
+		return nil, geoError(name, feature, -1,
+			fmt.Sprintf("unsupported geometry type %q, want Point or MultiPoint", g.Type), nil)
+	case "":
+		return nil, geoError(name, feature, -1, `geometry has no "type" member`, nil)
+	default:
+		return nil, geoError(name, feature, -1,
+			fmt.Sprintf("unknown geometry type %q, want Point or MultiPoint", g.Type), nil)
+	}
+}
+
+// unmarshalCoordinates decodes a "coordinates" member into v.
+func unmarshalCoordinates(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return errors.New(`no "coordinates" member`)
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// position validates a GeoJSON position and converts it to a point.
+func position(pos []float64, name string, feature, point int) (orb.Point, error) {
+	if len(pos) < 2 {
+		return orb.Point{}, geoError(name, feature, point,
+			fmt.Sprintf("position has %d element(s), want [longitude, latitude]", len(pos)), nil)
+	}
+	lon, lat := pos[0], pos[1]
+	if reason := rangeReason(lon, 180); reason != "" {
+		return orb.Point{}, coordError(name, feature, point, fieldLon, lon, reason)
+	}
+	if reason := rangeReason(lat, 90); reason != "" {
+		return orb.Point{}, coordError(name, feature, point, fieldLat, lat, reason)
+	}
+	return orb.Point{lon, lat}, nil
+}
+
+func growPoints(pts []orb.Point, n int) []orb.Point {
+	if n > cap(pts)-len(pts) {
+		grown := make([]orb.Point, len(pts), len(pts)+max(n, len(pts)))
+		copy(grown, pts)
+		return grown
+	}
+	return pts
+}
+
+func geoError(name string, feature, point int, reason string, err error) *InputError {
+	return &InputError{File: name, Feature: feature, Point: point, Reason: reason, Err: err}
+}
+
+func coordError(name string, feature, point int, field string, v float64, reason string) *InputError {
+	return &InputError{
+		File: name, Feature: feature, Point: point,
+		Field: field, Value: strconv.FormatFloat(v, 'g', -1, 64), Reason: reason,
+	}
+}
+
+// findFeatureError decodes the features of a FeatureCollection one by one
+// to find which of them made decoding the whole document fail. It returns
+// nil if the failure was elsewhere.
+func findFeatureError(data []byte, name string) *InputError {
+	var doc struct {
+		Type     string            `json:"type"`
+		Features []json.RawMessage `json:"features"`
+	}
+	if json.Unmarshal(data, &doc) != nil || doc.Type != typeFeatureCollection {
+		return nil
+	}
+	for i, raw := range doc.Features {
+		var f gjFeature
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return geoError(name, i, -1, "invalid feature", friendlyJSONError(err))
+		}
+	}
+	return nil
+}
+
+// jsonError converts an error from decoding the whole document, adding the
+// line number where encoding/json reports an offset.
+func jsonError(name string, data []byte, err error) error {
+	e := fileError(name, "invalid JSON")
+	e.Err = friendlyJSONError(err)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		e.Line = lineAt(data, se.Offset)
+	case errors.As(err, &te):
+		e.Line = lineAt(data, te.Offset)
+		e.Reason = "invalid GeoJSON"
+		if te.Field == "" {
+			e.Reason = "not a GeoJSON object"
+		}
+	}
+	return e
+}
+
+// jsonTypeError describes a *json.UnmarshalTypeError in GeoJSON terms
+// rather than in terms of this package's Go types.
+type jsonTypeError struct {
+	msg string
+	err *json.UnmarshalTypeError
+}
+
+func (e *jsonTypeError) Error() string { return e.msg }
+func (e *jsonTypeError) Unwrap() error { return e.err }
+
+// friendlyJSONError rewrites type errors from encoding/json, which name Go
+// types, into messages about the JSON input. Other errors are returned as
+// they are.
+func friendlyJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	var msg string
+	switch {
+	case strings.HasPrefix(te.Value, "number "):
+		// A number that does not fit the Go type, such as 1e400.
+		msg = fmt.Sprintf("%s does not fit in a 64-bit float", te.Value)
+	case te.Field == "":
+		msg = fmt.Sprintf("found %s %s, want %s", article(te.Value), te.Value, jsonKind(te.Type))
+	default:
+		msg = fmt.Sprintf("member %q is %s %s, want %s", te.Field, article(te.Value), te.Value, jsonKind(te.Type))
+	}
+	return &jsonTypeError{msg: msg, err: te}
+}
+
+// jsonKind names the JSON value that decodes into t.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.Slice, reflect.Array:
+		if t == reflect.TypeFor[json.RawMessage]() {
+			return "any value"
+		}
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64, reflect.Uint32:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	}
+	return "another value"
+}
+
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// lineAt returns the 1-based line holding the byte at offset (or just
+// before it, as encoding/json offsets point past the offending byte).
+func lineAt(data []byte, offset int64) int {
+	if offset > 0 {
+		offset--
+	}
+	offset = min(max(offset, 0), int64(len(data)))
+	return bytes.Count(data[:offset], []byte{'\n'}) + 1
+}

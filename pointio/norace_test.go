@@ -1,0 +1,5 @@
+//go:build !race
+
+package pointio
+
+const raceEnabled = false

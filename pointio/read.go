@@ -1,0 +1,103 @@
+package pointio
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/paulmach/orb"
+)
+
+type format int
+
+const (
+	formatUnknown format = iota
+	formatCSV
+	formatGeoJSON
+)
+
+// formatOf picks the format from the file name extension, ignoring case.
+func formatOf(path string) format {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv", ".txt":
+		return formatCSV
+	case ".geojson", ".json":
+		return formatGeoJSON
+	}
+	return formatUnknown
+}
+
+// ReadFile reads the points stored in the file at path, as
+// [longitude, latitude] pairs in degrees in file order.
+//
+// The format follows the extension, ignoring case: ".csv" and ".txt" are
+// read with ReadCSV, ".geojson" and ".json" with ReadGeoJSON. For any other
+// extension the content decides: if its first byte other than white space
+// (after an optional UTF-8 byte order mark) is '{' the file is GeoJSON,
+// otherwise CSV.
+//
+// Problems with the content are reported as *InputError values naming path;
+// a file that cannot be opened or read gives an error wrapping the
+// *fs.PathError.
+func ReadFile(path string) ([]orb.Point, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read points: %w", err)
+	}
+	defer f.Close()
+
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		if fi.IsDir() {
+			return nil, fmt.Errorf("read points: %s is a directory", path)
+		}
+		size = fi.Size()
+	}
+
+	br := bufio.NewReaderSize(f, readBufferSize)
+	kind := formatOf(path)
+	if kind == formatUnknown {
+		if kind, err = sniff(br); err != nil {
+			return nil, readError(path, err)
+		}
+	}
+	if kind == formatGeoJSON {
+		var buf bytes.Buffer
+		if size > 0 && size < 1<<31 {
+			buf.Grow(int(size) + bytes.MinRead)
+		}
+		if _, err := buf.ReadFrom(br); err != nil {
+			return nil, readError(path, err)
+		}
+		return decodeGeoJSON(buf.Bytes(), path)
+	}
+	return readCSV(br, path, size)
+}
+
+// sniff guesses the format from the first byte that is not white space or
+// part of a byte order mark, without consuming input.
+func sniff(br *bufio.Reader) (format, error) {
+	for n := 64; ; n *= 2 {
+		n = min(n, br.Size())
+		b, err := br.Peek(n)
+		b = bytes.TrimPrefix(b, utf8BOM)
+		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
+			if t[0] == '{' {
+				return formatGeoJSON, nil
+			}
+			return formatCSV, nil
+		}
+		if err == io.EOF || n == br.Size() {
+			// Empty, or white space as far as we can see: let the CSV
+			// reader report it.
+			return formatCSV, nil
+		}
+		if err != nil {
+			return formatUnknown, err
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+
+	"github.com/paulmach/orb"
+)
+
+// MaxFailures is how many failures a Report keeps.
+const MaxFailures = 10
+
+// Report is the outcome of checking an engine's answer.
+type Report struct {
+	Checked int // observations checked
+	// IndexWrong counts observations whose returned reference is more than
+	// Tolerance farther than the true nearest, or out of range.
+	IndexWrong int
+	// DistanceWrong counts observations whose reported distance differs by
+	// more than Tolerance from the float64 haversine distance to the
+	// returned reference.
+	DistanceWrong int
+	// Ties counts observations whose returned index is not the lowest-index
+	// true nearest but is within Tolerance of it: right answers.
+	Ties int
+	// MaxExcess is the largest dist(returned) - dist(true nearest), metres.
+	MaxExcess float64
+	// MaxDistanceError is the largest |reported - dist(returned)|, metres;
+	// +Inf if a reported distance is NaN or infinite.
+	MaxDistanceError float64
+	// Failures holds the first MaxFailures wrong observations, by index.
+	Failures []Failure
+}
+
+// Failure describes one wrong observation.
+type Failure struct {
+	Obs      int // observation index
+	Returned int // reference index the engine returned
+	Nearest  int // lowest-index true nearest reference
+	// ReturnedMetres is the distance to Returned (NaN when out of range),
+	// NearestMetres the distance to Nearest and ReportedMetres the distance
+	// the engine reported.
+	ReturnedMetres, NearestMetres, ReportedMetres float64
+}
+
+// OK reports whether no observation was wrong.
+func (r Report) OK() bool { return r.IndexWrong == 0 && r.DistanceWrong == 0 }
+
+// String returns a one-line summary.
+func (r Report) String() string {
+	return fmt.Sprintf("%d checked: %d wrong index, %d wrong distance (max excess %.3f m, max distance error %.3f m), %d ties",
+		r.Checked, r.IndexWrong, r.DistanceWrong, r.MaxExcess, r.MaxDistanceError, r.Ties)
+}
+
+// String describes the failure in one line.
+func (f Failure) String() string {
+	if math.IsNaN(f.ReturnedMetres) {
+		return fmt.Sprintf("observation %d: returned index %d is out of range (nearest %d at %.3f m)",
+			f.Obs, f.Returned, f.Nearest, f.NearestMetres)
+	}
+	return fmt.Sprintf("observation %d: returned %d at %.3f m (reported %.3f m), nearest %d at %.3f m",
+		f.Obs, f.Returned, f.ReturnedMetres, f.ReportedMetres, f.Nearest, f.NearestMetres)
+}
+
+// Exact checks the answer for every observation against a brute force over
+// all pairs. index and distRad are the engine's answer: per observation, the
+// index into ref and the central angle in radians. Work is spread over
+// runtime.GOMAXPROCS(0) goroutines; Exact returns ctx.Err() if ctx is done
+// first. Mismatched lengths, an empty ref or non-finite coordinates are
+// errors; a wrong or out-of-range index is a Failure.
+func Exact(ctx context.Context, obs, ref []orb.Point, index []uint32, distRad []float32) (Report, error) {
+	return check(ctx, obs, ref, index, distRad, nil, runtime.GOMAXPROCS(0))
+}
+
+// Sampled is Exact on n observations drawn at random without replacement,
+// reproducibly for a given seed; it checks all of them when n >= len(obs).
+func Sampled(ctx context.Context, obs, ref []orb.Point, index []uint32, distRad []float32, n int, seed int64) (Report, error) {
+	if n <= 0 {
+		return Report{}, fmt.Errorf("validate: sample size %d is not positive", n)
+	}
+	var sel []int
+	if n < len(obs) {
+		sel = sample(len(obs), n, seed)
+	}
+	return check(ctx, obs, ref, index, distRad, sel, runtime.GOMAXPROCS(0))
+}
+
+// sample draws k distinct integers from [0, n) by Floyd's algorithm, which
+// needs memory for k, not n, and returns them in increasing order.
+func sample(n, k int, seed int64) []int {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5851f42d4c957f2d))
+	seen := make(map[int]struct{}, k)
+	out := make([]int, 0, k)
+	for j := n - k; j < n; j++ {
+		t := rng.IntN(j + 1)
+		if _, ok := seen[t]; ok {
+			t = j
+		}
+		seen[t] = struct{}{}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// check compares the answer for the observations in sel (all if sel is
+// nil, otherwise increasing indices) with the brute force.
+func check(ctx context.Context, obs, ref []orb.Point, index []uint32, distRad []float32, sel []int, workers int) (Report, error) {
+	if err := ctx.Err(); err != nil {
+		return Report{}, err
+	}
+	if len(index) != len(obs) || len(distRad) != len(obs) {
+		return Report{}, fmt.Errorf("validate: answer has %d indices and %d distances for %d observations",
+			len(index), len(distRad), len(obs))
+	}
+	if err := checkFinite("observation", obs); err != nil {
+		return Report{}, err
+	}
+	if len(obs) == 0 {
+		return Report{}, nil
+	}
+	s, err := newSearcher(ref, workers)
+	if err != nil {
+		return Report{}, err
+	}
+	stop, release := stopFlag(ctx)
+	defer release()
+
+	total := len(obs)
+	if sel != nil {
+		total = len(sel)
+	}
+	n := min(batchSize, total)
+	batch, bObs, bIdx, bH := make([]orb.Point, n), make([]int, n), make([]int, n), make([]float64, n)
+	var r Report
+	for lo := 0; lo < total; lo += batchSize {
+		m := min(batchSize, total-lo)
+		for k := range m {
+			i := lo + k
+			if sel != nil {
+				i = sel[i]
+			}
+			bObs[k], batch[k] = i, obs[i]
+		}
+		if !s.nearest(stop, batch[:m], bIdx[:m], bH[:m]) {
+			return Report{}, ctx.Err()
+		}
+		for k := range m {
+			i := bObs[k]
+			r.add(i, obs[i], ref, int(index[i]), distRad[i], bIdx[k], bH[k])
+		}
+	}
+	return r, nil
+}
+
+// add checks one observation: ret and reported are the engine's answer,
+// near and h the brute force's.
+func (r *Report) add(i int, o orb.Point, ref []orb.Point, ret int, reported float32, near int, h float64) {
+	r.Checked++
+	f := Failure{
+		Obs: i, Returned: ret, Nearest: near,
+		NearestMetres:  angle(h) * EarthRadius,
+		ReportedMetres: float64(reported) * EarthRadius,
+	}
+	if ret < 0 || ret >= len(ref) {
+		r.IndexWrong++
+		f.ReturnedMetres = math.NaN()
+		r.fail(f)
+		return
+	}
+	f.ReturnedMetres = HaversineMetres(o, ref[ret])
+	bad := false
+	// Both distances come from the same float64 function, so the excess is
+	// never negative.
+	excess := f.ReturnedMetres - f.NearestMetres
+	r.MaxExcess = max(r.MaxExcess, excess)
+	if excess > Tolerance {
+		r.IndexWrong++
+		bad = true
+	} else if ret != near {
+		r.Ties++
+	}
+	derr := math.Abs(f.ReportedMetres - f.ReturnedMetres)
+	if math.IsNaN(derr) {
+		derr = math.Inf(1)
+	}
+	r.MaxDistanceError = max(r.MaxDistanceError, derr)
+	if derr > Tolerance {
+		r.DistanceWrong++
+		bad = true
+	}
+	if bad {
+		r.fail(f)
+	}
+}
+
+func (r *Report) fail(f Failure) {
+	if len(r.Failures) < MaxFailures {
+		r.Failures = append(r.Failures, f)
+	}
+}

@@ -1,0 +1,240 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/paulmach/orb"
+)
+
+// The brute force ranks references by squared chord between unit vectors,
+// which costs a few multiplications per pair, and re-ranks by the float64
+// haversine only the references whose squared chord is within chordMargin of
+// the best so far. Squared chord is exactly 4h mathematically; computed, the
+// two differ by well under 1e-14, so chordMargin (about 1000 times that)
+// guarantees that the reference with the smallest haversine, and every
+// reference equal to it, is among those re-ranked. The result is therefore
+// bit-for-bit the answer of a plain haversine scan, lowest index on ties.
+const chordMargin = 4e-12
+
+const (
+	// refTile references (96 KiB of vectors) stay in L2 cache while a chunk
+	// of observations sweeps them.
+	refTile = 4096
+	// maxObsChunk is the most observations handled by one work item.
+	maxObsChunk = 64
+	// minSplit is the fewest references in one part when the reference set
+	// is split to keep all goroutines busy with few observations.
+	minSplit = 1 << 15
+	// batchSize observations are searched at a time, bounding scratch memory.
+	batchSize = 1 << 16
+)
+
+// searcher holds the references prepared for the brute force.
+type searcher struct {
+	ref     []orb.Point
+	xyz     [][3]float64
+	workers int
+}
+
+func newSearcher(ref []orb.Point, workers int) (*searcher, error) {
+	if len(ref) == 0 {
+		return nil, fmt.Errorf("validate: no references")
+	}
+	if uint64(len(ref)) > math.MaxUint32+1 {
+		return nil, fmt.Errorf("validate: %d references do not fit uint32 indices", len(ref))
+	}
+	if err := checkFinite("reference", ref); err != nil {
+		return nil, err
+	}
+	s := &searcher{ref: ref, xyz: make([][3]float64, len(ref)), workers: max(workers, 1)}
+	const block = 1 << 14
+	parallel((len(ref)+block-1)/block, s.workers, func(b int) {
+		lo := b * block
+		for j := lo; j < min(lo+block, len(ref)); j++ {
+			s.xyz[j] = unit(ref[j])
+		}
+	})
+	return s, nil
+}
+
+// checkFinite reports the first point with a NaN or infinite coordinate.
+func checkFinite(what string, pts []orb.Point) error {
+	for i, p := range pts {
+		if math.IsNaN(p[0]) || math.IsInf(p[0], 0) || math.IsNaN(p[1]) || math.IsInf(p[1], 0) {
+			return fmt.Errorf("validate: %s %d has a non-finite coordinate %v", what, i, p)
+		}
+	}
+	return nil
+}
+
+// parallel calls fn(item) for every item in [0, n) on up to workers
+// goroutines. Items are handed out in increasing order.
+func parallel(n, workers int, fn func(item int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// stopFlag returns a flag that is set once ctx is done, and a function to
+// release it. Polling an atomic is cheaper than ctx.Err in the inner loops.
+func stopFlag(ctx context.Context) (*atomic.Bool, func() bool) {
+	var stop atomic.Bool
+	if ctx.Err() != nil {
+		stop.Store(true)
+	}
+	return &stop, context.AfterFunc(ctx, func() { stop.Store(true) })
+}
+
+// nearest writes, for every observation, the index of the reference with
+// the smallest float64 haversine (lowest index among equals) and the
+// haversine h of that distance. It returns false if stop was set.
+func (s *searcher) nearest(stop *atomic.Bool, obs []orb.Point, idx []int, h []float64) bool {
+	nobs, nref, w := len(obs), len(s.ref), s.workers
+	if nobs == 0 {
+		return !stop.Load()
+	}
+	chunk := min(max(nobs/(4*w), 1), maxObsChunk)
+	nChunks := (nobs + chunk - 1) / chunk
+	// With few observations, split the references too so that every
+	// goroutine has work; the parts are merged in index order below.
+	splits := 1
+	if nChunks < 4*w {
+		splits = min((4*w+nChunks-1)/nChunks, max(nref/minSplit, 1))
+	}
+	part := (nref + splits - 1) / splits
+	splits = (nref + part - 1) / part
+	pIdx, pH := idx, h
+	if splits > 1 {
+		pIdx, pH = make([]int, nobs*splits), make([]float64, nobs*splits)
+	}
+
+	parallel(nChunks*splits, w, func(item int) {
+		c, sp := item/splits, item%splits
+		olo, ohi := c*chunk, min((c+1)*chunk, nobs)
+		rlo, rhi := sp*part, min((sp+1)*part, nref)
+		var (
+			vec   [maxObsChunk][3]float64
+			bestC [maxObsChunk]float64
+			bestH [maxObsChunk]float64
+			best  [maxObsChunk]int
+		)
+		n := ohi - olo
+		for k := range n {
+			vec[k] = unit(obs[olo+k])
+			bestC[k], bestH[k], best[k] = math.Inf(1), math.Inf(1), -1
+		}
+		for t := rlo; t < rhi; t += refTile {
+			if stop.Load() {
+				return
+			}
+			te := min(t+refTile, rhi)
+			for k := range n {
+				scanTile(vec[k], obs[olo+k], s.xyz[t:te], s.ref[t:te], t, &bestC[k], &bestH[k], &best[k])
+			}
+		}
+		for k := range n {
+			o := (olo+k)*splits + sp
+			if splits == 1 {
+				o = olo + k
+			}
+			pIdx[o], pH[o] = best[k], bestH[k]
+		}
+	})
+	if stop.Load() {
+		return false
+	}
+	if splits > 1 {
+		for i := range nobs {
+			bi, bh := pIdx[i*splits], pH[i*splits]
+			for sp := 1; sp < splits; sp++ {
+				if v := pH[i*splits+sp]; v < bh {
+					bi, bh = pIdx[i*splits+sp], v
+				}
+			}
+			idx[i], h[i] = bi, bh
+		}
+	}
+	return true
+}
+
+// scanTile updates one observation's running best over a tile of
+// references starting at index base.
+func scanTile(o [3]float64, op orb.Point, xyz [][3]float64, ref []orb.Point, base int, bestC, bestH *float64, best *int) {
+	bc, bh, bi := *bestC, *bestH, *best
+	for j := range xyz {
+		v := &xyz[j]
+		dx, dy, dz := o[0]-v[0], o[1]-v[1], o[2]-v[2]
+		c := dx*dx + dy*dy + dz*dz
+		if c <= bc+chordMargin {
+			bc = min(bc, c)
+			if hj := hav(op, ref[j]); hj < bh {
+				bh, bi = hj, base+j
+			}
+		}
+	}
+	*bestC, *bestH, *best = bc, bh, bi
+}
+
+// BruteForce returns, for every observation, the index of the nearest
+// reference by float64 haversine (the lowest index on exact ties) and the
+// central angle to it in radians. It compares every pair, in parallel over
+// runtime.GOMAXPROCS(0) goroutines, and returns ctx.Err() if ctx is done
+// first.
+func BruteForce(ctx context.Context, obs, ref []orb.Point) ([]uint32, []float64, error) {
+	return bruteForce(ctx, obs, ref, runtime.GOMAXPROCS(0))
+}
+
+func bruteForce(ctx context.Context, obs, ref []orb.Point, workers int) ([]uint32, []float64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	s, err := newSearcher(ref, workers)
+	if err != nil {
+		return nil, nil, fmt.Errorf("brute force: %w", err)
+	}
+	if err := checkFinite("observation", obs); err != nil {
+		return nil, nil, fmt.Errorf("brute force: %w", err)
+	}
+	stop, release := stopFlag(ctx)
+	defer release()
+
+	index, dist := make([]uint32, len(obs)), make([]float64, len(obs))
+	bIdx, bH := make([]int, min(batchSize, len(obs))), make([]float64, min(batchSize, len(obs)))
+	for lo := 0; lo < len(obs); lo += batchSize {
+		hi := min(lo+batchSize, len(obs))
+		if !s.nearest(stop, obs[lo:hi], bIdx[:hi-lo], bH[:hi-lo]) {
+			return nil, nil, ctx.Err()
+		}
+		for k := range hi - lo {
+			index[lo+k] = uint32(bIdx[k])
+			dist[lo+k] = angle(bH[k])
+		}
+	}
+	return index, dist, nil
+}
+
+// angle turns a haversine into a central angle in radians.
+func angle(h float64) float64 { return 2 * math.Asin(math.Sqrt(h)) }
