@@ -15,6 +15,6 @@ ptx:
 # Static binaries for the GPU machine (no Go there): CLI and device tests.
 bin:
 	CGO_ENABLED=0 go build -o bin/knn ./cmd/knn
-	go test -c -o bin/engine.test ./engine
-	go test -c -o bin/cuda.test ./cuda
-	go test -c -o bin/geoknn.test .
+	CGO_ENABLED=0 go test -c -o bin/engine.test ./engine
+	CGO_ENABLED=0 go test -c -o bin/cuda.test ./cuda
+	CGO_ENABLED=0 go test -c -o bin/geoknn.test .

@@ -33,7 +33,7 @@ func (c *CPU) Close() error { return nil }
 
 const (
 	cpuBatch   = 1024 // observations per job unless the request says otherwise
-	cpuRefTile = 2048 // references per tile: 48 KiB of float64 unit vectors, L1/L2 resident
+	cpuRefTile = 1024 // references per tile: 24 KiB of float64 unit vectors, L1 resident
 )
 
 // Nearest answers req into out.

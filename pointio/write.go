@@ -29,7 +29,7 @@ const writeBufferSize = 256 << 10
 // A new file gets the permissions os.Create would give it (0666 less the
 // umask); a file that is replaced keeps its permission bits. If path is a
 // symbolic link, the link itself is replaced.
-func WriteAtomic(path string, write func(w *bufio.Writer) error) (err error) {
+func WriteAtomic(path string, write func(w *bufio.Writer) error) error {
 	dir, base := filepath.Split(path)
 	if base == "" || base == "." || base == ".." {
 		return fmt.Errorf("write %s: not a file name", path)
