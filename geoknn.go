@@ -67,6 +67,7 @@ type Algorithm = engine.Algorithm
 
 // Algorithms.
 const (
+	Grid  = engine.Grid
 	Brute = engine.Brute
 	Seed  = engine.Seed
 )
@@ -82,7 +83,7 @@ const (
 )
 
 // Options configures a Searcher. The zero value is ready to use: automatic
-// engine, exact brute force, all GPUs, automatic batch size.
+// engine, the exact grid search, all GPUs, automatic batch size.
 type Options struct {
 	Engine    Engine
 	Algorithm Algorithm

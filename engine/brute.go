@@ -79,7 +79,13 @@ func (k *bruteKernels) run(drv *cuda.Driver, stream cuda.Stream, l bruteLaunch) 
 	if err := drv.Launch(k.globalMin, cuda.Dim3{X: uint32((l.nobs + 255) / 256)}, cuda.Dim3{X: 256}, 0, stream, a); err != nil {
 		return fmt.Errorf("global_min: %w", err)
 	}
-	a = k.rfArgs
+	return k.launchRefine(drv, stream, l)
+}
+
+// launchRefine enqueues the fp64 re-ranking of whatever observations an
+// earlier kernel on the stream flagged (l.flagged, l.nflagged).
+func (k *bruteKernels) launchRefine(drv *cuda.Driver, stream cuda.Stream, l bruteLaunch) error {
+	a := k.rfArgs
 	a.SetPtr(0, l.lat)
 	a.SetPtr(1, l.lon)
 	a.SetPtr(2, l.ref64)
@@ -145,6 +151,93 @@ func (k *seedKernels) run(drv *cuda.Driver, stream cuda.Stream, refLat, refLon c
 	a.SetPtr(4, outIdx)
 	if err := drv.Launch(k.globalMin, seedGlobalGrid, seedThreadBlock, 0, stream, a); err != nil {
 		return fmt.Errorf("seed_global_min: %w", err)
+	}
+	return nil
+}
+
+// gridKernels wraps grid.cu for one input precision: the counting sort of
+// the observations by grid column, then the query.
+type gridKernels struct {
+	keys, scan, scatter, query          cuda.Function
+	keysArgs, scanArgs, scatArgs, qArgs *cuda.Args
+}
+
+func loadGrid(drv *cuda.Driver, mod cuda.Module, suffix string) (gridKernels, error) {
+	var k gridKernels
+	for _, f := range []struct {
+		name string
+		fn   *cuda.Function
+	}{{"grid_keys_" + suffix, &k.keys}, {"grid_scan", &k.scan}, {"grid_scatter", &k.scatter}, {"grid_query_" + suffix, &k.query}} {
+		var err error
+		if *f.fn, err = drv.ModuleGetFunction(mod, f.name); err != nil {
+			return k, err
+		}
+	}
+	k.keysArgs, k.scanArgs, k.scatArgs, k.qArgs = cuda.NewArgs(7), cuda.NewArgs(2), cuda.NewArgs(4), cuda.NewArgs(14)
+	return k, nil
+}
+
+// gridLaunch is a grid query's index and scratch on one device.
+type gridLaunch struct {
+	cellStart, sorted, runs cuda.DevicePtr
+	g                       int
+	h                       float32
+	keys, hist, perm        cuda.DevicePtr // scratch: nobs, g*g and nobs entries
+}
+
+// run sorts l's observations by grid column and enqueues the query;
+// flagged observations are left for launchRefine.
+func (k *gridKernels) run(drv *cuda.Driver, stream cuda.Stream, l bruteLaunch, gl gridLaunch) error {
+	if l.nobs <= 0 || gl.g <= 0 {
+		return fmt.Errorf("grid kernels: bad launch shape (%d obs, grid %d)", l.nobs, gl.g)
+	}
+	blocks := cuda.Dim3{X: uint32((l.nobs + kernels.GridThreads - 1) / kernels.GridThreads)}
+	threads := cuda.Dim3{X: kernels.GridThreads}
+	if err := drv.MemsetD32Async(gl.hist, 0, uint64(gl.g*gl.g), stream); err != nil {
+		return err
+	}
+	a := k.keysArgs
+	a.SetPtr(0, l.lat)
+	a.SetPtr(1, l.lon)
+	a.SetInt32(2, int32(l.nobs))
+	a.SetInt32(3, int32(gl.g))
+	a.SetFloat32(4, gl.h)
+	a.SetPtr(5, gl.keys)
+	a.SetPtr(6, gl.hist)
+	if err := drv.Launch(k.keys, blocks, threads, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_keys: %w", err)
+	}
+	a = k.scanArgs
+	a.SetPtr(0, gl.hist)
+	a.SetInt32(1, int32(gl.g*gl.g))
+	if err := drv.Launch(k.scan, cuda.Dim3{X: 1}, cuda.Dim3{X: kernels.GridScanThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_scan: %w", err)
+	}
+	a = k.scatArgs
+	a.SetPtr(0, gl.keys)
+	a.SetInt32(1, int32(l.nobs))
+	a.SetPtr(2, gl.hist)
+	a.SetPtr(3, gl.perm)
+	if err := drv.Launch(k.scatter, blocks, threads, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_scatter: %w", err)
+	}
+	a = k.qArgs
+	a.SetPtr(0, l.lat)
+	a.SetPtr(1, l.lon)
+	a.SetPtr(2, gl.perm)
+	a.SetInt32(3, int32(l.nobs))
+	a.SetPtr(4, gl.cellStart)
+	a.SetPtr(5, gl.sorted)
+	a.SetPtr(6, gl.runs)
+	a.SetInt32(7, int32(gl.g))
+	a.SetFloat32(8, gl.h)
+	a.SetPtr(9, l.ref64)
+	a.SetPtr(10, l.outIdx)
+	a.SetPtr(11, l.outDist)
+	a.SetPtr(12, l.flagged)
+	a.SetPtr(13, l.nflagged)
+	if err := drv.Launch(k.query, blocks, threads, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_query: %w", err)
 	}
 	return nil
 }

@@ -42,10 +42,17 @@ func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	if err := checkRequest(req, out); err != nil {
 		return Stats{}, err
 	}
-	if req.Algorithm != Brute {
-		return Stats{}, fmt.Errorf("cpu engine: algorithm %v is GPU-only", req.Algorithm)
-	}
 	refs := prepareRefs(req.Ref)
+	switch req.Algorithm {
+	case Brute:
+		return c.nearestBrute(ctx, req, out, refs, start)
+	case Grid:
+		return c.nearestGrid(ctx, req, out, refs, start)
+	}
+	return Stats{}, fmt.Errorf("cpu engine: algorithm %v is GPU-only", req.Algorithm)
+}
+
+func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
 	n := req.Obs.Len()
 	batch := req.BatchSize
 	if batch == 0 {

@@ -117,7 +117,7 @@ func BenchmarkCPUBrute(b *testing.B) {
 		e := NewCPU(workers)
 		b.Run(fmt.Sprintf("workers=%d", e.workers), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if _, err := e.Nearest(context.Background(), Request{Obs: obs, Ref: ref}, out); err != nil {
+				if _, err := e.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, out); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -11,8 +11,13 @@ import (
 type Algorithm int
 
 const (
+	// Grid searches a cell index over the references, rebuilt every query
+	// (exact: the same answers as Brute). It is the default; it runs as
+	// Brute when a sample of the query says brute force is cheaper
+	// (references packed into few places, or very few references).
+	Grid Algorithm = iota
 	// Brute compares every observation with every reference (exact).
-	Brute Algorithm = iota
+	Brute
 	// Seed is the reference notebook's kernel, ported as a benchmark baseline:
 	// float32 haversine with fast trigonometry, not exact (GPU only).
 	Seed
@@ -24,19 +29,23 @@ func (a Algorithm) String() string {
 		return "brute"
 	case Seed:
 		return "seed"
+	case Grid:
+		return "grid"
 	}
 	return fmt.Sprintf("Algorithm(%d)", int(a))
 }
 
-// ParseAlgorithm parses "brute" or "seed".
+// ParseAlgorithm parses "grid", "brute" or "seed".
 func ParseAlgorithm(s string) (Algorithm, error) {
 	switch strings.ToLower(s) {
 	case "brute":
 		return Brute, nil
 	case "seed":
 		return Seed, nil
+	case "grid":
+		return Grid, nil
 	}
-	return 0, fmt.Errorf("unknown algorithm %q (want brute or seed)", s)
+	return 0, fmt.Errorf("unknown algorithm %q (want grid, brute or seed)", s)
 }
 
 // Request is one nearest-reference query.
@@ -70,6 +79,8 @@ type Stats struct {
 	// Refined counts observations whose float32 ranking was too close to
 	// call and were re-ranked in float64 (GPU only).
 	Refined int
+	// Note says how the algorithm ran (grid shape, or why it fell back).
+	Note string
 }
 
 // Engine answers nearest-reference queries. Implementations keep device

@@ -225,6 +225,18 @@ func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 		return Stats{}, errors.New("gpu engine: closed")
 	}
 	refs := prepareRefs(req.Ref)
+	var note string
+	var grid *gridIndex
+	if req.Algorithm == Grid {
+		plan := planGrid(req.Obs, refs, gpuGridCellCost)
+		if grid = plan.index; grid == nil {
+			req.Algorithm = Brute
+			note = "grid fell back to brute force: " + plan.reason
+		} else {
+			note = fmt.Sprintf("grid %d^3 cells, %.1f cells and %.1f candidates a query (sampled)",
+				grid.g, plan.cellsPerQuery, plan.candidatesPerQuery)
+		}
+	}
 	n := req.Obs.Len()
 	batch := req.BatchSize
 	if batch == 0 {
@@ -239,7 +251,7 @@ func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 		return Stats{}, err
 	}
 	queue := partition.NewQueue(jobs, len(g.devs))
-	run := &gpuRun{req: req, out: out, refs: refs, queue: queue, n: n}
+	run := &gpuRun{req: req, out: out, refs: refs, grid: grid, queue: queue, n: n}
 	eg, ectx := errgroup.WithContext(ctx)
 	kernel := make([]time.Duration, len(g.devs))
 	refined := make([]int, len(g.devs))
@@ -258,7 +270,7 @@ func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	if err := eg.Wait(); err != nil {
 		return Stats{}, fmt.Errorf("gpu engine: %w", err)
 	}
-	st := Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start)}
+	st := Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start), Note: note}
 	for w, d := range g.devs {
 		st.Devices = append(st.Devices, d.info.String())
 		st.Kernel = max(st.Kernel, kernel[w])
@@ -272,6 +284,7 @@ type gpuRun struct {
 	req   Request
 	out   Result
 	refs  *refSet
+	grid  *gridIndex // the index when the query runs the grid algorithm
 	queue *partition.Queue
 	n     int
 
@@ -300,6 +313,7 @@ type gpuDevice struct {
 
 	brute [2]bruteKernels // [0] float64 input, [1] float32 input
 	seed  [2]seedKernels
+	grid  [2]gridKernels
 	mods  []cuda.Module
 
 	refs    deviceRefs
@@ -352,21 +366,27 @@ func (d *gpuDevice) open(ordinal int, memory MemoryMode) error {
 		}
 	}
 	d.memory = memory
-	brute, err := d.drv.ModuleLoadData(kernels.Haversine)
-	if err != nil {
-		return fmt.Errorf("loading haversine.ptx: %w", err)
-	}
-	d.mods = append(d.mods, brute)
-	seed, err := d.drv.ModuleLoadData(kernels.Seed)
-	if err != nil {
-		return fmt.Errorf("loading seed.ptx: %w", err)
-	}
-	d.mods = append(d.mods, seed)
-	for i, suffix := range []string{"f64", "f32"} {
-		if d.brute[i], err = loadBrute(d.drv, brute, suffix); err != nil {
+	mods := map[string]cuda.Module{}
+	for _, name := range []string{"haversine", "seed", "grid"} {
+		ptx, err := kernels.PTX(name)
+		if err != nil {
 			return err
 		}
-		if d.seed[i], err = loadSeed(d.drv, seed, suffix); err != nil {
+		m, err := d.drv.ModuleLoadData(ptx)
+		if err != nil {
+			return fmt.Errorf("loading %s.ptx: %w", name, err)
+		}
+		d.mods = append(d.mods, m)
+		mods[name] = m
+	}
+	for i, suffix := range []string{"f64", "f32"} {
+		if d.brute[i], err = loadBrute(d.drv, mods["haversine"], suffix); err != nil {
+			return err
+		}
+		if d.seed[i], err = loadSeed(d.drv, mods["seed"], suffix); err != nil {
+			return err
+		}
+		if d.grid[i], err = loadGrid(d.drv, mods["grid"], suffix); err != nil {
 			return err
 		}
 	}
@@ -440,6 +460,11 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int) (ke
 	is32 := run.req.Obs.Is32()
 	if err := d.refs.upload(d.drv, run.refs, run.req.Ref, run.req.Algorithm == Seed, is32, d.memory == ManagedMemory, d.dev); err != nil {
 		return 0, 0, fmt.Errorf("uploading references: %w", err)
+	}
+	if run.grid != nil {
+		if err := d.refs.uploadGrid(d.drv, run.grid, d.memory == ManagedMemory, d.dev); err != nil {
+			return 0, 0, fmt.Errorf("uploading the grid index: %w", err)
+		}
 	}
 	cfg := slotConfig{batch: batch, is32: is32, managed: d.memory == ManagedMemory, dev: d.dev,
 		partials: max(batch, d.minPartials()), seed: run.req.Algorithm == Seed}

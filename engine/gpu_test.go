@@ -73,22 +73,24 @@ func TestGPUMatchesCPU(t *testing.T) {
 	for _, mem := range []MemoryMode{DeviceMemory, ManagedMemory} {
 		g := openGPU(t, mem)
 		for _, tc := range edgeCases() {
-			t.Run(mem.String()+"/"+tc.name, func(t *testing.T) {
-				req := Request{Obs: tc.obs, Ref: tc.ref, BatchSize: tc.batch}
-				want, got := newResult(tc.obs.Len()), newResult(tc.obs.Len())
-				for i := range got.Index {
-					got.Index[i], got.Distance[i] = math.MaxUint32, float32(math.NaN()) // poison
-				}
-				if _, err := NewCPU(0).Nearest(context.Background(), req, want); err != nil {
-					t.Fatal(err)
-				}
-				st, err := g.Nearest(context.Background(), req, got)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("%d jobs, kernels %v, %d refined", st.Jobs, st.Kernel, st.Refined)
-				compareResults(t, tc.obs, tc.ref, want, got)
-			})
+			for _, algo := range []Algorithm{Brute, Grid} {
+				t.Run(mem.String()+"/"+algo.String()+"/"+tc.name, func(t *testing.T) {
+					req := Request{Obs: tc.obs, Ref: tc.ref, BatchSize: tc.batch, Algorithm: algo}
+					want, got := newResult(tc.obs.Len()), newResult(tc.obs.Len())
+					for i := range got.Index {
+						got.Index[i], got.Distance[i] = math.MaxUint32, float32(math.NaN()) // poison
+					}
+					if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: tc.obs, Ref: tc.ref, Algorithm: Brute}, want); err != nil {
+						t.Fatal(err)
+					}
+					st, err := g.Nearest(context.Background(), req, got)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("%d jobs, kernels %v, %d refined; %s", st.Jobs, st.Kernel, st.Refined, st.Note)
+					compareResults(t, tc.obs, tc.ref, want, got)
+				})
+			}
 		}
 	}
 }
@@ -109,7 +111,7 @@ func compareResults(t *testing.T, obs, ref Points, want, got Result) {
 	if bad > 0 {
 		t.Fatalf("%d of %d answers differ", bad, len(want.Index))
 	}
-	if obs.Len()*ref.Len() <= 4e8 {
+	if obs.Len()*ref.Len() <= 2e7 {
 		checkAgainstNaive(t, "gpu", obs, ref, got)
 	}
 }
@@ -133,17 +135,31 @@ func TestGPUCitiesAirports(t *testing.T) {
 	for i, p := range airports {
 		ref.Lat64[i], ref.Lon64[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
 	}
-	req := Request{Obs: obs, Ref: ref}
+	req := Request{Obs: obs, Ref: ref, Algorithm: Brute}
 	want, got := newResult(obs.Len()), newResult(obs.Len())
 	if _, err := NewCPU(0).Nearest(context.Background(), req, want); err != nil {
 		t.Fatal(err)
 	}
-	st, err := g.Nearest(context.Background(), req, got)
-	if err != nil {
-		t.Fatal(err)
+	for _, algo := range []Algorithm{Brute, Grid} {
+		req.Algorithm = algo
+		st, err := g.Nearest(context.Background(), req, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("cities -> airports, %v: %d refined; %s", algo, st.Refined, st.Note)
+		compareResults(t, obs, ref, want, got)
+		// and airports -> cities: clustered references
+		rev := Request{Obs: ref, Ref: obs, Algorithm: algo}
+		w2, g2 := newResult(ref.Len()), newResult(ref.Len())
+		if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: ref, Ref: obs, Algorithm: Brute}, w2); err != nil {
+			t.Fatal(err)
+		}
+		if st, err = g.Nearest(context.Background(), rev, g2); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("airports -> cities, %v: %d refined; %s", algo, st.Refined, st.Note)
+		compareResults(t, ref, obs, w2, g2)
 	}
-	t.Logf("cities -> airports: %d refined", st.Refined)
-	compareResults(t, obs, ref, want, got)
 }
 
 // The seed port runs and is close to the truth; it is not exact (fp32
@@ -152,7 +168,7 @@ func TestGPUSeedPort(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	obs, ref := spherePoints(1<<16, 21), spherePoints(4096, 22)
 	want, got := newResult(obs.Len()), newResult(obs.Len())
-	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref}, want); err != nil {
+	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Seed}, got); err != nil {

@@ -111,7 +111,32 @@ func view[T any](p unsafe.Pointer, offsetElems, n int) []T {
 // deviceRefs holds the references on one GPU: float32 and float64 unit
 // vectors for the exact kernels, radian columns for the seed port.
 type deviceRefs struct {
-	ref32, ref64, lat, lon buffer
+	ref32, ref64, lat, lon  buffer
+	cellStart, sorted, runs buffer // the grid index
+}
+
+func (r *deviceRefs) uploadGrid(drv *cuda.Driver, ix *gridIndex, managed bool, dev cuda.Device) error {
+	for _, b := range []struct {
+		buf *buffer
+		src unsafe.Pointer
+		n   int
+	}{
+		{&r.cellStart, unsafe.Pointer(&ix.start[0]), 4 * len(ix.start)},
+		{&r.sorted, unsafe.Pointer(&ix.xyzw[0]), 4 * len(ix.xyzw)},
+		{&r.runs, unsafe.Pointer(&ix.runs[0]), 2 * len(ix.runs)},
+	} {
+		if err := b.buf.ensure(drv, b.n, false, dev); err != nil {
+			return err
+		}
+		var pin runtime.Pinner
+		pin.Pin(b.src)
+		err := drv.MemcpyHtoD(b.buf.ptr, b.src, uint64(b.n))
+		pin.Unpin()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *deviceRefs) upload(drv *cuda.Driver, refs *refSet, ref Points, seed, obs32 bool, managed bool, dev cuda.Device) error {
@@ -165,7 +190,8 @@ func toFloat32(s []float64) []float32 {
 }
 
 func (r *deviceRefs) free(drv *cuda.Driver) error {
-	return errors.Join(r.ref32.free(drv), r.ref64.free(drv), r.lat.free(drv), r.lon.free(drv))
+	return errors.Join(r.ref32.free(drv), r.ref64.free(drv), r.lat.free(drv), r.lon.free(drv),
+		r.cellStart.free(drv), r.sorted.free(drv), r.runs.free(drv))
 }
 
 // slotConfig is what a slot's buffers are sized for.
@@ -332,16 +358,30 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, first bool) e
 		if err := drv.MemsetD32Async(s.nflag.ptr, 0, 1, stream); err != nil {
 			return err
 		}
-		slices, sliceLen := d.slices(m, run.refs.n, s.cfg.partials)
-		err := d.brute[prec].run(drv, stream, bruteLaunch{
+		l := bruteLaunch{
 			lat: s.lat.ptr, lon: s.lon.ptr, nobs: m,
 			ref32: d.refs.ref32.ptr, ref64: d.refs.ref64.ptr, nref: run.refs.n,
-			slices: slices, sliceLen: sliceLen,
 			partD1: s.partD1.ptr, partD2: s.partD2.ptr, partIdx: s.partIdx.ptr,
 			outIdx: s.outIdx.ptr, outDist: s.outDist.ptr,
 			flagged: s.flagged.ptr, nflagged: s.nflag.ptr,
 			refineBlocks: d.info.Multiprocessors * 8,
-		})
+		}
+		var err error
+		if run.grid != nil {
+			// The partial buffers, idle in a grid query, hold the sort's
+			// scratch (each has room for max(batch, g*g) entries).
+			err = d.grid[prec].run(drv, stream, l, gridLaunch{
+				cellStart: d.refs.cellStart.ptr, sorted: d.refs.sorted.ptr, runs: d.refs.runs.ptr,
+				g: run.grid.g, h: run.grid.h32,
+				keys: s.partD1.ptr, hist: s.partD2.ptr, perm: s.partIdx.ptr,
+			})
+			if err == nil {
+				err = d.brute[prec].launchRefine(drv, stream, l)
+			}
+		} else {
+			l.slices, l.sliceLen = d.slices(m, run.refs.n, s.cfg.partials)
+			err = d.brute[prec].run(drv, stream, l)
+		}
 		if err != nil {
 			return err
 		}

@@ -201,8 +201,9 @@ __device__ void global_min(const T* __restrict__ lat, const T* __restrict__ lon,
         }
         d2 = fminf(d2, b);
     }
+    // No runner-up (a single reference: d2 infinite) is no near tie.
     double c1 = sqrt((double)d1), c2 = sqrt((double)d2);
-    if (c2 - c1 <= chord_err(c1) + chord_err(c2)) {
+    if (d2 < INFINITY && c2 - c1 <= chord_err(c1) + chord_err(c2)) {
         flagged[atomicAdd(nflagged, 1u)] = (uint32_t)i;
         return;
     }

@@ -9,6 +9,9 @@ package kernels
 
 import (
 	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
 )
 
 // Haversine is the PTX of haversine.cu: the exact brute-force kernels
@@ -23,6 +26,34 @@ var Haversine string
 //go:embed seed.ptx
 var Seed string
 
+// Grid is the PTX of grid.cu: the exact query through the cell index.
+//
+//go:embed grid.ptx
+var Grid string
+
+// PTX returns the PTX of the named kernel file ("haversine", "seed",
+// "grid"). When the environment variable GEOKNN_PTX_DIR is set, the file
+// NAME.ptx is read from that folder instead of the embedded copy: kernel
+// developers use it to run freshly built PTX without rebuilding the binary.
+func PTX(name string) (string, error) {
+	if dir := os.Getenv("GEOKNN_PTX_DIR"); dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, name+".ptx"))
+		if err != nil {
+			return "", fmt.Errorf("GEOKNN_PTX_DIR: %w", err)
+		}
+		return string(b), nil
+	}
+	switch name {
+	case "haversine":
+		return Haversine, nil
+	case "seed":
+		return Seed, nil
+	case "grid":
+		return Grid, nil
+	}
+	return "", fmt.Errorf("no kernel file %q", name)
+}
+
 // Block-min launch shape, mirrored from haversine.cu's #defines; the test
 // checks that the two agree.
 const (
@@ -31,4 +62,6 @@ const (
 	BlockMinTile    = 1024 // BM_TILE: slice lengths are multiples of this
 	RefineThreads   = 256  // RF_THREADS
 	SeedWidth       = 32   // SEED_WIDTH: partials per observation in the seed port
+	GridThreads     = 256  // GQ_THREADS
+	GridScanThreads = 1024 // GQ_SCAN
 )

@@ -48,6 +48,7 @@ func TestEmbeddedPTXHasEntries(t *testing.T) {
 	}{
 		{"haversine", Haversine, []string{"to_unit_f64", "block_min_f64", "global_min_f64", "refine_f64", "to_unit_f32", "block_min_f32", "global_min_f32", "refine_f32"}},
 		{"seed", Seed, []string{"seed_block_min_f64", "seed_block_min_f32", "seed_global_min"}},
+		{"grid", Grid, []string{"grid_query_f64", "grid_query_f32", "grid_keys_f64", "grid_keys_f32", "grid_scan", "grid_scatter"}},
 	} {
 		for _, e := range tc.entries {
 			if !strings.Contains(tc.ptx, ".entry "+e+"(") {
@@ -68,6 +69,8 @@ func TestLaunchConstantsMatchSource(t *testing.T) {
 		{"haversine.cu", "BM_TILE", BlockMinTile},
 		{"haversine.cu", "RF_THREADS", RefineThreads},
 		{"seed.cu", "SEED_WIDTH", SeedWidth},
+		{"grid.cu", "GQ_THREADS", GridThreads},
+		{"grid.cu", "GQ_SCAN", GridScanThreads},
 	} {
 		src, err := os.ReadFile(tc.file)
 		if err != nil {

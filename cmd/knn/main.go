@@ -21,14 +21,19 @@ const usage = `knn: nearest reference point on the sphere for every observation 
 
 Usage:
   knn run     [flags]   answer a query (files or synthetic points)
+  knn simulate [flags]  move the references and answer the query every step
+  knn plot    [flags]   draw the decision regions (PNG, or GIF of a simulation)
   knn devices           list the CUDA GPUs of this host
+  knn bench   [flags]   benchmark sweep: sizes, algorithms, engines, GPUs
   knn help [command]    show help
 
 Example:
   knn run --obs cities.csv --ref airports.csv --out nearest.csv
   knn run --obs 2^27 --ref 2^16 --engine gpu --validate 65536
+  knn simulate --obs 2^24 --ref 2^16 --steps 100 --dt 60
+  knn plot --grid --obs cities.csv --ref airports.csv --png regions.png
 
-Run 'knn run --help' for the flags of run.
+Run 'knn run --help' (simulate, plot) for the flags of each command.
 `
 
 func main() {
@@ -53,8 +58,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "run":
 		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "simulate":
+		return cmdSimulate(ctx, args[1:], stdout, stderr)
+	case "plot":
+		return cmdPlot(ctx, args[1:], stdout, stderr)
 	case "devices":
 		return cmdDevices(args[1:], stdout, stderr)
+	case "bench":
+		return cmdBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr)

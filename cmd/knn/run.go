@@ -67,7 +67,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
 	fs.StringVar(&f.out, "out", "", "write answers to this CSV file (obs_index,ref_index,distance_m)")
 	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
-	fs.StringVar(&f.algo, "algo", "brute", "brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
+	fs.StringVar(&f.algo, "algo", "grid", "grid (exact, cell index, falls back to brute when that is cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
 	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
 	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
 	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
@@ -158,6 +158,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stderr, " (kernels %.3f s, %d refined in float64)", res.Stats.Kernel.Seconds(), res.Stats.Refined)
 		}
 		fmt.Fprintln(stderr)
+	}
+	if res.Stats.Note != "" {
+		fmt.Fprintf(stderr, "index:        %s\n", res.Stats.Note)
 	}
 	fmt.Fprintf(stderr, "load/generate %.3f s, engine start %.3f s (concurrent), %d jobs\n", loadTime.Seconds(), openTime.Seconds(), res.Stats.Jobs)
 

@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// Legend explains the table's columns; WriteMarkdown prints it under the
+// table.
+const Legend = `Legend:
+- #: row number (engine notes below refer to it). gpus: GPUs used (— on the CPU).
+- obs, ref: observations and references; pairs = obs × ref. gen: the generator (cities: sphere observations
+  against the cities file).
+- kernel: median over the timed runs of Stats.Kernel, the GPU kernels' span timed with CUDA events (per GPU,
+  the largest over GPUs); blank on the CPU.
+- wall: Searcher.NearestRadians (host preparation, transfers, kernels, answers back): median, min and max over
+  --repeat timed runs, after --warmup untimed runs, all on one open Searcher.
+- pairs/s = obs × ref / wall median; obs/s = obs / wall median.
+- vs seed = wall median of the seed algorithm / this wall median, same engine, GPUs, generator, obs and ref,
+  measured in this invocation; blank when seed was not swept (the JSON also has the kernel ratio).
+- FP32 peak / GB/s: for GPU brute, % of FP32 peak = pairs/s(kernel) × 7 FP32 instructions per pair /
+  (SMs × 128 lanes × clock), i.e. FP32PeakFLOPS()/2 instructions/s, summed over the GPUs used (64 lanes on
+  sm_80), where pairs/s(kernel) = obs × ref / kernel median. For GPU grid, GB/s = (obs × 16 B read +
+  obs × 8 B written) / kernel median, and the % is of the memory bandwidth from the device attributes,
+  2 × memory clock × bus width / 8 (double data rate, as CUDA's deviceQuery), summed over the GPUs used.
+- ~: seed timed on fewer observations (--seed-max-pairs) and its times scaled by obs / measured (the engine
+  notes say how many), or a speed-up over such a seed case.
+- verdict: a sample of --validate answers of the last timed run checked against the float64 haversine brute
+  force (validate.Exact). ok: every answer within 1 m. approx: seed only, some answers beyond 1 m but all
+  within 10 m (its float32 haversine is off by a few metres by design); not a failure. FAIL: wrong answers,
+  times not reported. ERROR: the query failed. unchecked: --validate 0.`
+
+// WriteMarkdown writes the report: a header with the environment, the
+// table, the legend and the notes.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	e := r.Env
+	fmt.Fprintf(&b, "# knn bench\n\n")
+	fmt.Fprintf(&b, "- command: `%s`\n", strings.Join(r.CommandLine, " "))
+	modified := ""
+	if e.Modified {
+		modified = " (modified)"
+	}
+	fmt.Fprintf(&b, "- started %s, %.1f s; commit %s%s\n", r.Started.Format("2006-01-02 15:04:05 MST"), r.Seconds,
+		e.Commit, modified)
+	fmt.Fprintf(&b, "- host: %d CPUs", e.NumCPU)
+	if e.CPUModel != "" {
+		fmt.Fprintf(&b, " (%s)", e.CPUModel)
+	}
+	fmt.Fprintf(&b, ", %s/%s, %s\n", e.GOOS, e.GOARCH, e.GoVersion)
+	if len(e.Devices) == 0 {
+		fmt.Fprintf(&b, "- GPUs: none (%s)\n", e.GPUError)
+	} else {
+		fmt.Fprintf(&b, "- CUDA driver %d.%d\n", e.DriverVersion/1000, e.DriverVersion%1000/10)
+		for _, d := range e.Devices {
+			fmt.Fprintf(&b, "- GPU #%d %s: %d SMs at %d MHz, sm_%d%d, FP32 %.1f TFLOP/s (%.1f T instr/s); %.0f GiB, %d-bit at %d MHz, %.2f TB/s\n",
+				d.Ordinal, d.Name, d.Multiprocessors, d.ClockMHz, d.ComputeCapability[0], d.ComputeCapability[1],
+				d.FP32PeakFLOPS/1e12, d.FP32PeakFLOPS/2e12, float64(d.TotalMemory)/(1<<30), d.MemoryBusBits,
+				d.MemoryClockMHz, d.MemoryBandwidth/1e12)
+		}
+	}
+	s := r.Settings
+	batch, above := "auto", "skipped above"
+	if s.BatchSize > 0 {
+		batch = fmt.Sprint(s.BatchSize)
+	}
+	if s.SeedScale {
+		above = "scaled above"
+	}
+	fmt.Fprintf(&b, "- warm-up %d, repeat %d, validate %d, seed %d, seed-max-pairs %s (%s), memory %s, batch %s\n\n",
+		s.Warmup, s.Repeat, s.Validate, s.Seed, formatPairs(s.SeedMaxPairs), above, s.Memory, batch)
+
+	b.WriteString(r.Table())
+	b.WriteString("\n")
+	b.WriteString(Legend)
+	b.WriteString("\n")
+	var notes []string
+	for i := range r.Cases {
+		if c := &r.Cases[i]; c.EngineNote != "" || c.Scaled() {
+			n := c.EngineNote
+			if c.Scaled() {
+				n = strings.TrimPrefix(fmt.Sprintf("%s; timed on %s observations, times ×%.4g", n,
+					FormatCount(c.MeasuredObs), c.Scale), "; ")
+			}
+			notes = append(notes, fmt.Sprintf("%d (%s): %s", i+1, c.String(), n))
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\nEngine notes:\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\nNotes:\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Table is the Markdown table, one row per case.
+func (r *Report) Table() string {
+	var b strings.Builder
+	b.WriteString("| # | engine | gpus | algo | gen | obs | ref | kernel | wall median | wall min | wall max | pairs/s | obs/s | vs seed | FP32 peak / GB/s | verdict |\n")
+	b.WriteString("|--:|---|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		gpus := "—"
+		if c.Engine == EngineGPU {
+			gpus = fmt.Sprint(c.GPUs)
+		}
+		cells := []string{fmt.Sprint(i + 1), c.Engine, gpus, c.Algorithm, c.Generator, count(c.Obs), count(c.Ref)}
+		if c.Valid() && len(c.Wall) > 0 {
+			tilde := ""
+			if c.Scaled() {
+				tilde = "~"
+			}
+			kernel := ""
+			if c.KernelStats.Median > 0 {
+				kernel = tilde + FormatSeconds(c.KernelStats.Median)
+			}
+			vs := ""
+			switch {
+			case c.Algorithm == "seed" && c.SpeedupWall > 0:
+				vs = "1x"
+			case c.SpeedupWall > 0 && c.SeedScaled:
+				vs = fmt.Sprintf("~%.3gx", c.SpeedupWall)
+			case c.SpeedupWall > 0:
+				vs = fmt.Sprintf("%.3gx", c.SpeedupWall)
+			}
+			metric := ""
+			switch {
+			case c.FP32PeakPct > 0:
+				metric = fmt.Sprintf("%.0f%% FP32", c.FP32PeakPct)
+			case c.GBps > 0 && c.BandwidthPct > 0:
+				metric = fmt.Sprintf("%.0f GB/s (%.1f%%)", c.GBps, c.BandwidthPct)
+			case c.GBps > 0:
+				metric = fmt.Sprintf("%.0f GB/s", c.GBps)
+			}
+			cells = append(cells, kernel, tilde+FormatSeconds(c.WallStats.Median), tilde+FormatSeconds(c.WallStats.Min),
+				tilde+FormatSeconds(c.WallStats.Max), tilde+FormatRate(c.PairsPerSec), tilde+FormatRate(c.ObsPerSec), vs, metric)
+		} else {
+			cells = append(cells, "—", "—", "—", "—", "—", "—", "", "")
+		}
+		cells = append(cells, c.verdictText())
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+func count(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return FormatCount(n)
+}
+
+func (c *Case) verdictText() string {
+	v := c.Validation
+	switch c.Verdict {
+	case VerdictOK:
+		if v != nil {
+			return fmt.Sprintf("ok (%d)", v.Checked)
+		}
+	case VerdictApprox:
+		return fmt.Sprintf("approx (%d of %d beyond 1 m, max %.2f m)", v.IndexWrong+v.DistanceWrong, v.Checked,
+			max(v.MaxExcessM, *v.MaxDistanceErrorM))
+	case VerdictFail:
+		if v != nil {
+			return fmt.Sprintf("**FAIL** (%d of %d wrong)", max(v.IndexWrong, v.DistanceWrong), v.Checked)
+		}
+		return "**FAIL**"
+	case VerdictError:
+		msg := c.Error
+		if len(msg) > 60 {
+			msg = msg[:57] + "..."
+		}
+		return "**ERROR**: " + strings.ReplaceAll(msg, "|", "/")
+	}
+	return c.Verdict
+}
+
+// FormatSeconds writes a duration in seconds with 3 significant digits and
+// a unit: 2.08 s, 184 ms, 81.2 µs.
+func FormatSeconds(s float64) string {
+	switch {
+	case s <= 0 || math.IsNaN(s) || math.IsInf(s, 0):
+		return ""
+	case s >= 1:
+		return sig3(s) + " s"
+	case s >= 1e-3:
+		return sig3(s*1e3) + " ms"
+	case s >= 1e-6:
+		return sig3(s*1e6) + " µs"
+	}
+	return sig3(s*1e9) + " ns"
+}
+
+// FormatRate writes a rate with 3 significant digits and an SI prefix:
+// 4.22 T, 57.3 M.
+func FormatRate(v float64) string {
+	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	for _, p := range []struct {
+		f float64
+		s string
+	}{{1e15, " P"}, {1e12, " T"}, {1e9, " G"}, {1e6, " M"}, {1e3, " k"}} {
+		if v >= p.f {
+			return sig3(v/p.f) + p.s
+		}
+	}
+	return sig3(v)
+}
+
+func sig3(v float64) string {
+	switch {
+	case v >= 99.95:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 9.995:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func formatPairs(p float64) string {
+	if p >= 1 && p == math.Trunc(p) && p <= MaxCount*MaxCount {
+		if e := math.Log2(p); e == math.Trunc(e) {
+			return fmt.Sprintf("2^%d", int(e))
+		}
+	}
+	return fmt.Sprintf("%.3g", p)
+}

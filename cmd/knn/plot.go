@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/simulator"
+)
+
+const plotUsage = `Usage: knn plot --ref COUNT|FILE (--obs COUNT|FILE | --grid) --png OUT.png [flags]
+       knn plot --simulate --ref COUNT|FILE (--grid | --obs COUNT|FILE) [--gif OUT.gif] [--strip OUT.png] [flags]
+
+Draws the decision regions of the nearest-reference query on a map of the
+Earth in equirectangular projection (--width x --width/2 pixels, 30°
+graticule): every observation is a pixel in the colour of its nearest
+reference (a fixed colour per reference index), and the references are dark
+dots.
+
+--grid makes every pixel centre an observation, which shows the regions
+(spherical Voronoi cells) in full, with their borders; with --obs as well, the
+observations are drawn in strong colours over the pale regions.
+
+--simulate moves the references as knn simulate does and draws frames:
+--gif writes an animation of up to --frames steps (evenly spaced), --strip a
+row of --strip-frames steps side by side, --png the last step. Each frame is
+labelled with its simulated time.
+
+Files appear only when the whole run succeeded.
+
+Examples:
+  knn plot --obs cities.csv --ref airports.csv --png nearest.png
+  knn plot --grid --obs cities.csv --ref airports.csv --png regions.png --width 2000
+  knn plot --grid --ref 2^8 --png voronoi.png
+  knn plot --simulate --grid --ref 2^8 --steps 30 --dt 600 --gif moving.gif --strip strip.png
+
+Flags:
+`
+
+type plotFlags struct {
+	simFlags
+	png, gif, stripOut   string
+	width, frames, delay int
+	stripFrames          int
+	grid, simulate       bool
+}
+
+func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f plotFlags
+	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.obs, "obs", "", "observations: a CSV/GeoJSON file or a count such as 2^20")
+	fs.StringVar(&f.ref, "ref", "", "references: a CSV/GeoJSON file or a count such as 2^8 (required)")
+	fs.BoolVar(&f.grid, "grid", false, "observations at every pixel centre: the regions in full")
+	fs.StringVar(&f.png, "png", "", "write the picture (with --simulate: the last step) to this PNG file")
+	fs.IntVar(&f.width, "width", 1600, "picture width in pixels, even; the height is half (default 800 with --simulate)")
+	fs.BoolVar(&f.simulate, "simulate", false, "move the references (as knn simulate) and draw frames")
+	addSimulationFlags(fs, &f.simFlags, 30, 600)
+	fs.StringVar(&f.gif, "gif", "", "with --simulate: write an animated GIF")
+	fs.IntVar(&f.frames, "frames", 30, "with --gif: at most this many frames, evenly spaced over the steps")
+	fs.IntVar(&f.delay, "delay", 40, "with --gif: hundredths of a second per frame")
+	fs.StringVar(&f.stripOut, "strip", "", "with --simulate: write a PNG of --strip-frames frames side by side")
+	fs.IntVar(&f.stripFrames, "strip-frames", 5, "with --strip: the number of frames, evenly spaced over the steps")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, plotUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsageShown
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("plot: unexpected argument %q (flags start with --)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.checkPlot(set); err != nil {
+		return err
+	}
+	if f.simulate {
+		return plotSimulation(ctx, &f, stderr)
+	}
+	return plotStatic(ctx, &f, stderr)
+}
+
+func (f *plotFlags) checkPlot(set map[string]bool) error {
+	if f.ref == "" {
+		return errors.New("plot: --ref is required (see knn plot --help)")
+	}
+	if f.obs == "" && !f.grid {
+		return errors.New("plot: give --obs, --grid or both")
+	}
+	if f.simulate && !set["width"] {
+		f.width = 800
+	}
+	if f.width < 32 || f.width > 16384 || f.width%2 != 0 {
+		return fmt.Errorf("plot: --width %d: want an even number from 32 to 16384", f.width)
+	}
+	if !f.simulate {
+		for _, name := range []string{"gif", "strip", "frames", "strip-frames", "delay", "steps", "dt", "speed", "min-speed", "replace"} {
+			if set[name] {
+				return fmt.Errorf("plot: --%s needs --simulate", name)
+			}
+		}
+		if f.png == "" {
+			return errors.New("plot: --png is required")
+		}
+	} else {
+		if f.png == "" && f.gif == "" && f.stripOut == "" {
+			return errors.New("plot: --simulate needs an output: --gif, --strip or --png")
+		}
+		if f.grid && f.obs != "" {
+			return errors.New("plot: with --simulate, give --grid or --obs, not both")
+		}
+		if f.grid && f.replace > 0 {
+			return errors.New("plot: --replace replaces observations: use it with --obs, not --grid")
+		}
+		if f.frames < 1 || f.frames > 1000 || f.stripFrames < 1 || f.stripFrames > 20 || f.delay < 1 {
+			return errors.New("plot: --frames must be 1 to 1000, --strip-frames 1 to 20, --delay >= 1")
+		}
+	}
+	for _, o := range []struct{ flag, path, ext string }{{"--png", f.png, ".png"}, {"--gif", f.gif, ".gif"}, {"--strip", f.stripOut, ".png"}} {
+		if o.path != "" && !strings.EqualFold(fileExt(o.path), o.ext) {
+			return fmt.Errorf("plot: %s %s: the file name must end in %s", o.flag, o.path, o.ext)
+		}
+	}
+	return f.check("plot")
+}
+
+func fileExt(p string) string {
+	if i := strings.LastIndexByte(p, '.'); i >= 0 && !strings.ContainsRune(p[i:], '/') {
+		return p[i:]
+	}
+	return ""
+}
+
+func (f *plotFlags) logf(w io.Writer, format string, args ...any) {
+	if !f.quiet {
+		fmt.Fprintf(w, format, args...)
+	}
+}
+
+func plotStatic(ctx context.Context, f *plotFlags, stderr io.Writer) error {
+	t0 := time.Now()
+	ref, err := loadPoints("--ref", f.ref, f.refGen, f.seed+1)
+	if err != nil {
+		return err
+	}
+	if ref.cols.Len() == 0 {
+		return fmt.Errorf("--ref %s: no reference points", f.ref)
+	}
+	var obs pointSet
+	if f.obs != "" {
+		if obs, err = loadPoints("--obs", f.obs, f.gen, f.seed); err != nil {
+			return err
+		}
+	}
+	bar := newProgressBar(stderr, f.quiet)
+	opts := f.engineOpts
+	opts.Progress = bar.update
+	s, err := geoknn.NewSearcher(opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	query := func(obs engine.Points) (*geoknn.Result, error) {
+		bar.start(obs.Len())
+		defer bar.done()
+		return s.NearestRadians(ctx, obs, ref.cols)
+	}
+	if s.Fallback() != "" {
+		f.logf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Fallback())
+	}
+	c := newCanvas(f.width)
+	var what []string
+	if f.grid {
+		res, err := query(gridPoints(f.width))
+		if err != nil {
+			return err
+		}
+		c.fillRegions(res.Index)
+		c.graticule(true)
+		what = append(what, fmt.Sprintf("%d grid pixels", len(res.Index)))
+	} else {
+		c.graticule(false)
+	}
+	if f.obs != "" {
+		res, err := query(obs.cols)
+		if err != nil {
+			return err
+		}
+		// Few points on an empty map are 2x2 dots; over regions, pixels.
+		c.points(obs.cols, res.Index, !f.grid && obs.cols.Len() <= c.w*c.h/8)
+		what = append(what, fmt.Sprintf("%d observations (%s)", obs.cols.Len(), obs.desc))
+	}
+	c.markers(ref.cols)
+	if err := writeImage(f.png, c.image(pngPalette())); err != nil {
+		return err
+	}
+	f.logf(stderr, "plot: %s, %d references (%s) on the %s in %.3f s\n", strings.Join(what, " and "), ref.cols.Len(), ref.desc, s.Engine(), time.Since(t0).Seconds())
+	f.logf(stderr, "wrote %s (%d x %d)\n", f.png, c.w, c.h)
+	return nil
+}
+
+// evenSteps returns k of the steps 1..n, evenly spaced from the first to
+// the last (all of them when k >= n).
+func evenSteps(n, k int) map[int]bool {
+	sel := map[int]bool{}
+	if k >= n {
+		for i := 1; i <= n; i++ {
+			sel[i] = true
+		}
+		return sel
+	}
+	if k == 1 {
+		return map[int]bool{n: true}
+	}
+	for j := range k {
+		sel[1+int(float64(j)*float64(n-1)/float64(k-1)+0.5)] = true
+	}
+	return sel
+}
+
+func plotSimulation(ctx context.Context, f *plotFlags, stderr io.Writer) error {
+	t0 := time.Now()
+	var obs source
+	var err error
+	if f.grid {
+		obs = source{init: gridPoints(f.width), desc: "grid"}
+	} else if obs, err = loadSource("--obs", f.obs, f.gen, f.seed); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	ref, err := loadSource("--ref", f.ref, f.refGen, f.seed+1)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if ref.len() == 0 {
+		return fmt.Errorf("plot: --ref %s: no reference points", f.ref)
+	}
+	cfg := f.config(obs, ref)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	gifSteps, stripSteps := map[int]bool{}, map[int]bool{}
+	if f.gif != "" {
+		gifSteps = evenSteps(f.steps, f.frames)
+	}
+	if f.stripOut != "" {
+		stripSteps = evenSteps(f.steps, f.stripFrames)
+	}
+	var anim animation
+	var stripFrames []*canvas
+	var last *canvas
+	bar := newStepBar(stderr, f.quiet)
+	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error {
+		defer bar.show(s.N, f.steps, t0)
+		if s.N == 1 && s.Result.Fallback != "" {
+			f.logf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Result.Fallback)
+		}
+		if !gifSteps[s.N] && !stripSteps[s.N] && !(f.png != "" && s.N == f.steps) {
+			return nil
+		}
+		c := newCanvas(f.width)
+		if f.grid {
+			c.fillRegions(s.Result.Index)
+			c.graticule(true)
+		} else {
+			c.graticule(false)
+			c.points(s.Obs, s.Result.Index, s.Obs.Len() <= c.w*c.h/8)
+		}
+		c.markers(s.Ref)
+		c.label(simTime(s.Time))
+		if gifSteps[s.N] {
+			anim.add(c, f.delay)
+		}
+		if stripSteps[s.N] {
+			stripFrames = append(stripFrames, c)
+		}
+		last = c
+		return nil
+	})
+	bar.clear()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("plot: interrupted after %d steps", sum.Steps)
+		}
+		return err
+	}
+	if f.gif != "" {
+		err := pointio.WriteAtomic(f.gif, anim.encode)
+		if err != nil {
+			return err
+		}
+		f.logf(stderr, "wrote %s (%d frames of %d x %d)\n", f.gif, len(anim.g.Image), f.width, f.width/2)
+	}
+	if f.stripOut != "" {
+		st := strip(stripFrames)
+		if err := writeImage(f.stripOut, st.image(pngPalette())); err != nil {
+			return err
+		}
+		f.logf(stderr, "wrote %s (%d frames, %d x %d)\n", f.stripOut, len(stripFrames), st.w, st.h)
+	}
+	if f.png != "" {
+		if err := writeImage(f.png, last.image(pngPalette())); err != nil {
+			return err
+		}
+		f.logf(stderr, "wrote %s (step %d, %d x %d)\n", f.png, f.steps, last.w, last.h)
+	}
+	f.logf(stderr, "plot: %d steps of %d observations and %d references on the %s (%s), query median %.3f s; %.3f s in all\n",
+		sum.Steps, obs.len(), ref.len(), sum.Engine, strings.Join(sum.Devices, ", "), sum.Median.Seconds(), time.Since(t0).Seconds())
+	return nil
+}
+
+func writeImage(path string, img image.Image) error {
+	return pointio.WriteAtomic(path, func(w *bufio.Writer) error { return writePNG(w, img) })
+}

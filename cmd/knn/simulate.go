@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/simulator"
+)
+
+const simulateUsage = `Usage: knn simulate [flags]
+
+Moves the references along great circles and answers the nearest-reference
+query at every step, on one engine kept open for the whole simulation.
+
+Step 1 is the initial state (the query knn run asks with the same --obs,
+--ref, --gen and --seed). Before each later step every reference moves --dt
+seconds at its speed (uniform in [--min-speed, --speed] m/s, heading uniform,
+both drawn from --seed) along its great circle, across the poles and the
+antimeridian, and a fraction --replace of the observations is replaced by
+fresh points of --gen. Everything is reproducible from --seed.
+
+One line per step: the simulated time, the query time, the observations
+replaced, and the observations kept whose nearest reference changed since the
+step before (count and fraction of the kept ones; replaced observations are
+counted apart). Then a summary: median, min and max query time, steps per
+second (queries and updates, not output), engine and devices.
+
+--out-dir DIR writes each step's answers to DIR/step-0001.csv, ... (header
+obs_index,ref_index,distance_m, one row per observation slot, as knn run
+--out); each file appears complete or not at all.
+
+Examples:
+  knn simulate --obs 2^24 --ref 2^16 --steps 100 --dt 60
+  knn simulate --obs 2^20 --ref 2^10 --steps 10 --speed 250 --replace 0.05 --out-dir steps/
+  knn simulate --obs cities.csv --ref 2^12 --steps 20 --dt 600 --engine cpu
+
+Flags:
+`
+
+type simFlags struct {
+	obs, ref, gen, refGen string
+	engine, algo, memory  string
+	seed                  uint64
+	gpus, batch, steps    int
+	dt, speed, minSpeed   float64
+	replace               float64
+	outDir                string
+	validate              int
+	quiet                 bool
+	engineOpts            geoknn.Options // from the flags, by check
+}
+
+// addSimulationFlags defines the flags knn simulate and knn plot --simulate
+// share.
+func addSimulationFlags(fs *flag.FlagSet, f *simFlags, steps int, dt float64) {
+	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts and for fresh observations: sphere, seed or clustered")
+	fs.StringVar(&f.refGen, "ref-gen", "", "generator for a --ref count (default: --gen)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed: observations, references (seed+1), motion and replacement")
+	fs.IntVar(&f.steps, "steps", steps, "number of steps (queries); step 1 is the initial state")
+	fs.Float64Var(&f.dt, "dt", dt, "time step in seconds")
+	fs.Float64Var(&f.speed, "speed", 250, "maximum reference speed, m/s (speeds are uniform in [--min-speed, --speed])")
+	fs.Float64Var(&f.minSpeed, "min-speed", 0, "minimum reference speed, m/s (equal to --speed for a fixed speed)")
+	fs.Float64Var(&f.replace, "replace", 0, "fraction of observations replaced by fresh points before each step, in [0, 1]")
+	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
+	fs.StringVar(&f.algo, "algo", "brute", "nearest-reference algorithm (as knn run --algo)")
+	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device or managed")
+	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
+	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
+}
+
+// check validates the shared flags and fills engineOpts.
+func (f *simFlags) check(cmd string) error {
+	if f.steps < 1 {
+		return fmt.Errorf("%s: --steps %d: want at least 1", cmd, f.steps)
+	}
+	if math.IsNaN(f.dt) || math.IsInf(f.dt, 0) || f.dt < 0 {
+		return fmt.Errorf("%s: --dt %v: want a finite number of seconds >= 0", cmd, f.dt)
+	}
+	if !(f.speed >= 0) || math.IsInf(f.speed, 0) {
+		return fmt.Errorf("%s: --speed %v: want a finite speed >= 0 m/s", cmd, f.speed)
+	}
+	if !(f.minSpeed >= 0 && f.minSpeed <= f.speed) {
+		return fmt.Errorf("%s: --min-speed %v: want 0 <= --min-speed <= --speed (%v)", cmd, f.minSpeed, f.speed)
+	}
+	if !(f.replace >= 0 && f.replace <= 1) {
+		return fmt.Errorf("%s: --replace %v: want a fraction in [0, 1]", cmd, f.replace)
+	}
+	if f.gpus < 0 || f.batch < 0 {
+		return fmt.Errorf("%s: --gpus and --batch-size must be >= 0", cmd)
+	}
+	if f.refGen == "" {
+		f.refGen = f.gen
+	}
+	for _, g := range []struct{ flag, name string }{{"--gen", f.gen}, {"--ref-gen", f.refGen}} {
+		if _, err := simulator.ByName(g.name); err != nil {
+			return fmt.Errorf("%s: %s %q: unknown generator (want %s)", cmd, g.flag, g.name, strings.Join(simulator.Names(), ", "))
+		}
+	}
+	eng, err := geoknn.ParseEngine(f.engine)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	algo, err := engine.ParseAlgorithm(f.algo)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	mem, err := engine.ParseMemoryMode(f.memory)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	f.engineOpts = geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, Memory: mem}
+	return nil
+}
+
+// source is --obs or --ref of a simulation: a file (initial points) or a
+// count of generated ones.
+type source struct {
+	count int
+	init  engine.Points
+	pts   pointSet // the file's points; empty for counts
+	desc  string
+}
+
+func loadSource(flagName, arg, gen string, seed uint64) (source, error) {
+	if arg == "" {
+		return source{}, fmt.Errorf("%s is required", flagName)
+	}
+	if _, err := os.Stat(arg); err != nil {
+		n, cerr := parseCount(arg)
+		if cerr != nil {
+			return source{}, fmt.Errorf("%s %q: no such file, and not a count such as 2^20 or 1e6", flagName, arg)
+		}
+		return source{count: n, desc: fmt.Sprintf("synthetic %s, seed %d", gen, seed)}, nil
+	}
+	ps, err := loadPoints(flagName, arg, gen, seed)
+	if err != nil {
+		return source{}, err
+	}
+	return source{init: ps.cols, pts: ps, desc: arg}, nil
+}
+
+func (s source) len() int { return max(s.count, s.init.Len()) }
+
+// config builds the simulation's configuration.
+func (f *simFlags) config(obs, ref source) simulator.Config {
+	return simulator.Config{
+		Obs: obs.count, Ref: ref.count, ObsGen: f.gen, RefGen: f.refGen, Seed: f.seed,
+		InitObs: obs.init, InitRef: ref.init,
+		Steps: f.steps, Dt: f.dt, MinSpeed: f.minSpeed, MaxSpeed: f.speed, Replace: f.replace,
+		Options: f.engineOpts,
+	}
+}
+
+func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f simFlags
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.obs, "obs", "2^20", "observations: a count such as 2^24, or a CSV/GeoJSON file of initial observations")
+	fs.StringVar(&f.ref, "ref", "2^12", "references: a count such as 2^16, or a CSV/GeoJSON file of initial positions")
+	addSimulationFlags(fs, &f, 10, 60)
+	fs.StringVar(&f.outDir, "out-dir", "", "write each step's answers to DIR/step-NNNN.csv")
+	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers of the last step against a float64 brute force")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-step lines: the summary only")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, simulateUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsageShown
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("simulate: unexpected argument %q (flags start with --)", fs.Arg(0))
+	}
+	if err := f.check("simulate"); err != nil {
+		return err
+	}
+	if f.validate < 0 {
+		return fmt.Errorf("simulate: --validate %d: want >= 0", f.validate)
+	}
+	if f.outDir != "" {
+		if fi, err := os.Stat(f.outDir); err == nil && !fi.IsDir() {
+			return fmt.Errorf("simulate: --out-dir %s: not a folder", f.outDir)
+		}
+	}
+	obs, err := loadSource("--obs", f.obs, f.gen, f.seed)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	ref, err := loadSource("--ref", f.ref, f.refGen, f.seed+1)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	if ref.len() == 0 {
+		return fmt.Errorf("simulate: --ref %s: no reference points", f.ref)
+	}
+	cfg := f.config(obs, ref)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+
+	nObs, nRef := obs.len(), ref.len()
+	digits := max(4, len(strconv.Itoa(f.steps)))
+	bar := newStepBar(stderr, f.quiet)
+	if !f.quiet {
+		fmt.Fprintf(stdout, "%6s %10s %9s %9s %10s %10s %8s\n", "step", "time_s", "query_s", "update_s", "replaced", "changed", "changed%")
+	}
+	var validated string
+	start := time.Now()
+	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error {
+		if s.N == 1 && s.Result.Fallback != "" {
+			bar.clear()
+			fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Result.Fallback)
+		}
+		if f.outDir != "" {
+			if err := writeStep(f.outDir, digits, s); err != nil {
+				return err
+			}
+		}
+		if f.validate > 0 && s.N == f.steps {
+			rep, err := validateSample(ctx, pointSet{cols: s.Obs}, pointSet{cols: s.Ref}, s.Result, f.validate, f.seed)
+			if err != nil {
+				return err
+			}
+			validated = rep.String()
+			if !rep.OK() {
+				for _, fl := range rep.Failures {
+					fmt.Fprintf(stderr, "  %s\n", fl)
+				}
+				return fmt.Errorf("simulate: step %d: validation failed: %s", s.N, rep)
+			}
+		}
+		if !f.quiet {
+			bar.clear()
+			changed, frac := "-", "-"
+			if s.N > 1 {
+				changed, frac = strconv.Itoa(s.Changed), fmt.Sprintf("%.3f", 100*s.ChangedFraction)
+			}
+			fmt.Fprintf(stdout, "%6d %10g %9.3f %9.3f %10d %10s %8s\n", s.N, s.Time,
+				s.Query.Seconds(), s.Update.Seconds(), s.Replaced, changed, frac)
+		}
+		bar.show(s.N, f.steps, start)
+		return nil
+	})
+	bar.clear()
+	if sum.Steps > 0 || err == nil {
+		printSummary(stdout, f, sum, obs, ref, nObs, nRef)
+		if validated != "" {
+			fmt.Fprintf(stdout, "validate:     step %d: %s\n", f.steps, validated)
+		}
+		if f.outDir != "" && sum.Steps > 0 {
+			fmt.Fprintf(stdout, "wrote:        %d files, %s to %s\n", sum.Steps,
+				filepath.Join(f.outDir, fmt.Sprintf("step-%0*d.csv", digits, 1)), fmt.Sprintf("step-%0*d.csv", digits, sum.Steps))
+		}
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("simulate: interrupted after %d steps", sum.Steps)
+		}
+		return err
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, f simFlags, sum simulator.Summary, obs, ref source, nObs, nRef int) {
+	fmt.Fprintf(w, "engine:       %s (%s), algorithm %s\n", sum.Engine, strings.Join(sum.Devices, ", "), f.engineOpts.Algorithm)
+	fmt.Fprintf(w, "observations: %d (%s), %.4g%% replaced per step\n", nObs, obs.desc, 100*f.replace)
+	fmt.Fprintf(w, "references:   %d (%s), speed %g-%g m/s, dt %g s\n", nRef, ref.desc, f.minSpeed, f.speed, f.dt)
+	fmt.Fprintf(w, "steps:        %d; query median %.3f s (min %.3f, max %.3f), %.3g pairs/s; %.3f steps/s\n",
+		sum.Steps, sum.Median.Seconds(), sum.Min.Seconds(), sum.Max.Seconds(),
+		float64(nObs)*float64(nRef)/max(sum.Median.Seconds(), 1e-9), sum.StepsPerSecond)
+}
+
+// writeStep writes one step's answers to dir/step-NNNN.csv.
+func writeStep(dir string, digits int, s simulator.Step) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return fmt.Errorf("simulate: --out-dir: %w", err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("step-%0*d.csv", digits, s.N))
+	res := s.Result
+	err := pointio.WriteAtomic(path, func(w *bufio.Writer) error {
+		return pointio.WriteResults(w, len(res.Index), func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) })
+	})
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	return nil
+}
+
+// stepBar is a progress bar over the steps of a simulation, on stderr when
+// it is a terminal; the per-step lines are written between its redraws.
+type stepBar struct {
+	w       io.Writer
+	enabled bool
+	shown   bool
+}
+
+func newStepBar(w io.Writer, quiet bool) *stepBar {
+	b := &stepBar{w: w}
+	if f, ok := w.(*os.File); ok && !quiet {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			b.enabled = true
+		}
+	}
+	return b
+}
+
+func (b *stepBar) show(done, total int, start time.Time) {
+	if !b.enabled || done >= total {
+		return
+	}
+	const width = 40
+	frac := float64(done) / float64(total)
+	fill := int(frac * width)
+	el := time.Since(start)
+	eta := time.Duration(float64(el) * (1 - frac) / frac)
+	fmt.Fprintf(b.w, "\r[%s%s] step %d/%d  eta %s ", strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
+		done, total, eta.Round(time.Second))
+	b.shown = true
+}
+
+func (b *stepBar) clear() {
+	if b.shown {
+		fmt.Fprint(b.w, "\r"+strings.Repeat(" ", 80)+"\r")
+		b.shown = false
+	}
+}

@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Grid answers must equal brute force's, index for index, on thousands of
+// random small cases that stress the index: poles, the antimeridian,
+// duplicates, a single reference, everything in one cell, clusters.
+func TestGridMatchesBrute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 7))
+	deg := math.Pi / 180
+	gens := []struct {
+		name string
+		gen  func(n int) Points
+	}{
+		{"sphere", func(n int) Points { return spherePoints(n, rng.Uint64()) }},
+		{"poles", func(n int) Points {
+			p := Radians64(make([]float64, n), make([]float64, n))
+			for i := range p.Lat64 {
+				p.Lat64[i] = (90 - rng.Float64()*2) * deg * float64(1-2*(i%2))
+				p.Lon64[i] = (rng.Float64()*360 - 180) * deg
+			}
+			return p
+		}},
+		{"antimeridian", func(n int) Points {
+			p := Radians64(make([]float64, n), make([]float64, n))
+			for i := range p.Lat64 {
+				p.Lat64[i] = (rng.Float64()*20 - 10) * deg
+				p.Lon64[i] = (180 - rng.Float64()*0.5) * deg * float64(1-2*(i%2))
+				if i%7 == 0 {
+					p.Lon64[i] = math.Pi * float64(1-2*(i%2))
+				}
+			}
+			return p
+		}},
+		{"one cell", func(n int) Points {
+			p := Radians64(make([]float64, n), make([]float64, n))
+			for i := range p.Lat64 {
+				p.Lat64[i] = (45 + rng.Float64()*1e-3) * deg
+				p.Lon64[i] = (7 + rng.Float64()*1e-3) * deg
+			}
+			return p
+		}},
+		{"clusters", func(n int) Points {
+			p := spherePoints(n, rng.Uint64())
+			c := spherePoints(3, rng.Uint64())
+			for i := range p.Lat64 {
+				k := i % 3
+				p.Lat64[i] = math.Max(-math.Pi/2, math.Min(math.Pi/2, c.Lat64[k]+rng.NormFloat64()*0.01))
+				p.Lon64[i] = math.Remainder(c.Lon64[k]+rng.NormFloat64()*0.01, 2*math.Pi)
+			}
+			return p
+		}},
+	}
+	cases := 0
+	for trial := 0; trial < 400; trial++ {
+		og, rg := gens[trial%len(gens)], gens[(trial/len(gens))%len(gens)]
+		nobs, nref := 1+rng.IntN(300), 1+rng.IntN(400)
+		obs, ref := og.gen(nobs), rg.gen(nref)
+		if trial%9 == 0 { // duplicates
+			ref.Lat64 = append(ref.Lat64, ref.Lat64...)
+			ref.Lon64 = append(ref.Lon64, ref.Lon64...)
+		}
+		if trial%11 == 0 { // observations on references
+			obs = ref
+		}
+		want := newResult(obs.Len())
+		e := NewCPU(1)
+		if _, err := e.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+			t.Fatal(err)
+		}
+		refs := prepareRefs(ref)
+		for _, g := range []int{1, 2, 5, gridSide(refs.n, 2), 40} {
+			ix := buildGrid(refs, g)
+			for i := 0; i < obs.Len(); i++ {
+				x, y, z := unit(obs.At(i))
+				d, k := ix.nearest(x, y, z, nil)
+				if refs.orig[k] != want.Index[i] || float32(ChordToAngle(d)) != want.Distance[i] {
+					t.Fatalf("%s obs x %s ref, trial %d, grid %d: obs %d: grid ref %d (%v), brute ref %d (%v)",
+						og.name, rg.name, trial, g, i, refs.orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
+				}
+				cases++
+			}
+		}
+	}
+	t.Logf("%d grid queries agreed with brute force", cases)
+}
+
+func TestCPUGridEngine(t *testing.T) {
+	for _, tc := range []struct{ nobs, nref int }{{5000, 70000}, {20000, 1}, {3000, 3000}} {
+		obs, ref := spherePoints(tc.nobs, 31), spherePoints(tc.nref, 32)
+		want, got := newResult(tc.nobs), newResult(tc.nobs)
+		if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+			t.Fatal(err)
+		}
+		st, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid}, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d x %d: %s", tc.nobs, tc.nref, st.Note)
+		for i := range want.Index {
+			if want.Index[i] != got.Index[i] || want.Distance[i] != got.Distance[i] {
+				t.Fatalf("obs %d: grid %d, brute %d", i, got.Index[i], want.Index[i])
+			}
+		}
+	}
+}
+
+// All references in one tiny cluster: the plan falls back to brute force
+// rather than scanning one huge cell for every observation.
+func TestGridFallsBackWhenSkewed(t *testing.T) {
+	ref := Radians64(make([]float64, 20000), make([]float64, 20000))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range ref.Lat64 {
+		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
+	}
+	obs := spherePoints(2000, 3)
+	plan := planGrid(obs, prepareRefs(ref), cpuGridCellCost)
+	if plan.index != nil {
+		t.Errorf("plan kept the grid: %.0f cells, %.0f candidates a query", plan.cellsPerQuery, plan.candidatesPerQuery)
+	}
+}
+
+// BenchmarkCPUGrid reports observations/s for sphere-uniform data, index
+// build included.
+func BenchmarkCPUGrid(b *testing.B) {
+	for _, tc := range []struct{ nobs, nref int }{{1 << 20, 1 << 16}, {1 << 22, 1 << 16}} {
+		obs, ref := spherePoints(tc.nobs, 1), spherePoints(tc.nref, 2)
+		out := newResult(obs.Len())
+		e := NewCPU(0)
+		b.Run(fmt.Sprintf("obs=%d/ref=%d", tc.nobs, tc.nref), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := e.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid}, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(obs.Len())*float64(b.N)/b.Elapsed().Seconds(), "obs/s")
+		})
+	}
+}

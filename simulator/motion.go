@@ -1,0 +1,185 @@
+package simulator
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+)
+
+// EarthRadius is the sphere radius in metres that the motion model moves
+// points on; it equals geoknn.EarthRadius and validate.EarthRadius.
+const EarthRadius = 6371008.8
+
+// Stream keys of the moving simulation (see generate.go for the others).
+const (
+	streamMotion  = 0x452821e638d01377 // speeds and headings of the references
+	streamReplace = 0xbe5466cf34e90c6c // which observations are replaced, and by what
+)
+
+// Propagate moves a point at latitude lat and longitude lon (radians),
+// travelling with heading (radians clockwise from north), dist metres along
+// its great circle. It returns the new position, latitude in [-pi/2, pi/2]
+// and longitude in [-pi, pi], and the heading there: the direction of the
+// same great circle at the new position, so that successive calls follow one
+// great circle exactly (a point heading north over a pole comes down the
+// other side on the meridian 180° away, heading south).
+//
+// It rotates unit vectors in float64: the position p and the unit tangent t
+// in the direction of travel become p cos d + t sin d and t cos d - p sin d
+// for the central angle d = dist/EarthRadius, which is exact for any
+// distance and has no singularity at the poles or the antimeridian. At a
+// pole, where north is undefined, the heading is measured against the
+// meridian of the returned longitude, as the formulas for (lat, lon) give
+// in the limit; a later call that starts from the returned values continues
+// on the same great circle.
+func Propagate(lat, lon, heading, dist float64) (lat2, lon2, heading2 float64) {
+	sLat, cLat := math.Sincos(lat)
+	sLon, cLon := math.Sincos(lon)
+	sH, cH := math.Sincos(heading)
+	// Position, east and north at (lat, lon).
+	px, py, pz := cLat*cLon, cLat*sLon, sLat
+	ex, ey := -sLon, cLon
+	nx, ny, nz := -sLat*cLon, -sLat*sLon, cLat
+	// Unit tangent in the direction of travel.
+	tx, ty, tz := sH*ex+cH*nx, sH*ey+cH*ny, cH*nz
+	sD, cD := math.Sincos(dist / EarthRadius)
+	qx, qy, qz := px*cD+tx*sD, py*cD+ty*sD, pz*cD+tz*sD
+	ux, uy, uz := tx*cD-px*sD, ty*cD-py*sD, tz*cD-pz*sD
+	lat2 = math.Atan2(qz, math.Sqrt(qx*qx+qy*qy))
+	lon2 = math.Atan2(qy, qx)
+	sLat, cLat = math.Sincos(lat2)
+	sLon, cLon = math.Sincos(lon2)
+	east := -sLon*ux + cLon*uy
+	north := -sLat*cLon*ux - sLat*sLon*uy + cLat*uz
+	heading2 = math.Atan2(east, north)
+	return lat2, lon2, heading2
+}
+
+// Movers is a set of points moving along great circles at constant speeds:
+// the moving references of a simulation. The four columns have one entry
+// per point; Lat and Lon are radians, Heading radians clockwise from north
+// and Speed metres per second.
+type Movers struct {
+	Lat, Lon, Heading, Speed []float64
+}
+
+// Len is the number of points.
+func (m *Movers) Len() int { return len(m.Lat) }
+
+// Check reports whether the columns have equal lengths and hold valid
+// positions, finite headings and finite non-negative speeds.
+func (m *Movers) Check() error {
+	n := len(m.Lat)
+	if len(m.Lon) != n || len(m.Heading) != n || len(m.Speed) != n {
+		return fmt.Errorf("simulator: movers have %d latitudes, %d longitudes, %d headings and %d speeds",
+			n, len(m.Lon), len(m.Heading), len(m.Speed))
+	}
+	for i := range n {
+		if !(math.Abs(m.Lat[i]) <= math.Pi/2) || !(math.Abs(m.Lon[i]) <= math.Pi) {
+			return fmt.Errorf("simulator: mover %d at lat %v, lon %v rad is not a valid position", i, m.Lat[i], m.Lon[i])
+		}
+		if math.IsNaN(m.Heading[i]) || math.IsInf(m.Heading[i], 0) || !(m.Speed[i] >= 0) || math.IsInf(m.Speed[i], 0) {
+			return fmt.Errorf("simulator: mover %d has heading %v rad and speed %v m/s", i, m.Heading[i], m.Speed[i])
+		}
+	}
+	return nil
+}
+
+// Step moves every point for dt seconds along its great circle (Propagate
+// with dist = Speed*dt), updating the positions and headings in place. It
+// runs over GOMAXPROCS goroutines; each point's motion is independent of the
+// others, so the result does not depend on the number of goroutines. dt may
+// be negative (the points retrace their paths).
+func (m *Movers) Step(dt float64) {
+	m.step(dt, workers())
+}
+
+func (m *Movers) step(dt float64, workers int) {
+	parallelBlocks(m.Len(), workers, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			m.Lat[i], m.Lon[i], m.Heading[i] = Propagate(m.Lat[i], m.Lon[i], m.Heading[i], m.Speed[i]*dt)
+		}
+	})
+}
+
+// RandomMotion fills speed[:n] with speeds uniform in [minSpeed, maxSpeed]
+// m/s (all equal to minSpeed when the two are equal) and heading[:n] with
+// headings uniform in [0, 2 pi), reproducibly from seed (in blocks of
+// points with their own PCG streams, like the generators).
+func RandomMotion(n int, seed uint64, minSpeed, maxSpeed float64, speed, heading []float64) error {
+	if n < 0 {
+		return fmt.Errorf("simulator: negative point count %d", n)
+	}
+	if len(speed) < n || len(heading) < n {
+		return fmt.Errorf("simulator: columns hold %d speeds and %d headings, want %d", len(speed), len(heading), n)
+	}
+	if err := checkSpeeds(minSpeed, maxSpeed); err != nil {
+		return err
+	}
+	forStreamBlocks(n, seed, streamMotion, workers(), func(rng *rand.Rand, lo, hi, _ int) {
+		for i := lo; i < hi; i++ {
+			speed[i] = minSpeed + (maxSpeed-minSpeed)*rng.Float64()
+			heading[i] = 2 * math.Pi * rng.Float64()
+		}
+	})
+	return nil
+}
+
+func checkSpeeds(minSpeed, maxSpeed float64) error {
+	if !(minSpeed >= 0) || !(maxSpeed >= minSpeed) || math.IsInf(maxSpeed, 0) {
+		return fmt.Errorf("simulator: speeds [%v, %v] m/s: want finite 0 <= min <= max", minSpeed, maxSpeed)
+	}
+	return nil
+}
+
+// parallelBlocks calls fn on the blocks [lo, hi) of blockSize points of
+// [0, n) from up to workers goroutines.
+func parallelBlocks(n, workers int, fn func(lo, hi int)) {
+	blocks := (n + blockSize - 1) / blockSize
+	workers = max(min(workers, blocks), 1)
+	if workers == 1 {
+		for b := range blocks {
+			fn(b*blockSize, min((b+1)*blockSize, n))
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= blocks {
+					return
+				}
+				fn(b*blockSize, min((b+1)*blockSize, n))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// forStreamBlocks is forBlocks with a stream key of its own.
+func forStreamBlocks(n int, seed, stream uint64, workers int, fn func(rng *rand.Rand, lo, hi, w int)) {
+	blocks := (n + blockSize - 1) / blockSize
+	workers = max(min(workers, blocks), 1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			src := &rand.PCG{}
+			rng := rand.New(src)
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= blocks {
+					return
+				}
+				seedPCG(src, seed, stream, uint64(b))
+				fn(rng, b*blockSize, min((b+1)*blockSize, n), w)
+			}
+		})
+	}
+	wg.Wait()
+}
