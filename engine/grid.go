@@ -264,7 +264,13 @@ func planGrid(obs Points, refs *refSet, cellCost int) gridPlan {
 	bestCost := math.Inf(1)
 	var plan gridPlan
 	g0 := gridSide(refs.n, 2)
-	for _, g := range []int{g0} { // room for more densities; one fits uniform and city data
+	// The density that suits the references' dense places is too fine where
+	// they are sparse (observations far from every reference scan many empty
+	// cells), so coarser grids are sampled too and the cheapest kept.
+	for _, g := range []int{g0, g0 / 2, g0 / 4, g0 / 8} {
+		if g < 4 && g != g0 {
+			continue
+		}
 		ix := buildGrid(refs, g)
 		var w gridWork
 		ran := 0
@@ -272,8 +278,8 @@ func planGrid(obs Points, refs *refSet, cellCost int) gridPlan {
 			x, y, z := unit(obs.At(i))
 			ix.nearest(x, y, z, &w)
 			ran++
-			if cellCost*(w.cells+w.candidates) > refs.n*len(idx) {
-				break // already costlier than brute force: stop sampling
+			if float64(cellCost*(w.cells+w.candidates)) > min(bestCost, float64(refs.n))*float64(len(idx)) {
+				break // already costlier than brute force or a sampled grid: stop sampling
 			}
 		}
 		cells := float64(w.cells) / float64(ran)

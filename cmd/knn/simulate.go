@@ -75,7 +75,7 @@ func addSimulationFlags(fs *flag.FlagSet, f *simFlags, steps int, dt float64) {
 	fs.Float64Var(&f.minSpeed, "min-speed", 0, "minimum reference speed, m/s (equal to --speed for a fixed speed)")
 	fs.Float64Var(&f.replace, "replace", 0, "fraction of observations replaced by fresh points before each step, in [0, 1]")
 	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
-	fs.StringVar(&f.algo, "algo", "brute", "nearest-reference algorithm (as knn run --algo)")
+	fs.StringVar(&f.algo, "algo", "grid", "nearest-reference algorithm: grid, brute or seed (as knn run --algo)")
 	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device or managed")
 	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
 	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
