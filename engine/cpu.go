@@ -53,11 +53,27 @@ func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 }
 
 func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
-	n := req.Obs.Len()
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = cpuBatch
 	}
+	return c.run(ctx, req, batch, start, func() func(lo, hi int) {
+		s := newCPUScratch(batch)
+		return func(lo, hi int) {
+			s.scan(req.Obs, lo, hi, refs)
+			for i := lo; i < hi; i++ {
+				out.Index[i] = refs.orig[s.idx[i-lo]]
+				out.Distance[i] = float32(ChordToAngle(s.best[i-lo]))
+			}
+		}
+	})
+}
+
+// run answers the request's observations in jobs of batch on the engine's
+// goroutines; newWorker gives each goroutine its own job function (and
+// scratch), which answers observations [lo, hi).
+func (c *CPU) run(ctx context.Context, req Request, batch int, start time.Time, newWorker func() func(lo, hi int)) (Stats, error) {
+	n := req.Obs.Len()
 	jobs := (n + batch - 1) / batch
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -65,7 +81,7 @@ func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *r
 	g, gctx := errgroup.WithContext(ctx)
 	for w := 0; w < c.workers; w++ {
 		g.Go(func() error {
-			s := newCPUScratch(batch)
+			job := newWorker()
 			for {
 				j := int(next.Add(1) - 1)
 				if j >= jobs {
@@ -75,11 +91,7 @@ func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *r
 					return err
 				}
 				lo, hi := j*batch, min((j+1)*batch, n)
-				s.scan(req.Obs, lo, hi, refs)
-				for i := lo; i < hi; i++ {
-					out.Index[i] = refs.orig[s.idx[i-lo]]
-					out.Distance[i] = float32(ChordToAngle(s.best[i-lo]))
-				}
+				job(lo, hi)
 				if req.Progress != nil {
 					mu.Lock()
 					done += hi - lo

@@ -5,12 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // The grid index: the unit vectors of the references bucketed into a G x G x
@@ -315,51 +310,21 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 		return st, err
 	}
 	ix := plan.index
-	n := req.Obs.Len()
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = 4096
 	}
-	jobs := (n + batch - 1) / batch
-	var next atomic.Int64
-	var mu sync.Mutex
-	done := 0
-	g, gctx := errgroup.WithContext(ctx)
-	for w := 0; w < c.workers; w++ {
-		g.Go(func() error {
-			for {
-				j := int(next.Add(1) - 1)
-				if j >= jobs {
-					return nil
-				}
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				lo, hi := j*batch, min((j+1)*batch, n)
-				for i := lo; i < hi; i++ {
-					x, y, z := unit(req.Obs.At(i))
-					d, k := ix.nearest(x, y, z, nil)
-					out.Index[i] = refs.orig[k]
-					out.Distance[i] = float32(ChordToAngle(d))
-				}
-				if req.Progress != nil {
-					mu.Lock()
-					done += hi - lo
-					req.Progress(done, n)
-					mu.Unlock()
-				}
+	st, err := c.run(ctx, req, batch, start, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				x, y, z := unit(req.Obs.At(i))
+				d, k := ix.nearest(x, y, z, nil)
+				out.Index[i] = refs.orig[k]
+				out.Distance[i] = float32(ChordToAngle(d))
 			}
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return Stats{}, fmt.Errorf("cpu engine: %w", err)
-	}
-	return Stats{
-		Engine:  "cpu",
-		Devices: []string{fmt.Sprintf("%d goroutines on %d cores", c.workers, runtime.NumCPU())},
-		Jobs:    jobs,
-		Wall:    time.Since(start),
-		Note: fmt.Sprintf("grid %d^3 cells, %.1f cells and %.1f candidates a query (sampled)",
-			ix.g, plan.cellsPerQuery, plan.candidatesPerQuery),
-	}, nil
+		}
+	})
+	st.Note = fmt.Sprintf("grid %d^3 cells, %.1f cells and %.1f candidates a query (sampled)",
+		ix.g, plan.cellsPerQuery, plan.candidatesPerQuery)
+	return st, err
 }

@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/paulmach/orb"
 )
@@ -43,25 +41,7 @@ func seedPCG(src *rand.PCG, seed, stream, b uint64) {
 // forBlocks calls fn for every block of n points on up to workers
 // goroutines; fn receives a random source seeded for that block.
 func forBlocks(n int, seed uint64, workers int, fn func(rng *rand.Rand, lo, hi int, w int)) {
-	blocks := (n + blockSize - 1) / blockSize
-	workers = max(min(workers, blocks), 1)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			src := &rand.PCG{}
-			rng := rand.New(src)
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= blocks {
-					return
-				}
-				seedPCG(src, seed, streamPoints, uint64(b))
-				fn(rng, b*blockSize, min((b+1)*blockSize, n), w)
-			}
-		})
-	}
-	wg.Wait()
+	forStreamBlocks(n, seed, streamPoints, workers, fn)
 }
 
 // columns fills lat[:n] and lon[:n] in radians.

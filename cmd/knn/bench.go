@@ -114,18 +114,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.jsonPath, "json", "", "write every sample, the devices and the environment to this JSON file")
 	fs.StringVar(&f.plotPath, "plot", "", "draw time vs pairs (and speed-up vs GPUs) to this PNG file")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, benchUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsageShown
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("bench: unexpected argument %q (flags start with --)", fs.Arg(0))
+	if helped, err := parseFlags(fs, benchUsage, args, stderr); helped || err != nil {
+		return err
 	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })

@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -75,4 +76,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// parseFlags parses a command's flags; on --help it prints usage and the
+// flag defaults and reports helped, so the command returns without error.
+func parseFlags(fs *flag.FlagSet, usage string, args []string, stderr io.Writer) (helped bool, err error) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, nil
+		}
+		return false, errUsageShown
+	}
+	if fs.NArg() > 0 {
+		return false, fmt.Errorf("%s: unexpected argument %q (flags start with --)", fs.Name(), fs.Arg(0))
+	}
+	return false, nil
 }

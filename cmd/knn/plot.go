@@ -71,18 +71,8 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&f.stripOut, "strip", "", "with --simulate: write a PNG of --strip-frames frames side by side")
 	fs.IntVar(&f.stripFrames, "strip-frames", 5, "with --strip: the number of frames, evenly spaced over the steps")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, plotUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsageShown
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("plot: unexpected argument %q (flags start with --)", fs.Arg(0))
+	if helped, err := parseFlags(fs, plotUsage, args, stderr); helped || err != nil {
+		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })

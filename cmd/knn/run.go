@@ -74,18 +74,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers against a float64 haversine brute force")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the query this many times on the open engine and report each time")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, runUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsageShown
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("run: unexpected argument %q (flags start with --)", fs.Arg(0))
+	if helped, err := parseFlags(fs, runUsage, args, stderr); helped || err != nil {
+		return err
 	}
 	if f.obs == "" || f.ref == "" {
 		return errors.New("run: --obs and --ref are required (see knn run --help)")

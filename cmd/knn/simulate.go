@@ -174,18 +174,8 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&f.outDir, "out-dir", "", "write each step's answers to DIR/step-NNNN.csv")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers of the last step against a float64 brute force")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-step lines: the summary only")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, simulateUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsageShown
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("simulate: unexpected argument %q (flags start with --)", fs.Arg(0))
+	if helped, err := parseFlags(fs, simulateUsage, args, stderr); helped || err != nil {
+		return err
 	}
 	if err := f.check("simulate"); err != nil {
 		return err
