@@ -18,32 +18,9 @@
 
 #include <stdint.h>
 
+#include "sphere.cuh"
+
 #define GQ_THREADS 256
-
-__device__ __forceinline__ float chord2f(float ox, float oy, float oz, float4 r) {
-    float dx = __fsub_rn(ox, r.x);
-    float dy = __fsub_rn(oy, r.y);
-    float dz = __fsub_rn(oz, r.z);
-    float d = __fmul_rn(dx, dx);
-    d = __fmaf_rn(dy, dy, d);
-    return __fmaf_rn(dz, dz, d);
-}
-
-__device__ __forceinline__ double chord2d(double ox, double oy, double oz,
-                                          double rx, double ry, double rz) {
-    double dx = __dsub_rn(ox, rx);
-    double dy = __dsub_rn(oy, ry);
-    double dz = __dsub_rn(oz, rz);
-    return __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
-}
-
-__device__ __forceinline__ double chord2_to_angle(double d2) {
-    double h = sqrt(d2) * 0.5;
-    return 2.0 * asin(h < 1.0 ? h : 1.0);
-}
-
-// Same bound as haversine.cu: |fp32 chord - exact chord| <= chord_err(c).
-__device__ __forceinline__ double chord_err(double c) { return 1.5e-7 + 3.0e-7 * c; }
 
 // Covers fp32 rounding of positions and cell bounds in the pruning tests.
 #define GRID_SLACK 1e-6

@@ -20,6 +20,8 @@
 
 #include <stdint.h>
 
+#include "sphere.cuh"
+
 #define BM_THREADS 256   // threads per block_min block
 #define BM_OBS 8         // observations per thread, kept in registers
 #define BM_TILE 1024     // references staged in shared memory per step
@@ -28,49 +30,6 @@
 // Pad value for references past the slice end: squared chord to any unit
 // vector is >= 27 > 4, so a pad never beats a real reference.
 #define PAD_COORD 4.0f
-
-// Exact arithmetic order shared by the scan and the rescan: the rescan must
-// reproduce the scan's fp32 value bit for bit to recover the index.
-__device__ __forceinline__ float chord2f(float ox, float oy, float oz, float4 r) {
-    float dx = __fsub_rn(ox, r.x);
-    float dy = __fsub_rn(oy, r.y);
-    float dz = __fsub_rn(oz, r.z);
-    float d = __fmul_rn(dx, dx);
-    d = __fmaf_rn(dy, dy, d);
-    return __fmaf_rn(dz, dz, d);
-}
-
-// fp64 squared chord without contraction, the same operation order as the Go
-// CPU engine (engine/cpu.go), so both engines rank identically.
-__device__ __forceinline__ double chord2d(double ox, double oy, double oz,
-                                          double rx, double ry, double rz) {
-    double dx = __dsub_rn(ox, rx);
-    double dy = __dsub_rn(oy, ry);
-    double dz = __dsub_rn(oz, rz);
-    return __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
-}
-
-template <typename T>
-__device__ __forceinline__ void unit64(const T* lat, const T* lon, int64_t i,
-                                       double* x, double* y, double* z) {
-    double sl, cl, sn, cn;
-    sincos((double)lat[i], &sl, &cl);
-    sincos((double)lon[i], &sn, &cn);
-    *x = cl * cn;
-    *y = cl * sn;
-    *z = sl;
-}
-
-// Great-circle angle from a squared chord: 2 asin(c/2).
-__device__ __forceinline__ double chord2_to_angle(double d2) {
-    double h = sqrt(d2) * 0.5;
-    return 2.0 * asin(h < 1.0 ? h : 1.0);
-}
-
-// Bound on |fp32 chord - exact chord| for inputs rounded once from fp64 (each
-// component within 2^-25) and the scan's arithmetic (relative 3 * 2^-24),
-// with margin. See engine/README or BENCHMARKS.md "Exactness".
-__device__ __forceinline__ double chord_err(double c) { return 1.5e-7 + 3.0e-7 * c; }
 
 template <typename T>
 __device__ void to_unit(const T* lat, const T* lon, int64_t n, float4* out) {

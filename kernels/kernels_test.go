@@ -19,12 +19,20 @@ func TestPTXMatchesSource(t *testing.T) {
 	if err != nil || len(sources) == 0 {
 		t.Fatalf("no .cu files found: %v", err)
 	}
+	headers, err := filepath.Glob("*.cuh") // sorted by name
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, cu := range sources {
-		src, err := os.ReadFile(cu)
-		if err != nil {
-			t.Fatal(err)
+		h := sha256.New()
+		for _, f := range append([]string{cu}, headers...) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write(src)
 		}
-		sum := sha256.Sum256(src)
+		sum := h.Sum(nil)
 		want := hex.EncodeToString(sum[:])
 		ptx := strings.TrimSuffix(cu, ".cu") + ".ptx"
 		f, err := os.Open(ptx)
