@@ -92,7 +92,10 @@ type Options struct {
 	// BatchSize is the number of observations per job; 0 sizes jobs from
 	// free GPU memory (or a cache-friendly size on the CPU).
 	BatchSize int
-	Memory    MemoryMode
+	// GridSide fixes the grid's cells per axis (for benchmarks); 0 chooses
+	// from a sample of the query.
+	GridSide int
+	Memory   MemoryMode
 	// CPUWorkers is the number of goroutines of the CPU engine; 0 means
 	// GOMAXPROCS.
 	CPUWorkers int
@@ -180,7 +183,8 @@ func (s *Searcher) NearestRadians(ctx context.Context, obs, ref engine.Points) (
 	n := obs.Len()
 	res := &Result{Index: make([]uint32, n), Distance: make([]float32, n), Engine: s.name, Fallback: s.fallback}
 	st, err := s.eng.Nearest(ctx, engine.Request{
-		Obs: obs, Ref: ref, Algorithm: s.opts.Algorithm, BatchSize: s.opts.BatchSize, Progress: s.opts.Progress,
+		Obs: obs, Ref: ref, Algorithm: s.opts.Algorithm, BatchSize: s.opts.BatchSize, GridSide: s.opts.GridSide,
+		Progress: s.opts.Progress,
 	}, engine.Result{Index: res.Index, Distance: res.Distance})
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)

@@ -55,6 +55,9 @@ type Request struct {
 	// BatchSize is the number of observations per job; 0 picks one from the
 	// memory available and the number of workers.
 	BatchSize int
+	// GridSide fixes the grid algorithm's cells per axis; 0 lets a sampled
+	// cost model choose (and fall back to brute force when that is cheaper).
+	GridSide int
 	// Progress, if set, is called after each finished job with the number of
 	// observations done so far; calls may come from several goroutines but
 	// never at once.

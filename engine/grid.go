@@ -239,12 +239,12 @@ type gridPlan struct {
 	reason                            string
 }
 
-// planGrid builds indexes at two densities, runs a sample of the actual
+// planGrid builds indexes at several densities, runs a sample of the actual
 // observations through each on the CPU and keeps the cheaper, or none when
 // brute force would cost less. Costs are in units of one brute-force pair
-// (which the tiled kernels and the CPU loop run at full rate); cellCost is
-// what a visited cell or grid candidate costs in those units.
-func planGrid(obs Points, refs *refSet, cellCost int) gridPlan {
+// (which the tiled kernels and the CPU loop run at full rate); unitCost is
+// what one unit of the model below costs in those units.
+func planGrid(obs Points, refs *refSet, unitCost float64, side int) gridPlan {
 	const sample = 512
 	n := obs.Len()
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(refs.n)))
@@ -262,10 +262,19 @@ func planGrid(obs Points, refs *refSet, cellCost int) gridPlan {
 	// The density that suits the references' dense places is too fine where
 	// they are sparse (observations far from every reference scan many empty
 	// cells), so coarser grids are sampled too and the cheapest kept.
-	for _, g := range []int{g0, g0 / 2, g0 / 4, g0 / 8} {
-		if g < 4 && g != g0 {
-			continue
+	var sides []int
+	for k, f := 0, 1.0; k < 7; k, f = k+1, f/math.Sqrt2 { // g0 down to g0/8 in steps of sqrt 2
+		if g := int(math.Round(float64(g0) * f)); g >= 4 && (len(sides) == 0 || g != sides[len(sides)-1]) {
+			sides = append(sides, g)
 		}
+	}
+	if len(sides) == 0 {
+		sides = []int{g0}
+	}
+	if side > 0 { // the caller chose the density
+		sides = []int{min(side, gridSide(math.MaxInt32, 1))}
+	}
+	for _, g := range sides {
 		ix := buildGrid(refs, g)
 		var w gridWork
 		ran := 0
@@ -273,18 +282,18 @@ func planGrid(obs Points, refs *refSet, cellCost int) gridPlan {
 			x, y, z := unit(obs.At(i))
 			ix.nearest(x, y, z, &w)
 			ran++
-			if float64(cellCost*(w.cells+w.candidates)) > min(bestCost, float64(refs.n))*float64(len(idx)) {
+			if unitCost*(1.5*float64(w.cells)+float64(w.candidates)) > min(bestCost, float64(refs.n))*float64(len(idx)) {
 				break // already costlier than brute force or a sampled grid: stop sampling
 			}
 		}
 		cells := float64(w.cells) / float64(ran)
 		cands := float64(w.candidates) / float64(ran)
-		if cost := float64(cellCost) * (cells + cands); cost < bestCost {
+		if cost := unitCost * (1.5*cells + cands); cost < bestCost {
 			bestCost = cost
 			plan = gridPlan{index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}
 		}
 	}
-	if bestCost > float64(refs.n) {
+	if bestCost > float64(refs.n) && side == 0 {
 		plan.reason = fmt.Sprintf("grid would visit %.0f cells and rank %.0f references a query, more than brute force's %d",
 			plan.cellsPerQuery, plan.candidatesPerQuery, refs.n)
 		plan.index = nil
@@ -292,18 +301,22 @@ func planGrid(obs Points, refs *refSet, cellCost int) gridPlan {
 	return plan
 }
 
-// Cost of a visited grid cell or candidate in brute-force pairs, measured:
-// on the CPU a query of 2^16 uniform references took about 30 pairs' time a
-// cell; on the H200 a cell took about 90 pairs' time of the tiled kernel.
+// The cost model of a grid query, in brute-force pairs: a visited cell (or
+// column) costs 1.5 units and a ranked candidate one, and a unit costs
+// gpuGridUnitCost or cpuGridUnitCost pairs. Fitted to 2^27-observation
+// queries on the H200 at grid sides 84 down to 15 with uniform, clustered and
+// city references (docs/h200-grid-side.log, docs/h200-grid-planner-3to1.log:
+// weighting cells 3:1 picked 21^3 for cities, 20% slower than 30^3) and to
+// 2^22 x 2^16 on the CPU.
 const (
-	cpuGridCellCost = 30
-	gpuGridCellCost = 100
+	cpuGridUnitCost = 15
+	gpuGridUnitCost = 130
 )
 
 // nearestGrid answers a grid query on the CPU: goroutines over batches of
 // observations, float64 throughout, the same answer as brute force.
 func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
-	plan := planGrid(req.Obs, refs, cpuGridCellCost)
+	plan := planGrid(req.Obs, refs, cpuGridUnitCost, req.GridSide)
 	if plan.index == nil {
 		st, err := c.nearestBrute(ctx, req, out, refs, start)
 		st.Note = "grid fell back to brute force: " + plan.reason

@@ -54,6 +54,7 @@ type runFlags struct {
 	engine, algo, memory          string
 	seed                          uint64
 	gpus, batch, validate, repeat int
+	gridSide                      int
 	quiet                         bool
 }
 
@@ -71,6 +72,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
 	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
 	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
+	fs.IntVar(&f.gridSide, "grid-side", 0, "grid algorithm: cells per axis (0 = chosen from a sample of the query)")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers against a float64 haversine brute force")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the query this many times on the open engine and report each time")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
@@ -80,8 +82,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.obs == "" || f.ref == "" {
 		return errors.New("run: --obs and --ref are required (see knn run --help)")
 	}
-	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 {
-		return errors.New("run: --repeat must be >= 1; --validate, --gpus and --batch-size >= 0")
+	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 || f.gridSide < 0 {
+		return errors.New("run: --repeat must be >= 1; --validate, --gpus, --batch-size and --grid-side >= 0")
 	}
 	eng, err := geoknn.ParseEngine(f.engine)
 	if err != nil {
@@ -98,7 +100,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	t0 := time.Now()
 	bar := newProgressBar(stderr, f.quiet)
-	opts := geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, Memory: mem, Progress: bar.update}
+	opts := geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, GridSide: f.gridSide, Memory: mem, Progress: bar.update}
 	// Start the engine (driver, contexts, PTX JIT) while the points load.
 	type opened struct {
 		s   *geoknn.Searcher
