@@ -232,15 +232,8 @@ func plotSimulation(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 	} else if obs, err = loadSource("--obs", f.obs, f.gen, f.seed); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	ref, err := loadSource("--ref", f.ref, f.refGen, f.seed+1)
+	cfg, ref, err := f.configWithRefs("plot", obs)
 	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if ref.len() == 0 {
-		return fmt.Errorf("plot: --ref %s: no reference points", f.ref)
-	}
-	cfg := f.config(obs, ref)
-	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	gifSteps, stripSteps := map[int]bool{}, map[int]bool{}

@@ -50,6 +50,20 @@ Examples:
 Flags:
 `
 
+// configWithRefs loads the references (seed+1, as knn run) and makes the
+// simulation's configuration for obs; cmd names the command in errors.
+func (f *simFlags) configWithRefs(cmd string, obs source) (simulator.Config, source, error) {
+	ref, err := loadSource("--ref", f.ref, f.refGen, f.seed+1)
+	if err != nil {
+		return simulator.Config{}, ref, fmt.Errorf("%s: %w", cmd, err)
+	}
+	if ref.len() == 0 {
+		return simulator.Config{}, ref, fmt.Errorf("%s: --ref %s: no reference points", cmd, f.ref)
+	}
+	cfg := f.config(obs, ref)
+	return cfg, ref, cfg.Validate()
+}
+
 type simFlags struct {
 	obs, ref, gen, refGen string
 	engine, algo, memory  string
@@ -192,15 +206,8 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	ref, err := loadSource("--ref", f.ref, f.refGen, f.seed+1)
+	cfg, ref, err := f.configWithRefs("simulate", obs)
 	if err != nil {
-		return fmt.Errorf("simulate: %w", err)
-	}
-	if ref.len() == 0 {
-		return fmt.Errorf("simulate: --ref %s: no reference points", f.ref)
-	}
-	cfg := f.config(obs, ref)
-	if err := cfg.Validate(); err != nil {
 		return err
 	}
 
