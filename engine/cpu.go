@@ -179,12 +179,12 @@ func exactNearest(ox, oy, oz float64, refs *refSet) (float64, int32) {
 	return best, bi
 }
 
-// scan3 updates three observations against a tile of references, keeping
+// scan3Generic updates three observations against a tile of references, keeping
 // the largest and second-largest dot product. Three independent chains keep
 // the floating-point units busy while everything stays in amd64's 16 vector
 // registers (four spill and run 25% slower); the rarely taken branch costs
 // one compare a pair.
-func scan3(ox, oy, oz, best, runup []float64, idx []int32, rx, ry, rz []float64, base int32) {
+func scan3Generic(ox, oy, oz, best, runup []float64, idx []int32, rx, ry, rz []float64, base int32) {
 	_, _, _, _, _, _ = ox[2], oy[2], oz[2], best[2], runup[2], idx[2]
 	x0, x1, x2 := ox[0], ox[1], ox[2]
 	y0, y1, y2 := oy[0], oy[1], oy[2]
