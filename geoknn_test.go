@@ -200,3 +200,17 @@ func ExampleSearcher() {
 	// step 1: 1000 answers on the cpu
 	// step 2: 1000 answers on the cpu
 }
+
+// Poles and the antimeridian given as float32 radians (which round just
+// outside [-pi/2, pi/2] and [-pi, pi]) are valid input.
+func TestFloat32PolesAndAntimeridian(t *testing.T) {
+	lat := []float32{float32(math.Pi / 2), float32(-math.Pi / 2), 0, 0}
+	lon := []float32{0, 0, float32(math.Pi), float32(-math.Pi)}
+	res, err := geoknn.GetNearestRadians(context.Background(), lat, lon, lat[:1], lon[:1], geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metres(0) > 1 || math.Abs(res.Metres(1)-math.Pi*geoknn.EarthRadius) > 1 {
+		t.Errorf("pole to pole: %.3f m and %.3f m", res.Metres(0), res.Metres(1))
+	}
+}

@@ -56,13 +56,19 @@ func (p Points) Check(what string) error {
 	if len(p.Lat64) != len(p.Lon64) || len(p.Lat32) != len(p.Lon32) {
 		return fmt.Errorf("%s: latitude and longitude columns differ in length", what)
 	}
+	// Degrees converted to radians round: float32(pi/2) is 4.4e-8 above
+	// pi/2, so the bounds allow the rounding of the columns' precision.
+	slack := 1e-12
+	if p.Is32() {
+		slack = 1e-6
+	}
 	// Checked in parallel: a query of 2^27 points would otherwise spend a
 	// noticeable part of a GPU run here.
 	var mu sync.Mutex
 	first := -1
 	parallelFor(p.Len(), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if lat, lon := p.At(i); !validRadians(lat, lon) {
+			if lat, lon := p.At(i); !validRadians(lat, lon, slack) {
 				mu.Lock()
 				if first < 0 || i < first {
 					first = i
@@ -74,7 +80,7 @@ func (p Points) Check(what string) error {
 	})
 	if first >= 0 {
 		lat, lon := p.At(first)
-		if !(lat >= -math.Pi/2-1e-12 && lat <= math.Pi/2+1e-12) {
+		if !(lat >= -math.Pi/2-slack && lat <= math.Pi/2+slack) {
 			return fmt.Errorf("%s: point %d: latitude %v rad is not in [-pi/2, pi/2]", what, first, lat)
 		}
 		return fmt.Errorf("%s: point %d: longitude %v rad is not in [-pi, pi]", what, first, lon)
@@ -82,8 +88,8 @@ func (p Points) Check(what string) error {
 	return nil
 }
 
-func validRadians(lat, lon float64) bool {
-	return lat >= -math.Pi/2-1e-12 && lat <= math.Pi/2+1e-12 && lon >= -math.Pi-1e-12 && lon <= math.Pi+1e-12
+func validRadians(lat, lon, slack float64) bool {
+	return lat >= -math.Pi/2-slack && lat <= math.Pi/2+slack && lon >= -math.Pi-slack && lon <= math.Pi+slack
 }
 
 // unit returns the float64 unit vector of (lat, lon) radians.
