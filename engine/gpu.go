@@ -228,7 +228,7 @@ func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	var note string
 	var grid *gridIndex
 	if req.Algorithm == Grid {
-		plan := planGrid(req.Obs, refs, gpuGridUnitCost, req.GridSide)
+		plan := planGrid(req.Obs, refs, gpuGridCost, req.GridSide)
 		if grid = plan.index; grid == nil {
 			req.Algorithm = Brute
 			note = "grid fell back to brute force: " + plan.reason

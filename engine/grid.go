@@ -242,9 +242,10 @@ type gridPlan struct {
 // planGrid builds indexes at several densities, runs a sample of the actual
 // observations through each on the CPU and keeps the cheaper, or none when
 // brute force would cost less. Costs are in units of one brute-force pair
-// (which the tiled kernels and the CPU loop run at full rate); unitCost is
-// what one unit of the model below costs in those units.
-func planGrid(obs Points, refs *refSet, unitCost float64, side int) gridPlan {
+// (which the tiled kernels and the CPU loop run at full rate); a brute-force
+// query costs one pair a reference plus m.bruteQuery.
+func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
+	brute := float64(refs.n) + m.bruteQuery
 	const sample = 512
 	n := obs.Len()
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(refs.n)))
@@ -282,19 +283,19 @@ func planGrid(obs Points, refs *refSet, unitCost float64, side int) gridPlan {
 			x, y, z := unit(obs.At(i))
 			ix.nearest(x, y, z, &w)
 			ran++
-			if unitCost*(1.5*float64(w.cells)+float64(w.candidates)) > min(bestCost, float64(refs.n))*float64(len(idx)) {
+			if m.unit*(1.5*float64(w.cells)+float64(w.candidates)) > min(bestCost, brute)*float64(len(idx)) {
 				break // already costlier than brute force or a sampled grid: stop sampling
 			}
 		}
 		cells := float64(w.cells) / float64(ran)
 		cands := float64(w.candidates) / float64(ran)
-		if cost := unitCost * (1.5*cells + cands); cost < bestCost {
+		if cost := m.unit * (1.5*cells + cands); cost < bestCost {
 			bestCost = cost
 			plan = gridPlan{index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}
 		}
 	}
-	if bestCost > float64(refs.n) && side == 0 {
-		plan.reason = fmt.Sprintf("grid would visit %.0f cells and rank %.0f references a query, more than brute force's %d",
+	if bestCost > brute && side == 0 {
+		plan.reason = fmt.Sprintf("grid would visit %.0f cells and rank %.0f references a query, costlier than brute force over %d",
 			plan.cellsPerQuery, plan.candidatesPerQuery, refs.n)
 		plan.index = nil
 	}
@@ -309,15 +310,24 @@ func planGrid(obs Points, refs *refSet, unitCost float64, side int) gridPlan {
 // weighting cells 3:1 picked 21^3 for cities, 20% slower than 30^3) and to
 // 2^22 x 2^16 on the CPU (a unit about 15 ns of a core, against 0.18 ns a
 // brute-force pair in the AVX2 loop).
-const (
-	cpuGridUnitCost = 80
-	gpuGridUnitCost = 130
+//
+// bruteQuery is brute force's own cost an observation beyond its pairs: on the
+// CPU the unit vector, tiles and the final re-rank, about 3,000 pairs' time
+// (2^16 x 2^10 took 0.79 us of a core a query, 0.18 us of it pairs;
+// docs/bench/dev-cpu-quick.md); on the GPU nothing that matters.
+type gridCost struct {
+	unit, bruteQuery float64
+}
+
+var (
+	cpuGridCost = gridCost{unit: 80, bruteQuery: 3000}
+	gpuGridCost = gridCost{unit: 130}
 )
 
 // nearestGrid answers a grid query on the CPU: goroutines over batches of
 // observations, float64 throughout, the same answer as brute force.
 func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
-	plan := planGrid(req.Obs, refs, cpuGridUnitCost, req.GridSide)
+	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide)
 	if plan.index == nil {
 		st, err := c.nearestBrute(ctx, req, out, refs, start)
 		st.Note = "grid fell back to brute force: " + plan.reason

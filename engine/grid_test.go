@@ -120,7 +120,7 @@ func TestGridFallsBackWhenSkewed(t *testing.T) {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
 	}
 	obs := spherePoints(2000, 3)
-	plan := planGrid(obs, prepareRefs(ref), cpuGridUnitCost, 0)
+	plan := planGrid(obs, prepareRefs(ref), cpuGridCost, 0)
 	if plan.index != nil {
 		t.Errorf("plan kept the grid: %.0f cells, %.0f candidates a query", plan.cellsPerQuery, plan.candidatesPerQuery)
 	}
