@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/kernels"
 	"github.com/geoknn/geoknn/partition"
 )
@@ -446,22 +446,7 @@ func (s *slot) finish(drv *cuda.Driver, run *gpuRun) (refined int, err error) {
 
 // parallelFor splits [0, n) over the cores for memory-bound loops.
 func parallelFor(n int, fn func(lo, hi int)) {
-	const grain = 1 << 18
-	workers := min(runtime.GOMAXPROCS(0), (n+grain-1)/grain)
-	if workers <= 1 {
-		fn(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := w*n/workers, (w+1)*n/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
-	}
-	wg.Wait()
+	parallel.Blocks(n, 1<<18, 0, func(_, lo, hi int) { fn(lo, hi) })
 }
 
 func parallelCopy[T any](dst, src []T) {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
+
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // EarthRadius is the sphere radius in metres that the motion model moves
@@ -137,49 +137,20 @@ func checkSpeeds(minSpeed, maxSpeed float64) error {
 // parallelBlocks calls fn on the blocks [lo, hi) of blockSize points of
 // [0, n) from up to workers goroutines.
 func parallelBlocks(n, workers int, fn func(lo, hi int)) {
-	blocks := (n + blockSize - 1) / blockSize
-	workers = max(min(workers, blocks), 1)
-	if workers == 1 {
-		for b := range blocks {
-			fn(b*blockSize, min((b+1)*blockSize, n))
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= blocks {
-					return
-				}
-				fn(b*blockSize, min((b+1)*blockSize, n))
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Blocks(n, blockSize, workers, func(_, lo, hi int) { fn(lo, hi) })
 }
 
-// forStreamBlocks is forBlocks with a stream key of its own.
+// forStreamBlocks is forBlocks with a stream key of its own: each block
+// draws from a PCG stream seeded from (seed, stream, block index).
 func forStreamBlocks(n int, seed, stream uint64, workers int, fn func(rng *rand.Rand, lo, hi, w int)) {
-	blocks := (n + blockSize - 1) / blockSize
-	workers = max(min(workers, blocks), 1)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			src := &rand.PCG{}
-			rng := rand.New(src)
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= blocks {
-					return
-				}
-				seedPCG(src, seed, stream, uint64(b))
-				fn(rng, b*blockSize, min((b+1)*blockSize, n), w)
-			}
-		})
+	workers = parallel.Workers(n, blockSize, workers)
+	srcs := make([]rand.PCG, workers)
+	rngs := make([]*rand.Rand, workers)
+	for w := range rngs {
+		rngs[w] = rand.New(&srcs[w])
 	}
-	wg.Wait()
+	parallel.Blocks(n, blockSize, workers, func(w, lo, hi int) {
+		seedPCG(&srcs[w], seed, stream, uint64(lo/blockSize))
+		fn(rngs[w], lo, hi, w)
+	})
 }

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/paulmach/orb"
+
+	par "github.com/geoknn/geoknn/internal/parallel"
 )
 
 // The brute force ranks references by squared chord between unit vectors,
@@ -75,27 +76,7 @@ func checkFinite(what string, pts []orb.Point) error {
 // parallel calls fn(item) for every item in [0, n) on up to workers
 // goroutines. Items are handed out in increasing order.
 func parallel(n, workers int, fn func(item int)) {
-	workers = min(workers, n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
+	par.Blocks(n, 1, max(workers, 1), func(_, item, _ int) { fn(item) })
 }
 
 // stopFlag returns a flag that is set once ctx is done, and a function to
