@@ -166,13 +166,13 @@ func (s *Searcher) Close() error { return s.eng.Close() }
 // Nearest answers a query on orb.Point slices (longitude, latitude in
 // degrees).
 func (s *Searcher) Nearest(ctx context.Context, obs, ref []orb.Point) (*Result, error) {
-	o, err := pointsToRadians("observation", obs)
+	o, err := Radians(obs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("geoknn: observation %w", err)
 	}
-	r, err := pointsToRadians("reference", ref)
+	r, err := Radians(ref)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("geoknn: reference %w", err)
 	}
 	return s.NearestRadians(ctx, o, r)
 }
@@ -215,16 +215,17 @@ func GetNearestRadians(ctx context.Context, obsLat, obsLon, refLat, refLon []flo
 	return s.NearestRadians(ctx, engine.Radians32(obsLat, obsLon), engine.Radians32(refLat, refLon))
 }
 
-// pointsToRadians validates points (degrees) and converts them to float64
-// radian columns.
-func pointsToRadians(what string, pts []orb.Point) (engine.Points, error) {
+// Radians validates points (orb.Point{lon, lat} in degrees) and converts
+// them to the float64 radian columns the engines read. An error names the
+// first invalid point: "12: latitude 91 is not in [-90, 90]".
+func Radians(pts []orb.Point) (engine.Points, error) {
 	lat, lon := make([]float64, len(pts)), make([]float64, len(pts))
 	for i, p := range pts {
 		if !(p.Lat() >= -90 && p.Lat() <= 90) {
-			return engine.Points{}, fmt.Errorf("geoknn: %s %d: latitude %v is not in [-90, 90]", what, i, p.Lat())
+			return engine.Points{}, fmt.Errorf("%d: latitude %v is not in [-90, 90]", i, p.Lat())
 		}
 		if !(p.Lon() >= -180 && p.Lon() <= 180) {
-			return engine.Points{}, fmt.Errorf("geoknn: %s %d: longitude %v is not in [-180, 180]", what, i, p.Lon())
+			return engine.Points{}, fmt.Errorf("%d: longitude %v is not in [-180, 180]", i, p.Lon())
 		}
 		lat[i], lon[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
 	}

@@ -2,10 +2,10 @@ package bench
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/paulmach/orb"
 
+	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/engine"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/simulator"
@@ -71,11 +71,11 @@ func readCities(path string) (*column, error) {
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("the %s generator: %s holds no points", GenCities, path)
 	}
-	c := &column{lat: make([]float64, len(pts)), lon: make([]float64, len(pts)), pts: pts, desc: path}
-	for i, p := range pts {
-		c.lat[i], c.lon[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
+	cols, err := geoknn.Radians(pts)
+	if err != nil {
+		return nil, fmt.Errorf("the %s generator: %s: point %w", GenCities, path, err)
 	}
-	return c, nil
+	return &column{lat: cols.Lat64, lon: cols.Lon64, pts: pts, desc: path}, nil
 }
 
 // datasets generates each point set once, at the largest size needed, and

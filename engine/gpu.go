@@ -321,19 +321,19 @@ type gpuDevice struct {
 	evFirst cuda.Event // recorded before the first kernel of a query
 }
 
-// onThread runs fn on a locked OS thread with the device's context current.
+// onThread runs fn on a locked OS thread of its own with the device's
+// context current (before open there is none yet: open makes it current),
+// so the caller's thread is neither locked nor left with a context.
 func (d *gpuDevice) onThread(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if d.ctx != 0 {
-			if err := d.drv.SetCurrent(d.ctx); err != nil {
-				errc <- err
-				return
-			}
+		if d.ctx == 0 {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			errc <- fn()
+			return
 		}
-		errc <- fn()
+		errc <- d.drv.WithContext(d.ctx, fn)
 	}()
 	return <-errc
 }

@@ -208,8 +208,7 @@ func (p pointSet) point(i int) orb.Point {
 	if p.pts != nil {
 		return p.pts[i]
 	}
-	lat, lon := p.cols.At(i)
-	return orb.Point{lon * 180 / math.Pi, lat * 180 / math.Pi}
+	return simulator.ToDegrees(p.cols.At(i))
 }
 
 func loadPoints(flagName, arg, gen string, seed uint64) (pointSet, error) {
@@ -218,39 +217,25 @@ func loadPoints(flagName, arg, gen string, seed uint64) (pointSet, error) {
 		if err != nil {
 			return pointSet{}, err
 		}
-		lat, lon := make([]float64, len(pts)), make([]float64, len(pts))
-		for i, p := range pts {
-			lat[i], lon[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
+		cols, err := geoknn.Radians(pts) // pointio has validated them: this only converts
+		if err != nil {
+			return pointSet{}, fmt.Errorf("%s: point %w", arg, err)
 		}
-		return pointSet{cols: engine.Radians64(lat, lon), pts: pts, desc: arg}, nil
+		return pointSet{cols: cols, pts: pts, desc: arg}, nil
 	}
 	n, err := parseCount(arg)
 	if err != nil {
 		return pointSet{}, fmt.Errorf("%s %q: no such file, and not a count such as 2^20 or 1e6", flagName, arg)
 	}
-	fill, err := generator(gen)
+	fill, err := simulator.RadiansByName(gen)
 	if err != nil {
-		return pointSet{}, err
+		return pointSet{}, fmt.Errorf("--gen: %w", err)
 	}
 	lat, lon := make([]float64, n), make([]float64, n)
 	if err := fill(n, seed, lat, lon); err != nil {
 		return pointSet{}, err
 	}
 	return pointSet{cols: engine.Radians64(lat, lon), desc: fmt.Sprintf("synthetic %s, seed %d", gen, seed)}, nil
-}
-
-func generator(name string) (func(n int, seed uint64, lat, lon []float64) error, error) {
-	switch name {
-	case "sphere":
-		return simulator.SphereRadians, nil
-	case "seed":
-		return simulator.SeedUniformRadians, nil
-	case "clustered":
-		return func(n int, seed uint64, lat, lon []float64) error {
-			return simulator.ClusteredRadians(n, seed, simulator.DefaultClusters, simulator.DefaultSpreadKm, lat, lon)
-		}, nil
-	}
-	return nil, fmt.Errorf("--gen %q: unknown generator (want sphere, seed or clustered)", name)
 }
 
 // parseCount reads 2^27, 134217728, 1e6 or 1_000_000.
