@@ -32,7 +32,7 @@ type funcs struct {
 	memAdvise, memPrefetchAsync                                                uintptr
 	moduleLoadDataEx, moduleUnload, moduleGetFunction                          uintptr
 	funcSetAttribute, funcGetAttribute, launchKernel                           uintptr
-	streamCreate, streamSynchronize, streamDestroy                             uintptr
+	streamCreate, streamSynchronize, streamDestroy, streamWaitEvent            uintptr
 	eventCreate, eventRecord, eventSynchronize, eventElapsedTime, eventDestroy uintptr
 	getErrorName, getErrorString                                               uintptr
 }
@@ -101,6 +101,7 @@ func symbolTable(f *funcs, elapsed *string) []symbol {
 		req(&f.streamCreate, "cuStreamCreate"),
 		req(&f.streamSynchronize, "cuStreamSynchronize"),
 		req(&f.streamDestroy, "cuStreamDestroy_v2"),
+		req(&f.streamWaitEvent, "cuStreamWaitEvent"),
 		req(&f.eventCreate, "cuEventCreate"),
 		req(&f.eventRecord, "cuEventRecord"),
 		req(&f.eventSynchronize, "cuEventSynchronize"),

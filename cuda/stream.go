@@ -24,6 +24,12 @@ func (d *Driver) StreamDestroy(s Stream) error {
 	return d.call("cuStreamDestroy_v2", d.sym().streamDestroy, uintptr(s))
 }
 
+// StreamWaitEvent makes work queued on s after this call wait until e
+// completes (the event as last recorded), without blocking the host.
+func (d *Driver) StreamWaitEvent(s Stream, e Event) error {
+	return d.call("cuStreamWaitEvent", d.sym().streamWaitEvent, uintptr(s), uintptr(e), 0)
+}
+
 // EventCreate creates an event in the current context. Use EventDefault for
 // timing; EventDisableTiming makes cheaper events for synchronization only.
 func (d *Driver) EventCreate(flags EventFlags) (Event, error) {

@@ -76,9 +76,13 @@ type Stats struct {
 	Devices []string      // what ran it: "16 cores", "NVIDIA H200 (#0)", ...
 	Jobs    int           // jobs the observations were split into
 	Wall    time.Duration // whole query, including preparation and copies
-	// Kernel is the summed time of the GPU kernels measured with device
-	// events (per GPU, then the largest over GPUs); zero on the CPU.
-	Kernel time.Duration
+	// Device time by stage, measured with device events: summed over a
+	// GPU's jobs, then the largest over GPUs; zero on the CPU. Kernel counts
+	// every kernel (index build, sorts, queries, refine; the kernels of
+	// successive jobs never overlap); Index is the part of it spent building
+	// the grid index; Upload and Download are the observations' copies in
+	// and the answers' copies out, which overlap other jobs' kernels.
+	Kernel, Index, Upload, Download time.Duration
 	// Refined counts observations whose float32 ranking was too close to
 	// call and were re-ranked in float64 (GPU only).
 	Refined int
@@ -113,4 +117,13 @@ func checkRequest(req Request, out Result) error {
 		return fmt.Errorf("batch size %d is negative", req.BatchSize)
 	}
 	return nil
+}
+
+// addDevice folds one GPU's stage times into st.
+func (st *Stats) addDevice(t stageTimes) {
+	st.Kernel = max(st.Kernel, t.kernel)
+	st.Index = max(st.Index, t.index)
+	st.Upload = max(st.Upload, t.upload)
+	st.Download = max(st.Download, t.download)
+	st.Refined += t.refined
 }

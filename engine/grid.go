@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -73,17 +74,7 @@ func buildGrid(refs *refSet, g int) *gridIndex {
 	ix.start = counts
 	ix.x, ix.y, ix.z = make([]float64, refs.n), make([]float64, refs.n), make([]float64, refs.n)
 	ix.xyzw, ix.id = make([]float32, 4*refs.n), make([]uint32, refs.n)
-	ix.runs = make([]int16, 4*g*g)
-	for i := 0; i < g; i++ {
-		for j := 0; j < g; j++ {
-			r, n := ix.sphereRuns(i, j)
-			q := ix.runs[4*(i*g+j):]
-			q[0], q[1], q[2], q[3] = 1, 0, 1, 0
-			for k := 0; k < n; k++ {
-				q[2*k], q[2*k+1] = int16(r[k][0]), int16(r[k][1])
-			}
-		}
-	}
+	ix.runs = sphereRunsTable(g)
 	next := append([]uint32(nil), counts[:cells]...)
 	for k := 0; k < refs.n; k++ { // ascending k: each cell lists references in index order
 		p := next[cellIDs[k]]
@@ -192,11 +183,28 @@ func (ix *gridIndex) nearest(px, py, pz float64, w *gridWork) (float64, uint32) 
 	return best, bestID
 }
 
+// sphereRunsTable is the runs table of a G^3 grid: for each column (i, j),
+// [lo0, hi0, lo1, hi1], its z-cell runs (lo > hi: empty).
+func sphereRunsTable(g int) []int16 {
+	runs := make([]int16, 4*g*g)
+	for i := 0; i < g; i++ {
+		for j := 0; j < g; j++ {
+			r, n := sphereRuns(g, i, j)
+			q := runs[4*(i*g+j):]
+			q[0], q[1], q[2], q[3] = 1, 0, 1, 0
+			for k := 0; k < n; k++ {
+				q[2*k], q[2*k+1] = int16(r[k][0]), int16(r[k][1])
+			}
+		}
+	}
+	return runs
+}
+
 // sphereRuns returns the runs of z cells [lo, hi] of column (i, j) that the
 // unit sphere (with gridSlack) can cross: where |z| lies between
 // sqrt(1 - max(x^2+y^2)) and sqrt(1 - min(x^2+y^2)) over the column.
-func (ix *gridIndex) sphereRuns(i, j int) (runs [2][2]int, n int) {
-	h := ix.h
+func sphereRuns(g, i, j int) (runs [2][2]int, n int) {
+	h := 2 / float64(g)
 	near := func(c int) (lo, hi float64) { // min and max of |v| over cell c's span
 		a, b := float64(c)*h-1, float64(c+1)*h-1
 		if a <= 0 && b >= 0 {
@@ -213,7 +221,7 @@ func (ix *gridIndex) sphereRuns(i, j int) (runs [2][2]int, n int) {
 	}
 	zhi := math.Sqrt(max(0, (1+s)*(1+s)-rmin2))
 	zlo := math.Sqrt(max(0, (1-s)*(1-s)-rmax2))
-	cellZ := func(z float64) int { return max(0, min(int(math.Floor((z+1)/h)), ix.g-1)) }
+	cellZ := func(z float64) int { return max(0, min(int(math.Floor((z+1)/h)), g-1)) }
 	hiRun := [2]int{cellZ(zlo), cellZ(zhi)}
 	loRun := [2]int{cellZ(-zhi), cellZ(-zlo)}
 	if loRun[1] >= hiRun[0]-1 { // the runs touch: one run
@@ -239,6 +247,12 @@ type gridPlan struct {
 	reason                            string
 }
 
+// note describes the plan for Stats.Note.
+func (p gridPlan) note() string {
+	return fmt.Sprintf("grid %d^3 cells, %.1f cells and %.1f candidates a query (sampled)",
+		p.index.g, p.cellsPerQuery, p.candidatesPerQuery)
+}
+
 // planGrid builds indexes at several densities, runs a sample of the actual
 // observations through each on the CPU and keeps the cheaper, or none when
 // brute force would cost less. Costs are in units of one brute-force pair
@@ -257,8 +271,6 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 			idx[i] = rng.IntN(n)
 		}
 	}
-	bestCost := math.Inf(1)
-	var plan gridPlan
 	g0 := gridSide(refs.n, 2)
 	// The density that suits the references' dense places is too fine where
 	// they are sparse (observations far from every reference scan many empty
@@ -275,23 +287,38 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 	if side > 0 { // the caller chose the density
 		sides = []int{min(side, gridSide(math.MaxInt32, 1))}
 	}
-	for _, g := range sides {
-		ix := buildGrid(refs, g)
-		var w gridWork
-		ran := 0
-		for _, i := range idx {
-			x, y, z := unit(obs.At(i))
-			ix.nearest(x, y, z, &w)
-			ran++
-			if m.unit*(1.5*float64(w.cells)+float64(w.candidates)) > min(bestCost, brute)*float64(len(idx)) {
-				break // already costlier than brute force or a sampled grid: stop sampling
+	// The sides are sampled concurrently (each builds its own index); a
+	// side stops sampling once it is costlier than brute force.
+	plans := make([]gridPlan, len(sides))
+	costs := make([]float64, len(sides))
+	var wg sync.WaitGroup
+	for k, g := range sides {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ix := buildGrid(refs, g)
+			var w gridWork
+			ran := 0
+			for _, i := range idx {
+				x, y, z := unit(obs.At(i))
+				ix.nearest(x, y, z, &w)
+				ran++
+				if m.unit*(1.5*float64(w.cells)+float64(w.candidates)) > brute*float64(len(idx)) {
+					break // already costlier than brute force: stop sampling
+				}
 			}
-		}
-		cells := float64(w.cells) / float64(ran)
-		cands := float64(w.candidates) / float64(ran)
-		if cost := m.unit * (1.5*cells + cands); cost < bestCost {
-			bestCost = cost
-			plan = gridPlan{index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}
+			cells := float64(w.cells) / float64(ran)
+			cands := float64(w.candidates) / float64(ran)
+			costs[k] = m.unit * (1.5*cells + cands)
+			plans[k] = gridPlan{index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}
+		}()
+	}
+	wg.Wait()
+	bestCost := math.Inf(1)
+	var plan gridPlan
+	for k := range sides { // ties to the finest side, as the sequential scan did
+		if costs[k] < bestCost {
+			bestCost, plan = costs[k], plans[k]
 		}
 	}
 	if bestCost > brute && side == 0 {
@@ -348,7 +375,6 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 			}
 		}
 	})
-	st.Note = fmt.Sprintf("grid %d^3 cells, %.1f cells and %.1f candidates a query (sampled)",
-		ix.g, plan.cellsPerQuery, plan.candidatesPerQuery)
+	st.Note = plan.note()
 	return st, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -141,5 +142,50 @@ func BenchmarkCPUGrid(b *testing.B) {
 			}
 			b.ReportMetric(float64(obs.Len())*float64(b.N)/b.Elapsed().Seconds(), "obs/s")
 		})
+	}
+}
+
+// BenchmarkPrepareRefs and BenchmarkPlanGrid are the host's share of a
+// resident (session) query at the simulation target: 2^16 references
+// prepared every query, the grid planned every 16.
+func BenchmarkPrepareRefs(b *testing.B) {
+	ref := spherePoints(1<<16, 1)
+	var s refSet // reused, as a session does
+	for b.Loop() {
+		s.prepare(ref)
+	}
+}
+
+func BenchmarkPlanGrid(b *testing.B) {
+	ref := spherePoints(1<<16, 1)
+	refs := prepareRefs(ref)
+	obs := spherePoints(512, 2)
+	for b.Loop() {
+		planGrid(obs, refs, gpuGridCost, 0)
+	}
+}
+
+// A reused refSet prepares exactly what a fresh one does, also when the
+// previous set had duplicates and this one has none, or the other way.
+func TestRefSetReuse(t *testing.T) {
+	plain := spherePoints(3000, 1)
+	withDups := Radians64(append(append([]float64(nil), plain.Lat64...), plain.Lat64[:500]...),
+		append(append([]float64(nil), plain.Lon64...), plain.Lon64[:500]...))
+	small := spherePoints(100, 2)
+	var s refSet
+	for _, ref := range []Points{withDups, plain, small, withDups, plain} {
+		s.prepare(ref)
+		want := prepareRefs(ref)
+		if s.n != want.n || s.dups != want.dups || !slices.Equal(s.orig, want.orig) ||
+			!slices.Equal(s.xyz64, want.xyz64) || !slices.Equal(s.xyzw, want.xyzw) || !slices.Equal(s.x, want.x) {
+			t.Fatalf("reused refSet differs for %d references (n %d/%d, dups %v/%v)", ref.Len(), s.n, want.n, s.dups, want.dups)
+		}
+	}
+	if s.n != 3000 || s.dups {
+		t.Errorf("n = %d, dups = %v", s.n, s.dups)
+	}
+	s.prepare(withDups)
+	if s.n != 3000 || !s.dups || len(s.orig) != 3000 {
+		t.Errorf("with duplicates: n = %d, dups = %v", s.n, s.dups)
 	}
 }

@@ -3,7 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"runtime"
+	"time"
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
@@ -111,32 +111,40 @@ func view[T any](p unsafe.Pointer, offsetElems, n int) []T {
 // deviceRefs holds the references on one GPU: float32 and float64 unit
 // vectors for the exact kernels, radian columns for the seed port.
 type deviceRefs struct {
-	ref32, ref64, lat, lon  buffer
-	cellStart, sorted, runs buffer // the grid index
+	ref32, ref64, lat, lon buffer
+	// The grid index: cell starts, references sorted by cell, the sphere's
+	// z-runs a column (for side runsSide), and the sort's scratch.
+	cellStart, sorted, runs, trimmed buffer
+	keys, sums                       buffer
+	runsSide                         int
 }
 
-func (r *deviceRefs) uploadGrid(drv *cuda.Driver, ix *gridIndex, managed bool, dev cuda.Device) error {
+// buildGrid builds the grid index of the uploaded references on the device,
+// on stream: keys, histogram, scan, scatter. The runs table depends only on
+// the grid side and is uploaded when the side changes.
+func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Stream, shape gridShape, nref int) error {
+	cells, sums := shape.cells(), shape.scanSums()
 	for _, b := range []struct {
-		buf *buffer
-		src unsafe.Pointer
-		n   int
+		buf   *buffer
+		bytes int
 	}{
-		{&r.cellStart, unsafe.Pointer(&ix.start[0]), 4 * len(ix.start)},
-		{&r.sorted, unsafe.Pointer(&ix.xyzw[0]), 4 * len(ix.xyzw)},
-		{&r.runs, unsafe.Pointer(&ix.runs[0]), 2 * len(ix.runs)},
+		{&r.cellStart, 4 * cells}, {&r.sums, 4 * sums},
+		{&r.keys, sortKeyBytes * nref}, {&r.sorted, 16 * nref}, {&r.runs, 8 * shape.g * shape.g},
+		{&r.trimmed, 8 * shape.g * shape.g},
 	} {
-		if err := b.buf.ensure(drv, b.n, false, dev); err != nil {
-			return err
-		}
-		var pin runtime.Pinner
-		pin.Pin(b.src)
-		err := drv.MemcpyHtoD(b.buf.ptr, b.src, uint64(b.n))
-		pin.Unpin()
-		if err != nil {
-			return err
+		if err := b.buf.ensure(drv, b.bytes, false, 0); err != nil {
+			return fmt.Errorf("allocating the grid index (%d MiB): %w", b.bytes>>20, err)
 		}
 	}
-	return nil
+	if r.runsSide != shape.g {
+		runs := sphereRunsTable(shape.g)
+		if err := pinned(runs, func(p unsafe.Pointer) error { return drv.MemcpyHtoD(r.runs.ptr, p, uint64(2*len(runs))) }); err != nil {
+			return err
+		}
+		r.runsSide = shape.g
+	}
+	return k.buildIndex(drv, stream, shape, r.ref32.ptr, nref,
+		sortBufs{keys: r.keys.ptr, hist: r.cellStart.ptr, sums: r.sums.ptr}, r.sorted.ptr, r.runs.ptr, r.trimmed.ptr)
 }
 
 func (r *deviceRefs) upload(drv *cuda.Driver, refs *refSet, ref Points, seed, obs32 bool, managed bool, dev cuda.Device) error {
@@ -190,8 +198,10 @@ func toFloat32(s []float64) []float32 {
 }
 
 func (r *deviceRefs) free(drv *cuda.Driver) error {
+	r.runsSide = 0
 	return errors.Join(r.ref32.free(drv), r.ref64.free(drv), r.lat.free(drv), r.lon.free(drv),
-		r.cellStart.free(drv), r.sorted.free(drv), r.runs.free(drv))
+		r.cellStart.free(drv), r.sorted.free(drv), r.runs.free(drv),
+		r.keys.free(drv), r.sums.free(drv), r.trimmed.free(drv))
 }
 
 // slotConfig is what a slot's buffers are sized for.
@@ -201,6 +211,7 @@ type slotConfig struct {
 	is32     bool
 	managed  bool
 	seed     bool
+	grid     gridShape // g > 0: grid scratch for this shape
 	dev      cuda.Device
 }
 
@@ -208,12 +219,16 @@ type slotConfig struct {
 // pinned staging.
 type slot struct {
 	stream cuda.Stream
-	evStop cuda.Event // after the job's last kernel
+	// Events around the job's copy in, kernels and copy out, for the
+	// per-stage times in Stats.
+	evIn, evKernel, evStop, evOut cuda.Event
 
 	cfg                        slotConfig
 	lat, lon, outIdx, outDist  buffer // managed in ManagedMemory mode
 	partD1, partD2, partIdx    buffer
 	flagged, nflag             buffer
+	recs, sortedRecs           buffer // grid: observation records, unsorted and sorted by cell
+	keys, hist, sums           buffer // grid: the observation sort's scratch
 	hostIn, hostOut, hostNFlag pinnedHost
 
 	job *partition.Job
@@ -225,8 +240,10 @@ func newSlot(drv *cuda.Driver) (*slot, error) {
 	if s.stream, err = drv.StreamCreate(cuda.StreamNonBlocking); err != nil {
 		return nil, err
 	}
-	if s.evStop, err = drv.EventCreate(cuda.EventDefault); err != nil {
-		return nil, err
+	for _, e := range []*cuda.Event{&s.evIn, &s.evKernel, &s.evStop, &s.evOut} {
+		if *e, err = drv.EventCreate(cuda.EventDefault); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -240,21 +257,33 @@ func (s *slot) ensure(drv *cuda.Driver, cfg slotConfig) error {
 		cfg.partials = max(cfg.partials, cfg.batch*kernels.SeedWidth)
 	}
 	s.cfg = cfg
-	for _, b := range []struct {
+	type alloc struct {
 		buf     *buffer
 		bytes   int
 		managed bool
-	}{
+	}
+	allocs := []alloc{
 		{&s.lat, cfg.batch * elem, cfg.managed},
 		{&s.lon, cfg.batch * elem, cfg.managed},
 		{&s.outIdx, cfg.batch * 4, cfg.managed},
 		{&s.outDist, cfg.batch * 4, cfg.managed},
-		{&s.partD1, cfg.partials * 4, false},
-		{&s.partD2, cfg.partials * 4, false},
-		{&s.partIdx, cfg.partials * 4, false},
 		{&s.flagged, cfg.batch * 4, false},
 		{&s.nflag, 4, false},
-	} {
+	}
+	if cfg.grid.g > 0 {
+		allocs = append(allocs,
+			alloc{&s.recs, cfg.batch * kernels.ObsRecBytes, false},
+			alloc{&s.sortedRecs, cfg.batch * kernels.ObsRecBytes, false},
+			alloc{&s.keys, cfg.batch * sortKeyBytes, false},
+			alloc{&s.hist, cfg.grid.cells() * 4, false},
+			alloc{&s.sums, cfg.grid.scanSums() * 4, false})
+	} else {
+		allocs = append(allocs,
+			alloc{&s.partD1, cfg.partials * 4, false},
+			alloc{&s.partD2, cfg.partials * 4, false},
+			alloc{&s.partIdx, cfg.partials * 4, false})
+	}
+	for _, b := range allocs {
 		if err := b.buf.ensure(drv, b.bytes, b.managed, cfg.dev); err != nil {
 			return fmt.Errorf("allocating %d MiB: %w", b.bytes>>20, err)
 		}
@@ -274,21 +303,35 @@ func (s *slot) ensure(drv *cuda.Driver, cfg slotConfig) error {
 	return nil
 }
 
+// buffers lists every device buffer of the slot.
+func (s *slot) buffers() []*buffer {
+	return []*buffer{&s.lat, &s.lon, &s.outIdx, &s.outDist, &s.partD1, &s.partD2, &s.partIdx,
+		&s.flagged, &s.nflag, &s.recs, &s.sortedRecs, &s.keys, &s.hist, &s.sums}
+}
+
 func (s *slot) free(drv *cuda.Driver) error {
 	errs := []error{}
-	for _, b := range []*buffer{&s.lat, &s.lon, &s.outIdx, &s.outDist, &s.partD1, &s.partD2, &s.partIdx, &s.flagged, &s.nflag} {
+	for _, b := range s.buffers() {
 		errs = append(errs, b.free(drv))
 	}
 	for _, h := range []*pinnedHost{&s.hostIn, &s.hostOut, &s.hostNFlag} {
 		errs = append(errs, h.free(drv))
 	}
-	errs = append(errs, drv.EventDestroy(s.evStop), drv.StreamDestroy(s.stream))
+	for _, e := range []cuda.Event{s.evIn, s.evKernel, s.evStop, s.evOut} {
+		if e != 0 {
+			errs = append(errs, drv.EventDestroy(e))
+		}
+	}
+	errs = append(errs, drv.StreamDestroy(s.stream))
 	return errors.Join(errs...)
 }
 
 // start copies a job's observations in and enqueues its kernels and the copy
-// of its answers back; finish completes it.
-func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, first bool) error {
+// of its answers back; finish completes it. The kernels wait for after (the
+// previous job's last kernel, or the index build), so the two slots' copies
+// overlap each other's kernels but kernels never overlap: each job's kernel
+// time is then its own.
+func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Event) error {
 	drv, stream, m := d.drv, s.stream, job.Len()
 	if m > s.cfg.batch {
 		return fmt.Errorf("job of %d observations exceeds the slot's %d", m, s.cfg.batch)
@@ -297,6 +340,9 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, first bool) e
 	elem := 8
 	if s.cfg.is32 {
 		elem = 4
+	}
+	if err := drv.EventRecord(s.evIn, stream); err != nil {
+		return err
 	}
 	if s.cfg.managed {
 		// Bring the pages home in bulk before the host writes them, rather
@@ -307,6 +353,9 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, first bool) e
 			}
 		}
 		if err := drv.StreamSynchronize(stream); err != nil {
+			return err
+		}
+		if err := drv.EventRecord(s.evIn, stream); err != nil {
 			return err
 		}
 		if s.cfg.is32 {
@@ -339,14 +388,17 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, first bool) e
 			return err
 		}
 	}
+	if after != 0 {
+		if err := drv.StreamWaitEvent(stream, after); err != nil {
+			return err
+		}
+	}
+	if err := drv.EventRecord(s.evKernel, stream); err != nil {
+		return err
+	}
 	prec := 0
 	if s.cfg.is32 {
 		prec = 1
-	}
-	if first {
-		if err := drv.EventRecord(d.evFirst, stream); err != nil {
-			return err
-		}
 	}
 	if run.req.Algorithm == Seed {
 		err := d.seed[prec].run(drv, stream, d.refs.lat.ptr, d.refs.lon.ptr, run.req.Ref.Len(),
@@ -367,16 +419,16 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, first bool) e
 			refineBlocks: d.info.Multiprocessors * 8,
 		}
 		var err error
-		if run.grid != nil {
-			// The partial buffers, idle in a grid query, hold the sort's
-			// scratch (each has room for max(batch, g*g) entries).
-			err = d.grid[prec].run(drv, stream, l, gridLaunch{
-				cellStart: d.refs.cellStart.ptr, sorted: d.refs.sorted.ptr, runs: d.refs.runs.ptr,
-				g: run.grid.g, h: run.grid.h32,
-				keys: s.partD1.ptr, hist: s.partD2.ptr, perm: s.partIdx.ptr,
-			})
+		if run.grid.g > 0 {
+			err = d.grid.sortObs(drv, stream, prec, s.lat.ptr, s.lon.ptr, m, run.grid, s.recs.ptr,
+				sortBufs{keys: s.keys.ptr, hist: s.hist.ptr, sums: s.sums.ptr}, s.sortedRecs.ptr, 0)
 			if err == nil {
-				err = d.brute[prec].launchRefine(drv, stream, l)
+				err = d.grid.runQuery(drv, stream, gridQuery{
+					obs: s.sortedRecs.ptr, nobs: m,
+					cellStart: d.refs.cellStart.ptr, sorted: d.refs.sorted.ptr, runs: d.refs.trimmed.ptr,
+					shape: run.grid, ref64: d.refs.ref64.ptr,
+					outIdx: s.outIdx.ptr, outDist: s.outDist.ptr, refined: s.nflag.ptr,
+				})
 			}
 		} else {
 			l.slices, l.sliceLen = d.slices(m, run.refs.n, s.cfg.partials)
@@ -385,12 +437,14 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, first bool) e
 		if err != nil {
 			return err
 		}
-		if err := drv.MemcpyDtoHAsync(s.hostNFlag.p, s.nflag.ptr, 4, stream); err != nil {
-			return err
-		}
 	}
 	if err := drv.EventRecord(s.evStop, stream); err != nil {
 		return err
+	}
+	if run.req.Algorithm != Seed {
+		if err := drv.MemcpyDtoHAsync(s.hostNFlag.p, s.nflag.ptr, 4, stream); err != nil {
+			return err
+		}
 	}
 	if s.cfg.managed {
 		for _, b := range []*buffer{&s.outIdx, &s.outDist} {
@@ -406,16 +460,36 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, first bool) e
 			return err
 		}
 	}
+	if err := drv.EventRecord(s.evOut, stream); err != nil {
+		return err
+	}
 	s.job = &job
 	return nil
 }
 
-// finish waits for the slot's job and writes its answers into the result.
-func (s *slot) finish(drv *cuda.Driver, run *gpuRun) (refined int, err error) {
+// stageTimes is device time by stage, summed over jobs.
+type stageTimes struct {
+	index, upload, kernel, download time.Duration
+	refined                         int
+}
+
+// finish waits for the slot's job, writes its answers into the result and
+// adds its stage times to t.
+func (s *slot) finish(drv *cuda.Driver, run *gpuRun, t *stageTimes) error {
 	job := *s.job
 	s.job = nil
 	if err := drv.StreamSynchronize(s.stream); err != nil {
-		return 0, err
+		return err
+	}
+	for _, st := range []struct {
+		from, to cuda.Event
+		sum      *time.Duration
+	}{{s.evIn, s.evKernel, &t.upload}, {s.evKernel, s.evStop, &t.kernel}, {s.evStop, s.evOut, &t.download}} {
+		el, err := drv.EventElapsed(st.from, st.to)
+		if err != nil {
+			return err
+		}
+		*st.sum += el
 	}
 	m := job.Len()
 	var idx []uint32
@@ -438,10 +512,10 @@ func (s *slot) finish(drv *cuda.Driver, run *gpuRun) (refined int, err error) {
 		parallelCopy(outIdx, idx)
 	}
 	if run.req.Algorithm != Seed {
-		refined = int(*(*uint32)(s.hostNFlag.p))
+		t.refined += int(*(*uint32)(s.hostNFlag.p))
 	}
 	run.progress(m)
-	return refined, nil
+	return nil
 }
 
 // parallelFor splits [0, n) over the cores for memory-bound loops.

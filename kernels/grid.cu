@@ -1,33 +1,57 @@
 // grid.cu: exact nearest reference through a cell index (`--algo grid`).
 //
 // The references' unit vectors are bucketed into a G x G x G grid of cubes
-// over [-1, 1]^3 (built by engine/grid.go, sorted by cell, each float4 holding
-// x, y, z and the reference index's bits). Chord length between unit vectors
-// is monotone in great-circle distance, so the nearest reference on the
-// sphere is the nearest point in 3D and the search needs no pole, antimeridian
-// or face-seam cases. Each thread takes one observation, scans shells of
+// over [-1, 1]^3. Chord length between unit vectors is monotone in
+// great-circle distance, so the nearest reference on the sphere is the
+// nearest point in 3D and the search needs no pole, antimeridian or
+// face-seam cases.
+//
+// Everything is built on the device, every query, with one counting sort
+// used twice: a key pass counts each item's cell and keeps the count it
+// got back (its rank within the cell), a three-kernel scan turns the counts
+// into cell starts, and the scatter writes each item to start + rank with no
+// further atomics:
+//   index        references -> cell_start[G^3 + 1] and float4 (x, y, z,
+//                index bits) sorted by cell
+//   observations unit vectors (ObsRec) sorted by cell, so the threads of a
+//                warp search the same cells with coalesced, cached loads
+// The query (one thread an observation, in sorted order) scans shells of
 // cells around its own (Chebyshev radius r = 0, 1, ...), visiting in each
 // column only the z-cells that the unit sphere crosses (the runs table, two
 // runs a column), skips any cell whose box is farther than the best found
-// plus the fp32 error margin, and stops
-// once everything outside the scanned cube is provably farther. It ranks in
-// fp32 and tracks the runner-up; like global_min in haversine.cu, an
+// plus the fp32 error margin, and stops once everything outside the scanned
+// cube is provably farther. It ranks in fp32 and tracks the runner-up; an
 // observation whose winner is not clear of the runner-up by the proven fp32
-// error bound is flagged for the fp64 refine kernel, so the answer equals
-// the fp64 brute-force answer (ties to the lowest index).
+// error bound is re-ranked in fp64 over the same cells by the same thread
+// (rare: about one in 10^4), so the answer equals the fp64 brute-force
+// answer (ties to the lowest index). Pruning thresholds are computed in fp32 with margins that
+// exceed their own rounding: a larger threshold only visits more cells.
 
 #include <stdint.h>
 
 #include "sphere.cuh"
 
-#define GQ_THREADS 256
-
-// Covers fp32 rounding of positions and cell bounds in the pruning tests.
-#define GRID_SLACK 1e-6
+#ifndef GQ_THREADS
+#define GQ_THREADS 128  // grid_query's block; the engine reads it from the kernel's attributes
+#endif
+#ifndef GQ_CAND
+#define GQ_CAND 256  // references a warp stages in shared memory in the query's first phase
+#endif
+#define PREP_THREADS 256  // grid_obs_prep, grid_obs_keys, grid_obs_scatter
+#ifndef GQ_MIN_BLOCKS
+#define GQ_MIN_BLOCKS 1  // resident blocks an SM asked of the register allocator
+#endif
+#define SCAN_THREADS 1024
+#define SCAN_ITEMS 8
+#define SCAN_CHUNK (SCAN_THREADS * SCAN_ITEMS)
 
 __device__ __forceinline__ int cell_of(float v, int g, float h) {
     int c = (int)floorf((v + 1.0f) / h);
     return c < 0 ? 0 : (c >= g ? g - 1 : c);
+}
+
+__device__ __forceinline__ uint32_t cell_key(float x, float y, float z, int g, float h) {
+    return (uint32_t)((cell_of(x, g, h) * g + cell_of(y, g, h)) * g + cell_of(z, g, h));
 }
 
 __device__ __forceinline__ float box_dist(int c, float p, float h) {
@@ -36,152 +60,419 @@ __device__ __forceinline__ float box_dist(int c, float p, float h) {
     return fmaxf(fmaxf(lo - p, p - hi), 0.0f);
 }
 
+// ---------------------------------------------------------------- sorting
+
+// grid_obs_prep: unit vectors of observations [0, n) as ObsRec (index i =
+// first + k), and, when g > 0, their cell keys counted into hist.
 template <typename T>
-__device__ void grid_query(const T* __restrict__ lat, const T* __restrict__ lon,
-                           const uint32_t* __restrict__ perm, int nobs,
-                           const uint32_t* __restrict__ cell_start, const float4* __restrict__ refs,
-                           const short4* __restrict__ runs, int g, float h,
-                           const double* __restrict__ ref64,
-                           uint32_t* __restrict__ out_idx, float* __restrict__ out_dist,
-                           uint32_t* __restrict__ flagged, uint32_t* __restrict__ nflagged) {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= nobs) return;
-    const int i = perm[t];  // observations in column order: a warp's queries share cells
-    double sl, cl, sn, cn;
-    sincos((double)lat[i], &sl, &cl);
-    sincos((double)lon[i], &sn, &cn);
-    const double x = cl * cn, y = cl * sn, z = sl;
-    const float px = (float)x, py = (float)y, pz = (float)z;
+__device__ void obs_prep(const T* __restrict__ lat, const T* __restrict__ lon, int n, uint32_t first,
+                         int g, float h, ObsRec* __restrict__ recs, uint2* __restrict__ keys,
+                         uint32_t* __restrict__ hist) {
+    __shared__ ObsRec srec[PREP_THREADS];
+    const long long base = (long long)blockIdx.x * PREP_THREADS;
+    const int k = (int)base + threadIdx.x;
+    if (k < n) {
+        double sl, cl, sn, cn;
+        sincos((double)lat[k], &sl, &cl);
+        sincos((double)lon[k], &sn, &cn);
+        ObsRec r;
+        r.x = cl * cn;
+        r.y = cl * sn;
+        r.z = sl;
+        r.i = first + (uint32_t)k;
+        r.pad = 0;
+        srec[threadIdx.x] = r;
+        if (g > 0) {
+            const uint32_t key = cell_key((float)r.x, (float)r.y, (float)r.z, g, h);
+            keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
+        }
+    }
+    __syncthreads();
+    shared_to_recs(srec, recs, base, (int)min((long long)PREP_THREADS, n - base));
+}
+
+// grid_obs_keys: the cell keys and ranks of resident observation records.
+extern "C" __global__ void __launch_bounds__(PREP_THREADS)
+    grid_obs_keys(const ObsRec* __restrict__ recs, int n, int g, float h, uint2* __restrict__ keys,
+                  uint32_t* __restrict__ hist) {
+    __shared__ ObsRec srec[PREP_THREADS];
+    const long long base = (long long)blockIdx.x * PREP_THREADS;
+    recs_to_shared(recs, base, (int)min((long long)PREP_THREADS, n - base), srec);
+    __syncthreads();
+    const int k = (int)base + threadIdx.x;
+    if (k >= n) return;
+    const ObsRec r = srec[threadIdx.x];
+    const uint32_t key = cell_key((float)r.x, (float)r.y, (float)r.z, g, h);
+    keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
+}
+
+// grid_ref_keys: the cell keys and ranks of the references' fp32 unit
+// vectors.
+extern "C" __global__ void grid_ref_keys(const float4* __restrict__ xyzw, int n, int g, float h,
+                                         uint2* __restrict__ keys, uint32_t* __restrict__ hist) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const float4 r = xyzw[k];
+    const uint32_t key = cell_key(r.x, r.y, r.z, g, h);
+    keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
+}
+
+// Exclusive scan of one value a thread across a block of SCAN_THREADS;
+// *total receives the block's sum.
+__device__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* total) {
+    __shared__ uint32_t warp_sums[SCAN_THREADS / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    uint32_t x = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31) warp_sums[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        uint32_t s = warp_sums[lane];
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const uint32_t y = __shfl_up_sync(0xffffffffu, s, o);
+            if (lane >= o) s += y;
+        }
+        warp_sums[lane] = s;
+    }
+    __syncthreads();
+    const uint32_t before = w > 0 ? warp_sums[w - 1] : 0;
+    *total = warp_sums[SCAN_THREADS / 32 - 1];
+    __syncthreads();
+    return before + x - v;
+}
+
+// In-place exclusive scan of data[base, base + SCAN_CHUNK) clipped to n;
+// returns the chunk's total.
+__device__ uint32_t scan_chunk(uint32_t* data, long long base, long long n) {
+    uint32_t v[SCAN_ITEMS];
+    uint32_t sum = 0;
+    const long long b = base + (long long)threadIdx.x * SCAN_ITEMS;
+#pragma unroll
+    for (int q = 0; q < SCAN_ITEMS; q++) {
+        v[q] = b + q < n ? data[b + q] : 0u;
+        sum += v[q];
+    }
+    uint32_t total;
+    uint32_t run = block_exclusive_scan(sum, &total);
+#pragma unroll
+    for (int q = 0; q < SCAN_ITEMS; q++) {
+        if (b + q < n) data[b + q] = run;
+        run += v[q];
+    }
+    return total;
+}
+
+// grid_scan_blocks: block b scans its chunk of data in place and writes the
+// chunk's total to sums[b]; grid_scan_sums scans sums (one block, at most
+// SCAN_CHUNK chunks); grid_scan_add adds them back.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+    grid_scan_blocks(uint32_t* __restrict__ data, long long n, uint32_t* __restrict__ sums) {
+    const uint32_t total = scan_chunk(data, (long long)blockIdx.x * SCAN_CHUNK, n);
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) grid_scan_sums(uint32_t* sums, int nb) {
+    scan_chunk(sums, 0, nb);
+}
+
+extern "C" __global__ void grid_scan_add(uint32_t* __restrict__ data, long long n,
+                                         const uint32_t* __restrict__ sums) {
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (long long)gridDim.x * blockDim.x) {
+        data[k] += sums[k / SCAN_CHUNK];
+    }
+}
+
+// grid_obs_scatter: record k to start[key] + rank; when pos is not null,
+// pos[k] records where it went (a session patches replaced observations in
+// place through it).
+extern "C" __global__ void __launch_bounds__(PREP_THREADS)
+    grid_obs_scatter(const ObsRec* __restrict__ in, const uint2* __restrict__ keys, int n,
+                     const uint32_t* __restrict__ start, ObsRec* __restrict__ out,
+                     uint32_t* __restrict__ pos) {
+    __shared__ ObsRec srec[PREP_THREADS];
+    const long long base = (long long)blockIdx.x * PREP_THREADS;
+    recs_to_shared(in, base, (int)min((long long)PREP_THREADS, n - base), srec);
+    __syncthreads();
+    const int k = (int)base + threadIdx.x;
+    if (k >= n) return;
+    const uint2 kr = keys[k];
+    const uint32_t to = start[kr.x] + kr.y;
+    copy_rec(out + to, &srec[threadIdx.x]);
+    if (pos) pos[k] = to;
+}
+
+// grid_runs_trim: each column's sphere runs shrunk to the cells that hold
+// references this query (empty: lo > hi), so the query skips empty columns
+// and column ends (most of the grid, for clustered references) at the cost
+// of one load a column.
+extern "C" __global__ void grid_runs_trim(const short4* __restrict__ runs,
+                                          const uint32_t* __restrict__ cell_start, int g,
+                                          short4* __restrict__ out) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (col >= g * g) return;
+    short4 r = runs[col];
+    const uint32_t* cs = cell_start + (size_t)col * g;
+    short lo = r.x, hi = r.y;
+    while (lo <= hi && cs[lo] == cs[lo + 1]) lo++;
+    while (hi >= lo && cs[hi] == cs[hi + 1]) hi--;
+    r.x = lo;
+    r.y = hi;
+    lo = r.z;
+    hi = r.w;
+    while (lo <= hi && cs[lo] == cs[lo + 1]) lo++;
+    while (hi >= lo && cs[hi] == cs[hi + 1]) hi--;
+    r.z = lo;
+    r.w = hi;
+    out[col] = r;
+}
+
+// grid_ref_scatter: the index's float4s, the reference's index in w's bits.
+// The order within a cell is arbitrary; the query breaks ties by index.
+extern "C" __global__ void grid_ref_scatter(const float4* __restrict__ xyzw, const uint2* __restrict__ keys,
+                                            int n, const uint32_t* __restrict__ start,
+                                            float4* __restrict__ out) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const float4 r = xyzw[k];
+    const uint2 kr = keys[k];
+    out[start[kr.x] + kr.y] = make_float4(r.x, r.y, r.z, __uint_as_float((uint32_t)k));
+}
+
+// ------------------------------------------------------------------ query
+
+// Threshold on the chord to a cell's box: c1 plus twice the fp32 chord
+// error bound (chord_err) plus the cell-bound slack, with room for this
+// fp32 arithmetic's own rounding.
+__device__ __forceinline__ float prune_chord(float d1) {
+    const float c1 = sqrtf(d1);
+    return c1 * 1.000002f + 2.5e-6f;
+}
+
+// SHELL_CELLS runs its last argument (a block) with the references [cs, ce)
+// of every cell of the shell at Chebyshev radius R around (cx, cy, cz) that
+// the unit sphere crosses and whose box is within sqrt(THR2) of p; THR2 may
+// shrink as the block runs. (A macro, not a function taking a lambda: the
+// lambda kept the query's state in local memory.)
+#define SHELL_CELLS(R, THR2, ...)                                                       \
+    do {                                                                                \
+        const int i0_ = max(cx - (R), 0), i9_ = min(cx + (R), g - 1);                   \
+        const int j0_ = max(cy - (R), 0), j9_ = min(cy + (R), g - 1);                   \
+        for (int ci = i0_; ci <= i9_; ci++) {                                           \
+            const float bx = box_dist(ci, px, h);                                       \
+            const float bx2 = bx * bx;                                                  \
+            if (bx2 > (THR2)) continue;                                                 \
+            for (int cj = j0_; cj <= j9_; cj++) {                                       \
+                const float by = box_dist(cj, py, h);                                   \
+                const float bxy2 = bx2 + by * by;                                       \
+                if (bxy2 > (THR2)) continue;                                            \
+                const bool edge = abs(ci - cx) == (R) || abs(cj - cy) == (R);           \
+                const short4 run = runs[ci * g + cj];                                   \
+                _Pragma("unroll") for (int q_ = 0; q_ < 2; q_++) {                      \
+                    const int lo = max(q_ == 0 ? (int)run.x : (int)run.z, cz - (R));    \
+                    const int hi = min(q_ == 0 ? (int)run.y : (int)run.w, cz + (R));    \
+                    for (int ck = lo; ck <= hi; ck++) {                                 \
+                        if (!edge && ck != cz - (R) && ck != cz + (R)) {                \
+                            ck = cz + (R) - 1; /* interior column: the two z faces */   \
+                            continue;                                                   \
+                        }                                                               \
+                        const float bz = box_dist(ck, pz, h);                           \
+                        if (bxy2 + bz * bz > (THR2)) continue;                          \
+                        const int c = (ci * g + cj) * g + ck;                           \
+                        const uint32_t cs = cell_start[c], ce = cell_start[c + 1];      \
+                        __VA_ARGS__                                                     \
+                    }                                                                   \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+
+// Stop test after the shell at Chebyshev radius r: true once everything
+// outside the cube of cells within r of (cx, cy, cz) is provably farther
+// than the winner plus the margin that decides a near tie (lb - slack -
+// chord_err(lb) > c1 + chord_err(c1), each side moved against the stop by
+// more than its fp32 rounding). *all is set when the cube covers the grid.
+__device__ __forceinline__ bool shell_done(int r, float px, float py, float pz, int cx, int cy, int cz, int g,
+                                           float h, float d1, bool* all) {
+    float lb = INFINITY;
+    if (cx - r > 0) lb = fminf(lb, px - ((float)(cx - r) * h - 1.0f));
+    if (cx + r < g - 1) lb = fminf(lb, ((float)(cx + r + 1) * h - 1.0f) - px);
+    if (cy - r > 0) lb = fminf(lb, py - ((float)(cy - r) * h - 1.0f));
+    if (cy + r < g - 1) lb = fminf(lb, ((float)(cy + r + 1) * h - 1.0f) - py);
+    if (cz - r > 0) lb = fminf(lb, pz - ((float)(cz - r) * h - 1.0f));
+    if (cz + r < g - 1) lb = fminf(lb, ((float)(cz + r + 1) * h - 1.0f) - pz);
+    *all = isinf(lb);
+    return *all || lb * 0.999998f - 3.5e-6f > sqrtf(d1) * 1.000002f + 5e-7f;
+}
+
+// The query runs in two phases. First the warp works together: its 32
+// observations are consecutive in cell order, so they usually lie in one or
+// two neighbouring cells; the warp stages every reference of the cells
+// within one cell of any of them (at most GQ_CAND) in shared memory, and
+// each thread ranks all of them, with no divergence. That covers each
+// thread's shells r = 0 and 1, and for most observations the stop test
+// after r = 1 then holds. Threads for which it does not, and warps whose
+// cells are spread out or crowded, go on with the shell-by-shell search.
+extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
+    grid_query(const ObsRec* __restrict__ obs, int nobs, const uint32_t* __restrict__ cell_start,
+               const float4* __restrict__ refs, const short4* __restrict__ runs, int g, float h,
+               const double* __restrict__ ref64, uint32_t* __restrict__ out_idx,
+               float* __restrict__ out_dist, uint32_t* __restrict__ nrefined) {
+    __shared__ ObsRec srec[GQ_THREADS];
+    __shared__ float4 cand[GQ_THREADS / 32][GQ_CAND];
+    const long long base = (long long)blockIdx.x * GQ_THREADS;
+    const int valid = (int)min((long long)GQ_THREADS, nobs - base);
+    recs_to_shared(obs, base, valid, srec);
+    __syncthreads();
+    const bool active = threadIdx.x < valid;
+    // Lanes past the end work on the block's last observation and write
+    // nothing: the whole warp takes part in the cooperative phase.
+    const ObsRec o = srec[active ? threadIdx.x : valid - 1];
+    const float px = (float)o.x, py = (float)o.y, pz = (float)o.z;
     const int cx = cell_of(px, g, h), cy = cell_of(py, g, h), cz = cell_of(pz, g, h);
+    const int lane = threadIdx.x & 31;
+    float4* wc = cand[threadIdx.x >> 5];
 
     float d1 = INFINITY, d2 = INFINITY;
     uint32_t i1 = 0xffffffffu;
     float thr2 = INFINITY;  // cells whose box is farther (squared) cannot matter
-    for (int r = 0; r < g; r++) {
-        const int i0 = max(cx - r, 0), i9 = min(cx + r, g - 1);
-        const int j0 = max(cy - r, 0), j9 = min(cy + r, g - 1);
-        for (int ci = i0; ci <= i9; ci++) {
-            const float bx = box_dist(ci, px, h);
-            for (int cj = j0; cj <= j9; cj++) {
-                const float by = box_dist(cj, py, h);
-                if (bx * bx + by * by > thr2) continue;
-                const bool edge = abs(ci - cx) == r || abs(cj - cy) == r;
-                const short4 run = runs[ci * g + cj];
+
+    // Phase 1: the warp's cells' neighbourhood, box [x0, x1] x [y0, y1] x [z0, z1].
+    const unsigned full = 0xffffffffu;
+    const int x0 = max((int)__reduce_min_sync(full, (unsigned)cx) - 1, 0);
+    const int x1 = min((int)__reduce_max_sync(full, (unsigned)cx) + 1, g - 1);
+    const int y0 = max((int)__reduce_min_sync(full, (unsigned)cy) - 1, 0);
+    const int y1 = min((int)__reduce_max_sync(full, (unsigned)cy) + 1, g - 1);
+    const int z0 = max((int)__reduce_min_sync(full, (unsigned)cz) - 1, 0);
+    const int z1 = min((int)__reduce_max_sync(full, (unsigned)cz) + 1, g - 1);
+    const int nx = x1 - x0 + 1, ny = y1 - y0 + 1;
+    bool coop = nx <= 4 && ny <= 4 && z1 - z0 <= 5;  // warp-uniform
+    int ncand = 0;
+    if (coop) {
+        // Lane l < nx*ny finds its column's (at most two) reference ranges:
+        // the cells of a column's run are consecutive, so are their references.
+        uint32_t s0 = 0, e0 = 0, s1 = 0, e1 = 0;
+        if (lane < nx * ny) {
+            const int ci = x0 + lane / ny, cj = y0 + lane % ny;
+            const short4 run = runs[ci * g + cj];
+            const uint32_t* cs = cell_start + (size_t)(ci * g + cj) * g;
+            int lo = max((int)run.x, z0), hi = min((int)run.y, z1);
+            if (lo <= hi) s0 = cs[lo], e0 = cs[hi + 1];
+            lo = max((int)run.z, z0), hi = min((int)run.w, z1);
+            if (lo <= hi) s1 = cs[lo], e1 = cs[hi + 1];
+        }
+        const uint32_t n = (e0 - s0) + (e1 - s1);
+        uint32_t off = n;  // inclusive scan over lanes
 #pragma unroll
-                for (int q = 0; q < 2; q++) {
-                    const int lo = max(q == 0 ? (int)run.x : (int)run.z, cz - r);
-                    const int hi = min(q == 0 ? (int)run.y : (int)run.w, cz + r);
-                    for (int ck = lo; ck <= hi; ck++) {
-                        if (!edge && ck != cz - r && ck != cz + r) {
-                            ck = cz + r - 1;  // interior column: only the shell's two z faces
-                            continue;
-                        }
-                        const float bz = box_dist(ck, pz, h);
-                        if (bx * bx + by * by + bz * bz > thr2) continue;
-                        const int c = (ci * g + cj) * g + ck;
-                        const uint32_t s = cell_start[c], e = cell_start[c + 1];
-                        for (uint32_t p = s; p < e; p++) {
-                            const float4 rf = refs[p];
-                            const float d = chord2f(px, py, pz, rf);
-                            const uint32_t id = __float_as_uint(rf.w);
-                            if (d < d1 || (d == d1 && id < i1)) {
-                                d2 = d1;
-                                d1 = d;
-                                i1 = id;
-                                const double c1 = sqrt((double)d1);
-                                const float t = (float)(c1 + 2.0 * chord_err(c1) + GRID_SLACK);
-                                thr2 = t * t;
-                            } else {
-                                d2 = fminf(d2, d);
-                            }
-                        }
-                    }
-                }
+        for (int k = 1; k < 32; k <<= 1) {
+            const uint32_t v = __shfl_up_sync(full, off, k);
+            if (lane >= k) off += v;
+        }
+        ncand = (int)__shfl_sync(full, off, 31);
+        off -= n;
+        coop = ncand <= GQ_CAND;
+        if (coop) {
+            for (int c = 0; c < nx * ny; c++) {
+                const uint32_t a0 = __shfl_sync(full, s0, c), b0 = __shfl_sync(full, e0, c);
+                const uint32_t a1 = __shfl_sync(full, s1, c), b1 = __shfl_sync(full, e1, c);
+                const uint32_t o0 = __shfl_sync(full, off, c), o1 = o0 + (b0 - a0);
+                for (uint32_t q = lane; q < b0 - a0; q += 32) wc[o0 + q] = refs[a0 + q];
+                for (uint32_t q = lane; q < b1 - a1; q += 32) wc[o1 + q] = refs[a1 + q];
             }
         }
-        // Everything unscanned lies outside the cube of cells within
-        // Chebyshev radius r: stop once it is provably farther than the
-        // winner plus the margin that decides a near tie.
-        double lb = INFINITY;
-        if (cx - r > 0) lb = fmin(lb, (double)px - ((double)(cx - r) * h - 1.0));
-        if (cx + r < g - 1) lb = fmin(lb, ((double)(cx + r + 1) * h - 1.0) - (double)px);
-        if (cy - r > 0) lb = fmin(lb, (double)py - ((double)(cy - r) * h - 1.0));
-        if (cy + r < g - 1) lb = fmin(lb, ((double)(cy + r + 1) * h - 1.0) - (double)py);
-        if (cz - r > 0) lb = fmin(lb, (double)pz - ((double)(cz - r) * h - 1.0));
-        if (cz + r < g - 1) lb = fmin(lb, ((double)(cz + r + 1) * h - 1.0) - (double)pz);
-        if (isinf(lb)) break;
-        const double c1 = sqrt((double)d1);
-        if (lb - GRID_SLACK - chord_err(lb) > c1 + chord_err(c1)) break;
+        __syncwarp();
     }
+    int r = 0;
+    bool done = false;
+    if (coop) {
+        for (int q = 0; q < ncand; q++) {
+            const float4 rf = wc[q];
+            const float d = chord2f(px, py, pz, rf);
+            const uint32_t id = __float_as_uint(rf.w);
+            if (d < d1 || (d == d1 && id < i1)) {
+                d2 = d1;
+                d1 = d;
+                i1 = id;
+            } else {
+                d2 = fminf(d2, d);
+            }
+        }
+        const float tc = prune_chord(d1);
+        thr2 = d1 < INFINITY ? tc * tc : INFINITY;
+        bool all;
+        done = shell_done(1, px, py, pz, cx, cy, cz, g, h, d1, &all);
+        r = done ? 1 : 2;
+    }
+    // Phase 2: shell by shell, from where phase 1 left off. The warp's box
+    // may reach past this thread's shell 1, so a reference can come round
+    // again: the winner seen twice must not count as its own runner-up.
+    for (; !done && r < g; r++) {
+        SHELL_CELLS(r, thr2, {
+            for (uint32_t p = cs; p < ce; p++) {
+                const float4 rf = refs[p];
+                const float d = chord2f(px, py, pz, rf);
+                const uint32_t id = __float_as_uint(rf.w);
+                if (id == i1) continue;
+                if (d < d1 || (d == d1 && id < i1)) {
+                    d2 = d1;
+                    d1 = d;
+                    i1 = id;
+                    const float tc = prune_chord(d1);
+                    thr2 = tc * tc;
+                } else {
+                    d2 = fminf(d2, d);
+                }
+            }
+        });
+        bool all;
+        if (shell_done(r, px, py, pz, cx, cy, cz, g, h, d1, &all)) break;
+    }
+    if (!active) return;
+    r = min(r, g - 1);
     // No runner-up seen (d2 infinite) means none within the margin exists.
     const double c1 = sqrt((double)d1), c2 = sqrt((double)d2);
+    double best;
     if (d2 < INFINITY && c2 - c1 <= chord_err(c1) + chord_err(c2)) {
-        flagged[atomicAdd(nflagged, 1u)] = (uint32_t)i;
-        return;
+        // A near tie in fp32: re-rank in fp64 every reference of the cells
+        // within the final threshold, in the shells already searched. The
+        // fp64 winner is among them: its exact chord is at most the fp32
+        // winner's plus chord_err, below the threshold, and the stop test
+        // put everything outside the searched cube farther than that.
+        best = INFINITY;
+        i1 = 0xffffffffu;
+        for (int q = 0; q <= r; q++) {
+            SHELL_CELLS(q, thr2, {
+                for (uint32_t p = cs; p < ce; p++) {
+                    const uint32_t id = __float_as_uint(refs[p].w);
+                    const double* rp = ref64 + 3 * (size_t)id;
+                    const double d = chord2d(o.x, o.y, o.z, rp[0], rp[1], rp[2]);
+                    if (d < best || (d == best && id < i1)) {
+                        best = d;
+                        i1 = id;
+                    }
+                }
+            });
+        }
+        atomicAdd(nrefined, 1u);
+    } else {
+        const double* rp = ref64 + 3 * (size_t)i1;
+        best = chord2d(o.x, o.y, o.z, rp[0], rp[1], rp[2]);
     }
-    const double* rp = ref64 + 3 * (size_t)i1;
-    out_idx[i] = i1;
-    out_dist[i] = (float)chord2_to_angle(chord2d(x, y, z, rp[0], rp[1], rp[2]));
+    out_idx[o.i] = i1;
+    out_dist[o.i] = (float)chord2_to_angle(best);
 }
 
-// Sorting the observations by grid column (a counting sort: keys and
-// histogram, scan, scatter) before the query makes the threads of a warp
-// search the same cells: coalesced, cached loads and little divergence.
-template <typename T>
-__device__ void grid_keys(const T* __restrict__ lat, const T* __restrict__ lon, int nobs, int g,
-                          float h, uint32_t* __restrict__ keys, uint32_t* __restrict__ hist) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nobs) return;
-    double sl, cl, sn, cn;
-    sincos((double)lat[i], &sl, &cl);
-    sincos((double)lon[i], &sn, &cn);
-    const uint32_t key = (uint32_t)(cell_of((float)(cl * cn), g, h) * g + cell_of((float)(cl * sn), g, h));
-    keys[i] = key;
-    atomicAdd(&hist[key], 1u);
-}
-
-// Exclusive prefix sum of hist[0, n) in place, one block of GQ_SCAN threads.
-#define GQ_SCAN 1024
-extern "C" __global__ void __launch_bounds__(GQ_SCAN) grid_scan(uint32_t* hist, int n) {
-    __shared__ uint32_t part[GQ_SCAN];
-    const int per = (n + GQ_SCAN - 1) / GQ_SCAN;
-    const int b = threadIdx.x * per, e = min(b + per, n);
-    uint32_t sum = 0;
-    for (int k = b; k < e; k++) sum += hist[k];
-    part[threadIdx.x] = sum;
-    __syncthreads();
-    for (int off = 1; off < GQ_SCAN; off <<= 1) {  // Hillis-Steele inclusive scan
-        uint32_t v = threadIdx.x >= off ? part[threadIdx.x - off] : 0;
-        __syncthreads();
-        part[threadIdx.x] += v;
-        __syncthreads();
-    }
-    uint32_t run = part[threadIdx.x] - sum;
-    for (int k = b; k < e; k++) {
-        const uint32_t c = hist[k];
-        hist[k] = run;
-        run += c;
-    }
-}
-
-extern "C" __global__ void grid_scatter(const uint32_t* __restrict__ keys, int nobs,
-                                        uint32_t* __restrict__ cursor, uint32_t* __restrict__ perm) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nobs) return;
-    perm[atomicAdd(&cursor[keys[i]], 1u)] = (uint32_t)i;
-}
-
-#define EXPORT(T, S)                                                                            \
-    extern "C" __global__ void __launch_bounds__(GQ_THREADS) grid_query_##S(                    \
-        const T* lat, const T* lon, const uint32_t* perm, int nobs, const uint32_t* cell_start, \
-        const float4* refs, const short4* runs, int g, float h, const double* ref64,            \
-        uint32_t* out_idx, float* out_dist, uint32_t* flagged, uint32_t* nflagged) {            \
-        grid_query<T>(lat, lon, perm, nobs, cell_start, refs, runs, g, h, ref64, out_idx,       \
-                      out_dist, flagged, nflagged);                                             \
-    }                                                                                           \
-    extern "C" __global__ void grid_keys_##S(const T* lat, const T* lon, int nobs, int g,       \
-                                             float h, uint32_t* keys, uint32_t* hist) {         \
-        grid_keys<T>(lat, lon, nobs, g, h, keys, hist);                                         \
+#define EXPORT(T, S)                                                                             \
+    extern "C" __global__ void __launch_bounds__(PREP_THREADS) grid_obs_prep_##S(                \
+        const T* lat, const T* lon, int n,                                                       \
+                                                 uint32_t first, int g, float h, ObsRec* recs,   \
+                                                 uint2* keys, uint32_t* hist) {                  \
+        obs_prep<T>(lat, lon, n, first, g, h, recs, keys, hist);                                 \
     }
 
 EXPORT(double, f64)

@@ -31,6 +31,12 @@ var Seed string
 //go:embed grid.ptx
 var Grid string
 
+// Resident is the PTX of resident.cu: replacing observations kept on the
+// GPU and counting changed answers between queries (engine sessions).
+//
+//go:embed resident.ptx
+var Resident string
+
 // PTX returns the PTX of the named kernel file ("haversine", "seed",
 // "grid"). When the environment variable GEOKNN_PTX_DIR is set, the file
 // NAME.ptx is read from that folder instead of the embedded copy: kernel
@@ -50,6 +56,8 @@ func PTX(name string) (string, error) {
 		return Seed, nil
 	case "grid":
 		return Grid, nil
+	case "resident":
+		return Resident, nil
 	}
 	return "", fmt.Errorf("no kernel file %q", name)
 }
@@ -62,6 +70,8 @@ const (
 	BlockMinTile    = 1024 // BM_TILE: slice lengths are multiples of this
 	RefineThreads   = 256  // RF_THREADS
 	SeedWidth       = 32   // SEED_WIDTH: partials per observation in the seed port
-	GridThreads     = 256  // GQ_THREADS
-	GridScanThreads = 1024 // GQ_SCAN
+	GridPrepThreads = 256  // PREP_THREADS: grid_obs_prep, grid_obs_keys, grid_obs_scatter
+	GridScanThreads = 1024 // SCAN_THREADS
+	GridScanChunk   = 8192 // SCAN_CHUNK: entries a grid_scan_blocks block scans
+	ObsRecBytes     = 32   // sizeof(ObsRec)
 )

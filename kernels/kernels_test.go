@@ -56,7 +56,10 @@ func TestEmbeddedPTXHasEntries(t *testing.T) {
 	}{
 		{"haversine", Haversine, []string{"to_unit_f64", "block_min_f64", "global_min_f64", "refine_f64", "to_unit_f32", "block_min_f32", "global_min_f32", "refine_f32"}},
 		{"seed", Seed, []string{"seed_block_min_f64", "seed_block_min_f32", "seed_global_min"}},
-		{"grid", Grid, []string{"grid_query_f64", "grid_query_f32", "grid_keys_f64", "grid_keys_f32", "grid_scan", "grid_scatter"}},
+		{"grid", Grid, []string{"grid_obs_prep_f64", "grid_obs_prep_f32", "grid_obs_keys", "grid_ref_keys",
+			"grid_scan_blocks", "grid_scan_sums", "grid_scan_add", "grid_obs_scatter", "grid_ref_scatter",
+			"grid_runs_trim", "grid_query"}},
+		{"resident", Resident, []string{"replace_f64", "replace_f32", "count_changed", "map_index"}},
 	} {
 		for _, e := range tc.entries {
 			if !strings.Contains(tc.ptx, ".entry "+e+"(") {
@@ -77,8 +80,9 @@ func TestLaunchConstantsMatchSource(t *testing.T) {
 		{"haversine.cu", "BM_TILE", BlockMinTile},
 		{"haversine.cu", "RF_THREADS", RefineThreads},
 		{"seed.cu", "SEED_WIDTH", SeedWidth},
-		{"grid.cu", "GQ_THREADS", GridThreads},
-		{"grid.cu", "GQ_SCAN", GridScanThreads},
+		{"grid.cu", "PREP_THREADS", GridPrepThreads},
+		{"grid.cu", "SCAN_THREADS", GridScanThreads},
+		{"grid.cu", "SCAN_ITEMS", GridScanChunk / GridScanThreads},
 	} {
 		src, err := os.ReadFile(tc.file)
 		if err != nil {

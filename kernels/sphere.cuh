@@ -47,3 +47,36 @@ __device__ __forceinline__ double chord2_to_angle(double d2) {
 // component within 2^-25) and the scan's arithmetic (relative 3 * 2^-24),
 // with margin; BENCHMARKS.md, "Exactness", says how it is used.
 __device__ __forceinline__ double chord_err(double c) { return 1.5e-7 + 3.0e-7 * c; }
+
+// One observation as the grid kernels keep it: its fp64 unit vector and its
+// index in the job (or the resident set). 32 bytes, so a warp's loads of
+// consecutive records are whole sectors.
+struct __align__(16) ObsRec {
+    double x, y, z;
+    uint32_t i;
+    uint32_t pad;
+};
+
+// A block's records [base, base + cnt) moved between global and shared
+// memory as 16-byte chunks, consecutive threads on consecutive chunks: a
+// warp's accesses are whole sectors, where one thread a record would touch
+// every sector twice. The caller synchronizes the block.
+__device__ __forceinline__ void recs_to_shared(const ObsRec* __restrict__ g, long long base, int cnt,
+                                               ObsRec* s) {
+    const longlong2* src = reinterpret_cast<const longlong2*>(g + base);
+    longlong2* dst = reinterpret_cast<longlong2*>(s);
+    for (int c = threadIdx.x; c < 2 * cnt; c += blockDim.x) dst[c] = src[c];
+}
+
+__device__ __forceinline__ void shared_to_recs(const ObsRec* s, ObsRec* __restrict__ g, long long base,
+                                               int cnt) {
+    const longlong2* src = reinterpret_cast<const longlong2*>(s);
+    longlong2* dst = reinterpret_cast<longlong2*>(g + base);
+    for (int c = threadIdx.x; c < 2 * cnt; c += blockDim.x) dst[c] = src[c];
+}
+
+// One record copied as two 16-byte accesses (a scattered write).
+__device__ __forceinline__ void copy_rec(ObsRec* __restrict__ dst, const ObsRec* src) {
+    reinterpret_cast<longlong2*>(dst)[0] = reinterpret_cast<const longlong2*>(src)[0];
+    reinterpret_cast<longlong2*>(dst)[1] = reinterpret_cast<const longlong2*>(src)[1];
+}

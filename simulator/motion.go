@@ -47,8 +47,17 @@ func Propagate(lat, lon, heading, dist float64) (lat2, lon2, heading2 float64) {
 	sD, cD := math.Sincos(dist / EarthRadius)
 	qx, qy, qz := px*cD+tx*sD, py*cD+ty*sD, pz*cD+tz*sD
 	ux, uy, uz := tx*cD-px*sD, ty*cD-py*sD, tz*cD-pz*sD
-	lat2 = math.Atan2(qz, math.Sqrt(qx*qx+qy*qy))
+	r := math.Sqrt(qx*qx + qy*qy)
+	lat2 = math.Atan2(qz, r)
 	lon2 = math.Atan2(qy, qx)
+	if r > 1e-100 {
+		// East and north at q, both scaled by r (which atan2 ignores):
+		// cos(lat2) = r, sin(lat2) = qz, cos(lon2) = qx/r, sin(lon2) = qy/r.
+		east := -qy*ux + qx*uy
+		north := -qz*(qx*ux+qy*uy) + r*r*uz
+		return lat2, lon2, math.Atan2(east, north)
+	}
+	// At a pole: north along the meridian of the returned longitude.
 	sLat, cLat = math.Sincos(lat2)
 	sLon, cLon = math.Sincos(lon2)
 	east := -sLon*ux + cLon*uy
@@ -97,7 +106,9 @@ func (m *Movers) Step(dt float64) {
 }
 
 func (m *Movers) step(dt float64, workers int) {
-	parallelBlocks(m.Len(), workers, func(lo, hi int) {
+	// Small blocks: 2^16 movers must still spread over every core (a step
+	// is on the simulation's critical path).
+	parallel.Blocks(m.Len(), 1<<11, workers, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			m.Lat[i], m.Lon[i], m.Heading[i] = Propagate(m.Lat[i], m.Lon[i], m.Heading[i], m.Speed[i]*dt)
 		}

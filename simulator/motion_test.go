@@ -340,3 +340,33 @@ func BenchmarkUpdate(b *testing.B) {
 		r.replace(step, lat, lon, slots)
 	}
 }
+
+// BenchmarkMove and BenchmarkReplace split BenchmarkUpdate's parts at the
+// simulation target (2^16 references moved; 1% of 2^24 observations
+// replaced), the host's share of a step.
+func BenchmarkMove(b *testing.B) {
+	const nRef = 1 << 16
+	m := &Movers{Lat: make([]float64, nRef), Lon: make([]float64, nRef), Heading: make([]float64, nRef), Speed: make([]float64, nRef)}
+	_ = SphereRadians(nRef, 2, m.Lat, m.Lon)
+	_ = RandomMotion(nRef, 1, 0, 250, m.Speed, m.Heading)
+	for b.Loop() {
+		m.Step(60)
+	}
+}
+
+func BenchmarkReplace(b *testing.B) {
+	const nObs = 1 << 24
+	lat, lon := make([]float64, nObs), make([]float64, nObs)
+	if err := SphereRadians(nObs, 1, lat, lon); err != nil {
+		b.Fatal(err)
+	}
+	gen, _ := blockByName("sphere", 1)
+	r := newReplacer(0.01, gen, 1, workers())
+	k := replaceCount(0.01, nObs)
+	slots, newLat, newLon := make([]uint32, k), make([]float64, k), make([]float64, k)
+	step := 0
+	for b.Loop() { // as Run does: draw into reused buffers
+		step++
+		r.draw(step, nObs, slots, newLat, newLon)
+	}
+}

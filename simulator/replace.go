@@ -64,7 +64,18 @@ func newReplacer(frac float64, gen blockFunc, seed uint64, workers int) *replace
 // (seed, step, block): the result depends on neither the number of
 // goroutines nor the order in which blocks run.
 func (r *replacer) replace(step int, lat, lon []float64, slots []uint32) {
-	n := len(lat)
+	newLat, newLon := make([]float64, len(slots)), make([]float64, len(slots))
+	r.draw(step, len(lat), slots, newLat, newLon)
+	for k, i := range slots {
+		lat[i], lon[i] = newLat[k], newLon[k]
+	}
+}
+
+// draw is replace without the writes: it fills slots and the fresh points
+// newLat[k], newLon[k] that slot slots[k] of n points gets, leaving the
+// points themselves alone (so the simulation can draw the next step's
+// replacements while the current step's query still reads them).
+func (r *replacer) draw(step, n int, slots []uint32, newLat, newLon []float64) {
 	stream := streamReplace ^ mix64(uint64(step))
 	forStreamBlocks(n, r.seed, stream, r.workers, func(rng *rand.Rand, lo, hi, _ int) {
 		off := replaceCount(r.frac, lo)
@@ -93,7 +104,7 @@ func (r *replacer) replace(step int, lat, lon []float64, slots []uint32) {
 			for word != 0 {
 				i := lo + 64*w + bits.TrailingZeros64(word)
 				word &= word - 1
-				lat[i], lon[i] = plat[j], plon[j]
+				newLat[off+j], newLon[off+j] = plat[j], plon[j]
 				slots[off+j] = uint32(i)
 				j++
 			}

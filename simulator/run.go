@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // Config describes a simulation with moving references.
@@ -44,8 +44,14 @@ type Config struct {
 	// round(Replace*Obs) of them, a different random set every step.
 	Replace float64
 
-	// Options opens the one geoknn.Searcher that answers every step.
+	// Options opens the one geoknn.Searcher that answers every step, through
+	// a geoknn.Session that keeps the observations in the engine.
 	Options geoknn.Options
+	// Answers, if set, is asked before each step whether the step's answers
+	// are wanted on the host: false leaves them in the engine (Step.Result's
+	// Index and Distance are nil), which on a GPU saves copying them back.
+	// The changed count is computed either way. Nil means every step.
+	Answers func(step int) bool
 }
 
 // Step is one step of a simulation, as Run hands it to its callback.
@@ -57,11 +63,18 @@ type Step struct {
 	// Obs and Ref are the current positions as float64 radian columns.
 	// Run reuses them: they are valid only until the callback returns.
 	Obs, Ref engine.Points
-	// Result holds the step's answers; it is the callback's to keep.
+	// Result holds the step's answers; it is the callback's to keep. Its
+	// Index and Distance are nil when Config.Answers declined them.
 	Result *geoknn.Result
-	// Query is the wall time of the query; Update the time spent moving
-	// references, replacing observations and counting changes before it.
-	Query, Update time.Duration
+	// Query is the time the step spent in the query (preparing the
+	// references and waiting for the answers, the changed count, and the
+	// answers' copy back when wanted). Update is the host time of the
+	// simulation's own work for the step: moving the references, drawing the
+	// replaced observations and writing them into the host columns (done
+	// while GPU queries run) and sending them to the engine. Wall is the
+	// step's wall time: sending the replacements, then the query with the
+	// host work that overlaps it.
+	Query, Update, Wall time.Duration
 	// Replaced is the number of observations replaced before this step
 	// (0 at step 1).
 	Replaced int
@@ -71,6 +84,9 @@ type Step struct {
 	// (0 at step 1). Replaced observations are counted in Replaced only.
 	Changed         int
 	ChangedFraction float64
+	// Stats is how the engine ran the query: device time by stage (GPU),
+	// host time preparing the references, the grid plan in Note.
+	Stats engine.SessionStats
 }
 
 // Summary describes a finished (or interrupted) simulation.
@@ -81,12 +97,14 @@ type Summary struct {
 	Engine   string
 	Devices  []string
 	Fallback string
-	// Median, Min and Max are over the steps' query times; Query and Update
-	// are the totals of Step.Query and Step.Update.
-	Median, Min, Max time.Duration
-	Query, Update    time.Duration
-	// StepsPerSecond is Steps / (Query + Update): the simulation's rate,
-	// not counting setup or the time spent in the callback.
+	// Median, Min and Max are over the steps' query times; StepMedian is
+	// the median of whole steps (Step.Wall); Query, Update and Wall are the
+	// totals of Step.Query, Step.Update and Step.Wall.
+	Median, Min, Max    time.Duration
+	StepMedian          time.Duration
+	Query, Update, Wall time.Duration
+	// StepsPerSecond is Steps / Wall: the simulation's rate, not counting
+	// setup or the time spent in the callback.
 	StepsPerSecond float64
 }
 
@@ -218,61 +236,139 @@ func run(ctx context.Context, cfg Config, onStep func(Step) error, workers int) 
 	obs := engine.Radians64(obsLat, obsLon)
 	ref := engine.Radians64(mv.Lat, mv.Lon)
 	queries := make([]time.Duration, 0, cfg.Steps)
+	steps := make([]time.Duration, 0, cfg.Steps)
 	defer func() {
 		sum.Steps = len(queries)
 		if len(queries) > 0 {
 			sorted := slices.Clone(queries)
 			slices.Sort(sorted)
 			sum.Min, sum.Max = sorted[0], sorted[len(sorted)-1]
-			if m := len(sorted); m%2 == 1 {
-				sum.Median = sorted[m/2]
-			} else {
-				sum.Median = (sorted[m/2-1] + sorted[m/2]) / 2
-			}
+			sum.Median = median(sorted)
+			sorted = slices.Clone(steps)
+			slices.Sort(sorted)
+			sum.StepMedian = median(sorted)
 		}
-		if t := (sum.Query + sum.Update).Seconds(); t > 0 {
+		if t := sum.Wall.Seconds(); t > 0 {
 			sum.StepsPerSecond = float64(sum.Steps) / t
 		}
 	}()
 
-	var prev *geoknn.Result
+	// The observations stay in the engine (on the GPUs) for the whole run;
+	// each step sends the replaced ones and the moved references. The host
+	// draws step n+1's motion and replacements while step n's query runs on
+	// the GPUs (into a second set of movers and the replacement buffers),
+	// so a step costs about the longer of the two, not their sum.
+	sess, err := s.NewSession(obs)
+	if err != nil {
+		return sum, fmt.Errorf("simulator: %w", err)
+	}
+	defer func() {
+		if cerr := sess.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("simulator: closing the session: %w", cerr)
+		}
+	}()
+	next := &Movers{Lat: make([]float64, nRef), Lon: make([]float64, nRef), Heading: make([]float64, nRef), Speed: mv.Speed}
+	// Replacements, double-buffered: step n's are written into the host
+	// columns while step n+1's are drawn, both during step n's query.
+	type replacement struct {
+		slots          []uint32
+		newLat, newLon []float64
+	}
+	var reps [2]replacement
+	if rep != nil {
+		for k := range reps {
+			reps[k] = replacement{slots: make([]uint32, len(slots)),
+				newLat: make([]float64, len(slots)), newLon: make([]float64, len(slots))}
+		}
+	}
+	// draw prepares step n: the movers advanced from the current ones into
+	// next, and step n's replacements into reps[n%2].
+	draw := func(n int) {
+		copy(next.Lat, mv.Lat)
+		copy(next.Lon, mv.Lon)
+		copy(next.Heading, mv.Heading)
+		next.step(cfg.Dt, workers)
+		if rep != nil {
+			r := &reps[n%2]
+			rep.draw(n, nObs, r.slots, r.newLat, r.newLon)
+		}
+	}
+	// write applies step n's replacements to the host columns: scattered
+	// writes over the whole set, a cache and TLB miss each, so spread over
+	// the cores.
+	write := func(n int) {
+		r := &reps[n%2]
+		parallel.Blocks(len(r.slots), 1<<13, workers, func(_, lo, hi int) {
+			for k := lo; k < hi; k++ {
+				obsLat[r.slots[k]], obsLon[r.slots[k]] = r.newLat[k], r.newLon[k]
+			}
+		})
+	}
+	var drawn time.Duration // the host time spent drawing and writing the coming step
 	for n := 1; n <= cfg.Steps; n++ {
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		st := Step{N: n, Time: float64(n-1) * cfg.Dt, Obs: obs, Ref: ref}
-		t := time.Now()
+		t0 := time.Now()
+		st := Step{N: n, Time: float64(n-1) * cfg.Dt}
 		if n > 1 {
-			mv.step(cfg.Dt, workers)
+			mv, next = next, mv
+			ref = engine.Radians64(mv.Lat, mv.Lon)
 			if rep != nil {
-				rep.replace(n, obsLat, obsLon, slots)
-				st.Replaced = len(slots)
+				r := &reps[n%2]
+				if err := sess.Replace(ctx, r.slots, engine.Radians64(r.newLat, r.newLon)); err != nil {
+					return sum, fmt.Errorf("simulator: step %d: %w", n, err)
+				}
+				st.Replaced = len(r.slots)
 			}
+			st.Update = drawn + time.Since(t0)
 		}
-		st.Update = time.Since(t)
-		t = time.Now()
-		res, err := s.NearestRadians(ctx, obs, ref)
+		st.Obs, st.Ref = obs, ref
+		// Start returns once the GPUs have the query; the host then writes
+		// this step's replacements into its columns and draws the next
+		// step, and Wait collects the answers.
+		t := time.Now()
+		answers := cfg.Answers == nil || cfg.Answers(n)
+		var res *geoknn.Result
+		var qs engine.SessionStats
+		q, err := sess.Start(ctx, ref, answers)
+		st.Query = time.Since(t)
+		drawn = 0
+		if err == nil {
+			t = time.Now()
+			if n > 1 && rep != nil {
+				write(n)
+			}
+			if n < cfg.Steps {
+				draw(n + 1)
+			}
+			drawn = time.Since(t)
+			t = time.Now()
+			res, qs, err = q.Wait()
+			st.Query += time.Since(t)
+		} else if n > 1 && rep != nil {
+			write(n) // keep the host columns whole for the caller
+		}
+		st.Wall = time.Since(t0)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return sum, ctxErr
 			}
 			return sum, fmt.Errorf("simulator: step %d: %w", n, err)
 		}
-		st.Query = time.Since(t)
-		st.Result = res
-		if prev != nil {
-			t = time.Now()
-			st.Changed = countChanged(prev.Index, res.Index, slots[:st.Replaced], workers)
-			st.Update += time.Since(t)
+		st.Result, st.Stats = res, qs
+		if n > 1 {
+			st.Changed = qs.Changed
 			if kept := nObs - st.Replaced; kept > 0 {
 				st.ChangedFraction = float64(st.Changed) / float64(kept)
 			}
 		}
 		queries = append(queries, st.Query)
+		steps = append(steps, st.Wall)
 		sum.Query += st.Query
 		sum.Update += st.Update
+		sum.Wall += st.Wall
 		sum.Devices = res.Devices
-		prev = res
 		if onStep != nil {
 			if err := onStep(st); err != nil {
 				return sum, err
@@ -282,24 +378,11 @@ func run(ctx context.Context, cfg Config, onStep func(Step) error, workers int) 
 	return sum, nil
 }
 
-// countChanged counts the indices i where a[i] != b[i], leaving out the
-// (increasing) replaced slots.
-func countChanged(a, b []uint32, replaced []uint32, workers int) int {
-	var total atomic.Int64
-	parallelBlocks(len(a), workers, func(lo, hi int) {
-		c := 0
-		for i := lo; i < hi; i++ {
-			if a[i] != b[i] {
-				c++
-			}
-		}
-		total.Add(int64(c))
-	})
-	c := int(total.Load())
-	for _, i := range replaced {
-		if a[i] != b[i] {
-			c--
-		}
+// median of a sorted, non-empty slice.
+func median(sorted []time.Duration) time.Duration {
+	if m := len(sorted); m%2 == 1 {
+		return sorted[m/2]
 	}
-	return c
+	m := len(sorted)
+	return (sorted[m/2-1] + sorted[m/2]) / 2
 }

@@ -130,6 +130,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	var res *geoknn.Result
 	var walls []time.Duration
+	var stats []engine.Stats
 	for r := 0; r < f.repeat; r++ {
 		bar.start(obs.cols.Len())
 		t := time.Now()
@@ -139,6 +140,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		walls = append(walls, time.Since(t))
+		stats = append(stats, res.Stats)
 	}
 
 	pairs := float64(obs.cols.Len()) * float64(ref.cols.Len())
@@ -146,8 +148,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stderr, "observations: %d (%s)\nreferences:   %d (%s)\n", obs.cols.Len(), obs.desc, ref.cols.Len(), ref.desc)
 	for r, w := range walls {
 		fmt.Fprintf(stderr, "query %d:      %.3f s, %.3g pairs/s", r+1, w.Seconds(), pairs/w.Seconds())
-		if res.Engine == "gpu" {
-			fmt.Fprintf(stderr, " (kernels %.3f s, %d refined in float64)", res.Stats.Kernel.Seconds(), res.Stats.Refined)
+		if st := stats[r]; res.Engine == "gpu" {
+			fmt.Fprintf(stderr, "; GPU kernels %.1f ms (index build %.2f ms), copies in %.1f ms, out %.1f ms; %d refined in float64",
+				ms(st.Kernel), ms(st.Index), ms(st.Upload), ms(st.Download), st.Refined)
 		}
 		fmt.Fprintln(stderr)
 	}
@@ -299,3 +302,5 @@ func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, 
 	}
 	return validate.Exact(ctx, obsPts, refPts, idx, dist)
 }
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }

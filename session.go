@@ -1,0 +1,101 @@
+package geoknn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/geoknn/geoknn/engine"
+)
+
+// Session keeps a fixed set of observations resident in a Searcher's engine
+// for repeated queries against references that change (a simulation's
+// steps). On GPUs the observations, their unit vectors, their order by grid
+// cell and the previous answers stay in device memory: a query sends only
+// the references, builds the index on the device, and brings the answers
+// back only when asked. Each query also counts the observations whose
+// nearest reference changed since the previous one.
+//
+// A Session is not safe for concurrent use; close it before its Searcher.
+type Session struct {
+	s  *Searcher
+	es engine.Session
+}
+
+// NewSession places obs (radian columns, copied) in the searcher's engine.
+// The grid plan (cell size, or brute force) is chosen from a fixed sample of
+// the observations and re-chosen every 16 queries.
+func (s *Searcher) NewSession(obs engine.Points) (*Session, error) {
+	se, ok := s.eng.(engine.Sessioner)
+	if !ok {
+		return nil, errors.New("geoknn: the engine keeps no sessions")
+	}
+	es, err := se.NewSession(obs, engine.SessionOptions{Algorithm: s.opts.Algorithm, GridSide: s.opts.GridSide})
+	if err != nil {
+		return nil, fmt.Errorf("geoknn: %w", err)
+	}
+	return &Session{s: s, es: es}, nil
+}
+
+// Len is the number of observations.
+func (t *Session) Len() int { return t.es.Len() }
+
+// Replace makes observation idx[k] the point pts.At(k) (radians); idx must
+// be strictly increasing. Replaced observations do not count as changed at
+// the next query.
+func (t *Session) Replace(ctx context.Context, idx []uint32, pts engine.Points) error {
+	if err := t.es.Replace(ctx, idx, pts); err != nil {
+		return fmt.Errorf("geoknn: %w", err)
+	}
+	return nil
+}
+
+// Nearest answers every observation against ref. With answers false the
+// Result's Index and Distance are nil: the answers stay in the engine and
+// only the statistics come back (the fastest way to step a simulation whose
+// answers are not needed every step).
+func (t *Session) Nearest(ctx context.Context, ref engine.Points, answers bool) (*Result, engine.SessionStats, error) {
+	p, err := t.Start(ctx, ref, answers)
+	if err != nil {
+		return nil, engine.SessionStats{}, err
+	}
+	return p.Wait()
+}
+
+// Start is Nearest in two halves, for overlapping host work with a GPU
+// query: it returns once the query is under way (the references prepared
+// and sent, the kernels queued), and the Pending's Wait finishes it. Wait
+// must be called before anything else is done with the session or its
+// Searcher.
+func (t *Session) Start(ctx context.Context, ref engine.Points, answers bool) (*Pending, error) {
+	res := &Result{Engine: t.s.name, Fallback: t.s.fallback}
+	if answers {
+		n := t.es.Len()
+		res.Index, res.Distance = make([]uint32, n), make([]float32, n)
+	}
+	q, err := t.es.Start(ctx, ref, engine.Result{Index: res.Index, Distance: res.Distance})
+	if err != nil {
+		return nil, fmt.Errorf("geoknn: %w", err)
+	}
+	return &Pending{q: q, res: res}, nil
+}
+
+// Pending is a session query under way.
+type Pending struct {
+	q   engine.Pending
+	res *Result
+}
+
+// Wait blocks until the query is done and returns what Session.Nearest
+// would have.
+func (p *Pending) Wait() (*Result, engine.SessionStats, error) {
+	st, err := p.q.Wait()
+	if err != nil {
+		return nil, engine.SessionStats{}, fmt.Errorf("geoknn: %w", err)
+	}
+	p.res.Devices, p.res.Stats = st.Devices, st.Stats
+	return p.res, st, nil
+}
+
+// Close releases the session's memory in the engine.
+func (t *Session) Close() error { return t.es.Close() }
