@@ -13,8 +13,9 @@ ptx:
 	kernels/build.sh
 
 # Static binaries for the GPU machine (no Go there): CLI and device tests.
+# -buildvcs=auto: the binary records its commit for `knn bench` (GOFLAGS may turn it off).
 bin:
-	CGO_ENABLED=0 go build -o bin/knn ./cmd/knn
+	CGO_ENABLED=0 go build -buildvcs=auto -o bin/knn ./cmd/knn
 	CGO_ENABLED=0 go test -c -o bin/engine.test ./engine
 	CGO_ENABLED=0 go test -c -o bin/cuda.test ./cuda
 	CGO_ENABLED=0 go test -c -o bin/geoknn.test .

@@ -11,6 +11,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/engine"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/simulator"
 	"github.com/geoknn/geoknn/validate"
@@ -199,6 +200,54 @@ func ExampleSearcher() {
 	// step 0: 1000 answers on the cpu
 	// step 1: 1000 answers on the cpu
 	// step 2: 1000 answers on the cpu
+}
+
+// A Session keeps the observations in the engine (on GPUs: in device memory)
+// while the references move; each query sends only what changed and counts
+// the answers that changed.
+func ExampleSearcher_NewSession() {
+	ctx := context.Background()
+	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	obs, err := geoknn.Radians(simulator.Sphere(1000, 1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sess, err := s.NewSession(obs)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sess.Close()
+	movers := simulator.Movers{Lat: make([]float64, 50), Lon: make([]float64, 50),
+		Heading: make([]float64, 50), Speed: make([]float64, 50)}
+	_ = simulator.SphereRadians(50, 2, movers.Lat, movers.Lon)
+	_ = simulator.RandomMotion(50, 3, 200, 200, movers.Speed, movers.Heading) // 200 m/s
+	for step := 1; step <= 3; step++ {
+		if step > 1 {
+			movers.Step(3600) // an hour
+			// Observation 7 moves to the north pole.
+			if err := sess.Replace(ctx, []uint32{7}, engine.Radians64([]float64{math.Pi / 2}, []float64{0})); err != nil {
+				fmt.Println(err)
+				return
+			}
+		}
+		res, st, err := sess.Nearest(ctx, engine.Radians64(movers.Lat, movers.Lon), true)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("step %d: %d answers, %d changed, %d replaced\n", step, len(res.Index), st.Changed, st.Replaced)
+	}
+	// Output:
+	// step 1: 1000 answers, 0 changed, 0 replaced
+	// step 2: 1000 answers, 213 changed, 1 replaced
+	// step 3: 1000 answers, 264 changed, 1 replaced
 }
 
 // Poles and the antimeridian given as float32 radians (which round just

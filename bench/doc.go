@@ -30,7 +30,7 @@
 // Searcher.NearestRadians, each after a runtime.GC so that the previous
 // answer's garbage is not collected inside a timed run. Per run the harness
 // records the wall time of the call, and the engine's Stats: Wall, Kernel
-// (the GPU kernels' span timed with CUDA events), Refined and Jobs. The
+// (the GPU kernels' time from CUDA events), Refined and Jobs. The
 // summaries are the median, minimum and maximum; rates come from the
 // medians.
 //

@@ -13,8 +13,9 @@ const Legend = `Legend:
 - #: row number (engine notes below refer to it). gpus: GPUs used (— on the CPU).
 - obs, ref: observations and references; pairs = obs × ref. gen: the generator (cities: sphere observations
   against the cities file).
-- kernel: median over the timed runs of Stats.Kernel, the GPU kernels' span timed with CUDA events (per GPU,
-  the largest over GPUs); blank on the CPU.
+- kernel: median over the timed runs of Stats.Kernel, the GPU kernels' time measured with CUDA events (index
+  build, sorts, queries, refine; summed over a GPU's jobs, whose kernels never overlap; the largest over GPUs);
+  blank on the CPU. Copies in and out overlap other jobs' kernels and are in the JSON's engine_stats.
 - wall: Searcher.NearestRadians (host preparation, transfers, kernels, answers back): median, min and max over
   --repeat timed runs, after --warmup untimed runs, all on one open Searcher.
 - pairs/s = obs × ref / wall median; obs/s = obs / wall median.

@@ -11,4 +11,12 @@
 //
 // Points enter as latitude/longitude columns in radians (Points); the root
 // package geoknn converts orb.Point slices to these.
+//
+// Engine.Nearest streams a query's observations through the GPUs in jobs. A
+// Session (Sessioner.NewSession) instead keeps a fixed set of observations
+// resident, for queries repeated against changing references: on the GPUs
+// the observations, their unit vectors, their order by grid cell and the
+// previous answers stay in device memory, and each query sends only the
+// references, builds the grid index on the device, and returns the count of
+// changed answers (and the answers themselves when asked).
 package engine

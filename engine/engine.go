@@ -81,7 +81,9 @@ type Stats struct {
 	// every kernel (index build, sorts, queries, refine; the kernels of
 	// successive jobs never overlap); Index is the part of it spent building
 	// the grid index; Upload and Download are the observations' copies in
-	// and the answers' copies out, which overlap other jobs' kernels.
+	// and the answers' copies out (summed over jobs; they overlap other
+	// jobs' kernels, and a copy may queue behind the other slot's copy in
+	// the same direction).
 	Kernel, Index, Upload, Download time.Duration
 	// Refined counts observations whose float32 ranking was too close to
 	// call and were re-ranked in float64 (GPU only).

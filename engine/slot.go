@@ -221,7 +221,7 @@ type slot struct {
 	stream cuda.Stream
 	// Events around the job's copy in, kernels and copy out, for the
 	// per-stage times in Stats.
-	evIn, evKernel, evStop, evOut cuda.Event
+	evIn, evCopied, evKernel, evStop, evOut cuda.Event
 
 	cfg                        slotConfig
 	lat, lon, outIdx, outDist  buffer // managed in ManagedMemory mode
@@ -240,7 +240,7 @@ func newSlot(drv *cuda.Driver) (*slot, error) {
 	if s.stream, err = drv.StreamCreate(cuda.StreamNonBlocking); err != nil {
 		return nil, err
 	}
-	for _, e := range []*cuda.Event{&s.evIn, &s.evKernel, &s.evStop, &s.evOut} {
+	for _, e := range []*cuda.Event{&s.evIn, &s.evCopied, &s.evKernel, &s.evStop, &s.evOut} {
 		if *e, err = drv.EventCreate(cuda.EventDefault); err != nil {
 			return nil, err
 		}
@@ -317,7 +317,7 @@ func (s *slot) free(drv *cuda.Driver) error {
 	for _, h := range []*pinnedHost{&s.hostIn, &s.hostOut, &s.hostNFlag} {
 		errs = append(errs, h.free(drv))
 	}
-	for _, e := range []cuda.Event{s.evIn, s.evKernel, s.evStop, s.evOut} {
+	for _, e := range []cuda.Event{s.evIn, s.evCopied, s.evKernel, s.evStop, s.evOut} {
 		if e != 0 {
 			errs = append(errs, drv.EventDestroy(e))
 		}
@@ -387,6 +387,9 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Ev
 		if err := drv.MemcpyHtoDAsync(s.lon.ptr, unsafe.Add(s.hostIn.p, m*elem), uint64(m*elem), stream); err != nil {
 			return err
 		}
+	}
+	if err := drv.EventRecord(s.evCopied, stream); err != nil {
+		return err
 	}
 	if after != 0 {
 		if err := drv.StreamWaitEvent(stream, after); err != nil {
@@ -484,7 +487,7 @@ func (s *slot) finish(drv *cuda.Driver, run *gpuRun, t *stageTimes) error {
 	for _, st := range []struct {
 		from, to cuda.Event
 		sum      *time.Duration
-	}{{s.evIn, s.evKernel, &t.upload}, {s.evKernel, s.evStop, &t.kernel}, {s.evStop, s.evOut, &t.download}} {
+	}{{s.evIn, s.evCopied, &t.upload}, {s.evKernel, s.evStop, &t.kernel}, {s.evStop, s.evOut, &t.download}} {
 		el, err := drv.EventElapsed(st.from, st.to)
 		if err != nil {
 			return err

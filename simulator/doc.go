@@ -1,4 +1,8 @@
-// Package simulator generates reproducible synthetic point sets.
+// Package simulator generates reproducible synthetic point sets and runs
+// simulations whose references move along great circles (Run): the
+// observations stay resident in the engine (a geoknn.Session), each step
+// sends the moved references and the replaced observations, and the host
+// prepares the next step while the GPUs answer the current one.
 //
 // Every generator comes in two forms that produce the same points: one
 // returns []orb.Point{lon, lat} in degrees, the other fills caller-provided
