@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +39,9 @@ exactly (within 1 m of the float64 haversine answer; ties to the lowest index).
          references with seed+1)
 
 --out FILE.csv writes obs_index,ref_index,distance_m, one row per observation
-in input order; it appears only when the whole run succeeded.
+in input order; --out FILE.npz writes the same as a NumPy archive of two arrays,
+ref_index (uint32) and distance_m (float64), 12 bytes an observation. Either
+appears only when the whole run succeeded.
 
 Examples:
   knn run --obs 2^20 --ref 2^12
@@ -66,7 +69,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.ref, "ref", "", "references: a CSV/GeoJSON file or a count such as 2^16 (required)")
 	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts: sphere (uniform on the sphere), seed (uniform in lat/lon degrees, as the reference notebook), clustered")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
-	fs.StringVar(&f.out, "out", "", "write answers to this CSV file (obs_index,ref_index,distance_m)")
+	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m) or .npz (NumPy: ref_index, distance_m)")
 	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
 	fs.StringVar(&f.algo, "algo", "grid", "grid (exact, cell index, falls back to brute when that is cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
 	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
@@ -174,9 +177,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if f.out != "" {
 		t := time.Now()
-		err := pointio.WriteAtomic(f.out, func(w *bufio.Writer) error {
-			return pointio.WriteResults(w, len(res.Index), func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) })
-		})
+		err := writeAnswers(f.out, res)
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", f.out, err)
 		}
@@ -304,3 +305,15 @@ func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, 
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
+
+// writeAnswers writes res to path atomically: NumPy .npz for a .npz path,
+// else CSV.
+func writeAnswers(path string, res *geoknn.Result) error {
+	answer := func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) }
+	return pointio.WriteAtomic(path, func(w *bufio.Writer) error {
+		if strings.EqualFold(filepath.Ext(path), ".npz") {
+			return pointio.WriteResultsNPZ(w, len(res.Index), answer)
+		}
+		return pointio.WriteResults(w, len(res.Index), answer)
+	})
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/engine"
-	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/simulator"
 )
 
@@ -40,7 +38,9 @@ second (queries and updates, not output), engine and devices.
 
 --out-dir DIR writes each step's answers to DIR/step-0001.csv, ... (header
 obs_index,ref_index,distance_m, one row per observation slot, as knn run
---out); each file appears complete or not at all.
+--out), or with --out-format npz to DIR/step-0001.npz, ... (NumPy arrays
+ref_index and distance_m, 12 bytes an observation: the form for large runs);
+each file appears complete or not at all.
 
 Examples:
   knn simulate --obs 2^24 --ref 2^16 --steps 100 --dt 60
@@ -71,7 +71,7 @@ type simFlags struct {
 	gpus, batch, steps    int
 	dt, speed, minSpeed   float64
 	replace               float64
-	outDir                string
+	outDir, outFormat     string
 	validate              int
 	quiet                 bool
 	engineOpts            geoknn.Options // from the flags, by check
@@ -185,7 +185,8 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&f.obs, "obs", "2^20", "observations: a count such as 2^24, or a CSV/GeoJSON file of initial observations")
 	fs.StringVar(&f.ref, "ref", "2^12", "references: a count such as 2^16, or a CSV/GeoJSON file of initial positions")
 	addSimulationFlags(fs, &f, 10, 60)
-	fs.StringVar(&f.outDir, "out-dir", "", "write each step's answers to DIR/step-NNNN.csv")
+	fs.StringVar(&f.outDir, "out-dir", "", "write each step's answers to DIR/step-NNNN.csv (or .npz)")
+	fs.StringVar(&f.outFormat, "out-format", "csv", "format of --out-dir files: csv or npz")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers of the last step against a float64 brute force")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-step lines: the summary only")
 	if helped, err := parseFlags(fs, simulateUsage, args, stderr); helped || err != nil {
@@ -196,6 +197,9 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if f.validate < 0 {
 		return fmt.Errorf("simulate: --validate %d: want >= 0", f.validate)
+	}
+	if f.outFormat != "csv" && f.outFormat != "npz" {
+		return fmt.Errorf("simulate: --out-format %q: want csv or npz", f.outFormat)
 	}
 	if f.outDir != "" {
 		if fi, err := os.Stat(f.outDir); err == nil && !fi.IsDir() {
@@ -228,7 +232,7 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Result.Fallback)
 		}
 		if f.outDir != "" {
-			if err := writeStep(f.outDir, digits, s); err != nil {
+			if err := writeStep(f.outDir, f.outFormat, digits, s); err != nil {
 				return err
 			}
 		}
@@ -265,7 +269,7 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		if f.outDir != "" && sum.Steps > 0 {
 			fmt.Fprintf(stdout, "wrote:        %d files, %s to %s\n", sum.Steps,
-				filepath.Join(f.outDir, fmt.Sprintf("step-%0*d.csv", digits, 1)), fmt.Sprintf("step-%0*d.csv", digits, sum.Steps))
+				filepath.Join(f.outDir, fmt.Sprintf("step-%0*d.%s", digits, 1, f.outFormat)), fmt.Sprintf("step-%0*d.%s", digits, sum.Steps, f.outFormat))
 		}
 	}
 	if err != nil {
@@ -286,17 +290,13 @@ func printSummary(w io.Writer, f simFlags, sum simulator.Summary, obs, ref sourc
 		float64(nObs)*float64(nRef)/max(sum.Median.Seconds(), 1e-9), sum.StepMedian.Seconds(), sum.StepsPerSecond)
 }
 
-// writeStep writes one step's answers to dir/step-NNNN.csv.
-func writeStep(dir string, digits int, s simulator.Step) error {
+// writeStep writes one step's answers to dir/step-NNNN.csv (or .npz).
+func writeStep(dir, format string, digits int, s simulator.Step) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("simulate: --out-dir: %w", err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("step-%0*d.csv", digits, s.N))
-	res := s.Result
-	err := pointio.WriteAtomic(path, func(w *bufio.Writer) error {
-		return pointio.WriteResults(w, len(res.Index), func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) })
-	})
-	if err != nil {
+	path := filepath.Join(dir, fmt.Sprintf("step-%0*d.%s", digits, s.N, format))
+	if err := writeAnswers(path, s.Result); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	return nil
