@@ -239,8 +239,14 @@ func timePlot(title string, cases []*Case, label func(*Case) string, colors map[
 				return nil, err
 			}
 			kl.Color, kl.Width, kl.Dashes = col, vg.Points(1.5), []vg.Length{vg.Points(5), vg.Points(3)}
-			p.Add(kl)
-			p.Legend.Add(s.label+" kernel", kl)
+			// Markers too: a sweep of one size has no line to dash.
+			ks, err := plotter.NewScatter(k)
+			if err != nil {
+				return nil, err
+			}
+			ks.Color, ks.Shape, ks.Radius = col, draw.CrossGlyph{}, vg.Points(3)
+			p.Add(kl, ks)
+			p.Legend.Add(s.label+" kernel", kl, ks)
 		}
 	}
 	p.X.Min, p.X.Max = xmin/1.6, xmax*1.6

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // The grid index: the unit vectors of the references bucketed into a G x G x
@@ -61,11 +63,16 @@ func cellOf(v float32, g int, h float32) int {
 func buildGrid(refs *refSet, g int) *gridIndex {
 	ix := &gridIndex{g: g, h: 2 / float64(g), h32: 2 / float32(g)}
 	cells := g * g * g
+	// The cells in parallel; the counting and the placement stay serial so
+	// that each cell lists its references in index order.
 	cellIDs := make([]uint32, refs.n)
+	parallel.Blocks(refs.n, 1<<13, 0, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			cellIDs[k] = uint32(ix.cell(refs.xyzw[4*k], refs.xyzw[4*k+1], refs.xyzw[4*k+2]))
+		}
+	})
 	counts := make([]uint32, cells+1)
-	for k := 0; k < refs.n; k++ {
-		c := ix.cell(refs.xyzw[4*k], refs.xyzw[4*k+1], refs.xyzw[4*k+2])
-		cellIDs[k] = uint32(c)
+	for _, c := range cellIDs {
 		counts[c+1]++
 	}
 	for c := 1; c <= cells; c++ {

@@ -121,20 +121,13 @@ func (k *gridKernels) buildIndex(drv *cuda.Driver, stream cuda.Stream, shape gri
 	if err := drv.MemsetD32Async(b.hist, 0, uint64(shape.cells()), stream); err != nil {
 		return err
 	}
-	a := k.keysArgs
-	a.SetPtr(0, xyzw)
-	a.SetInt32(1, int32(nref))
-	a.SetInt32(2, int32(shape.g))
-	a.SetFloat32(3, shape.h)
-	a.SetPtr(4, b.keys)
-	a.SetPtr(5, b.hist)
-	if err := drv.Launch(k.refKeys, blocksFor(nref, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
-		return fmt.Errorf("grid_ref_keys: %w", err)
+	if err := k.launchKeys(drv, stream, k.refKeys, xyzw, nref, shape, b, 256, "grid_ref_keys"); err != nil {
+		return err
 	}
 	if err := k.scan(drv, stream, shape, b); err != nil {
 		return err
 	}
-	a = k.trimArgs
+	a := k.trimArgs
 	a.SetPtr(0, runs)
 	a.SetPtr(1, b.hist)
 	a.SetInt32(2, int32(shape.g))
@@ -195,15 +188,8 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, prec int, la
 			return err
 		}
 	} else {
-		a := k.keysArgs
-		a.SetPtr(0, recs)
-		a.SetInt32(1, int32(n))
-		a.SetInt32(2, int32(shape.g))
-		a.SetFloat32(3, shape.h)
-		a.SetPtr(4, b.keys)
-		a.SetPtr(5, b.hist)
-		if err := drv.Launch(k.obsKeys, blocksFor(n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
-			return fmt.Errorf("grid_obs_keys: %w", err)
+		if err := k.launchKeys(drv, stream, k.obsKeys, recs, n, shape, b, kernels.GridPrepThreads, "grid_obs_keys"); err != nil {
+			return err
 		}
 	}
 	if err := k.scan(drv, stream, shape, b); err != nil {
@@ -253,6 +239,23 @@ func (k *gridKernels) runQuery(drv *cuda.Driver, stream cuda.Stream, q gridQuery
 	a.SetPtr(10, q.refined)
 	if err := drv.Launch(k.query, blocksFor(q.nobs, k.queryThreads), cuda.Dim3{X: uint32(k.queryThreads)}, 0, stream, a); err != nil {
 		return fmt.Errorf("grid_query: %w", err)
+	}
+	return nil
+}
+
+// launchKeys runs a key pass (grid_ref_keys or grid_obs_keys): n items of in
+// get their (cell, rank) keys in b.keys, counted into b.hist.
+func (k *gridKernels) launchKeys(drv *cuda.Driver, stream cuda.Stream, fn cuda.Function, in cuda.DevicePtr, n int,
+	shape gridShape, b sortBufs, threads int, name string) error {
+	a := k.keysArgs
+	a.SetPtr(0, in)
+	a.SetInt32(1, int32(n))
+	a.SetInt32(2, int32(shape.g))
+	a.SetFloat32(3, shape.h)
+	a.SetPtr(4, b.keys)
+	a.SetPtr(5, b.hist)
+	if err := drv.Launch(fn, blocksFor(n, threads), cuda.Dim3{X: uint32(threads)}, 0, stream, a); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

@@ -91,15 +91,21 @@ __device__ void obs_prep(const T* __restrict__ lat, const T* __restrict__ lon, i
     shared_to_recs(srec, recs, base, (int)min((long long)PREP_THREADS, n - base));
 }
 
+// stage_block copies the block's PREP_THREADS records of in[0, n) to srec
+// (coalesced) and returns this thread's record index.
+__device__ __forceinline__ int stage_block(const ObsRec* __restrict__ in, int n, ObsRec* srec) {
+    const long long base = (long long)blockIdx.x * PREP_THREADS;
+    recs_to_shared(in, base, (int)min((long long)PREP_THREADS, n - base), srec);
+    __syncthreads();
+    return (int)base + threadIdx.x;
+}
+
 // grid_obs_keys: the cell keys and ranks of resident observation records.
 extern "C" __global__ void __launch_bounds__(PREP_THREADS)
     grid_obs_keys(const ObsRec* __restrict__ recs, int n, int g, float h, uint2* __restrict__ keys,
                   uint32_t* __restrict__ hist) {
     __shared__ ObsRec srec[PREP_THREADS];
-    const long long base = (long long)blockIdx.x * PREP_THREADS;
-    recs_to_shared(recs, base, (int)min((long long)PREP_THREADS, n - base), srec);
-    __syncthreads();
-    const int k = (int)base + threadIdx.x;
+    const int k = stage_block(recs, n, srec);
     if (k >= n) return;
     const ObsRec r = srec[threadIdx.x];
     const uint32_t key = cell_key((float)r.x, (float)r.y, (float)r.z, g, h);
@@ -196,10 +202,7 @@ extern "C" __global__ void __launch_bounds__(PREP_THREADS)
                      const uint32_t* __restrict__ start, ObsRec* __restrict__ out,
                      uint32_t* __restrict__ pos) {
     __shared__ ObsRec srec[PREP_THREADS];
-    const long long base = (long long)blockIdx.x * PREP_THREADS;
-    recs_to_shared(in, base, (int)min((long long)PREP_THREADS, n - base), srec);
-    __syncthreads();
-    const int k = (int)base + threadIdx.x;
+    const int k = stage_block(in, n, srec);
     if (k >= n) return;
     const uint2 kr = keys[k];
     const uint32_t to = start[kr.x] + kr.y;

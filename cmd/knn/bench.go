@@ -49,6 +49,7 @@ case FAILed validation or its query failed (seed answers off by 1 to 10 m are
 "approx", not a failure). Output: the table and its legend on stdout;
 --json FILE every sample and the environment; --plot FILE.png time against
 pairs (and speed-up against GPU count when several were swept).
+--from-json FILE runs nothing and re-renders a saved report (table, --plot).
 
 Examples:
   knn bench --quick
@@ -85,6 +86,7 @@ type benchFlags struct {
 	obs, ref                            multiFlag
 	engines, algos, gpus, gens, cities  string
 	memory, seedMax, jsonPath, plotPath string
+	fromJSON                            string
 	seed                                uint64
 	warmup, repeat, validate, batch     int
 	quick, quiet, seedScale             bool
@@ -114,8 +116,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.jsonPath, "json", "", "write every sample, the devices and the environment to this JSON file")
 	fs.StringVar(&f.plotPath, "plot", "", "draw time vs pairs (and speed-up vs GPUs) to this PNG file")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fs.StringVar(&f.fromJSON, "from-json", "", "run nothing: print the table of this earlier --json report (and --plot it)")
 	if helped, err := parseFlags(fs, benchUsage, args, stderr); helped || err != nil {
 		return err
+	}
+	if f.fromJSON != "" {
+		return benchFromJSON(f, stdout, stderr)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
@@ -251,4 +257,23 @@ func isModuleRoot(dir string) bool {
 		}
 	}
 	return false
+}
+
+// benchFromJSON re-renders a saved report: its table on stdout and, with
+// --plot, its plot.
+func benchFromJSON(f benchFlags, stdout, stderr io.Writer) error {
+	rep, err := bench.ReadJSON(f.fromJSON)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if err := rep.WriteMarkdown(stdout); err != nil {
+		return err
+	}
+	if f.plotPath != "" {
+		if err := rep.Plot(f.plotPath); err != nil {
+			return fmt.Errorf("writing %s: %w", f.plotPath, err)
+		}
+		fmt.Fprintf(stderr, "bench: wrote %s\n", f.plotPath)
+	}
+	return nil
 }
