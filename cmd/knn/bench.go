@@ -155,20 +155,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if rep == nil {
 		return runErr
 	}
-	if err := rep.WriteMarkdown(stdout); err != nil {
+	if err := writeReport(rep, f.jsonPath, f.plotPath, stdout, stderr); err != nil {
 		return err
-	}
-	if f.jsonPath != "" {
-		if err := rep.WriteJSON(f.jsonPath); err != nil {
-			return fmt.Errorf("writing %s: %w", f.jsonPath, err)
-		}
-		fmt.Fprintf(stderr, "bench: wrote %s\n", f.jsonPath)
-	}
-	if f.plotPath != "" {
-		if err := rep.Plot(f.plotPath); err != nil {
-			return fmt.Errorf("writing %s: %w", f.plotPath, err)
-		}
-		fmt.Fprintf(stderr, "bench: wrote %s\n", f.plotPath)
 	}
 	if runErr != nil {
 		return runErr
@@ -266,14 +254,25 @@ func benchFromJSON(f benchFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
+	return writeReport(rep, "", f.plotPath, stdout, stderr)
+}
+
+// writeReport prints rep's table and writes its JSON and plot where asked.
+func writeReport(rep *bench.Report, jsonPath, plotPath string, stdout, stderr io.Writer) error {
 	if err := rep.WriteMarkdown(stdout); err != nil {
 		return err
 	}
-	if f.plotPath != "" {
-		if err := rep.Plot(f.plotPath); err != nil {
-			return fmt.Errorf("writing %s: %w", f.plotPath, err)
+	if jsonPath != "" {
+		if err := rep.WriteJSON(jsonPath); err != nil {
+			return fmt.Errorf("writing %s: %w", jsonPath, err)
 		}
-		fmt.Fprintf(stderr, "bench: wrote %s\n", f.plotPath)
+		fmt.Fprintf(stderr, "bench: wrote %s\n", jsonPath)
+	}
+	if plotPath != "" {
+		if err := rep.Plot(plotPath); err != nil {
+			return fmt.Errorf("writing %s: %w", plotPath, err)
+		}
+		fmt.Fprintf(stderr, "bench: wrote %s\n", plotPath)
 	}
 	return nil
 }
