@@ -41,6 +41,21 @@ func TestBenchCPU(t *testing.T) {
 	if _, err := png.Decode(f); err != nil {
 		t.Error(err)
 	}
+
+	// --from-json re-renders the same table without running anything.
+	again, stderr, err := runKnn(t, "bench", "--from-json", js, "--plot", filepath.Join(dir, "again.png"))
+	if err != nil {
+		t.Fatalf("--from-json: %v\n%s", err, stderr)
+	}
+	if again != stdout {
+		t.Errorf("--from-json table differs:\n%s\nwant:\n%s", again, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "again.png")); err != nil {
+		t.Error(err)
+	}
+	if _, _, err := runKnn(t, "bench", "--from-json", filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("--from-json accepted a missing file")
+	}
 }
 
 func TestBenchConfig(t *testing.T) {
