@@ -502,7 +502,7 @@ func (cfg *Config) options(c combo, bar *bar) geoknn.Options {
 	if c.engine == EngineGPU {
 		o.Engine, o.GPUs = geoknn.GPU, c.gpus
 	}
-	if bar.enabled {
+	if bar.line.Enabled() {
 		o.Progress = bar.run
 	}
 	return o

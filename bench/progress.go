@@ -3,22 +3,19 @@ package bench
 import (
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/geoknn/geoknn/internal/termbar"
 )
 
 // bar draws the sweep's progress on a terminal, in the style of `knn run`'s
 // bar: the share of the work done (cases weighted by pairs), the case and
 // run, and an estimate of the time left. Anywhere else it is silent.
 type bar struct {
-	mu      sync.Mutex
-	w       io.Writer
-	enabled bool
-	start   time.Time
-	last    time.Time
-	shown   bool
+	mu    sync.Mutex
+	line  *termbar.Bar
+	start time.Time
 
 	total, done  float64 // work units: pairs per run, summed
 	cases, cur   int
@@ -29,13 +26,10 @@ type bar struct {
 }
 
 func newBar(w io.Writer) *bar {
-	b := &bar{w: w}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			b.enabled = true
-		}
+	if w == nil {
+		w = io.Discard
 	}
-	return b
+	return &bar{line: termbar.New(w, 20, false)}
 }
 
 func (b *bar) begin(total float64, cases int) {
@@ -81,34 +75,16 @@ func (b *bar) endRun() {
 	b.mu.Unlock()
 }
 
-// draw redraws at most every 100 ms; the caller holds mu.
+// draw redraws (the line throttles itself to every 100 ms); the caller
+// holds mu.
 func (b *bar) draw(force bool) {
-	if !b.enabled {
+	if !b.line.Enabled() {
 		return
 	}
-	now := time.Now()
-	if !force && now.Sub(b.last) < 100*time.Millisecond {
-		return
-	}
-	b.last, b.shown = now, true
-	const width = 20
 	frac := min(1, (b.done+b.frac*b.unit)/max(b.total, 1))
-	fill := int(frac * width)
-	eta := "?"
-	if frac > 0.005 {
-		eta = time.Duration(float64(now.Sub(b.start)) * (1 - frac) / frac).Round(time.Second).String()
-	}
-	line := fmt.Sprintf("\r[%s%s] %5.1f%%  case %d/%d %s  run %d/%d  eta %s ", strings.Repeat("=", fill),
-		strings.Repeat(" ", width-fill), 100*frac, b.cur, b.cases, b.label, b.runIdx+1, b.runs, eta)
-	fmt.Fprint(b.w, line)
+	b.line.Draw(frac, fmt.Sprintf("%5.1f%%  case %d/%d %s  run %d/%d  eta %s", 100*frac, b.cur, b.cases, b.label,
+		b.runIdx+1, b.runs, termbar.ETA(time.Since(b.start), frac)), force)
 }
 
 // clear erases the bar (before a note, and at the end).
-func (b *bar) clear() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.shown {
-		fmt.Fprint(b.w, "\r"+strings.Repeat(" ", 110)+"\r")
-		b.shown = false
-	}
-}
+func (b *bar) clear() { b.line.Clear() }

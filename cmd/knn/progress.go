@@ -3,63 +3,59 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/geoknn/geoknn/internal/termbar"
 )
 
-// progressBar draws a bar on a terminal once a run has lasted a second;
-// on anything else (a file, CI) it stays silent.
+// progressBar draws a query's progress on a terminal once it has lasted a
+// second; on anything else (a file, CI) it stays silent.
 type progressBar struct {
-	mu      sync.Mutex
-	w       io.Writer
-	enabled bool
-	begin   time.Time
-	total   int
-	shown   bool
-	last    time.Time
+	bar   *termbar.Bar
+	mu    sync.Mutex
+	begin time.Time
 }
 
 func newProgressBar(w io.Writer, quiet bool) *progressBar {
-	enabled := false
-	if f, ok := w.(*os.File); ok && !quiet {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			enabled = true
-		}
-	}
-	return &progressBar{w: w, enabled: enabled}
+	return &progressBar{bar: termbar.New(w, 40, quiet)}
 }
 
 func (b *progressBar) start(total int) {
 	b.mu.Lock()
-	b.begin, b.total, b.shown = time.Now(), total, false
+	b.begin = time.Now()
 	b.mu.Unlock()
 }
 
+// update is the searcher's Progress callback.
 func (b *progressBar) update(done, total int) {
-	if !b.enabled {
+	if !b.bar.Enabled() {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := time.Now()
-	if now.Sub(b.begin) < time.Second || now.Sub(b.last) < 100*time.Millisecond {
+	el := time.Since(b.begin)
+	b.mu.Unlock()
+	if el < time.Second {
 		return
 	}
-	b.last, b.shown = now, true
-	const width = 40
 	frac := float64(done) / float64(max(total, 1))
-	fill := int(frac * width)
-	eta := time.Duration(float64(now.Sub(b.begin)) * (1 - frac) / max(frac, 1e-9))
-	fmt.Fprintf(b.w, "\r[%s%s] %5.1f%%  %d/%d  eta %s ", strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
-		100*frac, done, total, eta.Round(time.Second))
+	b.bar.Draw(frac, fmt.Sprintf("%5.1f%%  %d/%d  eta %s", 100*frac, done, total, termbar.ETA(el, frac)), false)
 }
 
-func (b *progressBar) done() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.shown {
-		fmt.Fprint(b.w, "\r"+strings.Repeat(" ", 80)+"\r")
+func (b *progressBar) done() { b.bar.Clear() }
+
+// stepBar is a progress bar over the steps of a simulation; the per-step
+// lines are written between its redraws.
+type stepBar struct{ bar *termbar.Bar }
+
+func newStepBar(w io.Writer, quiet bool) *stepBar { return &stepBar{termbar.New(w, 40, quiet)} }
+
+func (b *stepBar) show(done, total int, start time.Time) {
+	if done >= total {
+		return
 	}
+	frac := float64(done) / float64(total)
+	b.bar.Draw(frac, fmt.Sprintf("step %d/%d  eta %s", done, total, termbar.ETA(time.Since(start), frac)), true)
 }
+
+func (b *stepBar) clear() { b.bar.Clear() }
