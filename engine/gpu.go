@@ -483,6 +483,15 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 	if err := d.refs.upload(d.drv, run.refs, run.req.Ref, run.req.Algorithm == Seed, is32, d.memory == ManagedMemory, d.dev); err != nil {
 		return fmt.Errorf("uploading references: %w", err)
 	}
+	defer func() {
+		// Leave no work in flight on any return path: a failed start or
+		// index build may have queued copies and kernels on a slot's
+		// stream before it returned.
+		for _, s := range d.slots {
+			d.drv.StreamSynchronize(s.stream)
+			s.job = nil
+		}
+	}()
 	// after is what the next job's kernels wait for: the index build, then
 	// each job's last kernel.
 	var after cuda.Event
@@ -506,15 +515,6 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 			return err
 		}
 	}
-	defer func() {
-		// Leave no work in flight on any return path.
-		for _, s := range d.slots {
-			if s.job != nil {
-				d.drv.StreamSynchronize(s.stream)
-				s.job = nil
-			}
-		}
-	}()
 	for k := 0; ; k++ {
 		job, _, ok := run.queue.Next(w)
 		if !ok {

@@ -187,8 +187,14 @@ func (s *refSet) prepare(ref Points) {
 	}
 	var anyDup atomic.Bool
 	parallel.Blocks(parts, 1, parts, func(_, part, _ int) {
+		count := 0 // sized from this partition's own count: a table never fills
+		for _, h := range hash {
+			if int(h)&(parts-1) == part {
+				count++
+			}
+		}
 		size := 16
-		for size < 4*n/parts {
+		for size < 2*count {
 			size <<= 1
 		}
 		table := grow(s.tables[part], size) // 0 empty, else index + 1

@@ -15,7 +15,10 @@ import (
 // their order by grid cell and the previous answers stay in device memory,
 // and a query sends only the references, builds the index on the device and
 // brings back the answers only when asked. A Session is not safe for
-// concurrent use, and queries on its engine wait for it.
+// concurrent use, and queries on its engine wait for it. After an error from
+// Replace, Nearest or Start its contents (which observations were replaced,
+// the previous answers the changed count compares with) are unspecified:
+// close it and open a new one.
 type Session interface {
 	// Len is the number of observations.
 	Len() int

@@ -180,6 +180,11 @@ func (p *residentPart) open(s *gpuSession, obs Points) error {
 	if err != nil {
 		return fmt.Errorf("uploading observations: %w", err)
 	}
+	// Copies from pageable memory may return before the data reaches the
+	// device; the kernels below run on a non-blocking stream.
+	if err := drv.Synchronize(); err != nil {
+		return err
+	}
 	if err := drv.MemsetD32Async(p.prev.ptr, noAnswer, uint64(m), p.stream); err != nil {
 		return err
 	}
@@ -287,7 +292,8 @@ func (p *residentPart) replace(s *gpuSession, idx []uint32, pts Points) error {
 		}
 		p.repQueued = false
 	}
-	if err := p.hostRep.ensure(drv, k*(4+2*elem)); err != nil {
+	idxBytes := (4*k + 7) &^ 7 // the columns start 8-byte aligned
+	if err := p.hostRep.ensure(drv, idxBytes+2*elem*k); err != nil {
 		return err
 	}
 	for _, b := range []struct {
@@ -299,7 +305,7 @@ func (p *residentPart) replace(s *gpuSession, idx []uint32, pts Points) error {
 		}
 	}
 	local := view[uint32](p.hostRep.p, 0, k)
-	cols := unsafe.Add(p.hostRep.p, 4*k)
+	cols := unsafe.Add(p.hostRep.p, idxBytes)
 	parallel.Blocks(k, 1<<14, 0, func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
 			local[j] = idx[j] - uint32(p.lo)

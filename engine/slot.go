@@ -117,6 +117,7 @@ type deviceRefs struct {
 	cellStart, sorted, runs, trimmed buffer
 	keys, sums                       buffer
 	runsSide                         int
+	runsPtr                          cuda.DevicePtr // the buffer runsSide was uploaded to
 }
 
 // buildGrid builds the grid index of the uploaded references on the device,
@@ -124,6 +125,9 @@ type deviceRefs struct {
 // the grid side and is uploaded when the side changes.
 func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Stream, shape gridShape, nref int) error {
 	cells, sums := shape.cells(), shape.scanSums()
+	if r.runsSide != shape.g {
+		r.runsSide = 0 // until the table of this side is on the device
+	}
 	for _, b := range []struct {
 		buf   *buffer
 		bytes int
@@ -136,12 +140,18 @@ func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Str
 			return fmt.Errorf("allocating the grid index (%d MiB): %w", b.bytes>>20, err)
 		}
 	}
-	if r.runsSide != shape.g {
+	if r.runsSide != shape.g || r.runs.ptr != r.runsPtr {
 		runs := sphereRunsTable(shape.g)
 		if err := pinned(runs, func(p unsafe.Pointer) error { return drv.MemcpyHtoD(r.runs.ptr, p, uint64(2*len(runs))) }); err != nil {
 			return err
 		}
-		r.runsSide = shape.g
+		// A copy from pageable memory may return before the data reaches
+		// the device, and the kernels run on non-blocking streams that do
+		// not wait for it: finish it here (only when the side changes).
+		if err := drv.Synchronize(); err != nil {
+			return err
+		}
+		r.runsSide, r.runsPtr = shape.g, r.runs.ptr
 	}
 	return k.buildIndex(drv, stream, shape, r.ref32.ptr, nref,
 		sortBufs{keys: r.keys.ptr, hist: r.cellStart.ptr, sums: r.sums.ptr}, r.sorted.ptr, r.runs.ptr, r.trimmed.ptr)
@@ -179,13 +189,20 @@ func (r *deviceRefs) upload(drv *cuda.Driver, refs *refSet, ref Points, seed, ob
 			if err := pinned(lat32, func(p unsafe.Pointer) error { return put(&r.lat, p, 4*len(lat32)) }); err != nil {
 				return err
 			}
-			return pinned(lon32, func(p unsafe.Pointer) error { return put(&r.lon, p, 4*len(lon32)) })
+			if err := pinned(lon32, func(p unsafe.Pointer) error { return put(&r.lon, p, 4*len(lon32)) }); err != nil {
+				return err
+			}
+		} else {
+			if err := pinned(lat, func(p unsafe.Pointer) error { return put(&r.lat, p, 8*len(lat)) }); err != nil {
+				return err
+			}
+			if err := pinned(lon, func(p unsafe.Pointer) error { return put(&r.lon, p, 8*len(lon)) }); err != nil {
+				return err
+			}
 		}
-		if err := pinned(lat, func(p unsafe.Pointer) error { return put(&r.lat, p, 8*len(lat)) }); err != nil {
-			return err
-		}
-		return pinned(lon, func(p unsafe.Pointer) error { return put(&r.lon, p, 8*len(lon)) })
 	}
+	// Copies from pageable memory may return before the data reaches the
+	// device; the kernels run on non-blocking streams that do not wait.
 	return drv.Synchronize()
 }
 
@@ -341,9 +358,6 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Ev
 	if s.cfg.is32 {
 		elem = 4
 	}
-	if err := drv.EventRecord(s.evIn, stream); err != nil {
-		return err
-	}
 	if s.cfg.managed {
 		// Bring the pages home in bulk before the host writes them, rather
 		// than faulting them back one by one.
@@ -380,6 +394,9 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Ev
 		} else {
 			parallelCopy(view[float64](s.hostIn.p, 0, m), obs.Lat64)
 			parallelCopy(view[float64](s.hostIn.p, m, m), obs.Lon64)
+		}
+		if err := drv.EventRecord(s.evIn, stream); err != nil {
+			return err
 		}
 		if err := drv.MemcpyHtoDAsync(s.lat.ptr, s.hostIn.p, uint64(m*elem), stream); err != nil {
 			return err

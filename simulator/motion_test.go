@@ -370,3 +370,30 @@ func BenchmarkReplace(b *testing.B) {
 		r.draw(step, nObs, slots, newLat, newLon)
 	}
 }
+
+// BenchmarkHostStep is the host's whole share of a simulation step at the
+// target size, as Run does it: move 2^16 references, draw the next 1% of
+// 2^24 observations, write this step's into the columns.
+func BenchmarkHostStep(b *testing.B) {
+	const nObs, nRef = 1 << 24, 1 << 16
+	lat, lon := make([]float64, nObs), make([]float64, nObs)
+	if err := SphereRadians(nObs, 1, lat, lon); err != nil {
+		b.Fatal(err)
+	}
+	m := &Movers{Lat: make([]float64, nRef), Lon: make([]float64, nRef), Heading: make([]float64, nRef), Speed: make([]float64, nRef)}
+	_ = SphereRadians(nRef, 2, m.Lat, m.Lon)
+	_ = RandomMotion(nRef, 1, 0, 250, m.Speed, m.Heading)
+	gen, _ := blockByName("sphere", 1)
+	r := newReplacer(0.01, gen, 1, workers())
+	k := replaceCount(0.01, nObs)
+	slots, newLat, newLon := make([]uint32, k), make([]float64, k), make([]float64, k)
+	step := 0
+	for b.Loop() {
+		step++
+		m.Step(60)
+		r.draw(step, nObs, slots, newLat, newLon)
+		for j, i := range slots {
+			lat[i], lon[i] = newLat[j], newLon[j]
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/geoknn/geoknn"
@@ -283,15 +284,23 @@ func run(ctx context.Context, cfg Config, onStep func(Step) error, workers int) 
 	}
 	// draw prepares step n: the movers advanced from the current ones into
 	// next, and step n's replacements into reps[n%2].
+	// The two halves touch disjoint data and each leaves cores idle at its
+	// end, so they run side by side.
 	draw := func(n int) {
+		var wg sync.WaitGroup
+		if rep != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := &reps[n%2]
+				rep.draw(n, nObs, r.slots, r.newLat, r.newLon)
+			}()
+		}
 		copy(next.Lat, mv.Lat)
 		copy(next.Lon, mv.Lon)
 		copy(next.Heading, mv.Heading)
 		next.step(cfg.Dt, workers)
-		if rep != nil {
-			r := &reps[n%2]
-			rep.draw(n, nObs, r.slots, r.newLat, r.newLon)
-		}
+		wg.Wait()
 	}
 	// write applies step n's replacements to the host columns: scattered
 	// writes over the whole set, a cache and TLB miss each, so spread over
@@ -336,12 +345,20 @@ func run(ctx context.Context, cfg Config, onStep func(Step) error, workers int) 
 		drawn = 0
 		if err == nil {
 			t = time.Now()
+			// Writing this step's replacements and drawing the next step's
+			// touch different buffers: side by side too.
+			var wg sync.WaitGroup
 			if n > 1 && rep != nil {
-				write(n)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					write(n)
+				}()
 			}
 			if n < cfg.Steps {
 				draw(n + 1)
 			}
+			wg.Wait()
 			drawn = time.Since(t)
 			t = time.Now()
 			res, qs, err = q.Wait()
