@@ -21,7 +21,10 @@ import (
 const simulateUsage = `Usage: knn simulate [flags]
 
 Moves the references along great circles and answers the nearest-reference
-query at every step, on one engine kept open for the whole simulation.
+query at every step, on one engine kept open for the whole simulation. The
+observations stay on the GPUs (a session): each step sends only the moved
+references and the replaced observations, and the host prepares the next step
+while the GPUs answer the current one.
 
 Step 1 is the initial state (the query knn run asks with the same --obs,
 --ref, --gen and --seed). Before each later step every reference moves --dt
@@ -30,11 +33,16 @@ both drawn from --seed) along its great circle, across the poles and the
 antimeridian, and a fraction --replace of the observations is replaced by
 fresh points of --gen. Everything is reproducible from --seed.
 
-One line per step: the simulated time, the query time, the observations
-replaced, and the observations kept whose nearest reference changed since the
-step before (count and fraction of the kept ones; replaced observations are
-counted apart). Then a summary: median, min and max query time, steps per
-second (queries and updates, not output), engine and devices.
+One line per step: the simulated time (time_s); the step's wall time (step_s);
+the time spent in the query (query_s: preparing the references and waiting
+for the answers); the host's own work (update_s: moving, drawing and sending
+replacements, mostly overlapped with the GPUs); the GPU kernels (kernel_ms);
+the host preparation of the references and grid plan (prep_ms); the
+observations replaced; and the observations kept whose nearest reference
+changed since the step before (count and fraction of the kept ones; replaced
+observations are counted apart). Then a summary: median, min and max query
+time, the median whole step, steps per second (not counting output), engine
+and devices.
 
 --out-dir DIR writes each step's answers to DIR/step-0001.csv, ... (header
 obs_index,ref_index,distance_m, one row per observation slot, as knn run
