@@ -319,81 +319,74 @@ func TestPropagateMatchesFormula(t *testing.T) {
 	}
 }
 
+// benchWorld is a simulation's host state at the target size: 2^24
+// observations, 2^16 moving references, and a replacer of fraction frac
+// with its buffers.
+type benchWorld struct {
+	lat, lon       []float64
+	m              *Movers
+	r              *replacer
+	slots          []uint32
+	newLat, newLon []float64
+}
+
+func newBenchWorld(b *testing.B, frac float64) *benchWorld {
+	const nObs, nRef = 1 << 24, 1 << 16
+	w := &benchWorld{lat: make([]float64, nObs), lon: make([]float64, nObs),
+		m: &Movers{Lat: make([]float64, nRef), Lon: make([]float64, nRef), Heading: make([]float64, nRef), Speed: make([]float64, nRef)}}
+	if err := SphereRadians(nObs, 1, w.lat, w.lon); err != nil {
+		b.Fatal(err)
+	}
+	_ = SphereRadians(nRef, 2, w.m.Lat, w.m.Lon)
+	_ = RandomMotion(nRef, 1, 0, 250, w.m.Speed, w.m.Heading)
+	gen, _ := blockByName("sphere", 1)
+	w.r = newReplacer(frac, gen, 1, workers())
+	k := replaceCount(frac, nObs)
+	w.slots, w.newLat, w.newLon = make([]uint32, k), make([]float64, k), make([]float64, k)
+	return w
+}
+
 // BenchmarkUpdate is the work between two queries at the headline size:
 // 2^16 references moved, 10% of 2^24 observations replaced.
 func BenchmarkUpdate(b *testing.B) {
-	const nObs, nRef = 1 << 24, 1 << 16
-	lat, lon := make([]float64, nObs), make([]float64, nObs)
-	if err := SphereRadians(nObs, 1, lat, lon); err != nil {
-		b.Fatal(err)
-	}
-	m := &Movers{Lat: make([]float64, nRef), Lon: make([]float64, nRef), Heading: make([]float64, nRef), Speed: make([]float64, nRef)}
-	_ = SphereRadians(nRef, 2, m.Lat, m.Lon)
-	_ = RandomMotion(nRef, 1, 0, 250, m.Speed, m.Heading)
-	gen, _ := blockByName("sphere", 1)
-	r := newReplacer(0.1, gen, 1, workers())
-	slots := make([]uint32, replaceCount(0.1, nObs))
+	w := newBenchWorld(b, 0.1)
 	step := 0
 	for b.Loop() {
 		step++
-		m.Step(60)
-		r.replace(step, lat, lon, slots)
+		w.m.Step(60)
+		w.r.replace(step, w.lat, w.lon, w.slots)
 	}
 }
 
-// BenchmarkMove and BenchmarkReplace split BenchmarkUpdate's parts at the
-// simulation target (2^16 references moved; 1% of 2^24 observations
-// replaced), the host's share of a step.
+// BenchmarkMove, BenchmarkReplace and BenchmarkHostStep split the host's
+// share of a step at the simulation target (2^16 references moved; 1% of
+// 2^24 observations replaced, drawn into reused buffers as Run does).
 func BenchmarkMove(b *testing.B) {
-	const nRef = 1 << 16
-	m := &Movers{Lat: make([]float64, nRef), Lon: make([]float64, nRef), Heading: make([]float64, nRef), Speed: make([]float64, nRef)}
-	_ = SphereRadians(nRef, 2, m.Lat, m.Lon)
-	_ = RandomMotion(nRef, 1, 0, 250, m.Speed, m.Heading)
+	w := newBenchWorld(b, 0.01)
 	for b.Loop() {
-		m.Step(60)
+		w.m.Step(60)
 	}
 }
 
 func BenchmarkReplace(b *testing.B) {
-	const nObs = 1 << 24
-	lat, lon := make([]float64, nObs), make([]float64, nObs)
-	if err := SphereRadians(nObs, 1, lat, lon); err != nil {
-		b.Fatal(err)
-	}
-	gen, _ := blockByName("sphere", 1)
-	r := newReplacer(0.01, gen, 1, workers())
-	k := replaceCount(0.01, nObs)
-	slots, newLat, newLon := make([]uint32, k), make([]float64, k), make([]float64, k)
-	step := 0
-	for b.Loop() { // as Run does: draw into reused buffers
-		step++
-		r.draw(step, nObs, slots, newLat, newLon)
-	}
-}
-
-// BenchmarkHostStep is the host's whole share of a simulation step at the
-// target size, as Run does it: move 2^16 references, draw the next 1% of
-// 2^24 observations, write this step's into the columns.
-func BenchmarkHostStep(b *testing.B) {
-	const nObs, nRef = 1 << 24, 1 << 16
-	lat, lon := make([]float64, nObs), make([]float64, nObs)
-	if err := SphereRadians(nObs, 1, lat, lon); err != nil {
-		b.Fatal(err)
-	}
-	m := &Movers{Lat: make([]float64, nRef), Lon: make([]float64, nRef), Heading: make([]float64, nRef), Speed: make([]float64, nRef)}
-	_ = SphereRadians(nRef, 2, m.Lat, m.Lon)
-	_ = RandomMotion(nRef, 1, 0, 250, m.Speed, m.Heading)
-	gen, _ := blockByName("sphere", 1)
-	r := newReplacer(0.01, gen, 1, workers())
-	k := replaceCount(0.01, nObs)
-	slots, newLat, newLon := make([]uint32, k), make([]float64, k), make([]float64, k)
+	w := newBenchWorld(b, 0.01)
 	step := 0
 	for b.Loop() {
 		step++
-		m.Step(60)
-		r.draw(step, nObs, slots, newLat, newLon)
-		for j, i := range slots {
-			lat[i], lon[i] = newLat[j], newLon[j]
+		w.r.draw(step, len(w.lat), w.slots, w.newLat, w.newLon)
+	}
+}
+
+// BenchmarkHostStep runs the three one after another; Run overlaps them.
+func BenchmarkHostStep(b *testing.B) {
+	w := newBenchWorld(b, 0.01)
+	step := 0
+	for b.Loop() {
+		step++
+		w.m.Step(60)
+		w.r.draw(step, len(w.lat), w.slots, w.newLat, w.newLon)
+		for j, i := range w.slots {
+			w.lat[i], w.lon[i] = w.newLat[j], w.newLon[j]
 		}
 	}
 }
