@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -171,5 +172,54 @@ func TestSessionRejectsBadInput(t *testing.T) {
 	}
 	if _, err := NewCPU(1).NewSession(spherePoints(10, 1), SessionOptions{Algorithm: Seed}); err == nil {
 		t.Error("a seed-algorithm session was accepted")
+	}
+}
+
+// A session re-plans on its first query, every Replan queries, and when the
+// reference count changes; brute-force sessions never plan.
+func TestSessionPlanCadence(t *testing.T) {
+	sample := newObsSample(spherePoints(5000, 1))
+	refs := prepareRefs(spherePoints(1<<16, 2)) // enough that the grid beats brute force
+	more := prepareRefs(spherePoints(1<<16+500, 3))
+	p := sessionPlan{replan: 3}
+	opts := SessionOptions{Algorithm: Grid}
+	var planned []bool
+	for q, r := range []*refSet{refs, refs, refs, refs, more, more} {
+		before := p.uses
+		p.update(opts, sample, r, gpuGridCost)
+		planned = append(planned, p.uses == 1)
+		if p.shape.g == 0 || p.note == "" {
+			t.Fatalf("query %d: no grid planned (uses %d -> %d)", q, before, p.uses)
+		}
+	}
+	if want := []bool{true, false, false, true, true, false}; !slices.Equal(planned, want) {
+		t.Errorf("planned %v, want %v", planned, want)
+	}
+	p.update(SessionOptions{Algorithm: Brute}, sample, refs, gpuGridCost)
+	if p.shape.g != 0 {
+		t.Error("a brute-force session got a grid")
+	}
+}
+
+// The planning sample follows replacements of the observations it holds.
+func TestObsSampleFollowsReplacements(t *testing.T) {
+	obs := spherePoints(2000, 4)
+	s := newObsSample(obs)
+	if len(s.idx) != 512 || !slices.IsSorted(s.idx) {
+		t.Fatalf("sample of %d, sorted %v", len(s.idx), slices.IsSorted(s.idx))
+	}
+	idx := []uint32{s.idx[0], s.idx[10], s.idx[511]}
+	pts := Radians64([]float64{0.1, 0.2, 0.3}, []float64{1, 2, 3})
+	s.replace(idx, pts)
+	for k, want := range map[int]float64{0: 0.1, 10: 0.2, 511: 0.3} {
+		if s.pts.Lat64[k] != want {
+			t.Errorf("sample %d: latitude %v, want %v", k, s.pts.Lat64[k], want)
+		}
+	}
+	if lat, _ := obs.At(int(s.idx[1])); s.pts.Lat64[1] != lat {
+		t.Error("an observation not replaced changed in the sample")
+	}
+	if small := newObsSample(spherePoints(10, 5)); len(small.idx) != 10 {
+		t.Errorf("sample of 10 observations holds %d", len(small.idx))
 	}
 }
