@@ -97,22 +97,6 @@ func TestRunBadFlags(t *testing.T) {
 	}
 }
 
-func TestParseCount(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int
-		ok   bool
-	}{
-		{"2^27", 134217728, true}, {"134217728", 134217728, true}, {"1e6", 1000000, true},
-		{"1_000", 1000, true}, {"0", 0, true}, {"1.5", 0, false}, {"-3", 0, false}, {"2^", 0, false}, {"cities", 0, false},
-	} {
-		got, err := parseCount(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("parseCount(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}
-
 // knn run on the shared cities and airports answers every city exactly.
 func TestRunCitiesAirports(t *testing.T) {
 	dir := os.Getenv("GEOKNN_DATA")

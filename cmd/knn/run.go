@@ -7,18 +7,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/bench"
 	"github.com/geoknn/geoknn/engine"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/simulator"
@@ -227,7 +226,7 @@ func loadPoints(flagName, arg, gen string, seed uint64) (pointSet, error) {
 		}
 		return pointSet{cols: cols, pts: pts, desc: arg}, nil
 	}
-	n, err := parseCount(arg)
+	n, err := bench.ParseCount(arg)
 	if err != nil {
 		return pointSet{}, fmt.Errorf("%s %q: no such file, and not a count such as 2^20 or 1e6", flagName, arg)
 	}
@@ -240,34 +239,6 @@ func loadPoints(flagName, arg, gen string, seed uint64) (pointSet, error) {
 		return pointSet{}, err
 	}
 	return pointSet{cols: engine.Radians64(lat, lon), desc: fmt.Sprintf("synthetic %s, seed %d", gen, seed)}, nil
-}
-
-// parseCount reads 2^27, 134217728, 1e6 or 1_000_000.
-func parseCount(s string) (int, error) {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
-	if b, e, ok := strings.Cut(s, "^"); ok {
-		base, err1 := strconv.Atoi(b)
-		exp, err2 := strconv.Atoi(e)
-		if err1 != nil || err2 != nil || base < 1 || exp < 0 {
-			return 0, fmt.Errorf("bad count %q", s)
-		}
-		v := 1.0
-		for i := 0; i < exp; i++ {
-			v *= float64(base)
-		}
-		if v > 1<<40 {
-			return 0, fmt.Errorf("count %q too large", s)
-		}
-		return int(v), nil
-	}
-	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
-		return n, nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 || v != math.Trunc(v) || v > 1<<40 {
-		return 0, fmt.Errorf("bad count %q", s)
-	}
-	return int(v), nil
 }
 
 // validateSample checks n sampled answers against the float64 haversine

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/bench"
 	"github.com/geoknn/geoknn/engine"
 	"github.com/geoknn/geoknn/simulator"
 )
@@ -161,7 +162,7 @@ func loadSource(flagName, arg, gen string, seed uint64) (source, error) {
 		return source{}, fmt.Errorf("%s is required", flagName)
 	}
 	if _, err := os.Stat(arg); err != nil {
-		n, cerr := parseCount(arg)
+		n, cerr := bench.ParseCount(arg)
 		if cerr != nil {
 			return source{}, fmt.Errorf("%s %q: no such file, and not a count such as 2^20 or 1e6", flagName, arg)
 		}
