@@ -28,10 +28,9 @@ type gridIndex struct {
 	h     float64 // cell side, 2/g
 	h32   float32
 	start []uint32 // start[c] .. start[c+1]: refs of cell c in sorted order
-	// Sorted references: float64 for the CPU, float4 (x, y, z, index bits)
-	// for the GPU, and the distinct-reference index of each.
+	// Sorted references in float64 and the distinct-reference index of each
+	// (the GPU builds its own index on the device).
 	x, y, z []float64
-	xyzw    []float32
 	id      []uint32
 	// runs[4*(i*g+j) ...]: the z-cell runs [lo0, hi0, lo1, hi1] of column
 	// (i, j) that the unit sphere crosses (lo > hi: empty run), so a query
@@ -80,15 +79,13 @@ func buildGrid(refs *refSet, g int) *gridIndex {
 	}
 	ix.start = counts
 	ix.x, ix.y, ix.z = make([]float64, refs.n), make([]float64, refs.n), make([]float64, refs.n)
-	ix.xyzw, ix.id = make([]float32, 4*refs.n), make([]uint32, refs.n)
+	ix.id = make([]uint32, refs.n)
 	ix.runs = sphereRunsTable(g)
 	next := append([]uint32(nil), counts[:cells]...)
 	for k := 0; k < refs.n; k++ { // ascending k: each cell lists references in index order
 		p := next[cellIDs[k]]
 		next[cellIDs[k]]++
 		ix.x[p], ix.y[p], ix.z[p] = refs.x[k], refs.y[k], refs.z[k]
-		copy(ix.xyzw[4*p:4*p+3], refs.xyzw[4*k:4*k+3])
-		ix.xyzw[4*p+3] = math.Float32frombits(uint32(k))
 		ix.id[p] = uint32(k)
 	}
 	return ix
@@ -338,8 +335,8 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 
 // The cost model of a grid query, in brute-force pairs: a visited cell (or
 // column) costs 1.5 units and a ranked candidate one, and a unit costs
-// gpuGridUnitCost or cpuGridUnitCost pairs. Fitted to 2^27-observation
-// queries on the H200 at grid sides 84 down to 15 with uniform, clustered and
+// gpuGridUnitCost or cpuGridUnitCost pairs. Fitted, with the earlier GPU
+// kernel (index built on the host), to 2^27-observation queries on the H200 at grid sides 84 down to 15 with uniform, clustered and
 // city references (docs/h200-grid-side.log, docs/h200-grid-planner-3to1.log:
 // weighting cells 3:1 picked 21^3 for cities, 20% slower than 30^3) and to
 // 2^22 x 2^16 on the CPU (a unit about 15 ns of a core, against 0.18 ns a
