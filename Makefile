@@ -1,6 +1,6 @@
 # geoknn developer targets. The README's two commands need none of these.
 
-.PHONY: test ptx bin vet
+.PHONY: test ptx bin vet gpu-check
 
 test:
 	go test ./...
@@ -8,14 +8,19 @@ test:
 vet:
 	go vet ./...
 
-# Rebuild kernels/*.ptx from kernels/*.cu (needs nvcc, i.e. the GPU machine).
+# Rebuild internal/kernels/*.ptx from internal/kernels/*.cu (needs nvcc, i.e. the GPU machine).
 ptx:
-	kernels/build.sh
+	internal/kernels/build.sh
 
 # Static binaries for the GPU machine (no Go there): CLI and device tests.
 # -buildvcs=auto: the binary records its commit for `knn bench` (GOFLAGS may turn it off).
+# Stripped (-s -w): they travel to the GPU machine.
 bin:
-	CGO_ENABLED=0 go build -buildvcs=auto -o bin/knn ./cmd/knn
-	CGO_ENABLED=0 go test -c -o bin/engine.test ./engine
-	CGO_ENABLED=0 go test -c -o bin/cuda.test ./cuda
-	CGO_ENABLED=0 go test -c -o bin/geoknn.test .
+	CGO_ENABLED=0 go build -buildvcs=auto -ldflags="-s -w" -o bin/knn ./cmd/knn
+	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/engine.test ./internal/engine
+	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/cuda.test ./cuda
+	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/geoknn.test .
+
+# The GPU machine's check (.ci/gpu-check), after `make bin` here.
+gpu-check: bin
+	.ci/gpu-check $${OUT:-gpu-check-out}

@@ -1,33 +1,24 @@
-// Package geoknn finds, for every observation point on Earth, the nearest
-// reference point by great-circle (haversine) distance: exactly, for
-// hundreds of millions of observations against tens of thousands of
-// references, on every NVIDIA GPU of a host or on all CPU cores.
-//
-// The answer contract: for every observation the returned reference is at
-// most 1 m farther than the true nearest (float64 haversine on a sphere of
-// radius EarthRadius), the reported distance is within 1 m, and ties go to
-// the lowest reference index.
-//
-// GetNearest answers one query; a Searcher keeps GPU contexts, kernels and
-// buffers between queries, as a simulation whose references move every
-// step needs.
 package geoknn
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"runtime"
 	"strings"
+	"unsafe"
 
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/sphere"
 )
 
-// EarthRadius is the mean Earth radius in metres used for distances.
-const EarthRadius = 6371008.8
+// EarthRadiusMetres is the radius of the sphere every distance is measured
+// on: the mean Earth radius (IUGG R1), sphere.EarthRadiusMetres.
+const EarthRadiusMetres = sphere.EarthRadiusMetres
 
 // Engine selects where queries run.
 type Engine int
@@ -62,26 +53,6 @@ func ParseEngine(s string) (Engine, error) {
 	return Auto, fmt.Errorf("unknown engine %q (want auto, cpu or gpu)", s)
 }
 
-// Algorithm is how the nearest reference is found; see engine.Algorithm.
-type Algorithm = engine.Algorithm
-
-// Algorithms.
-const (
-	Grid  = engine.Grid
-	Brute = engine.Brute
-	Seed  = engine.Seed
-)
-
-// MemoryMode is where the GPU engine keeps observations and answers; see
-// engine.MemoryMode.
-type MemoryMode = engine.MemoryMode
-
-// Memory modes.
-const (
-	DeviceMemory  = engine.DeviceMemory
-	ManagedMemory = engine.ManagedMemory
-)
-
 // Options configures a Searcher. The zero value is ready to use: automatic
 // engine, the exact grid search, all GPUs, automatic batch size.
 type Options struct {
@@ -101,22 +72,94 @@ type Options struct {
 	CPUWorkers int
 	// Progress, if set, is called as jobs finish with the observations done.
 	Progress func(done, total int)
+	// Trace, if set, receives every query's stages.
+	Trace *Trace
 }
 
 // Result holds one answer per observation, in input order.
 type Result struct {
 	Index    []uint32  // index of the nearest reference
 	Distance []float32 // great-circle angle to it, radians
-	// Engine is "cpu" or "gpu"; Devices says which ones ran the query.
-	Engine  string
-	Devices []string
 	// Fallback explains why Auto chose the CPU, if it did.
 	Fallback string
-	Stats    engine.Stats
+	// Stats says how the query ran: engine, devices, stage times.
+	Stats Stats
+}
+
+// NewResult returns a Result with room for n answers, for NearestInto and
+// Session.Nearest, its memory touched on every core: the first write to
+// fresh memory costs a page fault (about 0.1 s a GiB on one core), which
+// would otherwise land inside the query. Reuse it across queries; PinResult
+// makes the GPUs copy answers straight into it.
+func NewResult(n int) *Result {
+	r := &Result{Index: make([]uint32, n), Distance: make([]float32, n)}
+	parallel.Blocks(n, 1<<20, 0, func(_, lo, hi int) {
+		for i := lo; i < hi; i += 1024 { // a page of each slice
+			r.Index[i], r.Distance[i] = 0, 0
+		}
+	})
+	return r
+}
+
+// PinResult page-locks r's slices for the searcher's GPUs (registers them
+// with the driver, about 0.4 s a GiB), so that every query copies its
+// answers straight into them with no staging copy on the host: worth it
+// when r takes the answers of many queries (a simulation's steps). r must
+// not be resized or dropped until unpin is called. On the CPU engine it
+// does nothing.
+func (s *Searcher) PinResult(r *Result) (unpin func() error, err error) {
+	g, ok := s.eng.(*engine.GPU)
+	n := len(r.Index)
+	if !ok || n == 0 || len(r.Distance) != n {
+		return func() error { return nil }, nil
+	}
+	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&r.Index[0]), unsafe.Pointer(&r.Distance[0])}, 4*n, r)
+}
+
+// pinColumns registers each column of size bytes; unpin undoes it and
+// keeps owner alive until then.
+func pinColumns(g *engine.GPU, cols []unsafe.Pointer, size int, owner any) (unpin func() error, err error) {
+	for k, c := range cols {
+		if err := g.RegisterHost(c, size); err != nil {
+			for _, done := range cols[:k] {
+				err = errors.Join(err, g.UnregisterHost(done))
+			}
+			return nil, fmt.Errorf("geoknn: pinning: %w", err)
+		}
+	}
+	return func() error {
+		var errs []error
+		for _, c := range cols {
+			errs = append(errs, g.UnregisterHost(c))
+		}
+		runtime.KeepAlive(owner)
+		return errors.Join(errs...)
+	}, nil
+}
+
+// Pin page-locks the columns of p for the searcher's GPUs (registers them
+// with the driver), so that the queries that read them copy them in
+// straight from the caller's memory, with no staging copy: worth it for
+// large sets queried more than once. The columns must not be modified or
+// dropped until unpin is called. On the CPU engine, and for generated
+// sets, it does nothing.
+func (s *Searcher) Pin(p Points) (unpin func() error, err error) {
+	g, ok := s.eng.(*engine.GPU)
+	n := p.Len()
+	if !ok || n == 0 || p.cols.Gen != nil {
+		return func() error { return nil }, nil
+	}
+	cols := []unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(p.cols.Lat64)), unsafe.Pointer(unsafe.SliceData(p.cols.Lon64))}
+	size := 8 * n
+	if p.cols.Is32() {
+		cols = []unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(p.cols.Lat32)), unsafe.Pointer(unsafe.SliceData(p.cols.Lon32))}
+		size = 4 * n
+	}
+	return pinColumns(g, cols, size, p)
 }
 
 // Metres is observation i's distance in metres.
-func (r *Result) Metres(i int) float64 { return float64(r.Distance[i]) * EarthRadius }
+func (r *Result) Metres(i int) float64 { return float64(r.Distance[i]) * EarthRadiusMetres }
 
 // Searcher answers queries on one engine, keeping its state between them.
 // It is not safe for concurrent use; Close releases it.
@@ -132,7 +175,8 @@ type Searcher struct {
 func NewSearcher(opts Options) (*Searcher, error) {
 	s := &Searcher{opts: opts}
 	if opts.Engine != CPU {
-		g, err := engine.NewGPU(engine.GPUOptions{Devices: opts.GPUs, Memory: opts.Memory})
+		g, err := engine.NewGPU(engine.GPUOptions{Devices: opts.GPUs, Memory: engine.MemoryMode(opts.Memory),
+			Trace: opts.Trace.recorder()})
 		switch {
 		case err == nil:
 			s.eng, s.name = g, "gpu"
@@ -141,7 +185,7 @@ func NewSearcher(opts Options) (*Searcher, error) {
 			return nil, fmt.Errorf("geoknn: GPU engine: %w", err)
 		case errors.Is(err, cuda.ErrNoDriver):
 			s.fallback = "no CUDA driver (libcuda.so.1 not found)"
-		case errors.Is(err, engine.ErrNoGPU):
+		case errors.Is(err, ErrNoGPU):
 			s.fallback = err.Error()
 		default:
 			s.fallback = "GPU unusable: " + err.Error()
@@ -178,19 +222,36 @@ func (s *Searcher) Nearest(ctx context.Context, obs, ref []orb.Point) (*Result, 
 }
 
 // NearestRadians answers a query on radian columns without copying them
-// (engine.Radians32 or engine.Radians64).
-func (s *Searcher) NearestRadians(ctx context.Context, obs, ref engine.Points) (*Result, error) {
+// (Radians32 or Radians64).
+func (s *Searcher) NearestRadians(ctx context.Context, obs, ref Points) (*Result, error) {
+	res := &Result{Fallback: s.fallback}
+	return res, s.NearestInto(ctx, obs, ref, res)
+}
+
+// NearestInto is NearestRadians into a caller-owned result: res.Index and
+// res.Distance are reused when they have room for every observation (and
+// allocated otherwise), so repeated large queries allocate nothing.
+func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result) error {
 	n := obs.Len()
-	res := &Result{Index: make([]uint32, n), Distance: make([]float32, n), Engine: s.name, Fallback: s.fallback}
+	res.Index, res.Distance = fit(res.Index, n), fit(res.Distance, n)
+	res.Fallback = s.fallback
 	st, err := s.eng.Nearest(ctx, engine.Request{
-		Obs: obs, Ref: ref, Algorithm: s.opts.Algorithm, BatchSize: s.opts.BatchSize, GridSide: s.opts.GridSide,
-		Progress: s.opts.Progress,
+		Obs: obs.cols, Ref: ref.cols, Algorithm: engine.Algorithm(s.opts.Algorithm), BatchSize: s.opts.BatchSize,
+		GridSide: s.opts.GridSide, Progress: s.opts.Progress, Trace: s.opts.Trace.recorder(),
 	}, engine.Result{Index: res.Index, Distance: res.Distance})
 	if err != nil {
-		return nil, fmt.Errorf("geoknn: %w", err)
+		return fmt.Errorf("geoknn: %w", err)
 	}
-	res.Devices, res.Stats = st.Devices, st
-	return res, nil
+	res.Stats = Stats(st)
+	return nil
+}
+
+// fit returns s resliced to n entries, or a new slice when s is too short.
+func fit[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // GetNearest answers one query: for every observation, the nearest
@@ -212,22 +273,5 @@ func GetNearestRadians(ctx context.Context, obsLat, obsLon, refLat, refLon []flo
 		return nil, err
 	}
 	defer s.Close()
-	return s.NearestRadians(ctx, engine.Radians32(obsLat, obsLon), engine.Radians32(refLat, refLon))
-}
-
-// Radians validates points (orb.Point{lon, lat} in degrees) and converts
-// them to the float64 radian columns the engines read. An error names the
-// first invalid point: "12: latitude 91 is not in [-90, 90]".
-func Radians(pts []orb.Point) (engine.Points, error) {
-	lat, lon := make([]float64, len(pts)), make([]float64, len(pts))
-	for i, p := range pts {
-		if !(p.Lat() >= -90 && p.Lat() <= 90) {
-			return engine.Points{}, fmt.Errorf("%d: latitude %v is not in [-90, 90]", i, p.Lat())
-		}
-		if !(p.Lon() >= -180 && p.Lon() <= 180) {
-			return engine.Points{}, fmt.Errorf("%d: longitude %v is not in [-180, 180]", i, p.Lon())
-		}
-		lat[i], lon[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
-	}
-	return engine.Radians64(lat, lon), nil
+	return s.NearestRadians(ctx, Radians32(obsLat, obsLon), Radians32(refLat, refLon))
 }

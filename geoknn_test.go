@@ -4,28 +4,29 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn/internal/realdata"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/simulator"
+	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
 
 func sharedData(t testing.TB, name string) []orb.Point {
 	t.Helper()
-	dir := os.Getenv("GEOKNN_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "shared", "data")
+	dir, _, err := realdata.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	pts, err := pointio.ReadFile(filepath.Join(dir, name))
 	if err != nil {
-		t.Skipf("shared data not available: %v", err)
+		t.Fatal(err)
 	}
 	return pts
 }
@@ -42,7 +43,7 @@ func TestCitiesToAirports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s engine: %s", res.Engine, rep)
+	t.Logf("%s engine: %s", res.Stats.Engine, rep)
 	if !rep.OK() {
 		t.Fatalf("answers beyond tolerance: %s %v", rep, rep.Failures)
 	}
@@ -85,13 +86,13 @@ func TestAntipodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := res.Metres(0), math.Pi*geoknn.EarthRadius; math.Abs(got-want) > 1 {
+	if got, want := res.Metres(0), math.Pi*geoknn.EarthRadiusMetres; math.Abs(got-want) > 1 {
 		t.Errorf("antipode at %.3f m, want %.3f m", got, want)
 	}
 }
 
 func TestMoreThan65536References(t *testing.T) {
-	obs, ref := simulator.Sphere(2000, 1), simulator.Sphere(70000, 2)
+	obs, ref := sphere.Sphere(2000, 1), sphere.Sphere(70000, 2)
 	res, err := geoknn.GetNearest(context.Background(), obs, ref, geoknn.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +123,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestFloat32Columns(t *testing.T) {
-	obs, ref := simulator.Sphere(3000, 3), simulator.Sphere(500, 4)
+	obs, ref := sphere.Sphere(3000, 3), sphere.Sphere(500, 4)
 	col := func(pts []orb.Point) (lat, lon []float32) {
 		for _, p := range pts {
 			lat = append(lat, float32(p.Lat()*math.Pi/180))
@@ -153,7 +154,7 @@ func TestFloat32Columns(t *testing.T) {
 func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	obs, ref := simulator.Sphere(100000, 1), simulator.Sphere(1000, 2)
+	obs, ref := sphere.Sphere(100000, 1), sphere.Sphere(1000, 2)
 	if _, err := geoknn.GetNearest(ctx, obs, ref, geoknn.Options{}); err == nil {
 		t.Fatal("no error from a cancelled query")
 	}
@@ -186,15 +187,15 @@ func ExampleSearcher() {
 		return
 	}
 	defer s.Close()
-	obs := simulator.Sphere(1000, 1)
+	obs := sphere.Sphere(1000, 1)
 	for step := 0; step < 3; step++ {
-		ref := simulator.Sphere(100, uint64(step+10))
+		ref := sphere.Sphere(100, uint64(step+10))
 		res, err := s.Nearest(context.Background(), obs, ref)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("step %d: %d answers on the %s\n", step, len(res.Index), res.Engine)
+		fmt.Printf("step %d: %d answers on the %s\n", step, len(res.Index), res.Stats.Engine)
 	}
 	// Output:
 	// step 0: 1000 answers on the cpu
@@ -213,7 +214,7 @@ func ExampleSearcher_NewSession() {
 		return
 	}
 	defer s.Close()
-	obs, err := geoknn.Radians(simulator.Sphere(1000, 1))
+	obs, err := geoknn.Radians(sphere.Sphere(1000, 1))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -226,18 +227,19 @@ func ExampleSearcher_NewSession() {
 	defer sess.Close()
 	movers := simulator.Movers{Lat: make([]float64, 50), Lon: make([]float64, 50),
 		Heading: make([]float64, 50), Speed: make([]float64, 50)}
-	_ = simulator.SphereRadians(50, 2, movers.Lat, movers.Lon)
+	_ = sphere.SphereRadians(50, 2, movers.Lat, movers.Lon)
 	_ = simulator.RandomMotion(50, 3, 200, 200, movers.Speed, movers.Heading) // 200 m/s
+	var res geoknn.Result                                                     // reused: its slices are filled in place every step
 	for step := 1; step <= 3; step++ {
 		if step > 1 {
 			movers.Step(3600) // an hour
 			// Observation 7 moves to the north pole.
-			if err := sess.Replace(ctx, []uint32{7}, engine.Radians64([]float64{math.Pi / 2}, []float64{0})); err != nil {
+			if err := sess.Replace(ctx, []uint32{7}, geoknn.Radians64([]float64{math.Pi / 2}, []float64{0})); err != nil {
 				fmt.Println(err)
 				return
 			}
 		}
-		res, st, err := sess.Nearest(ctx, engine.Radians64(movers.Lat, movers.Lon), true)
+		st, err := sess.Nearest(ctx, geoknn.Radians64(movers.Lat, movers.Lon), &res)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -246,8 +248,8 @@ func ExampleSearcher_NewSession() {
 	}
 	// Output:
 	// step 1: 1000 answers, 0 changed, 0 replaced
-	// step 2: 1000 answers, 213 changed, 1 replaced
-	// step 3: 1000 answers, 264 changed, 1 replaced
+	// step 2: 1000 answers, 280 changed, 1 replaced
+	// step 3: 1000 answers, 246 changed, 1 replaced
 }
 
 // Poles and the antimeridian given as float32 radians (which round just
@@ -259,7 +261,133 @@ func TestFloat32PolesAndAntimeridian(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Metres(0) > 1 || math.Abs(res.Metres(1)-math.Pi*geoknn.EarthRadius) > 1 {
+	if res.Metres(0) > 1 || math.Abs(res.Metres(1)-math.Pi*geoknn.EarthRadiusMetres) > 1 {
 		t.Errorf("pole to pole: %.3f m and %.3f m", res.Metres(0), res.Metres(1))
 	}
+}
+
+// A Trace says where a query's time went, stage by stage.
+func ExampleTrace() {
+	tr := geoknn.NewTrace()
+	obs, ref := sphere.Sphere(10000, 1), sphere.Sphere(100, 2)
+	if _, err := geoknn.GetNearest(context.Background(), obs, ref, geoknn.Options{Engine: geoknn.CPU, Trace: tr}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range tr.Stages()[:2] {
+		fmt.Println(s.Name)
+	}
+	// Output:
+	// check points
+	// prepare references
+}
+
+// A generated set takes no memory; its points are sphere.Sphere's.
+func ExampleGenerated() {
+	obs, err := geoknn.Generated("sphere", 1<<20, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lat, lon := obs.At(12345)
+	fmt.Println(sphere.ToDegrees(lat, lon) == sphere.Sphere(12346, 1)[12345])
+	// Output: true
+}
+
+func TestNewResultReused(t *testing.T) {
+	s, err := geoknn.NewSearcher(geoknn.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	obs, _ := geoknn.Generated("sphere", 50000, 1)
+	ref, _ := geoknn.Generated("seed", 3000, 2)
+	res := geoknn.NewResult(obs.Len())
+	unpin, err := s.PinResult(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	ref2, err := cpu.NearestRadians(context.Background(), obs, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.NearestInto(context.Background(), obs, ref, res); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Index, ref2.Index) {
+			t.Fatalf("%s answers differ from the CPU's", res.Stats.Engine)
+		}
+	}
+	if err := unpin(); err != nil {
+		t.Errorf("unpin on the %s: %v", s.Engine(), err)
+	}
+}
+
+func TestPinnedPointsAnswerAlike(t *testing.T) {
+	s, err := geoknn.NewSearcher(geoknn.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lat, lon := make([]float64, 100000), make([]float64, 100000)
+	if err := sphere.SphereRadians(len(lat), 3, lat, lon); err != nil {
+		t.Fatal(err)
+	}
+	obs := geoknn.Radians64(lat, lon)
+	ref, _ := geoknn.Generated("sphere", 2000, 4)
+	want, err := s.NearestRadians(context.Background(), obs, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpin, err := s.Pin(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.NearestRadians(context.Background(), obs, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unpin(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Index, want.Index) || !slices.Equal(got.Distance, want.Distance) {
+		t.Errorf("answers on pinned points differ (%s engine)", s.Engine())
+	}
+}
+
+// The three nearest airports of a city, and the airports within 50 km.
+func ExampleSearcher_KNearest() {
+	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	zurich, _ := geoknn.Radians([]orb.Point{{8.5417, 47.3769}})
+	airports, _ := geoknn.Radians([]orb.Point{{8.5492, 47.4582}, {7.5299, 47.59}, {9.0, 46.0}, {8.6, 47.45}})
+	k, err := s.KNearest(context.Background(), zurich, airports, 3, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for r := range k.K {
+		fmt.Printf("%d: airport %d at %.1f km\n", r+1, k.Index[r], k.Metres(0, r)/1000)
+	}
+	w, err := s.Within(context.Background(), zurich, airports, 50e3, true)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("within 50 km:", w.Counts[0], w.Index)
+	// Output:
+	// 1: airport 0 at 9.1 km
+	// 2: airport 3 at 9.2 km
+	// 3: airport 1 at 79.6 km
+	// within 50 km: 2 [0 3]
 }

@@ -1,9 +1,10 @@
 module github.com/geoknn/geoknn
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/ebitengine/purego v0.11.3
+	github.com/golang/geo v0.0.0-20260818125358-b200a1149890
 	github.com/paulmach/orb v0.14.0
 	golang.org/x/sync v0.24.0
 	gonum.org/v1/plot v0.17.0

@@ -2,10 +2,9 @@ package geoknn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn/internal/engine"
 )
 
 // Session keeps a fixed set of observations resident in a Searcher's engine
@@ -17,6 +16,8 @@ import (
 // nearest reference changed since the previous one.
 //
 // A Session is not safe for concurrent use; close it before its Searcher.
+// After an error from Replace, Nearest or Start its contents are
+// unspecified: close it and open a new one.
 type Session struct {
 	s  *Searcher
 	es engine.Session
@@ -25,12 +26,9 @@ type Session struct {
 // NewSession places obs (radian columns, copied) in the searcher's engine.
 // The grid plan (cell size, or brute force) is chosen from a fixed sample of
 // the observations and re-chosen every 16 queries.
-func (s *Searcher) NewSession(obs engine.Points) (*Session, error) {
-	se, ok := s.eng.(engine.Sessioner)
-	if !ok {
-		return nil, errors.New("geoknn: the engine keeps no sessions")
-	}
-	es, err := se.NewSession(obs, engine.SessionOptions{Algorithm: s.opts.Algorithm, GridSide: s.opts.GridSide})
+func (s *Searcher) NewSession(obs Points) (*Session, error) {
+	opts := engine.SessionOptions{Algorithm: engine.Algorithm(s.opts.Algorithm), GridSide: s.opts.GridSide}
+	es, err := s.eng.NewSession(obs.cols, opts)
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
@@ -43,21 +41,22 @@ func (t *Session) Len() int { return t.es.Len() }
 // Replace makes observation idx[k] the point pts.At(k) (radians); idx must
 // be strictly increasing. Replaced observations do not count as changed at
 // the next query.
-func (t *Session) Replace(ctx context.Context, idx []uint32, pts engine.Points) error {
-	if err := t.es.Replace(ctx, idx, pts); err != nil {
+func (t *Session) Replace(ctx context.Context, idx []uint32, pts Points) error {
+	if err := t.es.Replace(ctx, idx, pts.cols); err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
 	return nil
 }
 
-// Nearest answers every observation against ref. With answers false the
-// Result's Index and Distance are nil: the answers stay in the engine and
-// only the statistics come back (the fastest way to step a simulation whose
-// answers are not needed every step).
-func (t *Session) Nearest(ctx context.Context, ref engine.Points, answers bool) (*Result, engine.SessionStats, error) {
-	p, err := t.Start(ctx, ref, answers)
+// Nearest answers every observation against ref. The answers land in res,
+// whose Index and Distance are reused when they have room for Len answers
+// (allocated otherwise). With res nil the answers stay in the engine and
+// only the statistics come back: the fastest way to step a simulation whose
+// answers are not needed every step.
+func (t *Session) Nearest(ctx context.Context, ref Points, res *Result) (SessionStats, error) {
+	p, err := t.Start(ctx, ref, res)
 	if err != nil {
-		return nil, engine.SessionStats{}, err
+		return SessionStats{}, err
 	}
 	return p.Wait()
 }
@@ -66,14 +65,15 @@ func (t *Session) Nearest(ctx context.Context, ref engine.Points, answers bool) 
 // query: it returns once the query is under way (the references prepared
 // and sent, the kernels queued), and the Pending's Wait finishes it. Wait
 // must be called before anything else is done with the session or its
-// Searcher.
-func (t *Session) Start(ctx context.Context, ref engine.Points, answers bool) (*Pending, error) {
-	res := &Result{Engine: t.s.name, Fallback: t.s.fallback}
-	if answers {
+// Searcher, and res must not be read before it returns.
+func (t *Session) Start(ctx context.Context, ref Points, res *Result) (*Pending, error) {
+	var out engine.Result
+	if res != nil {
 		n := t.es.Len()
-		res.Index, res.Distance = make([]uint32, n), make([]float32, n)
+		res.Index, res.Distance, res.Fallback = fit(res.Index, n), fit(res.Distance, n), t.s.fallback
+		out = engine.Result{Index: res.Index, Distance: res.Distance}
 	}
-	q, err := t.es.Start(ctx, ref, engine.Result{Index: res.Index, Distance: res.Distance})
+	q, err := t.es.Start(ctx, ref.cols, out)
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
@@ -87,14 +87,16 @@ type Pending struct {
 }
 
 // Wait blocks until the query is done and returns what Session.Nearest
-// would have.
-func (p *Pending) Wait() (*Result, engine.SessionStats, error) {
+// would have; later calls return the same.
+func (p *Pending) Wait() (SessionStats, error) {
 	st, err := p.q.Wait()
 	if err != nil {
-		return nil, engine.SessionStats{}, fmt.Errorf("geoknn: %w", err)
+		return SessionStats{}, fmt.Errorf("geoknn: %w", err)
 	}
-	p.res.Devices, p.res.Stats = st.Devices, st.Stats
-	return p.res, st, nil
+	if p.res != nil {
+		p.res.Stats = Stats(st.Stats)
+	}
+	return sessionStats(st), nil
 }
 
 // Close releases the session's memory in the engine.

@@ -18,7 +18,6 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/engine"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -45,7 +44,7 @@ type Config struct {
 	Shapes     []Shape            // (obs, ref) cross products, swept in order
 	Engines    []string           // cpu, gpu, auto (see ParseEngines)
 	GPUs       string             // GPU-count spec (see ParseGPUs); "" means all
-	Algorithms []engine.Algorithm // in table order
+	Algorithms []geoknn.Algorithm // in table order
 	Generators []string           // see ParseGenerators
 	CitiesPath string             // references of the cities generator
 
@@ -61,7 +60,7 @@ type Config struct {
 	SeedScale    bool
 
 	BatchSize  int
-	Memory     engine.MemoryMode
+	Memory     geoknn.MemoryMode
 	CPUWorkers int
 
 	CommandLine []string
@@ -72,11 +71,11 @@ type Config struct {
 
 	// Seams for tests: open opens a searcher, devices lists the GPUs.
 	open    func(geoknn.Options) (searcher, error)
-	devices func() ([]engine.DeviceInfo, int, error)
+	devices func() ([]geoknn.DeviceInfo, int, error)
 }
 
 type searcher interface {
-	NearestRadians(ctx context.Context, obs, ref engine.Points) (*geoknn.Result, error)
+	NearestRadians(ctx context.Context, obs, ref geoknn.Points) (*geoknn.Result, error)
 	Close() error
 }
 
@@ -239,7 +238,18 @@ func (r *Report) Failed() int {
 type combo struct {
 	engine string
 	gpus   int
-	algo   engine.Algorithm
+	algo   geoknn.Algorithm
+}
+
+// label names the combo as its cases' Label does.
+func (c combo) label() string {
+	return (&Case{Engine: c.engine, GPUs: c.gpus, Algorithm: c.algo.String()}).Label()
+}
+
+// plan is one case of every combo: a generator and a size pair.
+type plan struct {
+	gen      string
+	obs, ref int
 }
 
 // Run runs the sweep. It returns the report so far together with an error
@@ -250,56 +260,95 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	cfg.setSeams()
+	sw, err := newSweep(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	sw.beginProgress()
+	defer sw.bar.clear()
+	for _, c := range sw.combos {
+		if err := sw.runCombo(ctx, c); err != nil {
+			return sw.rep.finish(), err
+		}
+	}
+	return sw.rep.finish(), nil
+}
+
+// setSeams puts the real searcher and device list where a test did not
+// put its own.
+func (cfg *Config) setSeams() {
 	if cfg.open == nil {
 		cfg.open = openSearcher
 	}
 	if cfg.devices == nil {
-		cfg.devices = engine.ListDevices
+		cfg.devices = geoknn.ListDevices
 	}
-	logw := cfg.Log
-	if logw == nil {
-		logw = io.Discard
-	}
-	rep := &Report{Schema: Schema, Started: time.Now().UTC(), CommandLine: cfg.CommandLine}
-	bar := newBar(cfg.Progress)
-	note := func(format string, a ...any) {
-		s := oneLine(fmt.Sprintf(format, a...))
-		rep.Notes = append(rep.Notes, s)
-		bar.clear()
-		fmt.Fprintln(logw, "bench:", s)
-	}
+}
 
-	var cities *column
-	if slices.Contains(cfg.Generators, GenCities) {
-		var err error
-		if cities, err = readCities(cfg.CitiesPath); err != nil {
-			return nil, err
-		}
-	}
+// sweep is a running Run: the report it fills, the progress bar and the
+// cases to run, every plan on every combo.
+type sweep struct {
+	cfg    *Config
+	rep    *Report
+	bar    *bar
+	logw   io.Writer // where notes go as they happen
+	data   *datasets
+	combos []combo
+	plans  []plan
+	runs   int // warm-up and timed runs of a case
+}
 
+// newSweep reads the cities file if needed, lists the devices and plans
+// the cases.
+func newSweep(cfg *Config) (*sweep, error) {
+	sw := &sweep{cfg: cfg, logw: cfg.Log, runs: cfg.Warmup + cfg.Repeat}
+	if sw.logw == nil {
+		sw.logw = io.Discard
+	}
+	sw.rep = &Report{Schema: Schema, Started: time.Now().UTC(), CommandLine: cfg.CommandLine}
+	sw.bar = newBar(cfg.Progress)
+	cities, err := cfg.cities()
+	if err != nil {
+		return nil, err
+	}
 	devs, driver, devErr := cfg.devices()
-	rep.Env = collectEnv(devs, driver, devErr)
+	sw.rep.Env = collectEnv(devs, driver, devErr)
 	gpuCounts, err := ParseGPUs(orDefault(cfg.GPUs, "all"), len(devs))
 	if err != nil {
 		return nil, fmt.Errorf("--gpus: %w", err)
 	}
-	rep.Settings = cfg.settings(gpuCounts)
-
-	combos := cfg.combos(devs, devErr, gpuCounts, note)
+	sw.rep.Settings = cfg.settings(gpuCounts)
+	sw.combos = cfg.combos(devs, devErr, gpuCounts, sw.note)
 	pairs := sizePairs(cfg.Shapes)
-	maxObs, maxRef := 0, 0
+	maxObs, maxRef := maxSizes(pairs)
+	sw.data = newDatasets(cfg.Seed, maxObs, maxRef, cities)
+	sw.plans = planCases(cfg.Generators, pairs, cities)
+	return sw, nil
+}
+
+// cities reads the cities file when a generator uses it; nil otherwise.
+func (cfg *Config) cities() (*column, error) {
+	if !slices.Contains(cfg.Generators, GenCities) {
+		return nil, nil
+	}
+	return readCities(cfg.CitiesPath)
+}
+
+// maxSizes is the largest observation and reference counts of pairs.
+func maxSizes(pairs [][2]int) (maxObs, maxRef int) {
 	for _, p := range pairs {
 		maxObs, maxRef = max(maxObs, p[0]), max(maxRef, p[1])
 	}
-	data := newDatasets(cfg.Seed, maxObs, maxRef, cities)
+	return maxObs, maxRef
+}
 
-	// The list of cases, for the progress bar and the loop.
-	type plan struct {
-		gen      string
-		obs, ref int
-	}
+// planCases lists the cases each combo runs, in order and once each: every
+// generator with every size pair, the cities' references being the whole
+// file.
+func planCases(gens []string, pairs [][2]int, cities *column) []plan {
 	var plans []plan
-	for _, g := range cfg.Generators {
+	for _, g := range gens {
 		for _, p := range pairs {
 			if g == GenCities {
 				p[1] = cities.len()
@@ -309,86 +358,115 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}
 	}
-	// Progress counts work in pairs, plus a little for each run's overhead.
-	runUnits := func(a engine.Algorithm, p plan) float64 {
-		m, _ := cfg.measured(a, p.obs, p.ref)
-		return float64(m)*float64(p.ref) + 1e6
-	}
-	runs := cfg.Warmup + cfg.Repeat
-	total := 0.0
-	for _, c := range combos {
-		for _, p := range plans {
-			total += float64(runs) * runUnits(c.algo, p)
-		}
-	}
-	bar.begin(total, len(combos)*len(plans))
-	defer bar.clear()
+	return plans
+}
 
-	for _, c := range combos {
-		s, err := cfg.open(cfg.options(c, bar))
-		if err != nil {
-			if c.engine == EngineCPU {
-				// The CPU engine itself cannot fail to open: this is the
-				// algorithm refusing to run there (seed is GPU only).
-				note("%s %s: skipped: %v", c.engine, c.algo, err)
-			} else {
-				note("gpu×%d %s: skipped: cannot open the engine: %v", c.gpus, c.algo, err)
-				rep.Cases = append(rep.Cases, Case{Engine: c.engine, GPUs: c.gpus, Algorithm: c.algo.String(),
-					Verdict: VerdictError, Error: err.Error()})
-			}
-			units := 0.0
-			for _, p := range plans {
-				units += float64(runs) * runUnits(c.algo, p)
-			}
-			bar.skip(units, len(plans))
-			continue
-		}
-		for pi, p := range plans {
-			if err := ctx.Err(); err != nil {
-				s.Close()
-				return rep.finish(), err
-			}
-			obsCol, refCol, err := data.get(p.gen)
-			if err != nil {
-				s.Close()
-				return rep.finish(), err
-			}
-			k := Case{Engine: c.engine, GPUs: c.gpus, Algorithm: c.algo.String(), Generator: p.gen,
-				Obs: p.obs, Ref: p.ref, Pairs: float64(p.obs) * float64(p.ref)}
-			m, ok := cfg.measured(c.algo, p.obs, p.ref)
-			if !ok {
-				note("%s: skipped: %.3g pairs > --seed-max-pairs %.3g", k.String(), k.Pairs, cfg.SeedMaxPairs)
-				bar.skip(float64(runs)*runUnits(c.algo, p), 1)
-				continue
-			}
-			k.MeasuredObs, k.Scale = m, float64(p.obs)/float64(m)
-			bar.startCase(k.String(), runUnits(c.algo, p), runs)
-			if err := cfg.runCase(ctx, s, &k, obsCol, refCol, bar); err != nil && ctx.Err() != nil {
-				s.Close()
-				rep.Cases = append(rep.Cases, k)
-				return rep.finish(), ctx.Err()
-			}
-			rep.Cases = append(rep.Cases, k)
-			if k.Verdict == VerdictFail || k.Verdict == VerdictError {
-				note("%s: %s: %s", k.String(), k.Verdict, k.Error)
-			}
-			if k.Verdict == VerdictError && pi+1 < len(plans) {
-				// A failed GPU query usually leaves the context unusable:
-				// the rest of this searcher's cases would fail the same way.
-				note("%s: its %d remaining case(s) skipped after the error", k.Label(), len(plans)-pi-1)
-				units := 0.0
-				for _, q := range plans[pi+1:] {
-					units += float64(runs) * runUnits(c.algo, q)
-				}
-				bar.skip(units, len(plans)-pi-1)
-				break
-			}
-		}
-		if err := s.Close(); err != nil {
-			note("%s: closing the engine: %v", (&Case{Engine: c.engine, GPUs: c.gpus, Algorithm: c.algo.String()}).Label(), err)
+// note records a note in the report and logs it.
+func (sw *sweep) note(format string, a ...any) {
+	s := oneLine(fmt.Sprintf(format, a...))
+	sw.rep.Notes = append(sw.rep.Notes, s)
+	sw.bar.clear()
+	fmt.Fprintln(sw.logw, "bench:", s)
+}
+
+// caseUnits is the progress a case counts: work in pairs, plus a little for
+// each run's overhead.
+func (sw *sweep) caseUnits(a geoknn.Algorithm, p plan) float64 {
+	m, _ := sw.cfg.measured(a, p.obs, p.ref)
+	return float64(m)*float64(p.ref) + 1e6
+}
+
+// units is the progress of every run of plans with algorithm a.
+func (sw *sweep) units(a geoknn.Algorithm, plans []plan) float64 {
+	units := 0.0
+	for _, p := range plans {
+		units += float64(sw.runs) * sw.caseUnits(a, p)
+	}
+	return units
+}
+
+// beginProgress starts the progress bar over every case of the sweep.
+func (sw *sweep) beginProgress() {
+	total := 0.0
+	for _, c := range sw.combos {
+		for _, p := range sw.plans {
+			total += float64(sw.runs) * sw.caseUnits(c.algo, p)
 		}
 	}
-	return rep.finish(), nil
+	sw.bar.begin(total, len(sw.combos)*len(sw.plans))
+}
+
+// runCombo runs every plan on one searcher for c. An error (ctx ended, a
+// data set failed) stops the sweep.
+func (sw *sweep) runCombo(ctx context.Context, c combo) error {
+	s, err := sw.cfg.open(sw.cfg.options(c, sw.bar))
+	if err != nil {
+		sw.skipCombo(c, err)
+		return nil
+	}
+	for pi, p := range sw.plans {
+		verdict, err := sw.runPlan(ctx, s, c, p)
+		if err != nil {
+			s.Close()
+			return err
+		}
+		if rest := sw.plans[pi+1:]; verdict == VerdictError && len(rest) > 0 {
+			// A failed GPU query usually leaves the context unusable:
+			// the rest of this searcher's cases would fail the same way.
+			sw.note("%s: its %d remaining case(s) skipped after the error", c.label(), len(rest))
+			sw.bar.skip(sw.units(c.algo, rest), len(rest))
+			break
+		}
+	}
+	if err := s.Close(); err != nil {
+		sw.note("%s: closing the engine: %v", c.label(), err)
+	}
+	return nil
+}
+
+// skipCombo notes a searcher that did not open and skips its cases.
+func (sw *sweep) skipCombo(c combo, err error) {
+	if c.engine == EngineCPU {
+		// The CPU engine itself cannot fail to open: this is the
+		// algorithm refusing to run there (seed is GPU only).
+		sw.note("%s %s: skipped: %v", c.engine, c.algo, err)
+	} else {
+		sw.note("gpu×%d %s: skipped: cannot open the engine: %v", c.gpus, c.algo, err)
+		sw.rep.Cases = append(sw.rep.Cases, Case{Engine: c.engine, GPUs: c.gpus, Algorithm: c.algo.String(),
+			Verdict: VerdictError, Error: err.Error()})
+	}
+	sw.bar.skip(sw.units(c.algo, sw.plans), len(sw.plans))
+}
+
+// runPlan runs plan p on the searcher s opened for c, records the case and
+// returns its verdict ("" when skipped). An error stops the sweep.
+func (sw *sweep) runPlan(ctx context.Context, s searcher, c combo, p plan) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	obsCol, refCol, err := sw.data.get(p.gen)
+	if err != nil {
+		return "", err
+	}
+	k := Case{Engine: c.engine, GPUs: c.gpus, Algorithm: c.algo.String(), Generator: p.gen,
+		Obs: p.obs, Ref: p.ref, Pairs: float64(p.obs) * float64(p.ref)}
+	m, ok := sw.cfg.measured(c.algo, p.obs, p.ref)
+	if !ok {
+		sw.note("%s: skipped: %.3g pairs > --seed-max-pairs %.3g", k.String(), k.Pairs, sw.cfg.SeedMaxPairs)
+		sw.bar.skip(float64(sw.runs)*sw.caseUnits(c.algo, p), 1)
+		return "", nil
+	}
+	k.MeasuredObs, k.Scale = m, float64(p.obs)/float64(m)
+	sw.bar.startCase(k.String(), sw.caseUnits(c.algo, p), sw.runs)
+	err = sw.cfg.runCase(ctx, s, &k, obsCol, refCol, sw.bar)
+	sw.rep.Cases = append(sw.rep.Cases, k)
+	if err != nil && ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if k.Verdict == VerdictFail || k.Verdict == VerdictError {
+		sw.note("%s: %s: %s", k.String(), k.Verdict, k.Error)
+	}
+	return k.Verdict, nil
 }
 
 // oneLine keeps the first line of a message (a joined error can hold many)
@@ -452,7 +530,25 @@ func (cfg *Config) settings(gpus []int) Settings {
 }
 
 // combos expands engines and GPU counts, noting what is skipped.
-func (cfg *Config) combos(devs []engine.DeviceInfo, devErr error, gpuCounts []int, note func(string, ...any)) []combo {
+func (cfg *Config) combos(devs []geoknn.DeviceInfo, devErr error, gpuCounts []int, note func(string, ...any)) []combo {
+	var out []combo
+	for _, e := range cfg.engines(devs, devErr) {
+		counts := []int{0}
+		if e == EngineGPU {
+			counts = usableGPUCounts(devs, devErr, gpuCounts, note)
+		}
+		for _, g := range counts {
+			for _, a := range cfg.Algorithms {
+				out = append(out, combo{engine: e, gpus: g, algo: a})
+			}
+		}
+	}
+	return out
+}
+
+// engines lists the engines to sweep, once each, auto resolved to gpu when
+// GPUs were found, else cpu.
+func (cfg *Config) engines(devs []geoknn.DeviceInfo, devErr error) []string {
 	var engines []string
 	for _, e := range cfg.Engines {
 		if e == EngineAuto {
@@ -465,35 +561,32 @@ func (cfg *Config) combos(devs []engine.DeviceInfo, devErr error, gpuCounts []in
 			engines = append(engines, e)
 		}
 	}
-	var out []combo
-	for _, e := range engines {
-		counts := []int{0}
-		if e == EngineGPU {
-			counts = nil
-			switch {
-			case errors.Is(devErr, cuda.ErrNoDriver):
-				note("gpu cases skipped: no CUDA driver (libcuda.so.1 not found)")
-			case devErr != nil:
-				note("gpu cases skipped: %v", devErr)
-			case len(devs) == 0:
-				note("gpu cases skipped: no CUDA GPU on this host")
-			default:
-				for _, g := range gpuCounts {
-					if g > len(devs) {
-						note("--gpus %d skipped: this host has %d GPU(s)", g, len(devs))
-						continue
-					}
-					counts = append(counts, g)
-				}
-			}
-		}
-		for _, g := range counts {
-			for _, a := range cfg.Algorithms {
-				out = append(out, combo{engine: e, gpus: g, algo: a})
-			}
-		}
+	return engines
+}
+
+// usableGPUCounts is the GPU counts this host can run, noting the others
+// (all of them without GPUs).
+func usableGPUCounts(devs []geoknn.DeviceInfo, devErr error, gpuCounts []int, note func(string, ...any)) []int {
+	switch {
+	case errors.Is(devErr, cuda.ErrNoDriver):
+		note("gpu cases skipped: no CUDA driver (libcuda.so.1 not found)")
+		return nil
+	case devErr != nil:
+		note("gpu cases skipped: %v", devErr)
+		return nil
+	case len(devs) == 0:
+		note("gpu cases skipped: no CUDA GPU on this host")
+		return nil
 	}
-	return out
+	var counts []int
+	for _, g := range gpuCounts {
+		if g > len(devs) {
+			note("--gpus %d skipped: this host has %d GPU(s)", g, len(devs))
+			continue
+		}
+		counts = append(counts, g)
+	}
+	return counts
 }
 
 func (cfg *Config) options(c combo, bar *bar) geoknn.Options {
@@ -510,8 +603,8 @@ func (cfg *Config) options(c combo, bar *bar) geoknn.Options {
 
 // measured is how many observations a case queries, and false when the case
 // is skipped (seed above SeedMaxPairs without SeedScale).
-func (cfg *Config) measured(a engine.Algorithm, obs, ref int) (int, bool) {
-	if a != engine.Seed || float64(obs)*float64(ref) <= cfg.SeedMaxPairs {
+func (cfg *Config) measured(a geoknn.Algorithm, obs, ref int) (int, bool) {
+	if a != geoknn.Seed || float64(obs)*float64(ref) <= cfg.SeedMaxPairs {
 		return obs, true
 	}
 	if !cfg.SeedScale {
@@ -524,7 +617,23 @@ func (cfg *Config) measured(a engine.Algorithm, obs, ref int) (int, bool) {
 // and validates the last answer; the error is that of a failed query (also
 // recorded in the case).
 func (cfg *Config) runCase(ctx context.Context, s searcher, k *Case, obsCol, refCol *column, bar *bar) error {
-	obs, ref := obsCol.points(k.MeasuredObs), refCol.points(k.Ref)
+	last, err := cfg.timeRuns(ctx, s, k, obsCol.points(k.MeasuredObs), refCol.points(k.Ref), bar)
+	if err != nil {
+		k.Verdict, k.Error = VerdictError, err.Error()
+		return err
+	}
+	k.EngineStats = statsMap(last.Stats)
+	k.EngineNote, _ = k.EngineStats["Note"].(string)
+	if cfg.Validate == 0 {
+		k.Verdict = VerdictUnchecked
+		return nil
+	}
+	return cfg.validateCase(ctx, k, obsCol, refCol, last)
+}
+
+// timeRuns runs the query cfg.Warmup+cfg.Repeat times, recording the
+// times in k, and returns the last answers.
+func (cfg *Config) timeRuns(ctx context.Context, s searcher, k *Case, obs, ref geoknn.Points, bar *bar) (*geoknn.Result, error) {
 	var last *geoknn.Result
 	for r := 0; r < cfg.Warmup+cfg.Repeat; r++ {
 		bar.startRun(r)
@@ -534,8 +643,7 @@ func (cfg *Config) runCase(ctx context.Context, s searcher, k *Case, obsCol, ref
 		wall := time.Since(t).Seconds()
 		bar.endRun()
 		if err != nil {
-			k.Verdict, k.Error = VerdictError, err.Error()
-			return err
+			return nil, err
 		}
 		if r < cfg.Warmup {
 			k.WarmupWall = append(k.WarmupWall, wall)
@@ -543,20 +651,20 @@ func (cfg *Config) runCase(ctx context.Context, s searcher, k *Case, obsCol, ref
 		}
 		k.Wall = append(k.Wall, wall)
 		k.EngineWall = append(k.EngineWall, res.Stats.Wall.Seconds())
-		if res.Engine == EngineGPU {
+		if res.Stats.Engine == EngineGPU {
 			k.Kernel = append(k.Kernel, res.Stats.Kernel.Seconds())
 			k.Refined = append(k.Refined, res.Stats.Refined)
 		}
-		k.Devices, k.Jobs = res.Devices, res.Stats.Jobs
+		k.Devices, k.Jobs = res.Stats.Devices, res.Stats.Jobs
 		last = res
 	}
-	k.EngineStats = statsMap(last.Stats)
-	k.EngineNote, _ = k.EngineStats["Note"].(string)
-	if cfg.Validate == 0 {
-		k.Verdict = VerdictUnchecked
-		return nil
-	}
-	v, err := checkSample(ctx, obsCol, refCol, k.MeasuredObs, k.Ref, last, cfg.Validate, cfg.Seed)
+	return last, nil
+}
+
+// validateCase checks cfg.Validate sampled answers of res and sets the
+// case's verdict; the error is that of a failed check.
+func (cfg *Config) validateCase(ctx context.Context, k *Case, obsCol, refCol *column, res *geoknn.Result) error {
+	v, err := checkSample(ctx, sampleCheck{obs: obsCol, ref: refCol, nobs: k.MeasuredObs, nref: k.Ref, res: res, n: cfg.Validate, seed: cfg.Seed})
 	if err != nil {
 		k.Verdict, k.Error = VerdictError, "validation: "+err.Error()
 		return err
@@ -575,7 +683,7 @@ func (cfg *Config) runCase(ctx context.Context, s searcher, k *Case, obsCol, ref
 // statsMap is the engine's Stats as a JSON object, read back so that the
 // harness records every field (and the Note: grid shape, or why grid fell
 // back to brute force) without depending on them.
-func statsMap(st engine.Stats) map[string]any {
+func statsMap(st geoknn.Stats) map[string]any {
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return nil
@@ -591,25 +699,36 @@ func verdict(algo string, v *Validation) string {
 	if v.IndexWrong == 0 && v.DistanceWrong == 0 {
 		return VerdictOK
 	}
-	if algo == engine.Seed.String() && v.MaxExcessM <= SeedTolerance &&
+	if algo == geoknn.Seed.String() && v.MaxExcessM <= SeedTolerance &&
 		v.MaxDistanceErrorM != nil && *v.MaxDistanceErrorM <= SeedTolerance {
 		return VerdictApprox
 	}
 	return VerdictFail
 }
 
-// checkSample checks n answers, drawn reproducibly from the first nobs
-// observations, against the float64 haversine brute force over the first
-// nref references (validate.Exact on orb.Points built for the sample only).
-func checkSample(ctx context.Context, obsCol, refCol *column, nobs, nref int, res *geoknn.Result, n int, seed uint64) (*Validation, error) {
-	idx := sampleIndices(nobs, n, seed)
+// sampleCheck is what checkSample checks: n answers of res, drawn with
+// seed from the first nobs observations of obs, against the first nref
+// references of ref.
+type sampleCheck struct {
+	obs, ref   *column
+	nobs, nref int
+	res        *geoknn.Result
+	n          int
+	seed       uint64
+}
+
+// checkSample checks the sample's answers, drawn reproducibly, against
+// the float64 haversine brute force (validate.Exact on orb.Points built
+// for the sample only).
+func checkSample(ctx context.Context, sc sampleCheck) (*Validation, error) {
+	idx := sampleIndices(sc.nobs, sc.n, sc.seed)
 	obsPts := make([]orb.Point, len(idx))
 	index := make([]uint32, len(idx))
 	dist := make([]float32, len(idx))
 	for k, i := range idx {
-		obsPts[k], index[k], dist[k] = obsCol.point(i), res.Index[i], res.Distance[i]
+		obsPts[k], index[k], dist[k] = sc.obs.point(i), sc.res.Index[i], sc.res.Distance[i]
 	}
-	r, err := validate.Exact(ctx, obsPts, refCol.degrees(nref), index, dist)
+	r, err := validate.Exact(ctx, obsPts, sc.ref.degrees(sc.nref), index, dist)
 	if err != nil {
 		return nil, err
 	}
@@ -661,41 +780,58 @@ func (r *Report) finish() *Report {
 func (r *Report) Derive() {
 	for i := range r.Cases {
 		c := &r.Cases[i]
-		if c.Scale == 0 {
-			c.Scale = 1
-		}
-		c.WallStats = summarize(c.Wall, c.Scale)
-		c.KernelStats = summarize(c.Kernel, c.Scale)
-		c.PairsPerSec, c.ObsPerSec, c.KernelPairsPerSec = 0, 0, 0
-		c.FP32PeakPct, c.GBps, c.BandwidthGBps, c.BandwidthPct = 0, 0, 0, 0
-		if c.WallStats.Median > 0 {
-			c.PairsPerSec = c.Pairs / c.WallStats.Median
-			c.ObsPerSec = float64(c.Obs) / c.WallStats.Median
-		}
-		if c.KernelStats.Median > 0 {
-			c.KernelPairsPerSec = c.Pairs / c.KernelStats.Median
-		}
+		c.deriveRates()
 		if c.Engine != EngineGPU || c.KernelStats.Median <= 0 || c.GPUs > len(r.Env.Devices) {
 			continue
 		}
-		var instr, bw float64
-		for _, d := range r.Env.Devices[:c.GPUs] {
-			instr += d.FP32PeakFLOPS / 2
-			bw += d.MemoryBandwidth
+		c.derivePeaks(r.Env.Devices[:c.GPUs])
+	}
+	r.deriveSpeedups()
+}
+
+// deriveRates computes the case's summaries and rates from its samples.
+func (c *Case) deriveRates() {
+	if c.Scale == 0 {
+		c.Scale = 1
+	}
+	c.WallStats = summarize(c.Wall, c.Scale)
+	c.KernelStats = summarize(c.Kernel, c.Scale)
+	c.PairsPerSec, c.ObsPerSec, c.KernelPairsPerSec = 0, 0, 0
+	c.FP32PeakPct, c.GBps, c.BandwidthGBps, c.BandwidthPct = 0, 0, 0, 0
+	if c.WallStats.Median > 0 {
+		c.PairsPerSec = c.Pairs / c.WallStats.Median
+		c.ObsPerSec = float64(c.Obs) / c.WallStats.Median
+	}
+	if c.KernelStats.Median > 0 {
+		c.KernelPairsPerSec = c.Pairs / c.KernelStats.Median
+	}
+}
+
+// derivePeaks computes a GPU case's share of the peaks of the devices it
+// ran on: FP32 instructions for brute, memory bandwidth for grid.
+func (c *Case) derivePeaks(devices []Device) {
+	var instr, bw float64
+	for _, d := range devices {
+		instr += d.FP32PeakFLOPS / 2
+		bw += d.MemoryBandwidth
+	}
+	switch c.Algorithm {
+	case "brute":
+		if instr > 0 {
+			c.FP32PeakPct = 100 * c.KernelPairsPerSec * InstructionsPerPair / instr
 		}
-		switch c.Algorithm {
-		case "brute":
-			if instr > 0 {
-				c.FP32PeakPct = 100 * c.KernelPairsPerSec * InstructionsPerPair / instr
-			}
-		case "grid":
-			c.GBps = float64(c.Obs) * BytesPerObs / c.KernelStats.Median / 1e9
-			if bw > 0 {
-				c.BandwidthGBps = bw / 1e9
-				c.BandwidthPct = 100 * c.GBps / c.BandwidthGBps
-			}
+	case "grid":
+		c.GBps = float64(c.Obs) * BytesPerObs / c.KernelStats.Median / 1e9
+		if bw > 0 {
+			c.BandwidthGBps = bw / 1e9
+			c.BandwidthPct = 100 * c.GBps / c.BandwidthGBps
 		}
 	}
+}
+
+// deriveSpeedups compares every valid case with the seed case of the same
+// engine, GPUs, generator and sizes.
+func (r *Report) deriveSpeedups() {
 	type key struct {
 		engine   string
 		gpus     int
@@ -705,7 +841,7 @@ func (r *Report) Derive() {
 	seeds := map[key]*Case{}
 	for i := range r.Cases {
 		c := &r.Cases[i]
-		if c.Algorithm == engine.Seed.String() && c.Valid() && c.WallStats.Median > 0 {
+		if c.Algorithm == geoknn.Seed.String() && c.Valid() && c.WallStats.Median > 0 {
 			seeds[key{c.Engine, c.GPUs, c.Generator, c.Obs, c.Ref}] = c
 		}
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/engine"
 )
 
 // tinyCPU is a sweep of 2^10 x 2^8 on the CPU, one timed run.
@@ -23,7 +22,7 @@ func tinyCPU() Config {
 	return Config{
 		Shapes:       []Shape{{Obs: []int{1 << 10}, Ref: []int{1 << 8}}},
 		Engines:      []string{EngineCPU},
-		Algorithms:   []engine.Algorithm{engine.Brute},
+		Algorithms:   []geoknn.Algorithm{geoknn.Brute},
 		Generators:   []string{"sphere"},
 		Seed:         1,
 		Repeat:       1,
@@ -35,7 +34,7 @@ func tinyCPU() Config {
 	}
 }
 
-func noDriver() ([]engine.DeviceInfo, int, error) {
+func noDriver() ([]geoknn.DeviceInfo, int, error) {
 	return nil, 0, cuda.ErrNoDriver
 }
 
@@ -111,7 +110,7 @@ func TestSweepCPUEndToEnd(t *testing.T) {
 // next reference.
 type wrong struct{ searcher }
 
-func (w wrong) NearestRadians(ctx context.Context, obs, ref engine.Points) (*geoknn.Result, error) {
+func (w wrong) NearestRadians(ctx context.Context, obs, ref geoknn.Points) (*geoknn.Result, error) {
 	res, err := w.searcher.NearestRadians(ctx, obs, ref)
 	if err == nil {
 		for i := range res.Index {
@@ -153,12 +152,12 @@ func TestWrongAnswersFail(t *testing.T) {
 // grid moving 24 B an observation at 1 TB/s; seed's distances are 2 m off.
 type fakeGPU struct {
 	cpu   searcher
-	algo  engine.Algorithm
+	algo  geoknn.Algorithm
 	gpus  int
 	calls int
 }
 
-func (f *fakeGPU) NearestRadians(ctx context.Context, obs, ref engine.Points) (*geoknn.Result, error) {
+func (f *fakeGPU) NearestRadians(ctx context.Context, obs, ref geoknn.Points) (*geoknn.Result, error) {
 	f.calls++
 	res, err := f.cpu.NearestRadians(ctx, obs, ref)
 	if err != nil {
@@ -167,29 +166,29 @@ func (f *fakeGPU) NearestRadians(ctx context.Context, obs, ref engine.Points) (*
 	pairs := float64(obs.Len()) * float64(ref.Len())
 	var k float64
 	switch f.algo {
-	case engine.Seed:
+	case geoknn.Seed:
 		k = pairs / 0.44e12
 		for i := range res.Distance {
-			res.Distance[i] += float32(2 / geoknn.EarthRadius)
+			res.Distance[i] += float32(2 / geoknn.EarthRadiusMetres)
 		}
-	case engine.Brute:
+	case geoknn.Brute:
 		k = pairs / 4.22e12
 	default:
 		k = float64(obs.Len()) * BytesPerObs / 1e12
 	}
 	k /= float64(f.gpus)
-	res.Engine = "gpu"
+	res.Stats.Engine = "gpu"
 	res.Stats.Kernel = time.Duration(k * 1e9)
 	return res, nil
 }
 
 func (f *fakeGPU) Close() error { return f.cpu.Close() }
 
-func h200s(n int) func() ([]engine.DeviceInfo, int, error) {
-	return func() ([]engine.DeviceInfo, int, error) {
-		d := make([]engine.DeviceInfo, n)
+func h200s(n int) func() ([]geoknn.DeviceInfo, int, error) {
+	return func() ([]geoknn.DeviceInfo, int, error) {
+		d := make([]geoknn.DeviceInfo, n)
 		for i := range d {
-			d[i] = engine.DeviceInfo{Ordinal: i, Name: "NVIDIA H200", Multiprocessors: 132, ComputeCapability: [2]int{9, 0},
+			d[i] = geoknn.DeviceInfo{Ordinal: i, Name: "NVIDIA H200", Multiprocessors: 132, ComputeCapability: [2]int{9, 0},
 				ClockMHz: 1980, TotalMemory: 141 << 30, MemoryBusBits: 6016, MemoryClockMHz: 3201}
 		}
 		return d, 13000, nil
@@ -200,8 +199,8 @@ func TestFakeGPUDerived(t *testing.T) {
 	cfg := tinyCPU()
 	cfg.Engines = []string{EngineGPU}
 	cfg.GPUs = "1,2,4"
-	cfg.Algorithms = []engine.Algorithm{engine.Seed, engine.Brute}
-	if grid, err := engine.ParseAlgorithm("grid"); err == nil {
+	cfg.Algorithms = []geoknn.Algorithm{geoknn.Seed, geoknn.Brute}
+	if grid, err := geoknn.ParseAlgorithm("grid"); err == nil {
 		cfg.Algorithms = append(cfg.Algorithms, grid)
 	}
 	cfg.Shapes = []Shape{{Obs: []int{1 << 12}, Ref: []int{1 << 8}}}
@@ -295,7 +294,7 @@ func TestFakeGPUDerived(t *testing.T) {
 func TestSeedSkippedWithoutScaling(t *testing.T) {
 	cfg := tinyCPU()
 	cfg.Engines = []string{EngineGPU}
-	cfg.Algorithms = []engine.Algorithm{engine.Seed}
+	cfg.Algorithms = []geoknn.Algorithm{geoknn.Seed}
 	cfg.SeedMaxPairs, cfg.SeedScale = 1000, false
 	cfg.devices = h200s(1)
 	cfg.open = func(o geoknn.Options) (searcher, error) {
@@ -314,7 +313,7 @@ func TestSeedSkippedWithoutScaling(t *testing.T) {
 func TestOpenFailures(t *testing.T) {
 	cfg := tinyCPU()
 	cfg.Engines = []string{EngineCPU, EngineGPU}
-	cfg.Algorithms = []engine.Algorithm{engine.Seed, engine.Brute}
+	cfg.Algorithms = []geoknn.Algorithm{geoknn.Seed, geoknn.Brute}
 	cfg.devices = h200s(1)
 	cfg.open = func(o geoknn.Options) (searcher, error) {
 		if o.Engine == geoknn.GPU {
@@ -424,7 +423,7 @@ func TestSampleIndices(t *testing.T) {
 }
 
 func TestStatsMap(t *testing.T) {
-	m := statsMap(engine.Stats{Engine: "gpu", Jobs: 3, Kernel: time.Second})
+	m := statsMap(geoknn.Stats{Engine: "gpu", Jobs: 3, Kernel: time.Second})
 	if m["Engine"] != "gpu" || m["Jobs"] != 3.0 || m["Kernel"] != 1e9 {
 		t.Errorf("stats %v", m)
 	}
@@ -432,7 +431,7 @@ func TestStatsMap(t *testing.T) {
 
 type failing struct{}
 
-func (failing) NearestRadians(context.Context, engine.Points, engine.Points) (*geoknn.Result, error) {
+func (failing) NearestRadians(context.Context, geoknn.Points, geoknn.Points) (*geoknn.Result, error) {
 	return nil, errors.New("CUDA_ERROR_ILLEGAL_ADDRESS")
 }
 func (failing) Close() error {

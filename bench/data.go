@@ -6,9 +6,8 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/engine"
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/simulator"
+	"github.com/geoknn/geoknn/sphere"
 )
 
 // column is a generated or loaded point set as float64 radian columns, the
@@ -23,17 +22,17 @@ type column struct {
 
 func (c *column) len() int { return len(c.lat) }
 
-func (c *column) points(n int) engine.Points {
-	return engine.Radians64(c.lat[:n], c.lon[:n])
+func (c *column) points(n int) geoknn.Points {
+	return geoknn.Radians64(c.lat[:n], c.lon[:n])
 }
 
 // point is point i in degrees: as read for files, else the radians through
-// simulator.ToDegrees (the conversion linking the generators' two forms).
+// sphere.ToDegrees (the conversion linking the generators' two forms).
 func (c *column) point(i int) orb.Point {
 	if c.pts != nil {
 		return c.pts[i]
 	}
-	return simulator.ToDegrees(c.lat[i], c.lon[i])
+	return sphere.ToDegrees(c.lat[i], c.lon[i])
 }
 
 // degrees is the first n points in degrees, made once and kept.
@@ -41,7 +40,7 @@ func (c *column) degrees(n int) []orb.Point {
 	if c.pts == nil || len(c.pts) < n {
 		pts := make([]orb.Point, c.len())
 		for i := range pts {
-			pts[i] = simulator.ToDegrees(c.lat[i], c.lon[i])
+			pts[i] = sphere.ToDegrees(c.lat[i], c.lon[i])
 		}
 		c.pts = pts
 	}
@@ -49,7 +48,7 @@ func (c *column) degrees(n int) []orb.Point {
 }
 
 func generate(gen string, n int, seed uint64) (*column, error) {
-	fill, err := simulator.RadiansByName(gen)
+	fill, err := sphere.RadiansByName(gen)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +74,8 @@ func readCities(path string) (*column, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the %s generator: %s: point %w", GenCities, path, err)
 	}
-	return &column{lat: cols.Lat64, lon: cols.Lon64, pts: pts, desc: path}, nil
+	lat, lon := cols.Float64()
+	return &column{lat: lat, lon: lon, pts: pts, desc: path}, nil
 }
 
 // datasets generates each point set once, at the largest size needed, and

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/engine"
 )
 
 // Env is where a sweep ran.
@@ -36,7 +36,7 @@ type Env struct {
 	Devices       []Device `json:"devices"`
 }
 
-// Device is one GPU as engine.ListDevices describes it, with its peaks.
+// Device is one GPU as geoknn.ListDevices describes it, with its peaks.
 type Device struct {
 	Ordinal           int    `json:"ordinal"`
 	Name              string `json:"name"`
@@ -61,11 +61,11 @@ type Device struct {
 // An H200 reports 3201 MHz and 6016 bits (not the 6144 bits of six stacks),
 // which gives 4.81 TB/s against the 4.8 TB/s of the data sheet. It is 0
 // when the driver reports no memory clock or bus width.
-func MemoryBandwidth(d engine.DeviceInfo) float64 {
+func MemoryBandwidth(d geoknn.DeviceInfo) float64 {
 	return 2 * float64(d.MemoryClockMHz) * 1e6 * float64(d.MemoryBusBits) / 8
 }
 
-func collectEnv(devs []engine.DeviceInfo, driver int, devErr error) Env {
+func collectEnv(devs []geoknn.DeviceInfo, driver int, devErr error) Env {
 	e := Env{GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPUModel: cpuModel(),
 		DriverVersion: driver, Devices: []Device{}}

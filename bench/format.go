@@ -37,31 +37,35 @@ const Legend = `Legend:
 // table, the legend and the notes.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
+	r.writeHeader(&b)
+	b.WriteString(r.Table())
+	b.WriteString("\n")
+	b.WriteString(Legend)
+	b.WriteString("\n")
+	writeList(&b, "Engine notes", r.engineNotes())
+	writeList(&b, "Notes", r.Notes)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeHeader writes the title and the list of the command, the host, its
+// GPUs and the settings.
+func (r *Report) writeHeader(b *strings.Builder) {
 	e := r.Env
-	fmt.Fprintf(&b, "# knn bench\n\n")
-	fmt.Fprintf(&b, "- command: `%s`\n", strings.Join(r.CommandLine, " "))
+	fmt.Fprintf(b, "# knn bench\n\n")
+	fmt.Fprintf(b, "- command: `%s`\n", strings.Join(r.CommandLine, " "))
 	modified := ""
 	if e.Modified {
 		modified = " (modified)"
 	}
-	fmt.Fprintf(&b, "- started %s, %.1f s; commit %s%s\n", r.Started.Format("2006-01-02 15:04:05 MST"), r.Seconds,
+	fmt.Fprintf(b, "- started %s, %.1f s; commit %s%s\n", r.Started.Format("2006-01-02 15:04:05 MST"), r.Seconds,
 		e.Commit, modified)
-	fmt.Fprintf(&b, "- host: %d CPUs", e.NumCPU)
+	fmt.Fprintf(b, "- host: %d CPUs", e.NumCPU)
 	if e.CPUModel != "" {
-		fmt.Fprintf(&b, " (%s)", e.CPUModel)
+		fmt.Fprintf(b, " (%s)", e.CPUModel)
 	}
-	fmt.Fprintf(&b, ", %s/%s, %s\n", e.GOOS, e.GOARCH, e.GoVersion)
-	if len(e.Devices) == 0 {
-		fmt.Fprintf(&b, "- GPUs: none (%s)\n", e.GPUError)
-	} else {
-		fmt.Fprintf(&b, "- CUDA driver %d.%d\n", e.DriverVersion/1000, e.DriverVersion%1000/10)
-		for _, d := range e.Devices {
-			fmt.Fprintf(&b, "- GPU #%d %s: %d SMs at %d MHz, sm_%d%d, FP32 %.1f TFLOP/s (%.1f T instr/s); %.0f GiB, %d-bit at %d MHz, %.2f TB/s\n",
-				d.Ordinal, d.Name, d.Multiprocessors, d.ClockMHz, d.ComputeCapability[0], d.ComputeCapability[1],
-				d.FP32PeakFLOPS/1e12, d.FP32PeakFLOPS/2e12, float64(d.TotalMemory)/(1<<30), d.MemoryBusBits,
-				d.MemoryClockMHz, d.MemoryBandwidth/1e12)
-		}
-	}
+	fmt.Fprintf(b, ", %s/%s, %s\n", e.GOOS, e.GOARCH, e.GoVersion)
+	e.writeGPUs(b)
 	s := r.Settings
 	batch, above := "auto", "skipped above"
 	if s.BatchSize > 0 {
@@ -70,13 +74,29 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if s.SeedScale {
 		above = "scaled above"
 	}
-	fmt.Fprintf(&b, "- warm-up %d, repeat %d, validate %d, seed %d, seed-max-pairs %s (%s), memory %s, batch %s\n\n",
+	fmt.Fprintf(b, "- warm-up %d, repeat %d, validate %d, seed %d, seed-max-pairs %s (%s), memory %s, batch %s\n\n",
 		s.Warmup, s.Repeat, s.Validate, s.Seed, formatPairs(s.SeedMaxPairs), above, s.Memory, batch)
+}
 
-	b.WriteString(r.Table())
-	b.WriteString("\n")
-	b.WriteString(Legend)
-	b.WriteString("\n")
+// writeGPUs writes the header's lines on the driver and each GPU, or why
+// there is none.
+func (e *Env) writeGPUs(b *strings.Builder) {
+	if len(e.Devices) == 0 {
+		fmt.Fprintf(b, "- GPUs: none (%s)\n", e.GPUError)
+		return
+	}
+	fmt.Fprintf(b, "- CUDA driver %d.%d\n", e.DriverVersion/1000, e.DriverVersion%1000/10)
+	for _, d := range e.Devices {
+		fmt.Fprintf(b, "- GPU #%d %s: %d SMs at %d MHz, sm_%d%d, FP32 %.1f TFLOP/s (%.1f T instr/s); %.0f GiB, %d-bit at %d MHz, %.2f TB/s\n",
+			d.Ordinal, d.Name, d.Multiprocessors, d.ClockMHz, d.ComputeCapability[0], d.ComputeCapability[1],
+			d.FP32PeakFLOPS/1e12, d.FP32PeakFLOPS/2e12, float64(d.TotalMemory)/(1<<30), d.MemoryBusBits,
+			d.MemoryClockMHz, d.MemoryBandwidth/1e12)
+	}
+}
+
+// engineNotes is the engine's note on each case that has one, and how a
+// scaled case was timed, by row number.
+func (r *Report) engineNotes() []string {
 	var notes []string
 	for i := range r.Cases {
 		if c := &r.Cases[i]; c.EngineNote != "" || c.Scaled() {
@@ -88,20 +108,18 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			notes = append(notes, fmt.Sprintf("%d (%s): %s", i+1, c.String(), n))
 		}
 	}
-	if len(notes) > 0 {
-		b.WriteString("\nEngine notes:\n")
-		for _, n := range notes {
-			fmt.Fprintf(&b, "- %s\n", n)
-		}
+	return notes
+}
+
+// writeList writes a titled Markdown list, or nothing when it is empty.
+func writeList(b *strings.Builder, title string, items []string) {
+	if len(items) == 0 {
+		return
 	}
-	if len(r.Notes) > 0 {
-		b.WriteString("\nNotes:\n")
-		for _, n := range r.Notes {
-			fmt.Fprintf(&b, "- %s\n", n)
-		}
+	b.WriteString("\n" + title + ":\n")
+	for _, n := range items {
+		fmt.Fprintf(b, "- %s\n", n)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // Table is the Markdown table, one row per case.
@@ -110,48 +128,65 @@ func (r *Report) Table() string {
 	b.WriteString("| # | engine | gpus | algo | gen | obs | ref | kernel | wall median | wall min | wall max | pairs/s | obs/s | vs seed | FP32 peak / GB/s | verdict |\n")
 	b.WriteString("|--:|---|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i := range r.Cases {
-		c := &r.Cases[i]
-		gpus := "—"
-		if c.Engine == EngineGPU {
-			gpus = fmt.Sprint(c.GPUs)
-		}
-		cells := []string{fmt.Sprint(i + 1), c.Engine, gpus, c.Algorithm, c.Generator, count(c.Obs), count(c.Ref)}
-		if c.Valid() && len(c.Wall) > 0 {
-			tilde := ""
-			if c.Scaled() {
-				tilde = "~"
-			}
-			kernel := ""
-			if c.KernelStats.Median > 0 {
-				kernel = tilde + FormatSeconds(c.KernelStats.Median)
-			}
-			vs := ""
-			switch {
-			case c.Algorithm == "seed" && c.SpeedupWall > 0:
-				vs = "1x"
-			case c.SpeedupWall > 0 && c.SeedScaled:
-				vs = fmt.Sprintf("~%.3gx", c.SpeedupWall)
-			case c.SpeedupWall > 0:
-				vs = fmt.Sprintf("%.3gx", c.SpeedupWall)
-			}
-			metric := ""
-			switch {
-			case c.FP32PeakPct > 0:
-				metric = fmt.Sprintf("%.0f%% FP32", c.FP32PeakPct)
-			case c.GBps > 0 && c.BandwidthPct > 0:
-				metric = fmt.Sprintf("%.0f GB/s (%.1f%%)", c.GBps, c.BandwidthPct)
-			case c.GBps > 0:
-				metric = fmt.Sprintf("%.0f GB/s", c.GBps)
-			}
-			cells = append(cells, kernel, tilde+FormatSeconds(c.WallStats.Median), tilde+FormatSeconds(c.WallStats.Min),
-				tilde+FormatSeconds(c.WallStats.Max), tilde+FormatRate(c.PairsPerSec), tilde+FormatRate(c.ObsPerSec), vs, metric)
-		} else {
-			cells = append(cells, "—", "—", "—", "—", "—", "—", "", "")
-		}
-		cells = append(cells, c.verdictText())
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		b.WriteString("| " + strings.Join(r.Cases[i].cells(i+1), " | ") + " |\n")
 	}
 	return b.String()
+}
+
+// cells is the case's row of the table, numbered row.
+func (c *Case) cells(row int) []string {
+	gpus := "—"
+	if c.Engine == EngineGPU {
+		gpus = fmt.Sprint(c.GPUs)
+	}
+	cells := []string{fmt.Sprint(row), c.Engine, gpus, c.Algorithm, c.Generator, count(c.Obs), count(c.Ref)}
+	if c.Valid() && len(c.Wall) > 0 {
+		cells = append(cells, c.timeCells()...)
+	} else {
+		cells = append(cells, "—", "—", "—", "—", "—", "—", "", "")
+	}
+	return append(cells, c.verdictText())
+}
+
+// timeCells is the times and rates of a valid case, "~" marking those
+// scaled from fewer observations.
+func (c *Case) timeCells() []string {
+	tilde := ""
+	if c.Scaled() {
+		tilde = "~"
+	}
+	kernel := ""
+	if c.KernelStats.Median > 0 {
+		kernel = tilde + FormatSeconds(c.KernelStats.Median)
+	}
+	return []string{kernel, tilde + FormatSeconds(c.WallStats.Median), tilde + FormatSeconds(c.WallStats.Min),
+		tilde + FormatSeconds(c.WallStats.Max), tilde + FormatRate(c.PairsPerSec), tilde + FormatRate(c.ObsPerSec), c.vsSeedText(), c.peakText()}
+}
+
+// vsSeedText is the "vs seed" cell: the wall speed-up over seed.
+func (c *Case) vsSeedText() string {
+	switch {
+	case c.Algorithm == "seed" && c.SpeedupWall > 0:
+		return "1x"
+	case c.SpeedupWall > 0 && c.SeedScaled:
+		return fmt.Sprintf("~%.3gx", c.SpeedupWall)
+	case c.SpeedupWall > 0:
+		return fmt.Sprintf("%.3gx", c.SpeedupWall)
+	}
+	return ""
+}
+
+// peakText is the "FP32 peak / GB/s" cell.
+func (c *Case) peakText() string {
+	switch {
+	case c.FP32PeakPct > 0:
+		return fmt.Sprintf("%.0f%% FP32", c.FP32PeakPct)
+	case c.GBps > 0 && c.BandwidthPct > 0:
+		return fmt.Sprintf("%.0f GB/s (%.1f%%)", c.GBps, c.BandwidthPct)
+	case c.GBps > 0:
+		return fmt.Sprintf("%.0f GB/s", c.GBps)
+	}
+	return ""
 }
 
 func count(n int) string {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn"
 )
 
 // BenchmarkSweepCPU times a tiny sweep on the CPU (2^12 x 2^10 and
@@ -18,8 +18,8 @@ func BenchmarkSweepCPU(b *testing.B) {
 	cfg := tinyCPU()
 	cfg.Shapes = []Shape{{Obs: []int{1 << 12}, Ref: []int{1 << 10, 1 << 12}}}
 	cfg.Warmup = 1
-	cfg.Algorithms = []engine.Algorithm{engine.Brute}
-	if grid, err := engine.ParseAlgorithm("grid"); err == nil {
+	cfg.Algorithms = []geoknn.Algorithm{geoknn.Brute}
+	if grid, err := geoknn.ParseAlgorithm("grid"); err == nil {
 		cfg.Algorithms = append(cfg.Algorithms, grid)
 	}
 	var queries, total time.Duration

@@ -173,7 +173,23 @@ func (r *Report) timePlots() ([]*plot.Plot, error) {
 	return panels, nil
 }
 
+// timePlot is one time panel: a series per label of the cases.
 func timePlot(title string, cases []*Case, label func(*Case) string, colors map[string]int) (*plot.Plot, error) {
+	all := groupSeries(cases, label, colors)
+	p := timeAxes(title)
+	b := bounds{xmin: math.Inf(1), ymin: math.Inf(1)}
+	for _, s := range all {
+		if err := s.draw(p, &b); err != nil {
+			return nil, err
+		}
+	}
+	p.X.Min, p.X.Max = b.xmin/1.6, b.xmax*1.6
+	p.Y.Min, p.Y.Max = b.ymin/2, b.ymax*4
+	return p, nil
+}
+
+// groupSeries sorts the cases into series by label, in colour order.
+func groupSeries(cases []*Case, label func(*Case) string, colors map[string]int) []*series {
 	var all []*series
 	byLabel := map[string]*series{}
 	for _, c := range cases {
@@ -188,6 +204,11 @@ func timePlot(title string, cases []*Case, label func(*Case) string, colors map[
 		s.scaled = s.scaled || c.Scaled()
 	}
 	slices.SortStableFunc(all, func(a, b *series) int { return a.color - b.color })
+	return all
+}
+
+// timeAxes is an empty time panel: log-log axes of time against pairs.
+func timeAxes(title string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "pairs (observations × references)"
@@ -198,60 +219,76 @@ func timePlot(title string, cases []*Case, label func(*Case) string, colors map[
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
-	xmin, xmax, ymin, ymax := math.Inf(1), 0.0, math.Inf(1), 0.0
-	for _, s := range all {
-		col := plotutil.Color(s.color)
-		var pts errXYs
-		for _, c := range s.points {
-			pts.XYs = append(pts.XYs, plotter.XY{X: c.Pairs, Y: c.WallStats.Median})
-			pts.lo = append(pts.lo, c.WallStats.Median-c.WallStats.Min)
-			pts.hi = append(pts.hi, c.WallStats.Max-c.WallStats.Median)
-			xmin, xmax = min(xmin, c.Pairs), max(xmax, c.Pairs)
-			ymin, ymax = min(ymin, c.WallStats.Min), max(ymax, c.WallStats.Max)
-			if c.KernelStats.Median > 0 {
-				ymin = min(ymin, c.KernelStats.Median)
-			}
-		}
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
-			return nil, err
-		}
-		sc.Color, sc.Shape, sc.Radius = col, plotutil.Shape(s.color), vg.Points(3)
-		eb, err := plotter.NewYErrorBars(pts)
-		if err != nil {
-			return nil, err
-		}
-		eb.Color, eb.CapWidth = col, vg.Points(4)
-		l, err := plotter.NewLine(geoMeanLine(s.points, func(c *Case) float64 { return c.WallStats.Median }))
-		if err != nil {
-			return nil, err
-		}
-		l.Color, l.Width = col, vg.Points(1.5)
-		p.Add(l, sc, eb)
-		name := s.label + " wall"
-		if s.scaled {
-			name += " (~ partly scaled)"
-		}
-		p.Legend.Add(name, l, sc)
-		if k := geoMeanLine(s.points, func(c *Case) float64 { return c.KernelStats.Median }); len(k) > 0 {
-			kl, err := plotter.NewLine(k)
-			if err != nil {
-				return nil, err
-			}
-			kl.Color, kl.Width, kl.Dashes = col, vg.Points(1.5), []vg.Length{vg.Points(5), vg.Points(3)}
-			// Markers too: a sweep of one size has no line to dash.
-			ks, err := plotter.NewScatter(k)
-			if err != nil {
-				return nil, err
-			}
-			ks.Color, ks.Shape, ks.Radius = col, draw.CrossGlyph{}, vg.Points(3)
-			p.Add(kl, ks)
-			p.Legend.Add(s.label+" kernel", kl, ks)
-		}
+	return p
+}
+
+// bounds is the extent of the data of a time panel.
+type bounds struct{ xmin, xmax, ymin, ymax float64 }
+
+// add widens b to case c's pairs, wall range and kernel median.
+func (b *bounds) add(c *Case) {
+	b.xmin, b.xmax = min(b.xmin, c.Pairs), max(b.xmax, c.Pairs)
+	b.ymin, b.ymax = min(b.ymin, c.WallStats.Min), max(b.ymax, c.WallStats.Max)
+	if c.KernelStats.Median > 0 {
+		b.ymin = min(b.ymin, c.KernelStats.Median)
 	}
-	p.X.Min, p.X.Max = xmin/1.6, xmax*1.6
-	p.Y.Min, p.Y.Max = ymin/2, ymax*4
-	return p, nil
+}
+
+// draw adds the series to p, widening b to its data: the wall medians with
+// min-max bars and their line, then the kernel medians.
+func (s *series) draw(p *plot.Plot, b *bounds) error {
+	col := plotutil.Color(s.color)
+	var pts errXYs
+	for _, c := range s.points {
+		pts.XYs = append(pts.XYs, plotter.XY{X: c.Pairs, Y: c.WallStats.Median})
+		pts.lo = append(pts.lo, c.WallStats.Median-c.WallStats.Min)
+		pts.hi = append(pts.hi, c.WallStats.Max-c.WallStats.Median)
+		b.add(c)
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	sc.Color, sc.Shape, sc.Radius = col, plotutil.Shape(s.color), vg.Points(3)
+	eb, err := plotter.NewYErrorBars(pts)
+	if err != nil {
+		return err
+	}
+	eb.Color, eb.CapWidth = col, vg.Points(4)
+	l, err := plotter.NewLine(geoMeanLine(s.points, func(c *Case) float64 { return c.WallStats.Median }))
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = col, vg.Points(1.5)
+	p.Add(l, sc, eb)
+	name := s.label + " wall"
+	if s.scaled {
+		name += " (~ partly scaled)"
+	}
+	p.Legend.Add(name, l, sc)
+	return s.drawKernel(p, col)
+}
+
+// drawKernel adds the series' kernel medians to p, dashed, if it has any.
+func (s *series) drawKernel(p *plot.Plot, col color.Color) error {
+	k := geoMeanLine(s.points, func(c *Case) float64 { return c.KernelStats.Median })
+	if len(k) == 0 {
+		return nil
+	}
+	kl, err := plotter.NewLine(k)
+	if err != nil {
+		return err
+	}
+	kl.Color, kl.Width, kl.Dashes = col, vg.Points(1.5), []vg.Length{vg.Points(5), vg.Points(3)}
+	// Markers too: a sweep of one size has no line to dash.
+	ks, err := plotter.NewScatter(k)
+	if err != nil {
+		return err
+	}
+	ks.Color, ks.Shape, ks.Radius = col, draw.CrossGlyph{}, vg.Points(3)
+	p.Add(kl, ks)
+	p.Legend.Add(s.label+" kernel", kl, ks)
+	return nil
 }
 
 // geoMeanLine is, for each distinct pairs value in increasing order, the
@@ -282,68 +319,121 @@ func geoMeanLine(cases []*Case, f func(*Case) float64) plotter.XYs {
 // scalingPlot is the speed-up panel, or nil when no algorithm ran on the
 // GPU at several counts.
 func (r *Report) scalingPlot() *plot.Plot {
-	type key struct{ algo, gen string }
-	type size struct{ obs, ref int }
-	byKey := map[key]map[size]map[int]*Case{}
-	var keys []key
+	lines, counts := r.scalingLines()
+	if len(lines) == 0 {
+		return nil
+	}
+	gmin, gmax := counts[0], counts[len(counts)-1]
+	p := scalingAxes(counts)
+	ymax := float64(gmax) / float64(gmin)
+	for i, ln := range lines {
+		ln.draw(p, i)
+		ymax = ln.top(ymax)
+	}
+	p.X.Min, p.X.Max = float64(gmin)-0.25, float64(gmax)+0.25
+	p.Y.Min, p.Y.Max = 0, ymax*1.15
+	return p
+}
+
+// scalingKey is an algorithm and generator of the speed-up panel, and
+// problemSize a size pair.
+type (
+	scalingKey  struct{ algo, gen string }
+	problemSize struct{ obs, ref int }
+)
+
+// scalingLine is one line of the speed-up panel: wall and kernel speed-ups
+// against the GPU count.
+type scalingLine struct {
+	label        string
+	wall, kernel plotter.XYs
+}
+
+// scalingLines is a line per algorithm and generator run at several GPU
+// counts, at its largest such problem, and the GPU counts they hold, in
+// increasing order.
+func (r *Report) scalingLines() ([]scalingLine, []int) {
+	groups, keys := r.gpuCases()
+	var lines []scalingLine
+	var counts []int
+	for _, k := range keys {
+		best, ok := largestScaled(groups[k])
+		if !ok {
+			continue
+		}
+		ln, gpus := speedupLine(k, best, groups[k][best])
+		for _, g := range gpus {
+			if !slices.Contains(counts, g) {
+				counts = append(counts, g)
+			}
+		}
+		lines = append(lines, ln)
+	}
+	slices.Sort(counts)
+	return lines, counts
+}
+
+// gpuCases groups the valid GPU cases by algorithm and generator (keys
+// in order of appearance), then by size and GPU count.
+func (r *Report) gpuCases() (map[scalingKey]map[problemSize]map[int]*Case, []scalingKey) {
+	groups := map[scalingKey]map[problemSize]map[int]*Case{}
+	var keys []scalingKey
 	for i := range r.Cases {
 		c := &r.Cases[i]
 		if c.Engine != EngineGPU || !c.Valid() || c.WallStats.Median <= 0 {
 			continue
 		}
-		k := key{c.Algorithm, c.Generator}
-		if byKey[k] == nil {
-			byKey[k] = map[size]map[int]*Case{}
+		k := scalingKey{c.Algorithm, c.Generator}
+		if groups[k] == nil {
+			groups[k] = map[problemSize]map[int]*Case{}
 			keys = append(keys, k)
 		}
-		sz := size{c.Obs, c.Ref}
-		if byKey[k][sz] == nil {
-			byKey[k][sz] = map[int]*Case{}
+		sz := problemSize{c.Obs, c.Ref}
+		if groups[k][sz] == nil {
+			groups[k][sz] = map[int]*Case{}
 		}
-		byKey[k][sz][c.GPUs] = c
+		groups[k][sz][c.GPUs] = c
 	}
-	type line struct {
-		label        string
-		wall, kernel plotter.XYs
+	return groups, keys
+}
+
+// largestScaled is the size of the most pairs that ran at two or more GPU
+// counts, and false when there is none.
+func largestScaled(sizes map[problemSize]map[int]*Case) (problemSize, bool) {
+	var best problemSize
+	var bestPairs float64
+	for sz, m := range sizes {
+		if p := float64(sz.obs) * float64(sz.ref); len(m) >= 2 && p > bestPairs {
+			best, bestPairs = sz, p
+		}
 	}
-	var lines []line
-	gmin, gmax := math.MaxInt, 0
-	var ticks []int
-	for _, k := range keys {
-		var best size
-		var bestPairs float64
-		for sz, m := range byKey[k] {
-			if p := float64(sz.obs) * float64(sz.ref); len(m) >= 2 && p > bestPairs {
-				best, bestPairs = sz, p
-			}
-		}
-		if bestPairs == 0 {
-			continue
-		}
-		m := byKey[k][best]
-		counts := make([]int, 0, len(m))
-		for g := range m {
-			counts = append(counts, g)
-		}
-		slices.Sort(counts)
-		base := m[counts[0]]
-		ln := line{label: fmt.Sprintf("%s %s %s×%s", k.algo, k.gen, FormatCount(best.obs), FormatCount(best.ref))}
-		for _, g := range counts {
-			c := m[g]
-			ln.wall = append(ln.wall, plotter.XY{X: float64(g), Y: base.WallStats.Median / c.WallStats.Median})
-			if base.KernelStats.Median > 0 && c.KernelStats.Median > 0 {
-				ln.kernel = append(ln.kernel, plotter.XY{X: float64(g), Y: base.KernelStats.Median / c.KernelStats.Median})
-			}
-			gmin, gmax = min(gmin, g), max(gmax, g)
-			if !slices.Contains(ticks, g) {
-				ticks = append(ticks, g)
-			}
-		}
-		lines = append(lines, ln)
+	return best, bestPairs != 0
+}
+
+// speedupLine is the speed-up of one problem's cases over its case on the
+// fewest GPUs, and the GPU counts, in increasing order.
+func speedupLine(k scalingKey, sz problemSize, byGPUs map[int]*Case) (scalingLine, []int) {
+	counts := make([]int, 0, len(byGPUs))
+	for g := range byGPUs {
+		counts = append(counts, g)
 	}
-	if len(lines) == 0 {
-		return nil
+	slices.Sort(counts)
+	base := byGPUs[counts[0]]
+	ln := scalingLine{label: fmt.Sprintf("%s %s %s×%s", k.algo, k.gen, FormatCount(sz.obs), FormatCount(sz.ref))}
+	for _, g := range counts {
+		c := byGPUs[g]
+		ln.wall = append(ln.wall, plotter.XY{X: float64(g), Y: base.WallStats.Median / c.WallStats.Median})
+		if base.KernelStats.Median > 0 && c.KernelStats.Median > 0 {
+			ln.kernel = append(ln.kernel, plotter.XY{X: float64(g), Y: base.KernelStats.Median / c.KernelStats.Median})
+		}
 	}
+	return ln, counts
+}
+
+// scalingAxes is the speed-up panel with its axes, a tick per GPU count
+// and the ideal (linear) speed-up.
+func scalingAxes(counts []int) *plot.Plot {
+	gmin, gmax := counts[0], counts[len(counts)-1]
 	p := plot.New()
 	p.Title.Text = "speed-up vs GPU count"
 	p.X.Label.Text = "GPUs"
@@ -351,9 +441,8 @@ func (r *Report) scalingPlot() *plot.Plot {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
-	slices.Sort(ticks)
 	var ct plot.ConstantTicks
-	for _, g := range ticks {
+	for _, g := range counts {
 		ct = append(ct, plot.Tick{Value: float64(g), Label: fmt.Sprint(g)})
 	}
 	p.X.Tick.Marker = ct
@@ -361,30 +450,35 @@ func (r *Report) scalingPlot() *plot.Plot {
 	ideal.Color, ideal.Dashes = color.Gray{Y: 128}, []vg.Length{vg.Points(2), vg.Points(2)}
 	p.Add(ideal)
 	p.Legend.Add("ideal", ideal)
-	ymax := float64(gmax) / float64(gmin)
-	for i, ln := range lines {
-		col := plotutil.Color(i)
-		l, pts, _ := plotter.NewLinePoints(ln.wall)
-		l.Color, l.Width = col, vg.Points(1.5)
-		pts.Color, pts.Shape, pts.Radius = col, plotutil.Shape(i), vg.Points(3)
-		p.Add(l, pts)
-		p.Legend.Add(ln.label+" wall", l, pts)
-		for _, xy := range ln.wall {
-			ymax = max(ymax, xy.Y)
-		}
-		if len(ln.kernel) > 0 {
-			kl, _ := plotter.NewLine(ln.kernel)
-			kl.Color, kl.Width, kl.Dashes = col, vg.Points(1.5), []vg.Length{vg.Points(5), vg.Points(3)}
-			p.Add(kl)
-			p.Legend.Add(ln.label+" kernel", kl)
-			for _, xy := range ln.kernel {
-				ymax = max(ymax, xy.Y)
-			}
-		}
-	}
-	p.X.Min, p.X.Max = float64(gmin)-0.25, float64(gmax)+0.25
-	p.Y.Min, p.Y.Max = 0, ymax*1.15
 	return p
+}
+
+// draw adds the line to p in the i-th colour and glyph: wall solid with
+// points, kernel dashed.
+func (ln scalingLine) draw(p *plot.Plot, i int) {
+	col := plotutil.Color(i)
+	l, pts, _ := plotter.NewLinePoints(ln.wall)
+	l.Color, l.Width = col, vg.Points(1.5)
+	pts.Color, pts.Shape, pts.Radius = col, plotutil.Shape(i), vg.Points(3)
+	p.Add(l, pts)
+	p.Legend.Add(ln.label+" wall", l, pts)
+	if len(ln.kernel) > 0 {
+		kl, _ := plotter.NewLine(ln.kernel)
+		kl.Color, kl.Width, kl.Dashes = col, vg.Points(1.5), []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(kl)
+		p.Legend.Add(ln.label+" kernel", kl)
+	}
+}
+
+// top is the larger of ymax and the line's highest speed-up.
+func (ln scalingLine) top(ymax float64) float64 {
+	for _, xy := range ln.wall {
+		ymax = max(ymax, xy.Y)
+	}
+	for _, xy := range ln.kernel {
+		ymax = max(ymax, xy.Y)
+	}
+	return ymax
 }
 
 // pow2Ticks marks powers of two, labelled 2^k, every few so that at most

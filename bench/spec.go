@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/geoknn/geoknn/engine"
-	"github.com/geoknn/geoknn/simulator"
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/sphere"
 )
 
 // MaxCount is the largest count a size spec accepts (2^40).
@@ -98,36 +98,11 @@ func parseList(spec, defStep string, atom func(string) (int, error)) ([]int, err
 	}
 	var out []int
 	for item := range strings.SplitSeq(spec, ",") {
-		item = strings.TrimSpace(item)
-		parts := strings.Split(item, ":")
-		switch len(parts) {
-		case 1:
-			v, err := atom(item)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		case 2, 3:
-			from, err := atom(parts[0])
-			if err != nil {
-				return nil, err
-			}
-			to, err := atom(parts[1])
-			if err != nil {
-				return nil, err
-			}
-			step := defStep
-			if len(parts) == 3 {
-				step = strings.TrimSpace(parts[2])
-			}
-			vals, err := expand(item, from, to, step)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, vals...)
-		default:
-			return nil, fmt.Errorf("bad range %q (want FROM:TO or FROM:TO:STEP)", item)
+		vals, err := parseItem(strings.TrimSpace(item), defStep, atom)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, vals...)
 		if len(out) > maxListLen {
 			return nil, fmt.Errorf("%q expands to more than %d values", spec, maxListLen)
 		}
@@ -138,6 +113,35 @@ func parseList(spec, defStep string, atom func(string) (int, error)) ([]int, err
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// parseItem parses one item of a list: a value, FROM:TO (by defStep) or
+// FROM:TO:STEP.
+func parseItem(item, defStep string, atom func(string) (int, error)) ([]int, error) {
+	parts := strings.Split(item, ":")
+	if len(parts) == 1 {
+		v, err := atom(item)
+		if err != nil {
+			return nil, err
+		}
+		return []int{v}, nil
+	}
+	if len(parts) > 3 {
+		return nil, fmt.Errorf("bad range %q (want FROM:TO or FROM:TO:STEP)", item)
+	}
+	from, err := atom(parts[0])
+	if err != nil {
+		return nil, err
+	}
+	to, err := atom(parts[1])
+	if err != nil {
+		return nil, err
+	}
+	step := defStep
+	if len(parts) == 3 {
+		step = strings.TrimSpace(parts[2])
+	}
+	return expand(item, from, to, step)
 }
 
 func expand(item string, from, to int, step string) ([]int, error) {
@@ -199,26 +203,26 @@ func ParseEngines(spec string) ([]string, error) {
 }
 
 // candidateAlgorithms are the names "all" tries, in table order; those that
-// engine.ParseAlgorithm does not know (yet) are left out.
+// geoknn.ParseAlgorithm does not know (yet) are left out.
 var candidateAlgorithms = []string{"seed", "brute", "grid"}
 
 // ParseAlgorithms reads a comma-separated list of algorithm names, each
-// checked with engine.ParseAlgorithm; "all" stands for every algorithm the
+// checked with geoknn.ParseAlgorithm; "all" stands for every algorithm the
 // engine knows among seed, brute and grid.
-func ParseAlgorithms(spec string) ([]engine.Algorithm, error) {
-	var out []engine.Algorithm
+func ParseAlgorithms(spec string) ([]geoknn.Algorithm, error) {
+	var out []geoknn.Algorithm
 	for _, s := range splitNames(spec) {
 		names := []string{s}
 		if s == "all" {
 			names = names[:0]
 			for _, c := range candidateAlgorithms {
-				if _, err := engine.ParseAlgorithm(c); err == nil {
+				if _, err := geoknn.ParseAlgorithm(c); err == nil {
 					names = append(names, c)
 				}
 			}
 		}
 		for _, n := range names {
-			a, err := engine.ParseAlgorithm(n)
+			a, err := geoknn.ParseAlgorithm(n)
 			if err != nil {
 				return nil, fmt.Errorf("--algo: %w", err)
 			}
@@ -246,9 +250,9 @@ func ParseGenerators(spec string) ([]string, error) {
 	var out []string
 	for _, s := range splitNames(spec) {
 		if s != GenCities {
-			if _, err := simulator.RadiansByName(s); err != nil {
+			if _, err := sphere.RadiansByName(s); err != nil {
 				return nil, fmt.Errorf("--gen %q: unknown generator (want %s or %s)", s,
-					strings.Join(simulator.Names(), ", "), GenCities)
+					strings.Join(sphere.Names(), ", "), GenCities)
 			}
 		}
 		if !slices.Contains(out, s) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn"
 )
 
 func TestParseCount(t *testing.T) {
@@ -109,7 +109,7 @@ func TestParseNames(t *testing.T) {
 		t.Errorf("ParseEngines(tpu) error %v", err)
 	}
 	algos, err := ParseAlgorithms("seed,brute")
-	if err != nil || !reflect.DeepEqual(algos, []engine.Algorithm{engine.Seed, engine.Brute}) {
+	if err != nil || !reflect.DeepEqual(algos, []geoknn.Algorithm{geoknn.Seed, geoknn.Brute}) {
 		t.Errorf("ParseAlgorithms = %v, %v", algos, err)
 	}
 	// An unknown algorithm is the engine's own clear error.
@@ -119,11 +119,11 @@ func TestParseNames(t *testing.T) {
 	}
 	// "all" is every candidate the engine knows, seed and brute at least.
 	all, err := ParseAlgorithms("all")
-	if err != nil || len(all) < 2 || all[0] != engine.Seed || all[1] != engine.Brute {
+	if err != nil || len(all) < 2 || all[0] != geoknn.Seed || all[1] != geoknn.Brute {
 		t.Errorf("ParseAlgorithms(all) = %v, %v", all, err)
 	}
 	for _, a := range all {
-		if _, err := engine.ParseAlgorithm(a.String()); err != nil {
+		if _, err := geoknn.ParseAlgorithm(a.String()); err != nil {
 			t.Errorf("all holds %v, which the engine does not parse", a)
 		}
 	}

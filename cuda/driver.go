@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -17,6 +18,7 @@ type Driver struct {
 	resolved []string // C names bound, in table order
 	elapsed  string   // the cuEventElapsedTime variant bound
 	fn       funcs
+	fault    atomic.Pointer[fault]
 }
 
 // funcs holds the C entry points, zero where an optional one is absent.
@@ -26,7 +28,8 @@ type funcs struct {
 	deviceTotalMem, primaryCtxRetain, primaryCtxRelease                        uintptr
 	ctxSetCurrent, ctxPushCurrent, ctxPopCurrent, ctxSynchronize               uintptr
 	memGetInfo, memAlloc, memAllocManaged, memFree, memAllocHost               uintptr
-	memFreeHost, memcpyHtoD, memcpyDtoH, memcpyDtoD                            uintptr
+	memFreeHost, memHostAlloc, memcpyHtoD, memcpyDtoH, memcpyDtoD              uintptr
+	memHostRegister, memHostUnregister                                         uintptr
 	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync                          uintptr
 	memsetD8, memsetD32, memsetD8Async, memsetD32Async                         uintptr
 	memAdvise, memPrefetchAsync                                                uintptr
@@ -76,6 +79,9 @@ func symbolTable(f *funcs, elapsed *string) []symbol {
 		req(&f.memAllocManaged, "cuMemAllocManaged"),
 		req(&f.memFree, "cuMemFree_v2"),
 		req(&f.memAllocHost, "cuMemAllocHost_v2"),
+		req(&f.memHostAlloc, "cuMemHostAlloc"),
+		req(&f.memHostRegister, "cuMemHostRegister_v2"),
+		req(&f.memHostUnregister, "cuMemHostUnregister"),
 		req(&f.memFreeHost, "cuMemFreeHost"),
 		req(&f.memcpyHtoD, "cuMemcpyHtoD_v2"),
 		req(&f.memcpyDtoH, "cuMemcpyDtoH_v2"),
@@ -202,6 +208,9 @@ func (d *Driver) call(op string, fn uintptr, args ...uintptr) error {
 	}
 	if fn == 0 {
 		return fmt.Errorf("cuda: %s: not provided by %s: %w", op, d.lib, errors.ErrUnsupported)
+	}
+	if f := d.fault.Load(); f != nil && f.hit(op) {
+		return d.error(op, f.code)
 	}
 	code := Result(int32(uint32(syscallN(fn, args...)))) // CUresult is a C int: ignore the register's upper half
 	if code == Success {

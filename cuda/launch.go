@@ -18,10 +18,48 @@ import (
 // goroutines at once. Setters do not panic: an index out of range is
 // recorded and reported by Launch.
 type Args struct {
-	slots []uint64         // parameter values
-	ptrs  []unsafe.Pointer // ptrs[i] == &slots[i]: the kernelParams array
-	set   []bool           // slots written since NewArgs
-	err   error            // first misuse, reported by Launch
+	slots  []uint64         // parameter values
+	ptrs   []unsafe.Pointer // ptrs[i] == &slots[i]: the kernelParams array
+	set    []bool           // slots written since NewArgs
+	params []Param          // the kernel's parameter types (NewArgsOf), or nil
+	err    error            // first misuse, reported by Launch
+}
+
+// Param is the type of one kernel parameter as PTX declares it: a kernel's
+// parameter list in these terms is what an Args made by NewArgsOf checks
+// every setter against.
+type Param uint8
+
+// Parameter types.
+const (
+	U32 Param = iota + 1 // .u32 / .s32 / .b32: int, unsigned int
+	U64                  // .u64 / .s64 / .b64: pointers, 64-bit integers
+	F32                  // .f32: float
+	F64                  // .f64: double
+)
+
+func (p Param) String() string {
+	switch p {
+	case U32:
+		return "u32"
+	case U64:
+		return "u64"
+	case F32:
+		return "f32"
+	case F64:
+		return "f64"
+	}
+	return fmt.Sprintf("Param(%d)", uint8(p))
+}
+
+// NewArgsOf returns an argument block for a kernel with the given parameter
+// types: a setter of another type or width for a parameter is recorded as
+// misuse and reported by Launch, so a wrapper that drifts from its kernel
+// fails at its first launch instead of passing garbage.
+func NewArgsOf(params ...Param) *Args {
+	a := NewArgs(len(params))
+	a.params = params
+	return a
 }
 
 // NewArgs returns an argument block for a kernel with n parameters.
@@ -43,34 +81,37 @@ func NewArgs(n int) *Args {
 // Len returns the number of parameter slots.
 func (a *Args) Len() int { return len(a.slots) }
 
-func (a *Args) put(i int, v uint64, what string) {
+func (a *Args) put(i int, v uint64, what string, typ Param) {
 	if i < 0 || i >= len(a.slots) {
 		if a.err == nil {
 			a.err = fmt.Errorf("cuda: Args.%s(%d): index out of range [0,%d)", what, i, len(a.slots))
 		}
 		return
 	}
+	if a.params != nil && a.params[i] != typ && a.err == nil {
+		a.err = fmt.Errorf("cuda: Args.%s(%d): the kernel's parameter %d is %v, not %v", what, i, i, a.params[i], typ)
+	}
 	a.slots[i] = v
 	a.set[i] = true
 }
 
 // SetPtr sets parameter i to a device pointer (a T* parameter).
-func (a *Args) SetPtr(i int, p DevicePtr) { a.put(i, uint64(p), "SetPtr") }
+func (a *Args) SetPtr(i int, p DevicePtr) { a.put(i, uint64(p), "SetPtr", U64) }
 
 // SetUint32 sets parameter i to an unsigned 32-bit value.
-func (a *Args) SetUint32(i int, v uint32) { a.put(i, uint64(v), "SetUint32") }
+func (a *Args) SetUint32(i int, v uint32) { a.put(i, uint64(v), "SetUint32", U32) }
 
 // SetInt32 sets parameter i to a signed 32-bit value.
-func (a *Args) SetInt32(i int, v int32) { a.put(i, uint64(uint32(v)), "SetInt32") }
+func (a *Args) SetInt32(i int, v int32) { a.put(i, uint64(uint32(v)), "SetInt32", U32) }
 
 // SetUint64 sets parameter i to an unsigned 64-bit value.
-func (a *Args) SetUint64(i int, v uint64) { a.put(i, v, "SetUint64") }
+func (a *Args) SetUint64(i int, v uint64) { a.put(i, v, "SetUint64", U64) }
 
 // SetFloat32 sets parameter i to a float.
-func (a *Args) SetFloat32(i int, v float32) { a.put(i, uint64(math.Float32bits(v)), "SetFloat32") }
+func (a *Args) SetFloat32(i int, v float32) { a.put(i, uint64(math.Float32bits(v)), "SetFloat32", F32) }
 
 // SetFloat64 sets parameter i to a double.
-func (a *Args) SetFloat64(i int, v float64) { a.put(i, math.Float64bits(v), "SetFloat64") }
+func (a *Args) SetFloat64(i int, v float64) { a.put(i, math.Float64bits(v), "SetFloat64", F64) }
 
 // check reports misuse: a bad setter index or a parameter never set.
 func (a *Args) check() error {

@@ -128,3 +128,43 @@ func le64(v uint64) (b [8]byte) {
 	binary.LittleEndian.PutUint64(b[:], v)
 	return b
 }
+
+func TestArgsOfTypes(t *testing.T) {
+	a := NewArgsOf(U64, U32, F32)
+	a.SetPtr(0, 1)
+	a.SetInt32(1, -1)
+	a.SetFloat32(2, 0.5)
+	if err := a.check(); err != nil {
+		t.Fatalf("matching setters: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(a *Args)
+	}{
+		{"pointer for a u32", func(a *Args) { a.SetPtr(1, 1) }},
+		{"int for a pointer", func(a *Args) { a.SetInt32(0, 1) }},
+		{"double for a float", func(a *Args) { a.SetFloat64(2, 1) }},
+	} {
+		b := NewArgsOf(U64, U32, F32)
+		b.SetPtr(0, 1)
+		b.SetUint32(1, 1)
+		b.SetFloat32(2, 1)
+		tc.set(b)
+		if err := b.check(); err == nil || !strings.Contains(err.Error(), "parameter") {
+			t.Errorf("%s: check() = %v, want a type mismatch", tc.name, err)
+		}
+	}
+}
+
+func TestInjectFault(t *testing.T) {
+	d := &Driver{lib: "test"}
+	d.fn.memFree = 1 // never called: the fault answers first
+	d.InjectFault("cuMemFree_v2", 1, ErrorOutOfMemory)
+	if err := d.call("cuMemFree_v2", d.fn.memFree); !IsOutOfMemory(err) {
+		t.Fatalf("first call: %v, want out of memory", err)
+	}
+	d.InjectFault("", 0, 0)
+	if f := d.fault.Load(); f != nil {
+		t.Error("the plan was not cleared")
+	}
+}

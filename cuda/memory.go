@@ -60,7 +60,37 @@ func (d *Driver) MemAllocHost(bytes uint64) (unsafe.Pointer, error) {
 	return p, nil
 }
 
-// MemFreeHost frees memory from MemAllocHost.
+// MemHostAllocPortable allocates bytes of page-locked host memory that
+// every context treats as pinned (CU_MEMHOSTALLOC_PORTABLE), so that each
+// GPU of a multi-GPU engine copies by DMA straight into its part of one
+// buffer. Release it with MemFreeHost.
+func (d *Driver) MemHostAllocPortable(bytes uint64) (unsafe.Pointer, error) {
+	const portable = 0x01
+	var p unsafe.Pointer
+	if err := d.call("cuMemHostAlloc", d.sym().memHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes), portable); err != nil {
+		return nil, fmt.Errorf("cuda: alloc %d portable host bytes: %w", bytes, err)
+	}
+	return p, nil
+}
+
+// MemHostRegister page-locks bytes of existing host memory at p for every
+// context (CU_MEMHOSTREGISTER_PORTABLE), so that copies reach it by DMA.
+// Go memory qualifies (the collector does not move it) as long as the
+// caller keeps it alive until MemHostUnregister.
+func (d *Driver) MemHostRegister(p unsafe.Pointer, bytes uint64) error {
+	const portable = 0x01
+	if err := d.call("cuMemHostRegister_v2", d.sym().memHostRegister, uintptr(p), uintptr(bytes), portable); err != nil {
+		return fmt.Errorf("cuda: register %d host bytes: %w", bytes, err)
+	}
+	return nil
+}
+
+// MemHostUnregister undoes MemHostRegister of the range starting at p.
+func (d *Driver) MemHostUnregister(p unsafe.Pointer) error {
+	return d.call("cuMemHostUnregister", d.sym().memHostUnregister, uintptr(p))
+}
+
+// MemFreeHost frees memory from MemAllocHost or MemHostAllocPortable.
 func (d *Driver) MemFreeHost(p unsafe.Pointer) error {
 	return d.call("cuMemFreeHost", d.sym().memFreeHost, uintptr(p))
 }

@@ -15,7 +15,20 @@ const jitLogSize = 16 << 10
 // context and loads it. When compilation fails the error carries the JIT
 // compiler's log (ptxas messages with line numbers).
 func (d *Driver) ModuleLoadData(ptx string) (Module, error) {
-	img := cString(ptx)
+	return d.loadModule(cString(ptx), "PTX")
+}
+
+// ModuleLoadFatbin loads a fat binary (nvcc -fatbin): the driver takes the
+// machine code built for the current device's architecture when the image
+// holds it, and JIT-compiles the image's PTX otherwise.
+func (d *Driver) ModuleLoadFatbin(image []byte) (Module, error) {
+	if len(image) == 0 {
+		return 0, fmt.Errorf("cuda: load fatbin: empty image")
+	}
+	return d.loadModule(image, "fatbin")
+}
+
+func (d *Driver) loadModule(img []byte, what string) (Module, error) {
 	log := make([]byte, jitLogSize)
 	opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSizeBytes} // CUjit_option is a C enum: 4 bytes
 	// optionValues is a void*[]: the log buffer's address, then its size cast
@@ -43,9 +56,9 @@ func (d *Driver) ModuleLoadData(ptx string) (Module, error) {
 		n = uintptr(i)
 	}
 	if text := strings.TrimSpace(string(log[:n])); text != "" {
-		return 0, fmt.Errorf("cuda: load PTX: %w; JIT log:\n%s", err, text)
+		return 0, fmt.Errorf("cuda: load %s: %w; JIT log:\n%s", what, err, text)
 	}
-	return 0, fmt.Errorf("cuda: load PTX: %w", err)
+	return 0, fmt.Errorf("cuda: load %s: %w", what, err)
 }
 
 // ModuleUnload unloads m; its functions become invalid.

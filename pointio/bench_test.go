@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -65,10 +63,7 @@ func BenchmarkReadGeoJSON(b *testing.B) {
 }
 
 func BenchmarkReadFileCities(b *testing.B) {
-	path := filepath.Join(sharedData, "cities.csv")
-	if _, err := os.Stat(path); err != nil {
-		b.Skipf("shared data set not available: %v", err)
-	}
+	path, _ := realData(b, "cities.csv")
 	for b.Loop() {
 		if _, err := ReadFile(path); err != nil {
 			b.Fatal(err)

@@ -58,11 +58,51 @@ func readCSV(br *bufio.Reader, name string, sizeHint int64) ([]orb.Point, error)
 	if err := skipBOM(br); err != nil {
 		return nil, readError(name, err)
 	}
+	rows, err := readHeader(newCSVReader(br), name)
+	if err != nil {
+		return nil, err
+	}
+	pts, err := rows.readPoints(preallocPoints(sizeHint))
+	if err != nil {
+		return nil, err
+	}
+	if len(pts) == 0 {
+		return nil, fileError(name, "no data rows after the header")
+	}
+	return pts, nil
+}
 
+// newCSVReader returns a reader that accepts rows of any length, as only
+// the coordinate columns matter, and reuses its record between rows.
+func newCSVReader(br *bufio.Reader) *csv.Reader {
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
+	return cr
+}
 
+// preallocPoints returns an empty slice with room for the points of an
+// input of sizeHint bytes, or nil if the size is unknown.
+func preallocPoints(sizeHint int64) []orb.Point {
+	if sizeHint <= 0 {
+		return nil
+	}
+	// Coordinates alone take about 20 bytes per row; typical rows
+	// are longer. Guessing low keeps the guess cheap when wrong.
+	return make([]orb.Point, 0, min(sizeHint/32+16, 1<<24))
+}
+
+// csvRows reads the data rows of a CSV input whose header has been read.
+type csvRows struct {
+	cr       *csv.Reader
+	name     string // the input, for errors
+	lat, lon int    // 0-based columns of the coordinates
+	need     int    // fields a row needs to hold both coordinates
+}
+
+// readHeader reads the header record from cr and locates the coordinate
+// columns in it.
+func readHeader(cr *csv.Reader, name string) (*csvRows, error) {
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, fileError(name, "empty file: want a header row naming the latitude and longitude columns")
@@ -70,55 +110,69 @@ func readCSV(br *bufio.Reader, name string, sizeHint int64) ([]orb.Point, error)
 	if err != nil {
 		return nil, csvError(name, err)
 	}
-	headerLine, _ := cr.FieldPos(0)
-	latCol, lonCol, ierr := findColumns(name, headerLine, header)
+	line, _ := cr.FieldPos(0)
+	lat, lon, ierr := findColumns(name, line, header)
 	if ierr != nil {
 		return nil, ierr
 	}
-	need := max(latCol, lonCol) + 1
+	return &csvRows{cr: cr, name: name, lat: lat, lon: lon, need: max(lat, lon) + 1}, nil
+}
 
-	var pts []orb.Point
-	if sizeHint > 0 {
-		// Coordinates alone take about 20 bytes per row; typical rows
-		// are longer. Guessing low keeps the guess cheap when wrong.
-		pts = make([]orb.Point, 0, min(sizeHint/32+16, 1<<24))
-	}
+// readPoints appends the point of every remaining non-blank row to pts.
+func (r *csvRows) readPoints(pts []orb.Point) ([]orb.Point, error) {
 	for {
-		rec, err := cr.Read()
+		rec, err := r.cr.Read()
 		if err == io.EOF {
-			break
+			return pts, nil
 		}
 		if err != nil {
-			return nil, csvError(name, err)
+			return nil, csvError(r.name, err)
 		}
-		if len(rec) < need {
-			if isBlank(rec) {
-				continue
-			}
-			line, _ := cr.FieldPos(0)
-			return nil, &InputError{
-				File: name, Line: line, Feature: -1, Point: -1,
-				Reason: fmt.Sprintf("short row: %d field(s), want at least %d (latitude is column %d, longitude is column %d)",
-					len(rec), need, latCol+1, lonCol+1),
-			}
+		p, ok, err := r.point(rec)
+		if err != nil {
+			return nil, err
 		}
-		lat, reason := parseCoord(rec[latCol], 90)
-		if reason != "" {
-			if reason == reasonEmpty && isBlank(rec) {
-				continue
-			}
-			return nil, fieldError(cr, name, latCol, fieldLat, rec[latCol], reason)
+		if ok {
+			pts = append(pts, p)
 		}
-		lon, reason := parseCoord(rec[lonCol], 180)
-		if reason != "" {
-			return nil, fieldError(cr, name, lonCol, fieldLon, rec[lonCol], reason)
-		}
-		pts = append(pts, orb.Point{lon, lat})
 	}
-	if len(pts) == 0 {
-		return nil, fileError(name, "no data rows after the header")
+}
+
+// point parses the coordinates of rec, the record just read. It reports
+// false, and no error, for a blank row, which is skipped.
+func (r *csvRows) point(rec []string) (orb.Point, bool, error) {
+	if len(rec) < r.need {
+		if isBlank(rec) {
+			return orb.Point{}, false, nil
+		}
+		return orb.Point{}, false, r.shortRow(rec)
 	}
-	return pts, nil
+	lat, reason := parseCoord(rec[r.lat], 90)
+	if reason != "" {
+		if reason == reasonEmpty && isBlank(rec) {
+			return orb.Point{}, false, nil
+		}
+		return orb.Point{}, false, fieldError(r.cr, r.name, r.lat, fieldLat, rec[r.lat], reason)
+	}
+	lon, reason := parseCoord(rec[r.lon], 180)
+	if reason != "" {
+		return orb.Point{}, false, fieldError(r.cr, r.name, r.lon, fieldLon, rec[r.lon], reason)
+	}
+	return orb.Point{lon, lat}, true, nil
+}
+
+// shortRow builds the InputError for rec, a record just read that is too
+// short to hold both coordinates.
+func (r *csvRows) shortRow(rec []string) *InputError {
+	line, _ := r.cr.FieldPos(0)
+	return lineError(r.name, line,
+		fmt.Sprintf("short row: %d field(s), want at least %d (latitude is column %d, longitude is column %d)",
+			len(rec), r.need, r.lat+1, r.lon+1))
+}
+
+// lineError returns an InputError about the CSV record on the given line.
+func lineError(name string, line int, reason string) *InputError {
+	return &InputError{File: name, Line: line, Feature: -1, Point: -1, Reason: reason}
 }
 
 // isBlank reports whether every field of rec is empty or white space, as
@@ -269,31 +323,34 @@ func findColumns(name string, line int, header []string) (latCol, lonCol int, _ 
 			continue
 		}
 		if *col >= 0 {
-			return -1, -1, &InputError{
-				File: name, Line: line, Feature: -1, Point: -1,
-				Reason: fmt.Sprintf("ambiguous header: columns %d (%q) and %d (%q) both name the %s",
-					*col+1, strings.TrimSpace(header[*col]), i+1, h, what),
-			}
+			return -1, -1, lineError(name, line,
+				fmt.Sprintf("ambiguous header: columns %d (%q) and %d (%q) both name the %s",
+					*col+1, strings.TrimSpace(header[*col]), i+1, h, what))
 		}
 		*col = i
 	}
-	if latCol >= 0 && lonCol >= 0 {
-		return latCol, lonCol, nil
+	if latCol < 0 || lonCol < 0 {
+		return -1, -1, missingColumns(name, line, header, latCol < 0, lonCol < 0)
 	}
+	return latCol, lonCol, nil
+}
+
+// missingColumns builds the InputError for a header lacking the latitude
+// column, the longitude column or both, listing the names accepted and the
+// fields found so that the fix is obvious.
+func missingColumns(name string, line int, header []string, noLat, noLon bool) *InputError {
 	var missing string
 	switch {
-	case latCol < 0 && lonCol < 0:
+	case noLat && noLon:
 		missing = "no latitude or longitude column"
-	case latCol < 0:
+	case noLat:
 		missing = "no latitude column"
 	default:
 		missing = "no longitude column"
 	}
-	return -1, -1, &InputError{
-		File: name, Line: line, Feature: -1, Point: -1,
-		Reason: fmt.Sprintf("header has %s (latitude: %s; longitude: %s; case-insensitive); header fields: %s",
-			missing, quoteList(latNames[:]), quoteList(lonNames[:]), quoteList(header)),
-	}
+	return lineError(name, line,
+		fmt.Sprintf("header has %s (latitude: %s; longitude: %s; case-insensitive); header fields: %s",
+			missing, quoteList(latNames[:]), quoteList(lonNames[:]), quoteList(header)))
 }
 
 func matchesAny(s string, names []string) bool {

@@ -24,6 +24,11 @@ type InputError struct {
 	// where it is the line encoding/json reports.
 	Line int
 
+	// Column is the 1-based byte column on Line where the fault starts in
+	// GeoJSON input (the offending feature, or the JSON syntax error), and
+	// 0 when not known (CSV lines name their field instead).
+	Column int
+
 	// Feature is the 0-based index of the offending feature in a GeoJSON
 	// FeatureCollection's "features" array, or -1 when not applicable
 	// (CSV input, a bare Feature or a bare geometry).
@@ -58,6 +63,22 @@ type InputError struct {
 func (e *InputError) Error() string {
 	var b strings.Builder
 	b.Grow(len(e.File) + len(e.Value) + len(e.Reason) + 48)
+	e.writeLocation(&b)
+	b.WriteString(": ")
+	if e.Field != "" {
+		e.writeValue(&b)
+	}
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// writeLocation writes the file name followed by whichever of the line,
+// feature and point apply.
+func (e *InputError) writeLocation(b *strings.Builder) {
 	if e.File != "" {
 		b.WriteString(e.File)
 	} else {
@@ -67,6 +88,10 @@ func (e *InputError) Error() string {
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(e.Line))
 	}
+	if e.Line > 0 && e.Column > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Column))
+	}
 	if e.Feature >= 0 {
 		b.WriteString(": feature ")
 		b.WriteString(strconv.Itoa(e.Feature))
@@ -75,34 +100,36 @@ func (e *InputError) Error() string {
 		b.WriteString(": point ")
 		b.WriteString(strconv.Itoa(e.Point))
 	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(fieldLabel(e.Field))
-		b.WriteByte(' ')
-		v := e.Value
-		if len(v) > maxValueShown {
-			// Keep messages readable when a field swallowed half the file.
-			cut := maxValueShown
-			for cut > 0 && !utf8.RuneStart(v[cut]) {
-				cut--
-			}
-			v = v[:cut] + "…"
-		}
-		if e.Line > 0 {
-			// CSV: the value is arbitrary text; quote it so that empty
-			// values, spaces and control characters are visible.
-			b.WriteString(strconv.Quote(v))
-		} else {
-			b.WriteString(v)
-		}
-		b.WriteByte(' ')
+}
+
+// writeValue writes the field's label and the offending value, followed by
+// a space.
+func (e *InputError) writeValue(b *strings.Builder) {
+	b.WriteString(fieldLabel(e.Field))
+	b.WriteByte(' ')
+	v := shortenValue(e.Value)
+	if e.Line > 0 && e.Column == 0 {
+		// CSV: the value is arbitrary text; quote it so that empty
+		// values, spaces and control characters are visible.
+		b.WriteString(strconv.Quote(v))
+	} else {
+		b.WriteString(v)
 	}
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+	b.WriteByte(' ')
+}
+
+// shortenValue cuts v to at most maxValueShown bytes, at a rune boundary,
+// marking the cut with "…", so that messages stay readable when a field
+// swallowed half the file.
+func shortenValue(v string) string {
+	if len(v) <= maxValueShown {
+		return v
 	}
-	return b.String()
+	cut := maxValueShown
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "…"
 }
 
 // Unwrap returns the underlying error, if any.

@@ -40,7 +40,7 @@ func ExampleReadGeoJSON() {
 	_, err := pointio.ReadGeoJSON(strings.NewReader(doc), "stations.geojson")
 	fmt.Println(err)
 	// Output:
-	// stations.geojson: feature 1: point 1: longitude 181 out of range [-180, 180]
+	// stations.geojson:3:3: feature 1: point 1: longitude 181 out of range [-180, 180]
 }
 
 func ExampleWriteResults() {

@@ -66,12 +66,30 @@ type gjDocument struct {
 	Coordinates json.RawMessage `json:"coordinates"`
 }
 
+// decodeGeoJSON reads points from the GeoJSON document in data; name
+// identifies the input in errors.
 func decodeGeoJSON(data []byte, name string) ([]orb.Point, error) {
+	doc, err := parseDocument(data, name)
+	if err != nil {
+		return nil, locateFeature(data, err)
+	}
+	pts, err := documentPoints(doc, name)
+	if err != nil {
+		return nil, locateFeature(data, err)
+	}
+	if len(pts) == 0 {
+		return nil, fileError(name, "no points")
+	}
+	return pts, nil
+}
+
+// parseDocument decodes the top-level GeoJSON object in data. When that
+// fails it names the offending feature if it can, and the line otherwise.
+func parseDocument(data []byte, name string) (*gjDocument, error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fileError(name, "empty file: want a GeoJSON object")
 	}
-
 	var doc gjDocument
 	if err := json.Unmarshal(data, &doc); err != nil {
 		if fe := findFeatureError(data, name); fe != nil {
@@ -79,40 +97,39 @@ func decodeGeoJSON(data []byte, name string) ([]orb.Point, error) {
 		}
 		return nil, jsonError(name, data, err)
 	}
+	return &doc, nil
+}
 
-	var (
-		pts []orb.Point
-		buf []float64 // reused for the positions of Points
-	)
+// documentPoints returns the points of doc, whichever kind of object it is.
+func documentPoints(doc *gjDocument, name string) ([]orb.Point, error) {
+	var buf []float64 // reused for the positions of Points
 	switch doc.Type {
 	case typeFeatureCollection:
-		pts = make([]orb.Point, 0, len(doc.Features))
-		for i := range doc.Features {
-			f := &doc.Features[i]
-			if f.Type != typeFeature {
-				return nil, geoError(name, i, -1, fmt.Sprintf("type is %q, want %q", f.Type, typeFeature), nil)
-			}
-			var err error
-			if pts, err = appendGeometry(pts, &buf, f.Geometry, name, i); err != nil {
-				return nil, err
-			}
-		}
+		return appendFeatures(doc.Features, name)
 	case typeFeature:
-		var err error
-		if pts, err = appendGeometry(pts, &buf, doc.Geometry, name, -1); err != nil {
-			return nil, err
-		}
+		return appendGeometry(nil, &buf, doc.Geometry, name, -1)
 	case "":
 		return nil, fileError(name, `not a GeoJSON object: no "type" member`)
 	default:
-		var err error
 		g := &gjGeometry{Type: doc.Type, Coordinates: doc.Coordinates}
-		if pts, err = appendGeometry(pts, &buf, g, name, -1); err != nil {
+		return appendGeometry(nil, &buf, g, name, -1)
+	}
+}
+
+// appendFeatures returns the points of the features of a FeatureCollection,
+// in order.
+func appendFeatures(features []gjFeature, name string) ([]orb.Point, error) {
+	pts := make([]orb.Point, 0, len(features))
+	var buf []float64 // reused for the positions of Points
+	for i := range features {
+		f := &features[i]
+		if f.Type != typeFeature {
+			return nil, geoError(name, i, -1, fmt.Sprintf("type is %q, want %q", f.Type, typeFeature), nil)
+		}
+		var err error
+		if pts, err = appendGeometry(pts, &buf, f.Geometry, name, i); err != nil {
 			return nil, err
 		}
-	}
-	if len(pts) == 0 {
-		return nil, fileError(name, "no points")
 	}
 	return pts, nil
 }
@@ -125,40 +142,58 @@ func appendGeometry(pts []orb.Point, buf *[]float64, g *gjGeometry, name string,
 	}
 	switch g.Type {
 	case geojson.TypePoint:
-		// Decoding into a slice reuses its storage.
-		if err := unmarshalCoordinates(g.Coordinates, buf); err != nil {
-			return nil, geoError(name, feature, -1, "invalid Point coordinates", friendlyJSONError(err))
-		}
-		p, err := position(*buf, name, feature, -1)
+		return appendPoint(pts, buf, g.Coordinates, name, feature)
+	case geojson.TypeMultiPoint:
+		return appendMultiPoint(pts, g.Coordinates, name, feature)
+	}
+	return nil, geometryTypeError(g.Type, name, feature)
+}
+
+// appendPoint appends the position a Point's coordinates hold to pts,
+// decoding it into buf.
+func appendPoint(pts []orb.Point, buf *[]float64, coords json.RawMessage, name string, feature int) ([]orb.Point, error) {
+	// Decoding into a slice reuses its storage.
+	if err := unmarshalCoordinates(coords, buf); err != nil {
+		return nil, geoError(name, feature, -1, "invalid Point coordinates", friendlyJSONError(err))
+	}
+	p, err := position(*buf, name, feature, -1)
+	if err != nil {
+		return nil, err
+	}
+	return append(pts, p), nil
+}
+
+// appendMultiPoint appends the positions a MultiPoint's coordinates hold to
+// pts.
+func appendMultiPoint(pts []orb.Point, coords json.RawMessage, name string, feature int) ([]orb.Point, error) {
+	var mp [][]float64
+	if err := unmarshalCoordinates(coords, &mp); err != nil {
+		return nil, geoError(name, feature, -1, "invalid MultiPoint coordinates", friendlyJSONError(err))
+	}
+	pts = growPoints(pts, len(mp))
+	for j, pos := range mp {
+		p, err := position(pos, name, feature, j)
 		if err != nil {
 			return nil, err
 		}
-		return append(pts, p), nil
+		pts = append(pts, p)
+	}
+	return pts, nil
+}
 
-	case geojson.TypeMultiPoint:
-		var mp [][]float64
-		if err := unmarshalCoordinates(g.Coordinates, &mp); err != nil {
-			return nil, geoError(name, feature, -1, "invalid MultiPoint coordinates", friendlyJSONError(err))
-		}
-		pts = growPoints(pts, len(mp))
-		for j, pos := range mp {
-			p, err := position(pos, name, feature, j)
-			if err != nil {
-				return nil, err
-			}
-			pts = append(pts, p)
-		}
-		return pts, nil
-
+// geometryTypeError reports a geometry of a type other than Point and
+// MultiPoint, telling unsupported GeoJSON types from unknown ones.
+func geometryTypeError(typ, name string, feature int) *InputError {
+	switch typ {
 	case geojson.TypeLineString, geojson.TypeMultiLineString, geojson.TypePolygon,
 		geojson.TypeMultiPolygon, typeGeometryCollection:
-		return nil, geoError(name, feature, -1,
-			fmt.Sprintf("unsupported geometry type %q, want Point or MultiPoint", g.Type), nil)
+		return geoError(name, feature, -1,
+			fmt.Sprintf("unsupported geometry type %q, want Point or MultiPoint", typ), nil)
 	case "":
-		return nil, geoError(name, feature, -1, `geometry has no "type" member`, nil)
+		return geoError(name, feature, -1, `geometry has no "type" member`, nil)
 	default:
-		return nil, geoError(name, feature, -1,
-			fmt.Sprintf("unknown geometry type %q, want Point or MultiPoint", g.Type), nil)
+		return geoError(name, feature, -1,
+			fmt.Sprintf("unknown geometry type %q, want Point or MultiPoint", typ), nil)
 	}
 }
 
@@ -235,9 +270,9 @@ func jsonError(name string, data []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		e.Line = lineAt(data, se.Offset)
+		e.Line, e.Column = lineAt(data, se.Offset), columnAt(data, se.Offset)
 	case errors.As(err, &te):
-		e.Line = lineAt(data, te.Offset)
+		e.Line, e.Column = lineAt(data, te.Offset), columnAt(data, te.Offset)
 		e.Reason = "invalid GeoJSON"
 		if te.Field == "" {
 			e.Reason = "not a GeoJSON object"
@@ -311,6 +346,72 @@ func article(word string) string {
 
 // lineAt returns the 1-based line holding the byte at offset (or just
 // before it, as encoding/json offsets point past the offending byte).
+// locateFeature adds the line and column where an error's feature starts,
+// so that a GeoJSON error points into the file as a CSV one does.
+func locateFeature(data []byte, err error) error {
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Feature < 0 || ie.Line > 0 {
+		return err
+	}
+	if off, ok := featureOffset(data, ie.Feature); ok {
+		ie.Line, ie.Column = lineAt(data, off+1), columnAt(data, off+1)
+	}
+	return err
+}
+
+// featureOffset is the byte offset where element k of the top-level
+// object's "features" array starts.
+func featureOffset(data []byte, k int) (int64, bool) {
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)))
+	skew := int64(len(data) - len(bytes.TrimPrefix(data, utf8BOM)))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		if key != "features" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return 0, false
+			}
+			continue
+		}
+		return elementOffset(dec, k, skew)
+	}
+	return 0, false
+}
+
+// elementOffset walks the array dec is at to element k.
+func elementOffset(dec *json.Decoder, k int, skew int64) (int64, bool) {
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return 0, false
+	}
+	for i := 0; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return 0, false
+		}
+		if i == k {
+			end := dec.InputOffset()
+			return skew + end - int64(len(raw)), true
+		}
+	}
+	return 0, false
+}
+
+// columnAt is the 1-based column (in bytes) of the byte before offset, as
+// lineAt counts lines.
+func columnAt(data []byte, offset int64) int {
+	if offset > 0 {
+		offset--
+	}
+	offset = min(max(offset, 0), int64(len(data)))
+	return int(offset) - bytes.LastIndexByte(data[:offset], '\n')
+}
+
 func lineAt(data []byte, offset int64) int {
 	if offset > 0 {
 		offset--

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -14,43 +15,18 @@ import (
 // "ref_index" (uint32, '<u4') and "distance_m" (float64, '<f8'), where
 // answer(i) gives observation i's. It is the binary form of WriteResults for
 // large outputs: 12 bytes an observation, read back with
-// numpy.load("file.npz")["ref_index"].
+// numpy.load("file.npz")["ref_index"]. answer is called from several
+// goroutines at once (blocks are encoded on every core, ahead of the
+// writes), so it must be safe for concurrent use, as reading result slices
+// is.
 func WriteResultsNPZ(w io.Writer, n int, answer func(i int) (uint32, float64)) error {
 	if n < 0 {
 		return fmt.Errorf("npz: negative length %d", n)
 	}
 	zw := zip.NewWriter(w)
-	const chunk = 1 << 16
-	buf := make([]byte, 8*chunk)
-	for _, a := range []struct {
-		name, descr string
-		size        int
-		put         func(b []byte, i int)
-	}{
-		{"ref_index", "<u4", 4, func(b []byte, i int) {
-			idx, _ := answer(i)
-			binary.LittleEndian.PutUint32(b, idx)
-		}},
-		{"distance_m", "<f8", 8, func(b []byte, i int) {
-			_, d := answer(i)
-			binary.LittleEndian.PutUint64(b, math.Float64bits(d))
-		}},
-	} {
-		f, err := zw.CreateHeader(&zip.FileHeader{Name: a.name + ".npy", Method: zip.Store})
-		if err != nil {
+	for _, a := range resultArrays(answer) {
+		if err := writeNPY(zw, a, n); err != nil {
 			return fmt.Errorf("npz: %w", err)
-		}
-		if _, err := io.WriteString(f, npyHeader(a.descr, n)); err != nil {
-			return fmt.Errorf("npz: %w", err)
-		}
-		for lo := 0; lo < n; lo += chunk {
-			hi := min(lo+chunk, n)
-			for i := lo; i < hi; i++ {
-				a.put(buf[(i-lo)*a.size:], i)
-			}
-			if _, err := f.Write(buf[:(hi-lo)*a.size]); err != nil {
-				return fmt.Errorf("npz: %w", err)
-			}
 		}
 	}
 	if err := zw.Close(); err != nil {
@@ -59,11 +35,62 @@ func WriteResultsNPZ(w io.Writer, n int, answer func(i int) (uint32, float64)) e
 	return nil
 }
 
-// npyHeader is the NPY format 1.0 header of a one-dimensional array: the
-// magic string, the version, the header length and a Python dict literal,
-// padded with spaces and a newline so the data starts on a 64-byte boundary.
-func npyHeader(descr string, n int) string {
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }", descr, n)
+// npyChunk is the number of elements encoded before each write.
+const npyChunk = 1 << 18
+
+// npyArray is one array of an archive: its name, its NumPy dtype descr and
+// element size in bytes, and put, which encodes element i into b.
+type npyArray struct {
+	name, descr string
+	size        int
+	put         func(b []byte, i int)
+}
+
+// resultArrays returns the arrays of WriteResultsNPZ's archive.
+func resultArrays(answer func(i int) (uint32, float64)) []npyArray {
+	return []npyArray{
+		{"ref_index", "<u4", 4, func(b []byte, i int) {
+			idx, _ := answer(i)
+			binary.LittleEndian.PutUint32(b, idx)
+		}},
+		{"distance_m", "<f8", 8, func(b []byte, i int) {
+			_, d := answer(i)
+			binary.LittleEndian.PutUint64(b, math.Float64bits(d))
+		}},
+	}
+}
+
+// writeNPY adds the n elements of a to zw as an uncompressed .npy file,
+// encoded npyChunk at a time on every core (answer must be safe for
+// concurrent use, as reading result slices is).
+func writeNPY(zw *zip.Writer, a npyArray, n int) error {
+	return writeNPYShape(zw, a, n, fmt.Sprintf("(%d,)", n))
+}
+
+// writeNPYShape is writeNPY for n elements of the given NumPy shape.
+func writeNPYShape(zw *zip.Writer, a npyArray, n int, shape string) error {
+	f, err := zw.CreateHeader(&zip.FileHeader{Name: a.name + ".npy", Method: zip.Store})
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(f, npyHeaderShape(a.descr, shape)); err != nil {
+		return err
+	}
+	return writeBlocks(f, n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
+		dst = slices.Grow(dst[:0], (hi-lo)*a.size)[:(hi-lo)*a.size]
+		for i := lo; i < hi; i++ {
+			a.put(dst[(i-lo)*a.size:], i)
+		}
+		return dst, nil
+	})
+}
+
+// npyHeaderShape is the NPY format 1.0 header of an array of the given shape
+// (a Python tuple literal such as "(5,)" or "(5, 3)"): the magic string, the
+// version, the header length and a Python dict literal, padded with spaces
+// and a newline so the data starts on a 64-byte boundary.
+func npyHeaderShape(descr, shape string) string {
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape)
 	const prefix = 10 // magic (6), version (2), header length (2)
 	total := (prefix + len(dict) + 1 + 63) / 64 * 64
 	dict += strings.Repeat(" ", total-prefix-len(dict)-1) + "\n"

@@ -3,6 +3,7 @@ package pointio
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,20 @@ func formatOf(path string) format {
 // a file that cannot be opened or read gives an error wrapping the
 // *fs.PathError.
 func ReadFile(path string) ([]orb.Point, error) {
+	return ReadFileContext(context.Background(), path)
+}
+
+// ReadFileContext is ReadFile that stops within one buffer of reading once
+// ctx is done, returning ctx's error.
+func ReadFileContext(ctx context.Context, path string) ([]orb.Point, error) {
+	pts, err := readFile(ctx, path)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, ctxErr
+	}
+	return pts, err
+}
+
+func readFile(ctx context.Context, path string) ([]orb.Point, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read points: %w", err)
@@ -58,8 +73,11 @@ func ReadFile(path string) ([]orb.Point, error) {
 		size = fi.Size()
 	}
 
-	br := bufio.NewReaderSize(f, readBufferSize)
+	br := bufio.NewReaderSize(ctxReader{ctx, f}, readBufferSize)
 	kind := formatOf(path)
+	if err := checkContent(br, path, kind); err != nil {
+		return nil, err
+	}
 	if kind == formatUnknown {
 		if kind, err = sniff(br); err != nil {
 			return nil, readError(path, err)
@@ -100,4 +118,44 @@ func sniff(br *bufio.Reader) (format, error) {
 			return formatUnknown, err
 		}
 	}
+}
+
+// ctxReader fails every read once its context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
+}
+
+// checkContent names content that is not the text this package reads,
+// rather than letting the CSV or JSON parser report its bytes: compressed
+// files and archives, UTF-16, binary data, and GeoJSON in a CSV file.
+func checkContent(br *bufio.Reader, path string, kind format) error {
+	head, _ := br.Peek(512)
+	for _, c := range []struct {
+		prefix, what string
+	}{
+		{"\x1f\x8b", "gzip-compressed data: decompress it first (gunzip)"},
+		{"PK\x03\x04", "a zip archive: geoknn reads CSV and GeoJSON text"},
+		{"\xff\xfe", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
+		{"\xfe\xff", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
+	} {
+		if bytes.HasPrefix(head, []byte(c.prefix)) {
+			return fileError(path, c.what)
+		}
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return fileError(path, "binary data, not CSV or GeoJSON text")
+	}
+	text := bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
+	if kind == formatCSV && len(text) > 0 && text[0] == '{' {
+		return fileError(path, "this looks like GeoJSON (it starts with '{'): name the file .geojson")
+	}
+	return nil
 }

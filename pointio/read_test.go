@@ -11,13 +11,26 @@ import (
 	"time"
 
 	"github.com/paulmach/orb"
+
+	"github.com/geoknn/geoknn/internal/realdata"
 )
 
-// testdata is the folder of sample inputs shared by the module's tests.
-var testdata = filepath.Join("..", "testdata", "pointio")
+// testdata is the folder of this package's sample inputs.
+const testdata = "testdata"
 
-// sharedData is the folder of real data sets next to the repository.
-var sharedData = filepath.Join("..", "..", "shared", "data")
+// realData is the path of a real data set (cities.csv, airports.csv): the
+// full one when it is there (full is true), else the repository's sample.
+func realData(tb testing.TB, name string) (path string, full bool) {
+	tb.Helper()
+	dir, full, err := realdata.Dir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !full {
+		tb.Logf("full data set not beside the checkout; using the sample in %s", dir)
+	}
+	return filepath.Join(dir, name), full
+}
 
 func TestReadFileSamples(t *testing.T) {
 	tests := []struct {
@@ -73,7 +86,7 @@ func TestReadFileFormat(t *testing.T) {
 		{"noext", "\uFEFF\n" + jsonData, ""},
 		{"noext", "\uFEFF" + csvData, ""},
 		{"a.xyz", strings.Repeat(" ", 200000) + jsonData, "CSV syntax error"}, // beyond the sniffing window: CSV
-		{"a.csv", jsonData, "CSV syntax error"},                               // the extension wins
+		{"a.csv", jsonData, "looks like GeoJSON"},                             // the extension wins, and the content is named
 		{"a.json", csvData, "invalid JSON"},
 		{"empty.csv", "", "empty file"},
 		{"empty.geojson", "", "empty file"},
@@ -134,18 +147,20 @@ func TestReadFileUnreadable(t *testing.T) {
 	}
 }
 
-// TestReadFileAirports reads a real data set kept outside the repository.
+// TestReadFileAirports reads a real data set: the full one kept outside the
+// repository, or the repository's sample of it.
 func TestReadFileAirports(t *testing.T) {
-	path := filepath.Join(sharedData, "airports.csv")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared data set not available: %v", err)
-	}
+	path, full := realData(t, "airports.csv")
 	pts, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pts) != 7184 {
-		t.Errorf("got %d points, want 7184", len(pts))
+	want := 1027 // every 7th row
+	if full {
+		want = 7184
+	}
+	if len(pts) != want {
+		t.Errorf("got %d points, want %d", len(pts), want)
 	}
 	// The first row: -6.081689834590001,145.391998291,GKA,"Goroka Airport".
 	if want := (orb.Point{145.391998291, -6.081689834590001}); len(pts) > 0 && pts[0] != want {
@@ -153,24 +168,29 @@ func TestReadFileAirports(t *testing.T) {
 	}
 }
 
-// TestReadFileCities reads the larger real data set, and checks that it
-// takes well under a second.
+// TestReadFileCities reads the larger real data set (or its sample), and
+// checks that the full set takes well under a second.
 func TestReadFileCities(t *testing.T) {
-	path := filepath.Join(sharedData, "cities.csv")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared data set not available: %v", err)
-	}
+	path, full := realData(t, "cities.csv")
 	start := time.Now()
 	pts, err := ReadFile(path)
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pts) != 135233 {
-		t.Errorf("got %d points, want 135233", len(pts))
+	want := 2019 // every 67th row
+	if full {
+		want = 135233
+	}
+	if len(pts) != want {
+		t.Errorf("got %d points, want %d", len(pts), want)
+	}
+	// The first row: 42.57952,1.65362,1052,"El Tarter".
+	if first := (orb.Point{1.65362, 42.57952}); len(pts) > 0 && pts[0] != first {
+		t.Errorf("first point = %v, want %v", pts[0], first)
 	}
 	t.Logf("read %d points in %v", len(pts), elapsed)
-	if elapsed > time.Second && !testing.Short() && !raceEnabled {
+	if full && elapsed > time.Second && !testing.Short() && !raceEnabled {
 		t.Errorf("reading %s took %v, want well under a second", path, elapsed)
 	}
 }

@@ -9,9 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"sync"
 )
 
 // writeBufferSize is the size of the buffer WriteAtomic hands to write.
@@ -30,61 +28,90 @@ const writeBufferSize = 256 << 10
 //
 // A new file gets the permissions os.Create would give it (0666 less the
 // umask); a file that is replaced keeps its permission bits. If path is a
-// symbolic link, the link itself is replaced.
+// symbolic link, the link itself is replaced (Write writes its target).
+// Only regular files are replaced: a folder, device, pipe or socket at path
+// is an error (Write streams to the latter).
 func WriteAtomic(path string, write func(w *bufio.Writer) error) error {
-	dir, base := filepath.Split(path)
-	if base == "" || base == "." || base == ".." {
-		return fmt.Errorf("write %s: not a file name", path)
+	dir, base, err := splitFilePath(path)
+	if err != nil {
+		return err
 	}
-	if dir == "" {
-		dir = "."
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+		return fmt.Errorf("write %s: not a regular file (%v): refusing to replace it", path, fi.Mode().Type())
 	}
-	keepPerm := fs.FileMode(0)
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		keepPerm = fi.Mode().Perm()
-	}
-
+	perm := permToKeep(path)
 	f, err := createTemp(dir, "."+base+".tmp-")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
-	done, closed := false, false
+	// Deferred so that the temporary file goes even if write panics.
+	tmp, renamed := f.Name(), false
 	defer func() {
-		if done {
-			return
+		if !renamed {
+			os.Remove(tmp)
 		}
-		if !closed {
-			f.Close()
-		}
-		os.Remove(tmp)
 	}()
-
-	w := bufio.NewWriterSize(f, writeBufferSize)
-	if err := write(w); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if keepPerm != 0 {
-		if err := f.Chmod(keepPerm); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	closed = true
-	if err := f.Close(); err != nil {
+	if err := fillTemp(f, perm, write); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	done = true
+	renamed = true
 	syncDir(dir)
 	return nil
+}
+
+// splitFilePath splits path into its folder, "." if it has none, and its
+// file name, and rejects paths that do not end in a file name.
+func splitFilePath(path string) (dir, base string, err error) {
+	dir, base = filepath.Split(path)
+	if base == "" || base == "." || base == ".." {
+		return "", "", fmt.Errorf("write %s: not a file name", path)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	return dir, base, nil
+}
+
+// permToKeep returns the permission bits of the regular file at path, so
+// that replacing it keeps them, or 0 if there is no such file.
+func permToKeep(path string) fs.FileMode {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		return fi.Mode().Perm()
+	}
+	return 0
+}
+
+// fillTemp writes the new content into f through write, then flushes it,
+// sets its permissions to perm unless perm is 0, syncs it to stable storage
+// and closes it. f is closed on return in every case, even if write panics.
+func fillTemp(f *os.File, perm fs.FileMode, write func(w *bufio.Writer) error) error {
+	closed := false
+	defer func() {
+		if !closed {
+			f.Close()
+		}
+	}()
+	w := bufio.NewWriterSize(f, writeBufferSize)
+	if err := write(w); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if perm != 0 {
+		if err := f.Chmod(perm); err != nil {
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	// A failed Close must not be retried: the descriptor is gone.
+	closed = true
+	return f.Close()
 }
 
 // createTemp creates a new file named prefix followed by a random number in
@@ -142,27 +169,10 @@ func WriteResults(w *bufio.Writer, n int, row func(i int) (ref uint32, metres fl
 		return fmt.Errorf("write results: %w", err)
 	}
 	// Formatting costs about 50 ns a row, seconds for 2^27 rows, so blocks
-	// of rows are formatted on every core, a round of blocks at a time,
-	// and written in order.
-	const block = 1 << 16
-	workers := max(1, min(runtime.GOMAXPROCS(0), (n+block-1)/block))
-	bufs := make([][]byte, workers)
-	errs := make([]error, workers)
-	for lo := 0; lo < n; lo += workers * block {
-		var wg sync.WaitGroup
-		for k := range workers {
-			b0, b1 := min(lo+k*block, n), min(lo+(k+1)*block, n)
-			wg.Go(func() { bufs[k], errs[k] = appendRows(bufs[k][:0], b0, b1, row) })
-		}
-		wg.Wait()
-		for k := range workers {
-			if errs[k] != nil {
-				return errs[k]
-			}
-			if _, err := w.Write(bufs[k]); err != nil {
-				return fmt.Errorf("write results: rows from %d: %w", lo+k*block, err)
-			}
-		}
+	// of rows are formatted on every core, ahead of the writes.
+	err := writeBlocks(w, n, 1<<16, func(dst []byte, lo, hi int) ([]byte, error) { return appendRows(dst, lo, hi, row) })
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write results: %w", err)
@@ -172,11 +182,7 @@ func WriteResults(w *bufio.Writer, n int, row func(i int) (ref uint32, metres fl
 
 // appendRows appends the CSV lines of observations [lo, hi) to dst.
 func appendRows(dst []byte, lo, hi int, row func(i int) (ref uint32, metres float64)) ([]byte, error) {
-	// Each row is formatted right to left into line, which is large enough
-	// for any row on the fast path: an index of up to 19 digits, a
-	// reference of up to 10 and a distance below 1e12 m (13 digits with
-	// the point, 3 decimals), 3 separators.
-	var line [64]byte
+	var line [rowBufferSize]byte
 	for i := lo; i < hi; i++ {
 		ref, m := row(i)
 		if !(m >= 0) || math.IsInf(m, 1) {
@@ -184,14 +190,11 @@ func appendRows(dst []byte, lo, hi int, row func(i int) (ref uint32, metres floa
 		}
 		mm, ok := millimetres(m)
 		if !ok {
-			dst = strconv.AppendInt(dst, int64(i), 10)
-			dst = append(dst, ',')
-			dst = strconv.AppendUint(dst, uint64(ref), 10)
-			dst = append(dst, ',')
-			dst = appendMetres(dst, m)
-			dst = append(dst, '\n')
+			dst = appendRowFloat(dst, i, ref, m)
 			continue
 		}
+		// The usual row is formatted right to left into line, here rather
+		// than in a function of its own: a call per row costs 2-3%.
 		end := len(line) - 5
 		frac := mm % 1000
 		line[end] = '.'
@@ -209,6 +212,23 @@ func appendRows(dst []byte, lo, hi int, row func(i int) (ref uint32, metres floa
 		dst = append(dst, line[end:]...)
 	}
 	return dst, nil
+}
+
+// rowBufferSize is large enough for any row appendRows formats in line: an
+// index of up to 19 digits, a reference of up to 10 and a distance below
+// 1e12 m (13 digits with the point, 3 decimals), 3 separators.
+const rowBufferSize = 64
+
+// appendRowFloat appends the CSV line of observation i, whose nearest
+// reference ref is m metres away, to dst, for the distances millimetres
+// cannot round.
+func appendRowFloat(dst []byte, i int, ref uint32, m float64) []byte {
+	dst = strconv.AppendInt(dst, int64(i), 10)
+	dst = append(dst, ',')
+	dst = strconv.AppendUint(dst, uint64(ref), 10)
+	dst = append(dst, ',')
+	dst = appendMetres(dst, m)
+	return append(dst, '\n')
 }
 
 // appendMetres appends m >= 0 with exactly three decimals, giving the same
@@ -258,7 +278,7 @@ const digitPairs = "00010203040506070809" +
 
 // putUint writes the decimal digits of v into b, ending just before b[end],
 // and returns the index of the first digit. b must have room for them.
-func putUint(b *[64]byte, end int, v uint64) int {
+func putUint(b *[rowBufferSize]byte, end int, v uint64) int {
 	for v >= 100 {
 		q := v / 100
 		r := (v - q*100) * 2

@@ -1,19 +1,8 @@
-// Package simulator generates reproducible synthetic point sets and runs
-// simulations whose references move along great circles (Run): the
-// observations stay resident in the engine (a geoknn.Session), each step
-// sends the moved references and the replaced observations, and the host
-// prepares the next step while the GPUs answer the current one.
-//
-// Every generator comes in two forms that produce the same points: one
-// returns []orb.Point{lon, lat} in degrees, the other fills caller-provided
-// latitude and longitude columns in radians, which avoids building
-// orb.Points for very large sets (2^27 points and more). Generation runs in
-// parallel over runtime.GOMAXPROCS(0) goroutines in fixed blocks of points,
-// each block drawing from its own PCG stream seeded from (seed, block), so
-// the output depends only on the seed and never on the number of goroutines.
-//
-// The random draws are the same on every platform; the coordinates derived
-// from them through math.Asin, math.Atan2 and friends are identical from run
-// to run, and across platforms agree to within the last bits of those
-// functions.
+// Package simulator runs simulations whose references move along great
+// circles (Run): the observations stay resident in the engine (a
+// geoknn.Session), each step sends the moved references and the replaced
+// observations, and the host prepares the next step while the GPUs answer
+// the current one. Points come from the generators of package sphere, and
+// every random draw from its reproducible block streams (sphere.ForBlocks),
+// so a simulation depends only on its Config, never on the number of cores.
 package simulator

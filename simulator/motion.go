@@ -6,11 +6,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/sphere"
 )
-
-// EarthRadius is the sphere radius in metres that the motion model moves
-// points on; it equals geoknn.EarthRadius and validate.EarthRadius.
-const EarthRadius = 6371008.8
 
 // Stream keys of the moving simulation (see generate.go for the others).
 const (
@@ -28,7 +25,7 @@ const (
 //
 // It rotates unit vectors in float64: the position p and the unit tangent t
 // in the direction of travel become p cos d + t sin d and t cos d - p sin d
-// for the central angle d = dist/EarthRadius, which is exact for any
+// for the central angle d = dist/sphere.EarthRadiusMetres, which is exact for any
 // distance and has no singularity at the poles or the antimeridian. At a
 // pole, where north is undefined, the heading is measured against the
 // meridian of the returned longitude, as the formulas for (lat, lon) give
@@ -44,7 +41,7 @@ func Propagate(lat, lon, heading, dist float64) (lat2, lon2, heading2 float64) {
 	nx, ny, nz := -sLat*cLon, -sLat*sLon, cLat
 	// Unit tangent in the direction of travel.
 	tx, ty, tz := sH*ex+cH*nx, sH*ey+cH*ny, cH*nz
-	sD, cD := math.Sincos(dist / EarthRadius)
+	sD, cD := math.Sincos(dist / sphere.EarthRadiusMetres)
 	qx, qy, qz := px*cD+tx*sD, py*cD+ty*sD, pz*cD+tz*sD
 	ux, uy, uz := tx*cD-px*sD, ty*cD-py*sD, tz*cD-pz*sD
 	r := math.Sqrt(qx*qx + qy*qy)
@@ -102,7 +99,7 @@ func (m *Movers) Check() error {
 // others, so the result does not depend on the number of goroutines. dt may
 // be negative (the points retrace their paths).
 func (m *Movers) Step(dt float64) {
-	m.step(dt, workers())
+	m.step(dt, 0)
 }
 
 func (m *Movers) step(dt float64, workers int) {
@@ -129,7 +126,7 @@ func RandomMotion(n int, seed uint64, minSpeed, maxSpeed float64, speed, heading
 	if err := checkSpeeds(minSpeed, maxSpeed); err != nil {
 		return err
 	}
-	forStreamBlocks(n, seed, streamMotion, workers(), func(rng *rand.Rand, lo, hi, _ int) {
+	sphere.ForBlocks(n, seed, streamMotion, 0, func(rng *rand.Rand, lo, hi, _ int) {
 		for i := lo; i < hi; i++ {
 			speed[i] = minSpeed + (maxSpeed-minSpeed)*rng.Float64()
 			heading[i] = 2 * math.Pi * rng.Float64()
@@ -143,25 +140,4 @@ func checkSpeeds(minSpeed, maxSpeed float64) error {
 		return fmt.Errorf("simulator: speeds [%v, %v] m/s: want finite 0 <= min <= max", minSpeed, maxSpeed)
 	}
 	return nil
-}
-
-// parallelBlocks calls fn on the blocks [lo, hi) of blockSize points of
-// [0, n) from up to workers goroutines.
-func parallelBlocks(n, workers int, fn func(lo, hi int)) {
-	parallel.Blocks(n, blockSize, workers, func(_, lo, hi int) { fn(lo, hi) })
-}
-
-// forStreamBlocks is forBlocks with a stream key of its own: each block
-// draws from a PCG stream seeded from (seed, stream, block index).
-func forStreamBlocks(n int, seed, stream uint64, workers int, fn func(rng *rand.Rand, lo, hi, w int)) {
-	workers = parallel.Workers(n, blockSize, workers)
-	srcs := make([]rand.PCG, workers)
-	rngs := make([]*rand.Rand, workers)
-	for w := range rngs {
-		rngs[w] = rand.New(&srcs[w])
-	}
-	parallel.Blocks(n, blockSize, workers, func(w, lo, hi int) {
-		seedPCG(&srcs[w], seed, stream, uint64(lo/blockSize))
-		fn(rngs[w], lo, hi, w)
-	})
 }

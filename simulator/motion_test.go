@@ -3,12 +3,13 @@ package simulator
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/paulmach/orb"
 
-	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -19,19 +20,10 @@ func angleDiff(a, b float64) float64 {
 	return math.Abs(math.Remainder(a-b, 2*math.Pi))
 }
 
-func TestEarthRadiusMetres(t *testing.T) {
-	if EarthRadius != validate.EarthRadius {
-		t.Errorf("EarthRadius = %v, validate.EarthRadius = %v", EarthRadius, validate.EarthRadius)
-	}
-	if EarthRadius != geoknn.EarthRadius {
-		t.Errorf("EarthRadius = %v, geoknn.EarthRadius = %v", EarthRadius, geoknn.EarthRadius)
-	}
-}
-
 // A quarter of the circumference east along the equator ends at +90°, in
 // one step or in many.
 func TestPropagateEastQuarter(t *testing.T) {
-	quarter := math.Pi / 2 * EarthRadius
+	quarter := math.Pi / 2 * sphere.EarthRadiusMetres
 	lat, lon, h := Propagate(0, 0, 90*deg, quarter)
 	if math.Abs(lat) > 1e-12 || math.Abs(lon-90*deg) > 1e-12 || math.Abs(h-90*deg) > 1e-12 {
 		t.Errorf("one step: lat %v° lon %v° heading %v°, want 0, 90, 90", lat/deg, lon/deg, h/deg)
@@ -49,7 +41,7 @@ func TestPropagateEastQuarter(t *testing.T) {
 
 func TestPropagateAntimeridian(t *testing.T) {
 	// 2° of longitude on the equator.
-	d := 2 * deg * EarthRadius
+	d := 2 * deg * sphere.EarthRadiusMetres
 	if _, lon, h := Propagate(0, 179*deg, 90*deg, d); math.Abs(lon+179*deg) > 1e-12 || math.Abs(h-90*deg) > 1e-12 {
 		t.Errorf("east over the antimeridian: lon %v°, heading %v°; want -179, 90", lon/deg, h/deg)
 	}
@@ -78,7 +70,7 @@ func TestPropagateOverPole(t *testing.T) {
 		{"north, negative longitude", 70, -120, 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &Movers{Lat: []float64{tc.lat * deg}, Lon: []float64{tc.lon * deg}, Heading: []float64{0}, Speed: []float64{tc.step * deg * EarthRadius}}
+			m := &Movers{Lat: []float64{tc.lat * deg}, Lon: []float64{tc.lon * deg}, Heading: []float64{0}, Speed: []float64{tc.step * deg * sphere.EarthRadiusMetres}}
 			wantLon := tc.lon - 180
 			if wantLon < -180 {
 				wantLon += 360
@@ -121,7 +113,7 @@ func TestPropagateOverPole(t *testing.T) {
 		})
 	}
 	// South over the south pole too.
-	lat, lon, h := Propagate(-85*deg, 10*deg, 180*deg, 10*deg*EarthRadius)
+	lat, lon, h := Propagate(-85*deg, 10*deg, 180*deg, 10*deg*sphere.EarthRadiusMetres)
 	if math.Abs(lat+85*deg) > 1e-12 || angleDiff(lon, -170*deg) > 1e-12 || angleDiff(h, 0) > 1e-12 {
 		t.Errorf("over the south pole: lat %v° lon %v° heading %v°, want -85, -170, 0", lat/deg, lon/deg, h/deg)
 	}
@@ -132,7 +124,7 @@ func TestPropagateOverPole(t *testing.T) {
 func TestStepDistanceAndCarriedHeading(t *testing.T) {
 	const n, dt, steps = 5000, 60.0, 50
 	lat, lon := make([]float64, n), make([]float64, n)
-	if err := SphereRadians(n, 3, lat, lon); err != nil {
+	if err := sphere.SphereRadians(n, 3, lat, lon); err != nil {
 		t.Fatal(err)
 	}
 	// Put some on and near the poles and on the antimeridian.
@@ -146,8 +138,8 @@ func TestStepDistanceAndCarriedHeading(t *testing.T) {
 		before := &Movers{Lat: slices.Clone(m.Lat), Lon: slices.Clone(m.Lon)}
 		m.step(dt, 1+s%3)
 		for i := range n {
-			a := ToDegrees(before.Lat[i], before.Lon[i])
-			b := ToDegrees(m.Lat[i], m.Lon[i])
+			a := sphere.ToDegrees(before.Lat[i], before.Lon[i])
+			b := sphere.ToDegrees(m.Lat[i], m.Lon[i])
 			want := m.Speed[i] * dt
 			if got := validate.HaversineMetres(a, b); math.Abs(got-want) > 1e-6*want {
 				t.Fatalf("step %d, point %d: moved %.9f m, want %.9f m", s, i, got, want)
@@ -159,8 +151,8 @@ func TestStepDistanceAndCarriedHeading(t *testing.T) {
 	}
 	start.Step(dt * steps)
 	for i := range n {
-		a := ToDegrees(start.Lat[i], start.Lon[i])
-		b := ToDegrees(m.Lat[i], m.Lon[i])
+		a := sphere.ToDegrees(start.Lat[i], start.Lon[i])
+		b := sphere.ToDegrees(m.Lat[i], m.Lon[i])
 		if d := validate.HaversineMetres(a, b); d > 1e-3 {
 			t.Fatalf("point %d: %d steps end %.6f m from one long step", i, steps, d)
 		}
@@ -171,7 +163,7 @@ func TestStepDistanceAndCarriedHeading(t *testing.T) {
 }
 
 func TestRandomMotion(t *testing.T) {
-	const n = 3*blockSize + 5
+	const n = 3*sphere.BlockSize + 5
 	sp, hd := make([]float64, n), make([]float64, n)
 	if err := RandomMotion(n, 9, 10, 20, sp, hd); err != nil {
 		t.Fatal(err)
@@ -222,17 +214,17 @@ func TestMoversCheck(t *testing.T) {
 }
 
 func TestReplace(t *testing.T) {
-	const n = 5*blockSize + 321
+	const n = 5*sphere.BlockSize + 321
 	for _, frac := range []float64{0, 0.001, 0.1, 0.37, 1} {
 		want := int(math.Round(frac * n))
 		var first []uint32
 		for _, w := range []int{1, 2, 5} {
 			lat, lon := make([]float64, n), make([]float64, n)
-			if err := SphereRadians(n, 1, lat, lon); err != nil {
+			if err := sphere.SphereRadians(n, 1, lat, lon); err != nil {
 				t.Fatal(err)
 			}
 			old := &Movers{Lat: slices.Clone(lat), Lon: slices.Clone(lon)}
-			gen, err := blockByName("sphere", 1)
+			gen, err := sphere.NewGenerator("sphere", 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +269,7 @@ func TestReplace(t *testing.T) {
 func TestReplaceDistribution(t *testing.T) {
 	const n = 200000
 	lat, lon := make([]float64, n), make([]float64, n)
-	gen, _ := blockByName("sphere", 4)
+	gen, _ := sphere.NewGenerator("sphere", 4)
 	slots := make([]uint32, n)
 	newReplacer(1, gen, 4, 2).replace(2, lat, lon, slots)
 	z := 0.0
@@ -294,7 +286,7 @@ func TestReplaceDistribution(t *testing.T) {
 	if f := float64(polar) / n; math.Abs(f-(1-math.Sin(60*deg))) > 0.005 {
 		t.Errorf("fraction beyond 60° %v", f)
 	}
-	if _, err := blockByName("nope", 1); err == nil {
+	if _, err := sphere.NewGenerator("nope", 1); err == nil {
 		t.Error("unknown generator: no error")
 	}
 }
@@ -308,11 +300,11 @@ func TestPropagateMatchesFormula(t *testing.T) {
 		lon1 := (r.Float64()*2 - 1) * math.Pi
 		h := r.Float64() * 2 * math.Pi
 		d := r.Float64() * 3e6
-		dr := d / EarthRadius
+		dr := d / sphere.EarthRadiusMetres
 		lat2 := math.Asin(math.Sin(lat1)*math.Cos(dr) + math.Cos(lat1)*math.Sin(dr)*math.Cos(h))
 		lon2 := lon1 + math.Atan2(math.Sin(h)*math.Sin(dr)*math.Cos(lat1), math.Cos(dr)-math.Sin(lat1)*math.Sin(lat2))
 		gl, gn, _ := Propagate(lat1, lon1, h, d)
-		a, b := ToDegrees(gl, gn), orb.Point{math.Remainder(lon2, 2*math.Pi) / deg, lat2 / deg}
+		a, b := sphere.ToDegrees(gl, gn), orb.Point{math.Remainder(lon2, 2*math.Pi) / deg, lat2 / deg}
 		if dd := validate.HaversineMetres(a, b); dd > 1e-4 {
 			t.Fatalf("from %v %v heading %v° for %v m: %v, formula %v (%v m apart)", lat1/deg, lon1/deg, h/deg, d, a, b, dd)
 		}
@@ -334,13 +326,13 @@ func newBenchWorld(b *testing.B, frac float64) *benchWorld {
 	const nObs, nRef = 1 << 24, 1 << 16
 	w := &benchWorld{lat: make([]float64, nObs), lon: make([]float64, nObs),
 		m: &Movers{Lat: make([]float64, nRef), Lon: make([]float64, nRef), Heading: make([]float64, nRef), Speed: make([]float64, nRef)}}
-	if err := SphereRadians(nObs, 1, w.lat, w.lon); err != nil {
+	if err := sphere.SphereRadians(nObs, 1, w.lat, w.lon); err != nil {
 		b.Fatal(err)
 	}
-	_ = SphereRadians(nRef, 2, w.m.Lat, w.m.Lon)
+	_ = sphere.SphereRadians(nRef, 2, w.m.Lat, w.m.Lon)
 	_ = RandomMotion(nRef, 1, 0, 250, w.m.Speed, w.m.Heading)
-	gen, _ := blockByName("sphere", 1)
-	w.r = newReplacer(frac, gen, 1, workers())
+	gen, _ := sphere.NewGenerator("sphere", 1)
+	w.r = newReplacer(frac, gen, 1, runtime.GOMAXPROCS(0))
 	k := replaceCount(frac, nObs)
 	w.slots, w.newLat, w.newLon = make([]uint32, k), make([]float64, k), make([]float64, k)
 	return w

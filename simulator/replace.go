@@ -6,22 +6,9 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"sync"
-)
 
-// blockByName returns the block function of the generator called name, with
-// the clustered generator's centres drawn from seed (so fresh points come
-// from the same clusters as the points generated with that seed).
-func blockByName(name string, seed uint64) (blockFunc, error) {
-	switch name {
-	case "seed":
-		return seedBlock, nil
-	case "sphere":
-		return sphereBlock, nil
-	case "clustered":
-		return clusteredBlock(seed, DefaultClusters, DefaultSpreadKm)
-	}
-	return nil, unknown(name)
-}
+	"github.com/geoknn/geoknn/sphere"
+)
 
 // replaceCount is how many of the first n points a replacement of fraction
 // frac replaces: round(frac*n). Blocks replace the difference of it at their
@@ -34,7 +21,7 @@ func replaceCount(frac float64, n int) int {
 // every step.
 type replacer struct {
 	frac    float64
-	gen     blockFunc
+	gen     sphere.Generator
 	seed    uint64
 	workers int
 	// Per-worker scratch: a permutation of a block's slots and the fresh
@@ -47,10 +34,10 @@ type replaceScratch struct {
 	lat, lon []float64
 }
 
-func newReplacer(frac float64, gen blockFunc, seed uint64, workers int) *replacer {
+func newReplacer(frac float64, gen sphere.Generator, seed uint64, workers int) *replacer {
 	r := &replacer{frac: frac, gen: gen, seed: seed, workers: workers}
 	r.scratch.New = func() any {
-		return &replaceScratch{bits: make([]uint64, blockSize/64), lat: make([]float64, blockSize), lon: make([]float64, blockSize)}
+		return &replaceScratch{bits: make([]uint64, sphere.BlockSize/64), lat: make([]float64, sphere.BlockSize), lon: make([]float64, sphere.BlockSize)}
 	}
 	return r
 }
@@ -58,7 +45,7 @@ func newReplacer(frac float64, gen blockFunc, seed uint64, workers int) *replace
 // replace overwrites round(frac*n) of the points lat[:n], lon[:n] with
 // fresh points for the given step, and writes the indices of the replaced
 // slots, in increasing order, to slots (which must hold round(frac*n)
-// entries). Within each block of blockSize points, the block's share of
+// entries). Within each block of sphere.BlockSize points, the block's share of
 // slots is drawn without replacement (Floyd's algorithm) and
 // the fresh points are generated from a PCG stream of its own, keyed by
 // (seed, step, block): the result depends on neither the number of
@@ -76,8 +63,8 @@ func (r *replacer) replace(step int, lat, lon []float64, slots []uint32) {
 // points themselves alone (so the simulation can draw the next step's
 // replacements while the current step's query still reads them).
 func (r *replacer) draw(step, n int, slots []uint32, newLat, newLon []float64) {
-	stream := streamReplace ^ mix64(uint64(step))
-	forStreamBlocks(n, r.seed, stream, r.workers, func(rng *rand.Rand, lo, hi, _ int) {
+	stream := streamReplace ^ sphere.Mix64(uint64(step))
+	sphere.ForBlocks(n, r.seed, stream, r.workers, func(rng *rand.Rand, lo, hi, _ int) {
 		off := replaceCount(r.frac, lo)
 		k := replaceCount(r.frac, hi) - off
 		if k == 0 {

@@ -5,20 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/engine"
-	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/sphere"
 )
 
 // Config describes a simulation with moving references.
 type Config struct {
 	// Obs and Ref are the numbers of observations and references, drawn by
 	// the generators ObsGen and RefGen ("sphere", "seed" or "clustered", see
-	// ByName; "" means "sphere"). Observations use Seed and references
+	// sphere.ByName; "" means "sphere"). Observations use Seed and references
 	// Seed+1, as `knn run` does, so step 1 asks the same query as
 	// `knn run --obs Obs --ref Ref --seed Seed`.
 	Obs, Ref       int
@@ -28,7 +27,7 @@ type Config struct {
 	// observations or references instead of generated ones (they are
 	// copied, never modified); Obs or Ref must then be 0 or their length.
 	// Fresh observations that replace old ones still come from ObsGen.
-	InitObs, InitRef engine.Points
+	InitObs, InitRef geoknn.Points
 
 	// Steps is the number of queries: step 1 is the initial state, and
 	// before each later step the references move for Dt seconds and a
@@ -63,7 +62,7 @@ type Step struct {
 	Time float64
 	// Obs and Ref are the current positions as float64 radian columns.
 	// Run reuses them: they are valid only until the callback returns.
-	Obs, Ref engine.Points
+	Obs, Ref geoknn.Points
 	// Result holds the step's answers; it is the callback's to keep. Its
 	// Index and Distance are nil when Config.Answers declined them.
 	Result *geoknn.Result
@@ -87,7 +86,7 @@ type Step struct {
 	ChangedFraction float64
 	// Stats is how the engine ran the query: device time by stage (GPU),
 	// host time preparing the references, the grid plan in Note.
-	Stats engine.SessionStats
+	Stats geoknn.SessionStats
 }
 
 // Summary describes a finished (or interrupted) simulation.
@@ -124,7 +123,7 @@ func (c *Config) Validate() error {
 		return errors.New("simulator: no references")
 	}
 	for _, g := range []string{c.ObsGen, c.RefGen} {
-		if _, err := blockByName(genName(g), 0); err != nil {
+		if _, err := sphere.NewGenerator(genName(g), 0); err != nil {
 			return err
 		}
 	}
@@ -137,7 +136,7 @@ func (c *Config) Validate() error {
 	return checkFraction(c.Replace)
 }
 
-func checkCount(what string, n int, init engine.Points) error {
+func checkCount(what string, n int, init geoknn.Points) error {
 	if n < 0 {
 		return fmt.Errorf("simulator: negative number of %s %d", what, n)
 	}
@@ -162,7 +161,7 @@ func genName(g string) string {
 
 // initColumns returns float64 copies of init, or n points of the named
 // generator.
-func initColumns(init engine.Points, n int, gen string, seed uint64) (lat, lon []float64, err error) {
+func initColumns(init geoknn.Points, n int, gen string, seed uint64) (lat, lon []float64, err error) {
 	if init.Len() > 0 {
 		lat, lon = make([]float64, init.Len()), make([]float64, init.Len())
 		for i := range lat {
@@ -172,7 +171,7 @@ func initColumns(init engine.Points, n int, gen string, seed uint64) (lat, lon [
 		}
 		return lat, lon, nil
 	}
-	fill, err := RadiansByName(genName(gen))
+	fill, err := sphere.RadiansByName(genName(gen))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -196,203 +195,67 @@ func Run(ctx context.Context, cfg Config, onStep func(Step) error) (Summary, err
 	if err := cfg.Validate(); err != nil {
 		return Summary{}, err
 	}
-	return run(ctx, cfg, onStep, workers())
+	return run(ctx, cfg, onStep, runtime.GOMAXPROCS(0))
 }
 
-func run(ctx context.Context, cfg Config, onStep func(Step) error, workers int) (sum Summary, err error) {
-	obsLat, obsLon, err := initColumns(cfg.InitObs, cfg.Obs, cfg.ObsGen, cfg.Seed)
+// run is Run with the host work spread over the given number of workers.
+func run(ctx context.Context, cfg Config, onStep func(Step) error, workers int) (_ Summary, err error) {
+	w, err := newWorld(cfg, workers)
 	if err != nil {
 		return Summary{}, err
 	}
-	refLat, refLon, err := initColumns(cfg.InitRef, cfg.Ref, cfg.RefGen, cfg.Seed+1)
-	if err != nil {
-		return Summary{}, err
-	}
-	nObs, nRef := len(obsLat), len(refLat)
-	mv := &Movers{Lat: refLat, Lon: refLon, Heading: make([]float64, nRef), Speed: make([]float64, nRef)}
-	if err := RandomMotion(nRef, cfg.Seed, cfg.MinSpeed, cfg.MaxSpeed, mv.Speed, mv.Heading); err != nil {
-		return Summary{}, err
-	}
-	var rep *replacer
-	var slots []uint32
-	if k := replaceCount(cfg.Replace, nObs); k > 0 {
-		gen, err := blockByName(genName(cfg.ObsGen), cfg.Seed)
-		if err != nil {
-			return Summary{}, err
-		}
-		rep = newReplacer(cfg.Replace, gen, cfg.Seed, workers)
-		slots = make([]uint32, k)
-	}
-
 	s, err := geoknn.NewSearcher(cfg.Options)
 	if err != nil {
 		return Summary{}, err
 	}
-	defer func() {
-		if cerr := s.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("simulator: closing the searcher: %w", cerr)
-		}
-	}()
-	sum.Engine, sum.Fallback = s.Engine(), s.Fallback()
-	obs := engine.Radians64(obsLat, obsLon)
-	ref := engine.Radians64(mv.Lat, mv.Lon)
-	queries := make([]time.Duration, 0, cfg.Steps)
-	steps := make([]time.Duration, 0, cfg.Steps)
-	defer func() {
-		sum.Steps = len(queries)
-		if len(queries) > 0 {
-			sorted := slices.Clone(queries)
-			slices.Sort(sorted)
-			sum.Min, sum.Max = sorted[0], sorted[len(sorted)-1]
-			sum.Median = median(sorted)
-			sorted = slices.Clone(steps)
-			slices.Sort(sorted)
-			sum.StepMedian = median(sorted)
-		}
-		if t := sum.Wall.Seconds(); t > 0 {
-			sum.StepsPerSecond = float64(sum.Steps) / t
-		}
-	}()
+	defer closeInto(&err, s.Close, "the searcher")
+	t := tally{sum: Summary{Engine: s.Engine(), Fallback: s.Fallback()},
+		queries: make([]time.Duration, 0, cfg.Steps), walls: make([]time.Duration, 0, cfg.Steps)}
+	err = w.simulate(ctx, s, onStep, &t)
+	return t.summary(), err
+}
 
-	// The observations stay in the engine (on the GPUs) for the whole run;
-	// each step sends the replaced ones and the moved references. The host
-	// draws step n+1's motion and replacements while step n's query runs on
-	// the GPUs (into a second set of movers and the replacement buffers),
-	// so a step costs about the longer of the two, not their sum.
-	sess, err := s.NewSession(obs)
-	if err != nil {
-		return sum, fmt.Errorf("simulator: %w", err)
+// closeInto calls closer and reports its failure in *err, unless *err
+// already holds an earlier (more telling) error.
+func closeInto(err *error, closer func() error, what string) {
+	if cerr := closer(); cerr != nil && *err == nil {
+		*err = fmt.Errorf("simulator: closing %s: %w", what, cerr)
 	}
-	defer func() {
-		if cerr := sess.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("simulator: closing the session: %w", cerr)
-		}
-	}()
-	next := &Movers{Lat: make([]float64, nRef), Lon: make([]float64, nRef), Heading: make([]float64, nRef), Speed: mv.Speed}
-	// Replacements, double-buffered: step n's are written into the host
-	// columns while step n+1's are drawn, both during step n's query.
-	type replacement struct {
-		slots          []uint32
-		newLat, newLon []float64
+}
+
+// tally collects the steps' times for the Summary.
+type tally struct {
+	sum            Summary
+	queries, walls []time.Duration
+}
+
+// add records a completed step.
+func (t *tally) add(st Step) {
+	t.queries = append(t.queries, st.Query)
+	t.walls = append(t.walls, st.Wall)
+	t.sum.Query += st.Query
+	t.sum.Update += st.Update
+	t.sum.Wall += st.Wall
+	t.sum.Devices = st.Stats.Devices
+}
+
+// summary is the Summary of the steps recorded so far.
+func (t *tally) summary() Summary {
+	sum := t.sum
+	sum.Steps = len(t.queries)
+	if len(t.queries) > 0 {
+		sorted := slices.Clone(t.queries)
+		slices.Sort(sorted)
+		sum.Min, sum.Max = sorted[0], sorted[len(sorted)-1]
+		sum.Median = median(sorted)
+		sorted = slices.Clone(t.walls)
+		slices.Sort(sorted)
+		sum.StepMedian = median(sorted)
 	}
-	var reps [2]replacement
-	if rep != nil {
-		for k := range reps {
-			reps[k] = replacement{slots: make([]uint32, len(slots)),
-				newLat: make([]float64, len(slots)), newLon: make([]float64, len(slots))}
-		}
+	if secs := sum.Wall.Seconds(); secs > 0 {
+		sum.StepsPerSecond = float64(sum.Steps) / secs
 	}
-	// draw prepares step n: the movers advanced from the current ones into
-	// next, and step n's replacements into reps[n%2].
-	// The two halves touch disjoint data and each leaves cores idle at its
-	// end, so they run side by side.
-	draw := func(n int) {
-		var wg sync.WaitGroup
-		if rep != nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := &reps[n%2]
-				rep.draw(n, nObs, r.slots, r.newLat, r.newLon)
-			}()
-		}
-		copy(next.Lat, mv.Lat)
-		copy(next.Lon, mv.Lon)
-		copy(next.Heading, mv.Heading)
-		next.step(cfg.Dt, workers)
-		wg.Wait()
-	}
-	// write applies step n's replacements to the host columns: scattered
-	// writes over the whole set, a cache and TLB miss each, so spread over
-	// the cores.
-	write := func(n int) {
-		r := &reps[n%2]
-		parallel.Blocks(len(r.slots), 1<<13, workers, func(_, lo, hi int) {
-			for k := lo; k < hi; k++ {
-				obsLat[r.slots[k]], obsLon[r.slots[k]] = r.newLat[k], r.newLon[k]
-			}
-		})
-	}
-	var drawn time.Duration // the host time spent drawing and writing the coming step
-	for n := 1; n <= cfg.Steps; n++ {
-		if err := ctx.Err(); err != nil {
-			return sum, err
-		}
-		t0 := time.Now()
-		st := Step{N: n, Time: float64(n-1) * cfg.Dt}
-		if n > 1 {
-			mv, next = next, mv
-			ref = engine.Radians64(mv.Lat, mv.Lon)
-			if rep != nil {
-				r := &reps[n%2]
-				if err := sess.Replace(ctx, r.slots, engine.Radians64(r.newLat, r.newLon)); err != nil {
-					return sum, fmt.Errorf("simulator: step %d: %w", n, err)
-				}
-				st.Replaced = len(r.slots)
-			}
-			st.Update = drawn + time.Since(t0)
-		}
-		st.Obs, st.Ref = obs, ref
-		// Start returns once the GPUs have the query; the host then writes
-		// this step's replacements into its columns and draws the next
-		// step, and Wait collects the answers.
-		t := time.Now()
-		answers := cfg.Answers == nil || cfg.Answers(n)
-		var res *geoknn.Result
-		var qs engine.SessionStats
-		q, err := sess.Start(ctx, ref, answers)
-		st.Query = time.Since(t)
-		drawn = 0
-		if err == nil {
-			t = time.Now()
-			// Writing this step's replacements and drawing the next step's
-			// touch different buffers: side by side too.
-			var wg sync.WaitGroup
-			if n > 1 && rep != nil {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					write(n)
-				}()
-			}
-			if n < cfg.Steps {
-				draw(n + 1)
-			}
-			wg.Wait()
-			drawn = time.Since(t)
-			t = time.Now()
-			res, qs, err = q.Wait()
-			st.Query += time.Since(t)
-		} else if n > 1 && rep != nil {
-			write(n) // keep the host columns whole for the caller
-		}
-		st.Wall = time.Since(t0)
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return sum, ctxErr
-			}
-			return sum, fmt.Errorf("simulator: step %d: %w", n, err)
-		}
-		st.Result, st.Stats = res, qs
-		if n > 1 {
-			st.Changed = qs.Changed
-			if kept := nObs - st.Replaced; kept > 0 {
-				st.ChangedFraction = float64(st.Changed) / float64(kept)
-			}
-		}
-		queries = append(queries, st.Query)
-		steps = append(steps, st.Wall)
-		sum.Query += st.Query
-		sum.Update += st.Update
-		sum.Wall += st.Wall
-		sum.Devices = res.Devices
-		if onStep != nil {
-			if err := onStep(st); err != nil {
-				return sum, err
-			}
-		}
-	}
-	return sum, nil
+	return sum
 }
 
 // median of a sorted, non-empty slice.

@@ -11,7 +11,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -23,10 +23,10 @@ func smallConfig() Config {
 	}
 }
 
-func toPoints(p engine.Points) []orb.Point {
+func toPoints(p geoknn.Points) []orb.Point {
 	pts := make([]orb.Point, p.Len())
 	for i := range pts {
-		pts[i] = ToDegrees(p.At(i))
+		pts[i] = sphere.ToDegrees(p.At(i))
 	}
 	return pts
 }
@@ -113,7 +113,7 @@ func TestRunCPU(t *testing.T) {
 // another seed another one.
 func TestRunDeterminism(t *testing.T) {
 	cfg := smallConfig()
-	cfg.Obs, cfg.Steps = 2*blockSize+17, 3
+	cfg.Obs, cfg.Steps = 2*sphere.BlockSize+17, 3
 	cfg.ObsGen = "clustered"
 	a, _ := record(t, cfg, 1)
 	b, _ := record(t, cfg, 3)
@@ -138,10 +138,10 @@ func TestRunFirstStepIsGenerated(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Steps = 1
 	steps, _ := record(t, cfg, 2)
-	if want := Sphere(cfg.Obs, cfg.Seed); !slices.Equal(steps[0].obs, want) {
+	if want := sphere.Sphere(cfg.Obs, cfg.Seed); !slices.Equal(steps[0].obs, want) {
 		t.Error("observations are not Sphere(Obs, Seed)")
 	}
-	if want := Clustered(cfg.Ref, cfg.Seed+1, DefaultClusters, DefaultSpreadKm); !slices.Equal(steps[0].ref, want) {
+	if want := sphere.Clustered(cfg.Ref, cfg.Seed+1, sphere.DefaultClusters, sphere.DefaultSpreadKm); !slices.Equal(steps[0].ref, want) {
 		t.Error("references are not Clustered(Ref, Seed+1)")
 	}
 }
@@ -150,7 +150,7 @@ func TestRunInitialPoints(t *testing.T) {
 	obsLat, obsLon := []float64{0, 0.5, -0.5}, []float64{0, 1, -1}
 	refLat, refLon := []float32{0.1, -0.4}, []float32{0.2, -1}
 	cfg := Config{
-		InitObs: engine.Radians64(obsLat, obsLon), InitRef: engine.Radians32(refLat, refLon),
+		InitObs: geoknn.Radians64(obsLat, obsLon), InitRef: geoknn.Radians32(refLat, refLon),
 		Steps: 3, Dt: 60, MaxSpeed: 0, Options: geoknn.Options{Engine: geoknn.CPU},
 	}
 	steps, _ := record(t, cfg, 1)
@@ -210,7 +210,7 @@ func TestConfigErrors(t *testing.T) {
 		"min above max":   func(c *Config) { c.MinSpeed, c.MaxSpeed = 10, 5 },
 		"replace above 1": func(c *Config) { c.Replace = 1.5 },
 		"replace NaN":     func(c *Config) { c.Replace = math.NaN() },
-		"bad init":        func(c *Config) { c.InitRef = engine.Radians64([]float64{3}, []float64{0}) },
+		"bad init":        func(c *Config) { c.InitRef = geoknn.Radians64([]float64{3}, []float64{0}) },
 		"seed on the CPU": func(c *Config) { c.Options.Algorithm = geoknn.Seed },
 	} {
 		cfg := smallConfig()

@@ -7,8 +7,11 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/paulmach/orb"
+
+	"github.com/geoknn/geoknn/sphere"
 )
 
 // MaxFailures is how many failures a Report keeps.
@@ -110,14 +113,7 @@ func sample(n, k int, seed int64) []int {
 // check compares the answer for the observations in sel (all if sel is
 // nil, otherwise increasing indices) with the brute force.
 func check(ctx context.Context, obs, ref []orb.Point, index []uint32, distRad []float32, sel []int, workers int) (Report, error) {
-	if err := ctx.Err(); err != nil {
-		return Report{}, err
-	}
-	if len(index) != len(obs) || len(distRad) != len(obs) {
-		return Report{}, fmt.Errorf("validate: answer has %d indices and %d distances for %d observations",
-			len(index), len(distRad), len(obs))
-	}
-	if err := checkFinite("observation", obs); err != nil {
+	if err := checkInputs(ctx, obs, index, distRad); err != nil {
 		return Report{}, err
 	}
 	if len(obs) == 0 {
@@ -129,32 +125,72 @@ func check(ctx context.Context, obs, ref []orb.Point, index []uint32, distRad []
 	}
 	stop, release := stopFlag(ctx)
 	defer release()
+	r, ok := s.checkAll(stop, obs, index, distRad, sel)
+	if !ok {
+		return Report{}, ctx.Err()
+	}
+	return r, nil
+}
 
+// checkInputs reports a done ctx, an answer whose length does not match
+// the observations, or a non-finite observation.
+func checkInputs(ctx context.Context, obs []orb.Point, index []uint32, distRad []float32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(index) != len(obs) || len(distRad) != len(obs) {
+		return fmt.Errorf("validate: answer has %d indices and %d distances for %d observations",
+			len(index), len(distRad), len(obs))
+	}
+	return checkFinite("observation", obs)
+}
+
+// checkAll checks the observations in sel (all if sel is nil) a batch at a
+// time, which bounds scratch memory. It returns false if stop was set.
+func (s *searcher) checkAll(stop *atomic.Bool, obs []orb.Point, index []uint32, distRad []float32, sel []int) (Report, bool) {
 	total := len(obs)
 	if sel != nil {
 		total = len(sel)
 	}
-	n := min(batchSize, total)
-	batch, bObs, bIdx, bH := make([]orb.Point, n), make([]int, n), make([]int, n), make([]float64, n)
+	scratch := newBatch(min(batchSize, total))
 	var r Report
 	for lo := 0; lo < total; lo += batchSize {
-		m := min(batchSize, total-lo)
-		for k := range m {
-			i := lo + k
-			if sel != nil {
-				i = sel[i]
-			}
-			bObs[k], batch[k] = i, obs[i]
+		b := scratch.load(obs, sel, lo, min(batchSize, total-lo))
+		if !s.nearest(stop, b.pts, b.near, b.h) {
+			return Report{}, false
 		}
-		if !s.nearest(stop, batch[:m], bIdx[:m], bH[:m]) {
-			return Report{}, ctx.Err()
-		}
-		for k := range m {
-			i := bObs[k]
-			r.add(i, obs[i], ref, int(index[i]), distRad[i], bIdx[k], bH[k])
+		for k, i := range b.obs {
+			r.add(i, obs[i], s.ref, int(index[i]), distRad[i], b.near[k], b.h[k])
 		}
 	}
-	return r, nil
+	return r, true
+}
+
+// batch holds a batch of observations being checked and the brute force's
+// answer for them.
+type batch struct {
+	obs  []int       // observation indices
+	pts  []orb.Point // the observations
+	near []int       // nearest reference
+	h    []float64   // haversine to it
+}
+
+func newBatch(n int) batch {
+	return batch{make([]int, n), make([]orb.Point, n), make([]int, n), make([]float64, n)}
+}
+
+// load returns b cut to the m observations selected from position lo of
+// sel (of obs if sel is nil) on, and fills it with them.
+func (b batch) load(obs []orb.Point, sel []int, lo, m int) batch {
+	b = batch{b.obs[:m], b.pts[:m], b.near[:m], b.h[:m]}
+	for k := range m {
+		i := lo + k
+		if sel != nil {
+			i = sel[i]
+		}
+		b.obs[k], b.pts[k] = i, obs[i]
+	}
+	return b
 }
 
 // add checks one observation: ret and reported are the engine's answer,
@@ -163,8 +199,8 @@ func (r *Report) add(i int, o orb.Point, ref []orb.Point, ret int, reported floa
 	r.Checked++
 	f := Failure{
 		Obs: i, Returned: ret, Nearest: near,
-		NearestMetres:  angle(h) * EarthRadius,
-		ReportedMetres: float64(reported) * EarthRadius,
+		NearestMetres:  angle(h) * sphere.EarthRadiusMetres,
+		ReportedMetres: float64(reported) * sphere.EarthRadiusMetres,
 	}
 	if ret < 0 || ret >= len(ref) {
 		r.IndexWrong++
@@ -173,17 +209,35 @@ func (r *Report) add(i int, o orb.Point, ref []orb.Point, ret int, reported floa
 		return
 	}
 	f.ReturnedMetres = HaversineMetres(o, ref[ret])
-	bad := false
+	// Both tallies run whatever the first finds: each keeps its own
+	// counter and maximum.
+	indexBad := r.tallyExcess(f)
+	distanceBad := r.tallyDistanceError(f)
+	if indexBad || distanceBad {
+		r.fail(f)
+	}
+}
+
+// tallyExcess records how much farther f's returned reference is than the
+// nearest, and reports whether that makes the index wrong.
+func (r *Report) tallyExcess(f Failure) bool {
 	// Both distances come from the same float64 function, so the excess is
 	// never negative.
 	excess := f.ReturnedMetres - f.NearestMetres
 	r.MaxExcess = max(r.MaxExcess, excess)
 	if excess > Tolerance {
 		r.IndexWrong++
-		bad = true
-	} else if ret != near {
+		return true
+	}
+	if f.Returned != f.Nearest {
 		r.Ties++
 	}
+	return false
+}
+
+// tallyDistanceError records how far f's reported distance is from the
+// distance to the returned reference, and reports whether it is wrong.
+func (r *Report) tallyDistanceError(f Failure) bool {
 	derr := math.Abs(f.ReportedMetres - f.ReturnedMetres)
 	if math.IsNaN(derr) {
 		derr = math.Inf(1)
@@ -191,11 +245,9 @@ func (r *Report) add(i int, o orb.Point, ref []orb.Point, ret int, reported floa
 	r.MaxDistanceError = max(r.MaxDistanceError, derr)
 	if derr > Tolerance {
 		r.DistanceWrong++
-		bad = true
+		return true
 	}
-	if bad {
-		r.fail(f)
-	}
+	return false
 }
 
 func (r *Report) fail(f Failure) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/paulmach/orb"
 
+	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -95,7 +96,7 @@ func TestBruteForceGolden(t *testing.T) {
 
 // at returns the point the given metres north and east of the origin.
 func at(north, east float64) orb.Point {
-	return orb.Point{east / validate.EarthRadius / deg, north / validate.EarthRadius / deg}
+	return orb.Point{east / sphere.EarthRadiusMetres / deg, north / sphere.EarthRadiusMetres / deg}
 }
 
 func TestExactVerdicts(t *testing.T) {
@@ -106,7 +107,7 @@ func TestExactVerdicts(t *testing.T) {
 		at(0, 12),    // 2: 2 m farther
 		at(0, -10),   // 3: exactly as near as 0
 	}
-	rad := func(m float64) float32 { return float32(m / validate.EarthRadius) }
+	rad := func(m float64) float32 { return float32(m / sphere.EarthRadiusMetres) }
 	tests := []struct {
 		name                  string
 		index                 uint32
@@ -155,7 +156,7 @@ func TestExactMaxima(t *testing.T) {
 	obs := []orb.Point{{0, 0}, {0, 0}}
 	ref := []orb.Point{at(10, 0), at(-10.5, 0)}
 	r, err := validate.Exact(context.Background(), obs, ref, []uint32{1, 0},
-		[]float32{float32(10.5 / validate.EarthRadius), float32(10.75 / validate.EarthRadius)})
+		[]float32{float32(10.5 / sphere.EarthRadiusMetres), float32(10.75 / sphere.EarthRadiusMetres)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // haversine brute force.
 //
 // The exactness contract of geoknn is stated in metres on a sphere of radius
-// EarthRadius: for every observation the returned reference is at most
+// sphere.EarthRadiusMetres: for every observation the returned reference is at most
 // Tolerance farther than the true nearest, and the reported distance is within
 // Tolerance of the float64 haversine distance to the returned reference. Any
 // reference at the minimum distance is a right answer; BruteForce breaks exact

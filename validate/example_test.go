@@ -6,6 +6,7 @@ import (
 
 	"github.com/paulmach/orb"
 
+	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -28,7 +29,7 @@ func ExampleBruteForce() {
 		return
 	}
 	for i := range obs {
-		fmt.Printf("%v -> ref %d at %.1f km\n", obs[i], index[i], dist[i]*validate.EarthRadius/1000)
+		fmt.Printf("%v -> ref %d at %.1f km\n", obs[i], index[i], dist[i]*sphere.EarthRadiusMetres/1000)
 	}
 	// Output:
 	// [1 50] -> ref 2 at 160.4 km

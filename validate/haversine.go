@@ -4,12 +4,9 @@ import (
 	"math"
 
 	"github.com/paulmach/orb"
-)
 
-// EarthRadius is the mean Earth radius in metres (IUGG R1) used for every
-// distance in geoknn. It differs from orb.EarthRadius, which is the WGS84
-// equatorial radius.
-const EarthRadius = 6371008.8
+	"github.com/geoknn/geoknn/sphere"
+)
 
 // Tolerance is the exactness contract's slack in metres.
 const Tolerance = 1.0
@@ -23,9 +20,9 @@ func Haversine(a, b orb.Point) float64 {
 }
 
 // HaversineMetres returns the great-circle distance in metres between a and b
-// on a sphere of radius EarthRadius.
+// on a sphere of radius sphere.EarthRadiusMetres.
 func HaversineMetres(a, b orb.Point) float64 {
-	return Haversine(a, b) * EarthRadius
+	return Haversine(a, b) * sphere.EarthRadiusMetres
 }
 
 // hav returns the haversine of the central angle, clamped to [0, 1]. The

@@ -8,6 +8,7 @@ import (
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/geo"
 
+	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -44,7 +45,7 @@ func TestHaversineKnown(t *testing.T) {
 					t.Errorf("Haversine(%v, %v) = %.17g, want %.17g ± %g", tt.a, tt.b, got, tt.want, tt.tol)
 				}
 			}
-			if got, want := validate.HaversineMetres(tt.a, tt.b), validate.Haversine(tt.a, tt.b)*validate.EarthRadius; got != want {
+			if got, want := validate.HaversineMetres(tt.a, tt.b), validate.Haversine(tt.a, tt.b)*sphere.EarthRadiusMetres; got != want {
 				t.Errorf("HaversineMetres = %v, want %v", got, want)
 			}
 		})
@@ -61,7 +62,7 @@ func TestHaversineMatchesOrbGeo(t *testing.T) {
 		if rng.IntN(4) == 0 { // short distances too
 			b = orb.Point{a[0] + rng.NormFloat64()*1e-3, max(-90, min(90, a[1]+rng.NormFloat64()*1e-3))}
 		}
-		want := geo.DistanceHaversine(a, b) / orb.EarthRadius * validate.EarthRadius
+		want := geo.DistanceHaversine(a, b) / orb.EarthRadius * sphere.EarthRadiusMetres
 		if got := validate.HaversineMetres(a, b); math.Abs(got-want) > 1e-4 {
 			t.Fatalf("HaversineMetres(%v, %v) = %.6f, orb/geo gives %.6f", a, b, got, want)
 		}

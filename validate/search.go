@@ -93,78 +93,122 @@ func stopFlag(ctx context.Context) (*atomic.Bool, func() bool) {
 // the smallest float64 haversine (lowest index among equals) and the
 // haversine h of that distance. It returns false if stop was set.
 func (s *searcher) nearest(stop *atomic.Bool, obs []orb.Point, idx []int, h []float64) bool {
-	nobs, nref, w := len(obs), len(s.ref), s.workers
-	if nobs == 0 {
+	if len(obs) == 0 {
 		return !stop.Load()
 	}
-	chunk := min(max(nobs/(4*w), 1), maxObsChunk)
-	nChunks := (nobs + chunk - 1) / chunk
-	// With few observations, split the references too so that every
-	// goroutine has work; the parts are merged in index order below.
-	splits := 1
-	if nChunks < 4*w {
-		splits = min((4*w+nChunks-1)/nChunks, max(nref/minSplit, 1))
-	}
-	part := (nref + splits - 1) / splits
-	splits = (nref + part - 1) / part
+	p := s.plan(len(obs))
+	// Each part of the references gets its own slot per observation; the
+	// slots are merged once every part is done.
 	pIdx, pH := idx, h
-	if splits > 1 {
-		pIdx, pH = make([]int, nobs*splits), make([]float64, nobs*splits)
+	if p.splits > 1 {
+		pIdx, pH = make([]int, len(obs)*p.splits), make([]float64, len(obs)*p.splits)
 	}
-
-	parallel(nChunks*splits, w, func(item int) {
-		c, sp := item/splits, item%splits
-		olo, ohi := c*chunk, min((c+1)*chunk, nobs)
-		rlo, rhi := sp*part, min((sp+1)*part, nref)
-		var (
-			vec   [maxObsChunk][3]float64
-			bestC [maxObsChunk]float64
-			bestH [maxObsChunk]float64
-			best  [maxObsChunk]int
-		)
-		n := ohi - olo
-		for k := range n {
-			vec[k] = unit(obs[olo+k])
-			bestC[k], bestH[k], best[k] = math.Inf(1), math.Inf(1), -1
-		}
-		for t := rlo; t < rhi; t += refTile {
-			if stop.Load() {
-				return
-			}
-			te := min(t+refTile, rhi)
-			for k := range n {
-				scanTile(vec[k], obs[olo+k], s.xyz[t:te], s.ref[t:te], t, &bestC[k], &bestH[k], &best[k])
-			}
-		}
-		for k := range n {
-			o := (olo+k)*splits + sp
-			if splits == 1 {
-				o = olo + k
-			}
-			pIdx[o], pH[o] = best[k], bestH[k]
-		}
+	parallel(p.chunks*p.splits, s.workers, func(item int) {
+		s.searchItem(stop, p, item, obs, pIdx, pH)
 	})
 	if stop.Load() {
 		return false
 	}
-	if splits > 1 {
-		for i := range nobs {
-			bi, bh := pIdx[i*splits], pH[i*splits]
-			for sp := 1; sp < splits; sp++ {
-				if v := pH[i*splits+sp]; v < bh {
-					bi, bh = pIdx[i*splits+sp], v
-				}
-			}
-			idx[i], h[i] = bi, bh
+	if p.splits > 1 {
+		mergeParts(p.splits, pIdx, pH, idx, h)
+	}
+	return true
+}
+
+// searchPlan is how nearest divides its work: work item i searches chunk
+// i/splits of the observations against part i%splits of the references.
+type searchPlan struct {
+	chunk, chunks int // observations per chunk, and number of chunks
+	part, splits  int // references per part, and number of parts
+}
+
+// plan divides a search for nobs observations among the workers.
+func (s *searcher) plan(nobs int) searchPlan {
+	nref, w := len(s.ref), s.workers
+	chunk := min(max(nobs/(4*w), 1), maxObsChunk)
+	chunks := (nobs + chunk - 1) / chunk
+	// With few observations, split the references too so that every
+	// goroutine has work; the parts are merged in index order afterwards.
+	splits := 1
+	if chunks < 4*w {
+		splits = min((4*w+chunks-1)/chunks, max(nref/minSplit, 1))
+	}
+	part := (nref + splits - 1) / splits
+	splits = (nref + part - 1) / part
+	return searchPlan{chunk: chunk, chunks: chunks, part: part, splits: splits}
+}
+
+// searchItem runs work item item of plan p, writing the best reference of
+// the part for observation i to slot i*p.splits + part of idx and h. It
+// writes nothing if stop is set before it is done.
+func (s *searcher) searchItem(stop *atomic.Bool, p searchPlan, item int, obs []orb.Point, idx []int, h []float64) {
+	c, sp := item/p.splits, item%p.splits
+	olo, ohi := c*p.chunk, min((c+1)*p.chunk, len(obs))
+	rlo, rhi := sp*p.part, min((sp+1)*p.part, len(s.ref))
+	var buf [maxObsChunk]query
+	qs := buf[:ohi-olo]
+	for k := range qs {
+		qs[k] = newQuery(obs[olo+k])
+	}
+	if !s.scan(stop, qs, rlo, rhi) {
+		return
+	}
+	for k := range qs {
+		o := (olo+k)*p.splits + sp
+		idx[o], h[o] = qs[k].best, qs[k].bestH
+	}
+}
+
+// scan updates the queries' running bests over references [lo, hi). It
+// sweeps the references a tile at a time so that each tile stays in cache
+// while every query scans it, and returns false if stop was set.
+func (s *searcher) scan(stop *atomic.Bool, qs []query, lo, hi int) bool {
+	for t := lo; t < hi; t += refTile {
+		if stop.Load() {
+			return false
+		}
+		te := min(t+refTile, hi)
+		for k := range qs {
+			qs[k].scanTile(s.xyz[t:te], s.ref[t:te], t)
 		}
 	}
 	return true
 }
 
-// scanTile updates one observation's running best over a tile of
-// references starting at index base.
-func scanTile(o [3]float64, op orb.Point, xyz [][3]float64, ref []orb.Point, base int, bestC, bestH *float64, best *int) {
-	bc, bh, bi := *bestC, *bestH, *best
+// mergeParts writes to idx and h, for each observation i, the best of its
+// splits parts' answers, held at [i*splits, (i+1)*splits) of pIdx and pH.
+// Parts are in reference order and only a smaller haversine replaces the
+// best, so ties keep the lowest index.
+func mergeParts(splits int, pIdx []int, pH []float64, idx []int, h []float64) {
+	for i := range len(pIdx) / splits {
+		bi, bh := pIdx[i*splits], pH[i*splits]
+		for sp := 1; sp < splits; sp++ {
+			if v := pH[i*splits+sp]; v < bh {
+				bi, bh = pIdx[i*splits+sp], v
+			}
+		}
+		idx[i], h[i] = bi, bh
+	}
+}
+
+// query is one observation being searched and its running best.
+type query struct {
+	vec   [3]float64 // unit vector of p
+	p     orb.Point
+	bestC float64 // smallest squared chord so far
+	bestH float64 // smallest haversine so far
+	best  int     // index of the reference at bestH, or -1
+}
+
+func newQuery(p orb.Point) query {
+	return query{vec: unit(p), p: p, bestC: math.Inf(1), bestH: math.Inf(1), best: -1}
+}
+
+// scanTile updates q's running best over a tile of references starting at
+// index base.
+func (q *query) scanTile(xyz [][3]float64, ref []orb.Point, base int) {
+	o, op := q.vec, q.p
+	bc, bh, bi := q.bestC, q.bestH, q.best
 	for j := range xyz {
 		v := &xyz[j]
 		dx, dy, dz := o[0]-v[0], o[1]-v[1], o[2]-v[2]
@@ -176,7 +220,7 @@ func scanTile(o [3]float64, op orb.Point, xyz [][3]float64, ref []orb.Point, bas
 			}
 		}
 	}
-	*bestC, *bestH, *best = bc, bh, bi
+	q.bestC, q.bestH, q.best = bc, bh, bi
 }
 
 // BruteForce returns, for every observation, the index of the nearest

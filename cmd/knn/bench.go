@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/bench"
-	"github.com/geoknn/geoknn/engine"
 )
 
 const benchUsage = `Usage: knn bench [flags]
@@ -94,57 +94,19 @@ type benchFlags struct {
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f benchFlags
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Var(&f.obs, "obs", "observation sizes, e.g. 2^20:2^27 or 2^20,2^24 (repeatable; default "+benchDefaultObs.String()+")")
-	fs.Var(&f.ref, "ref", "reference sizes, e.g. 2^10:2^18 (repeatable; default "+benchDefaultRef.String()+")")
-	fs.StringVar(&f.algos, "algo", benchDefaults["algo"], "algorithms: seed,brute,grid or all (every one the engine knows)")
-	fs.StringVar(&f.engines, "engine", benchDefaults["engine"], "engines: cpu,gpu; auto = gpu if present, else cpu")
-	fs.StringVar(&f.gpus, "gpus", benchDefaults["gpus"], "GPU counts for gpu cases: 1,2 or 1:all or all")
-	fs.StringVar(&f.gens, "gen", benchDefaults["gen"], "generators: seed,sphere,clustered,cities")
-	fs.StringVar(&f.cities, "cities", defaultCitiesPath(), "the cities file, references of --gen cities")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed of the observations (references use seed+1) and of the validation sample")
-	fs.IntVar(&f.warmup, "warmup", 1, "untimed runs per case")
-	fs.IntVar(&f.repeat, "repeat", 3, "timed runs per case")
-	fs.IntVar(&f.validate, "validate", 1024, "answers per case checked against the float64 brute force (0 = none)")
-	fs.StringVar(&f.seedMax, "seed-max-pairs", "2^40", "largest seed-algorithm case timed in full (pairs)")
-	fs.BoolVar(&f.seedScale, "seed-scale", true, "above --seed-max-pairs, time seed on fewer observations and scale (false: skip)")
-	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = automatic)")
-	fs.StringVar(&f.memory, "memory", "device", "GPU memory: device or managed")
-	fs.BoolVar(&f.quick, "quick", false, "a smoke sweep of well under a minute: --obs "+benchQuickObs[0]+" --ref "+benchQuickRef[0]+
-		" --obs "+benchQuickObs[1]+" --ref "+benchQuickRef[1]+" --engine "+benchQuick["engine"]+" (flags given still apply)")
-	fs.StringVar(&f.jsonPath, "json", "", "write every sample, the devices and the environment to this JSON file")
-	fs.StringVar(&f.plotPath, "plot", "", "draw time vs pairs (and speed-up vs GPUs) to this PNG file")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
-	fs.StringVar(&f.fromJSON, "from-json", "", "run nothing: print the table of this earlier --json report (and --plot it)")
-	if helped, err := parseFlags(fs, benchUsage, args, stderr); helped || err != nil {
+	fs := f.flagSet(stderr)
+	if helped, err := parseFlags(fs, benchUsage, args, stdout, stderr); helped || err != nil {
 		return err
 	}
 	if f.fromJSON != "" {
 		return benchFromJSON(f, stdout, stderr)
 	}
-	given := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	defObs, defRef := benchDefaultObs, benchDefaultRef
-	if f.quick {
-		defObs, defRef = benchQuickObs, benchQuickRef
-		for name, v := range benchQuick {
-			if !given[name] {
-				if err := fs.Set(name, v); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if len(f.obs) == 0 {
-		f.obs = defObs
-	}
-	if len(f.ref) == 0 {
-		f.ref = defRef
+	if err := f.applyDefaults(fs); err != nil {
+		return usageError{err}
 	}
 	cfg, err := benchConfig(f)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	cfg.CommandLine = append([]string{"knn", "bench"}, args...)
 	cfg.Log = stderr
@@ -167,26 +129,68 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// flagSet defines knn bench's flags over f.
+func (f *benchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&f.obs, "obs", "observation sizes, e.g. 2^20:2^27 or 2^20,2^24 (repeatable; default "+benchDefaultObs.String()+")")
+	fs.Var(&f.ref, "ref", "reference sizes, e.g. 2^10:2^18 (repeatable; default "+benchDefaultRef.String()+")")
+	fs.StringVar(&f.algos, "algo", benchDefaults["algo"], "algorithms: seed,brute,grid or all (every one the engine knows)")
+	fs.StringVar(&f.engines, "engine", benchDefaults["engine"], "engines: cpu,gpu; auto = gpu if present, else cpu")
+	fs.StringVar(&f.gpus, "gpus", benchDefaults["gpus"], "GPU counts for gpu cases: 1,2 or 1:all or all")
+	fs.StringVar(&f.gens, "gen", benchDefaults["gen"], "generators: seed,sphere,clustered,cities")
+	fs.StringVar(&f.cities, "cities", defaultCitiesPath(), "the cities file, references of --gen cities")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed of the observations (references use seed+1) and of the validation sample")
+	fs.IntVar(&f.warmup, "warmup", 1, "untimed runs per case")
+	fs.IntVar(&f.repeat, "repeat", 3, "timed runs per case")
+	fs.IntVar(&f.validate, "validate", 1024, "answers per case checked against the float64 brute force (0 = none)")
+	fs.StringVar(&f.seedMax, "seed-max-pairs", "2^40", "largest seed-algorithm case timed in full (pairs)")
+	fs.BoolVar(&f.seedScale, "seed-scale", true, "above --seed-max-pairs, time seed on fewer observations and scale (false: skip)")
+	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = automatic)")
+	fs.StringVar(&f.memory, "memory", "device", "GPU memory: device or managed")
+	fs.BoolVar(&f.quick, "quick", false, "a smoke sweep of well under a minute: --obs "+benchQuickObs[0]+" --ref "+benchQuickRef[0]+
+		" --obs "+benchQuickObs[1]+" --ref "+benchQuickRef[1]+" --engine "+benchQuick["engine"]+" (flags given still apply)")
+	fs.StringVar(&f.jsonPath, "json", "", "write every sample, the devices and the environment to this JSON file")
+	fs.StringVar(&f.plotPath, "plot", "", "draw time vs pairs (and speed-up vs GPUs) to this PNG file")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
+	fs.StringVar(&f.fromJSON, "from-json", "", "run nothing: print the table of this earlier --json report (and --plot it)")
+	return fs
+}
+
+// applyDefaults puts --quick's values in place of the flags not given,
+// and the default sizes in place of missing --obs and --ref.
+func (f *benchFlags) applyDefaults(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	defObs, defRef := benchDefaultObs, benchDefaultRef
+	if f.quick {
+		defObs, defRef = benchQuickObs, benchQuickRef
+		for name, v := range benchQuick {
+			if !given[name] {
+				if err := fs.Set(name, v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if len(f.obs) == 0 {
+		f.obs = defObs
+	}
+	if len(f.ref) == 0 {
+		f.ref = defRef
+	}
+	return nil
+}
+
 // benchConfig checks the flags and turns them into a sweep.
 func benchConfig(f benchFlags) (bench.Config, error) {
 	cfg := bench.Config{GPUs: f.gpus, CitiesPath: f.cities, Seed: f.seed, Warmup: f.warmup, Repeat: f.repeat,
 		Validate: f.validate, SeedScale: f.seedScale, BatchSize: f.batch}
-	if len(f.obs) != len(f.ref) && len(f.obs) != 1 && len(f.ref) != 1 {
-		return cfg, fmt.Errorf("bench: %d --obs and %d --ref: give them the same number of times, or one of them once", len(f.obs), len(f.ref))
-	}
-	for i := range max(len(f.obs), len(f.ref)) {
-		o, r := f.obs[min(i, len(f.obs)-1)], f.ref[min(i, len(f.ref)-1)]
-		obs, err := bench.ParseSizes(o)
-		if err != nil {
-			return cfg, fmt.Errorf("bench: --obs %s: %w", o, err)
-		}
-		ref, err := bench.ParseSizes(r)
-		if err != nil {
-			return cfg, fmt.Errorf("bench: --ref %s: %w", r, err)
-		}
-		cfg.Shapes = append(cfg.Shapes, bench.Shape{Obs: obs, Ref: ref})
-	}
 	var err error
+	if cfg.Shapes, err = benchShapes(f.obs, f.ref); err != nil {
+		return cfg, err
+	}
 	if cfg.Engines, err = bench.ParseEngines(f.engines); err != nil {
 		return cfg, fmt.Errorf("bench: --engine: %w", err)
 	}
@@ -199,7 +203,7 @@ func benchConfig(f benchFlags) (bench.Config, error) {
 	if _, err := bench.ParseGPUs(f.gpus, 1); err != nil {
 		return cfg, fmt.Errorf("bench: --gpus %s: %w", f.gpus, err)
 	}
-	if cfg.Memory, err = engine.ParseMemoryMode(f.memory); err != nil {
+	if cfg.Memory, err = geoknn.ParseMemoryMode(f.memory); err != nil {
 		return cfg, fmt.Errorf("bench: --memory: %w", err)
 	}
 	n, err := bench.ParseCount(f.seedMax)
@@ -211,6 +215,28 @@ func benchConfig(f benchFlags) (bench.Config, error) {
 		return cfg, errors.New("bench: --repeat must be >= 1; --warmup, --validate and --batch-size >= 0")
 	}
 	return cfg, nil
+}
+
+// benchShapes pairs the --obs and --ref flags in order (one given once
+// pairs with all of the other's) and parses their sizes.
+func benchShapes(obsFlags, refFlags multiFlag) ([]bench.Shape, error) {
+	if len(obsFlags) != len(refFlags) && len(obsFlags) != 1 && len(refFlags) != 1 {
+		return nil, fmt.Errorf("bench: %d --obs and %d --ref: give them the same number of times, or one of them once", len(obsFlags), len(refFlags))
+	}
+	var shapes []bench.Shape
+	for i := range max(len(obsFlags), len(refFlags)) {
+		o, r := obsFlags[min(i, len(obsFlags)-1)], refFlags[min(i, len(refFlags)-1)]
+		obs, err := bench.ParseSizes(o)
+		if err != nil {
+			return nil, fmt.Errorf("bench: --obs %s: %w", o, err)
+		}
+		ref, err := bench.ParseSizes(r)
+		if err != nil {
+			return nil, fmt.Errorf("bench: --ref %s: %w", r, err)
+		}
+		shapes = append(shapes, bench.Shape{Obs: obs, Ref: ref})
+	}
+	return shapes, nil
 }
 
 // defaultCitiesPath is ../shared/data/cities.csv from the repository root,

@@ -113,8 +113,8 @@ func TestBenchFlags(t *testing.T) {
 			t.Errorf("%q: error %v, want one mentioning %s", tc.args, err, tc.want)
 		}
 	}
-	if _, stderr, err := runKnn(t, "bench", "--help"); err != nil || !strings.Contains(stderr, "2^20:2^27:x4") || !strings.Contains(stderr, "-quick") {
-		t.Errorf("help: %v\n%s", err, stderr)
+	if stdout, _, err := runKnn(t, "bench", "--help"); err != nil || !strings.Contains(stdout, "2^20:2^27:x4") || !strings.Contains(stdout, "-quick") {
+		t.Errorf("help: %v\n%s", err, stdout)
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/engine"
 )
 
 func cmdDevices(args []string, stdout, stderr io.Writer) error {
@@ -23,7 +23,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		}
 		return errUsageShown
 	}
-	devs, version, err := engine.ListDevices()
+	devs, version, err := geoknn.ListDevices()
 	if errors.Is(err, cuda.ErrNoDriver) {
 		fmt.Fprintln(stdout, "no CUDA driver on this host: knn runs on the CPU")
 		return nil

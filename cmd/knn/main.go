@@ -16,6 +16,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
+	"syscall"
 )
 
 const usage = `knn: nearest reference point on the sphere for every observation point.
@@ -38,17 +40,70 @@ Run 'knn run --help' (simulate, plot) for the flags of each command.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, errUsageShown) {
-			fmt.Fprintln(os.Stderr, "knn:", err)
-		}
-		os.Exit(1)
-	}
+	os.Exit(mainExit(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// errUsageShown marks an error whose explanation was already printed.
+// mainExit runs the command line and returns the exit status: 0 done
+// (help included), 1 a runtime error, 2 a usage error, 130 and 143 stopped
+// by SIGINT and SIGTERM. A signal cancels the run's context: every phase
+// (loading, the query, validating, writing) stops within about a second,
+// removes its temporary files and frees the GPUs' memory.
+func mainExit(args []string, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var got atomic.Value
+	go func() {
+		if s, ok := <-sigs; ok {
+			got.Store(s)
+			cancel()
+		}
+	}()
+	err := run(ctx, args, stdout, stderr)
+	if s, ok := got.Load().(os.Signal); ok {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errUsageShown) {
+			fmt.Fprintln(stderr, "knn:", err)
+		}
+		fmt.Fprintf(stderr, "knn: stopped by %s\n", signalName(s))
+		return 128 + int(s.(syscall.Signal))
+	}
+	return exitStatus(err, stderr)
+}
+
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// exitStatus prints err, unless its explanation was shown already, and
+// returns its exit status.
+func exitStatus(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	if !errors.Is(err, errUsageShown) {
+		fmt.Fprintln(stderr, "knn:", err)
+	}
+	var u usageError
+	if errors.As(err, &u) || errors.Is(err, errUsageShown) {
+		return 2
+	}
+	return 1
+}
+
+// usageError is a mistake in the command line (exit status 2).
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+// usagef formats a usageError.
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// errUsageShown marks a usage error whose explanation was already printed.
 var errUsageShown = errors.New("usage shown")
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,6 +122,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdDevices(args[1:], stdout, stderr)
 	case "bench":
 		return cmdBench(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		return cmdVersion(stdout)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
@@ -75,25 +132,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return usagef("unknown command %q", args[0])
 }
 
 // parseFlags parses a command's flags; on --help it prints usage and the
-// flag defaults and reports helped, so the command returns without error.
-func parseFlags(fs *flag.FlagSet, usage string, args []string, stderr io.Writer) (helped bool, err error) {
+// flag defaults to stdout and reports helped, so the command returns
+// without error. A bad flag is a usage error: its message and the usage go
+// to stderr.
+func parseFlags(fs *flag.FlagSet, usage string, args []string, stdout, stderr io.Writer) (helped bool, err error) {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+			fmt.Fprint(stdout, usage)
+			fs.PrintDefaults()
+			return true, nil
+		}
+	}
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return true, nil
-		}
 		return false, errUsageShown
 	}
 	if fs.NArg() > 0 {
-		return false, fmt.Errorf("%s: unexpected argument %q (flags start with --)", fs.Name(), fs.Arg(0))
+		return false, usagef("%s: unexpected argument %q (flags start with --)", fs.Name(), fs.Arg(0))
 	}
 	return false, nil
 }

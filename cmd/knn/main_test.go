@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/realdata"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -99,14 +101,11 @@ func TestRunBadFlags(t *testing.T) {
 
 // knn run on the shared cities and airports answers every city exactly.
 func TestRunCitiesAirports(t *testing.T) {
-	dir := os.Getenv("GEOKNN_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "data")
+	dir, _, err := realdata.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	cities, airports := filepath.Join(dir, "cities.csv"), filepath.Join(dir, "airports.csv")
-	if _, err := os.Stat(cities); err != nil {
-		t.Skipf("shared data not available: %v", err)
-	}
 	out := filepath.Join(t.TempDir(), "nearest.csv")
 	_, stderr, err := runKnn(t, "run", "--obs", cities, "--ref", airports, "--engine", "cpu", "--out", out)
 	if err != nil {
@@ -135,7 +134,7 @@ func TestRunCitiesAirports(t *testing.T) {
 		if o != i {
 			t.Fatalf("row %d has obs_index %d", i, o)
 		}
-		index[i], dist[i] = uint32(k), float32(m/validate.EarthRadius)
+		index[i], dist[i] = uint32(k), float32(m/sphere.EarthRadiusMetres)
 	}
 	rep, err := validate.Exact(context.Background(), obs, ref, index, dist)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/geoknn/geoknn/engine"
+	"github.com/geoknn/geoknn"
 )
 
 // Palette entries.
@@ -124,7 +124,7 @@ func (c *canvas) set(x, y int, v uint8) {
 
 // gridPoints returns the centres of a w x w/2 map's pixels, row by row from
 // the north, as radian columns: the observations of a --grid picture.
-func gridPoints(w int) engine.Points {
+func gridPoints(w int) geoknn.Points {
 	h := w / 2
 	lat, lon := make([]float64, w*h), make([]float64, w*h)
 	for y := range h {
@@ -134,7 +134,7 @@ func gridPoints(w int) engine.Points {
 			lon[y*w+x] = (float64(x)+0.5)/float64(w)*2*math.Pi - math.Pi
 		}
 	}
-	return engine.Radians64(lat, lon)
+	return geoknn.Radians64(lat, lon)
 }
 
 // fillRegions paints every pixel with the light colour of its nearest
@@ -186,7 +186,7 @@ func (c *canvas) graticulePixel(x, y int, v uint8) {
 
 // points draws every observation in its reference's strong colour: as a
 // 2x2 dot when big, else as one pixel.
-func (c *canvas) points(obs engine.Points, index []uint32, big bool) {
+func (c *canvas) points(obs geoknn.Points, index []uint32, big bool) {
 	for i := range index {
 		x, y := c.pixel(obs.At(i))
 		v := strongColour(index[i])
@@ -202,7 +202,7 @@ func (c *canvas) points(obs engine.Points, index []uint32, big bool) {
 // markers draws the references: a dark 3x3 dot in a white ring where a
 // reference stands alone, a dark pixel where references crowd (another
 // within about 6 to 12 pixels), so that dense areas stay readable.
-func (c *canvas) markers(ref engine.Points) {
+func (c *canvas) markers(ref geoknn.Points) {
 	const cell = 6
 	cw, ch := c.w/cell+1, c.h/cell+1
 	count := make([]int32, cw*ch)
@@ -224,22 +224,27 @@ func (c *canvas) markers(ref engine.Points) {
 		return n == 1
 	}
 	for i := range ref.Len() {
-		x, y := xs[i], ys[i]
-		if !alone(x, y) {
+		if x, y := xs[i], ys[i]; alone(x, y) {
+			c.dot(x, y)
+		} else {
 			c.set(x, y, palMarker)
-			continue
 		}
-		for dy := -2; dy <= 2; dy++ {
-			for dx := -2; dx <= 2; dx++ {
-				if abs(dx) == 2 && abs(dy) == 2 {
-					continue
-				}
-				v := uint8(palHalo)
-				if abs(dx) <= 1 && abs(dy) <= 1 {
-					v = palMarker
-				}
-				c.set(x+dx, y+dy, v)
+	}
+}
+
+// dot draws a lone reference at (x, y): a dark 3x3 dot in a white ring
+// with its corners cut.
+func (c *canvas) dot(x, y int) {
+	for dy := -2; dy <= 2; dy++ {
+		for dx := -2; dx <= 2; dx++ {
+			if abs(dx) == 2 && abs(dy) == 2 {
+				continue
 			}
+			v := uint8(palHalo)
+			if abs(dx) <= 1 && abs(dy) <= 1 {
+				v = palMarker
+			}
+			c.set(x+dx, y+dy, v)
 		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/engine"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/simulator"
 )
@@ -71,13 +70,14 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&f.stripOut, "strip", "", "with --simulate: write a PNG of --strip-frames frames side by side")
 	fs.IntVar(&f.stripFrames, "strip-frames", 5, "with --strip: the number of frames, evenly spaced over the steps")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
-	if helped, err := parseFlags(fs, plotUsage, args, stderr); helped || err != nil {
+	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
+	if helped, err := parseFlags(fs, plotUsage, args, stdout, stderr); helped || err != nil {
 		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if err := f.checkPlot(set); err != nil {
-		return err
+		return usageError{err}
 	}
 	if f.simulate {
 		return plotSimulation(ctx, &f, stderr)
@@ -85,6 +85,8 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return plotStatic(ctx, &f, stderr)
 }
 
+// checkPlot validates knn plot's flags; set holds the names of those
+// given.
 func (f *plotFlags) checkPlot(set map[string]bool) error {
 	if f.ref == "" {
 		return errors.New("plot: --ref is required (see knn plot --help)")
@@ -98,28 +100,14 @@ func (f *plotFlags) checkPlot(set map[string]bool) error {
 	if f.width < 32 || f.width > 16384 || f.width%2 != 0 {
 		return fmt.Errorf("plot: --width %d: want an even number from 32 to 16384", f.width)
 	}
-	if !f.simulate {
-		for _, name := range []string{"gif", "strip", "frames", "strip-frames", "delay", "steps", "dt", "speed", "min-speed", "replace"} {
-			if set[name] {
-				return fmt.Errorf("plot: --%s needs --simulate", name)
-			}
-		}
-		if f.png == "" {
-			return errors.New("plot: --png is required")
-		}
+	var err error
+	if f.simulate {
+		err = f.checkSimulation()
 	} else {
-		if f.png == "" && f.gif == "" && f.stripOut == "" {
-			return errors.New("plot: --simulate needs an output: --gif, --strip or --png")
-		}
-		if f.grid && f.obs != "" {
-			return errors.New("plot: with --simulate, give --grid or --obs, not both")
-		}
-		if f.grid && f.replace > 0 {
-			return errors.New("plot: --replace replaces observations: use it with --obs, not --grid")
-		}
-		if f.frames < 1 || f.frames > 1000 || f.stripFrames < 1 || f.stripFrames > 20 || f.delay < 1 {
-			return errors.New("plot: --frames must be 1 to 1000, --strip-frames 1 to 20, --delay >= 1")
-		}
+		err = f.checkStatic(set)
+	}
+	if err != nil {
+		return err
 	}
 	for _, o := range []struct{ flag, path, ext string }{{"--png", f.png, ".png"}, {"--gif", f.gif, ".gif"}, {"--strip", f.stripOut, ".png"}} {
 		if o.path != "" && !strings.EqualFold(fileExt(o.path), o.ext) {
@@ -127,6 +115,37 @@ func (f *plotFlags) checkPlot(set map[string]bool) error {
 		}
 	}
 	return f.check("plot")
+}
+
+// checkStatic checks that a plot without --simulate has its --png and none
+// of the flags of --simulate.
+func (f *plotFlags) checkStatic(set map[string]bool) error {
+	for _, name := range []string{"gif", "strip", "frames", "strip-frames", "delay", "steps", "dt", "speed", "min-speed", "replace"} {
+		if set[name] {
+			return fmt.Errorf("plot: --%s needs --simulate", name)
+		}
+	}
+	if f.png == "" {
+		return errors.New("plot: --png is required")
+	}
+	return nil
+}
+
+// checkSimulation checks the outputs and frames of plot --simulate.
+func (f *plotFlags) checkSimulation() error {
+	if f.png == "" && f.gif == "" && f.stripOut == "" {
+		return errors.New("plot: --simulate needs an output: --gif, --strip or --png")
+	}
+	if f.grid && f.obs != "" {
+		return errors.New("plot: with --simulate, give --grid or --obs, not both")
+	}
+	if f.grid && f.replace > 0 {
+		return errors.New("plot: --replace replaces observations: use it with --obs, not --grid")
+	}
+	if f.frames < 1 || f.frames > 1000 || f.stripFrames < 1 || f.stripFrames > 20 || f.delay < 1 {
+		return errors.New("plot: --frames must be 1 to 1000, --strip-frames 1 to 20, --delay >= 1")
+	}
+	return nil
 }
 
 func fileExt(p string) string {
@@ -144,18 +163,9 @@ func (f *plotFlags) logf(w io.Writer, format string, args ...any) {
 
 func plotStatic(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 	t0 := time.Now()
-	ref, err := loadPoints("--ref", f.ref, f.refGen, f.seed+1)
+	obs, ref, err := f.loadStatic(ctx)
 	if err != nil {
 		return err
-	}
-	if ref.cols.Len() == 0 {
-		return fmt.Errorf("--ref %s: no reference points", f.ref)
-	}
-	var obs pointSet
-	if f.obs != "" {
-		if obs, err = loadPoints("--obs", f.obs, f.gen, f.seed); err != nil {
-			return err
-		}
 	}
 	bar := newProgressBar(stderr, f.quiet)
 	opts := f.engineOpts
@@ -165,7 +175,7 @@ func plotStatic(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	query := func(obs engine.Points) (*geoknn.Result, error) {
+	query := func(obs geoknn.Points) (*geoknn.Result, error) {
 		bar.start(obs.Len())
 		defer bar.done()
 		return s.NearestRadians(ctx, obs, ref.cols)
@@ -173,12 +183,46 @@ func plotStatic(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 	if s.Fallback() != "" {
 		f.logf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Fallback())
 	}
+	c, what, err := f.drawStatic(query, obs, ref)
+	if err != nil {
+		return err
+	}
+	if err := writeImage(f.png, c.image(pngPalette())); err != nil {
+		return err
+	}
+	f.logf(stderr, "plot: %s, %d references (%s) on the %s in %.3f s\n", strings.Join(what, " and "), ref.cols.Len(), ref.desc, s.Engine(), time.Since(t0).Seconds())
+	f.logf(stderr, "wrote %s (%d x %d)\n", f.png, c.w, c.h)
+	return nil
+}
+
+// loadStatic loads the references and, when given, the observations of a
+// plot without --simulate.
+func (f *plotFlags) loadStatic(ctx context.Context) (obs, ref pointSet, err error) {
+	ref, err = loadPoints(ctx, "--ref", f.ref, f.refGen, f.seed+1)
+	if err != nil {
+		return obs, ref, err
+	}
+	if ref.cols.Len() == 0 {
+		return obs, ref, fmt.Errorf("--ref %s: no reference points", f.ref)
+	}
+	if f.obs != "" {
+		if obs, err = loadPoints(ctx, "--obs", f.obs, f.gen, f.seed); err != nil {
+			return obs, ref, err
+		}
+	}
+	return obs, ref, nil
+}
+
+// drawStatic draws the regions of --grid and the observations, with the
+// answers of query, and the references; it returns the canvas and what it
+// shows.
+func (f *plotFlags) drawStatic(query func(geoknn.Points) (*geoknn.Result, error), obs, ref pointSet) (*canvas, []string, error) {
 	c := newCanvas(f.width)
 	var what []string
 	if f.grid {
 		res, err := query(gridPoints(f.width))
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		c.fillRegions(res.Index)
 		c.graticule(true)
@@ -189,19 +233,14 @@ func plotStatic(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 	if f.obs != "" {
 		res, err := query(obs.cols)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		// Few points on an empty map are 2x2 dots; over regions, pixels.
 		c.points(obs.cols, res.Index, !f.grid && obs.cols.Len() <= c.w*c.h/8)
 		what = append(what, fmt.Sprintf("%d observations (%s)", obs.cols.Len(), obs.desc))
 	}
 	c.markers(ref.cols)
-	if err := writeImage(f.png, c.image(pngPalette())); err != nil {
-		return err
-	}
-	f.logf(stderr, "plot: %s, %d references (%s) on the %s in %.3f s\n", strings.Join(what, " and "), ref.cols.Len(), ref.desc, s.Engine(), time.Since(t0).Seconds())
-	f.logf(stderr, "wrote %s (%d x %d)\n", f.png, c.w, c.h)
-	return nil
+	return c, what, nil
 }
 
 // evenSteps returns k of the steps 1..n, evenly spaced from the first to
@@ -225,53 +264,22 @@ func evenSteps(n, k int) map[int]bool {
 
 func plotSimulation(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 	t0 := time.Now()
-	var obs source
-	var err error
-	if f.grid {
-		obs = source{init: gridPoints(f.width), desc: "grid"}
-	} else if obs, err = loadSource("--obs", f.obs, f.gen, f.seed); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	cfg, ref, err := f.configWithRefs("plot", obs)
+	obs, err := f.simulationObs(ctx)
 	if err != nil {
 		return err
 	}
-	gifSteps, stripSteps := map[int]bool{}, map[int]bool{}
-	if f.gif != "" {
-		gifSteps = evenSteps(f.steps, f.frames)
+	cfg, ref, err := f.configWithRefs(ctx, "plot", obs)
+	if err != nil {
+		return err
 	}
-	if f.stripOut != "" {
-		stripSteps = evenSteps(f.steps, f.stripFrames)
-	}
-	var anim animation
-	var stripFrames []*canvas
-	var last *canvas
+	fr := newFrames(f)
 	bar := newStepBar(stderr, f.quiet)
 	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error {
 		defer bar.show(s.N, f.steps, t0)
 		if s.N == 1 && s.Result.Fallback != "" {
 			f.logf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Result.Fallback)
 		}
-		if !gifSteps[s.N] && !stripSteps[s.N] && !(f.png != "" && s.N == f.steps) {
-			return nil
-		}
-		c := newCanvas(f.width)
-		if f.grid {
-			c.fillRegions(s.Result.Index)
-			c.graticule(true)
-		} else {
-			c.graticule(false)
-			c.points(s.Obs, s.Result.Index, s.Obs.Len() <= c.w*c.h/8)
-		}
-		c.markers(s.Ref)
-		c.label(simTime(s.Time))
-		if gifSteps[s.N] {
-			anim.add(c, f.delay)
-		}
-		if stripSteps[s.N] {
-			stripFrames = append(stripFrames, c)
-		}
-		last = c
+		fr.add(s)
 		return nil
 	})
 	bar.clear()
@@ -281,28 +289,96 @@ func plotSimulation(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 		}
 		return err
 	}
-	if f.gif != "" {
-		err := pointio.WriteAtomic(f.gif, anim.encode)
-		if err != nil {
-			return err
-		}
-		f.logf(stderr, "wrote %s (%d frames of %d x %d)\n", f.gif, len(anim.g.Image), f.width, f.width/2)
-	}
-	if f.stripOut != "" {
-		st := strip(stripFrames)
-		if err := writeImage(f.stripOut, st.image(pngPalette())); err != nil {
-			return err
-		}
-		f.logf(stderr, "wrote %s (%d frames, %d x %d)\n", f.stripOut, len(stripFrames), st.w, st.h)
-	}
-	if f.png != "" {
-		if err := writeImage(f.png, last.image(pngPalette())); err != nil {
-			return err
-		}
-		f.logf(stderr, "wrote %s (step %d, %d x %d)\n", f.png, f.steps, last.w, last.h)
+	if err := fr.write(stderr); err != nil {
+		return err
 	}
 	f.logf(stderr, "plot: %d steps of %d observations and %d references on the %s (%s), query median %.3f s; %.3f s in all\n",
 		sum.Steps, obs.len(), ref.len(), sum.Engine, strings.Join(sum.Devices, ", "), sum.Median.Seconds(), time.Since(t0).Seconds())
+	return nil
+}
+
+// simulationObs is the observations of plot --simulate: the pixel grid
+// with --grid, else --obs.
+func (f *plotFlags) simulationObs(ctx context.Context) (source, error) {
+	if f.grid {
+		return source{init: gridPoints(f.width), desc: "grid"}, nil
+	}
+	obs, err := loadSource(ctx, "--obs", f.obs, f.gen, f.seed)
+	if err != nil {
+		return obs, fmt.Errorf("plot: %w", err)
+	}
+	return obs, nil
+}
+
+// frames collects the pictures of a simulation that plot writes: those of
+// the --gif steps, of the --strip steps, and the last one for --png.
+type frames struct {
+	f                    *plotFlags
+	gifSteps, stripSteps map[int]bool
+	anim                 animation
+	strip                []*canvas
+	last                 *canvas
+}
+
+func newFrames(f *plotFlags) *frames {
+	fr := &frames{f: f, gifSteps: map[int]bool{}, stripSteps: map[int]bool{}}
+	if f.gif != "" {
+		fr.gifSteps = evenSteps(f.steps, f.frames)
+	}
+	if f.stripOut != "" {
+		fr.stripSteps = evenSteps(f.steps, f.stripFrames)
+	}
+	return fr
+}
+
+// add draws step s if any output wants it.
+func (fr *frames) add(s simulator.Step) {
+	f := fr.f
+	if !fr.gifSteps[s.N] && !fr.stripSteps[s.N] && !(f.png != "" && s.N == f.steps) {
+		return
+	}
+	c := newCanvas(f.width)
+	if f.grid {
+		c.fillRegions(s.Result.Index)
+		c.graticule(true)
+	} else {
+		c.graticule(false)
+		c.points(s.Obs, s.Result.Index, s.Obs.Len() <= c.w*c.h/8)
+	}
+	c.markers(s.Ref)
+	c.label(simTime(s.Time))
+	if fr.gifSteps[s.N] {
+		fr.anim.add(c, f.delay)
+	}
+	if fr.stripSteps[s.N] {
+		fr.strip = append(fr.strip, c)
+	}
+	fr.last = c
+}
+
+// write writes the files asked for: --gif, --strip and --png.
+func (fr *frames) write(stderr io.Writer) error {
+	f := fr.f
+	if f.gif != "" {
+		err := pointio.WriteAtomic(f.gif, fr.anim.encode)
+		if err != nil {
+			return err
+		}
+		f.logf(stderr, "wrote %s (%d frames of %d x %d)\n", f.gif, len(fr.anim.g.Image), f.width, f.width/2)
+	}
+	if f.stripOut != "" {
+		st := strip(fr.strip)
+		if err := writeImage(f.stripOut, st.image(pngPalette())); err != nil {
+			return err
+		}
+		f.logf(stderr, "wrote %s (%d frames, %d x %d)\n", f.stripOut, len(fr.strip), st.w, st.h)
+	}
+	if f.png != "" {
+		if err := writeImage(f.png, fr.last.image(pngPalette())); err != nil {
+			return err
+		}
+		f.logf(stderr, "wrote %s (step %d, %d x %d)\n", f.png, f.steps, fr.last.w, fr.last.h)
+	}
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,10 +16,8 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/bench"
-	"github.com/geoknn/geoknn/engine"
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/simulator"
+	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -57,18 +54,147 @@ type runFlags struct {
 	seed                          uint64
 	gpus, batch, validate, repeat int
 	gridSide                      int
-	quiet                         bool
+	quiet, verbose, hostPoints    bool
+	trace                         string
+	k                             int
+	withinM, maxM                 float64
+	list, excludeSelf             bool
+}
+
+// neighbours reports whether the flags ask for more than the nearest
+// reference: k of them, a distance limit, a radius, or the set against
+// itself.
+func (f *runFlags) neighbours() bool {
+	return f.k != 1 || f.withinM > 0 || f.maxM > 0 || f.excludeSelf
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
+	fs := f.flagSet(stderr)
+	if helped, err := parseFlags(fs, runUsage, args, stdout, stderr); helped || err != nil {
+		return err
+	}
+	opts, err := f.options()
+	if err != nil {
+		return usageError{err}
+	}
+	if err := f.checkOutputs(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	bar := newProgressBar(stderr, f.quiet)
+	opts.Progress = bar.update
+	if f.trace != "" || f.verbose {
+		opts.Trace = geoknn.NewTrace()
+	}
+	in, err := openAndLoad(ctx, f, opts, stderr)
+	if err != nil {
+		return err
+	}
+	defer in.s.Close()
+	if in.s.Fallback() != "" {
+		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", in.s.Fallback())
+	}
+	if f.neighbours() {
+		return runNeighbours(ctx, f, in, stdout, stderr)
+	}
+	if f.hostPoints {
+		// Page-locked once, so that every query copies the points in
+		// straight from their columns.
+		end := opts.Trace.Begin("host", "pin points")
+		unpin, err := in.s.Pin(in.obs.cols)
+		if err != nil {
+			return err
+		}
+		defer unpin()
+		unpinRes, err := in.s.PinResult(in.res)
+		end()
+		if err != nil {
+			return err
+		}
+		defer unpinRes()
+	}
+	res, queries, err := in.query(ctx, f.repeat, bar)
+	if err != nil {
+		return err
+	}
+	in.report(stderr, res, opts.Algorithm, queries)
+	if f.validate > 0 {
+		end := opts.Trace.Begin("host", "validate")
+		err := in.validate(ctx, stderr, res, f.validate, f.seed)
+		end()
+		if err != nil {
+			return err
+		}
+	}
+	if f.out != "" {
+		end := opts.Trace.Begin("host", "write")
+		err := writeRunAnswers(ctx, f.out, stdout, stderr, res)
+		end()
+		if err != nil {
+			return err
+		}
+	}
+	end := opts.Trace.Begin("host", "close engine")
+	err = in.s.Close()
+	end()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
+	return reportTrace(stderr, opts.Trace, f)
+}
+
+// checkOutputs checks --out and --trace before any work: each a place
+// that can take it, neither an input nor the other.
+func (f *runFlags) checkOutputs() error {
+	if f.trace == "-" || (f.trace != "" && f.trace == f.out) {
+		if f.trace == "-" {
+			return usagef("run: --trace -: the trace goes to a file (standard output is --out -'s)")
+		}
+		return usagef("run: --trace and --out name the same file %s", f.out)
+	}
+	for _, path := range []string{f.out, f.trace} {
+		if path == "" {
+			continue
+		}
+		if err := pointio.CheckOutput(path, f.obs, f.ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportTrace prints the trace's stage totals (-v) and writes it to
+// --trace.
+func reportTrace(w io.Writer, tr *geoknn.Trace, f runFlags) error {
+	if f.verbose {
+		fmt.Fprintln(w, "stages (summed over tracks, which overlap):")
+		for _, s := range tr.Stages() {
+			fmt.Fprintf(w, "  %-20s %9.1f ms  (%d)\n", s.Name, ms(s.Total), s.Count)
+		}
+	}
+	if f.trace == "" {
+		return nil
+	}
+	err := pointio.Write(context.Background(), f.trace, nil, func(b *bufio.Writer) error { return tr.WriteJSON(b) })
+	if err != nil {
+		return fmt.Errorf("writing the trace %s: %w", f.trace, err)
+	}
+	fmt.Fprintf(w, "wrote trace %s (open it in ui.perfetto.dev)\n", f.trace)
+	return nil
+}
+
+// flagSet defines knn run's flags over f.
+func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.obs, "obs", "", "observations: a CSV/GeoJSON file or a count such as 2^27 (required)")
 	fs.StringVar(&f.ref, "ref", "", "references: a CSV/GeoJSON file or a count such as 2^16 (required)")
 	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts: sphere (uniform on the sphere), seed (uniform in lat/lon degrees, as the reference notebook), clustered")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
-	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m) or .npz (NumPy: ref_index, distance_m)")
+	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m) or .npz (NumPy: ref_index, distance_m); - for CSV on stdout")
+	fs.StringVar(&f.out, "o", "", "short for --out")
 	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
 	fs.StringVar(&f.algo, "algo", "grid", "grid (exact, cell index, falls back to brute when that is cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
 	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
@@ -77,33 +203,64 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.gridSide, "grid-side", 0, "grid algorithm: cells per axis (0 = chosen from a sample of the query)")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers against a float64 haversine brute force")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the query this many times on the open engine and report each time")
+	fs.IntVar(&f.k, "k", 1, "the k nearest references of every observation (CSV obs_index,rank,ref_index,distance_m; npz arrays of shape (N, k))")
+	fs.Float64Var(&f.withinM, "within-m", 0, "count the references within this many metres of every observation (CSV obs_index,count)")
+	fs.BoolVar(&f.list, "list", false, "with --within-m: list those references (CSV obs_index,ref_index,distance_m; npz in CSR form)")
+	fs.Float64Var(&f.maxM, "max-m", 0, "with --k: no reference farther than this many metres (0: no limit)")
+	fs.BoolVar(&f.excludeSelf, "exclude-self", false, "observations and references are one set: skip the reference with the observation's own index")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
-	if helped, err := parseFlags(fs, runUsage, args, stderr); helped || err != nil {
-		return err
-	}
+	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
+	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
+	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
+	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
+	return fs
+}
+
+// options checks the parsed flags and turns them into the searcher's
+// options (without Progress).
+func (f *runFlags) options() (geoknn.Options, error) {
 	if f.obs == "" || f.ref == "" {
-		return errors.New("run: --obs and --ref are required (see knn run --help)")
+		return geoknn.Options{}, errors.New("run: --obs and --ref are required (see knn run --help)")
+	}
+	if f.excludeSelf && (f.obs != f.ref || filepath.Base(f.obs) == f.obs && isCount(f.obs)) {
+		return geoknn.Options{}, errors.New("run: --exclude-self needs --obs and --ref to name the same file")
+	}
+	if f.k < 1 || f.withinM < 0 || f.maxM < 0 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
+		return geoknn.Options{}, errors.New("run: --k must be >= 1; --within-m and --max-m >= 0; --list goes with --within-m, which does not go with --k")
 	}
 	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 || f.gridSide < 0 {
-		return errors.New("run: --repeat must be >= 1; --validate, --gpus, --batch-size and --grid-side >= 0")
+		return geoknn.Options{}, errors.New("run: --repeat must be >= 1; --validate, --gpus, --batch-size and --grid-side >= 0")
 	}
 	eng, err := geoknn.ParseEngine(f.engine)
 	if err != nil {
-		return err
+		return geoknn.Options{}, err
 	}
-	algo, err := engine.ParseAlgorithm(f.algo)
+	algo, err := geoknn.ParseAlgorithm(f.algo)
 	if err != nil {
-		return err
+		return geoknn.Options{}, err
 	}
-	mem, err := engine.ParseMemoryMode(f.memory)
+	mem, err := geoknn.ParseMemoryMode(f.memory)
 	if err != nil {
-		return err
+		return geoknn.Options{}, err
 	}
+	return geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, GridSide: f.gridSide, Memory: mem}, nil
+}
 
+// runInputs is what knn run queries: the open searcher and the points,
+// with the time each took to get ready.
+type runInputs struct {
+	s                  *geoknn.Searcher
+	obs, ref           pointSet
+	loadTime, openTime time.Duration
+	trace              *geoknn.Trace
+	res                *geoknn.Result
+	log                io.Writer // reports: stderr
+}
+
+// openAndLoad loads the points while the engine starts (driver, contexts,
+// PTX JIT). The caller closes the searcher.
+func openAndLoad(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer) (*runInputs, error) {
 	t0 := time.Now()
-	bar := newProgressBar(stderr, f.quiet)
-	opts := geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, GridSide: f.gridSide, Memory: mem, Progress: bar.update}
-	// Start the engine (driver, contexts, PTX JIT) while the points load.
 	type opened struct {
 		s   *geoknn.Searcher
 		err error
@@ -111,86 +268,128 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	openc := make(chan opened, 1)
 	go func() {
+		end := opts.Trace.Begin("host: engine", "engine start")
 		t := time.Now()
 		s, err := geoknn.NewSearcher(opts)
+		end()
 		openc <- opened{s, err, time.Since(t)}
 	}()
-	obs, ref, loadErr := loadBoth(f)
+	end := opts.Trace.Begin("host", "load/generate")
+	obs, ref, loadErr := loadBoth(ctx, f)
+	end()
+	// The answers' memory is made ready while the engine starts.
+	var res *geoknn.Result
+	if !f.neighbours() {
+		end = opts.Trace.Begin("host", "allocate answers")
+		res = geoknn.NewResult(obs.cols.Len())
+		end()
+	}
 	loadTime := time.Since(t0)
 	o := <-openc
 	if o.err != nil {
-		return o.err
+		return nil, o.err
 	}
-	s, openTime := o.s, o.d
-	defer s.Close()
 	if loadErr != nil {
-		return loadErr
+		o.s.Close()
+		return nil, loadErr
 	}
-	if s.Fallback() != "" {
-		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Fallback())
-	}
+	return &runInputs{s: o.s, obs: obs, ref: ref, res: res, loadTime: loadTime, openTime: o.d, trace: opts.Trace, log: stderr}, nil
+}
 
-	var res *geoknn.Result
-	var walls []time.Duration
-	var stats []engine.Stats
-	for r := 0; r < f.repeat; r++ {
-		bar.start(obs.cols.Len())
+// timedQuery is one run of the query: its wall time and the engine's
+// account of it.
+type timedQuery struct {
+	wall  time.Duration
+	stats geoknn.Stats
+}
+
+// query runs the query repeat times on the open searcher and returns the
+// last answers with every run's times.
+func (in *runInputs) query(ctx context.Context, repeat int, bar *progressBar) (*geoknn.Result, []timedQuery, error) {
+	res := in.res
+	var queries []timedQuery
+	for range repeat {
+		bar.start(in.obs.cols.Len())
 		t := time.Now()
-		res, err = s.NearestRadians(ctx, obs.cols, ref.cols)
+		end := in.trace.Begin("host", "query")
+		err := in.s.NearestInto(ctx, in.obs.cols, in.ref.cols, res)
+		end()
 		bar.done()
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		walls = append(walls, time.Since(t))
-		stats = append(stats, res.Stats)
+		queries = append(queries, timedQuery{time.Since(t), res.Stats})
 	}
+	return res, queries, nil
+}
 
-	pairs := float64(obs.cols.Len()) * float64(ref.cols.Len())
-	fmt.Fprintf(stderr, "engine:       %s (%s), algorithm %s\n", res.Engine, strings.Join(res.Devices, ", "), algo)
-	fmt.Fprintf(stderr, "observations: %d (%s)\nreferences:   %d (%s)\n", obs.cols.Len(), obs.desc, ref.cols.Len(), ref.desc)
-	for r, w := range walls {
-		fmt.Fprintf(stderr, "query %d:      %.3f s, %.3g pairs/s", r+1, w.Seconds(), pairs/w.Seconds())
-		if st := stats[r]; res.Engine == "gpu" {
-			fmt.Fprintf(stderr, "; GPU kernels %.1f ms (index build %.2f ms), copies in %.1f ms, out %.1f ms; %d refined in float64",
+// report prints the engine, the points and each query's times.
+func (in *runInputs) report(w io.Writer, res *geoknn.Result, algo geoknn.Algorithm, queries []timedQuery) {
+	pairs := float64(in.obs.cols.Len()) * float64(in.ref.cols.Len())
+	fmt.Fprintf(w, "engine:       %s (%s), algorithm %s\n", res.Stats.Engine, strings.Join(res.Stats.Devices, ", "), algo)
+	fmt.Fprintf(w, "observations: %d (%s)\nreferences:   %d (%s)\n", in.obs.cols.Len(), in.obs.desc, in.ref.cols.Len(), in.ref.desc)
+	for r, q := range queries {
+		fmt.Fprintf(w, "query %d:      %.3f s, %.3g pairs/s", r+1, q.wall.Seconds(), pairs/q.wall.Seconds())
+		if st := q.stats; res.Stats.Engine == "gpu" {
+			fmt.Fprintf(w, "; GPU kernels %.1f ms (index build %.2f ms), copies in %.1f ms, out %.1f ms; %d refined in float64",
 				ms(st.Kernel), ms(st.Index), ms(st.Upload), ms(st.Download), st.Refined)
 		}
-		fmt.Fprintln(stderr)
+		fmt.Fprintln(w)
 	}
 	if res.Stats.Note != "" {
-		fmt.Fprintf(stderr, "index:        %s\n", res.Stats.Note)
+		fmt.Fprintf(w, "index:        %s\n", res.Stats.Note)
 	}
-	fmt.Fprintf(stderr, "load/generate %.3f s, engine start %.3f s (concurrent), %d jobs\n", loadTime.Seconds(), openTime.Seconds(), res.Stats.Jobs)
+	fmt.Fprintf(w, "load/generate %.3f s, engine start %.3f s (concurrent), %d jobs\n", in.loadTime.Seconds(), in.openTime.Seconds(), res.Stats.Jobs)
+}
 
-	if f.validate > 0 {
-		rep, err := validateSample(ctx, obs, ref, res, f.validate, f.seed)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "validate:     %s\n", rep)
-		if !rep.OK() {
-			for _, fl := range rep.Failures {
-				fmt.Fprintf(stderr, "  %s\n", fl)
-			}
-			return errors.New("validation failed: answers beyond the 1 m tolerance")
-		}
+// validate checks n sampled answers and prints the verdict; it fails when
+// any is beyond the tolerance.
+func (in *runInputs) validate(ctx context.Context, w io.Writer, res *geoknn.Result, n int, seed uint64) error {
+	rep, err := validateSample(ctx, in.obs, in.ref, res, n, seed)
+	if err != nil {
+		return err
 	}
-	if f.out != "" {
-		t := time.Now()
-		err := writeAnswers(f.out, res)
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", f.out, err)
+	fmt.Fprintf(w, "validate:     %s\n", rep)
+	if !rep.OK() {
+		for _, fl := range rep.Failures {
+			fmt.Fprintf(w, "  %s\n", fl)
 		}
-		fmt.Fprintf(stderr, "wrote %s (%d rows) in %.3f s\n", f.out, len(res.Index), time.Since(t).Seconds())
+		return errors.New("validation failed: answers beyond the 1 m tolerance")
 	}
-	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
 	return nil
 }
 
-func loadBoth(f runFlags) (obs, ref pointSet, err error) {
-	if obs, err = loadPoints("--obs", f.obs, f.gen, f.seed); err != nil {
+// writeRunAnswers writes --out and says so on w.
+func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res *geoknn.Result) error {
+	t := time.Now()
+	if err := writeAnswers(ctx, path, stdout, res); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	fmt.Fprintf(w, "wrote %s (%d rows) in %.3f s\n", path, len(res.Index), time.Since(t).Seconds())
+	return nil
+}
+
+// loadFile reads a CSV or GeoJSON file of points.
+func loadFile(ctx context.Context, path string) (pointSet, error) {
+	pts, err := pointio.ReadFileContext(ctx, path)
+	if err != nil {
+		return pointSet{}, err
+	}
+	cols, err := geoknn.Radians(pts) // pointio has validated them: this only converts
+	if err != nil {
+		return pointSet{}, fmt.Errorf("%s: point %w", path, err)
+	}
+	return pointSet{cols: cols, pts: pts, desc: path}, nil
+}
+
+func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
+	if obs, err = loadPoints(ctx, "--obs", f.obs, f.gen, f.seed); err != nil {
 		return obs, ref, err
 	}
-	if ref, err = loadPoints("--ref", f.ref, f.gen, f.seed+1); err != nil {
+	if f.hostPoints {
+		obs = obs.onHost(f.gen, f.seed)
+	}
+	if ref, err = loadPoints(ctx, "--ref", f.ref, f.gen, f.seed+1); err != nil {
 		return obs, ref, err
 	}
 	if ref.cols.Len() == 0 {
@@ -202,35 +401,63 @@ func loadBoth(f runFlags) (obs, ref pointSet, err error) {
 // pointSet is the loaded or generated points: radian columns for the
 // engine, and for files the degrees as read (for validation).
 type pointSet struct {
-	cols engine.Points
+	cols geoknn.Points
 	pts  []orb.Point // nil for generated sets
 	desc string
+}
+
+// onHost returns a generated set's points in host columns (the same
+// points), and any other set as it is.
+func (p pointSet) onHost(gen string, seed uint64) pointSet {
+	if lat, _ := p.cols.Float64(); lat != nil || p.pts != nil {
+		return p
+	}
+	if lat, _ := p.cols.Float32(); lat != nil {
+		return p
+	}
+	fill, err := sphere.RadiansByName(gen)
+	n := p.cols.Len()
+	lat, lon := make([]float64, n), make([]float64, n)
+	if err != nil || fill(n, seed, lat, lon) != nil {
+		return p
+	}
+	p.cols = geoknn.Radians64(lat, lon)
+	p.desc += ", in host memory"
+	return p
 }
 
 func (p pointSet) point(i int) orb.Point {
 	if p.pts != nil {
 		return p.pts[i]
 	}
-	return simulator.ToDegrees(p.cols.At(i))
+	return sphere.ToDegrees(p.cols.At(i))
 }
 
-func loadPoints(flagName, arg, gen string, seed uint64) (pointSet, error) {
-	if _, statErr := os.Stat(arg); statErr == nil {
-		pts, err := pointio.ReadFile(arg)
-		if err != nil {
-			return pointSet{}, err
-		}
-		cols, err := geoknn.Radians(pts) // pointio has validated them: this only converts
-		if err != nil {
-			return pointSet{}, fmt.Errorf("%s: point %w", arg, err)
-		}
-		return pointSet{cols: cols, pts: pts, desc: arg}, nil
-	}
-	n, err := bench.ParseCount(arg)
+func loadPoints(ctx context.Context, flagName, arg, gen string, seed uint64) (pointSet, error) {
+	n, isFile, err := resolveArg(flagName, arg)
 	if err != nil {
-		return pointSet{}, fmt.Errorf("%s %q: no such file, and not a count such as 2^20 or 1e6", flagName, arg)
+		return pointSet{}, err
 	}
-	fill, err := simulator.RadiansByName(gen)
+	if isFile {
+		return loadFile(ctx, arg)
+	}
+	limit, bytesPer := maxObservations, 8 // the answers
+	if flagName == "--ref" {
+		limit, bytesPer = maxReferences, 64 // columns, unit vectors, index
+	}
+	if _, ok := sphere.IndexedByName(gen); !ok || flagName == "--ref" {
+		bytesPer += 16 // float64 columns on the host
+	}
+	if err := checkCount(flagName, n, limit, bytesPer); err != nil {
+		return pointSet{}, err
+	}
+	desc := fmt.Sprintf("synthetic %s, seed %d", gen, seed)
+	if _, ok := sphere.IndexedByName(gen); ok {
+		// Made where it is used (on the GPUs, or point by point on the CPU).
+		cols, err := geoknn.Generated(gen, n, seed)
+		return pointSet{cols: cols, desc: desc}, err
+	}
+	fill, err := sphere.RadiansByName(gen)
 	if err != nil {
 		return pointSet{}, fmt.Errorf("--gen: %w", err)
 	}
@@ -238,30 +465,36 @@ func loadPoints(flagName, arg, gen string, seed uint64) (pointSet, error) {
 	if err := fill(n, seed, lat, lon); err != nil {
 		return pointSet{}, err
 	}
-	return pointSet{cols: engine.Radians64(lat, lon), desc: fmt.Sprintf("synthetic %s, seed %d", gen, seed)}, nil
+	return pointSet{cols: geoknn.Radians64(lat, lon), desc: desc}, nil
 }
 
-// validateSample checks n sampled answers against the float64 haversine
-// brute force over every reference.
-func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, n int, seed uint64) (validate.Report, error) {
-	total := obs.cols.Len()
+// sampleIndices draws n of total indices, sorted (all when n >= total),
+// reproducibly from seed.
+func sampleIndices(total, n int, seed uint64) []int {
 	var sample []int
 	if n >= total {
 		sample = make([]int, total)
 		for i := range sample {
 			sample[i] = i
 		}
-	} else {
-		r := rand.New(rand.NewPCG(seed, 0x5eed))
-		seen := make(map[int]bool, n)
-		for len(sample) < n {
-			if i := r.IntN(total); !seen[i] {
-				seen[i] = true
-				sample = append(sample, i)
-			}
-		}
-		sort.Ints(sample)
+		return sample
 	}
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	seen := make(map[int]bool, n)
+	for len(sample) < n {
+		if i := r.IntN(total); !seen[i] {
+			seen[i] = true
+			sample = append(sample, i)
+		}
+	}
+	sort.Ints(sample)
+	return sample
+}
+
+// validateSample checks n sampled answers against the float64 haversine
+// brute force over every reference.
+func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, n int, seed uint64) (validate.Report, error) {
+	sample := sampleIndices(obs.cols.Len(), n, seed)
 	refPts := make([]orb.Point, ref.cols.Len())
 	for i := range refPts {
 		refPts[i] = ref.point(i)
@@ -279,9 +512,9 @@ func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
 
 // writeAnswers writes res to path atomically: NumPy .npz for a .npz path,
 // else CSV.
-func writeAnswers(path string, res *geoknn.Result) error {
+func writeAnswers(ctx context.Context, path string, stdout io.Writer, res *geoknn.Result) error {
 	answer := func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) }
-	return pointio.WriteAtomic(path, func(w *bufio.Writer) error {
+	return pointio.Write(ctx, path, stdout, func(w *bufio.Writer) error {
 		if strings.EqualFold(filepath.Ext(path), ".npz") {
 			return pointio.WriteResultsNPZ(w, len(res.Index), answer)
 		}

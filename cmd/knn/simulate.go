@@ -14,9 +14,8 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/bench"
-	"github.com/geoknn/geoknn/engine"
 	"github.com/geoknn/geoknn/simulator"
+	"github.com/geoknn/geoknn/sphere"
 )
 
 const simulateUsage = `Usage: knn simulate [flags]
@@ -61,8 +60,8 @@ Flags:
 
 // configWithRefs loads the references (seed+1, as knn run) and makes the
 // simulation's configuration for obs; cmd names the command in errors.
-func (f *simFlags) configWithRefs(cmd string, obs source) (simulator.Config, source, error) {
-	ref, err := loadSource("--ref", f.ref, f.refGen, f.seed+1)
+func (f *simFlags) configWithRefs(ctx context.Context, cmd string, obs source) (simulator.Config, source, error) {
+	ref, err := loadSource(ctx, "--ref", f.ref, f.refGen, f.seed+1)
 	if err != nil {
 		return simulator.Config{}, ref, fmt.Errorf("%s: %w", cmd, err)
 	}
@@ -128,47 +127,60 @@ func (f *simFlags) check(cmd string) error {
 		f.refGen = f.gen
 	}
 	for _, g := range []struct{ flag, name string }{{"--gen", f.gen}, {"--ref-gen", f.refGen}} {
-		if _, err := simulator.ByName(g.name); err != nil {
-			return fmt.Errorf("%s: %s %q: unknown generator (want %s)", cmd, g.flag, g.name, strings.Join(simulator.Names(), ", "))
+		if _, err := sphere.ByName(g.name); err != nil {
+			return fmt.Errorf("%s: %s %q: unknown generator (want %s)", cmd, g.flag, g.name, strings.Join(sphere.Names(), ", "))
 		}
 	}
+	opts, err := f.options()
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	f.engineOpts = opts
+	return nil
+}
+
+// options parses the engine flags into the searcher's options.
+func (f *simFlags) options() (geoknn.Options, error) {
 	eng, err := geoknn.ParseEngine(f.engine)
 	if err != nil {
-		return fmt.Errorf("%s: %w", cmd, err)
+		return geoknn.Options{}, err
 	}
-	algo, err := engine.ParseAlgorithm(f.algo)
+	algo, err := geoknn.ParseAlgorithm(f.algo)
 	if err != nil {
-		return fmt.Errorf("%s: %w", cmd, err)
+		return geoknn.Options{}, err
 	}
-	mem, err := engine.ParseMemoryMode(f.memory)
+	mem, err := geoknn.ParseMemoryMode(f.memory)
 	if err != nil {
-		return fmt.Errorf("%s: %w", cmd, err)
+		return geoknn.Options{}, err
 	}
-	f.engineOpts = geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, Memory: mem}
-	return nil
+	return geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, Memory: mem}, nil
 }
 
 // source is --obs or --ref of a simulation: a file (initial points) or a
 // count of generated ones.
 type source struct {
 	count int
-	init  engine.Points
+	init  geoknn.Points
 	pts   pointSet // the file's points; empty for counts
 	desc  string
 }
 
-func loadSource(flagName, arg, gen string, seed uint64) (source, error) {
-	if arg == "" {
-		return source{}, fmt.Errorf("%s is required", flagName)
+func loadSource(ctx context.Context, flagName, arg, gen string, seed uint64) (source, error) {
+	n, isFile, err := resolveArg(flagName, arg)
+	if err != nil {
+		return source{}, err
 	}
-	if _, err := os.Stat(arg); err != nil {
-		n, cerr := bench.ParseCount(arg)
-		if cerr != nil {
-			return source{}, fmt.Errorf("%s %q: no such file, and not a count such as 2^20 or 1e6", flagName, arg)
+	if !isFile {
+		limit := maxObservations
+		if flagName == "--ref" {
+			limit = maxReferences
+		}
+		if err := checkCount(flagName, n, limit, 48); err != nil { // columns, answers, replacements
+			return source{}, err
 		}
 		return source{count: n, desc: fmt.Sprintf("synthetic %s, seed %d", gen, seed)}, nil
 	}
-	ps, err := loadPoints(flagName, arg, gen, seed)
+	ps, err := loadFile(ctx, arg)
 	if err != nil {
 		return source{}, err
 	}
@@ -189,18 +201,62 @@ func (f *simFlags) config(obs, ref source) simulator.Config {
 
 func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f simFlags
+	fs := f.simulateFlagSet(stderr)
+	if helped, err := parseFlags(fs, simulateUsage, args, stdout, stderr); helped || err != nil {
+		return err
+	}
+	if err := f.checkSimulate(); err != nil {
+		return usageError{err}
+	}
+	if err := checkOutDir(f.outDir); err != nil {
+		return err
+	}
+	obs, err := loadSource(ctx, "--obs", f.obs, f.gen, f.seed)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	cfg, ref, err := f.configWithRefs(ctx, "simulate", obs)
+	if err != nil {
+		return err
+	}
+	// Answers come back to the host only for the steps that use them; the
+	// rest stay on the GPUs.
+	cfg.Answers = func(n int) bool { return f.outDir != "" || (f.validate > 0 && n == f.steps) }
+	out := &simOutput{f: &f, stdout: stdout, stderr: stderr,
+		digits: max(4, len(strconv.Itoa(f.steps))), bar: newStepBar(stderr, f.quiet)}
+	out.printHeader()
+	out.start = time.Now()
+	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error { return out.step(ctx, s) })
+	out.bar.clear()
+	if sum.Steps > 0 || err == nil {
+		out.printResults(sum, obs, ref)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("simulate: interrupted after %d steps, %d step files written whole", sum.Steps, out.written)
+		}
+		return err
+	}
+	return nil
+}
+
+// simulateFlagSet defines knn simulate's flags over f.
+func (f *simFlags) simulateFlagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.obs, "obs", "2^20", "observations: a count such as 2^24, or a CSV/GeoJSON file of initial observations")
 	fs.StringVar(&f.ref, "ref", "2^12", "references: a count such as 2^16, or a CSV/GeoJSON file of initial positions")
-	addSimulationFlags(fs, &f, 10, 60)
+	addSimulationFlags(fs, f, 10, 60)
 	fs.StringVar(&f.outDir, "out-dir", "", "write each step's answers to DIR/step-NNNN.csv (or .npz)")
 	fs.StringVar(&f.outFormat, "out-format", "csv", "format of --out-dir files: csv or npz")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers of the last step against a float64 brute force")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-step lines: the summary only")
-	if helped, err := parseFlags(fs, simulateUsage, args, stderr); helped || err != nil {
-		return err
-	}
+	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
+	return fs
+}
+
+// checkSimulate validates the shared flags and knn simulate's own.
+func (f *simFlags) checkSimulate() error {
 	if err := f.check("simulate"); err != nil {
 		return err
 	}
@@ -215,82 +271,98 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("simulate: --out-dir %s: not a folder", f.outDir)
 		}
 	}
-	obs, err := loadSource("--obs", f.obs, f.gen, f.seed)
-	if err != nil {
-		return fmt.Errorf("simulate: %w", err)
-	}
-	cfg, ref, err := f.configWithRefs("simulate", obs)
-	if err != nil {
-		return err
-	}
+	return nil
+}
 
-	// Answers come back to the host only for the steps that use them; the
-	// rest stay on the GPUs.
-	cfg.Answers = func(n int) bool { return f.outDir != "" || (f.validate > 0 && n == f.steps) }
-	nObs, nRef := obs.len(), ref.len()
-	digits := max(4, len(strconv.Itoa(f.steps)))
-	bar := newStepBar(stderr, f.quiet)
-	if !f.quiet {
-		fmt.Fprintf(stdout, "%6s %10s %9s %9s %9s %9s %8s %10s %10s %8s\n", "step", "time_s", "step_s", "query_s", "update_s", "kernel_ms", "prep_ms", "replaced", "changed", "changed%")
+// simOutput is what knn simulate makes of the steps: the files of
+// --out-dir, the check of the last step, the lines on stdout and the
+// progress bar.
+type simOutput struct {
+	f              *simFlags
+	stdout, stderr io.Writer
+	digits         int // of the step numbers in file names
+	bar            *stepBar
+	start          time.Time
+	validated      string // the last step's validation report, once checked
+	written        int    // step files written whole
+}
+
+// printHeader prints the heading of the per-step lines.
+func (o *simOutput) printHeader() {
+	if !o.f.quiet {
+		fmt.Fprintf(o.stdout, "%6s %10s %9s %9s %9s %9s %8s %10s %10s %8s\n", "step", "time_s", "step_s", "query_s", "update_s", "kernel_ms", "prep_ms", "replaced", "changed", "changed%")
 	}
-	var validated string
-	start := time.Now()
-	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error {
-		if s.N == 1 && s.Result.Fallback != "" {
-			bar.clear()
-			fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Result.Fallback)
+}
+
+// step handles one simulated step; an error stops the simulation.
+func (o *simOutput) step(ctx context.Context, s simulator.Step) error {
+	if s.N == 1 && s.Result.Fallback != "" {
+		o.bar.clear()
+		fmt.Fprintf(o.stderr, "knn: no GPU (%s): running on the CPU\n", s.Result.Fallback)
+	}
+	if o.f.outDir != "" {
+		if err := writeStep(ctx, o.f.outDir, o.f.outFormat, o.digits, s); err != nil {
+			return err
 		}
-		if f.outDir != "" {
-			if err := writeStep(f.outDir, f.outFormat, digits, s); err != nil {
-				return err
-			}
-		}
-		if f.validate > 0 && s.N == f.steps {
-			rep, err := validateSample(ctx, pointSet{cols: s.Obs}, pointSet{cols: s.Ref}, s.Result, f.validate, f.seed)
-			if err != nil {
-				return err
-			}
-			validated = rep.String()
-			if !rep.OK() {
-				for _, fl := range rep.Failures {
-					fmt.Fprintf(stderr, "  %s\n", fl)
-				}
-				return fmt.Errorf("simulate: step %d: validation failed: %s", s.N, rep)
-			}
-		}
-		if !f.quiet {
-			bar.clear()
-			changed, frac := "-", "-"
-			if s.N > 1 {
-				changed, frac = strconv.Itoa(s.Changed), fmt.Sprintf("%.3f", 100*s.ChangedFraction)
-			}
-			fmt.Fprintf(stdout, "%6d %10g %9.4f %9.4f %9.4f %9.2f %8.2f %10d %10s %8s\n", s.N, s.Time,
-				s.Wall.Seconds(), s.Query.Seconds(), s.Update.Seconds(), ms(s.Stats.Kernel), ms(s.Stats.Prepare), s.Replaced, changed, frac)
-		}
-		bar.show(s.N, f.steps, start)
-		return nil
-	})
-	bar.clear()
-	if sum.Steps > 0 || err == nil {
-		printSummary(stdout, f, sum, obs, ref, nObs, nRef)
-		if validated != "" {
-			fmt.Fprintf(stdout, "validate:     step %d: %s\n", f.steps, validated)
-		}
-		if f.outDir != "" && sum.Steps > 0 {
-			fmt.Fprintf(stdout, "wrote:        %d files, %s to %s\n", sum.Steps,
-				filepath.Join(f.outDir, fmt.Sprintf("step-%0*d.%s", digits, 1, f.outFormat)), fmt.Sprintf("step-%0*d.%s", digits, sum.Steps, f.outFormat))
+		o.written++
+	}
+	if o.f.validate > 0 && s.N == o.f.steps {
+		if err := o.validate(ctx, s); err != nil {
+			return err
 		}
 	}
+	if !o.f.quiet {
+		o.bar.clear()
+		o.printStep(s)
+	}
+	o.bar.show(s.N, o.f.steps, o.start)
+	return nil
+}
+
+// validate checks --validate sampled answers of step s, listing the
+// failures on stderr.
+func (o *simOutput) validate(ctx context.Context, s simulator.Step) error {
+	rep, err := validateSample(ctx, pointSet{cols: s.Obs}, pointSet{cols: s.Ref}, s.Result, o.f.validate, o.f.seed)
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("simulate: interrupted after %d steps", sum.Steps)
-		}
 		return err
+	}
+	o.validated = rep.String()
+	if !rep.OK() {
+		for _, fl := range rep.Failures {
+			fmt.Fprintf(o.stderr, "  %s\n", fl)
+		}
+		return fmt.Errorf("simulate: step %d: validation failed: %s", s.N, rep)
 	}
 	return nil
 }
 
-func printSummary(w io.Writer, f simFlags, sum simulator.Summary, obs, ref source, nObs, nRef int) {
+// printStep prints step s's line; the changed counts are "-" at step 1,
+// which has no step before it.
+func (o *simOutput) printStep(s simulator.Step) {
+	changed, frac := "-", "-"
+	if s.N > 1 {
+		changed, frac = strconv.Itoa(s.Changed), fmt.Sprintf("%.3f", 100*s.ChangedFraction)
+	}
+	fmt.Fprintf(o.stdout, "%6d %10g %9.4f %9.4f %9.4f %9.2f %8.2f %10d %10s %8s\n", s.N, s.Time,
+		s.Wall.Seconds(), s.Query.Seconds(), s.Update.Seconds(), ms(s.Stats.Kernel), ms(s.Stats.Prepare), s.Replaced, changed, frac)
+}
+
+// printResults prints the summary, the validation and the files written.
+func (o *simOutput) printResults(sum simulator.Summary, obs, ref source) {
+	f := o.f
+	printSummary(o.stdout, *f, sum, obs, ref)
+	if o.validated != "" {
+		fmt.Fprintf(o.stdout, "validate:     step %d: %s\n", f.steps, o.validated)
+	}
+	if f.outDir != "" && o.written > 0 {
+		fmt.Fprintf(o.stdout, "wrote:        %d files, %s to %s\n", o.written,
+			filepath.Join(f.outDir, fmt.Sprintf("step-%0*d.%s", o.digits, 1, f.outFormat)), fmt.Sprintf("step-%0*d.%s", o.digits, o.written, f.outFormat))
+	}
+}
+
+// printSummary prints the simulation's summary lines.
+func printSummary(w io.Writer, f simFlags, sum simulator.Summary, obs, ref source) {
+	nObs, nRef := obs.len(), ref.len()
 	fmt.Fprintf(w, "engine:       %s (%s), algorithm %s\n", sum.Engine, strings.Join(sum.Devices, ", "), f.engineOpts.Algorithm)
 	fmt.Fprintf(w, "observations: %d (%s), %.4g%% replaced per step\n", nObs, obs.desc, 100*f.replace)
 	fmt.Fprintf(w, "references:   %d (%s), speed %g-%g m/s, dt %g s\n", nRef, ref.desc, f.minSpeed, f.speed, f.dt)
@@ -300,13 +372,32 @@ func printSummary(w io.Writer, f simFlags, sum simulator.Summary, obs, ref sourc
 }
 
 // writeStep writes one step's answers to dir/step-NNNN.csv (or .npz).
-func writeStep(dir, format string, digits int, s simulator.Step) error {
+func writeStep(ctx context.Context, dir, format string, digits int, s simulator.Step) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("simulate: --out-dir: %w", err)
 	}
 	path := filepath.Join(dir, fmt.Sprintf("step-%0*d.%s", digits, s.N, format))
-	if err := writeAnswers(path, s.Result); err != nil {
+	if err := writeAnswers(ctx, path, nil, s.Result); err != nil {
 		return fmt.Errorf("simulate: %w", err)
+	}
+	return nil
+}
+
+// checkOutDir checks --out-dir before any work: an existing folder, or a
+// new one in an existing folder (it is made at the first step written).
+func checkOutDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("simulate: --out-dir %s is not a folder", dir)
+		}
+		return nil
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+		return fmt.Errorf("simulate: --out-dir %s: no folder %s to make it in", dir, parent)
 	}
 	return nil
 }

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// mainFor runs the command line as main does and returns its exit status
+// and output.
+func mainFor(args ...string) (status int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	status = mainExit(args, &o, &e)
+	return status, o.String(), e.String()
+}
+
+func TestExitStatusAndStreams(t *testing.T) {
+	dir := t.TempDir()
+	bad := write(t, dir, "bad.csv", "lat,lon\n91,0\n")
+	for _, tc := range []struct {
+		args     []string
+		status   int
+		out, err string // substrings of stdout and stderr
+		quietOut bool   // nothing on stdout
+	}{
+		{[]string{"--help"}, 0, "Usage:", "", false},
+		{[]string{"run", "--help"}, 0, "Usage: knn run", "", false},
+		{[]string{"simulate", "-h"}, 0, "Usage: knn simulate", "", false},
+		{[]string{"version"}, 0, "CUDA driver", "", false},
+		{[]string{"--version"}, 0, "knn ", "", false},
+		{[]string{}, 2, "", "Usage:", true},
+		{[]string{"nope"}, 2, "", `unknown command "nope"`, true},
+		{[]string{"run", "--nope"}, 2, "", "flag provided but not defined", true},
+		{[]string{"run", "--obs", "2^10"}, 2, "", "--obs and --ref are required", true},
+		{[]string{"run", "--obs", "2^10", "--ref", "2^4", "stray"}, 2, "", "unexpected argument", true},
+		{[]string{"run", "--obs", bad, "--ref", "2^4"}, 1, "", "latitude", true},
+		{[]string{"run", "--obs", filepath.Join(dir, "none.csv"), "--ref", "2^4"}, 1, "", "no such file", true},
+		{[]string{"run", "--obs", "2^10", "--ref", "2^33", "--engine", "cpu"}, 2, "", "more than the 2147483647", true},
+		{[]string{"run", "--obs", "2^40", "--ref", "2^4", "--engine", "cpu"}, 1, "", "of memory needed", true},
+	} {
+		status, out, errOut := mainFor(tc.args...)
+		if status != tc.status || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.err) || (tc.quietOut && out != "") {
+			t.Errorf("knn %q: status %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, status, out, errOut, tc.status, tc.out, tc.err)
+		}
+	}
+}
+
+// --out is checked before any work, and nothing the user owns is replaced.
+func TestOutputChecksAndDevices(t *testing.T) {
+	dir := t.TempDir()
+	in := write(t, dir, "in.csv", "lat,lon\n1,2\n3,4\n")
+	ref := write(t, dir, "ref.csv", "lat,lon\n1,2\n")
+	for _, tc := range []struct {
+		out, want string
+	}{
+		{dir, "is a directory"},
+		{filepath.Join(dir, "missing", "o.csv"), "no such file"},
+		{in, "is the input"},
+	} {
+		t0 := time.Now()
+		status, _, errOut := mainFor("run", "--obs", in, "--ref", ref, "--engine", "cpu", "--out", tc.out)
+		if status != 1 || !strings.Contains(errOut, tc.want) || time.Since(t0) > 2*time.Second {
+			t.Errorf("--out %s: status %d, %q", tc.out, status, errOut)
+		}
+	}
+	if b, _ := os.ReadFile(in); string(b) != "lat,lon\n1,2\n3,4\n" {
+		t.Errorf("the input was changed: %q", b)
+	}
+	if status, _, errOut := mainFor("run", "--obs", in, "--ref", ref, "--engine", "cpu", "--out", "/dev/null"); status != 0 {
+		t.Errorf("--out /dev/null: %d %s", status, errOut)
+	}
+	if fi, err := os.Stat("/dev/null"); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatal("/dev/null was replaced")
+	}
+	status, out, _ := mainFor("run", "--obs", in, "--ref", ref, "--engine", "cpu", "--out", "-")
+	if status != 0 || !strings.HasPrefix(out, "obs_index,ref_index,distance_m\n0,0,0.000\n") {
+		t.Errorf("--out -: %d %q", status, out)
+	}
+}
+
+// A bare name that is both a count and a file is refused; ./name is the
+// file.
+func TestCountOrFile(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "1000", "lat,lon\n1,2\n")
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	if status, _, errOut := mainFor("run", "--obs", "1000", "--ref", "2^4", "--engine", "cpu"); status != 2 || !strings.Contains(errOut, "./1000") {
+		t.Errorf("ambiguous: %d %q", status, errOut)
+	}
+	if status, _, errOut := mainFor("run", "--obs", "./1000", "--ref", "2^4", "--engine", "cpu"); status != 0 {
+		t.Errorf("./1000: %d %q", status, errOut)
+	}
+}
+
+// knnBinary builds the command once for the tests that signal a real
+// process.
+func knnBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the command: skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "knn")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// SIGINT and SIGTERM stop a run within a second in the query and in the
+// write, with 130 and 143, and leave no file behind.
+func TestSignals(t *testing.T) {
+	bin := knnBinary(t)
+	for _, tc := range []struct {
+		name    string
+		sig     syscall.Signal
+		args    []string
+		trigger func(dir string) bool // signal once this holds
+	}{
+		{"SIGTERM in the query", syscall.SIGTERM, []string{"--obs", "2^22", "--ref", "2^16", "--algo", "brute"}, nil},
+		{"SIGINT in the query", syscall.SIGINT, []string{"--obs", "2^22", "--ref", "2^16", "--algo", "brute"}, nil},
+		{"SIGTERM in the write", syscall.SIGTERM, []string{"--obs", "2^24", "--ref", "2^4"}, tempFileAppeared},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"run", "--engine", "cpu", "--quiet", "--out", filepath.Join(dir, "o.csv")}, tc.args...)
+			cmd := exec.Command(bin, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(tc.trigger, dir)
+			sent := time.Now()
+			cmd.Process.Signal(tc.sig)
+			err := cmd.Wait()
+			took := time.Since(sent)
+			status := cmd.ProcessState.ExitCode()
+			if want := 128 + int(tc.sig); status != want || took > 1500*time.Millisecond {
+				t.Errorf("status %d after %v (%v), want %d within a second; stderr %q", status, took, err, want, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "stopped by") {
+				t.Errorf("stderr %q has no reason", stderr.String())
+			}
+			if names, _ := os.ReadDir(dir); len(names) != 0 {
+				t.Errorf("left behind: %v", names)
+			}
+		})
+	}
+}
+
+// waitFor waits until cond(dir) holds (at most 20 s), or 300 ms when cond
+// is nil.
+func waitFor(cond func(string) bool, dir string) {
+	if cond == nil {
+		time.Sleep(300 * time.Millisecond)
+		return
+	}
+	for t0 := time.Now(); time.Since(t0) < 20*time.Second && !cond(dir); {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func tempFileAppeared(dir string) bool {
+	names, _ := filepath.Glob(filepath.Join(dir, ".o.csv.tmp-*"))
+	return len(names) > 0
+}
+
+// k nearest, radius and self-excluding queries, validated against brute
+// force, in their CSV forms.
+func TestNeighbourQueries(t *testing.T) {
+	dir := t.TempDir()
+	obs := write(t, dir, "obs.csv", "lat,lon\n47.37,8.54\n46.2,6.14\n51.5,-0.12\n")
+	ref := write(t, dir, "ref.csv", "lat,lon\n47.46,8.55\n46.24,6.11\n51.47,-0.45\n48.35,11.78\n")
+	for _, tc := range []struct {
+		args   []string
+		header string
+		lines  int
+	}{
+		{[]string{"--k", "2"}, "obs_index,rank,ref_index,distance_m", 6},
+		{[]string{"--k", "2", "--max-m", "30000"}, "obs_index,rank,ref_index,distance_m", 3},
+		{[]string{"--within-m", "300000"}, "obs_index,count", 3},
+		{[]string{"--within-m", "300000", "--list"}, "obs_index,ref_index,distance_m", 6},
+	} {
+		args := append([]string{"run", "--obs", obs, "--ref", ref, "--engine", "cpu", "--validate", "10", "-o", "-"}, tc.args...)
+		status, out, errOut := mainFor(args...)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if status != 0 || lines[0] != tc.header || len(lines)-1 != tc.lines || !strings.Contains(errOut, ": 0 wrong") {
+			t.Errorf("%v: status %d, %d lines %q; %s", tc.args, status, len(lines)-1, out, errOut)
+		}
+	}
+	status, out, _ := mainFor("run", "--obs", ref, "--ref", ref, "--engine", "cpu", "--exclude-self", "-o", "-")
+	if status != 0 || !strings.HasPrefix(out, "obs_index,ref_index,distance_m\n0,1,229838.152\n1,0,") {
+		t.Errorf("--exclude-self: %d %q", status, out)
+	}
+	for _, bad := range [][]string{{"--list"}, {"--k", "0"}, {"--k", "2", "--within-m", "5"}, {"--exclude-self"}} {
+		args := append([]string{"run", "--obs", obs, "--ref", ref, "--engine", "cpu"}, bad...)
+		if status, _, _ := mainFor(args...); status != 2 {
+			t.Errorf("%v: status %d, want 2", bad, status)
+		}
+	}
+}

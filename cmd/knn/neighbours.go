@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/pointio"
+)
+
+// runNeighbours answers knn run's k-nearest and radius queries: the query,
+// its report, the sampled validation and --out.
+func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stderr io.Writer) error {
+	t := time.Now()
+	var write func(w *bufio.Writer, npz bool) error
+	var check func(ctx context.Context) error
+	var st geoknn.Stats
+	if f.withinM > 0 {
+		res, err := in.s.Within(ctx, in.obs.cols, in.ref.cols, f.withinM, f.list)
+		if err != nil {
+			return err
+		}
+		if f.excludeSelf {
+			res = res.WithoutSelf()
+		}
+		st, write, check = res.Stats, withinWriter(res), func(ctx context.Context) error { return checkWithin(ctx, in, f, res) }
+	} else {
+		k := f.k
+		if f.excludeSelf {
+			k++
+		}
+		res, err := in.s.KNearest(ctx, in.obs.cols, in.ref.cols, min(k, in.ref.cols.Len()), f.maxM)
+		if err != nil {
+			return err
+		}
+		if f.excludeSelf {
+			res = res.WithoutSelf()
+		}
+		st, write, check = res.Stats, kWriter(res), func(ctx context.Context) error { return checkK(ctx, in, f, res) }
+	}
+	fmt.Fprintf(stderr, "engine:       %s (%s)\nquery:        %.3f s; %s\n", st.Engine, strings.Join(st.Devices, ", "), time.Since(t).Seconds(), st.Note)
+	if f.validate > 0 {
+		if err := check(ctx); err != nil {
+			return err
+		}
+	}
+	if f.out == "" {
+		return nil
+	}
+	npz := strings.EqualFold(filepath.Ext(f.out), ".npz")
+	return pointio.Write(ctx, f.out, stdout, func(w *bufio.Writer) error { return write(w, npz) })
+}
+
+func kWriter(res *geoknn.KResult) func(w *bufio.Writer, npz bool) error {
+	row := func(i, r int) (uint32, float64, bool) {
+		e := i*res.K + r
+		if res.Index[e] == geoknn.NoNeighbour {
+			return 0, 0, false
+		}
+		return res.Index[e], res.Metres(i, r), true
+	}
+	n := len(res.Index) / max(res.K, 1)
+	return func(w *bufio.Writer, npz bool) error {
+		if npz {
+			return pointio.WriteKResultsNPZ(w, n, res.K, row)
+		}
+		return pointio.WriteKResults(w, n, res.K, row)
+	}
+}
+
+func withinWriter(res *geoknn.WithinResult) func(w *bufio.Writer, npz bool) error {
+	metres := func(e int) float64 { return float64(res.DistanceRad[e]) * geoknn.EarthRadiusMetres }
+	in := pointio.Within{Count: func(i int) int { return int(res.Counts[i]) }}
+	if res.Offsets != nil {
+		in.Ref = func(i, r int) (uint32, float64) {
+			e := int(res.Offsets[i]) + r
+			return res.Index[e], metres(e)
+		}
+	}
+	return func(w *bufio.Writer, npz bool) error {
+		switch {
+		case npz:
+			return pointio.WriteWithinNPZ(w, res.Counts, res.Offsets, res.Index, metres)
+		case res.Offsets != nil:
+			return pointio.WriteWithinLists(w, len(res.Counts), in)
+		}
+		return pointio.WriteWithinCounts(w, len(res.Counts), in)
+	}
+}
+
+// sampleObs draws n of the observations (all when there are fewer) and
+// their indices, as validateSample does.
+func sampleObs(in *runInputs, n int, seed uint64) (geoknn.Points, []int) {
+	idx := sampleIndices(in.obs.cols.Len(), n, seed)
+	lat, lon := make([]float64, len(idx)), make([]float64, len(idx))
+	for k, i := range idx {
+		lat[k], lon[k] = in.obs.cols.At(i)
+	}
+	return geoknn.Radians64(lat, lon), idx
+}
+
+// checkK compares sampled rows with brute force on the CPU.
+func checkK(ctx context.Context, in *runInputs, f runFlags, res *geoknn.KResult) error {
+	obs, idx := sampleObs(in, f.validate, f.seed)
+	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU, Algorithm: geoknn.Brute})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	k := res.K
+	if f.excludeSelf {
+		k++
+	}
+	want, err := s.KNearest(ctx, obs, in.ref.cols, min(k, in.ref.cols.Len()), f.maxM)
+	if err != nil {
+		return err
+	}
+	if f.excludeSelf {
+		want = want.Without(func(j int) uint32 { return uint32(idx[j]) })
+	}
+	bad := 0
+	for j, i := range idx {
+		for r := range res.K {
+			a, b := res.Index[i*res.K+r], want.Index[j*res.K+r]
+			da, db := float64(res.DistanceRad[i*res.K+r]), float64(want.DistanceRad[j*res.K+r])
+			if a != b && math.Abs(da-db)*geoknn.EarthRadiusMetres > 1 {
+				bad++
+			}
+		}
+	}
+	return validated(in.log, len(idx)*res.K, bad)
+}
+
+// checkWithin compares sampled counts with brute force on the CPU.
+func checkWithin(ctx context.Context, in *runInputs, f runFlags, res *geoknn.WithinResult) error {
+	obs, idx := sampleObs(in, f.validate, f.seed)
+	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	want, err := s.Within(ctx, obs, in.ref.cols, f.withinM, false)
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for j, i := range idx {
+		c := want.Counts[j]
+		if f.excludeSelf {
+			c = max(c, 1) - 1
+		}
+		if c != res.Counts[i] {
+			bad++
+		}
+	}
+	return validated(in.log, len(idx), bad)
+}
+
+func validated(w io.Writer, checked, bad int) error {
+	fmt.Fprintf(w, "validate:     %d sampled answers checked against brute force: %d wrong\n", checked, bad)
+	if bad > 0 {
+		return errors.New("validation failed")
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package geoknn_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/geoknn/geoknn"
+	"github.com/golang/geo/s1"
+	"github.com/golang/geo/s2"
+)
+
+// Small queries (on the calling goroutine) and large ones (the engine)
+// answer alike, also from many goroutines at once.
+func TestIndexAnswersAsTheSearcher(t *testing.T) {
+	ctx := context.Background()
+	ref, _ := geoknn.Generated("sphere", 20000, 7)
+	obs, _ := geoknn.Generated("sphere", 3000, 8)
+	x, err := geoknn.NewIndex(ref, geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	big, err := x.Nearest(ctx, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigK, err := x.KNearest(ctx, obs, 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < obs.Len(); i += 40 {
+				one := obs.Slice(i, i+1)
+				r, err := x.Nearest(ctx, one)
+				k, kerr := x.KNearest(ctx, one, 4, 0)
+				if err != nil || kerr != nil || r.Index[0] != big.Index[i] || !slices.Equal(k.Index, bigK.Index[4*i:4*i+4]) {
+					t.Errorf("observation %d: %v %v %v / %v %v", i, err, kerr, r.Index, big.Index[i], k.Index)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	w, err := x.Within(ctx, obs.Slice(0, 100), 500e3, true)
+	wBig, err2 := x.Within(ctx, obs, 500e3, true)
+	if err != nil || err2 != nil || !slices.Equal(w.Counts, wBig.Counts[:100]) || !slices.Equal(w.Index, wBig.Index[:wBig.Offsets[100]]) {
+		t.Errorf("within: %v %v", err, err2)
+	}
+}
+
+// One observation against a built index of 2^16 references.
+func BenchmarkIndexOnePoint(b *testing.B) {
+	ref, _ := geoknn.Generated("sphere", 1<<16, 1)
+	obs, _ := geoknn.Generated("sphere", 1<<12, 2)
+	x, err := geoknn.NewIndex(ref, geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := x.Nearest(ctx, obs.Slice(i%4096, i%4096+1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The same query on s2 (github.com/golang/geo): a ShapeIndex over a
+// PointVector of the same 2^16 references, queried by a closest-edge query
+// with one result, the s2 way of asking for the closest point.
+func BenchmarkS2ClosestPoint(b *testing.B) {
+	ref, _ := geoknn.Generated("sphere", 1<<16, 1)
+	obs, _ := geoknn.Generated("sphere", 1<<12, 2)
+	pv := make(s2.PointVector, ref.Len())
+	for i := range pv {
+		lat, lon := ref.At(i)
+		pv[i] = s2.PointFromLatLng(s2.LatLng{Lat: s1.Angle(lat), Lng: s1.Angle(lon)})
+	}
+	index := s2.NewShapeIndex()
+	index.Add(&pv)
+	q := s2.NewClosestEdgeQuery(index, s2.NewClosestEdgeQueryOptions().MaxResults(1))
+	targets := make([]s2.Point, obs.Len())
+	for i := range targets {
+		lat, lon := obs.At(i)
+		targets[i] = s2.PointFromLatLng(s2.LatLng{Lat: s1.Angle(lat), Lng: s1.Angle(lon)})
+	}
+	q.FindEdges(s2.NewMinDistanceToPointTarget(targets[0])) // builds the index
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if r := q.FindEdges(s2.NewMinDistanceToPointTarget(targets[i%len(targets)])); len(r) != 1 {
+			b.Fatal("no closest point")
+		}
+	}
+}
+
+// s2 finds the same nearest references (away from exact ties).
+func TestIndexAgreesWithS2(t *testing.T) {
+	ref, _ := geoknn.Generated("sphere", 5000, 1)
+	obs, _ := geoknn.Generated("sphere", 500, 2)
+	pv := make(s2.PointVector, ref.Len())
+	for i := range pv {
+		lat, lon := ref.At(i)
+		pv[i] = s2.PointFromLatLng(s2.LatLng{Lat: s1.Angle(lat), Lng: s1.Angle(lon)})
+	}
+	index := s2.NewShapeIndex()
+	index.Add(&pv)
+	q := s2.NewClosestEdgeQuery(index, s2.NewClosestEdgeQueryOptions().MaxResults(1))
+	x, err := geoknn.NewIndex(ref, geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	res, err := x.Nearest(context.Background(), obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range obs.Len() {
+		lat, lon := obs.At(i)
+		r := q.FindEdges(s2.NewMinDistanceToPointTarget(s2.PointFromLatLng(s2.LatLng{Lat: s1.Angle(lat), Lng: s1.Angle(lon)})))
+		if len(r) != 1 || uint32(r[0].EdgeID()) != res.Index[i] {
+			t.Errorf("observation %d: s2 %v, geoknn %d", i, r, res.Index[i])
+		}
+	}
+}
+
+// The engine that opts picks (the GPUs where there are) answers k nearest
+// and radius queries exactly as the CPU engine does.
+func TestKNearestAndWithinOnEveryEngine(t *testing.T) {
+	ctx := context.Background()
+	ref, _ := geoknn.Generated("sphere", 4000, 3)
+	obs, _ := geoknn.Generated("seed", 2000, 4)
+	cpu, _ := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU, Algorithm: geoknn.Brute})
+	defer cpu.Close()
+	auto, err := geoknn.NewSearcher(geoknn.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer auto.Close()
+	want, err1 := cpu.KNearest(ctx, obs, ref, 8, 0)
+	got, err2 := auto.KNearest(ctx, obs, ref, 8, 0)
+	if err1 != nil || err2 != nil || !slices.Equal(want.Index, got.Index) {
+		t.Errorf("k nearest on the %s engine: %v %v", auto.Engine(), err1, err2)
+	}
+	w1, err1 := cpu.Within(ctx, obs, ref, 200e3, true)
+	w2, err2 := auto.Within(ctx, obs, ref, 200e3, true)
+	if err1 != nil || err2 != nil || !slices.Equal(w1.Index, w2.Index) || !slices.Equal(w1.Counts, w2.Counts) {
+		t.Errorf("within on the %s engine: %v %v", auto.Engine(), err1, err2)
+	}
+}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/geoknn/geoknn/internal/trace"
+)
+
+// Algorithm selects how the nearest reference is found.
+type Algorithm int
+
+const (
+	// Grid searches a cell index over the references, rebuilt every query
+	// (exact: the same answers as Brute). It is the default; it runs as
+	// Brute when a sample of the query says brute force is cheaper
+	// (references packed into few places, or very few references).
+	Grid Algorithm = iota
+	// Brute compares every observation with every reference (exact).
+	Brute
+	// Seed is the reference notebook's kernel, ported as a benchmark baseline:
+	// float32 haversine with fast trigonometry, not exact (GPU only).
+	Seed
+)
+
+func (a Algorithm) String() string {
+	switch a {
+	case Brute:
+		return "brute"
+	case Seed:
+		return "seed"
+	case Grid:
+		return "grid"
+	}
+	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// ParseAlgorithm parses "grid", "brute" or "seed".
+func ParseAlgorithm(s string) (Algorithm, error) {
+	switch strings.ToLower(s) {
+	case "brute":
+		return Brute, nil
+	case "seed":
+		return Seed, nil
+	case "grid":
+		return Grid, nil
+	}
+	return 0, fmt.Errorf("unknown algorithm %q (want grid, brute or seed)", s)
+}
+
+// Request is one nearest-reference query.
+type Request struct {
+	Obs, Ref  Points
+	Algorithm Algorithm
+	// BatchSize is the number of observations per job; 0 picks one from the
+	// memory available and the number of workers.
+	BatchSize int
+	// GridSide fixes the grid algorithm's cells per axis; 0 lets a sampled
+	// cost model choose (and fall back to brute force when that is cheaper).
+	GridSide int
+	// Progress, if set, is called after each finished job with the number of
+	// observations done so far; calls may come from several goroutines but
+	// never at once.
+	Progress func(done, total int)
+	// Trace, if set, receives the query's host stages and, on GPUs, each
+	// job's copies and kernels on the host's clock.
+	Trace *trace.Recorder
+}
+
+// Result receives the answers: one entry per observation, in input order.
+type Result struct {
+	Index    []uint32  // index into Ref of the nearest reference
+	Distance []float32 // great-circle angle to it, radians
+}
+
+// Stats describes how a query ran.
+type Stats struct {
+	Engine  string        // "cpu" or "gpu"
+	Devices []string      // what ran it: "16 cores", "NVIDIA H200 (#0)", ...
+	Jobs    int           // jobs the observations were split into
+	Wall    time.Duration // whole query, including preparation and copies
+	// Device time by stage, measured with device events: summed over a
+	// GPU's jobs, then the largest over GPUs; zero on the CPU. Kernel counts
+	// every kernel (index build, sorts, queries, refine; the kernels of
+	// successive jobs never overlap); Index is the part of it spent building
+	// the grid index; Upload and Download are the observations' copies in
+	// and the answers' copies out (summed over jobs; they overlap other
+	// jobs' kernels, and a copy may queue behind the other slot's copy in
+	// the same direction).
+	Kernel, Index, Upload, Download time.Duration
+	// Refined counts observations whose float32 ranking was too close to
+	// call and were re-ranked in float64 (GPU only).
+	Refined int
+	// Note says how the algorithm ran (grid shape, or why it fell back).
+	Note string
+}
+
+// Engine answers nearest-reference queries. Implementations keep device
+// state (contexts, modules, buffers) between calls; Close releases it.
+type Engine interface {
+	Nearest(ctx context.Context, req Request, out Result) (Stats, error)
+	// NewSession keeps obs (copied) resident for repeated queries.
+	NewSession(obs Points, opts SessionOptions) (Session, error)
+	// KNearest answers the out.K nearest references of every observation
+	// within maxRad radians; Within the references within rad.
+	KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error)
+	Within(ctx context.Context, req Request, rad float64, list bool) (WithinResult, Stats, error)
+	Close() error
+}
+
+// badInput is an error in the caller's points found while a query runs: it
+// is reported as it is, without the GPU and job it was found on.
+type badInput struct{ error }
+
+func (b badInput) Unwrap() error { return b.error }
+
+// checkRequest checks a request before it runs: everything but the
+// observations' values unless values is set (the GPU engine checks each
+// job's as it sends them, beside the GPUs' work).
+func checkRequest(req Request, out Result, values bool) error {
+	if err := checkPoints(req, values); err != nil {
+		return err
+	}
+	if len(out.Index) != req.Obs.Len() || len(out.Distance) != req.Obs.Len() {
+		return fmt.Errorf("result has room for %d indices and %d distances, want %d", len(out.Index), len(out.Distance), req.Obs.Len())
+	}
+	return nil
+}
+
+// checkPoints checks a request's points, sizes and batch.
+func checkPoints(req Request, values bool) error {
+	if err := req.Obs.CheckShape("observations"); err != nil {
+		return err
+	}
+	if values {
+		if err := req.Obs.CheckValues("observations", 0); err != nil {
+			return err
+		}
+	}
+	if err := req.Ref.Check("references"); err != nil {
+		return err
+	}
+	if req.Ref.Len() == 0 {
+		return fmt.Errorf("references: the set is empty")
+	}
+	if req.Ref.Len() > 1<<31-1 || req.Obs.Len() > 1<<40 {
+		return fmt.Errorf("too many points: %d observations, %d references", req.Obs.Len(), req.Ref.Len())
+	}
+	if req.BatchSize < 0 {
+		return fmt.Errorf("batch size %d is negative", req.BatchSize)
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package engine
+
+import "fmt"
+
+// CPUIndex is a reference set prepared once for many small queries answered
+// on the calling goroutine: the unit vectors with exact duplicates merged
+// and their grid (nearest), and with duplicates kept and theirs (k nearest,
+// radius). It is read-only after NewCPUIndex: safe for concurrent queries.
+type CPUIndex struct {
+	refs, all     *refSet
+	grid, gridAll *gridIndex
+}
+
+// NewCPUIndex prepares ref.
+func NewCPUIndex(ref Points) (*CPUIndex, error) {
+	if err := ref.Check("references"); err != nil {
+		return nil, err
+	}
+	if ref.Len() == 0 || ref.Len() > 1<<31-1 {
+		return nil, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
+	}
+	x := &CPUIndex{refs: prepareRefs(ref), all: prepareRefsAll(ref)}
+	x.grid = buildGrid(x.refs, max(4, gridSide(x.refs.n, 2)))
+	x.gridAll = buildGrid(x.all, max(4, gridSide(x.all.n, 2)))
+	return x, nil
+}
+
+// Nearest answers obs into out on the calling goroutine.
+func (x *CPUIndex) Nearest(obs Points, out Result) error {
+	if err := checkSmall(obs, len(out.Index), len(out.Distance), 1); err != nil {
+		return err
+	}
+	for i := range obs.Len() {
+		px, py, pz := unit(obs.At(i))
+		d, k := x.grid.nearest(px, py, pz, nil)
+		out.Index[i], out.Distance[i] = x.refs.orig[k], float32(ChordToAngle(d))
+	}
+	return nil
+}
+
+// KNearest answers the out.K nearest within maxRad on the calling
+// goroutine.
+func (x *CPUIndex) KNearest(obs Points, maxRad float64, out KResult) error {
+	if err := checkSmall(obs, len(out.Index), len(out.Distance), out.K); err != nil {
+		return err
+	}
+	if out.K < 1 || out.K > x.all.n {
+		return fmt.Errorf("k = %d: want 1 to the %d references", out.K, x.all.n)
+	}
+	t := &topK{}
+	for i := range obs.Len() {
+		px, py, pz := unit(obs.At(i))
+		fillRow(out, i, x.gridAll.kNearest([3]float64{px, py, pz}, out.K, maxRad, t))
+	}
+	return nil
+}
+
+// Within answers the references within rad on the calling goroutine.
+func (x *CPUIndex) Within(obs Points, rad float64, list bool) (WithinResult, error) {
+	if err := checkSmall(obs, 0, 0, 0); err != nil {
+		return WithinResult{}, err
+	}
+	res := WithinResult{Counts: make([]uint32, obs.Len())}
+	var found, scratch []neighbour
+	for i := range obs.Len() {
+		px, py, pz := unit(obs.At(i))
+		scratch = x.gridAll.within([3]float64{px, py, pz}, rad, scratch[:0])
+		res.Counts[i] = uint32(len(scratch))
+		if list {
+			found = append(found, scratch...)
+		}
+	}
+	if list {
+		res.gather([][]neighbour{found})
+	}
+	return res, nil
+}
+
+// checkSmall checks a small query's observations and its result's room
+// (k answers each; k 0: no result to check).
+func checkSmall(obs Points, nIndex, nDist, k int) error {
+	if err := obs.Check("observations"); err != nil {
+		return err
+	}
+	if k > 0 && (nIndex != k*obs.Len() || nDist != k*obs.Len()) {
+		return fmt.Errorf("result has room for %d indices and %d distances, want %d", nIndex, nDist, k*obs.Len())
+	}
+	return nil
+}

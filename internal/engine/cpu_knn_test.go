@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/geoknn/geoknn/sphere"
+)
+
+// naiveAll ranks every reference for observation i: squared chords, ties
+// to the lower index; the oracle for k nearest and radius queries.
+func naiveAll(obs, ref Points, i int) []neighbour {
+	x, y, z := unit(obs.At(i))
+	all := make([]neighbour, ref.Len())
+	for j := range all {
+		a, b, c := unit(ref.At(j))
+		all[j] = neighbour{chord2(x, y, z, a, b, c), uint32(j)}
+	}
+	slices.SortFunc(all, func(a, b neighbour) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	return all
+}
+
+// rankAll is naiveAll for every observation.
+func rankAll(obs, ref Points) [][]neighbour {
+	out := make([][]neighbour, obs.Len())
+	for i := range out {
+		out[i] = naiveAll(obs, ref, i)
+	}
+	return out
+}
+
+// knnCases are the point sets k nearest and radius queries are checked on.
+func knnCases() []struct {
+	name     string
+	obs, ref Points
+} {
+	deg := math.Pi / 180
+	edgeRef := Radians64([]float64{90 * deg, 90 * deg, -90 * deg, 0, 0, 0, 0, 45 * deg, 45 * deg},
+		[]float64{0, 0, 0, 180 * deg, -180 * deg, 0, 1e-9, 10 * deg, 10 * deg})
+	edgeObs := Radians64([]float64{90 * deg, -90 * deg, 0, 0, 45 * deg, -45 * deg},
+		[]float64{17 * deg, 0, 179.9999 * deg, 0, 10 * deg, -170 * deg}) // the last: antipode of the 45, 10 pair
+	clat, clon := make([]float64, 3000), make([]float64, 3000)
+	if err := sphere.ClusteredRadians(3000, 5, 8, 50, clat, clon); err != nil {
+		panic(err)
+	}
+	return []struct {
+		name     string
+		obs, ref Points
+	}{
+		{"sphere", spherePoints(1500, 1), spherePoints(3000, 2)},
+		{"clustered references", spherePoints(1000, 3), Radians64(clat, clon)},
+		{"poles, antimeridian, duplicates, antipodes", edgeObs, edgeRef},
+	}
+}
+
+func TestKNearestMatchesNaive(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range knnCases() {
+		ranked := rankAll(tc.obs, tc.ref)
+		for _, k := range []int{1, 2, 8, 64} {
+			k = min(k, tc.ref.Len())
+			for _, maxRad := range []float64{math.Inf(1), 300 / earthRadius * 1000} {
+				for _, algo := range []Algorithm{Grid, Brute} {
+					name := fmt.Sprintf("%s/k=%d/max=%g/%v", tc.name, k, maxRad, algo)
+					t.Run(name, func(t *testing.T) {
+						n := tc.obs.Len()
+						out := KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+						if _, err := NewCPU(0).KNearest(ctx, Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo}, maxRad, out); err != nil {
+							t.Fatal(err)
+						}
+						checkKRows(t, ranked, out, maxRad)
+					})
+				}
+			}
+		}
+	}
+}
+
+// checkKRows compares every row with the oracle: the same references in
+// the same order, distances within 1 m.
+func checkKRows(t *testing.T, ranked [][]neighbour, out KResult, maxRad float64) {
+	t.Helper()
+	for i, want := range ranked {
+		for j := range out.K {
+			got, gd := out.Index[i*out.K+j], float64(out.Distance[i*out.K+j])
+			if j >= len(want) || ChordToAngle(want[j].d2) > maxRad {
+				if got != NoNeighbour || !math.IsInf(gd, 1) {
+					t.Fatalf("obs %d rank %d: %d at %v, want none", i, j, got, gd)
+				}
+				continue
+			}
+			if got != want[j].id || math.Abs(gd-ChordToAngle(want[j].d2))*earthRadius > 1 {
+				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].id, ChordToAngle(want[j].d2))
+			}
+		}
+	}
+}
+
+func TestWithinMatchesNaive(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range knnCases() {
+		ranked := rankAll(tc.obs, tc.ref)
+		for _, metres := range []float64{1, 1000, 50e3, 1000e3, 20000e3} {
+			t.Run(fmt.Sprintf("%s/%gm", tc.name, metres), func(t *testing.T) {
+				rad := metres / earthRadius
+				res, _, err := NewCPU(0).Within(ctx, Request{Obs: tc.obs, Ref: tc.ref}, rad, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range tc.obs.Len() {
+					var want []uint32
+					for _, nb := range ranked[i] {
+						if ChordToAngle(nb.d2) <= rad {
+							want = append(want, nb.id)
+						}
+					}
+					got := res.Index[res.Offsets[i]:res.Offsets[i+1]]
+					if int(res.Counts[i]) != len(want) || !slices.Equal(got, want) {
+						t.Fatalf("obs %d: %d references %v, want %d %v", i, res.Counts[i], got, len(want), want)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestKNearestAndWithinErrors(t *testing.T) {
+	ctx, obs, ref := context.Background(), spherePoints(10, 1), spherePoints(5, 2)
+	for _, k := range []int{0, 6} {
+		out := KResult{K: k, Index: make([]uint32, 10*max(k, 1)), Distance: make([]float32, 10*max(k, 1))}
+		if _, err := NewCPU(0).KNearest(ctx, Request{Obs: obs, Ref: ref}, math.Inf(1), out); err == nil {
+			t.Errorf("k = %d of 5 references: no error", k)
+		}
+	}
+	for _, rad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if _, _, err := NewCPU(0).Within(ctx, Request{Obs: obs, Ref: ref}, rad, false); err == nil {
+			t.Errorf("radius %v: no error", rad)
+		}
+	}
+}

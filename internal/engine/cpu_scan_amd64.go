@@ -1,0 +1,64 @@
+//go:build amd64 && !purego
+
+package engine
+
+import "math"
+
+//go:noescape
+func dot3AVX2(o *[9]float64, s *[3]float64, rx, ry, rz *float64, n int) int
+
+func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+
+func xgetbv0() (eax uint32)
+
+// haveAVX2FMA reports whether the CPU and the OS support AVX2 and FMA: the
+// CPUID feature bits, and XCR0 saying the OS saves the YMM registers.
+// Computed once at start; read-only afterwards.
+var haveAVX2FMA = func() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx || xgetbv0()&6 != 6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0 // AVX2
+}()
+
+// scan3 is scan3Generic with the dot products four references at a time in
+// AVX2 where the CPU has it. The vector loop only tests each observation's
+// dot products against its runner-up; the rare group of four that beats one
+// is ranked here, with the same fused arithmetic, so the two paths agree.
+func scan3(sc *cpuScratch, i int, t refTile) {
+	if !haveAVX2FMA {
+		scan3Generic(sc, i, t)
+		return
+	}
+	ox, oy, oz, best, runup, idx := sc.x[i:i+3], sc.y[i:i+3], sc.z[i:i+3], sc.best[i:i+3], sc.runup[i:i+3], sc.idx[i:i+3]
+	rx, ry, rz, base := t.x, t.y, t.z, t.base
+	_, _, _, _, _, _ = ox[2], oy[2], oz[2], best[2], runup[2], idx[2]
+	o := [9]float64{ox[0], oy[0], oz[0], ox[1], oy[1], oz[1], ox[2], oy[2], oz[2]}
+	n := len(rx)
+	ry, rz = ry[:n], rz[:n]
+	for j := 0; j < n; {
+		if n-j >= 4 {
+			s := [3]float64{runup[0], runup[1], runup[2]}
+			j += dot3AVX2(&o, &s, &rx[j], &ry[j], &rz[j], n-j)
+		}
+		for e := min(j+4, n); j < e; j++ {
+			for k := 0; k < 3; k++ {
+				d := math.FMA(o[3*k], rx[j], math.FMA(o[3*k+1], ry[j], o[3*k+2]*rz[j]))
+				if d > runup[k] {
+					if d > best[k] {
+						runup[k], best[k], idx[k] = best[k], d, base+int32(j)
+					} else {
+						runup[k] = d
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/kernels"
+	"github.com/geoknn/geoknn/internal/partition"
+	"github.com/geoknn/geoknn/internal/trace"
+)
+
+// ErrNoGPU is returned by NewGPU when the driver loads but no usable GPU is
+// present. errors.Is(err, cuda.ErrNoDriver) tells the no-driver case.
+var ErrNoGPU = errors.New("no CUDA GPU found")
+
+// GPUOptions configures NewGPU.
+type GPUOptions struct {
+	// Devices is the number of GPUs to use, 0 for all.
+	Devices int
+	Memory  MemoryMode
+	// Trace, if set, receives the start's stages: the driver, then each
+	// GPU's context and modules.
+	Trace *trace.Recorder
+}
+
+// GPU is the exact engine on NVIDIA GPUs. One goroutine per GPU, locked to
+// its OS thread with the GPU's primary context current, pulls jobs from its
+// own queue and steals from the others' when it runs dry. Modules and
+// buffers are kept between calls; Close releases them.
+type GPU struct {
+	mu     sync.Mutex
+	drv    *cuda.Driver
+	memory MemoryMode
+	devs   []*gpuDevice
+	host   hostAllocs
+}
+
+// NewGPU loads the CUDA driver, retains the primary context of each GPU and
+// loads the kernels. Without a driver the error wraps cuda.ErrNoDriver;
+// without a GPU it wraps ErrNoGPU.
+func NewGPU(opts GPUOptions) (*GPU, error) {
+	end := opts.Trace.Begin("host: engine", "load driver")
+	drv, err := cuda.Load()
+	end()
+	if err != nil {
+		return nil, err
+	}
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("gpu engine: %w", err)
+	}
+	if n == 0 {
+		return nil, ErrNoGPU
+	}
+	if opts.Devices < 0 || opts.Devices > n {
+		return nil, fmt.Errorf("gpu engine: %d GPUs asked for, %d present", opts.Devices, n)
+	}
+	if opts.Devices > 0 {
+		n = opts.Devices
+	}
+	g := &GPU{drv: drv, memory: opts.Memory, devs: make([]*gpuDevice, n)}
+	// The GPUs start side by side: a context and its modules take a good
+	// part of a second each.
+	var eg errgroup.Group
+	for i := range g.devs {
+		d := &gpuDevice{drv: drv}
+		g.devs[i] = d
+		eg.Go(func() error {
+			defer opts.Trace.Begin(fmt.Sprintf("host: GPU %d", i), "open GPU")()
+			if err := d.onThread(func() error { return d.open(i, opts.Memory, opts.Trace) }); err != nil {
+				return fmt.Errorf("gpu engine: GPU %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Devices describes the GPUs in use.
+func (g *GPU) Devices() []DeviceInfo {
+	infos := make([]DeviceInfo, len(g.devs))
+	for i, d := range g.devs {
+		infos[i] = d.info
+	}
+	return infos
+}
+
+// Close frees every buffer and releases the contexts.
+func (g *GPU) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var errs []error
+	if len(g.devs) > 0 && g.devs[0] != nil && g.devs[0].ctx != 0 {
+		errs = append(errs, g.devs[0].onThread(func() error { return g.host.freeAll(g.drv) }))
+	}
+	for _, d := range g.devs {
+		if d != nil && d.ctx != 0 {
+			errs = append(errs, d.onThread(d.close))
+		}
+	}
+	g.devs = nil
+	return errors.Join(errs...)
+}
+
+// Nearest answers req into out on every GPU of the engine.
+func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, error) {
+	start := time.Now()
+	end := req.Trace.Begin("host", "check points")
+	if err := checkRequest(req, out, false); err != nil {
+		return Stats{}, err
+	}
+	end()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.devs) == 0 {
+		return Stats{}, errors.New("gpu engine: closed")
+	}
+	run, note := newGPURun(req, out)
+	run.direct = g.memory != ManagedMemory && g.pinnedOut(out)
+	run.directIn = g.memory != ManagedMemory && g.pinnedIn(req.Obs)
+	batch := g.batchSize(run)
+	jobs, times, err := g.runJobs(ctx, run, batch)
+	// Out of memory (a GPU shared with other work): smaller jobs, from the
+	// start, with the buffers of the larger ones freed; every answer is
+	// rewritten, so a retry answers exactly as a first run would.
+	for retry := 0; cuda.IsOutOfMemory(err) && retry < 4 && batch > minRetryBatch && req.BatchSize == 0; retry++ {
+		g.releaseBuffers()
+		batch /= 2
+		run.done = 0
+		jobs, times, err = g.runJobs(ctx, run, batch)
+	}
+	var bad badInput
+	if errors.As(err, &bad) {
+		return Stats{}, bad.error
+	}
+	if err != nil {
+		return Stats{}, fmt.Errorf("gpu engine: %w", err)
+	}
+	st := Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start), Note: note}
+	for w, d := range g.devs {
+		st.Devices = append(st.Devices, d.info.String())
+		st.addDevice(times[w])
+	}
+	return st, nil
+}
+
+// minRetryBatch is the smallest job an out-of-memory retry goes down to.
+const minRetryBatch = 1 << 16
+
+// runJobs splits the run into jobs of batch and runs them on every GPU.
+func (g *GPU) runJobs(ctx context.Context, run *gpuRun, batch int) ([]partition.Job, []stageTimes, error) {
+	jobs, err := partition.Split(run.n, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	run.queue = partition.NewQueue(jobs, len(g.devs))
+	times := make([]stageTimes, len(g.devs))
+	err = onEach(ctx, g.devs, func(ctx context.Context, w int) error {
+		return g.devs[w].work(ctx, w, run, batch, &times[w])
+	})
+	return jobs, times, err
+}
+
+// releaseBuffers frees every GPU's job and reference buffers, which grow on
+// demand again: after an out-of-memory error, smaller jobs get what the
+// larger ones held.
+func (g *GPU) releaseBuffers() {
+	for _, d := range g.devs {
+		d.onThread(func() error {
+			var errs []error
+			for _, s := range d.slots {
+				for _, b := range s.buffers() {
+					errs = append(errs, b.free(d.drv))
+				}
+			}
+			return errors.Join(append(errs, d.refs.free(d.drv))...)
+		})
+	}
+}
+
+// KNearest answers on the host's cores: the GPU kernels for k nearest
+// answers are still to come, and the CPU's grid answers exactly.
+func (g *GPU) KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error) {
+	return NewCPU(0).KNearest(ctx, req, maxRad, out)
+}
+
+// Within answers on the host's cores, as KNearest does.
+func (g *GPU) Within(ctx context.Context, req Request, rad float64, list bool) (WithinResult, Stats, error) {
+	return NewCPU(0).Within(ctx, req, rad, list)
+}
+
+// newGPURun prepares the references of req and plans its algorithm: the
+// grid's cells, or brute force when the plan says it is cheaper (the note
+// says which, and why).
+func newGPURun(req Request, out Result) (*gpuRun, string) {
+	end := req.Trace.Begin("host", "prepare references")
+	run := &gpuRun{req: req, out: out, refs: prepareRefs(req.Ref), n: req.Obs.Len()}
+	end()
+	if req.Algorithm != Grid {
+		return run, ""
+	}
+	defer req.Trace.Begin("host", "plan")()
+	plan := planGrid(req.Obs, run.refs, gpuGridCost, req.GridSide)
+	if plan.index == nil {
+		run.req.Algorithm = Brute
+		return run, "grid fell back to brute force: " + plan.reason
+	}
+	run.grid = newGridShape(plan.index.g)
+	return run, plan.note()
+}
+
+// batchSize is the request's batch size, or one that fits every GPU's
+// memory and splits the work evenly.
+func (g *GPU) batchSize(run *gpuRun) int {
+	if run.req.BatchSize > 0 {
+		return run.req.BatchSize
+	}
+	maxJob := math.MaxInt
+	for _, d := range g.devs {
+		maxJob = min(maxJob, d.maxJob(run.req.Obs.Is32(), run.refs.n, run.grid.g > 0))
+	}
+	return partition.BatchSize(run.n, len(g.devs), 8, 1<<20, maxJob, kernels.BlockMinThreads*kernels.BlockMinObs)
+}
+
+// onEach runs fn(ctx, k) for every device k at once, each on its device's
+// thread; the first error cancels ctx for the others and comes back naming
+// its GPU.
+func onEach(ctx context.Context, devs []*gpuDevice, fn func(ctx context.Context, k int) error) error {
+	eg, ectx := errgroup.WithContext(ctx)
+	for k, d := range devs {
+		eg.Go(func() error {
+			return d.onThread(func() error {
+				if err := fn(ectx, k); err != nil {
+					return fmt.Errorf("GPU %d (%s): %w", d.info.Ordinal, d.info.Name, err)
+				}
+				return nil
+			})
+		})
+	}
+	return eg.Wait()
+}

@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/geoknn/geoknn/cuda"
+)
+
+// deviceRefs holds the references on one GPU: float32 and float64 unit
+// vectors for the exact kernels, the distinct-to-input index map when
+// duplicates were merged (dups), radian columns for the seed port, and the
+// pinned staging they are sent through.
+type deviceRefs struct {
+	ref32, ref64, orig, lat, lon buffer
+	host                         pinnedHost
+	dups                         bool
+	// The grid index: cell starts, references sorted by cell, the sphere's
+	// z-runs a column (for side runsSide), and the sort's scratch.
+	cellStart, sorted, runs, trimmed buffer
+	keys, sums                       buffer
+	runsSide                         int
+	runsPtr                          cuda.DevicePtr // the buffer runsSide was uploaded to
+}
+
+// buildGrid builds the grid index of the uploaded references on the device,
+// on stream: keys, histogram, scan, scatter. The runs table depends only on
+// the grid side and is uploaded when the side changes.
+func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Stream, shape gridShape, nref int) error {
+	cells, sums := shape.cells(), shape.scanSums()
+	if r.runsSide != shape.g {
+		r.runsSide = 0 // until the table of this side is on the device
+	}
+	for _, b := range []struct {
+		buf   *buffer
+		bytes int
+	}{
+		{&r.cellStart, 4 * cells}, {&r.sums, 4 * sums},
+		{&r.keys, sortKeyBytes * nref}, {&r.sorted, 16 * nref}, {&r.runs, 8 * shape.g * shape.g},
+		{&r.trimmed, 8 * shape.g * shape.g},
+	} {
+		if err := b.buf.ensure(drv, b.bytes, false, 0); err != nil {
+			return fmt.Errorf("allocating the grid index (%d MiB): %w", b.bytes>>20, err)
+		}
+	}
+	if r.runsSide != shape.g || r.runs.ptr != r.runsPtr {
+		runs := sphereRunsTable(shape.g)
+		if err := pinned(runs, func(p unsafe.Pointer) error { return drv.MemcpyHtoD(r.runs.ptr, p, uint64(2*len(runs))) }); err != nil {
+			return err
+		}
+		// A copy from pageable memory may return before the data reaches
+		// the device, and the kernels run on non-blocking streams that do
+		// not wait for it: finish it here (only when the side changes).
+		if err := drv.Synchronize(); err != nil {
+			return err
+		}
+		r.runsSide, r.runsPtr = shape.g, r.runs.ptr
+	}
+	return k.buildIndex(drv, stream, indexBuild{shape: shape, xyzw: r.ref32.ptr, nref: nref,
+		scratch: sortBufs{keys: r.keys.ptr, hist: r.cellStart.ptr, sums: r.sums.ptr},
+		sorted:  r.sorted.ptr, runs: r.runs.ptr, trimmed: r.trimmed.ptr})
+}
+
+// stage copies the prepared references to the device on stream through
+// pinned staging: the float4 and float64 unit vectors, the map from distinct
+// to input index when duplicates were merged, and for the seed port the
+// original radian columns (seed holds them, in the observations' precision).
+// The staging is free again once stream has synchronized.
+func (r *deviceRefs) stage(drv *cuda.Driver, stream cuda.Stream, refs *refSet, seed Points) error {
+	parts := r.stagedParts(refs, seed)
+	total := 0
+	for _, p := range parts {
+		total += align8(p.bytes)
+	}
+	if err := r.host.ensure(drv, total); err != nil {
+		return fmt.Errorf("pinning %d MiB of host memory: %w", total>>20, err)
+	}
+	off := 0
+	for _, p := range parts {
+		dst := unsafe.Add(r.host.p, off)
+		p.fill(dst)
+		if err := p.buf.ensure(drv, p.bytes, false, 0); err != nil {
+			return fmt.Errorf("allocating %d MiB: %w", p.bytes>>20, err)
+		}
+		if err := drv.MemcpyHtoDAsync(p.buf.ptr, dst, uint64(p.bytes), stream); err != nil {
+			return err
+		}
+		off += align8(p.bytes)
+	}
+	r.dups = refs.dups
+	return nil
+}
+
+// stagedPart is one array of the references on its way to the device.
+type stagedPart struct {
+	buf   *buffer
+	bytes int
+	fill  func(dst unsafe.Pointer)
+}
+
+func (r *deviceRefs) stagedParts(refs *refSet, seed Points) []stagedPart {
+	parts := []stagedPart{
+		{&r.ref32, 4 * len(refs.xyzw), func(dst unsafe.Pointer) { copy(view[float32](dst, 0, len(refs.xyzw)), refs.xyzw) }},
+		{&r.ref64, 8 * len(refs.xyz64), func(dst unsafe.Pointer) { copy(view[float64](dst, 0, len(refs.xyz64)), refs.xyz64) }},
+	}
+	if refs.dups {
+		parts = append(parts, stagedPart{&r.orig, 4 * len(refs.orig),
+			func(dst unsafe.Pointer) { copy(view[uint32](dst, 0, len(refs.orig)), refs.orig) }})
+	}
+	if n := seed.Len(); n > 0 {
+		parts = append(parts, seedColumn(&r.lat, seed, n, true), seedColumn(&r.lon, seed, n, false))
+	}
+	return parts
+}
+
+// seedColumn stages the latitude (lat set) or longitude column of the seed
+// port's references in the precision of seed's columns.
+func seedColumn(buf *buffer, seed Points, n int, lat bool) stagedPart {
+	if seed.Is32() {
+		return stagedPart{buf, 4 * n, func(dst unsafe.Pointer) {
+			col := seed.Lon32
+			if lat {
+				col = seed.Lat32
+			}
+			copy(view[float32](dst, 0, n), col)
+		}}
+	}
+	return stagedPart{buf, 8 * n, func(dst unsafe.Pointer) {
+		out := view[float64](dst, 0, n)
+		for i := range out {
+			la, lo := seed.At(i)
+			out[i] = lo
+			if lat {
+				out[i] = la
+			}
+		}
+	}}
+}
+
+func align8(n int) int { return (n + 7) &^ 7 }
+
+func (r *deviceRefs) free(drv *cuda.Driver) error {
+	r.runsSide = 0
+	return errors.Join(r.ref32.free(drv), r.ref64.free(drv), r.orig.free(drv), r.lat.free(drv), r.lon.free(drv),
+		r.host.free(drv),
+		r.cellStart.free(drv), r.sorted.free(drv), r.runs.free(drv),
+		r.keys.free(drv), r.sums.free(drv), r.trimmed.free(drv))
+}

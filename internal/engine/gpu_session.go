@@ -1,0 +1,551 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/kernels"
+	"github.com/geoknn/geoknn/internal/parallel"
+)
+
+// NewSession places obs on the engine's GPUs, split into one contiguous
+// range a GPU, for repeated queries (see Session). Each GPU keeps its
+// range's radian columns and, for the grid algorithm, their unit-vector
+// records and the copy sorted by cell, plus the answers of the last query;
+// the observations must fit in 80% of each GPU's free memory.
+func (g *GPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
+	if err := checkSessionOptions(opts); err != nil {
+		return nil, err
+	}
+	if err := obs.Check("observations"); err != nil {
+		return nil, err
+	}
+	n := obs.Len()
+	if n == 0 || n > 1<<31-1 {
+		return nil, fmt.Errorf("session: %d observations (want 1 to %d)", n, 1<<31-1)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.devs) == 0 {
+		return nil, errors.New("gpu engine: closed")
+	}
+	replan := opts.Replan
+	if replan == 0 {
+		replan = 16
+	}
+	s := &gpuSession{g: g, opts: opts, n: n, is32: obs.Is32(), sample: newObsSample(obs),
+		plan: sessionPlan{replan: replan}}
+	per := (n + len(g.devs) - 1) / len(g.devs)
+	for k, d := range g.devs {
+		lo, hi := min(k*per, n), min((k+1)*per, n)
+		if lo == hi {
+			continue
+		}
+		p := &residentPart{d: d, lo: lo, hi: hi}
+		s.parts = append(s.parts, p)
+		if err := d.onThread(func() error { return p.open(s, obs.Slice(lo, hi)) }); err != nil {
+			s.closeLocked()
+			return nil, fmt.Errorf("session: GPU %d (%s): %w", d.info.Ordinal, d.info.Name, err)
+		}
+	}
+	return s, nil
+}
+
+type gpuSession struct {
+	g        *GPU
+	opts     SessionOptions
+	n        int
+	is32     bool
+	parts    []*residentPart
+	sample   *obsSample
+	plan     sessionPlan
+	refs     refSet // reused every query
+	replaced int
+	closed   bool
+}
+
+// residentPart is one GPU's range [lo, hi) of a session's observations: a
+// query whose observation columns (and, for the grid, records and their
+// copy sorted by cell) stay on the device. Its methods run on the device's
+// thread (gpuDevice.onThread).
+type residentPart struct {
+	*gpuQuery
+	d      *gpuDevice
+	lo, hi int
+	refs   deviceRefs
+
+	pos                    buffer // pos[i]: where record i is in sorted
+	prev, count            buffer // the previous query's answers; the changed count
+	repIdx, repLat, repLon buffer // a replacement's staging on the device
+	hostRep                pinnedHost
+
+	shape       gridShape // the cells of the query in flight (g == 0: brute force)
+	sortedShape gridShape // the cells recs were last sorted by (g == 0: not sorted)
+	repQueued   bool      // a replacement's copies may still be reading hostRep
+	patched     int       // records replaced in place in sorted since the sort
+}
+
+func (p *residentPart) n() int { return p.hi - p.lo }
+
+// open allocates the part's buffers and uploads its observations.
+func (p *residentPart) open(s *gpuSession, obs Points) error {
+	drv, m := p.d.drv, p.n()
+	if err := p.checkFits(s); err != nil {
+		return err
+	}
+	var err error
+	if p.gpuQuery, err = newGPUQuery(drv); err != nil {
+		return err
+	}
+	if err := ensureAll(drv, p.allocs(s), 0); err != nil {
+		return err
+	}
+	if err := p.uploadObs(obs); err != nil {
+		return fmt.Errorf("uploading observations: %w", err)
+	}
+	if err := drv.MemsetD32Async(p.prev.ptr, noAnswer, uint64(m), p.stream); err != nil {
+		return err
+	}
+	if s.opts.Algorithm == Grid {
+		err := p.d.grid.prepObs(drv, p.stream, obsPrep{prec: prec(s.is32), lat: p.lat.ptr, lon: p.lon.ptr, n: m,
+			recs: p.recs.ptr})
+		if err != nil {
+			return err
+		}
+	}
+	return drv.StreamSynchronize(p.stream)
+}
+
+// checkFits refuses a part whose resident buffers would take more than 80%
+// of the GPU's free memory.
+func (p *residentPart) checkFits(s *gpuSession) error {
+	m := p.n()
+	bytes := m * (2*elemBytes(s.is32) + 4*3 + 4)
+	if s.opts.Algorithm == Grid {
+		bytes += m * (2*kernels.ObsRecBytes + sortKeyBytes + 4)
+	}
+	free, _, err := p.d.drv.MemGetInfo()
+	if err != nil {
+		return err
+	}
+	if uint64(bytes) > free/10*8 {
+		return fmt.Errorf("%d observations need %d MiB, %d MiB free: use more GPUs or queries that stream (Nearest)",
+			m, bytes>>20, free>>20)
+	}
+	return nil
+}
+
+// allocs lists the buffers a part keeps for the whole session.
+func (p *residentPart) allocs(s *gpuSession) []alloc {
+	m, elem := p.n(), elemBytes(s.is32)
+	allocs := []alloc{{buf: &p.lat, bytes: m * elem}, {buf: &p.lon, bytes: m * elem},
+		{buf: &p.outIdx, bytes: 4 * m}, {buf: &p.outDist, bytes: 4 * m}, {buf: &p.prev, bytes: 4 * m},
+		{buf: &p.flagged, bytes: 4 * m}, {buf: &p.nflag, bytes: 4}, {buf: &p.count, bytes: 8}}
+	if s.opts.Algorithm == Grid {
+		allocs = append(allocs, alloc{buf: &p.recs, bytes: m * kernels.ObsRecBytes},
+			alloc{buf: &p.sorted, bytes: m * kernels.ObsRecBytes}, alloc{buf: &p.keys, bytes: sortKeyBytes * m},
+			alloc{buf: &p.pos, bytes: 4 * m})
+	}
+	return allocs
+}
+
+// uploadObs copies the part's observation columns to the device and waits.
+func (p *residentPart) uploadObs(obs Points) error {
+	if obs.Gen != nil {
+		if err := p.d.generate.run(p.d.drv, p.stream, *obs.Gen, p.lat.ptr, p.lon.ptr); err != nil {
+			return err
+		}
+		return p.d.drv.StreamSynchronize(p.stream)
+	}
+	m, elem := obs.Len(), elemBytes(obs.Is32())
+	if err := p.hostOut.ensure(p.d.drv, 2*m*elem); err != nil {
+		return err
+	}
+	copyColumns(p.hostOut.p, obs)
+	for k, b := range []*buffer{&p.lat, &p.lon} {
+		if err := p.d.drv.MemcpyHtoDAsync(b.ptr, unsafe.Add(p.hostOut.p, k*m*elem), uint64(m*elem), p.stream); err != nil {
+			return err
+		}
+	}
+	return p.d.drv.StreamSynchronize(p.stream)
+}
+
+func elemBytes(is32 bool) int {
+	if is32 {
+		return 4
+	}
+	return 8
+}
+
+func prec(is32 bool) int {
+	if is32 {
+		return 1
+	}
+	return 0
+}
+
+func (p *residentPart) close() error {
+	drv := p.d.drv
+	var errs []error
+	if p.gpuQuery != nil {
+		errs = append(errs, p.gpuQuery.free(drv))
+	}
+	for _, b := range []*buffer{&p.pos, &p.prev, &p.count, &p.repIdx, &p.repLat, &p.repLon} {
+		errs = append(errs, b.free(drv))
+	}
+	errs = append(errs, p.refs.free(drv), p.hostRep.free(drv))
+	return errors.Join(errs...)
+}
+
+func (s *gpuSession) Len() int { return s.n }
+
+func (s *gpuSession) Close() error {
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	return s.closeLocked()
+}
+
+func (s *gpuSession) closeLocked() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, p := range s.parts {
+		errs = append(errs, p.d.onThread(p.close))
+	}
+	s.parts = nil
+	return errors.Join(errs...)
+}
+
+func (s *gpuSession) Replace(ctx context.Context, idx []uint32, pts Points) error {
+	if err := checkReplace(idx, pts, s.n); err != nil {
+		return err
+	}
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	if s.closed {
+		return errors.New("session: closed")
+	}
+	err := onEach(ctx, s.devices(), func(_ context.Context, k int) error {
+		p := s.parts[k]
+		a, _ := slices.BinarySearch(idx, uint32(p.lo))
+		b, _ := slices.BinarySearch(idx, uint32(p.hi))
+		if a == b {
+			return nil
+		}
+		return p.replace(s, idx[a:b], pts.Slice(a, b))
+	})
+	if err != nil {
+		return fmt.Errorf("session: replace: %w", err)
+	}
+	s.sample.replace(idx, pts)
+	s.replaced += len(idx)
+	return nil
+}
+
+// replace stages k new observations (global indices idx) in pinned memory,
+// copies them over and queues the replace kernel.
+func (p *residentPart) replace(s *gpuSession, idx []uint32, pts Points) error {
+	drv, k, elem := p.d.drv, len(idx), elemBytes(s.is32)
+	if p.repQueued {
+		// An earlier replacement's copies may still read the staging.
+		if err := drv.StreamSynchronize(p.stream); err != nil {
+			return err
+		}
+		p.repQueued = false
+	}
+	idxBytes := align8(4 * k) // the columns start 8-byte aligned
+	if err := p.hostRep.ensure(drv, idxBytes+2*elem*k); err != nil {
+		return err
+	}
+	err := ensureAll(drv, []alloc{{buf: &p.repIdx, bytes: 4 * k}, {buf: &p.repLat, bytes: elem * k},
+		{buf: &p.repLon, bytes: elem * k}}, 0)
+	if err != nil {
+		return err
+	}
+	cols := unsafe.Add(p.hostRep.p, idxBytes)
+	p.stageReplacement(s.is32, idx, pts, cols)
+	for _, c := range []struct {
+		dst cuda.DevicePtr
+		src unsafe.Pointer
+		n   int
+	}{{p.repIdx.ptr, p.hostRep.p, 4 * k}, {p.repLat.ptr, cols, elem * k}, {p.repLon.ptr, unsafe.Add(cols, elem*k), elem * k}} {
+		if err := drv.MemcpyHtoDAsync(c.dst, c.src, uint64(c.n), p.stream); err != nil {
+			return err
+		}
+	}
+	return p.queueReplace(s, k)
+}
+
+// stageReplacement writes the local indices and the new points, in the
+// session's precision, into the pinned staging (cols: the columns' start).
+func (p *residentPart) stageReplacement(is32 bool, idx []uint32, pts Points, cols unsafe.Pointer) {
+	k := len(idx)
+	local := view[uint32](p.hostRep.p, 0, k)
+	parallel.Blocks(k, 1<<14, 0, func(_, lo, hi int) {
+		for j := lo; j < hi; j++ {
+			local[j] = idx[j] - uint32(p.lo)
+		}
+		if is32 {
+			lat, lon := view[float32](cols, 0, k), view[float32](cols, k, k)
+			for j := lo; j < hi; j++ {
+				a, b := pts.At(j)
+				lat[j], lon[j] = float32(a), float32(b)
+			}
+			return
+		}
+		lat, lon := view[float64](cols, 0, k), view[float64](cols, k, k)
+		for j := lo; j < hi; j++ {
+			lat[j], lon[j] = pts.At(j)
+		}
+	})
+}
+
+// queueReplace queues the replace kernel over the k staged points. It is
+// not waited for: the next query on the stream runs after it, and the
+// staging is not touched again before the stream is synchronized (the
+// query's Wait, or the next replacement).
+func (p *residentPart) queueReplace(s *gpuSession, k int) error {
+	// Replaced records are patched into the sorted copy where the old ones
+	// were: out of cell order, which costs the query a little speed until
+	// the next sort (a query re-sorts once an eighth is out of order).
+	var sorted, pos cuda.DevicePtr
+	if p.sortedShape.g > 0 {
+		sorted, pos = p.sorted.ptr, p.pos.ptr
+		p.patched += k
+	}
+	p.repQueued = true
+	return p.d.resident.runReplace(p.d.drv, p.stream, replaceLaunch{prec: prec(s.is32), idx: p.repIdx.ptr,
+		newLat: p.repLat.ptr, newLon: p.repLon.ptr, k: k, lat: p.lat.ptr, lon: p.lon.ptr, recs: p.recs.ptr,
+		sorted: sorted, pos: pos, prev: p.prev.ptr})
+}
+
+func (s *gpuSession) Nearest(ctx context.Context, ref Points, out Result) (SessionStats, error) {
+	q, err := s.Start(ctx, ref, out)
+	if err != nil {
+		return SessionStats{}, err
+	}
+	return q.Wait()
+}
+
+// Start prepares the references (host), then queues every GPU's part of the
+// query and returns; Wait collects it. The engine stays locked in between.
+func (s *gpuSession) Start(ctx context.Context, ref Points, out Result) (Pending, error) {
+	start := time.Now()
+	want, err := s.checkQuery(ref, out)
+	if err != nil {
+		return nil, err
+	}
+	s.g.mu.Lock()
+	if s.closed {
+		s.g.mu.Unlock()
+		return nil, errors.New("session: closed")
+	}
+	s.refs.prepare(ref)
+	s.plan.update(s.opts, s.sample, &s.refs, gpuGridCost)
+	q := &gpuPending{s: s, start: start, prepare: time.Since(start), out: out, want: want,
+		times: make([]stageTimes, len(s.parts)), changed: make([]int, len(s.parts))}
+	err = onEach(ctx, s.devices(), func(_ context.Context, k int) error {
+		return s.parts[k].enqueue(s, &s.refs, want, &q.times[k])
+	})
+	if err != nil {
+		// Leave nothing in flight behind the error.
+		for _, p := range s.parts {
+			p.d.onThread(func() error { return p.d.drv.StreamSynchronize(p.stream) })
+		}
+		s.g.mu.Unlock()
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	return q, nil
+}
+
+// checkQuery checks a query's references and result, and reports whether
+// the answers are wanted on the host.
+func (s *gpuSession) checkQuery(ref Points, out Result) (bool, error) {
+	if err := ref.Check("references"); err != nil {
+		return false, err
+	}
+	if ref.Len() == 0 || ref.Len() > 1<<31-1 {
+		return false, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
+	}
+	want := out.Index != nil || out.Distance != nil
+	if want && (len(out.Index) != s.n || len(out.Distance) != s.n) {
+		return false, fmt.Errorf("session: result has room for %d indices and %d distances, want %d",
+			len(out.Index), len(out.Distance), s.n)
+	}
+	return want, nil
+}
+
+// devices lists the GPU of each part, in part order.
+func (s *gpuSession) devices() []*gpuDevice {
+	devs := make([]*gpuDevice, len(s.parts))
+	for k, p := range s.parts {
+		devs[k] = p.d
+	}
+	return devs
+}
+
+// gpuPending is a started session query.
+type gpuPending struct {
+	s       *gpuSession
+	start   time.Time
+	prepare time.Duration
+	out     Result
+	want    bool
+	times   []stageTimes
+	changed []int
+	done    bool
+	stats   SessionStats
+	err     error
+}
+
+func (q *gpuPending) Wait() (SessionStats, error) {
+	if q.done {
+		return q.stats, q.err
+	}
+	q.done = true
+	s := q.s
+	defer s.g.mu.Unlock()
+	q.err = onEach(context.Background(), s.devices(), func(_ context.Context, k int) error {
+		var err error
+		q.changed[k], err = s.parts[k].collect(q.out, q.want, &q.times[k])
+		return err
+	})
+	if q.err != nil {
+		q.err = fmt.Errorf("session: %w", q.err)
+		return SessionStats{}, q.err
+	}
+	q.stats = q.sessionStats()
+	s.replaced = 0
+	return q.stats, nil
+}
+
+// sessionStats sums the parts' results.
+func (q *gpuPending) sessionStats() SessionStats {
+	s := q.s
+	st := SessionStats{Stats: Stats{Engine: "gpu", Jobs: len(s.parts), Note: s.plan.note}, Replaced: s.replaced,
+		Prepare: q.prepare}
+	for k, p := range s.parts {
+		st.Devices = append(st.Devices, p.d.info.String())
+		st.addDevice(q.times[k])
+		st.Changed += q.changed[k]
+	}
+	st.Wall = time.Since(q.start)
+	return st
+}
+
+// enqueue queues one session query on this part's stream: references up,
+// index built, observations re-sorted if they changed, the ranking, the
+// changed count, and the answers down when want is set; collect finishes
+// it.
+func (p *residentPart) enqueue(s *gpuSession, refs *refSet, want bool, t *stageTimes) error {
+	drv, stream, m, d := p.d.drv, p.stream, p.n(), p.d
+	up := time.Now()
+	if err := p.refs.stage(drv, stream, refs, Points{}); err != nil {
+		return fmt.Errorf("uploading references: %w", err)
+	}
+	t.upload += time.Since(up)
+	plan := rankPlan{algo: s.opts.Algorithm, shape: s.plan.shape, prec: prec(s.is32), nref: refs.n}
+	if plan.algo == Grid && plan.shape.g == 0 {
+		plan.algo = Brute // the plan fell back
+	}
+	p.shape = plan.shape
+	if err := p.ensureRanking(drv, m, plan.shape, max(m, d.minPartials())); err != nil {
+		return err
+	}
+	if err := drv.EventRecord(p.evStart, stream); err != nil {
+		return err
+	}
+	if err := p.prepareIndex(plan, refs.n); err != nil {
+		return err
+	}
+	if err := p.rank(d, m, &p.refs, plan); err != nil {
+		return err
+	}
+	if err := p.countChanged(); err != nil {
+		return err
+	}
+	if err := drv.EventRecord(p.evStop, stream); err != nil {
+		return err
+	}
+	return p.downloadResults(want)
+}
+
+// prepareIndex queues the grid index build and, when the cells changed or
+// an eighth of the sorted records were patched, the observations' re-sort;
+// evIndex marks the end of the index build (brute force: of nothing).
+func (p *residentPart) prepareIndex(plan rankPlan, nref int) error {
+	drv, m := p.d.drv, p.n()
+	if plan.shape.g == 0 {
+		return drv.EventRecord(p.evIndex, p.stream)
+	}
+	if err := p.refs.buildGrid(drv, p.d.grid, p.stream, plan.shape, nref); err != nil {
+		return fmt.Errorf("building the grid index: %w", err)
+	}
+	if err := drv.EventRecord(p.evIndex, p.stream); err != nil {
+		return err
+	}
+	if p.sortedShape == plan.shape && 8*p.patched <= m {
+		return nil
+	}
+	if err := p.sortByCell(p.d, m, plan, false, p.pos.ptr); err != nil {
+		return err
+	}
+	p.sortedShape, p.patched = plan.shape, 0
+	return nil
+}
+
+// countChanged queues the count of answers that differ from the previous
+// query's (which they then replace).
+func (p *residentPart) countChanged() error {
+	if err := p.d.drv.MemsetD32Async(p.count.ptr, 0, 2, p.stream); err != nil {
+		return err
+	}
+	return p.d.resident.runCountChanged(p.d.drv, p.stream, p.outIdx.ptr, p.prev.ptr, p.n(), p.count.ptr)
+}
+
+// downloadResults queues the changed count back, and with it the answers
+// when want is set (else only the refined count).
+func (p *residentPart) downloadResults(want bool) error {
+	drv := p.d.drv
+	if err := drv.MemcpyDtoHAsync(p.hostSmall.p, p.count.ptr, 8, p.stream); err != nil {
+		return err
+	}
+	if want {
+		return p.download(drv, p.n())
+	}
+	if err := drv.MemcpyDtoHAsync(unsafe.Add(p.hostSmall.p, 8), p.nflag.ptr, 4, p.stream); err != nil {
+		return err
+	}
+	return drv.EventRecord(p.evOut, p.stream)
+}
+
+// collect waits for the part's queued query and reads its results: stage
+// times into t, answers into out when want is set, and the changed count.
+func (p *residentPart) collect(out Result, want bool, t *stageTimes) (int, error) {
+	drv, m := p.d.drv, p.n()
+	if err := drv.StreamSynchronize(p.stream); err != nil {
+		return 0, err
+	}
+	p.repQueued = false
+	spans := []eventSpan{{p.evStart, p.evStop, &t.kernel}, {p.evStop, p.evOut, &t.download}}
+	if p.shape.g > 0 {
+		spans = append(spans, eventSpan{p.evStart, p.evIndex, &t.index})
+	}
+	if err := elapsed(drv, spans); err != nil {
+		return 0, err
+	}
+	t.refined += p.refined()
+	if want {
+		idx, dist := p.answers(m)
+		parallelCopy(out.Index[p.lo:p.hi], idx)
+		parallelCopy(out.Distance[p.lo:p.hi], dist)
+	}
+	return int(*(*uint64)(p.hostSmall.p)), nil
+}

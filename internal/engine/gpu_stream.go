@@ -1,0 +1,528 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/kernels"
+	"github.com/geoknn/geoknn/internal/partition"
+	"github.com/geoknn/geoknn/internal/trace"
+)
+
+// gpuRun is one streamed query's shared state across the device workers.
+type gpuRun struct {
+	req   Request
+	out   Result
+	refs  *refSet
+	grid  gridShape // the cells when the query runs the grid algorithm (g > 0)
+	queue *partition.Queue
+	n     int
+	// direct: out lives in the engine's page-locked memory, and jobs copy
+	// their answers straight into it; directIn: so do the observations'
+	// columns, which jobs copy in straight from there.
+	direct, directIn bool
+
+	mu   sync.Mutex
+	done int
+}
+
+func (r *gpuRun) progress(k int) {
+	if r.req.Progress == nil {
+		return
+	}
+	r.mu.Lock()
+	r.done += k
+	r.req.Progress(r.done, r.n)
+	r.mu.Unlock()
+}
+
+// plan is how the run's jobs are ranked.
+func (r *gpuRun) plan() rankPlan {
+	p := rankPlan{algo: r.req.Algorithm, shape: r.grid, prec: prec(r.req.Obs.Is32()), nref: r.refs.n}
+	if p.algo == Seed {
+		p.nref = r.req.Ref.Len()
+	}
+	return p
+}
+
+// seedRefs is what the seed port reads of the references: the original
+// columns in the observations' precision (none for the exact kernels).
+func (r *gpuRun) seedRefs() Points {
+	ref := r.req.Ref
+	switch {
+	case r.req.Algorithm != Seed:
+		return Points{}
+	case ref.Gen == nil && ref.Is32() == r.req.Obs.Is32():
+		return ref
+	}
+	return inPrecision(ref, r.req.Obs.Is32())
+}
+
+// inPrecision returns p's points as columns of the given precision
+// (whatever form p has: columns of either precision, or a generated set).
+func inPrecision(p Points, is32 bool) Points {
+	n := p.Len()
+	if is32 {
+		lat, lon := make([]float32, n), make([]float32, n)
+		for i := range lat {
+			a, b := p.At(i)
+			lat[i], lon[i] = float32(a), float32(b)
+		}
+		return Radians32(lat, lon)
+	}
+	lat, lon := make([]float64, n), make([]float64, n)
+	for i := range lat {
+		lat[i], lon[i] = p.At(i)
+	}
+	return Radians64(lat, lon)
+}
+
+// work runs jobs from the queue on this device until none is left, with
+// slotsPerGPU jobs in flight: while one slot's kernels run, another's answers
+// are copied out and a third's inputs copied in. It adds the device's stage times
+// to t.
+func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *stageTimes) error {
+	// Leave no work in flight on any return path: a failed start or index
+	// build may have queued copies and kernels on a slot's stream.
+	defer d.drainSlots()
+	if err := d.startClock(run.req.Trace); err != nil {
+		return err
+	}
+	after, err := d.prepareRefs(run)
+	if err != nil {
+		return err
+	}
+	cfg := slotConfig{batch: batch, is32: run.req.Obs.Is32(), managed: d.memory == ManagedMemory, dev: d.dev,
+		partials: max(batch, d.minPartials()), grid: run.grid,
+		stageIn: run.req.Obs.Gen == nil && !run.directIn, stageOut: !run.direct}
+	if run.req.Algorithm == Seed {
+		cfg.partials = max(cfg.partials, batch*kernels.SeedWidth)
+	}
+	for _, s := range d.slots {
+		if err := s.ensure(d.drv, cfg); err != nil {
+			return err
+		}
+	}
+	if err := d.runJobs(ctx, w, run, after, t); err != nil {
+		return err
+	}
+	return d.indexTime(run, t)
+}
+
+// prepareRefs sends the run's references on the first slot's stream and
+// builds the grid index there; it returns the event the first job's kernels
+// wait for (0 when they need none).
+func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
+	stream := d.slots[0].stream
+	if err := d.refs.stage(d.drv, stream, run.refs, run.seedRefs()); err != nil {
+		return 0, fmt.Errorf("uploading references: %w", err)
+	}
+	if run.grid.g == 0 {
+		return 0, nil
+	}
+	if err := d.drv.EventRecord(d.evIdx0, stream); err != nil {
+		return 0, err
+	}
+	if err := d.refs.buildGrid(d.drv, d.grid, stream, run.grid, run.refs.n); err != nil {
+		return 0, fmt.Errorf("building the grid index: %w", err)
+	}
+	return d.evIdx1, d.drv.EventRecord(d.evIdx1, stream)
+}
+
+// slotsPerGPU is how many jobs a GPU has in flight: one copying in, one
+// running its kernels, one copying out, so that the host's work between
+// jobs (checking the next job's points, copying answers back) does not
+// leave the GPU waiting.
+const slotsPerGPU = 3
+
+// runJobs rotates the slots over the jobs of the queue. A job's
+// kernels wait for after, the previous job's last kernel (or the index
+// build), so the slots' copies overlap each other's kernels but kernels never
+// overlap: each job's kernel time is then its own.
+func (d *gpuDevice) runJobs(ctx context.Context, w int, run *gpuRun, after cuda.Event, t *stageTimes) error {
+	for k := 0; ; k++ {
+		job, _, ok := run.queue.Next(w)
+		if !ok {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s := d.slots[k%slotsPerGPU]
+		if err := s.finish(d, run, t); err != nil {
+			return err
+		}
+		if err := s.start(d, run, job, after); err != nil {
+			return fmt.Errorf("job [%d, %d): %w", job.Start, job.End, err)
+		}
+		after = s.evStop
+	}
+	for _, s := range d.slots {
+		if err := s.finish(d, run, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexTime adds the index build's device time to t.
+func (d *gpuDevice) indexTime(run *gpuRun, t *stageTimes) error {
+	if run.grid.g == 0 {
+		return nil
+	}
+	if err := d.drv.StreamSynchronize(d.slots[0].stream); err != nil {
+		return err
+	}
+	var idx time.Duration
+	if err := elapsed(d.drv, []eventSpan{{d.evIdx0, d.evIdx1, &idx}}); err != nil {
+		return err
+	}
+	t.index += idx
+	t.kernel += idx
+	return nil
+}
+
+// drainSlots waits for whatever the slots still have in flight and forgets
+// their jobs.
+func (d *gpuDevice) drainSlots() {
+	for _, s := range d.slots {
+		d.drv.StreamSynchronize(s.stream)
+		s.job = nil
+	}
+}
+
+// slotConfig is what a slot's buffers are sized for.
+type slotConfig struct {
+	batch    int // observations per job
+	partials int // (observation, slice) entries of partial results
+	is32     bool
+	managed  bool
+	grid     gridShape // g > 0: grid scratch for this shape
+	dev      cuda.Device
+	// stageIn and stageOut: the jobs' observations and answers pass
+	// through pinned staging (not for generated observations, nor for
+	// answers copied straight into a caller's page-locked result).
+	stageIn, stageOut bool
+}
+
+func (c slotConfig) elem() int {
+	if c.is32 {
+		return 4
+	}
+	return 8
+}
+
+// slot is one streamed job in flight on a GPU: a query (stream, events,
+// device buffers, answer staging) plus the pinned staging of the job's
+// observations.
+type slot struct {
+	*gpuQuery
+	cfg    slotConfig
+	hostIn pinnedHost
+	job    *partition.Job
+	track  string // the slot's track in a trace: "GPU 0 slot 1"
+}
+
+func newSlot(drv *cuda.Driver) (*slot, error) {
+	q, err := newGPUQuery(drv)
+	if err != nil {
+		return nil, err
+	}
+	return &slot{gpuQuery: q}, nil
+}
+
+func (s *slot) ensure(drv *cuda.Driver, cfg slotConfig) error {
+	s.cfg = cfg
+	in := cfg.batch * cfg.elem()
+	err := ensureAll(drv, []alloc{{&s.lat, in, cfg.managed}, {&s.lon, in, cfg.managed},
+		{&s.outIdx, 4 * cfg.batch, cfg.managed}, {&s.outDist, 4 * cfg.batch, cfg.managed}}, cfg.dev)
+	if err != nil {
+		return err
+	}
+	if err := s.ensureRanking(drv, cfg.batch, cfg.grid, cfg.partials); err != nil {
+		return err
+	}
+	if cfg.managed {
+		return nil
+	}
+	if cfg.stageIn {
+		if err := s.hostIn.ensure(drv, 2*in); err != nil {
+			return fmt.Errorf("pinning %d MiB of host memory: %w", 2*in>>20, err)
+		}
+	}
+	if !cfg.stageOut {
+		return nil
+	}
+	return s.hostOut.ensure(drv, 8*cfg.batch)
+}
+
+func (s *slot) free(drv *cuda.Driver) error {
+	return errors.Join(s.gpuQuery.free(drv), s.hostIn.free(drv))
+}
+
+// start copies a job's observations in and queues its kernels (after the
+// event after) and the copy of its answers back; finish completes it.
+func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Event) error {
+	m := job.Len()
+	if m > s.cfg.batch {
+		return fmt.Errorf("job of %d observations exceeds the slot's %d", m, s.cfg.batch)
+	}
+	obs := run.req.Obs.Slice(job.Start, job.End)
+	end := run.req.Trace.Begin(s.track+" host", "check points")
+	err := obs.CheckValues("observations", job.Start)
+	end()
+	if err != nil {
+		return badInput{err}
+	}
+	if err := s.upload(d, obs, run.req.Trace); err != nil {
+		return err
+	}
+	if err := d.drv.EventRecord(s.evCopied, s.stream); err != nil {
+		return err
+	}
+	if after != 0 {
+		if err := d.drv.StreamWaitEvent(s.stream, after); err != nil {
+			return err
+		}
+	}
+	if err := s.kernels(d, run, m); err != nil {
+		return err
+	}
+	if err := s.downloadAnswers(d.drv, run, job); err != nil {
+		return err
+	}
+	s.job = &job
+	return nil
+}
+
+// kernels queues the job's kernels between evStart and evStop.
+func (s *slot) kernels(d *gpuDevice, run *gpuRun, m int) error {
+	if err := d.drv.EventRecord(s.evStart, s.stream); err != nil {
+		return err
+	}
+	p := run.plan()
+	if p.shape.g > 0 {
+		if err := s.sortByCell(d, m, p, true, 0); err != nil {
+			return err
+		}
+	}
+	if err := s.rank(d, m, &d.refs, p); err != nil {
+		return err
+	}
+	return d.drv.EventRecord(s.evStop, s.stream)
+}
+
+// upload puts the job's observations on the device between evIn and
+// evCopied's record: made there (a generated set), through the pinned
+// staging, or written straight into managed memory and prefetched.
+func (s *slot) upload(d *gpuDevice, obs Points, trc *trace.Recorder) error {
+	drv := d.drv
+	if obs.Gen != nil {
+		return s.generate(d, *obs.Gen)
+	}
+	if s.cfg.managed {
+		return s.uploadManaged(drv, obs)
+	}
+	if !s.cfg.stageIn {
+		return s.uploadDirect(drv, obs)
+	}
+	m, elem := obs.Len(), s.cfg.elem()
+	t := time.Now()
+	copyColumns(s.hostIn.p, obs)
+	trc.Add(s.track+" host", "stage in", t, time.Since(t))
+	if err := drv.EventRecord(s.evIn, s.stream); err != nil {
+		return err
+	}
+	if err := drv.MemcpyHtoDAsync(s.lat.ptr, s.hostIn.p, uint64(m*elem), s.stream); err != nil {
+		return err
+	}
+	return drv.MemcpyHtoDAsync(s.lon.ptr, unsafe.Add(s.hostIn.p, m*elem), uint64(m*elem), s.stream)
+}
+
+// uploadDirect copies the job's observations in from the caller's
+// page-locked columns.
+func (s *slot) uploadDirect(drv *cuda.Driver, obs Points) error {
+	m, elem := obs.Len(), s.cfg.elem()
+	lat, lon := unsafe.Pointer(unsafe.SliceData(obs.Lat64)), unsafe.Pointer(unsafe.SliceData(obs.Lon64))
+	if obs.Is32() {
+		lat, lon = unsafe.Pointer(unsafe.SliceData(obs.Lat32)), unsafe.Pointer(unsafe.SliceData(obs.Lon32))
+	}
+	if err := drv.EventRecord(s.evIn, s.stream); err != nil {
+		return err
+	}
+	if err := drv.MemcpyHtoDAsync(s.lat.ptr, lat, uint64(m*elem), s.stream); err != nil {
+		return err
+	}
+	return drv.MemcpyHtoDAsync(s.lon.ptr, lon, uint64(m*elem), s.stream)
+}
+
+// generate makes the job's generated observations in the device columns.
+func (s *slot) generate(d *gpuDevice, g Generated) error {
+	if err := d.drv.EventRecord(s.evIn, s.stream); err != nil {
+		return err
+	}
+	if s.cfg.managed {
+		err := prefetchAll(d.drv, s.stream, s.cfg.dev, []alloc{{buf: &s.outIdx, bytes: 4 * g.N}, {buf: &s.outDist, bytes: 4 * g.N}})
+		if err != nil {
+			return err
+		}
+	}
+	return d.generate.run(d.drv, s.stream, g, s.lat.ptr, s.lon.ptr)
+}
+
+// copyColumns writes obs's latitude then longitude column, in their
+// precision, to dst.
+func copyColumns(dst unsafe.Pointer, obs Points) {
+	m := obs.Len()
+	if obs.Is32() {
+		parallelCopy(view[float32](dst, 0, m), obs.Lat32)
+		parallelCopy(view[float32](dst, m, m), obs.Lon32)
+		return
+	}
+	parallelCopy(view[float64](dst, 0, m), obs.Lat64)
+	parallelCopy(view[float64](dst, m, m), obs.Lon64)
+}
+
+func (s *slot) uploadManaged(drv *cuda.Driver, obs Points) error {
+	m, elem := obs.Len(), s.cfg.elem()
+	// Bring the pages home in bulk before the host writes them, rather
+	// than faulting them back one by one.
+	for _, b := range []*buffer{&s.lat, &s.lon} {
+		if err := drv.MemPrefetch(b.ptr, uint64(m*elem), cuda.CPUDevice, s.stream); err != nil {
+			return err
+		}
+	}
+	if err := drv.StreamSynchronize(s.stream); err != nil {
+		return err
+	}
+	if err := drv.EventRecord(s.evIn, s.stream); err != nil {
+		return err
+	}
+	if obs.Is32() {
+		parallelCopy(hostView[float32](&s.lat, m), obs.Lat32)
+		parallelCopy(hostView[float32](&s.lon, m), obs.Lon32)
+	} else {
+		parallelCopy(hostView[float64](&s.lat, m), obs.Lat64)
+		parallelCopy(hostView[float64](&s.lon, m), obs.Lon64)
+	}
+	return prefetchAll(drv, s.stream, s.cfg.dev, []alloc{{buf: &s.lat, bytes: m * elem}, {buf: &s.lon, bytes: m * elem},
+		{buf: &s.outIdx, bytes: 4 * m}, {buf: &s.outDist, bytes: 4 * m}})
+}
+
+// prefetchAll queues the prefetch of each managed buffer's first bytes to
+// dev (cuda.CPUDevice: to the host).
+func prefetchAll(drv *cuda.Driver, stream cuda.Stream, dev cuda.Device, bufs []alloc) error {
+	for _, b := range bufs {
+		if err := drv.MemPrefetch(b.buf.ptr, uint64(b.bytes), dev, stream); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// downloadAnswers queues the answers' way back: through the pinned staging,
+// or (managed memory) prefetched to the host with the refined count.
+func (s *slot) downloadAnswers(drv *cuda.Driver, run *gpuRun, job partition.Job) error {
+	m := job.Len()
+	if run.direct {
+		return s.downloadTo(drv, m, unsafe.Pointer(&run.out.Index[job.Start]), unsafe.Pointer(&run.out.Distance[job.Start]))
+	}
+	if !s.cfg.managed {
+		return s.download(drv, m)
+	}
+	if err := drv.MemcpyDtoHAsync(unsafe.Add(s.hostSmall.p, 8), s.nflag.ptr, 4, s.stream); err != nil {
+		return err
+	}
+	err := prefetchAll(drv, s.stream, cuda.CPUDevice, []alloc{{buf: &s.outIdx, bytes: 4 * m}, {buf: &s.outDist, bytes: 4 * m}})
+	if err != nil {
+		return err
+	}
+	return drv.EventRecord(s.evOut, s.stream)
+}
+
+// finish waits for the slot's job, if any, writes its answers into the
+// result and adds its stage times to t.
+func (s *slot) finish(d *gpuDevice, run *gpuRun, t *stageTimes) error {
+	drv := d.drv
+	if s.job == nil {
+		return nil
+	}
+	job := *s.job
+	s.job = nil
+	if err := drv.StreamSynchronize(s.stream); err != nil {
+		return err
+	}
+	err := elapsed(drv, []eventSpan{{s.evIn, s.evCopied, &t.upload}, {s.evStart, s.evStop, &t.kernel},
+		{s.evStop, s.evOut, &t.download}})
+	if err != nil {
+		return err
+	}
+	if err := s.traceDevice(d, run); err != nil {
+		return err
+	}
+	m := job.Len()
+	if run.req.Algorithm != Seed {
+		t.refined += s.refined()
+	}
+	run.progress(m)
+	if run.direct {
+		return nil // the answers are in place
+	}
+	defer run.req.Trace.Begin(s.track+" host", "copy back")()
+	var idx []uint32
+	var dist []float32
+	if s.cfg.managed {
+		idx, dist = hostView[uint32](&s.outIdx, m), hostView[float32](&s.outDist, m)
+	} else {
+		idx, dist = s.answers(m)
+	}
+	parallelCopy(run.out.Index[job.Start:job.End], idx)
+	parallelCopy(run.out.Distance[job.Start:job.End], dist)
+	return nil
+}
+
+// startClock, when the query is traced, records the device's clock event
+// and notes when the host saw it reached.
+func (d *gpuDevice) startClock(trc *trace.Recorder) error {
+	if trc == nil {
+		return nil
+	}
+	stream := d.slots[0].stream
+	if err := d.drv.EventRecord(d.evClock, stream); err != nil {
+		return err
+	}
+	if err := d.drv.StreamSynchronize(stream); err != nil {
+		return err
+	}
+	d.clockAt = time.Now()
+	return nil
+}
+
+// traceDevice adds the finished job's copy in, kernels and copy out to the
+// trace, on the slot's track and the host's clock.
+func (s *slot) traceDevice(d *gpuDevice, run *gpuRun) error {
+	if run.req.Trace == nil {
+		return nil
+	}
+	drv := d.drv
+	for _, st := range []struct {
+		name     string
+		from, to cuda.Event
+	}{{"copy in", s.evIn, s.evCopied}, {"kernels", s.evStart, s.evStop}, {"copy out", s.evStop, s.evOut}} {
+		at, err := drv.EventElapsed(d.evClock, st.from)
+		if err != nil {
+			return err
+		}
+		dur, err := drv.EventElapsed(st.from, st.to)
+		if err != nil {
+			return err
+		}
+		run.req.Trace.Add(s.track, st.name, d.clockAt.Add(at), dur)
+	}
+	return nil
+}

@@ -1,0 +1,448 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/realdata"
+	"github.com/geoknn/geoknn/pointio"
+)
+
+// openGPU returns a GPU engine or skips the test with a one-line reason.
+func openGPU(t testing.TB, mem MemoryMode) *GPU {
+	t.Helper()
+	g, err := NewGPU(GPUOptions{Memory: mem})
+	if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, ErrNoGPU) {
+		t.Skipf("no GPU: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := g.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return g
+}
+
+// gpuCase is one query the GPU must answer exactly as the CPU does.
+type gpuCase struct {
+	name     string
+	obs, ref Points
+	batch    int
+}
+
+func edgeCases() []gpuCase {
+	deg := math.Pi / 180
+	poleObs := Radians64([]float64{90 * deg, -90 * deg, 89.9999 * deg, 0, 0, 0.5 * deg},
+		[]float64{0, 180 * deg, -45 * deg, 180 * deg, -180 * deg, 179.9999 * deg})
+	poleRef := Radians64([]float64{90 * deg, -89.99 * deg, 0, 0.5 * deg, 0.5 * deg},
+		[]float64{77 * deg, 3 * deg, -179.9999 * deg, -180 * deg, 180 * deg})
+	dup := spherePoints(3000, 11)
+	dupRef := spherePoints(500, 12)
+	dupRef.Lat64 = append(dupRef.Lat64, dupRef.Lat64...)
+	dupRef.Lon64 = append(dupRef.Lon64, dupRef.Lon64...)
+	onRef := spherePoints(700, 13)
+	ref32lat, ref32lon := make([]float32, 5000), make([]float32, 5000)
+	obs32lat, obs32lon := make([]float32, 20000), make([]float32, 20000)
+	r := spherePoints(25000, 14)
+	for i := range ref32lat {
+		ref32lat[i], ref32lon[i] = float32(r.Lat64[i]), float32(r.Lon64[i])
+	}
+	for i := range obs32lat {
+		obs32lat[i], obs32lon[i] = float32(r.Lat64[5000+i]), float32(r.Lon64[5000+i])
+	}
+	return []gpuCase{
+		{"poles and antimeridian", poleObs, poleRef, 0},
+		{"single reference", spherePoints(5000, 1), spherePoints(1, 2), 0},
+		{"duplicates", dup, dupRef, 0},
+		{"observations on references", onRef, onRef, 0},
+		{"float32 columns", Radians32(obs32lat, obs32lon), Radians32(ref32lat, ref32lon), 0},
+		{"few observations, many references (slices)", spherePoints(3000, 3), spherePoints(70000, 4), 0},
+		{"many jobs", spherePoints(200000, 5), spherePoints(3000, 6), 8192},
+		{"2^20 x 2^16", spherePoints(1<<20, 7), spherePoints(1<<16, 8), 0},
+		{"generated on the device, sphere", Points{Gen: &Generated{Kind: GenSphere, Seed: 9, First: 1 << 33, N: 300001}},
+			spherePoints(4096, 10), 65536},
+		{"generated on the device, seed", Points{Gen: &Generated{Kind: GenSeed, Seed: 3, N: 70000}}, spherePoints(1000, 11), 0},
+	}
+}
+
+// The device makes a generated set bit for bit as the Go twin does.
+func TestGPUGeneratedMatchesTwin(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	d := g.devs[0]
+	for _, kind := range []GenKind{GenSphere, GenSeed} {
+		gen := Generated{Kind: kind, Seed: 0xfeed, First: 1<<32 - 1000, N: 1<<20 + 3}
+		lat, lon := make([]float64, gen.N), make([]float64, gen.N)
+		err := d.onThread(func() error { return d.generateInto(gen, lat, lon) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for i := range lat {
+			a, b := kind.at()(gen.First+uint64(i), gen.Seed)
+			if lat[i] != a || lon[i] != b {
+				if bad < 3 {
+					t.Errorf("kind %d, point %d: device (%v, %v), Go (%v, %v)", kind, i, lat[i], lon[i], a, b)
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("kind %d: %d of %d points differ", kind, bad, gen.N)
+		}
+	}
+}
+
+func TestGPUMatchesCPU(t *testing.T) {
+	for _, mem := range []MemoryMode{DeviceMemory, ManagedMemory} {
+		g := openGPU(t, mem)
+		for _, tc := range edgeCases() {
+			for _, algo := range []Algorithm{Brute, Grid} {
+				t.Run(mem.String()+"/"+algo.String()+"/"+tc.name, func(t *testing.T) {
+					req := Request{Obs: tc.obs, Ref: tc.ref, BatchSize: tc.batch, Algorithm: algo}
+					want, got := newResult(tc.obs.Len()), newResult(tc.obs.Len())
+					for i := range got.Index {
+						got.Index[i], got.Distance[i] = math.MaxUint32, float32(math.NaN()) // poison
+					}
+					if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: tc.obs, Ref: tc.ref, Algorithm: Brute}, want); err != nil {
+						t.Fatal(err)
+					}
+					st, err := g.Nearest(context.Background(), req, got)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("%d jobs, kernels %v, %d refined; %s", st.Jobs, st.Kernel, st.Refined, st.Note)
+					compareResults(t, tc.obs, tc.ref, want, got)
+				})
+			}
+		}
+	}
+}
+
+// compareResults requires identical indices and distances within 1 m; the
+// first answers (up to 200k) are also checked against the naive oracle.
+func compareResults(t *testing.T, obs, ref Points, want, got Result) {
+	t.Helper()
+	bad := 0
+	for i := range want.Index {
+		if got.Index[i] != want.Index[i] || math.Abs(float64(got.Distance[i]-want.Distance[i]))*earthRadius > 1 || math.IsNaN(float64(got.Distance[i])) {
+			if bad < 5 {
+				t.Errorf("obs %d: gpu ref %d at %v rad, cpu ref %d at %v rad", i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d answers differ", bad, len(want.Index))
+	}
+	if obs.Len()*ref.Len() <= 2e7 {
+		checkAgainstNaive(t, "gpu", obs, ref, got)
+	}
+}
+
+func TestGPUCitiesAirports(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	dir, full, err := realdata.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cities, err1 := pointio.ReadFile(filepath.Join(dir, "cities.csv"))
+	airports, err2 := pointio.ReadFile(filepath.Join(dir, "airports.csv"))
+	if err1 != nil || err2 != nil {
+		t.Fatalf("real data (full set: %v): %v %v", full, err1, err2)
+	}
+	obs := Radians64(make([]float64, len(cities)), make([]float64, len(cities)))
+	for i, p := range cities {
+		obs.Lat64[i], obs.Lon64[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
+	}
+	ref := Radians64(make([]float64, len(airports)), make([]float64, len(airports)))
+	for i, p := range airports {
+		ref.Lat64[i], ref.Lon64[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
+	}
+	req := Request{Obs: obs, Ref: ref, Algorithm: Brute}
+	want, got := newResult(obs.Len()), newResult(obs.Len())
+	if _, err := NewCPU(0).Nearest(context.Background(), req, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, algo := range []Algorithm{Brute, Grid} {
+		req.Algorithm = algo
+		st, err := g.Nearest(context.Background(), req, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("cities -> airports, %v: %d refined; %s", algo, st.Refined, st.Note)
+		compareResults(t, obs, ref, want, got)
+		// and airports -> cities: clustered references
+		rev := Request{Obs: ref, Ref: obs, Algorithm: algo}
+		w2, g2 := newResult(ref.Len()), newResult(ref.Len())
+		if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: ref, Ref: obs, Algorithm: Brute}, w2); err != nil {
+			t.Fatal(err)
+		}
+		if st, err = g.Nearest(context.Background(), rev, g2); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("airports -> cities, %v: %d refined; %s", algo, st.Refined, st.Note)
+		compareResults(t, ref, obs, w2, g2)
+	}
+}
+
+// The seed port runs and is close to the truth; it is not exact (fp32
+// haversine with fast trigonometry), so only its bulk is checked.
+func TestGPUSeedPort(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	obs, ref := spherePoints(1<<16, 21), spherePoints(4096, 22)
+	want, got := newResult(obs.Len()), newResult(obs.Len())
+	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Seed}, got); err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for i := range want.Index {
+		if want.Index[i] == got.Index[i] {
+			same++
+		}
+	}
+	if float64(same) < 0.99*float64(obs.Len()) {
+		t.Errorf("seed port agrees on %d of %d answers", same, obs.Len())
+	}
+	t.Logf("seed port agrees with the exact answer on %d of %d observations", same, obs.Len())
+}
+
+func TestGPUCancel(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	obs, ref := spherePoints(1<<18, 1), spherePoints(1000, 2)
+	if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: ref, BatchSize: 1 << 14}, newResult(obs.Len())); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled query: err = %v, want context.Canceled", err)
+	}
+	// The engine stays usable after a cancelled query.
+	out := newResult(obs.Len())
+	if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref}, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestListDevices(t *testing.T) {
+	devs, version, err := ListDevices()
+	if errors.Is(err, cuda.ErrNoDriver) {
+		t.Skipf("no GPU: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range devs {
+		t.Logf("driver %d: %s, FP32 peak %.1f TFLOP/s", version, d, d.FP32PeakFLOPS()/1e12)
+		if d.Multiprocessors <= 0 || d.TotalMemory == 0 || d.ClockMHz <= 0 {
+			t.Errorf("implausible device: %+v", d)
+		}
+	}
+}
+
+// What landing 2^27 answers (1 GiB) in host memory costs, three ways: a
+// page-locked allocation, Go memory registered in parallel chunks, and Go
+// memory only touched (the staged path copies into it). Logged, not
+// asserted; the registered result must answer as the CPU does.
+func TestGPUHostResultCosts(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	const n = 1 << 27
+	t0 := time.Now()
+	p, err := g.AllocHost(8 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := time.Since(t0)
+	t0 = time.Now()
+	if err := g.FreeHost(p); err != nil {
+		t.Fatal(err)
+	}
+	free := time.Since(t0)
+	buf := make([]uint64, n)
+	t0 = time.Now()
+	if err := g.RegisterHost(unsafe.Pointer(&buf[0]), 8*n); err != nil {
+		t.Fatal(err)
+	}
+	reg := time.Since(t0)
+	t0 = time.Now()
+	if err := g.UnregisterHost(unsafe.Pointer(&buf[0])); err != nil {
+		t.Fatal(err)
+	}
+	unreg := time.Since(t0)
+	buf2 := make([]uint64, n)
+	t0 = time.Now()
+	parallelFor(n, func(lo, hi int) {
+		for i := lo; i < hi; i += 512 {
+			buf2[i] = 1
+		}
+	})
+	t.Logf("1 GiB: AllocHost %v (free %v), RegisterHost %v (unregister %v), touch in parallel %v", alloc, free, reg, unreg, time.Since(t0))
+
+	obs := Points{Gen: &Generated{Kind: GenSphere, Seed: 5, N: 1 << 20}}
+	ref := spherePoints(4096, 6)
+	idx, dist := make([]uint32, obs.Len()), make([]float32, obs.Len())
+	if err := g.RegisterHost(unsafe.Pointer(&idx[0]), 4*len(idx)); err != nil {
+		t.Fatal(err)
+	}
+	defer g.UnregisterHost(unsafe.Pointer(&idx[0]))
+	if err := g.RegisterHost(unsafe.Pointer(&dist[0]), 4*len(dist)); err != nil {
+		t.Fatal(err)
+	}
+	defer g.UnregisterHost(unsafe.Pointer(&dist[0]))
+	got := Result{Index: idx, Distance: dist}
+	if !g.pinnedOut(got) {
+		t.Fatal("registered answers not seen as page-locked")
+	}
+	want := newResult(obs.Len())
+	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, got); err != nil {
+		t.Fatal(err)
+	}
+	compareResults(t, obs, ref, want, got)
+}
+
+// A bad observation found while jobs run stops the query with the same
+// message as the CPU's, naming the point.
+func TestGPUBadObservation(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	obs := spherePoints(300000, 1)
+	obs.Lat64[250001] = math.NaN()
+	ref := spherePoints(1000, 2)
+	_, gerr := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, newResult(obs.Len()))
+	_, cerr := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref}, newResult(obs.Len()))
+	if gerr == nil || cerr == nil || gerr.Error() != cerr.Error() {
+		t.Errorf("GPU: %v\nCPU: %v", gerr, cerr)
+	}
+}
+
+// A driver error anywhere in a query comes back naming the GPU and the
+// call, never a hang or a wrong answer; an allocation failure is retried
+// with smaller jobs; and the engine answers correctly afterwards.
+func TestGPUFaults(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	obs, ref := spherePoints(1<<20, 3), spherePoints(5000, 4)
+	want := newResult(obs.Len())
+	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		op       string
+		nth      int
+		code     cuda.Result
+		recovers bool
+	}{
+		{"cuMemAlloc_v2", 3, cuda.ErrorOutOfMemory, true},
+		{"cuLaunchKernel", 9, cuda.ErrorLaunchFailed, false},
+		{"cuMemcpyHtoDAsync_v2", 2, cuda.ErrorIllegalAddress, false},
+		{"cuMemcpyDtoHAsync_v2", 4, cuda.ErrorUnknown, false},
+		{"cuStreamSynchronize", 3, cuda.ErrorLaunchTimeout, false},
+		{"cuEventRecord", 11, cuda.ErrorInvalidHandle, false},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			g.releaseBuffers() // so that the query allocates again
+			g.drv.InjectFault(tc.op, tc.nth, tc.code)
+			got := newResult(obs.Len())
+			done := make(chan error, 1)
+			req := Request{Obs: obs, Ref: ref, BatchSize: 1 << 16} // 16 jobs: every call comes often
+			if tc.recovers {
+				req.BatchSize = 0 // sized by the engine, which may then shrink it
+			}
+			go func() {
+				_, err := g.Nearest(context.Background(), req, got)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the query hangs after the fault")
+			}
+			g.drv.InjectFault("", 0, 0)
+			switch {
+			case tc.recovers && err != nil:
+				t.Fatalf("not retried: %v", err)
+			case tc.recovers:
+				compareResults(t, obs, ref, want, got)
+			case err == nil || !strings.Contains(err.Error(), "GPU 0") || !strings.Contains(err.Error(), tc.op):
+				t.Fatalf("error %v does not name the GPU and %s", err, tc.op)
+			}
+			again := newResult(obs.Len())
+			if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref}, again); err != nil {
+				t.Fatalf("after the fault: %v", err)
+			}
+			compareResults(t, obs, ref, want, again)
+		})
+	}
+}
+
+// 1,000 queries of varying sizes, and sessions opened and closed, leave
+// the GPU's free memory and the Go heap where the first ones left them.
+func TestGPUNoGrowth(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	rng := rand.New(rand.NewPCG(5, 6))
+	round := func() {
+		n, m := 1000+rng.IntN(60000), 10+rng.IntN(5000)
+		obs, ref := spherePoints(n, rng.Uint64()), spherePoints(m, rng.Uint64())
+		if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Algorithm(rng.IntN(2))}, newResult(n)); err != nil {
+			t.Fatal(err)
+		}
+		if rng.IntN(20) == 0 {
+			s, err := g.NewSession(obs, SessionOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Nearest(context.Background(), ref, newResult(n)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range 100 { // warm-up: buffers reach their sizes
+		round()
+	}
+	free0, heap0 := gpuFree(t, g), heapInUse()
+	for range 1000 {
+		round()
+	}
+	free1, heap1 := gpuFree(t, g), heapInUse()
+	t.Logf("after 100 and 1,100 queries: GPU free %d -> %d MiB, Go heap %d -> %d KiB", free0>>20, free1>>20, heap0>>10, heap1>>10)
+	if free1+64<<20 < free0 || heap1 > heap0+32<<20 {
+		t.Errorf("memory grows: GPU free %d -> %d MiB, heap %d -> %d KiB", free0>>20, free1>>20, heap0>>10, heap1>>10)
+	}
+}
+
+func gpuFree(t *testing.T, g *GPU) uint64 {
+	var free uint64
+	err := g.devs[0].onThread(func() error {
+		var err error
+		free, _, err = g.drv.MemGetInfo()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return free
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}

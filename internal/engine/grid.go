@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/geoknn/geoknn/internal/kernels"
+)
+
+// gridSlack covers the float32 rounding of positions and cell bounds in the
+// pruning tests; it only makes the search visit slightly more.
+const gridSlack = 1e-6
+
+func cellOf(v float32, g int, h float32) int {
+	c := int(math.Floor(float64((v + 1) / h)))
+	return max(0, min(c, g-1))
+}
+
+// sphereRunsTable is the runs table of a G^3 grid: for each column (i, j),
+// [lo0, hi0, lo1, hi1], its z-cell runs (lo > hi: empty).
+func sphereRunsTable(g int) []int16 {
+	runs := make([]int16, 4*g*g)
+	for i := 0; i < g; i++ {
+		for j := 0; j < g; j++ {
+			r, n := sphereRuns(g, i, j)
+			q := runs[4*(i*g+j):]
+			q[0], q[1], q[2], q[3] = 1, 0, 1, 0
+			for k := 0; k < n; k++ {
+				q[2*k], q[2*k+1] = int16(r[k][0]), int16(r[k][1])
+			}
+		}
+	}
+	return runs
+}
+
+// sphereRuns returns the runs of z cells [lo, hi] of column (i, j) that the
+// unit sphere (with gridSlack) can cross: where |z| lies between
+// sqrt(1 - max(x^2+y^2)) and sqrt(1 - min(x^2+y^2)) over the column.
+func sphereRuns(g, i, j int) (runs [2][2]int, n int) {
+	h := 2 / float64(g)
+	near := func(c int) (lo, hi float64) { // min and max of |v| over cell c's span
+		a, b := float64(c)*h-1, float64(c+1)*h-1
+		if a <= 0 && b >= 0 {
+			return 0, max(-a, b)
+		}
+		return min(math.Abs(a), math.Abs(b)), max(math.Abs(a), math.Abs(b))
+	}
+	xlo, xhi := near(i)
+	ylo, yhi := near(j)
+	rmin2, rmax2 := xlo*xlo+ylo*ylo, xhi*xhi+yhi*yhi
+	const s = gridSlack
+	if rmin2 > (1+s)*(1+s) {
+		return runs, 0
+	}
+	zhi := math.Sqrt(max(0, (1+s)*(1+s)-rmin2))
+	zlo := math.Sqrt(max(0, (1-s)*(1-s)-rmax2))
+	cellZ := func(z float64) int { return max(0, min(int(math.Floor((z+1)/h)), g-1)) }
+	hiRun := [2]int{cellZ(zlo), cellZ(zhi)}
+	loRun := [2]int{cellZ(-zhi), cellZ(-zlo)}
+	if loRun[1] >= hiRun[0]-1 { // the runs touch: one run
+		return [2][2]int{{loRun[0], hiRun[1]}}, 1
+	}
+	return [2][2]int{loRun, hiRun}, 2
+}
+
+func abs(a int) int {
+	if a < 0 {
+		return -a
+	}
+	return a
+}
+
+// gridShape is the cell grid of one query: g cells an axis of side h (the
+// float32 value every kernel uses, so that all agree on cell bounds).
+type gridShape struct {
+	g int
+	h float32
+}
+
+func newGridShape(g int) gridShape { return gridShape{g: g, h: 2 / float32(g)} }
+
+// cells is the histogram length: one count a cell and the end sentinel.
+func (s gridShape) cells() int { return s.g*s.g*s.g + 1 }
+
+// scanSums is the length of the scan's per-chunk totals.
+func (s gridShape) scanSums() int {
+	return (s.cells() + kernels.GridScanChunk - 1) / kernels.GridScanChunk
+}

@@ -1,0 +1,283 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/kernels"
+)
+
+// gridKernels wraps grid.cu: one counting sort (keys and histogram, a
+// three-kernel scan, scatter) that builds the reference index and orders the
+// observations by cell, and the query. Argument arrays are made once.
+type gridKernels struct {
+	prep                                     [2]cuda.Function // [0] float64 input, [1] float32
+	obsKeys, refKeys                         cuda.Function
+	scanBlocks, scanSums, scanAdd            cuda.Function
+	obsScatter, refScatter, query, trim      cuda.Function
+	prepArgs, keysArgs, scanArgs, sumsArgs   *cuda.Args
+	addArgs, refScatArgs, obsScatArgs, qArgs *cuda.Args
+	trimArgs                                 *cuda.Args
+	queryThreads                             int // grid_query's block size
+}
+
+func loadGrid(drv *cuda.Driver, mod cuda.Module) (*gridKernels, error) {
+	k := &gridKernels{}
+	err := loadEntries(drv, mod, []entry{
+		{"grid_obs_prep_f64", &k.prep[0], &k.prepArgs}, {"grid_obs_prep_f32", &k.prep[1], nil},
+		{"grid_obs_keys", &k.obsKeys, &k.keysArgs}, {"grid_ref_keys", &k.refKeys, nil},
+		{"grid_scan_blocks", &k.scanBlocks, &k.scanArgs}, {"grid_scan_sums", &k.scanSums, &k.sumsArgs},
+		{"grid_scan_add", &k.scanAdd, &k.addArgs}, {"grid_obs_scatter", &k.obsScatter, &k.obsScatArgs},
+		{"grid_ref_scatter", &k.refScatter, &k.refScatArgs}, {"grid_query", &k.query, &k.qArgs},
+		{"grid_runs_trim", &k.trim, &k.trimArgs},
+	})
+	if err != nil {
+		return nil, err
+	}
+	// grid_query stages its block's records in shared memory sized by its
+	// compiled block (GQ_THREADS, its launch bound): launch exactly that.
+	threads, err := drv.FuncGetAttribute(k.query, cuda.FuncMaxThreadsPerBlock)
+	if err != nil {
+		return nil, err
+	}
+	k.queryThreads = threads
+	return k, nil
+}
+
+// sortBufs is the scratch of one counting sort: a (cell, rank) key an item
+// (sortKeyBytes), the histogram that becomes the cell starts and the scan's
+// chunk totals (of gridShape's sizes).
+type sortBufs struct {
+	keys, hist, sums cuda.DevicePtr
+}
+
+// sortKeyBytes is the size of one sort key: a uint2 (cell, rank in cell).
+const sortKeyBytes = 8
+
+func blocksFor(n, threads int) cuda.Dim3 { return cuda.Dim3{X: uint32((n + threads - 1) / threads)} }
+
+// scan turns hist into exclusive cell starts.
+func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, shape gridShape, b sortBufs) error {
+	n, nb := shape.cells(), shape.scanSums()
+	if nb > kernels.GridScanChunk {
+		return fmt.Errorf("grid kernels: %d cells exceed the scan's %d", n, kernels.GridScanChunk*kernels.GridScanChunk)
+	}
+	a := k.scanArgs
+	a.SetPtr(0, b.hist)
+	a.SetUint64(1, uint64(n))
+	a.SetPtr(2, b.sums)
+	if err := drv.Launch(k.scanBlocks, cuda.Dim3{X: uint32(nb)}, cuda.Dim3{X: kernels.GridScanThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_scan_blocks: %w", err)
+	}
+	a = k.sumsArgs
+	a.SetPtr(0, b.sums)
+	a.SetInt32(1, int32(nb))
+	if err := drv.Launch(k.scanSums, cuda.Dim3{X: 1}, cuda.Dim3{X: kernels.GridScanThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_scan_sums: %w", err)
+	}
+	a = k.addArgs
+	a.SetPtr(0, b.hist)
+	a.SetUint64(1, uint64(n))
+	a.SetPtr(2, b.sums)
+	if err := drv.Launch(k.scanAdd, blocksFor(min(n, 1<<22), 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_scan_add: %w", err)
+	}
+	return nil
+}
+
+// indexBuild is one build of the reference index: nref float4 unit vectors
+// (xyzw) sorted by cell into sorted; scratch.hist becomes the index's cell
+// starts, and runs (the sphere's z-runs a column) are trimmed to the cells
+// that hold references into trimmed.
+type indexBuild struct {
+	shape                 gridShape
+	xyzw                  cuda.DevicePtr
+	nref                  int
+	scratch               sortBufs
+	sorted, runs, trimmed cuda.DevicePtr
+}
+
+func (k *gridKernels) buildIndex(drv *cuda.Driver, stream cuda.Stream, b indexBuild) error {
+	if b.nref <= 0 || b.shape.g <= 0 {
+		return fmt.Errorf("grid index: bad shape (%d references, grid %d)", b.nref, b.shape.g)
+	}
+	if err := drv.MemsetD32Async(b.scratch.hist, 0, uint64(b.shape.cells()), stream); err != nil {
+		return err
+	}
+	err := k.launchKeys(drv, stream, keyPass{fn: k.refKeys, name: "grid_ref_keys", in: b.xyzw, n: b.nref,
+		shape: b.shape, scratch: b.scratch, threads: 256})
+	if err != nil {
+		return err
+	}
+	if err := k.scan(drv, stream, b.shape, b.scratch); err != nil {
+		return err
+	}
+	if err := k.trimRuns(drv, stream, b); err != nil {
+		return err
+	}
+	a := k.refScatArgs
+	a.SetPtr(0, b.xyzw)
+	a.SetPtr(1, b.scratch.keys)
+	a.SetInt32(2, int32(b.nref))
+	a.SetPtr(3, b.scratch.hist)
+	a.SetPtr(4, b.sorted)
+	if err := drv.Launch(k.refScatter, blocksFor(b.nref, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_ref_scatter: %w", err)
+	}
+	return nil
+}
+
+func (k *gridKernels) trimRuns(drv *cuda.Driver, stream cuda.Stream, b indexBuild) error {
+	a := k.trimArgs
+	a.SetPtr(0, b.runs)
+	a.SetPtr(1, b.scratch.hist)
+	a.SetInt32(2, int32(b.shape.g))
+	a.SetPtr(3, b.trimmed)
+	if err := drv.Launch(k.trim, blocksFor(b.shape.g*b.shape.g, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_runs_trim: %w", err)
+	}
+	return nil
+}
+
+// obsPrep is one grid_obs_prep launch: the unit-vector records of n
+// observations (indices first, first+1, ...) from their radian columns into
+// recs; with a shape (g > 0) it also counts their cells into scratch.hist,
+// which must be zeroed before, and writes their sort keys.
+type obsPrep struct {
+	prec     int // 0: float64 columns, 1: float32
+	lat, lon cuda.DevicePtr
+	n        int
+	first    uint32
+	shape    gridShape
+	recs     cuda.DevicePtr
+	scratch  sortBufs
+}
+
+func (k *gridKernels) prepObs(drv *cuda.Driver, stream cuda.Stream, p obsPrep) error {
+	a := k.prepArgs
+	a.SetPtr(0, p.lat)
+	a.SetPtr(1, p.lon)
+	a.SetInt32(2, int32(p.n))
+	a.SetUint32(3, p.first)
+	a.SetInt32(4, int32(p.shape.g))
+	a.SetFloat32(5, p.shape.h)
+	a.SetPtr(6, p.recs)
+	a.SetPtr(7, p.scratch.keys)
+	a.SetPtr(8, p.scratch.hist)
+	if err := drv.Launch(k.prep[p.prec], blocksFor(p.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_obs_prep: %w", err)
+	}
+	return nil
+}
+
+// obsSort is one counting sort of n observations by cell: from their
+// radian columns (lat, lon set: records written to recs first) or from the
+// records already in recs (lat == 0), into sorted; pos (if not 0) receives
+// each record's position in sorted.
+type obsSort struct {
+	prec        int
+	lat, lon    cuda.DevicePtr
+	n           int
+	shape       gridShape
+	recs        cuda.DevicePtr
+	scratch     sortBufs
+	sorted, pos cuda.DevicePtr
+}
+
+func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) error {
+	if o.n <= 0 || o.shape.g <= 0 {
+		return fmt.Errorf("grid sort: bad shape (%d observations, grid %d)", o.n, o.shape.g)
+	}
+	if err := drv.MemsetD32Async(o.scratch.hist, 0, uint64(o.shape.cells()), stream); err != nil {
+		return err
+	}
+	if err := k.obsSortKeys(drv, stream, o); err != nil {
+		return err
+	}
+	if err := k.scan(drv, stream, o.shape, o.scratch); err != nil {
+		return err
+	}
+	a := k.obsScatArgs
+	a.SetPtr(0, o.recs)
+	a.SetPtr(1, o.scratch.keys)
+	a.SetInt32(2, int32(o.n))
+	a.SetPtr(3, o.scratch.hist)
+	a.SetPtr(4, o.sorted)
+	a.SetPtr(5, o.pos)
+	if err := drv.Launch(k.obsScatter, blocksFor(o.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_obs_scatter: %w", err)
+	}
+	return nil
+}
+
+// obsSortKeys counts the observations' cells and writes their keys: with
+// the records made from the columns on the way, or from the records.
+func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort) error {
+	if o.lat != 0 {
+		return k.prepObs(drv, stream, obsPrep{prec: o.prec, lat: o.lat, lon: o.lon, n: o.n, shape: o.shape,
+			recs: o.recs, scratch: o.scratch})
+	}
+	return k.launchKeys(drv, stream, keyPass{fn: k.obsKeys, name: "grid_obs_keys", in: o.recs, n: o.n,
+		shape: o.shape, scratch: o.scratch, threads: kernels.GridPrepThreads})
+}
+
+// gridQuery is one query launch: sorted observation records against an
+// index; answers go to outIdx/outDist at each record's index, and the
+// number of near ties the query re-ranked in fp64 is added to *refined.
+type gridQuery struct {
+	obs                     cuda.DevicePtr
+	nobs                    int
+	cellStart, sorted, runs cuda.DevicePtr
+	shape                   gridShape
+	ref64                   cuda.DevicePtr
+	outIdx, outDist         cuda.DevicePtr
+	refined                 cuda.DevicePtr
+}
+
+func (k *gridKernels) runQuery(drv *cuda.Driver, stream cuda.Stream, q gridQuery) error {
+	if q.nobs <= 0 || q.shape.g <= 0 {
+		return fmt.Errorf("grid query: bad shape (%d observations, grid %d)", q.nobs, q.shape.g)
+	}
+	a := k.qArgs
+	a.SetPtr(0, q.obs)
+	a.SetInt32(1, int32(q.nobs))
+	a.SetPtr(2, q.cellStart)
+	a.SetPtr(3, q.sorted)
+	a.SetPtr(4, q.runs)
+	a.SetInt32(5, int32(q.shape.g))
+	a.SetFloat32(6, q.shape.h)
+	a.SetPtr(7, q.ref64)
+	a.SetPtr(8, q.outIdx)
+	a.SetPtr(9, q.outDist)
+	a.SetPtr(10, q.refined)
+	if err := drv.Launch(k.query, blocksFor(q.nobs, k.queryThreads), cuda.Dim3{X: uint32(k.queryThreads)}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_query: %w", err)
+	}
+	return nil
+}
+
+// keyPass is one key launch (grid_ref_keys or grid_obs_keys): n items of
+// in get their (cell, rank) keys in scratch.keys, counted into scratch.hist.
+type keyPass struct {
+	fn      cuda.Function
+	name    string
+	in      cuda.DevicePtr
+	n       int
+	shape   gridShape
+	scratch sortBufs
+	threads int
+}
+
+func (k *gridKernels) launchKeys(drv *cuda.Driver, stream cuda.Stream, p keyPass) error {
+	a := k.keysArgs
+	a.SetPtr(0, p.in)
+	a.SetInt32(1, int32(p.n))
+	a.SetInt32(2, int32(p.shape.g))
+	a.SetFloat32(3, p.shape.h)
+	a.SetPtr(4, p.scratch.keys)
+	a.SetPtr(5, p.scratch.hist)
+	if err := drv.Launch(p.fn, blocksFor(p.n, p.threads), cuda.Dim3{X: uint32(p.threads)}, 0, stream, a); err != nil {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+)
+
+// maxGridCells bounds the index memory (4 bytes a cell).
+const maxGridCells = 1 << 25
+
+// gridSide is the number of cells per axis for n references at a given
+// density: the sphere crosses about 4.7 G^2 cells, so G = sqrt(n /
+// (4.7 * perCell)).
+func gridSide(n int, perCell float64) int {
+	g := int(math.Ceil(math.Sqrt(float64(n) / (4.7 * perCell))))
+	gmax := int(math.Cbrt(maxGridCells))
+	return max(1, min(g, gmax))
+}
+
+// gridPlan is the outcome of planning a grid query: the index to use, or nil
+// when the sampled cost says brute force is cheaper (references packed into
+// few cells, or observations far from every reference).
+type gridPlan struct {
+	index *gridIndex
+	// Sampled work a query: cells visited and candidates ranked.
+	cellsPerQuery, candidatesPerQuery float64
+	reason                            string
+}
+
+// note describes the plan for Stats.Note.
+func (p gridPlan) note() string {
+	return fmt.Sprintf("grid %d^3 cells, %.1f cells and %.1f candidates a query (sampled)",
+		p.index.g, p.cellsPerQuery, p.candidatesPerQuery)
+}
+
+// planGrid builds indexes at several densities, runs a sample of the actual
+// observations through each on the CPU and keeps the cheaper, or none when
+// brute force would cost less. Costs are in units of one brute-force pair
+// (which the tiled kernels and the CPU loop run at full rate); a brute-force
+// query costs one pair a reference plus m.bruteQuery.
+func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
+	brute := float64(refs.n) + m.bruteQuery
+	idx := planSample(obs.Len(), refs.n)
+	sides := candidateSides(refs.n, side)
+	// The sides are sampled concurrently (each builds its own index); a
+	// side stops sampling once it is costlier than brute force.
+	plans := make([]gridPlan, len(sides))
+	costs := make([]float64, len(sides))
+	var wg sync.WaitGroup
+	for k, g := range sides {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			plans[k], costs[k] = sampleSide(obs, idx, refs, g, m, brute)
+		}()
+	}
+	wg.Wait()
+	k := cheapest(costs)
+	plan := plans[k]
+	if costs[k] > brute && side == 0 {
+		plan.reason = fmt.Sprintf("grid would visit %.0f cells and rank %.0f references a query, costlier than brute force over %d",
+			plan.cellsPerQuery, plan.candidatesPerQuery, refs.n)
+		plan.index = nil
+	}
+	return plan
+}
+
+// planSample picks the (at most 512) observations of n a plan is sampled
+// on, reproducibly for the sizes.
+func planSample(n, nref int) []int {
+	const sample = 512
+	idx := make([]int, min(sample, n))
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(nref)))
+	for i := range idx {
+		if n <= sample {
+			idx[i] = i
+		} else {
+			idx[i] = rng.IntN(n)
+		}
+	}
+	return idx
+}
+
+// candidateSides lists the grid sides to sample for nref references: the
+// density that suits the references' dense places, g0, is too fine where
+// they are sparse (observations far from every reference scan many empty
+// cells), so coarser grids down to g0/8 in steps of sqrt 2 are sampled too.
+// A side the caller chose (side > 0) is the only one.
+func candidateSides(nref, side int) []int {
+	if side > 0 {
+		return []int{min(side, gridSide(math.MaxInt32, 1))}
+	}
+	g0 := gridSide(nref, 2)
+	var sides []int
+	for k, f := 0, 1.0; k < 7; k, f = k+1, f/math.Sqrt2 {
+		if g := int(math.Round(float64(g0) * f)); g >= 4 && (len(sides) == 0 || g != sides[len(sides)-1]) {
+			sides = append(sides, g)
+		}
+	}
+	if len(sides) == 0 {
+		sides = []int{g0}
+	}
+	return sides
+}
+
+// sampleSide builds the index of side g and runs the sample through it,
+// stopping early once it is costlier than brute force; it returns the plan
+// and its cost a query.
+func sampleSide(obs Points, idx []int, refs *refSet, g int, m gridCost, brute float64) (gridPlan, float64) {
+	ix := buildGrid(refs, g)
+	var w gridWork
+	ran := 0
+	for _, i := range idx {
+		x, y, z := unit(obs.At(i))
+		ix.nearest(x, y, z, &w)
+		ran++
+		if m.unit*(1.5*float64(w.cells)+float64(w.candidates)) > brute*float64(len(idx)) {
+			break // already costlier than brute force: stop sampling
+		}
+	}
+	ran = max(ran, 1) // an empty sample costs nothing
+	cells := float64(w.cells) / float64(ran)
+	cands := float64(w.candidates) / float64(ran)
+	return gridPlan{index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}, m.unit * (1.5*cells + cands)
+}
+
+// cheapest is the index of the lowest cost, ties to the first (the finest
+// side).
+func cheapest(costs []float64) int {
+	best := 0
+	for k, c := range costs {
+		if c < costs[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+// gridCost is the cost model of a grid query, in brute-force pairs: a
+// visited cell (or column) costs 1.5 units and a ranked candidate one, and
+// a unit costs `unit` pairs; bruteQuery is brute force's own cost an
+// observation beyond its pairs (on the CPU the unit vector, tiles and the
+// final re-rank; on the GPU nothing that matters). The fits and their runs
+// are in internal/kernels/NOTES.md ("Grid cost model").
+type gridCost struct {
+	unit, bruteQuery float64
+}
+
+var (
+	cpuGridCost = gridCost{unit: 80, bruteQuery: 3000}
+	gpuGridCost = gridCost{unit: 130}
+)

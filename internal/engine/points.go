@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/sphere"
+)
+
+// Points is a set of points as latitude and longitude columns in radians,
+// or a generated set. Exactly one form is set: Lat64/Lon64, Lat32/Lon32 or
+// Gen. The engines read the columns in place and never modify them.
+type Points struct {
+	Lat64, Lon64 []float64
+	Lat32, Lon32 []float32
+	Gen          *Generated
+}
+
+// Generated is a synthetic set defined point by point: point i is
+// Kind's sphere.Indexed of (First+i, Seed). It takes no memory: the GPU
+// engine makes each job's points on the device (generate.cu) and the CPU
+// engine computes each point when it reaches it, the same bits.
+type Generated struct {
+	Kind  GenKind
+	Seed  uint64
+	First uint64
+	N     int
+}
+
+// GenKind is a generator with an indexed form on both sides.
+type GenKind int
+
+const (
+	GenSphere GenKind = iota // sphere.SphereAt, gen_sphere
+	GenSeed                  // sphere.SeedUniformAt, gen_seed
+)
+
+// at is the generator's Go form.
+func (k GenKind) at() sphere.Indexed {
+	if k == GenSeed {
+		return sphere.SeedUniformAt
+	}
+	return sphere.SphereAt
+}
+
+// Radians64 wraps float64 radian columns.
+func Radians64(lat, lon []float64) Points { return Points{Lat64: lat, Lon64: lon} }
+
+// Radians32 wraps float32 radian columns.
+func Radians32(lat, lon []float32) Points { return Points{Lat32: lat, Lon32: lon} }
+
+// Len is the number of points.
+func (p Points) Len() int {
+	if p.Gen != nil {
+		return p.Gen.N
+	}
+	if p.Lat64 != nil {
+		return len(p.Lat64)
+	}
+	return len(p.Lat32)
+}
+
+// Is32 reports whether the columns are float32.
+func (p Points) Is32() bool { return p.Lat64 == nil && p.Lat32 != nil }
+
+// At returns point i in radians.
+func (p Points) At(i int) (lat, lon float64) {
+	if p.Gen != nil {
+		return p.Gen.Kind.at()(p.Gen.First+uint64(i), p.Gen.Seed)
+	}
+	if p.Lat64 != nil {
+		return p.Lat64[i], p.Lon64[i]
+	}
+	return float64(p.Lat32[i]), float64(p.Lon32[i])
+}
+
+// Slice returns points [from, to).
+func (p Points) Slice(from, to int) Points {
+	if p.Gen != nil {
+		g := *p.Gen
+		g.First, g.N = g.First+uint64(from), to-from
+		return Points{Gen: &g}
+	}
+	if p.Lat64 != nil {
+		return Points{Lat64: p.Lat64[from:to], Lon64: p.Lon64[from:to]}
+	}
+	return Points{Lat32: p.Lat32[from:to], Lon32: p.Lon32[from:to]}
+}
+
+// Check verifies that the columns are consistent and every point is a valid
+// latitude/longitude; what names the set in errors ("observations").
+func (p Points) Check(what string) error {
+	if err := p.CheckShape(what); err != nil {
+		return err
+	}
+	return p.CheckValues(what, 0)
+}
+
+// CheckShape verifies the form alone: one kind of columns, of equal
+// lengths, or a well-formed generated set.
+func (p Points) CheckShape(what string) error {
+	if p.Gen != nil {
+		return p.checkGenerated(what)
+	}
+	if (p.Lat64 == nil) == (p.Lat32 == nil) && (len(p.Lat64) > 0 || len(p.Lat32) > 0) {
+		return fmt.Errorf("%s: set either float64 or float32 columns, not both", what)
+	}
+	if len(p.Lat64) != len(p.Lon64) || len(p.Lat32) != len(p.Lon32) {
+		return fmt.Errorf("%s: latitude and longitude columns differ in length", what)
+	}
+	return nil
+}
+
+// CheckValues verifies that every point is a valid latitude/longitude
+// (generated points are, by construction); errors number the points from
+// first, for a slice of a larger set.
+func (p Points) CheckValues(what string, first int) error {
+	if p.Gen != nil {
+		return nil
+	}
+	// Degrees converted to radians round: float32(pi/2) is 4.4e-8 above
+	// pi/2, so the bounds allow the rounding of the columns' precision.
+	slack, bad := 1e-12, -1
+	if p.Is32() {
+		slack = 1e-6
+		bad = firstInvalid(p.Lat32, p.Lon32, slack)
+	} else {
+		bad = firstInvalid(p.Lat64, p.Lon64, slack)
+	}
+	if bad < 0 {
+		return nil
+	}
+	lat, lon := p.At(bad)
+	if !(lat >= -math.Pi/2-slack && lat <= math.Pi/2+slack) {
+		return fmt.Errorf("%s: point %d: latitude %v rad is not in [-pi/2, pi/2]", what, first+bad, lat)
+	}
+	return fmt.Errorf("%s: point %d: longitude %v rad is not in [-pi, pi]", what, first+bad, lon)
+}
+
+// firstInvalid is the index of the first point out of range (or NaN), or
+// -1, checked on every core: a query of 2^27 points would otherwise spend
+// a noticeable part of a GPU run here.
+func firstInvalid[T float32 | float64](lat, lon []T, slack float64) int {
+	latMax, lonMax := T(math.Pi/2+slack), T(math.Pi+slack)
+	var first atomic.Int64
+	first.Store(math.MaxInt64)
+	parallelFor(len(lat), func(lo, hi int) {
+		la, ln := lat[lo:hi], lon[lo:hi:hi]
+		for i := range la {
+			if !(la[i] >= -latMax && la[i] <= latMax && ln[i] >= -lonMax && ln[i] <= lonMax) {
+				for v := first.Load(); int64(lo+i) < v && !first.CompareAndSwap(v, int64(lo+i)); v = first.Load() {
+				}
+				return
+			}
+		}
+	})
+	if v := first.Load(); v != math.MaxInt64 {
+		return int(v)
+	}
+	return -1
+}
+
+// checkGenerated checks a generated set's form; its points are valid by
+// construction.
+func (p Points) checkGenerated(what string) error {
+	if p.Lat64 != nil || p.Lat32 != nil {
+		return fmt.Errorf("%s: set columns or a generator, not both", what)
+	}
+	if p.Gen.N < 0 || (p.Gen.Kind != GenSphere && p.Gen.Kind != GenSeed) {
+		return fmt.Errorf("%s: generated set of %d points of kind %d", what, p.Gen.N, p.Gen.Kind)
+	}
+	return nil
+}
+
+// unit returns the float64 unit vector of (lat, lon) radians.
+func unit(lat, lon float64) (x, y, z float64) {
+	sl, cl := math.Sincos(lat)
+	sn, cn := math.Sincos(lon)
+	return cl * cn, cl * sn, sl
+}
+
+// chord2 is the squared chord between two unit vectors. The explicit
+// float64 conversions forbid fused multiply-adds, so the value is the same on
+// every architecture and equals the GPU's refine kernel (haversine.cu chord2d).
+func chord2(ax, ay, az, bx, by, bz float64) float64 {
+	dx, dy, dz := ax-bx, ay-by, az-bz
+	return float64(float64(dx*dx)+float64(dy*dy)) + float64(dz*dz)
+}
+
+// ChordToAngle converts a squared chord between unit vectors to the
+// great-circle angle in radians: 2 asin(c/2).
+func ChordToAngle(d2 float64) float64 {
+	h := math.Sqrt(d2) / 2
+	if h > 1 {
+		h = 1
+	}
+	return 2 * math.Asin(h)
+}
+
+// parallelFor splits [0, n) over the cores for memory-bound loops.
+func parallelFor(n int, fn func(lo, hi int)) {
+	parallel.Blocks(n, 1<<18, 0, func(_, lo, hi int) { fn(lo, hi) })
+}
+
+func parallelCopy[T any](dst, src []T) {
+	parallelFor(len(src), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+}

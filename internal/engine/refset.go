@@ -1,0 +1,194 @@
+package engine
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/geoknn/geoknn/internal/parallel"
+)
+
+// refSet is the prepared reference set shared by the engines: exact
+// duplicates merged (the lowest index stands for all, which is the tie rule),
+// unit vectors in float64 and float32.
+type refSet struct {
+	n     int       // distinct references
+	x, y  []float64 // float64 unit vectors, SoA
+	z     []float64
+	xyz64 []float64 // float64 unit vectors interleaved (x, y, z), for the GPU
+	xyzw  []float32 // float32 unit vectors as float4 (x, y, z, 0), for the GPU
+	orig  []uint32  // orig[k] = input index of distinct reference k
+	dups  bool      // whether any duplicate was merged (orig is not the identity)
+
+	// Scratch kept for the next prepare (a session prepares every query).
+	ux, uy, uz, cx, cy, cz []float64
+	hash                   []uint64
+	dup                    []bool
+	tables                 [][]int32
+}
+
+func prepareRefs(ref Points) *refSet {
+	s := &refSet{}
+	s.prepare(ref)
+	return s
+}
+
+// prepareRefsAll prepares ref keeping exact duplicates as references of
+// their own: the k nearest and the references within a radius list every
+// one of them, ties to the lower index.
+func prepareRefsAll(ref Points) *refSet {
+	s := &refSet{}
+	s.unitVectors(ref)
+	s.x, s.y, s.z, s.n = s.ux, s.uy, s.uz, len(s.ux)
+	s.orig = make([]uint32, s.n)
+	for i := range s.orig {
+		s.orig[i] = uint32(i)
+	}
+	s.interleave()
+	return s
+}
+
+// grow returns b resized to n, reusing its memory when it is large enough.
+func grow[T any](b []T, n int) []T {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	return make([]T, n)
+}
+
+// prepare fills s from ref, reusing s's memory: unit vectors, exact
+// duplicates merged, the interleaved forms the GPU reads. About a
+// millisecond for 2^16 references, per query and per simulation step.
+func (s *refSet) prepare(ref Points) {
+	s.unitVectors(ref)
+	s.markDuplicates()
+	s.keepDistinct()
+	s.interleave()
+}
+
+// unitVectors fills ux, uy, uz and their hashes, in parallel (the sincos
+// dominates).
+func (s *refSet) unitVectors(ref Points) {
+	n := ref.Len()
+	ux, uy, uz := grow(s.ux, n), grow(s.uy, n), grow(s.uz, n)
+	hash := grow(s.hash, n)
+	s.ux, s.uy, s.uz, s.hash = ux, uy, uz, hash
+	parallel.Blocks(n, 1<<11, 0, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x, y, z := unit(ref.At(i))
+			ux[i], uy[i], uz[i] = x, y, z
+			// +0 turns -0 into +0: equal as map keys, so hashed alike.
+			bx, by, bz := math.Float64bits(x+0), math.Float64bits(y+0), math.Float64bits(z+0)
+			h := bx*0x9e3779b97f4a7c15 ^ by*0xc2b2ae3d27d4eb4f ^ bz*0x165667b19e3779f9
+			hash[i] = h ^ h>>29
+		}
+	})
+}
+
+// markDuplicates sets dup[i] for every vector equal to an earlier one, and
+// dups when there is any. The hash's low bits split the vectors into
+// partitions (equal vectors share one), searched in parallel, each through
+// an open-addressing table filled in index order, which keeps the first of
+// equal vectors.
+func (s *refSet) markDuplicates() {
+	n := len(s.hash)
+	parts := 1
+	for parts < parallel.Workers(n, 1<<12, 0) {
+		parts <<= 1
+	}
+	s.dup = grow(s.dup, n)
+	clear(s.dup)
+	if len(s.tables) < parts {
+		s.tables = append(s.tables, make([][]int32, parts-len(s.tables))...)
+	}
+	var anyDup atomic.Bool
+	parallel.Blocks(parts, 1, parts, func(_, part, _ int) {
+		if s.markPartition(part, parts) {
+			anyDup.Store(true)
+		}
+	})
+	s.dups = anyDup.Load()
+}
+
+// markPartition marks the duplicates among the vectors whose hash falls in
+// partition part of parts, and reports whether it found any.
+func (s *refSet) markPartition(part, parts int) bool {
+	count := 0 // the table is sized from this partition's own count: it never fills
+	for _, h := range s.hash {
+		if int(h)&(parts-1) == part {
+			count++
+		}
+	}
+	size := 16
+	for size < 2*count {
+		size <<= 1
+	}
+	table := grow(s.tables[part], size) // 0 empty, else index + 1
+	clear(table)
+	s.tables[part] = table
+	found := false
+	for i, h := range s.hash {
+		if int(h)&(parts-1) != part {
+			continue
+		}
+		slot, dup := s.probe(table, int(h>>32)&(size-1), i)
+		s.dup[i] = dup
+		found = found || dup
+		if !dup {
+			table[slot] = int32(i + 1)
+		}
+	}
+	return found
+}
+
+// probe walks table from slot until an empty slot (returned, dup false) or
+// a vector equal to vector i (dup true).
+func (s *refSet) probe(table []int32, slot, i int) (int, bool) {
+	for table[slot] != 0 {
+		k := table[slot] - 1
+		if s.ux[k] == s.ux[i] && s.uy[k] == s.uy[i] && s.uz[k] == s.uz[i] {
+			return slot, true
+		}
+		slot = (slot + 1) & (len(table) - 1)
+	}
+	return slot, false
+}
+
+// keepDistinct sets x, y, z to the distinct vectors and orig to their input
+// indices.
+func (s *refSet) keepDistinct() {
+	n := len(s.ux)
+	s.orig = grow(s.orig, n)[:0]
+	if !s.dups {
+		s.x, s.y, s.z = s.ux, s.uy, s.uz
+		s.orig = s.orig[:n]
+		for i := range s.orig {
+			s.orig[i] = uint32(i)
+		}
+		s.n = n
+		return
+	}
+	for i := range n {
+		if !s.dup[i] {
+			s.orig = append(s.orig, uint32(i))
+		}
+	}
+	m := len(s.orig)
+	s.cx, s.cy, s.cz = grow(s.cx, m), grow(s.cy, m), grow(s.cz, m)
+	s.x, s.y, s.z = s.cx, s.cy, s.cz
+	for k, i := range s.orig {
+		s.x[k], s.y[k], s.z[k] = s.ux[i], s.uy[i], s.uz[i]
+	}
+	s.n = m
+}
+
+// interleave writes the distinct vectors as (x, y, z) float64 triples and
+// (x, y, z, 0) float32 quadruples, as the GPU kernels read them.
+func (s *refSet) interleave() {
+	s.xyz64, s.xyzw = grow(s.xyz64, 3*s.n), grow(s.xyzw, 4*s.n)
+	parallel.Blocks(s.n, 1<<13, 0, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			s.xyz64[3*k], s.xyz64[3*k+1], s.xyz64[3*k+2] = s.x[k], s.y[k], s.z[k]
+			s.xyzw[4*k], s.xyzw[4*k+1], s.xyzw[4*k+2], s.xyzw[4*k+3] = float32(s.x[k]), float32(s.y[k]), float32(s.z[k]), 0
+		}
+	})
+}

@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/geoknn/geoknn/internal/kernels"
+)
+
+// Session keeps a fixed-size set of observations resident in an engine so
+// that repeated queries against changing references (a simulation's steps)
+// move only what changed: on a GPU the observations, their unit vectors,
+// their order by grid cell and the previous answers stay in device memory,
+// and a query sends only the references, builds the index on the device and
+// brings back the answers only when asked. A Session is not safe for
+// concurrent use, and queries on its engine wait for it. After an error from
+// Replace, Nearest or Start its contents (which observations were replaced,
+// the previous answers the changed count compares with) are unspecified:
+// close it and open a new one.
+type Session interface {
+	// Len is the number of observations.
+	Len() int
+	// Replace makes observation idx[k] the point pts.At(k); idx must be
+	// strictly increasing and below Len.
+	Replace(ctx context.Context, idx []uint32, pts Points) error
+	// Nearest answers every observation against ref. With out's slices
+	// nil the answers stay in the engine and only the statistics and the
+	// count of changed answers come back; otherwise they must have room
+	// for Len answers.
+	Nearest(ctx context.Context, ref Points, out Result) (SessionStats, error)
+	// Start is Nearest in two halves: it returns once the query is under
+	// way (on GPUs: the references prepared on the host, the device work
+	// queued) so the caller can do host work meanwhile, and the Pending's
+	// Wait finishes it. Wait must be called, and nothing else on the
+	// session or its engine may run in between.
+	Start(ctx context.Context, ref Points, out Result) (Pending, error)
+	// Close releases the session's memory.
+	Close() error
+}
+
+// Pending is a session query under way (Session.Start).
+type Pending interface {
+	// Wait blocks until the query is done and returns what Nearest would
+	// have; later calls return the same.
+	Wait() (SessionStats, error)
+}
+
+// SessionOptions configures a session's queries.
+type SessionOptions struct {
+	Algorithm Algorithm
+	// GridSide fixes the grid's cells per axis; 0 chooses from a sample.
+	GridSide int
+	// Replan is the number of queries a grid plan (cell size, or brute
+	// force) is kept for before it is chosen again from a sample of the
+	// observations and the current references; 0 means 16. Planning costs
+	// tens of milliseconds of CPU, more than a resident GPU query.
+	Replan int
+}
+
+// SessionStats describes one query of a session.
+type SessionStats struct {
+	Stats
+	// Changed counts the observations not replaced since the previous
+	// query whose answer (reference index) differs from that query's; 0
+	// on the first query.
+	Changed int
+	// Replaced is the number of observations replaced since the previous
+	// query.
+	Replaced int
+	// Prepare is the host time spent preparing the references (unit
+	// vectors, merged duplicates) and, when due, the grid plan.
+	Prepare time.Duration
+}
+
+// noAnswer marks an observation with no previous answer (new since the
+// last query).
+const noAnswer = kernels.NoAnswer
+
+func checkSessionOptions(opts SessionOptions) error {
+	if opts.Algorithm == Seed {
+		return fmt.Errorf("session: the seed algorithm is a benchmark baseline, not for sessions")
+	}
+	if opts.GridSide < 0 || opts.Replan < 0 {
+		return fmt.Errorf("session: negative grid side %d or replan interval %d", opts.GridSide, opts.Replan)
+	}
+	return nil
+}
+
+// checkReplace validates a replacement against n observations.
+func checkReplace(idx []uint32, pts Points, n int) error {
+	if pts.Len() != len(idx) {
+		return fmt.Errorf("replace: %d indices but %d points", len(idx), pts.Len())
+	}
+	for k, i := range idx {
+		if int(i) >= n {
+			return fmt.Errorf("replace: index %d (entry %d) out of range [0, %d)", i, k, n)
+		}
+		if k > 0 && i <= idx[k-1] {
+			return fmt.Errorf("replace: indices must be strictly increasing: %d after %d (entry %d)", i, idx[k-1], k)
+		}
+	}
+	return pts.Check("replacement points")
+}
+
+// obsSample is the fixed random sample of a session's observations that its
+// grid plans are drawn from, kept current through replacements.
+type obsSample struct {
+	idx []uint32 // sorted observation indices
+	pts Points   // float64 columns, pts.At(k) is observation idx[k]
+}
+
+func newObsSample(obs Points) *obsSample {
+	const size = 512
+	n := obs.Len()
+	var idx []uint32
+	if n <= size {
+		idx = make([]uint32, n)
+		for i := range idx {
+			idx[i] = uint32(i)
+		}
+	} else {
+		rng := rand.New(rand.NewPCG(uint64(n), 0x5eed))
+		seen := map[uint32]bool{}
+		for len(idx) < size {
+			if i := uint32(rng.IntN(n)); !seen[i] {
+				seen[i] = true
+				idx = append(idx, i)
+			}
+		}
+		slices.Sort(idx)
+	}
+	s := &obsSample{idx: idx, pts: Points{Lat64: make([]float64, len(idx)), Lon64: make([]float64, len(idx))}}
+	for k, i := range idx {
+		s.pts.Lat64[k], s.pts.Lon64[k] = obs.At(int(i))
+	}
+	return s
+}
+
+// replace updates the sampled observations among idx (sorted).
+func (s *obsSample) replace(idx []uint32, pts Points) {
+	for k, i := range s.idx {
+		if j, ok := slices.BinarySearch(idx, i); ok {
+			s.pts.Lat64[k], s.pts.Lon64[k] = pts.At(j)
+		}
+	}
+}
+
+// sessionPlan is a session's current grid plan and how many queries it has
+// served.
+type sessionPlan struct {
+	shape  gridShape // g == 0: brute force
+	note   string
+	uses   int
+	nref   int
+	replan int
+}
+
+// update re-plans when the plan is stale: first query, Replan queries on,
+// or a different reference count.
+func (p *sessionPlan) update(opts SessionOptions, sample *obsSample, refs *refSet, cost gridCost) {
+	if opts.Algorithm != Grid {
+		p.shape, p.note = gridShape{}, ""
+		return
+	}
+	if p.uses > 0 && p.uses < p.replan && p.nref == refs.n {
+		p.uses++
+		return
+	}
+	plan := planGrid(sample.pts, refs, cost, opts.GridSide)
+	if plan.index == nil {
+		p.shape, p.note = gridShape{}, "grid fell back to brute force: "+plan.reason
+	} else {
+		p.shape, p.note = newGridShape(plan.index.g), plan.note()
+	}
+	p.uses, p.nref = 1, refs.n
+}

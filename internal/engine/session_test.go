@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// sessionSteps drives a session through steps that move the references,
+// replace observations, change the reference count, add duplicates and skip
+// the answers, and checks every answered step against a CPU brute-force
+// query on the same points and every changed count against the host's.
+func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
+	t.Helper()
+	ctx := context.Background()
+	n := obs.Len()
+	host := Points{Lat64: make([]float64, n), Lon64: make([]float64, n)}
+	for i := range n {
+		host.Lat64[i], host.Lon64[i] = obs.At(i)
+	}
+	if obs.Is32() {
+		host = Radians32(toFloat32(host.Lat64), toFloat32(host.Lon64))
+	}
+	s, err := eng.NewSession(host, SessionOptions{Algorithm: algo, Replan: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}()
+	if s.Len() != n {
+		t.Fatalf("Len = %d, want %d", s.Len(), n)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	ref := spherePoints(3000, 21)
+	var prev []uint32
+	replacedSince := map[uint32]bool{}
+	for step := 1; step <= 7; step++ {
+		if step > 1 {
+			for i := range ref.Lat64 { // small moves, clamped into range
+				ref.Lat64[i] = math.Max(-math.Pi/2, math.Min(math.Pi/2, ref.Lat64[i]+0.002*(rng.Float64()-0.5)))
+				ref.Lon64[i] = math.Max(-math.Pi, math.Min(math.Pi, ref.Lon64[i]+0.002*(rng.Float64()-0.5)))
+			}
+			// Replace about 1% of the observations.
+			var idx []uint32
+			for i := 0; i < n; i += 1 + rng.IntN(200) {
+				idx = append(idx, uint32(i))
+			}
+			fresh := spherePoints(len(idx), uint64(100+step))
+			if obs.Is32() {
+				fresh = Radians32(toFloat32(fresh.Lat64), toFloat32(fresh.Lon64))
+			}
+			// Two calls before the query: the second must not disturb the
+			// first's copies still in flight.
+			half := len(idx) / 2
+			if err := s.Replace(ctx, idx[:half], fresh.Slice(0, half)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Replace(ctx, idx[half:], fresh.Slice(half, len(idx))); err != nil {
+				t.Fatal(err)
+			}
+			for k, i := range idx {
+				if host.Is32() {
+					host.Lat32[i], host.Lon32[i] = fresh.Lat32[k], fresh.Lon32[k]
+				} else {
+					host.Lat64[i], host.Lon64[i] = fresh.Lat64[k], fresh.Lon64[k]
+				}
+				replacedSince[i] = true
+			}
+		}
+		q := ref
+		switch step {
+		case 4: // more references: the plan must be redone
+			q = Radians64(append(append([]float64(nil), ref.Lat64...), spherePoints(500, 31).Lat64...),
+				append(append([]float64(nil), ref.Lon64...), spherePoints(500, 31).Lon64...))
+		case 5: // duplicated references: the lowest index must win
+			q = Radians64(append(append([]float64(nil), ref.Lat64...), ref.Lat64[:700]...),
+				append(append([]float64(nil), ref.Lon64...), ref.Lon64[:700]...))
+		}
+		want := newResult(n)
+		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: host, Ref: q, Algorithm: Brute}, want); err != nil {
+			t.Fatal(err)
+		}
+		var got Result
+		answered := step != 3 // step 3 leaves the answers in the engine
+		if answered {
+			got = newResult(n)
+		}
+		st, err := s.Nearest(ctx, q, got)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if prev != nil {
+			changed := 0
+			for i := range n {
+				if !replacedSince[uint32(i)] && prev[i] != want.Index[i] {
+					changed++
+				}
+			}
+			if st.Changed != changed {
+				t.Errorf("step %d: changed %d, want %d", step, st.Changed, changed)
+			}
+		}
+		if st.Replaced != len(replacedSince) {
+			t.Errorf("step %d: replaced %d, want %d", step, st.Replaced, len(replacedSince))
+		}
+		t.Logf("step %d: changed %d, replaced %d, kernels %v (index %v), %d refined; %s",
+			step, st.Changed, st.Replaced, st.Kernel, st.Index, st.Refined, st.Note)
+		if answered {
+			compareResults(t, host, q, want, got)
+		}
+		prev = want.Index
+		clear(replacedSince)
+	}
+}
+
+func TestCPUSession(t *testing.T) {
+	for _, algo := range []Algorithm{Grid, Brute} {
+		t.Run(algo.String(), func(t *testing.T) {
+			sessionSteps(t, NewCPU(0), spherePoints(20000, 5), algo)
+		})
+	}
+}
+
+func TestGPUSession(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	for _, tc := range []struct {
+		name string
+		obs  Points
+	}{
+		{"float64", spherePoints(1<<18, 5)},
+		{"float32", func() Points {
+			p := spherePoints(1<<17, 6)
+			return Radians32(toFloat32(p.Lat64), toFloat32(p.Lon64))
+		}()},
+	} {
+		for _, algo := range []Algorithm{Grid, Brute} {
+			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { sessionSteps(t, g, tc.obs, algo) })
+		}
+	}
+}
+
+func TestSessionRejectsBadInput(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewCPU(1).NewSession(spherePoints(100, 1), SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := spherePoints(2, 2)
+	for _, tc := range []struct {
+		idx  []uint32
+		pts  Points
+		want string
+	}{
+		{[]uint32{5}, pts, "2 points"},
+		{[]uint32{5, 100}, pts, "out of range"},
+		{[]uint32{7, 7}, pts, "strictly increasing"},
+		{[]uint32{9, 3}, pts, "strictly increasing"},
+		{[]uint32{1, 2}, Radians64([]float64{0, 2}, []float64{0, 0}), "latitude"},
+	} {
+		if err := s.Replace(ctx, tc.idx, tc.pts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Replace(%v): %v, want an error with %q", tc.idx, err, tc.want)
+		}
+	}
+	if _, err := s.Nearest(ctx, spherePoints(3, 3), Result{Index: make([]uint32, 5), Distance: make([]float32, 5)}); err == nil {
+		t.Error("Nearest accepted a result of the wrong size")
+	}
+	if _, err := NewCPU(1).NewSession(spherePoints(10, 1), SessionOptions{Algorithm: Seed}); err == nil {
+		t.Error("a seed-algorithm session was accepted")
+	}
+}
+
+// A session re-plans on its first query, every Replan queries, and when the
+// reference count changes; brute-force sessions never plan.
+func TestSessionPlanCadence(t *testing.T) {
+	sample := newObsSample(spherePoints(5000, 1))
+	refs := prepareRefs(spherePoints(1<<16, 2)) // enough that the grid beats brute force
+	more := prepareRefs(spherePoints(1<<16+500, 3))
+	p := sessionPlan{replan: 3}
+	opts := SessionOptions{Algorithm: Grid}
+	var planned []bool
+	for q, r := range []*refSet{refs, refs, refs, refs, more, more} {
+		before := p.uses
+		p.update(opts, sample, r, gpuGridCost)
+		planned = append(planned, p.uses == 1)
+		if p.shape.g == 0 || p.note == "" {
+			t.Fatalf("query %d: no grid planned (uses %d -> %d)", q, before, p.uses)
+		}
+	}
+	if want := []bool{true, false, false, true, true, false}; !slices.Equal(planned, want) {
+		t.Errorf("planned %v, want %v", planned, want)
+	}
+	p.update(SessionOptions{Algorithm: Brute}, sample, refs, gpuGridCost)
+	if p.shape.g != 0 {
+		t.Error("a brute-force session got a grid")
+	}
+}
+
+// The planning sample follows replacements of the observations it holds.
+func TestObsSampleFollowsReplacements(t *testing.T) {
+	obs := spherePoints(2000, 4)
+	s := newObsSample(obs)
+	if len(s.idx) != 512 || !slices.IsSorted(s.idx) {
+		t.Fatalf("sample of %d, sorted %v", len(s.idx), slices.IsSorted(s.idx))
+	}
+	idx := []uint32{s.idx[0], s.idx[10], s.idx[511]}
+	pts := Radians64([]float64{0.1, 0.2, 0.3}, []float64{1, 2, 3})
+	s.replace(idx, pts)
+	for k, want := range map[int]float64{0: 0.1, 10: 0.2, 511: 0.3} {
+		if s.pts.Lat64[k] != want {
+			t.Errorf("sample %d: latitude %v, want %v", k, s.pts.Lat64[k], want)
+		}
+	}
+	if lat, _ := obs.At(int(s.idx[1])); s.pts.Lat64[1] != lat {
+		t.Error("an observation not replaced changed in the sample")
+	}
+	if small := newObsSample(spherePoints(10, 5)); len(small.idx) != 10 {
+		t.Errorf("sample of 10 observations holds %d", len(small.idx))
+	}
+}
+
+func toFloat32(s []float64) []float32 {
+	out := make([]float32, len(s))
+	for i, v := range s {
+		out[i] = float32(v)
+	}
+	return out
+}

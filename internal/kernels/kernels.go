@@ -1,0 +1,170 @@
+package kernels
+
+import (
+	"compress/gzip"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/geoknn/geoknn/cuda"
+)
+
+//go:embed sass
+var sass embed.FS
+
+//go:embed haversine.ptx
+var haversinePTX string
+
+//go:embed seed.ptx
+var seedPTX string
+
+//go:embed grid.ptx
+var gridPTX string
+
+//go:embed resident.ptx
+var residentPTX string
+
+//go:embed generate.ptx
+var generatePTX string
+
+// PTX returns the PTX of the named kernel file: "haversine" (the exact
+// brute force: block_min, global_min, refine), "seed" (the reference
+// notebook's kernels, ported as the benchmark baseline), "grid" (the exact
+// query through the cell index, and its sorts), "resident" (replacing
+// observations kept on the GPU, mapping merged duplicates, counting changed
+// answers) or "generate" (synthetic observations made on the GPU). When the
+// environment variable GEOKNN_PTX_DIR is set, the file NAME.ptx is read from
+// that folder instead of the embedded copy: kernel developers use it to run
+// freshly built PTX without rebuilding the binary.
+func PTX(name string) (string, error) {
+	embedded, ok := map[string]string{"haversine": haversinePTX, "seed": seedPTX, "grid": gridPTX,
+		"resident": residentPTX, "generate": generatePTX}[name]
+	if !ok {
+		return "", fmt.Errorf("no kernel file %q", name)
+	}
+	if dir := os.Getenv("GEOKNN_PTX_DIR"); dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, name+".ptx"))
+		if err != nil {
+			return "", fmt.Errorf("GEOKNN_PTX_DIR: %w", err)
+		}
+		return string(b), nil
+	}
+	return embedded, nil
+}
+
+// Fatbin returns the machine code of the named kernel file (a fat binary of
+// SASS for sm_80, sm_86, sm_89 and sm_90), or nil when the caller should
+// load PTX: the binary carries none, or GEOKNN_PTX_DIR asks for PTX. When
+// GEOKNN_SASS_DIR is set, NAME.fatbin.gz is read from that folder instead
+// of the embedded copy.
+func Fatbin(name string) ([]byte, error) {
+	dir := os.Getenv("GEOKNN_SASS_DIR")
+	if dir == "" && os.Getenv("GEOKNN_PTX_DIR") != "" {
+		return nil, nil
+	}
+	var files fs.FS = sass
+	path := "sass/" + name + ".fatbin.gz"
+	if dir != "" {
+		files, path = os.DirFS(dir), name+".fatbin.gz"
+	}
+	gz, err := files.Open(path)
+	if errors.Is(err, fs.ErrNotExist) && dir == "" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kernels: %w", err)
+	}
+	defer gz.Close()
+	return gunzip(gz, name)
+}
+
+func gunzip(gz io.Reader, name string) ([]byte, error) {
+	r, err := gzip.NewReader(gz)
+	if err != nil {
+		return nil, fmt.Errorf("kernels: %s.fatbin.gz: %w", name, err)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("kernels: %s.fatbin.gz: %w", name, err)
+	}
+	return b, nil
+}
+
+// Files are the kernel files PTX knows, in load order.
+var Files = []string{"haversine", "seed", "grid", "resident", "generate"}
+
+// Block-min launch shape, mirrored from haversine.cu's #defines; the test
+// checks that the two agree.
+const (
+	BlockMinThreads = 256  // BM_THREADS
+	BlockMinObs     = 8    // BM_OBS: observations per thread
+	BlockMinTile    = 1024 // BM_TILE: slice lengths are multiples of this
+	RefineThreads   = 256  // RF_THREADS
+	SeedWidth       = 32   // SEED_WIDTH: partials per observation in the seed port
+	GridPrepThreads = 256  // PREP_THREADS: grid_obs_prep, grid_obs_keys, grid_obs_scatter
+	GridScanThreads = 1024 // SCAN_THREADS
+	GridScanChunk   = 8192 // SCAN_CHUNK: entries a grid_scan_blocks block scans
+	GenThreads      = 256  // GEN_THREADS: gen_sphere, gen_seed
+	ObsRecBytes     = 32   // OBS_REC_BYTES: sizeof(ObsRec), asserted in sphere.cuh
+)
+
+// NoAnswer marks an observation with no previous answer in a session (new
+// since the last query); resident.cu's NO_ANSWER.
+const NoAnswer = ^uint32(0)
+
+// signatures is every kernel entry's parameter list as its PTX declares it,
+// and as the Go wrappers fill it (Args); TestSignaturesMatchPTX checks the
+// two agree, entry for entry.
+var signatures = map[string][]cuda.Param{
+	"block_min_f64":  {U64, U64, U32, U64, U32, U32, U64, U64, U64},
+	"block_min_f32":  {U64, U64, U32, U64, U32, U32, U64, U64, U64},
+	"global_min_f64": {U64, U64, U32, U64, U32, U64, U64, U64, U64, U64, U64, U64},
+	"global_min_f32": {U64, U64, U32, U64, U32, U64, U64, U64, U64, U64, U64, U64},
+	"refine_f64":     {U64, U64, U64, U32, U64, U64, U64, U64},
+	"refine_f32":     {U64, U64, U64, U32, U64, U64, U64, U64},
+
+	"seed_block_min_f64": {U64, U64, U32, U64, U64, U32, U64, U64},
+	"seed_block_min_f32": {U64, U64, U32, U64, U64, U32, U64, U64},
+	"seed_global_min":    {U64, U64, U32, U64, U64},
+
+	"grid_obs_prep_f64": {U64, U64, U32, U32, U32, F32, U64, U64, U64},
+	"grid_obs_prep_f32": {U64, U64, U32, U32, U32, F32, U64, U64, U64},
+	"grid_obs_keys":     {U64, U32, U32, F32, U64, U64},
+	"grid_ref_keys":     {U64, U32, U32, F32, U64, U64},
+	"grid_scan_blocks":  {U64, U64, U64},
+	"grid_scan_sums":    {U64, U32},
+	"grid_scan_add":     {U64, U64, U64},
+	"grid_obs_scatter":  {U64, U64, U32, U64, U64, U64},
+	"grid_ref_scatter":  {U64, U64, U32, U64, U64},
+	"grid_runs_trim":    {U64, U64, U32, U64},
+	"grid_query":        {U64, U32, U64, U64, U64, U32, F32, U64, U64, U64, U64},
+
+	"replace_f64":   {U64, U64, U64, U32, U64, U64, U64, U64, U64, U64},
+	"replace_f32":   {U64, U64, U64, U32, U64, U64, U64, U64, U64, U64},
+	"count_changed": {U64, U64, U32, U64},
+	"map_index":     {U64, U32, U64},
+
+	"gen_sphere": {U64, U32, U64, U64, U64},
+	"gen_seed":   {U64, U32, U64, U64, U64},
+}
+
+// Short names for the table above.
+const (
+	U32 = cuda.U32
+	U64 = cuda.U64
+	F32 = cuda.F32
+)
+
+// Args returns an argument block typed by the named entry's parameters, so
+// a setter that does not match the kernel is reported at launch.
+func Args(entry string) (*cuda.Args, error) {
+	sig, ok := signatures[entry]
+	if !ok {
+		return nil, fmt.Errorf("kernels: no entry %q", entry)
+	}
+	return cuda.NewArgsOf(sig...), nil
+}

@@ -1,0 +1,150 @@
+package geoknn
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/geoknn/geoknn/internal/engine"
+)
+
+// NoNeighbour marks the entries of a KResult row past the references found
+// within its maximum distance.
+const NoNeighbour = engine.NoNeighbour
+
+// KResult holds the k nearest references of every observation, row-major:
+// observation i's are Index[i*K:(i+1)*K] and DistanceRad[i*K:(i+1)*K],
+// nearest first, ties to the lower reference index. Exact duplicates among
+// the references are listed one by one. Where fewer than K references lie
+// within the maximum distance, the row ends in NoNeighbour and +Inf.
+type KResult struct {
+	K           int
+	Index       []uint32
+	DistanceRad []float32 // great-circle angles, radians
+	Stats       Stats
+}
+
+// Metres is the distance of observation i's rank-th nearest (from 0).
+func (r *KResult) Metres(i, rank int) float64 {
+	return float64(r.DistanceRad[i*r.K+rank]) * EarthRadiusMetres
+}
+
+// WithinResult holds, for every observation, the references within a
+// radius: Counts[i] of them, and with lists Index[Offsets[i]:Offsets[i+1]]
+// and DistanceRad likewise, nearest first, ties to the lower index.
+type WithinResult struct {
+	Counts      []uint32
+	Offsets     []uint64 // len(Counts)+1 with lists, else nil
+	Index       []uint32
+	DistanceRad []float32
+	Stats       Stats
+}
+
+// KNearest answers the k nearest references of every observation, exactly
+// (k from 1 to the number of references); with maxMetres > 0 no reference
+// farther than maxMetres is returned. On the GPU engine these queries run
+// on the host's cores for now.
+func (s *Searcher) KNearest(ctx context.Context, obs, ref Points, k int, maxMetres float64) (*KResult, error) {
+	maxRad, err := maxDistanceRad(maxMetres)
+	if err != nil {
+		return nil, err
+	}
+	n := obs.Len()
+	if k < 1 || k > ref.Len() {
+		return nil, fmt.Errorf("geoknn: k = %d: want 1 to the %d references", k, ref.Len())
+	}
+	out := engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+	st, err := s.eng.KNearest(ctx, s.request(obs, ref), maxRad, out)
+	if err != nil {
+		return nil, fmt.Errorf("geoknn: %w", err)
+	}
+	return &KResult{K: k, Index: out.Index, DistanceRad: out.Distance, Stats: Stats(st)}, nil
+}
+
+// Within answers, for every observation, how many references lie within
+// metres of it (a reference at exactly that distance counts, decided in
+// float64) and, with list, which, nearest first.
+func (s *Searcher) Within(ctx context.Context, obs, ref Points, metres float64, list bool) (*WithinResult, error) {
+	if !(metres >= 0) || math.IsInf(metres, 1) {
+		return nil, fmt.Errorf("geoknn: radius %v m: want a finite distance, 0 or more", metres)
+	}
+	res, st, err := s.eng.Within(ctx, s.request(obs, ref), metres/EarthRadiusMetres, list)
+	if err != nil {
+		return nil, fmt.Errorf("geoknn: %w", err)
+	}
+	return &WithinResult{Counts: res.Counts, Offsets: res.Offsets, Index: res.Index, DistanceRad: res.Distance,
+		Stats: Stats(st)}, nil
+}
+
+// request is an engine request of the searcher's options.
+func (s *Searcher) request(obs, ref Points) engine.Request {
+	return engine.Request{Obs: obs.cols, Ref: ref.cols, Algorithm: engine.Algorithm(s.opts.Algorithm),
+		BatchSize: s.opts.BatchSize, GridSide: s.opts.GridSide, Progress: s.opts.Progress, Trace: s.opts.Trace.recorder()}
+}
+
+// maxDistanceRad turns a maximum distance in metres (0: none) into radians.
+func maxDistanceRad(metres float64) (float64, error) {
+	switch {
+	case metres == 0:
+		return math.Inf(1), nil
+	case !(metres > 0) || math.IsInf(metres, 1):
+		return 0, fmt.Errorf("geoknn: maximum distance %v m: want a positive distance, or 0 for none", metres)
+	}
+	return metres / EarthRadiusMetres, nil
+}
+
+// WithoutSelf returns r without each observation's own index, for queries
+// of a set against itself ("the nearest other point"): asked with one
+// neighbour more than wanted, each row drops the entry whose reference is
+// the observation itself (or its last entry when the row holds no such
+// entry, for a duplicate ranked ahead of it), leaving K-1.
+func (r *KResult) WithoutSelf() *KResult {
+	return r.Without(func(i int) uint32 { return uint32(i) })
+}
+
+// Without is WithoutSelf where observation i's own reference is self(i).
+func (r *KResult) Without(self func(i int) uint32) *KResult {
+	k := r.K - 1
+	out := &KResult{K: k, Index: make([]uint32, 0, len(r.Index)/r.K*k), Stats: r.Stats}
+	out.DistanceRad = make([]float32, 0, cap(out.Index))
+	for i := range len(r.Index) / r.K {
+		row, dist := r.Index[i*r.K:(i+1)*r.K], r.DistanceRad[i*r.K:(i+1)*r.K]
+		drop := r.K - 1
+		for j, ref := range row {
+			if ref == self(i) {
+				drop = j
+				break
+			}
+		}
+		for j := range row {
+			if j != drop {
+				out.Index, out.DistanceRad = append(out.Index, row[j]), append(out.DistanceRad, dist[j])
+			}
+		}
+	}
+	return out
+}
+
+// WithoutSelf returns r without each observation's own index among its
+// references (a set queried against itself: every observation lies within
+// any radius of itself). Without lists each count drops by one.
+func (r *WithinResult) WithoutSelf() *WithinResult {
+	out := &WithinResult{Counts: make([]uint32, len(r.Counts)), Stats: r.Stats}
+	if r.Offsets == nil {
+		for i, c := range r.Counts {
+			out.Counts[i] = max(c, 1) - 1
+		}
+		return out
+	}
+	out.Offsets = make([]uint64, 1, len(r.Offsets))
+	for i := range r.Counts {
+		for e := r.Offsets[i]; e < r.Offsets[i+1]; e++ {
+			if r.Index[e] != uint32(i) {
+				out.Index, out.DistanceRad = append(out.Index, r.Index[e]), append(out.DistanceRad, r.DistanceRad[e])
+				out.Counts[i]++
+			}
+		}
+		out.Offsets = append(out.Offsets, uint64(len(out.Index)))
+	}
+	return out
+}

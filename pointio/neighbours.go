@@ -1,0 +1,197 @@
+package pointio
+
+import (
+	"archive/zip"
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// KRow is one answer of a k-nearest row: the reference and its distance in
+// metres, or ok false past the references found within the distance limit.
+type KRow func(i, rank int) (ref uint32, metres float64, ok bool)
+
+// KResultsHeader is the header line WriteKResults writes.
+const KResultsHeader = "obs_index,rank,ref_index,distance_m"
+
+// WriteKResults writes the k nearest references of n observations as CSV:
+// ResultsHeader's columns with the rank (1 to k) after the observation,
+// one line per answer found, nearest first, distances in metres with three
+// decimals as WriteResults writes them. With k = 1 the lines are
+// WriteResults's, and an observation with no reference within the limit
+// gets "i,-1," (no distance). row is called from several goroutines at
+// once.
+func WriteKResults(w *bufio.Writer, n, k int, row KRow) error {
+	if k == 1 {
+		return writeNearestOrNone(w, n, row)
+	}
+	if _, err := w.WriteString(KResultsHeader + "\n"); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	err := writeBlocks(w, n, 1<<14, func(dst []byte, lo, hi int) ([]byte, error) {
+		for i := lo; i < hi; i++ {
+			for r := range k {
+				ref, m, ok := row(i, r)
+				if !ok {
+					break
+				}
+				dst = appendKLine(dst, i, r+1, ref, m)
+			}
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return w.Flush()
+}
+
+func writeNearestOrNone(w *bufio.Writer, n int, row KRow) error {
+	if _, err := w.WriteString(ResultsHeader + "\n"); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	err := writeBlocks(w, n, 1<<16, func(dst []byte, lo, hi int) ([]byte, error) {
+		for i := lo; i < hi; i++ {
+			dst = strconv.AppendInt(dst, int64(i), 10)
+			ref, m, ok := row(i, 0)
+			if !ok {
+				dst = append(dst, ",-1,\n"...)
+				continue
+			}
+			dst = append(dst, ',')
+			dst = strconv.AppendUint(dst, uint64(ref), 10)
+			dst = append(dst, ',')
+			dst = append(appendMetres(dst, m), '\n')
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return w.Flush()
+}
+
+func appendKLine(dst []byte, i, rank int, ref uint32, m float64) []byte {
+	dst = strconv.AppendInt(dst, int64(i), 10)
+	dst = append(dst, ',')
+	dst = strconv.AppendInt(dst, int64(rank), 10)
+	dst = append(dst, ',')
+	dst = strconv.AppendUint(dst, uint64(ref), 10)
+	dst = append(dst, ',')
+	return append(appendMetres(dst, m), '\n')
+}
+
+// WriteKResultsNPZ writes the k nearest references of n observations as a
+// NumPy archive of two arrays of shape (n, k): "ref_index" (uint32, 2^32-1
+// past the references found) and "distance_m" (float64, inf there).
+func WriteKResultsNPZ(w io.Writer, n, k int, row KRow) error {
+	zw := zip.NewWriter(w)
+	shape := fmt.Sprintf("(%d, %d)", n, k)
+	arrays := []npyArray{
+		{"ref_index", "<u4", 4, func(b []byte, e int) {
+			ref, _, ok := row(e/k, e%k)
+			if !ok {
+				ref = math.MaxUint32
+			}
+			binary.LittleEndian.PutUint32(b, ref)
+		}},
+		{"distance_m", "<f8", 8, func(b []byte, e int) {
+			_, m, ok := row(e/k, e%k)
+			if !ok {
+				m = math.Inf(1)
+			}
+			binary.LittleEndian.PutUint64(b, math.Float64bits(m))
+		}},
+	}
+	for _, a := range arrays {
+		if err := writeNPYShape(zw, a, n*k, shape); err != nil {
+			return fmt.Errorf("npz: %w", err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("npz: %w", err)
+	}
+	return nil
+}
+
+// Within is a radius query's answer as the writers read it: the count of
+// observation i, and (with lists) its rank-th reference and distance in
+// metres.
+type Within struct {
+	Count func(i int) int
+	Ref   func(i, rank int) (ref uint32, metres float64)
+}
+
+// WriteWithinCounts writes "obs_index,count" for n observations.
+func WriteWithinCounts(w *bufio.Writer, n int, in Within) error {
+	if _, err := w.WriteString("obs_index,count\n"); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	err := writeBlocks(w, n, 1<<16, func(dst []byte, lo, hi int) ([]byte, error) {
+		for i := lo; i < hi; i++ {
+			dst = strconv.AppendInt(dst, int64(i), 10)
+			dst = append(dst, ',')
+			dst = strconv.AppendInt(dst, int64(in.Count(i)), 10)
+			dst = append(dst, '\n')
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return w.Flush()
+}
+
+// WriteWithinLists writes ResultsHeader's columns, one line per reference
+// within the radius of each observation, nearest first.
+func WriteWithinLists(w *bufio.Writer, n int, in Within) error {
+	if _, err := w.WriteString(ResultsHeader + "\n"); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	err := writeBlocks(w, n, 1<<12, func(dst []byte, lo, hi int) ([]byte, error) {
+		for i := lo; i < hi; i++ {
+			for r := range in.Count(i) {
+				ref, m := in.Ref(i, r)
+				dst = strconv.AppendInt(dst, int64(i), 10)
+				dst = append(dst, ',')
+				dst = strconv.AppendUint(dst, uint64(ref), 10)
+				dst = append(dst, ',')
+				dst = append(appendMetres(dst, m), '\n')
+			}
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return w.Flush()
+}
+
+// WriteWithinNPZ writes a radius query's answer as a NumPy archive in CSR
+// form: "counts" (uint32, n), "offsets" (uint64, n+1), and observation i's
+// references ref_index[offsets[i]:offsets[i+1]] (uint32) with distance_m
+// (float64, metres(e) for entry e), nearest first.
+func WriteWithinNPZ(w io.Writer, counts []uint32, offsets []uint64, index []uint32, metres func(e int) float64) error {
+	zw := zip.NewWriter(w)
+	arrays := []struct {
+		a npyArray
+		n int
+	}{
+		{npyArray{"counts", "<u4", 4, func(b []byte, i int) { binary.LittleEndian.PutUint32(b, counts[i]) }}, len(counts)},
+		{npyArray{"offsets", "<u8", 8, func(b []byte, i int) { binary.LittleEndian.PutUint64(b, offsets[i]) }}, len(offsets)},
+		{npyArray{"ref_index", "<u4", 4, func(b []byte, e int) { binary.LittleEndian.PutUint32(b, index[e]) }}, len(index)},
+		{npyArray{"distance_m", "<f8", 8, func(b []byte, e int) { binary.LittleEndian.PutUint64(b, math.Float64bits(metres(e))) }}, len(index)},
+	}
+	for _, x := range arrays {
+		if err := writeNPY(zw, x.a, x.n); err != nil {
+			return fmt.Errorf("npz: %w", err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("npz: %w", err)
+	}
+	return nil
+}

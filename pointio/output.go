@@ -1,0 +1,125 @@
+package pointio
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// CheckOutput checks, before any work, that path can take a command's
+// output, so that a run never computes for minutes only to fail at the
+// end: "-" (standard output), an existing character device, pipe or socket
+// (streamed in place, or a link to one), an existing regular file, or a
+// new file in an existing folder. A folder is refused, as is a path that
+// is the same file as one of inputs (an input would be overwritten).
+func CheckOutput(path string, inputs ...string) error {
+	if path == "-" {
+		return nil
+	}
+	if _, _, err := splitFilePath(path); err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return checkFolder(path)
+	case err != nil:
+		return fmt.Errorf("output %s: %w", path, err)
+	case fi.IsDir():
+		return fmt.Errorf("output %s is a directory", path)
+	}
+	for _, in := range inputs {
+		if ii, err := os.Stat(in); err == nil && os.SameFile(fi, ii) {
+			return fmt.Errorf("output %s is the input %s: refusing to overwrite it", path, in)
+		}
+	}
+	return nil
+}
+
+// checkFolder checks that the folder a new file would go in exists.
+func checkFolder(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("output %s: folder %s: %w", path, dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("output %s: %s is not a folder", path, dir)
+	}
+	return nil
+}
+
+// Write writes a command's output to path through write, all or nothing
+// for files: "-" streams to stdout; an existing character device, pipe or
+// socket (/dev/null, /dev/stdout, a FIFO, or a link to one) is opened and
+// streamed in place, never replaced; anything else goes through
+// WriteAtomic, a symbolic link to a regular file writing its target. When
+// ctx is done the writing stops, no file is left, and ctx's error comes
+// back.
+func Write(ctx context.Context, path string, stdout io.Writer, write func(w *bufio.Writer) error) error {
+	cw := func(w *bufio.Writer) error {
+		inner := bufio.NewWriterSize(ctxWriter{ctx, w}, writeBufferSize)
+		err := write(inner)
+		if err == nil {
+			err = inner.Flush()
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return err
+	}
+	if path == "-" {
+		return streamTo(stdout, path, cw)
+	}
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return streamToFile(path, cw)
+	}
+	if target, err := filepath.EvalSymlinks(path); err == nil && target != path {
+		path = target
+	}
+	return WriteAtomic(path, cw)
+}
+
+// streamToFile opens an existing device, pipe or socket and streams to it.
+func streamToFile(path string, write func(w *bufio.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	err = streamTo(f, path, write)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		return fmt.Errorf("write %s: %w", path, cerr)
+	}
+	return err
+}
+
+func streamTo(w io.Writer, path string, write func(w *bufio.Writer) error) error {
+	bw := bufio.NewWriterSize(w, writeBufferSize)
+	if err := write(bw); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ctxWriter fails every write once its context is done, so that a long
+// output stops within one buffer of a cancellation.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(b)
+}

@@ -1,0 +1,205 @@
+package pointio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func hello(w *bufio.Writer) error {
+	_, err := w.WriteString("hello\n")
+	return err
+}
+
+func TestWriteDestinations(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+
+	file := filepath.Join(dir, "a.csv")
+	if err := Write(ctx, file, nil, hello); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "hello\n" {
+		t.Errorf("regular file holds %q", b)
+	}
+
+	// A link to a regular file: the target is written, the link stays.
+	link := filepath.Join(dir, "link.csv")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(ctx, link, nil, func(w *bufio.Writer) error { _, err := w.WriteString("again\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced")
+	}
+	if b, _ := os.ReadFile(file); string(b) != "again\n" {
+		t.Errorf("link target holds %q", b)
+	}
+
+	var out bytes.Buffer
+	if err := Write(ctx, "-", &out, hello); err != nil || out.String() != "hello\n" {
+		t.Errorf("stdout: %v, %q", err, out.String())
+	}
+
+	// /dev/null, and a link to it, are written in place, never replaced.
+	devLink := filepath.Join(dir, "null")
+	if err := os.Symlink("/dev/null", devLink); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/dev/null", devLink} {
+		if err := Write(ctx, p, nil, hello); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if fi, err := os.Stat("/dev/null"); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatal("/dev/null is no longer a character device")
+	}
+	if fi, _ := os.Lstat(devLink); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link to /dev/null was replaced")
+	}
+	if err := Write(ctx, "/dev/full", nil, hello); err == nil || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("/dev/full: %v, want no space left", err)
+	}
+}
+
+// A FIFO is streamed to its reader.
+func TestWriteFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	got := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if err := Write(context.Background(), fifo, nil, hello); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "hello\n" {
+		t.Errorf("the reader got %q", s)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Error("the FIFO was replaced")
+	}
+}
+
+// A device node made in a temporary folder (root only) is written in
+// place, as /dev/null is.
+func TestWriteDeviceNode(t *testing.T) {
+	node := filepath.Join(t.TempDir(), "null")
+	if err := syscall.Mknod(node, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Skipf("cannot make a device node (root only): %v", err)
+	}
+	if err := Write(context.Background(), node, nil, hello); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(node); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Error("the device node was replaced")
+	}
+	if err := WriteAtomic(node, hello); err == nil {
+		t.Error("WriteAtomic replaced a device node")
+	}
+}
+
+func TestCheckOutput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("lat,lon\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "same.csv")
+	if err := os.Symlink(in, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{"-", ""}, {"/dev/null", ""}, {filepath.Join(dir, "new.csv"), ""},
+		{dir, "is a directory"},
+		{filepath.Join(dir, "missing", "a.csv"), "no such file"},
+		{in, "is the input"}, {link, "is the input"},
+		{in + "/x", "not a directory"},
+	} {
+		err := CheckOutput(tc.path, in)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckOutput(%s) = %v, want %q", tc.path, err, tc.want)
+		}
+	}
+}
+
+// A cancelled write leaves no file, temporary or final, behind.
+func TestWriteCancelledLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	err := Write(ctx, filepath.Join(dir, "big.csv"), nil, func(w *bufio.Writer) error {
+		for i := 0; ; i++ {
+			if i == 1000 {
+				cancel()
+			}
+			if _, err := w.WriteString(strings.Repeat("x", 1000)); err != nil {
+				return err
+			}
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("left behind: %v", names)
+	}
+}
+
+// A cancelled read stops and says so.
+func TestReadFileCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.csv")
+	var b strings.Builder
+	b.WriteString("lat,lon\n")
+	for range 200000 {
+		b.WriteString("12.5,45.25\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ReadFileContext(ctx, path); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if pts, err := ReadFileContext(context.Background(), path); err != nil || len(pts) != 200000 {
+		t.Errorf("%d points, %v", len(pts), err)
+	}
+}
+
+// Content that is not CSV or GeoJSON text is named, not parsed.
+func TestReadFileNamesContent(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"a.csv", "\x1f\x8b\x08\x00rest", "gzip-compressed"},
+		{"a.csv", "PK\x03\x04rest", "zip archive"},
+		{"a.csv", "\xff\xfel\x00a\x00t\x00", "UTF-16"},
+		{"a.csv", "lat,lon\n1,\x002\n", "binary data"},
+		{"a.csv", "  {\"type\":\"Point\",\"coordinates\":[1,2]}", "looks like GeoJSON"},
+		{"b.txt", "{\"type\":\"Point\"}", "looks like GeoJSON"},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadFile(path)
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), path) {
+			t.Errorf("%q: %v, want an InputError naming %q", tc.body, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/sphere"
+)
+
+// world is the state of a running simulation: the observations' host
+// columns, the moving references, the replacements and the engine session
+// that answers every step.
+type world struct {
+	cfg     Config
+	workers int
+
+	obsLat, obsLon []float64
+	obs            geoknn.Points // obsLat and obsLon as the engine reads them
+	// mv holds the current references; next receives the coming step's,
+	// drawn while the current step's query runs, and the two swap at every
+	// step.
+	mv, next *Movers
+	rep      *replacer // nil when nothing is replaced
+	// Replacements, double-buffered: step n's are written into the host
+	// columns while step n+1's are drawn, both during step n's query.
+	reps [2]replacement
+
+	searcher *geoknn.Searcher
+	sess     *geoknn.Session
+	drawn    time.Duration // the host time spent drawing and writing the coming step
+}
+
+// replacement is one step's replaced observations: slots[k] gets the
+// fresh point (newLat[k], newLon[k]).
+type replacement struct {
+	slots          []uint32
+	newLat, newLon []float64
+}
+
+// newWorld sets up cfg's initial state: the observations, the references
+// and their motion, and the replacer with its buffers.
+func newWorld(cfg Config, workers int) (*world, error) {
+	obsLat, obsLon, err := initColumns(cfg.InitObs, cfg.Obs, cfg.ObsGen, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	mv, err := initMovers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := mv.Len()
+	w := &world{cfg: cfg, workers: workers,
+		obsLat: obsLat, obsLon: obsLon, obs: geoknn.Radians64(obsLat, obsLon), mv: mv,
+		next: &Movers{Lat: make([]float64, n), Lon: make([]float64, n), Heading: make([]float64, n), Speed: mv.Speed}}
+	if err := w.initReplacer(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// initMovers returns cfg's initial references with their random speeds and
+// headings.
+func initMovers(cfg Config) (*Movers, error) {
+	lat, lon, err := initColumns(cfg.InitRef, cfg.Ref, cfg.RefGen, cfg.Seed+1)
+	if err != nil {
+		return nil, err
+	}
+	n := len(lat)
+	mv := &Movers{Lat: lat, Lon: lon, Heading: make([]float64, n), Speed: make([]float64, n)}
+	if err := RandomMotion(n, cfg.Seed, cfg.MinSpeed, cfg.MaxSpeed, mv.Speed, mv.Heading); err != nil {
+		return nil, err
+	}
+	return mv, nil
+}
+
+// initReplacer sets up the replacer and both replacement buffers, unless
+// the configuration replaces no observations.
+func (w *world) initReplacer() error {
+	k := replaceCount(w.cfg.Replace, len(w.obsLat))
+	if k <= 0 {
+		return nil
+	}
+	gen, err := sphere.NewGenerator(genName(w.cfg.ObsGen), w.cfg.Seed)
+	if err != nil {
+		return err
+	}
+	w.rep = newReplacer(w.cfg.Replace, gen, w.cfg.Seed, w.workers)
+	for i := range w.reps {
+		w.reps[i] = replacement{slots: make([]uint32, k), newLat: make([]float64, k), newLon: make([]float64, k)}
+	}
+	return nil
+}
+
+// simulate runs the steps on a session of s, recording each in t and
+// handing it to onStep.
+//
+// The observations stay in the engine (on the GPUs) for the whole run;
+// each step sends the replaced ones and the moved references. The host
+// draws step n+1's motion and replacements while step n's query runs on
+// the GPUs (into a second set of movers and the replacement buffers),
+// so a step costs about the longer of the two, not their sum.
+func (w *world) simulate(ctx context.Context, s *geoknn.Searcher, onStep func(Step) error, t *tally) (err error) {
+	w.searcher = s
+	if w.sess, err = s.NewSession(w.obs); err != nil {
+		return fmt.Errorf("simulator: %w", err)
+	}
+	defer closeInto(&err, w.sess.Close, "the session")
+	for n := 1; n <= w.cfg.Steps; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st, err := w.step(ctx, n)
+		if err != nil {
+			return err
+		}
+		t.add(st)
+		if onStep != nil {
+			if err := onStep(st); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// step runs step n: it brings the references and observations up to
+// date, then answers the query.
+func (w *world) step(ctx context.Context, n int) (Step, error) {
+	t0 := time.Now()
+	st := Step{N: n, Time: float64(n-1) * w.cfg.Dt}
+	if n > 1 {
+		replaced, err := w.advance(ctx, n)
+		if err != nil {
+			return Step{}, err
+		}
+		st.Replaced = replaced
+		st.Update = w.drawn + time.Since(t0)
+	}
+	st.Obs, st.Ref = w.obs, geoknn.Radians64(w.mv.Lat, w.mv.Lon)
+	res, qs, err := w.query(ctx, n, &st)
+	st.Wall = time.Since(t0)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return Step{}, ctxErr
+		}
+		return Step{}, fmt.Errorf("simulator: step %d: %w", n, err)
+	}
+	res.Stats = qs.Stats
+	st.Result, st.Stats = res, qs
+	if n > 1 {
+		st.Changed = qs.Changed
+		if kept := len(w.obsLat) - st.Replaced; kept > 0 {
+			st.ChangedFraction = float64(st.Changed) / float64(kept)
+		}
+	}
+	return st, nil
+}
+
+// advance makes step n's references (drawn during the previous step's
+// query) current and sends its replacements to the engine. It returns the
+// number of observations replaced.
+func (w *world) advance(ctx context.Context, n int) (int, error) {
+	w.mv, w.next = w.next, w.mv
+	if w.rep == nil {
+		return 0, nil
+	}
+	r := &w.reps[n%2]
+	if err := w.sess.Replace(ctx, r.slots, geoknn.Radians64(r.newLat, r.newLon)); err != nil {
+		return 0, fmt.Errorf("simulator: step %d: %w", n, err)
+	}
+	return len(r.slots), nil
+}
+
+// query answers step n for st.Ref and sets st.Query. Start returns once
+// the GPUs have the query; the host then writes this step's replacements
+// into its columns and draws the next step, and Wait collects the answers.
+func (w *world) query(ctx context.Context, n int, st *Step) (*geoknn.Result, geoknn.SessionStats, error) {
+	t := time.Now()
+	res := &geoknn.Result{Fallback: w.searcher.Fallback()}
+	into := res
+	if w.cfg.Answers != nil && !w.cfg.Answers(n) {
+		into = nil // the answers stay in the engine
+	}
+	q, err := w.sess.Start(ctx, st.Ref, into)
+	st.Query = time.Since(t)
+	w.drawn = 0
+	if err != nil {
+		if n > 1 && w.rep != nil {
+			w.write(n) // keep the host columns whole for the caller
+		}
+		return nil, geoknn.SessionStats{}, err
+	}
+	t = time.Now()
+	w.overlap(n)
+	w.drawn = time.Since(t)
+	t = time.Now()
+	qs, err := q.Wait()
+	st.Query += time.Since(t)
+	return res, qs, err
+}
+
+// overlap is the host's work during step n's query. Writing this step's
+// replacements and drawing the next step's touch different buffers: side
+// by side too.
+func (w *world) overlap(n int) {
+	var wg sync.WaitGroup
+	if n > 1 && w.rep != nil {
+		wg.Go(func() { w.write(n) })
+	}
+	if n < w.cfg.Steps {
+		w.draw(n + 1)
+	}
+	wg.Wait()
+}
+
+// draw prepares step n: the movers advanced from the current ones into
+// next, and step n's replacements into reps[n%2].
+// The two halves touch disjoint data and each leaves cores idle at its
+// end, so they run side by side.
+func (w *world) draw(n int) {
+	var wg sync.WaitGroup
+	if w.rep != nil {
+		wg.Go(func() {
+			r := &w.reps[n%2]
+			w.rep.draw(n, len(w.obsLat), r.slots, r.newLat, r.newLon)
+		})
+	}
+	copy(w.next.Lat, w.mv.Lat)
+	copy(w.next.Lon, w.mv.Lon)
+	copy(w.next.Heading, w.mv.Heading)
+	w.next.step(w.cfg.Dt, w.workers)
+	wg.Wait()
+}
+
+// write applies step n's replacements to the host columns: scattered
+// writes over the whole set, a cache and TLB miss each, so spread over
+// the cores.
+func (w *world) write(n int) {
+	r := &w.reps[n%2]
+	parallel.Blocks(len(r.slots), 1<<13, w.workers, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			w.obsLat[r.slots[k]], w.obsLon[r.slots[k]] = r.newLat[k], r.newLon[k]
+		}
+	})
+}
