@@ -105,15 +105,19 @@ func NewResult(n int) *Result {
 // with the driver, about 0.4 s a GiB), so that every query copies its
 // answers straight into them with no staging copy on the host: worth it
 // when r takes the answers of many queries (a simulation's steps). r must
-// not be resized or dropped until unpin is called. On the CPU engine it
-// does nothing.
+// not be resized or dropped until unpin is called (a query with more
+// observations than r has room for gives r new, unpinned slices). On the CPU
+// engine it does nothing.
 func (s *Searcher) PinResult(r *Result) (unpin func() error, err error) {
 	g, ok := s.eng.(*engine.GPU)
 	n := len(r.Index)
 	if !ok || n == 0 || len(r.Distance) != n {
 		return func() error { return nil }, nil
 	}
-	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&r.Index[0]), unsafe.Pointer(&r.Distance[0])}, 4*n, r)
+	// The slices themselves are kept alive, not r: the caller may point r
+	// elsewhere while the old arrays are still registered.
+	owner := [2]any{r.Index, r.Distance}
+	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&r.Index[0]), unsafe.Pointer(&r.Distance[0])}, 4*n, owner)
 }
 
 // pinColumns registers each column of size bytes; unpin undoes it and
@@ -155,7 +159,7 @@ func (s *Searcher) Pin(p Points) (unpin func() error, err error) {
 		cols = []unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(p.cols.Lat32)), unsafe.Pointer(unsafe.SliceData(p.cols.Lon32))}
 		size = 4 * n
 	}
-	return pinColumns(g, cols, size, p)
+	return pinColumns(g, cols, size, [4]any{p.cols.Lat64, p.cols.Lon64, p.cols.Lat32, p.cols.Lon32})
 }
 
 // Metres is observation i's distance in metres.

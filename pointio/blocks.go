@@ -1,6 +1,7 @@
 package pointio
 
 import (
+	"fmt"
 	"io"
 	"runtime"
 	"sync"
@@ -45,7 +46,16 @@ func encodeRound(bufs [][]byte, lo, n, block int, encode func(dst []byte, lo, hi
 	var wg sync.WaitGroup
 	for k := range bufs {
 		b0, b1 := min(lo+k*block, n), min(lo+(k+1)*block, n)
-		wg.Go(func() { bufs[k], errs[k] = encode(bufs[k][:0], b0, b1) })
+		wg.Go(func() {
+			// A bug in an encoder must not take the process down with a
+			// temporary file left behind: it becomes this write's error.
+			defer func() {
+				if p := recover(); p != nil {
+					errs[k] = fmt.Errorf("internal error encoding items %d to %d: %v", b0, b1, p)
+				}
+			}()
+			bufs[k], errs[k] = encode(bufs[k][:0], b0, b1)
+		})
 	}
 	wg.Wait()
 	return errs

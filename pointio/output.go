@@ -38,7 +38,19 @@ func CheckOutput(path string, inputs ...string) error {
 			return fmt.Errorf("output %s is the input %s: refusing to overwrite it", path, in)
 		}
 	}
-	return nil
+	if !fi.Mode().IsRegular() {
+		return nil // streamed in place when written
+	}
+	// A file the user made read-only is not ours to replace (root too).
+	if fi.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("output %s is read-only: refusing to replace it", path)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	f.Close()
+	return checkFolder(path)
 }
 
 // checkFolder checks that the folder a new file would go in exists.
@@ -51,7 +63,14 @@ func checkFolder(path string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("output %s: %s is not a folder", path, dir)
 	}
-	return nil
+	// The answers go to a temporary file in the folder first: make sure one
+	// can be made there before any work is done.
+	probe, err := os.CreateTemp(dir, ".knn-probe-*")
+	if err != nil {
+		return fmt.Errorf("output %s: folder %s is not writable: %w", path, dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
 }
 
 // Write writes a command's output to path through write, all or nothing

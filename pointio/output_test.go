@@ -120,6 +120,14 @@ func TestCheckOutput(t *testing.T) {
 	if err := os.Symlink(in, link); err != nil {
 		t.Fatal(err)
 	}
+	readOnly := filepath.Join(dir, "kept.csv")
+	if err := os.WriteFile(readOnly, []byte("0,1,2\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "old.csv")
+	if err := os.WriteFile(old, []byte("0,1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		path, want string
 	}{
@@ -128,6 +136,7 @@ func TestCheckOutput(t *testing.T) {
 		{filepath.Join(dir, "missing", "a.csv"), "no such file"},
 		{in, "is the input"}, {link, "is the input"},
 		{in + "/x", "not a directory"},
+		{readOnly, "read-only"}, {old, ""},
 	} {
 		err := CheckOutput(tc.path, in)
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {

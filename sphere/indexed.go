@@ -19,17 +19,18 @@ const (
 // SphereAt is point i of Sphere's set: z = sin(lat) = 2u-1 uniform in
 // [-1, 1) and longitude (2v-1)π uniform in [-π, π), for the two uniforms
 // Philox4x32-10 draws from (seed, i). asin and every operation round one at
-// a time, so the GPU twin gets the same bits.
+// a time (the conversions forbid fused multiply-adds, even once inlined),
+// so the GPU twin gets the same bits.
 func SphereAt(i, seed uint64) (lat, lon float64) {
 	u, v := uniforms(i, seed, streamSphere)
-	return asin(float64(2*u) - 1), float64(float64(2*v)-1) * math.Pi
+	return asin(float64(2*u) - 1), float64(float64(float64(2*v)-1) * math.Pi)
 }
 
 // SeedUniformAt is point i of SeedUniform's set: latitude (u-1/2)π and
 // longitude (2v-1)π, uniform in radians (and so in degrees).
 func SeedUniformAt(i, seed uint64) (lat, lon float64) {
 	u, v := uniforms(i, seed, streamSeed)
-	return float64(u-0.5) * math.Pi, float64(float64(2*v)-1) * math.Pi
+	return float64(float64(u-0.5) * math.Pi), float64(float64(float64(2*v)-1) * math.Pi)
 }
 
 // IndexedByName returns the indexed form of the generator called name:

@@ -48,7 +48,7 @@ func main() {
 // by SIGINT and SIGTERM. A signal cancels the run's context: every phase
 // (loading, the query, validating, writing) stops within about a second,
 // removes its temporary files and frees the GPUs' memory.
-func mainExit(args []string, stdout, stderr io.Writer) int {
+func mainExit(args []string, stdout, stderr io.Writer) (status int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
@@ -58,12 +58,21 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	go func() {
 		if s, ok := <-sigs; ok {
 			got.Store(s)
+			// A second Ctrl-C gets the default action: the impatient user
+			// can always kill a run that cleans up too slowly.
+			signal.Stop(sigs)
 			cancel()
 		}
 	}()
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "knn: internal error (please report it): %v\n", p)
+			status = 1
+		}
+	}()
 	err := run(ctx, args, stdout, stderr)
-	if s, ok := got.Load().(os.Signal); ok {
-		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errUsageShown) {
+	if s, ok := got.Load().(os.Signal); ok && err != nil {
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, errUsageShown) {
 			fmt.Fprintln(stderr, "knn:", err)
 		}
 		fmt.Fprintf(stderr, "knn: stopped by %s\n", signalName(s))

@@ -383,13 +383,10 @@ func loadFile(ctx context.Context, path string) (pointSet, error) {
 }
 
 func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
-	if obs, err = loadPoints(ctx, "--obs", f.obs, f.gen, f.seed); err != nil {
+	if obs, err = loadPoints(ctx, "--obs", f.obs, f.gen, f.seed, f.hostPoints); err != nil {
 		return obs, ref, err
 	}
-	if f.hostPoints {
-		obs = obs.onHost(f.gen, f.seed)
-	}
-	if ref, err = loadPoints(ctx, "--ref", f.ref, f.gen, f.seed+1); err != nil {
+	if ref, err = loadPoints(ctx, "--ref", f.ref, f.gen, f.seed+1, false); err != nil {
 		return obs, ref, err
 	}
 	if ref.cols.Len() == 0 {
@@ -406,26 +403,6 @@ type pointSet struct {
 	desc string
 }
 
-// onHost returns a generated set's points in host columns (the same
-// points), and any other set as it is.
-func (p pointSet) onHost(gen string, seed uint64) pointSet {
-	if lat, _ := p.cols.Float64(); lat != nil || p.pts != nil {
-		return p
-	}
-	if lat, _ := p.cols.Float32(); lat != nil {
-		return p
-	}
-	fill, err := sphere.RadiansByName(gen)
-	n := p.cols.Len()
-	lat, lon := make([]float64, n), make([]float64, n)
-	if err != nil || fill(n, seed, lat, lon) != nil {
-		return p
-	}
-	p.cols = geoknn.Radians64(lat, lon)
-	p.desc += ", in host memory"
-	return p
-}
-
 func (p pointSet) point(i int) orb.Point {
 	if p.pts != nil {
 		return p.pts[i]
@@ -433,7 +410,10 @@ func (p pointSet) point(i int) orb.Point {
 	return sphere.ToDegrees(p.cols.At(i))
 }
 
-func loadPoints(ctx context.Context, flagName, arg, gen string, seed uint64) (pointSet, error) {
+// loadPoints reads a file, or makes a count of synthetic points: where they
+// are used (see geoknn.Generated) when the generator allows it, unless
+// onHost asks for host columns.
+func loadPoints(ctx context.Context, flagName, arg, gen string, seed uint64, onHost bool) (pointSet, error) {
 	n, isFile, err := resolveArg(flagName, arg)
 	if err != nil {
 		return pointSet{}, err
@@ -445,14 +425,16 @@ func loadPoints(ctx context.Context, flagName, arg, gen string, seed uint64) (po
 	if flagName == "--ref" {
 		limit, bytesPer = maxReferences, 64 // columns, unit vectors, index
 	}
-	if _, ok := sphere.IndexedByName(gen); !ok || flagName == "--ref" {
+	_, indexed := sphere.IndexedByName(gen)
+	onHost = onHost || !indexed
+	if onHost || flagName == "--ref" {
 		bytesPer += 16 // float64 columns on the host
 	}
 	if err := checkCount(flagName, n, limit, bytesPer); err != nil {
 		return pointSet{}, err
 	}
 	desc := fmt.Sprintf("synthetic %s, seed %d", gen, seed)
-	if _, ok := sphere.IndexedByName(gen); ok {
+	if !onHost {
 		// Made where it is used (on the GPUs, or point by point on the CPU).
 		cols, err := geoknn.Generated(gen, n, seed)
 		return pointSet{cols: cols, desc: desc}, err

@@ -148,8 +148,8 @@ func checkPoints(req Request, values bool) error {
 	if req.Ref.Len() > 1<<31-1 || req.Obs.Len() > 1<<40 {
 		return fmt.Errorf("too many points: %d observations, %d references", req.Obs.Len(), req.Ref.Len())
 	}
-	if req.BatchSize < 0 {
-		return fmt.Errorf("batch size %d is negative", req.BatchSize)
+	if req.BatchSize < 0 || req.BatchSize > 1<<31-1 {
+		return fmt.Errorf("batch size %d is not in [0, 2^31-1]", req.BatchSize)
 	}
 	return nil
 }

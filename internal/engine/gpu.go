@@ -40,6 +40,9 @@ type GPU struct {
 	memory MemoryMode
 	devs   []*gpuDevice
 	host   hostAllocs
+	// sessions open on the engine: Close closes them before the devices,
+	// so a session used or closed after its engine reports an error.
+	sessions map[*gpuSession]struct{}
 }
 
 // NewGPU loads the CUDA driver, retains the primary context of each GPU and
@@ -101,6 +104,9 @@ func (g *GPU) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var errs []error
+	for s := range g.sessions {
+		errs = append(errs, s.closeLocked())
+	}
 	if len(g.devs) > 0 && g.devs[0] != nil && g.devs[0].ctx != 0 {
 		errs = append(errs, g.devs[0].onThread(func() error { return g.host.freeAll(g.drv) }))
 	}
@@ -142,6 +148,10 @@ func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	}
 	var bad badInput
 	if errors.As(err, &bad) {
+		// Jobs run out of order: name the first bad point of the whole set.
+		if first := req.Obs.CheckValues("observations", 0); first != nil {
+			return Stats{}, first
+		}
 		return Stats{}, bad.error
 	}
 	if err != nil {

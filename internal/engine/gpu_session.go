@@ -53,6 +53,10 @@ func (g *GPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
 			return nil, fmt.Errorf("session: GPU %d (%s): %w", d.info.Ordinal, d.info.Name, err)
 		}
 	}
+	if g.sessions == nil {
+		g.sessions = map[*gpuSession]struct{}{}
+	}
+	g.sessions[s] = struct{}{}
 	return s, nil
 }
 
@@ -162,17 +166,34 @@ func (p *residentPart) uploadObs(obs Points) error {
 		}
 		return p.d.drv.StreamSynchronize(p.stream)
 	}
+	// One column at a time through the answers' staging (8 bytes an
+	// observation, needed anyway): a session keeps no pinned memory that
+	// only its first upload uses.
 	m, elem := obs.Len(), elemBytes(obs.Is32())
-	if err := p.hostOut.ensure(p.d.drv, 2*m*elem); err != nil {
+	if err := p.hostOut.ensure(p.d.drv, 8*m); err != nil {
 		return err
 	}
-	copyColumns(p.hostOut.p, obs)
+	staging := unsafe.Slice((*byte)(p.hostOut.p), m*elem)
 	for k, b := range []*buffer{&p.lat, &p.lon} {
-		if err := p.d.drv.MemcpyHtoDAsync(b.ptr, unsafe.Add(p.hostOut.p, k*m*elem), uint64(m*elem), p.stream); err != nil {
+		copy(staging, columnBytes(obs, k))
+		if err := p.d.drv.MemcpyHtoDAsync(b.ptr, p.hostOut.p, uint64(m*elem), p.stream); err != nil {
+			return err
+		}
+		if err := p.d.drv.StreamSynchronize(p.stream); err != nil {
 			return err
 		}
 	}
-	return p.d.drv.StreamSynchronize(p.stream)
+	return nil
+}
+
+// columnBytes is obs's latitude (k = 0) or longitude (k = 1) column as
+// bytes, in its precision.
+func columnBytes(obs Points, k int) []byte {
+	cols32, cols64 := [2][]float32{obs.Lat32, obs.Lon32}, [2][]float64{obs.Lat64, obs.Lon64}
+	if obs.Is32() {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(cols32[k]))), 4*len(cols32[k]))
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(cols64[k]))), 8*len(cols64[k]))
 }
 
 func elemBytes(is32 bool) int {
@@ -215,6 +236,7 @@ func (s *gpuSession) closeLocked() error {
 		return nil
 	}
 	s.closed = true
+	delete(s.g.sessions, s)
 	var errs []error
 	for _, p := range s.parts {
 		errs = append(errs, p.d.onThread(p.close))

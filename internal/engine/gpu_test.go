@@ -321,11 +321,32 @@ func TestGPUBadObservation(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	obs := spherePoints(300000, 1)
 	obs.Lat64[250001] = math.NaN()
+	obs.Lon64[70000] = 4 // jobs run out of order: the first bad point is named
 	ref := spherePoints(1000, 2)
 	_, gerr := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, newResult(obs.Len()))
 	_, cerr := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref}, newResult(obs.Len()))
 	if gerr == nil || cerr == nil || gerr.Error() != cerr.Error() {
 		t.Errorf("GPU: %v\nCPU: %v", gerr, cerr)
+	}
+}
+
+// Closing the engine closes its sessions: using one afterwards is an
+// error, closing it again is not.
+func TestGPUCloseWithOpenSession(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	obs, ref := spherePoints(5000, 1), spherePoints(100, 2)
+	s, err := g.NewSession(obs, SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Nearest(context.Background(), ref, Result{}); err == nil {
+		t.Error("a session of a closed engine answered")
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("closing a session of a closed engine: %v", err)
 	}
 }
 
