@@ -87,6 +87,21 @@ type Step struct {
 	// Stats is how the engine ran the query: device time by stage (GPU),
 	// host time preparing the references, the grid plan in Note.
 	Stats geoknn.SessionStats
+	// Phases splits Wall into its parts, one after another.
+	Phases Phases
+}
+
+// Phases are the parts of a step's wall time, in the order they run.
+type Phases struct {
+	// Replace sends the step's replaced observations to the engine.
+	Replace time.Duration
+	// Start prepares the references and queues the query (Session.Start).
+	Start time.Duration
+	// Host is the host's work while the query runs: the replacements
+	// written into the host columns and the next step drawn.
+	Host time.Duration
+	// Wait waits for the query to finish (Pending.Wait).
+	Wait time.Duration
 }
 
 // Summary describes a finished (or interrupted) simulation.
@@ -102,6 +117,8 @@ type Summary struct {
 	// totals of Step.Query, Step.Update and Step.Wall.
 	Median, Min, Max    time.Duration
 	StepMedian          time.Duration
+	// PhaseMedians is the median of each of the steps' Phases.
+	PhaseMedians Phases
 	Query, Update, Wall time.Duration
 	// StepsPerSecond is Steps / Wall: the simulation's rate, not counting
 	// setup or the time spent in the callback.
@@ -227,12 +244,16 @@ func closeInto(err *error, closer func() error, what string) {
 type tally struct {
 	sum            Summary
 	queries, walls []time.Duration
+	phases         [4][]time.Duration
 }
 
 // add records a completed step.
 func (t *tally) add(st Step) {
 	t.queries = append(t.queries, st.Query)
 	t.walls = append(t.walls, st.Wall)
+	for k, d := range [4]time.Duration{st.Phases.Replace, st.Phases.Start, st.Phases.Host, st.Phases.Wait} {
+		t.phases[k] = append(t.phases[k], d)
+	}
 	t.sum.Query += st.Query
 	t.sum.Update += st.Update
 	t.sum.Wall += st.Wall
@@ -251,6 +272,13 @@ func (t *tally) summary() Summary {
 		sorted = slices.Clone(t.walls)
 		slices.Sort(sorted)
 		sum.StepMedian = median(sorted)
+		var meds [4]time.Duration
+		for k, ph := range t.phases {
+			sorted = slices.Clone(ph)
+			slices.Sort(sorted)
+			meds[k] = median(sorted)
+		}
+		sum.PhaseMedians = Phases{Replace: meds[0], Start: meds[1], Host: meds[2], Wait: meds[3]}
 	}
 	if secs := sum.Wall.Seconds(); secs > 0 {
 		sum.StepsPerSecond = float64(sum.Steps) / secs

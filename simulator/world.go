@@ -138,7 +138,8 @@ func (w *world) step(ctx context.Context, n int) (Step, error) {
 			return Step{}, err
 		}
 		st.Replaced = replaced
-		st.Update = w.drawn + time.Since(t0)
+		st.Phases.Replace = time.Since(t0)
+		st.Update = w.drawn + st.Phases.Replace
 	}
 	st.Obs, st.Ref = w.obs, geoknn.Radians64(w.mv.Lat, w.mv.Lon)
 	res, qs, err := w.query(ctx, n, &st)
@@ -186,7 +187,8 @@ func (w *world) query(ctx context.Context, n int, st *Step) (*geoknn.Result, geo
 		into = nil // the answers stay in the engine
 	}
 	q, err := w.sess.Start(ctx, st.Ref, into)
-	st.Query = time.Since(t)
+	st.Phases.Start = time.Since(t)
+	st.Query = st.Phases.Start
 	w.drawn = 0
 	if err != nil {
 		if n > 1 && w.rep != nil {
@@ -197,9 +199,11 @@ func (w *world) query(ctx context.Context, n int, st *Step) (*geoknn.Result, geo
 	t = time.Now()
 	w.overlap(n)
 	w.drawn = time.Since(t)
+	st.Phases.Host = w.drawn
 	t = time.Now()
 	qs, err := q.Wait()
-	st.Query += time.Since(t)
+	st.Phases.Wait = time.Since(t)
+	st.Query += st.Phases.Wait
 	return res, qs, err
 }
 

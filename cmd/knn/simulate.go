@@ -369,6 +369,9 @@ func printSummary(w io.Writer, f simFlags, sum simulator.Summary, obs, ref sourc
 	fmt.Fprintf(w, "steps:        %d; query median %.4f s (min %.4f, max %.4f), %.3g pairs/s; whole step median %.4f s; %.3f steps/s\n",
 		sum.Steps, sum.Median.Seconds(), sum.Min.Seconds(), sum.Max.Seconds(),
 		float64(nObs)*float64(nRef)/max(sum.Median.Seconds(), 1e-9), sum.StepMedian.Seconds(), sum.StepsPerSecond)
+	ph := sum.PhaseMedians
+	fmt.Fprintf(w, "step phases:  median replace %.2f ms, start %.2f ms, host work during the query %.2f ms, wait %.2f ms\n",
+		ms(ph.Replace), ms(ph.Start), ms(ph.Host), ms(ph.Wait))
 }
 
 // writeStep writes one step's answers to dir/step-NNNN.csv (or .npz).
