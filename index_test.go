@@ -2,6 +2,7 @@ package geoknn_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/geoknn/geoknn"
 	"github.com/golang/geo/s1"
 	"github.com/golang/geo/s2"
+	"github.com/paulmach/orb"
 )
 
 // Small queries (on the calling goroutine) and large ones (the engine)
@@ -151,4 +153,29 @@ func TestKNearestAndWithinOnEveryEngine(t *testing.T) {
 	if err1 != nil || err2 != nil || !slices.Equal(w1.Index, w2.Index) || !slices.Equal(w1.Counts, w2.Counts) {
 		t.Errorf("within on the %s engine: %v %v", auto.Engine(), err1, err2)
 	}
+}
+
+// A reference index built once and asked point by point, as a service
+// would: each small query is answered on the calling goroutine, in about a
+// microsecond.
+func ExampleIndex() {
+	airports, _ := geoknn.Radians([]orb.Point{{8.5492, 47.4582}, {7.5299, 47.59}, {9.0, 46.0}, {8.6, 47.45}})
+	x, err := geoknn.NewIndex(airports, geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer x.Close()
+	for _, city := range []orb.Point{{8.5417, 47.3769}, {7.5886, 47.5596}} {
+		p, _ := geoknn.Radians([]orb.Point{city})
+		res, err := x.KNearest(context.Background(), p, 2, 0)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%v: airports %d and %d, %.1f and %.1f km\n", city, res.Index[0], res.Index[1], res.Metres(0, 0)/1000, res.Metres(0, 1)/1000)
+	}
+	// Output:
+	// [8.5417 47.3769]: airports 0 and 3, 9.1 and 9.2 km
+	// [7.5886 47.5596]: airports 1 and 0, 5.6 and 73.0 km
 }

@@ -42,23 +42,36 @@ type WithinResult struct {
 
 // KNearest answers the k nearest references of every observation, exactly
 // (k from 1 to the number of references); with maxMetres > 0 no reference
-// farther than maxMetres is returned. On the GPU engine these queries run
-// on the host's cores for now.
+// farther than maxMetres is returned. The GPU engine answers k up to 64 on
+// the GPUs (grid or brute force, as Options.Algorithm says), larger k on
+// the host's cores.
 func (s *Searcher) KNearest(ctx context.Context, obs, ref Points, k int, maxMetres float64) (*KResult, error) {
+	res := &KResult{K: k}
+	return res, s.KNearestInto(ctx, obs, ref, maxMetres, res)
+}
+
+// KNearestInto is KNearest into a caller-owned result: res.K is the k
+// asked for, and res.Index and res.DistanceRad are reused when they have
+// room for k answers an observation (allocated otherwise), so repeated
+// large queries allocate nothing.
+func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres float64, res *KResult) error {
+	k := res.K
 	maxRad, err := maxDistanceRad(maxMetres)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if k < 1 || k > ref.Len() {
+		return fmt.Errorf("geoknn: k = %d: want 1 to the %d references", k, ref.Len())
 	}
 	n := obs.Len()
-	if k < 1 || k > ref.Len() {
-		return nil, fmt.Errorf("geoknn: k = %d: want 1 to the %d references", k, ref.Len())
-	}
-	out := engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+	res.Index, res.DistanceRad = fit(res.Index, n*k), fit(res.DistanceRad, n*k)
+	out := engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}
 	st, err := s.eng.KNearest(ctx, s.request(obs, ref), maxRad, out)
 	if err != nil {
-		return nil, fmt.Errorf("geoknn: %w", err)
+		return fmt.Errorf("geoknn: %w", err)
 	}
-	return &KResult{K: k, Index: out.Index, DistanceRad: out.Distance, Stats: Stats(st)}, nil
+	res.Stats = Stats(st)
+	return nil
 }
 
 // Within answers, for every observation, how many references lie within

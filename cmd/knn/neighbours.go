@@ -46,6 +46,10 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 		st, write, check = res.Stats, kWriter(res), func(ctx context.Context) error { return checkK(ctx, in, f, res) }
 	}
 	fmt.Fprintf(stderr, "engine:       %s (%s)\nquery:        %.3f s; %s\n", st.Engine, strings.Join(st.Devices, ", "), time.Since(t).Seconds(), st.Note)
+	if st.Kernel > 0 {
+		fmt.Fprintf(stderr, "kernels:      GPU %.1f ms (index %.2f ms), %d jobs, %d refined in float64\n",
+			ms(st.Kernel), ms(st.Index), st.Jobs, st.Refined)
+	}
 	if f.validate > 0 {
 		if err := check(ctx); err != nil {
 			return err

@@ -47,10 +47,10 @@ func (x *CPUIndex) KNearest(obs Points, maxRad float64, out KResult) error {
 	if out.K < 1 || out.K > x.all.n {
 		return fmt.Errorf("k = %d: want 1 to the %d references", out.K, x.all.n)
 	}
-	t := &topK{}
+	t, maxD2 := &topK{}, chordLimit(maxRad)
 	for i := range obs.Len() {
 		px, py, pz := unit(obs.At(i))
-		fillRow(out, i, x.gridAll.kNearest([3]float64{px, py, pz}, out.K, maxRad, t))
+		fillRow(out, i, x.gridAll.kNearest([3]float64{px, py, pz}, out.K, maxD2, t))
 	}
 	return nil
 }
@@ -62,9 +62,10 @@ func (x *CPUIndex) Within(obs Points, rad float64, list bool) (WithinResult, err
 	}
 	res := WithinResult{Counts: make([]uint32, obs.Len())}
 	var found, scratch []neighbour
+	maxD2 := chordLimit(rad)
 	for i := range obs.Len() {
 		px, py, pz := unit(obs.At(i))
-		scratch = x.gridAll.within([3]float64{px, py, pz}, rad, scratch[:0])
+		scratch = x.gridAll.within([3]float64{px, py, pz}, maxD2, scratch[:0])
 		res.Counts[i] = uint32(len(scratch))
 		if list {
 			found = append(found, scratch...)

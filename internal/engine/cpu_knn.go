@@ -105,11 +105,11 @@ func (t *topK) sorted() []neighbour {
 	return t.items
 }
 
-// kNearest returns the k references nearest to p within maxRad radians
-// (math.Inf(1): no limit), nearest first, ties to the lower index.
-func (ix *gridIndex) kNearest(p [3]float64, k int, maxRad float64, t *topK) []neighbour {
+// kNearest returns the k references nearest to p within the squared chord
+// maxD2 (chordLimit of the distance limit; math.Inf(1): none), nearest
+// first, ties to the lower index.
+func (ix *gridIndex) kNearest(p [3]float64, k int, maxD2 float64, t *topK) []neighbour {
 	t.k, t.items = k, t.items[:0]
-	maxD2 := pruneChord2(maxRad)
 	limit := chordBound(maxD2)
 	bound := func() float64 {
 		if t.full() {
@@ -119,7 +119,7 @@ func (ix *gridIndex) kNearest(p [3]float64, k int, maxRad float64, t *topK) []ne
 	}
 	ix.walk(p, bound, func(c int) {
 		for r := ix.start[c]; r < ix.start[c+1]; r++ {
-			if d := chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 && ChordToAngle(d) <= maxRad {
+			if d := chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 {
 				t.offer(neighbour{d, ix.id[r]})
 			}
 		}
@@ -127,15 +127,13 @@ func (ix *gridIndex) kNearest(p [3]float64, k int, maxRad float64, t *topK) []ne
 	return t.sorted()
 }
 
-// within appends to dst the references within rad radians of p (the
-// boundary decided on the float64 angle), nearest first, ties to the lower
-// index.
-func (ix *gridIndex) within(p [3]float64, rad float64, dst []neighbour) []neighbour {
-	maxD2 := pruneChord2(rad)
+// within appends to dst the references within the squared chord maxD2 of
+// p (chordLimit of the radius), nearest first, ties to the lower index.
+func (ix *gridIndex) within(p [3]float64, maxD2 float64, dst []neighbour) []neighbour {
 	limit := chordBound(maxD2)
 	ix.walk(p, func() float64 { return limit }, func(c int) {
 		for r := ix.start[c]; r < ix.start[c+1]; r++ {
-			if d := chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 && ChordToAngle(d) <= rad {
+			if d := chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 {
 				dst = append(dst, neighbour{d, ix.id[r]})
 			}
 		}
@@ -159,15 +157,33 @@ func chordBound(d2 float64) float64 {
 	return t * t
 }
 
-// pruneChord2 is a squared chord a little beyond the angle rad (radians;
-// math.Inf(1) and angles of pi and more: everything), for pruning: the
-// answer itself is decided on the float64 angle.
-func pruneChord2(rad float64) float64 {
+// chordLimit is the largest float64 squared chord whose angle
+// (ChordToAngle) is at most rad radians, +Inf from pi on (everything): a
+// reference at squared chord d is within rad exactly when d <= chordLimit(rad),
+// decided with no arcsine a pair, and the GPU kernels decide on the same
+// number.
+func chordLimit(rad float64) float64 {
 	if rad >= math.Pi {
 		return math.Inf(1)
 	}
 	c := 2 * math.Sin(rad/2)
-	return c*c*(1+1e-12) + 1e-15
+	d := c * c
+	// The two are a few units in the last place apart at most; the bound
+	// only guards against a library arcsine that is not monotone.
+	for range 1 << 10 {
+		if d <= 0 || ChordToAngle(d) <= rad {
+			break
+		}
+		d = math.Nextafter(d, math.Inf(-1))
+	}
+	for range 1 << 10 {
+		up := math.Nextafter(d, math.Inf(1))
+		if ChordToAngle(up) > rad {
+			break
+		}
+		d = up
+	}
+	return d
 }
 
 // NoNeighbour marks the entries of a k-nearest row past the references
@@ -212,22 +228,23 @@ func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KRe
 // kSearch is the per-observation k-nearest search of the request's
 // algorithm.
 func (c *CPU) kSearch(req Request, refs *refSet, k int, maxRad float64) func(p [3]float64, t *topK) []neighbour {
+	maxD2 := chordLimit(maxRad)
 	if req.Algorithm == Brute {
-		return func(p [3]float64, t *topK) []neighbour { return bruteK(p, refs, k, maxRad, t) }
+		return func(p [3]float64, t *topK) []neighbour { return bruteK(p, refs, k, maxD2, t) }
 	}
 	side := req.GridSide
 	if side == 0 {
 		side = max(4, gridSide(refs.n, max(2, float64(k)/2)))
 	}
 	ix := buildGrid(refs, side)
-	return func(p [3]float64, t *topK) []neighbour { return ix.kNearest(p, k, maxRad, t) }
+	return func(p [3]float64, t *topK) []neighbour { return ix.kNearest(p, k, maxD2, t) }
 }
 
 // bruteK ranks every reference.
-func bruteK(p [3]float64, refs *refSet, k int, maxRad float64, t *topK) []neighbour {
+func bruteK(p [3]float64, refs *refSet, k int, maxD2 float64, t *topK) []neighbour {
 	t.k, t.items = k, t.items[:0]
 	for j := range refs.x {
-		if d := chord2(p[0], p[1], p[2], refs.x[j], refs.y[j], refs.z[j]); ChordToAngle(d) <= maxRad {
+		if d := chord2(p[0], p[1], p[2], refs.x[j], refs.y[j], refs.z[j]); d <= maxD2 {
 			t.offer(neighbour{d, uint32(j)})
 		}
 	}
@@ -289,6 +306,7 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 	n := req.Obs.Len()
 	refs := prepareRefsAll(req.Ref)
 	ix := buildGrid(refs, c.radiusSide(req, refs.n))
+	maxD2 := chordLimit(rad)
 	res := WithinResult{Counts: make([]uint32, n)}
 	batches := make([][]neighbour, (n+cpuBatch-1)/cpuBatch)
 	st, err := c.run(ctx, req, cpuBatch, start, func() func(lo, hi int) {
@@ -297,7 +315,7 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 			var found []neighbour
 			for i := lo; i < hi; i++ {
 				x, y, z := unit(req.Obs.At(i))
-				scratch = ix.within([3]float64{x, y, z}, rad, scratch[:0])
+				scratch = ix.within([3]float64{x, y, z}, maxD2, scratch[:0])
 				res.Counts[i] = uint32(len(scratch))
 				if list {
 					found = append(found, scratch...)

@@ -61,7 +61,11 @@ func knnCases() []struct {
 	}
 }
 
-func TestKNearestMatchesNaive(t *testing.T) {
+func TestKNearestMatchesNaive(t *testing.T) { kNearestMatchesNaive(t, NewCPU(0)) }
+
+// kNearestMatchesNaive checks eng's k nearest on every case, k, limit and
+// algorithm against the oracle.
+func kNearestMatchesNaive(t *testing.T, eng Engine) {
 	ctx := context.Background()
 	for _, tc := range knnCases() {
 		ranked := rankAll(tc.obs, tc.ref)
@@ -73,7 +77,7 @@ func TestKNearestMatchesNaive(t *testing.T) {
 					t.Run(name, func(t *testing.T) {
 						n := tc.obs.Len()
 						out := KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
-						if _, err := NewCPU(0).KNearest(ctx, Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo}, maxRad, out); err != nil {
+						if _, err := eng.KNearest(ctx, Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo}, maxRad, out); err != nil {
 							t.Fatal(err)
 						}
 						checkKRows(t, ranked, out, maxRad)
@@ -104,31 +108,76 @@ func checkKRows(t *testing.T, ranked [][]neighbour, out KResult, maxRad float64)
 	}
 }
 
-func TestWithinMatchesNaive(t *testing.T) {
-	ctx := context.Background()
+func TestWithinMatchesNaive(t *testing.T) { withinMatchesNaive(t, NewCPU(0)) }
+
+// withinMatchesNaive checks eng's radius queries (counts, lists, both
+// algorithms) against the oracle.
+func withinMatchesNaive(t *testing.T, eng Engine) {
 	for _, tc := range knnCases() {
 		ranked := rankAll(tc.obs, tc.ref)
 		for _, metres := range []float64{1, 1000, 50e3, 1000e3, 20000e3} {
-			t.Run(fmt.Sprintf("%s/%gm", tc.name, metres), func(t *testing.T) {
-				rad := metres / earthRadius
-				res, _, err := NewCPU(0).Within(ctx, Request{Obs: tc.obs, Ref: tc.ref}, rad, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i := range tc.obs.Len() {
-					var want []uint32
-					for _, nb := range ranked[i] {
-						if ChordToAngle(nb.d2) <= rad {
-							want = append(want, nb.id)
-						}
-					}
-					got := res.Index[res.Offsets[i]:res.Offsets[i+1]]
-					if int(res.Counts[i]) != len(want) || !slices.Equal(got, want) {
-						t.Fatalf("obs %d: %d references %v, want %d %v", i, res.Counts[i], got, len(want), want)
-					}
-				}
-			})
+			for _, algo := range []Algorithm{Grid, Brute} {
+				t.Run(fmt.Sprintf("%s/%gm/%v", tc.name, metres, algo), func(t *testing.T) {
+					withinCase(t, eng, tc.obs, tc.ref, ranked, metres, algo)
+				})
+			}
 		}
+	}
+}
+
+func withinCase(t *testing.T, eng Engine, obs, ref Points, ranked [][]neighbour, metres float64, algo Algorithm) {
+	ctx := context.Background()
+	rad := metres / earthRadius
+	req := Request{Obs: obs, Ref: ref, Algorithm: algo}
+	counts, _, err := eng.Within(ctx, req, rad, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := eng.Within(ctx, req, rad, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(counts.Counts, res.Counts) {
+		t.Fatal("counts alone differ from the listing's")
+	}
+	for i := range obs.Len() {
+		var want []uint32
+		for _, nb := range ranked[i] {
+			if ChordToAngle(nb.d2) <= rad {
+				want = append(want, nb.id)
+			}
+		}
+		got := res.Index[res.Offsets[i]:res.Offsets[i+1]]
+		if int(res.Counts[i]) != len(want) || !slices.Equal(got, want) {
+			t.Fatalf("obs %d: %d references %v, want %d %v", i, res.Counts[i], got, len(want), want)
+		}
+		for j, nb := range got {
+			want := ChordToAngle(naiveChord(obs, ref, i, nb))
+			if d := float64(res.Distance[res.Offsets[i]+uint64(j)]); math.Abs(d-want)*earthRadius > 1 {
+				t.Fatalf("obs %d reference %d: %v rad, want %v", i, nb, d, want)
+			}
+		}
+	}
+}
+
+// naiveChord is the squared chord between observation i and reference j.
+func naiveChord(obs, ref Points, i int, j uint32) float64 {
+	x, y, z := unit(obs.At(i))
+	a, b, c := unit(ref.At(int(j)))
+	return chord2(x, y, z, a, b, c)
+}
+
+// chordLimit decides exactly as the angle does: the limit's angle is
+// within rad, the next squared chord's is not.
+func TestChordLimit(t *testing.T) {
+	for _, rad := range []float64{0, 1e-12, 1.5e-7, 1e-3, 0.5, 1, 2, 3, math.Pi - 1e-9} {
+		d := chordLimit(rad)
+		if ChordToAngle(d) > rad || ChordToAngle(math.Nextafter(d, 5)) <= rad {
+			t.Errorf("chordLimit(%v) = %v: angle %v, next %v", rad, d, ChordToAngle(d), ChordToAngle(math.Nextafter(d, 5)))
+		}
+	}
+	if !math.IsInf(chordLimit(math.Pi), 1) {
+		t.Error("chordLimit(pi) is not +Inf")
 	}
 }
 

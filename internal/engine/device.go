@@ -111,6 +111,7 @@ type gpuDevice struct {
 	seed     [2]seedKernels
 	grid     *gridKernels
 	resident *residentKernels
+	knn      *knnKernels
 	generate *generateKernels
 	mods     []cuda.Module
 
@@ -257,6 +258,9 @@ func (d *gpuDevice) loadKernels(mods map[string]cuda.Module) error {
 		return err
 	}
 	if d.resident, err = loadResident(d.drv, mods["resident"]); err != nil {
+		return err
+	}
+	if d.knn, err = loadKNN(d.drv, mods["knn"]); err != nil {
 		return err
 	}
 	d.generate, err = loadGenerate(d.drv, mods["generate"])

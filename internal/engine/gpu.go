@@ -193,21 +193,11 @@ func (g *GPU) releaseBuffers() {
 				for _, b := range s.buffers() {
 					errs = append(errs, b.free(d.drv))
 				}
+				errs = append(errs, s.nb.free(d.drv))
 			}
 			return errors.Join(append(errs, d.refs.free(d.drv))...)
 		})
 	}
-}
-
-// KNearest answers on the host's cores: the GPU kernels for k nearest
-// answers are still to come, and the CPU's grid answers exactly.
-func (g *GPU) KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error) {
-	return NewCPU(0).KNearest(ctx, req, maxRad, out)
-}
-
-// Within answers on the host's cores, as KNearest does.
-func (g *GPU) Within(ctx context.Context, req Request, rad float64, list bool) (WithinResult, Stats, error) {
-	return NewCPU(0).Within(ctx, req, rad, list)
 }
 
 // newGPURun prepares the references of req and plans its algorithm: the

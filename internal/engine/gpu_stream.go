@@ -222,6 +222,7 @@ func (c slotConfig) elem() int {
 // observations.
 type slot struct {
 	*gpuQuery
+	nb     neighbourBufs // k-nearest and radius jobs (gpu_neighbours.go)
 	cfg    slotConfig
 	hostIn pinnedHost
 	job    *partition.Job
@@ -262,7 +263,7 @@ func (s *slot) ensure(drv *cuda.Driver, cfg slotConfig) error {
 }
 
 func (s *slot) free(drv *cuda.Driver) error {
-	return errors.Join(s.gpuQuery.free(drv), s.hostIn.free(drv))
+	return errors.Join(s.gpuQuery.free(drv), s.hostIn.free(drv), s.nb.free(drv))
 }
 
 // start copies a job's observations in and queues its kernels (after the

@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +150,99 @@ func compareResults(t *testing.T, obs, ref Points, want, got Result) {
 	}
 	if obs.Len()*ref.Len() <= 2e7 {
 		checkAgainstNaive(t, "gpu", obs, ref, got)
+	}
+}
+
+func TestGPUKNearestMatchesNaive(t *testing.T) { kNearestMatchesNaive(t, openGPU(t, DeviceMemory)) }
+
+func TestGPUWithinMatchesNaive(t *testing.T) { withinMatchesNaive(t, openGPU(t, DeviceMemory)) }
+
+// The GPU's k nearest and radius answers are the CPU engine's, on the real
+// sets both ways and on 2^18 random observations (float32 columns too),
+// in jobs small enough that there are several.
+func TestGPUNeighboursMatchCPU(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	cities, airports := realSets(t)
+	obs32 := spherePoints(1<<18, 31)
+	obs32 = Radians32(toFloat32(obs32.Lat64), toFloat32(obs32.Lon64))
+	for _, tc := range []struct {
+		name     string
+		obs, ref Points
+	}{
+		{"cities to airports", cities, airports}, {"airports to cities", airports, cities},
+		{"2^18 float32 to 2^16", obs32, spherePoints(1<<16, 32)},
+	} {
+		for _, algo := range []Algorithm{Grid, Brute} {
+			req := Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, BatchSize: 50000}
+			t.Run(fmt.Sprintf("%s/%v", tc.name, algo), func(t *testing.T) {
+				for _, k := range []int{1, 8, 64} {
+					compareKNearest(t, g, req, k, math.Inf(1))
+				}
+				compareKNearest(t, g, req, 8, 50e3/earthRadius)
+				compareWithin(t, g, req, 50e3/earthRadius)
+			})
+		}
+	}
+}
+
+// realSets are the real cities and airports as radian columns.
+func realSets(t *testing.T) (cities, airports Points) {
+	t.Helper()
+	dir, full, err := realdata.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets [2]Points
+	for k, name := range []string{"cities.csv", "airports.csv"} {
+		pts, err := pointio.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("real data (full set: %v): %v", full, err)
+		}
+		p := Radians64(make([]float64, len(pts)), make([]float64, len(pts)))
+		for i, q := range pts {
+			p.Lat64[i], p.Lon64[i] = q.Lat()*math.Pi/180, q.Lon()*math.Pi/180
+		}
+		sets[k] = p
+	}
+	return sets[0], sets[1]
+}
+
+func compareKNearest(t *testing.T, g *GPU, req Request, k int, maxRad float64) {
+	t.Helper()
+	n := req.Obs.Len()
+	want := KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+	got := KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+	if _, err := NewCPU(0).KNearest(context.Background(), req, maxRad, want); err != nil {
+		t.Fatal(err)
+	}
+	st, err := g.KNearest(context.Background(), req, maxRad, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("k %d, limit %.3g rad: %d jobs, %d refined in float64, kernels %v; %s", k, maxRad, st.Jobs, st.Refined, st.Kernel, st.Note)
+	for i := range want.Index {
+		dd := math.Abs(float64(want.Distance[i]) - float64(got.Distance[i]))
+		if want.Index[i] != got.Index[i] || (!math.IsInf(float64(want.Distance[i]), 1) && dd*earthRadius > 0.01) {
+			t.Fatalf("k %d: observation %d rank %d: GPU %d at %v, CPU %d at %v", k, i/k, i%k+1,
+				got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
+		}
+	}
+}
+
+func compareWithin(t *testing.T, g *GPU, req Request, rad float64) {
+	t.Helper()
+	want, _, err := NewCPU(0).Within(context.Background(), req, rad, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, st, err := g.Within(context.Background(), req, rad, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("within %.3g rad: %d found, %d jobs, kernels %v; %s", rad, len(got.Index), st.Jobs, st.Kernel, st.Note)
+	if !slices.Equal(want.Counts, got.Counts) || !slices.Equal(want.Offsets, got.Offsets) ||
+		!slices.Equal(want.Index, got.Index) || !slices.Equal(want.Distance, got.Distance) {
+		t.Fatal("the GPU's radius answers differ from the CPU's")
 	}
 }
 

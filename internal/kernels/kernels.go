@@ -31,18 +31,22 @@ var residentPTX string
 //go:embed generate.ptx
 var generatePTX string
 
+//go:embed knn.ptx
+var knnPTX string
+
 // PTX returns the PTX of the named kernel file: "haversine" (the exact
 // brute force: block_min, global_min, refine), "seed" (the reference
 // notebook's kernels, ported as the benchmark baseline), "grid" (the exact
 // query through the cell index, and its sorts), "resident" (replacing
 // observations kept on the GPU, mapping merged duplicates, counting changed
-// answers) or "generate" (synthetic observations made on the GPU). When the
+// answers), "generate" (synthetic observations made on the GPU) or "knn"
+// (k nearest and within a radius, through the grid index). When the
 // environment variable GEOKNN_PTX_DIR is set, the file NAME.ptx is read from
 // that folder instead of the embedded copy: kernel developers use it to run
 // freshly built PTX without rebuilding the binary.
 func PTX(name string) (string, error) {
 	embedded, ok := map[string]string{"haversine": haversinePTX, "seed": seedPTX, "grid": gridPTX,
-		"resident": residentPTX, "generate": generatePTX}[name]
+		"resident": residentPTX, "generate": generatePTX, "knn": knnPTX}[name]
 	if !ok {
 		return "", fmt.Errorf("no kernel file %q", name)
 	}
@@ -95,7 +99,7 @@ func gunzip(gz io.Reader, name string) ([]byte, error) {
 }
 
 // Files are the kernel files PTX knows, in load order.
-var Files = []string{"haversine", "seed", "grid", "resident", "generate"}
+var Files = []string{"haversine", "seed", "grid", "resident", "generate", "knn"}
 
 // Block-min launch shape, mirrored from haversine.cu's #defines; the test
 // checks that the two agree.
@@ -110,6 +114,8 @@ const (
 	GridScanChunk   = 8192 // SCAN_CHUNK: entries a grid_scan_blocks block scans
 	GenThreads      = 256  // GEN_THREADS: gen_sphere, gen_seed
 	ObsRecBytes     = 32   // OBS_REC_BYTES: sizeof(ObsRec), asserted in sphere.cuh
+	KnnThreads      = 128  // KNN_THREADS: grid_knn, grid_within
+	KnnMax          = 64   // KNN_MAX: the largest k grid_knn answers
 )
 
 // NoAnswer marks an observation with no previous answer in a session (new
@@ -148,6 +154,9 @@ var signatures = map[string][]cuda.Param{
 	"count_changed": {U64, U64, U32, U64},
 	"map_index":     {U64, U32, U64},
 
+	"grid_knn":    {U64, U32, U64, U64, U64, U32, F32, U64, U32, F64, U64, U64, U64},
+	"grid_within": {U64, U32, U64, U64, U64, U32, F32, U64, F64, U64, U64, U64, U64},
+
 	"gen_sphere": {U64, U32, U64, U64, U64},
 	"gen_seed":   {U64, U32, U64, U64, U64},
 }
@@ -157,6 +166,7 @@ const (
 	U32 = cuda.U32
 	U64 = cuda.U64
 	F32 = cuda.F32
+	F64 = cuda.F64
 )
 
 // Args returns an argument block typed by the named entry's parameters, so

@@ -173,6 +173,9 @@ func TestLaunchConstantsMatchSource(t *testing.T) {
 		{"sphere.cuh", "OBS_REC_BYTES", ObsRecBytes},
 		{"generate.cu", "GEN_THREADS", GenThreads},
 		{"resident.cu", "NO_ANSWER", int(NoAnswer)},
+		{"knn.cu", "NO_ANSWER", int(NoAnswer)},
+		{"knn.cu", "KNN_THREADS", KnnThreads},
+		{"knn.cu", "KNN_MAX", KnnMax},
 	} {
 		src, err := os.ReadFile(tc.file)
 		if err != nil {

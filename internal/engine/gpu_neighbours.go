@@ -1,0 +1,466 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/kernels"
+	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/internal/partition"
+)
+
+// neighbourQuery is a k-nearest or radius query on the GPUs (knn.cu): the
+// references with exact duplicates listed one by one, the cells (g = 1 for
+// brute force), the fp64 squared-chord limit (chordLimit, as the CPU
+// engine decides it) and where each job's answers go.
+type neighbourQuery struct {
+	req   Request
+	refs  *refSet
+	shape gridShape
+	maxD2 float64
+	// k nearest: k answers an observation into kOut. Otherwise within the
+	// limit: counts, or, with offsets (row starts, n+1 of them), the rows
+	// into index and chord (fp64 squared chords), ordered afterwards.
+	k            int
+	kOut         KResult
+	counts       []uint32
+	offsets      []uint64
+	index        []uint32
+	chord        []float64
+	maxJobChords int // listing: the most entries a job writes
+}
+
+// KNearest answers the out.K nearest references of every observation
+// within maxRad radians on the GPUs (grid_knn; brute force is a grid of
+// one cell), exactly as the CPU engine does; K above kernels.KnnMax is
+// answered on the host's cores.
+func (g *GPU) KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error) {
+	start := time.Now()
+	if err := checkK(req, maxRad, out); err != nil {
+		return Stats{}, err
+	}
+	if out.K > kernels.KnnMax {
+		st, err := NewCPU(0).KNearest(ctx, req, maxRad, out)
+		st.Note += fmt.Sprintf("; on the CPU: the GPU kernels answer k up to %d", kernels.KnnMax)
+		return st, err
+	}
+	refs := prepareRefsAll(req.Ref)
+	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.n, max(2, float64(out.K)/2)),
+		maxD2: chordLimit(maxRad), k: out.K, kOut: out}
+	st, err := g.runNeighbours(ctx, q, start)
+	st.Note = fmt.Sprintf("%d nearest of %d references, %s", out.K, refs.n, shapeNote(q.shape))
+	return st, err
+}
+
+// Within answers, for every observation, the references within rad
+// radians on the GPUs (grid_within): a counting pass, and with list a
+// second that writes the rows, which the host orders.
+func (g *GPU) Within(ctx context.Context, req Request, rad float64, list bool) (WithinResult, Stats, error) {
+	start := time.Now()
+	if err := checkWithin(req, rad); err != nil {
+		return WithinResult{}, Stats{}, err
+	}
+	n := req.Obs.Len()
+	refs := prepareRefsAll(req.Ref)
+	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.n, 2), maxD2: chordLimit(rad),
+		counts: make([]uint32, n)}
+	st, err := g.runNeighbours(ctx, q, start)
+	if err != nil {
+		return WithinResult{}, st, err
+	}
+	res := WithinResult{Counts: q.counts}
+	if list {
+		if err := q.prepareRows(); err != nil {
+			return WithinResult{}, st, err
+		}
+		lst, err := g.runNeighbours(ctx, q, start)
+		if err != nil {
+			return WithinResult{}, lst, err
+		}
+		st = mergeStats(st, lst)
+		res.Offsets, res.Index, res.Distance = q.offsets, q.index, q.orderRows()
+	}
+	st.Note = fmt.Sprintf("within %.6g rad of %d references, %s", rad, refs.n, shapeNote(q.shape))
+	return res, st, nil
+}
+
+func checkWithin(req Request, rad float64) error {
+	if err := checkPoints(req, true); err != nil {
+		return err
+	}
+	if !(rad >= 0) || math.IsInf(rad, 1) {
+		return fmt.Errorf("radius %v rad: want a finite distance, 0 or more", rad)
+	}
+	return nil
+}
+
+// neighbourShape is the request's cells: one for brute force (and the seed
+// port, which has no k-nearest form), else the request's side or one of
+// about perCell references a cell the sphere crosses.
+func neighbourShape(req Request, nref int, perCell float64) gridShape {
+	switch {
+	case req.Algorithm != Grid:
+		return newGridShape(1)
+	case req.GridSide > 0:
+		return newGridShape(req.GridSide)
+	}
+	return newGridShape(max(4, gridSide(nref, perCell)))
+}
+
+func shapeNote(s gridShape) string {
+	if s.g == 1 {
+		return "brute force"
+	}
+	return fmt.Sprintf("grid %d^3 cells", s.g)
+}
+
+// mergeStats adds a second pass's device times and jobs to the first's.
+func mergeStats(a, b Stats) Stats {
+	a.Kernel += b.Kernel
+	a.Index += b.Index
+	a.Upload += b.Upload
+	a.Download += b.Download
+	a.Refined += b.Refined
+	a.Jobs += b.Jobs
+	a.Wall = b.Wall
+	return a
+}
+
+// prepareRows turns the counts into row offsets and makes room for the
+// rows, refusing lists too large for the host's memory.
+func (q *neighbourQuery) prepareRows() error {
+	n := len(q.counts)
+	q.offsets = make([]uint64, n+1)
+	for i, c := range q.counts {
+		q.offsets[i+1] = q.offsets[i] + uint64(c)
+	}
+	total := q.offsets[n]
+	if total > 1<<34 {
+		return fmt.Errorf("within: %d references found in all, more than 2^34: a smaller radius, or counts only", total)
+	}
+	q.index, q.chord = make([]uint32, total), make([]float64, total)
+	return nil
+}
+
+// orderRows sorts every row by distance, ties to the lower index, and
+// returns the distances in radians, as the CPU engine computes them.
+func (q *neighbourQuery) orderRows() []float32 {
+	dist := make([]float32, len(q.index))
+	parallel.Blocks(len(q.counts), 1<<12, 0, func(_, lo, hi int) {
+		var row []neighbour
+		for i := lo; i < hi; i++ {
+			a, b := q.offsets[i], q.offsets[i+1]
+			row = row[:0]
+			for j := a; j < b; j++ {
+				row = append(row, neighbour{q.chord[j], q.index[j]})
+			}
+			slices.SortFunc(row, func(x, y neighbour) int {
+				if x.before(y) {
+					return -1
+				}
+				return 1
+			})
+			for j, nb := range row {
+				q.index[a+uint64(j)], dist[a+uint64(j)] = nb.id, float32(ChordToAngle(nb.d2))
+			}
+		}
+	})
+	q.chord = nil
+	return dist
+}
+
+// runNeighbours runs q's jobs on every GPU.
+func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.Time) (Stats, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.devs) == 0 {
+		return Stats{}, errors.New("gpu engine: closed")
+	}
+	batch := q.batch(len(g.devs))
+	jobs, err := q.jobs(batch)
+	if err != nil {
+		return Stats{}, err
+	}
+	queue := partition.NewQueue(jobs, len(g.devs))
+	times := make([]stageTimes, len(g.devs))
+	err = onEach(ctx, g.devs, func(ctx context.Context, w int) error {
+		return g.devs[w].neighbourJobs(ctx, w, q, queue, batch, &times[w])
+	})
+	var bad badInput
+	if errors.As(err, &bad) {
+		if first := q.req.Obs.CheckValues("observations", 0); first != nil {
+			return Stats{}, first
+		}
+		return Stats{}, bad.error
+	}
+	if err != nil {
+		return Stats{}, fmt.Errorf("gpu engine: %w", err)
+	}
+	st := Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start)}
+	for w, d := range g.devs {
+		st.Devices = append(st.Devices, d.info.String())
+		st.addDevice(times[w])
+	}
+	return st, nil
+}
+
+// batch is the request's batch size, or the observations split evenly
+// over the GPUs in jobs of at most 2^22 (2^22 / (k/8) for large k).
+func (q *neighbourQuery) batch(gpus int) int {
+	if q.req.BatchSize > 0 {
+		return q.req.BatchSize
+	}
+	n := q.req.Obs.Len()
+	most := 1 << 22
+	if q.k > 8 {
+		most = most / q.k * 8
+	}
+	return max(1, min(most, (n+gpus-1)/gpus))
+}
+
+// jobs splits the observations into jobs of at most batch; when listing,
+// also of at most 2^24 entries (or the longest row), so every job's rows
+// fit the GPU and the pinned staging.
+func (q *neighbourQuery) jobs(batch int) ([]partition.Job, error) {
+	if q.offsets == nil {
+		return partition.Split(q.req.Obs.Len(), batch)
+	}
+	most := uint64(1 << 24)
+	for i := range q.counts {
+		most = max(most, uint64(q.counts[i]))
+	}
+	var jobs []partition.Job
+	n := len(q.counts)
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && hi-lo < batch && q.offsets[hi+1]-q.offsets[lo] <= most {
+			hi++
+		}
+		jobs = append(jobs, partition.Job{Start: lo, End: hi})
+		q.maxJobChords = max(q.maxJobChords, int(q.offsets[hi]-q.offsets[lo]))
+		lo = hi
+	}
+	return jobs, nil
+}
+
+// neighbourJobs builds the index on this GPU, then runs jobs from the
+// queue on two slots in turn: while one job's kernels run, the answers of
+// the one before are copied from pinned staging into the caller's memory.
+func (d *gpuDevice) neighbourJobs(ctx context.Context, w int, q *neighbourQuery, queue *partition.Queue, batch int, t *stageTimes) error {
+	defer d.drainSlots()
+	slots := d.slots[:2]
+	if err := d.neighbourIndex(slots[0].stream, q, t); err != nil {
+		return err
+	}
+	for _, s := range slots {
+		s.nb.job = nil
+		if err := d.ensureNeighbourBufs(s, q, batch); err != nil {
+			return err
+		}
+	}
+	for k := 0; ; k++ {
+		job, _, ok := queue.Next(w)
+		if !ok {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s := slots[k%2]
+		if err := d.finishNeighbours(s, t); err != nil {
+			return err
+		}
+		if err := d.startNeighbours(s, q, job); err != nil {
+			return fmt.Errorf("job [%d, %d): %w", job.Start, job.End, err)
+		}
+	}
+	for _, s := range slots {
+		if err := d.finishNeighbours(s, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// neighbourIndex sends the references and builds their index on stream,
+// and waits for it.
+func (d *gpuDevice) neighbourIndex(stream cuda.Stream, q *neighbourQuery, t *stageTimes) error {
+	if err := d.refs.stage(d.drv, stream, q.refs, Points{}); err != nil {
+		return fmt.Errorf("uploading references: %w", err)
+	}
+	if err := d.drv.EventRecord(d.evIdx0, stream); err != nil {
+		return err
+	}
+	if err := d.refs.buildGrid(d.drv, d.grid, stream, q.shape, q.refs.n); err != nil {
+		return fmt.Errorf("building the grid index: %w", err)
+	}
+	if err := d.drv.EventRecord(d.evIdx1, stream); err != nil {
+		return err
+	}
+	if err := d.drv.StreamSynchronize(stream); err != nil {
+		return err
+	}
+	var idx time.Duration
+	err := elapsed(d.drv, []eventSpan{{d.evIdx0, d.evIdx1, &idx}})
+	t.index += idx
+	t.kernel += idx
+	return err
+}
+
+// neighbourBufs are a slot's k-nearest and radius state: the rows of a
+// radius listing on the device, and the job in flight with the copies its
+// finish makes from the pinned staging.
+type neighbourBufs struct {
+	offsets, index, chord buffer
+	job                   *partition.Job
+	copies                []hostCopy
+}
+
+// hostCopy is bytes of the slot's pinned staging, from offset at, that
+// belong at dst in the caller's memory.
+type hostCopy struct {
+	dst       unsafe.Pointer
+	at, bytes int
+}
+
+func (b *neighbourBufs) free(drv *cuda.Driver) error {
+	b.job, b.copies = nil, nil
+	return errors.Join(b.offsets.free(drv), b.index.free(drv), b.chord.free(drv))
+}
+
+// ensureNeighbourBufs sizes the slot for jobs of batch and q's answers.
+func (d *gpuDevice) ensureNeighbourBufs(s *slot, q *neighbourQuery, batch int) error {
+	cfg := slotConfig{batch: batch, is32: q.req.Obs.Is32(), dev: d.dev, partials: 1, grid: q.shape,
+		stageIn: q.req.Obs.Gen == nil}
+	if err := s.ensure(d.drv, cfg); err != nil {
+		return err
+	}
+	per := max(q.k, 1)
+	allocs := []alloc{{buf: &s.outIdx, bytes: 4 * per * batch}, {buf: &s.outDist, bytes: 4 * per * batch}}
+	if q.offsets != nil {
+		allocs = append(allocs, alloc{buf: &s.nb.offsets, bytes: 8 * batch},
+			alloc{buf: &s.nb.index, bytes: 4 * max(q.maxJobChords, 1)}, alloc{buf: &s.nb.chord, bytes: 8 * max(q.maxJobChords, 1)})
+	}
+	return ensureAll(d.drv, allocs, 0)
+}
+
+// startNeighbours queues one job: observations in, sorted by cell, the
+// kernel, and the answers' copy out into the slot's pinned staging.
+func (d *gpuDevice) startNeighbours(s *slot, q *neighbourQuery, job partition.Job) error {
+	m := job.Len()
+	obs := q.req.Obs.Slice(job.Start, job.End)
+	if err := obs.CheckValues("observations", job.Start); err != nil {
+		return badInput{err}
+	}
+	if err := s.upload(d, obs, q.req.Trace); err != nil {
+		return err
+	}
+	if err := d.drv.EventRecord(s.evStart, s.stream); err != nil {
+		return err
+	}
+	if err := s.sortByCell(d, m, rankPlan{shape: q.shape, prec: prec(obs.Is32())}, true, 0); err != nil {
+		return err
+	}
+	if err := d.drv.MemsetD32Async(s.nflag.ptr, 0, 1, s.stream); err != nil {
+		return err
+	}
+	if err := d.neighbourKernel(s, q, job); err != nil {
+		return err
+	}
+	if err := d.drv.EventRecord(s.evStop, s.stream); err != nil {
+		return err
+	}
+	if err := d.neighbourDownload(s, q, job); err != nil {
+		return err
+	}
+	s.nb.job = &job
+	return nil
+}
+
+// finishNeighbours waits for the slot's job, if any, and copies its
+// answers into the caller's memory on every core.
+func (d *gpuDevice) finishNeighbours(s *slot, t *stageTimes) error {
+	if s.nb.job == nil {
+		return nil
+	}
+	s.nb.job = nil
+	if err := d.drv.StreamSynchronize(s.stream); err != nil {
+		return err
+	}
+	for _, c := range s.nb.copies {
+		dst, src := unsafe.Slice((*byte)(c.dst), c.bytes), unsafe.Slice((*byte)(unsafe.Add(s.hostOut.p, c.at)), c.bytes)
+		parallel.Blocks(c.bytes, 1<<20, 0, func(_, lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+	}
+	t.refined += s.refined()
+	return elapsed(d.drv, []eventSpan{{s.evStart, s.evStop, &t.kernel}})
+}
+
+// neighbourKernel queues the job's grid_knn or grid_within.
+func (d *gpuDevice) neighbourKernel(s *slot, q *neighbourQuery, job partition.Job) error {
+	ix := gridIndexArgs{obs: s.sorted.ptr, nobs: job.Len(), cellStart: d.refs.cellStart.ptr, sorted: d.refs.sorted.ptr,
+		runs: d.refs.trimmed.ptr, shape: q.shape, ref64: d.refs.ref64.ptr}
+	if q.k > 0 {
+		return d.knn.runKNN(d.drv, s.stream, knnLaunch{gridIndexArgs: ix, k: q.k, maxD2: q.maxD2,
+			outIdx: s.outIdx.ptr, outDist: s.outDist.ptr, refined: s.nflag.ptr})
+	}
+	l := withinLaunch{gridIndexArgs: ix, maxD2: q.maxD2, counts: s.outIdx.ptr}
+	if q.offsets != nil {
+		local := make([]uint64, job.Len())
+		for i := range local {
+			local[i] = q.offsets[job.Start+i] - q.offsets[job.Start]
+		}
+		// From pageable memory: the driver has read it when this returns.
+		if err := d.drv.MemcpyHtoDAsync(s.nb.offsets.ptr, unsafe.Pointer(&local[0]), uint64(8*len(local)), s.stream); err != nil {
+			return err
+		}
+		l.offsets, l.index, l.chord = s.nb.offsets.ptr, s.nb.index.ptr, s.nb.chord.ptr
+	}
+	return d.knn.runWithin(d.drv, s.stream, l)
+}
+
+// neighbourDownload queues the copies of the job's answers and its refined
+// count into pinned memory, and notes where the answers belong.
+func (d *gpuDevice) neighbourDownload(s *slot, q *neighbourQuery, job partition.Job) error {
+	type part struct {
+		dst   unsafe.Pointer
+		src   cuda.DevicePtr
+		bytes int
+	}
+	var parts []part
+	switch m := job.Len(); {
+	case q.k > 0:
+		lo := job.Start * q.k
+		parts = []part{{unsafe.Pointer(&q.kOut.Index[lo]), s.outIdx.ptr, 4 * m * q.k},
+			{unsafe.Pointer(&q.kOut.Distance[lo]), s.outDist.ptr, 4 * m * q.k}}
+	case q.offsets == nil:
+		parts = []part{{unsafe.Pointer(&q.counts[job.Start]), s.outIdx.ptr, 4 * m}}
+	default:
+		if a, b := q.offsets[job.Start], q.offsets[job.End]; a < b {
+			parts = []part{{unsafe.Pointer(&q.index[a]), s.nb.index.ptr, 4 * int(b-a)},
+				{unsafe.Pointer(&q.chord[a]), s.nb.chord.ptr, 8 * int(b-a)}}
+		}
+	}
+	total := 0
+	for _, p := range parts {
+		total += align8(p.bytes)
+	}
+	if err := s.hostOut.ensure(d.drv, max(total, 8)); err != nil {
+		return fmt.Errorf("pinning %d MiB of host memory: %w", total>>20, err)
+	}
+	s.nb.copies = s.nb.copies[:0]
+	at := 0
+	for _, p := range parts {
+		if err := d.drv.MemcpyDtoHAsync(unsafe.Add(s.hostOut.p, at), p.src, uint64(p.bytes), s.stream); err != nil {
+			return err
+		}
+		s.nb.copies = append(s.nb.copies, hostCopy{dst: p.dst, at: at, bytes: p.bytes})
+		at += align8(p.bytes)
+	}
+	return d.drv.MemcpyDtoHAsync(unsafe.Add(s.hostSmall.p, 8), s.nflag.ptr, 4, s.stream)
+}

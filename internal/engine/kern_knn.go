@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/kernels"
+)
+
+// knnKernels wraps knn.cu: the k nearest references and the references
+// within a radius, over the grid index (brute force: a grid of one cell).
+type knnKernels struct {
+	knn, within         cuda.Function
+	knnArgs, withinArgs *cuda.Args
+}
+
+func loadKNN(drv *cuda.Driver, mod cuda.Module) (*knnKernels, error) {
+	k := &knnKernels{}
+	return k, loadEntries(drv, mod, []entry{
+		{"grid_knn", &k.knn, &k.knnArgs}, {"grid_within", &k.within, &k.withinArgs},
+	})
+}
+
+// gridIndexArgs are the arguments every knn.cu kernel starts with: the
+// sorted observation records and the reference index.
+type gridIndexArgs struct {
+	obs                     cuda.DevicePtr
+	nobs                    int
+	cellStart, sorted, runs cuda.DevicePtr
+	shape                   gridShape
+	ref64                   cuda.DevicePtr
+}
+
+func (g gridIndexArgs) set(a *cuda.Args) {
+	a.SetPtr(0, g.obs)
+	a.SetInt32(1, int32(g.nobs))
+	a.SetPtr(2, g.cellStart)
+	a.SetPtr(3, g.sorted)
+	a.SetPtr(4, g.runs)
+	a.SetInt32(5, int32(g.shape.g))
+	a.SetFloat32(6, g.shape.h)
+	a.SetPtr(7, g.ref64)
+}
+
+// knnLaunch answers the k nearest (within the squared chord maxD2) of
+// each observation into rows of k at outIdx/outDist; refined counts the
+// near ties re-ranked in fp64.
+type knnLaunch struct {
+	gridIndexArgs
+	k                        int
+	maxD2                    float64
+	outIdx, outDist, refined cuda.DevicePtr
+}
+
+func (k *knnKernels) runKNN(drv *cuda.Driver, stream cuda.Stream, l knnLaunch) error {
+	if l.nobs <= 0 || l.shape.g <= 0 || l.k < 1 || l.k > kernels.KnnMax {
+		return fmt.Errorf("grid_knn: bad launch (%d observations, grid %d, k %d)", l.nobs, l.shape.g, l.k)
+	}
+	a := k.knnArgs
+	l.set(a)
+	a.SetInt32(8, int32(l.k))
+	a.SetFloat64(9, l.maxD2)
+	a.SetPtr(10, l.outIdx)
+	a.SetPtr(11, l.outDist)
+	a.SetPtr(12, l.refined)
+	if err := drv.Launch(k.knn, blocksFor(l.nobs, kernels.KnnThreads), cuda.Dim3{X: kernels.KnnThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_knn: %w", err)
+	}
+	return nil
+}
+
+// withinLaunch counts each observation's references within the squared
+// chord maxD2 into counts (offsets 0), or lists them (index and fp64
+// squared chord) from offsets[i] on.
+type withinLaunch struct {
+	gridIndexArgs
+	maxD2                         float64
+	offsets, counts, index, chord cuda.DevicePtr
+}
+
+func (k *knnKernels) runWithin(drv *cuda.Driver, stream cuda.Stream, l withinLaunch) error {
+	if l.nobs <= 0 || l.shape.g <= 0 {
+		return fmt.Errorf("grid_within: bad launch (%d observations, grid %d)", l.nobs, l.shape.g)
+	}
+	a := k.withinArgs
+	l.set(a)
+	a.SetFloat64(8, l.maxD2)
+	a.SetPtr(9, l.offsets)
+	a.SetPtr(10, l.counts)
+	a.SetPtr(11, l.index)
+	a.SetPtr(12, l.chord)
+	if err := drv.Launch(k.within, blocksFor(l.nobs, kernels.KnnThreads), cuda.Dim3{X: kernels.KnnThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_within: %w", err)
+	}
+	return nil
+}
