@@ -115,10 +115,10 @@ type Summary struct {
 	// Median, Min and Max are over the steps' query times; StepMedian is
 	// the median of whole steps (Step.Wall); Query, Update and Wall are the
 	// totals of Step.Query, Step.Update and Step.Wall.
-	Median, Min, Max    time.Duration
-	StepMedian          time.Duration
+	Median, Min, Max time.Duration
+	StepMedian       time.Duration
 	// PhaseMedians is the median of each of the steps' Phases.
-	PhaseMedians Phases
+	PhaseMedians        Phases
 	Query, Update, Wall time.Duration
 	// StepsPerSecond is Steps / Wall: the simulation's rate, not counting
 	// setup or the time spent in the callback.

@@ -186,7 +186,7 @@ func TestGPUNeighboursMatchCPU(t *testing.T) {
 }
 
 // realSets are the real cities and airports as radian columns.
-func realSets(t *testing.T) (cities, airports Points) {
+func realSets(t testing.TB) (cities, airports Points) {
 	t.Helper()
 	dir, full, err := realdata.Dir()
 	if err != nil {
@@ -221,8 +221,10 @@ func compareKNearest(t *testing.T, g *GPU, req Request, k int, maxRad float64) {
 	}
 	t.Logf("k %d, limit %.3g rad: %d jobs, %d refined in float64, kernels %v; %s", k, maxRad, st.Jobs, st.Refined, st.Kernel, st.Note)
 	for i := range want.Index {
-		dd := math.Abs(float64(want.Distance[i]) - float64(got.Distance[i]))
-		if want.Index[i] != got.Index[i] || (!math.IsInf(float64(want.Distance[i]), 1) && dd*earthRadius > 0.01) {
+		// A different reference at the same rank is a tie: two references
+		// whose distances agree to the last float32 place, ordered by
+		// float64 sums that round differently on the two engines.
+		if !withinULP(want.Distance[i], got.Distance[i]) || (want.Index[i] != got.Index[i] && !slices.Contains(want.Index[i/k*k:i/k*k+k], got.Index[i])) {
 			t.Fatalf("k %d: observation %d rank %d: GPU %d at %v, CPU %d at %v", k, i/k, i%k+1,
 				got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
 		}
@@ -240,10 +242,39 @@ func compareWithin(t *testing.T, g *GPU, req Request, rad float64) {
 		t.Fatal(err)
 	}
 	t.Logf("within %.3g rad: %d found, %d jobs, kernels %v; %s", rad, len(got.Index), st.Jobs, st.Kernel, st.Note)
-	if !slices.Equal(want.Counts, got.Counts) || !slices.Equal(want.Offsets, got.Offsets) ||
-		!slices.Equal(want.Index, got.Index) || !slices.Equal(want.Distance, got.Distance) {
-		t.Fatal("the GPU's radius answers differ from the CPU's")
+	if !slices.Equal(want.Counts, got.Counts) || !slices.Equal(want.Offsets, got.Offsets) {
+		t.Fatal("the GPU's radius counts differ from the CPU's")
 	}
+	ties := 0
+	for i := range want.Counts {
+		a, b := want.Offsets[i], want.Offsets[i+1]
+		for e := a; e < b; e++ {
+			if !withinULP(want.Distance[e], got.Distance[e]) {
+				t.Fatalf("observation %d, entry %d: GPU reference %d at %v rad, CPU %d at %v", i, e-a,
+					got.Index[e], got.Distance[e], want.Index[e], want.Distance[e])
+			}
+		}
+		if !slices.Equal(want.Index[a:b], got.Index[a:b]) {
+			ties++
+			w, g := slices.Clone(want.Index[a:b]), slices.Clone(got.Index[a:b])
+			slices.Sort(w)
+			slices.Sort(g)
+			if !slices.Equal(w, g) {
+				t.Fatalf("observation %d: GPU references %v, CPU %v", i, got.Index[a:b], want.Index[a:b])
+			}
+		}
+	}
+	t.Logf("within %.3g rad: %d rows ordered differently among equal distances", rad, ties)
+}
+
+// withinULP reports whether two float32 distances are equal or adjacent:
+// the engines' unit vectors come from different sine and cosine libraries
+// (CUDA's and Go's), a unit in the last place of float64 apart at most,
+// which can round a float32 distance the other way (4 mm at 1,000 km), or
+// order two references at the same distance (real coordinates, rounded to
+// a few decimals, make such ties) the other way.
+func withinULP(a, b float32) bool {
+	return a == b || math.Nextafter32(a, b) == b
 }
 
 func TestGPUCitiesAirports(t *testing.T) {
