@@ -10,36 +10,15 @@ import (
 // knnKernels wraps knn.cu: the k nearest references and the references
 // within a radius, over the grid index (brute force: a grid of one cell).
 type knnKernels struct {
-	knn                 [len(knnSizes)]cuda.Function // grid_knn_K for each K of knnSizes
-	within              cuda.Function
+	knn, within         cuda.Function
 	knnArgs, withinArgs *cuda.Args
 }
 
-// knnSizes are the k the grid_knn_K entries are compiled for: each keeps
-// K+1 candidates in registers, so a query runs the smallest that holds k.
-var knnSizes = [...]int{8, 16, 32, kernels.KnnMax}
-
 func loadKNN(drv *cuda.Driver, mod cuda.Module) (*knnKernels, error) {
 	k := &knnKernels{}
-	entries := []entry{{"grid_within", &k.within, &k.withinArgs}}
-	for i, size := range knnSizes {
-		e := entry{name: fmt.Sprintf("grid_knn_%d", size), fn: &k.knn[i]}
-		if i == 0 {
-			e.args = &k.knnArgs // the entries share one signature
-		}
-		entries = append(entries, e)
-	}
-	return k, loadEntries(drv, mod, entries)
-}
-
-// knnFor is the entry that answers k.
-func (k *knnKernels) knnFor(n int) cuda.Function {
-	for i, size := range knnSizes {
-		if n <= size {
-			return k.knn[i]
-		}
-	}
-	return 0
+	return k, loadEntries(drv, mod, []entry{
+		{"grid_knn", &k.knn, &k.knnArgs}, {"grid_within", &k.within, &k.withinArgs},
+	})
 }
 
 // gridIndexArgs are the arguments every knn.cu kernel starts with: the
@@ -84,7 +63,7 @@ func (k *knnKernels) runKNN(drv *cuda.Driver, stream cuda.Stream, l knnLaunch) e
 	a.SetPtr(10, l.outIdx)
 	a.SetPtr(11, l.outDist)
 	a.SetPtr(12, l.refined)
-	if err := drv.Launch(k.knnFor(l.k), blocksFor(l.nobs, kernels.KnnThreads), cuda.Dim3{X: kernels.KnnThreads}, 0, stream, a); err != nil {
+	if err := drv.Launch(k.knn, blocksFor(l.nobs, kernels.KnnThreads), cuda.Dim3{X: kernels.KnnThreads}, 0, stream, a); err != nil {
 		return fmt.Errorf("grid_knn: %w", err)
 	}
 	return nil

@@ -115,7 +115,7 @@ const (
 	GenThreads      = 256  // GEN_THREADS: gen_sphere, gen_seed
 	ObsRecBytes     = 32   // OBS_REC_BYTES: sizeof(ObsRec), asserted in sphere.cuh
 	KnnThreads      = 128  // KNN_THREADS: grid_knn, grid_within
-	KnnMax          = 64   // KNN_MAX: the largest k grid_knn_64 answers
+	KnnMax          = 64   // KNN_MAX: the largest k grid_knn answers
 )
 
 // NoAnswer marks an observation with no previous answer in a session (new
@@ -154,10 +154,7 @@ var signatures = map[string][]cuda.Param{
 	"count_changed": {U64, U64, U32, U64},
 	"map_index":     {U64, U32, U64},
 
-	"grid_knn_8":  {U64, U32, U64, U64, U64, U32, F32, U64, U32, F64, U64, U64, U64},
-	"grid_knn_16": {U64, U32, U64, U64, U64, U32, F32, U64, U32, F64, U64, U64, U64},
-	"grid_knn_32": {U64, U32, U64, U64, U64, U32, F32, U64, U32, F64, U64, U64, U64},
-	"grid_knn_64": {U64, U32, U64, U64, U64, U32, F32, U64, U32, F64, U64, U64, U64},
+	"grid_knn":    {U64, U32, U64, U64, U64, U32, F32, U64, U32, F64, U64, U64, U64},
 	"grid_within": {U64, U32, U64, U64, U64, U32, F32, U64, F64, U64, U64, U64, U64},
 
 	"gen_sphere": {U64, U32, U64, U64, U64},

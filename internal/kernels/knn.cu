@@ -57,31 +57,24 @@ __device__ __forceinline__ bool before(D d, uint32_t id, D od, uint32_t oid) {
     return d < od || (d == od && id < oid);
 }
 
-// insert puts (d, id) into the sorted list of N (padded with +inf and
-// NO_ANSWER), dropping its last entry: a compare-and-swap an entry, fully
-// unrolled, so the list stays in registers.
-template <int N, typename D>
-__device__ __forceinline__ void insert(D (&ld)[N], uint32_t (&li)[N], D d, uint32_t id) {
-#pragma unroll
-    for (int j = 0; j < N; j++) {
-        const bool b = before(d, id, ld[j], li[j]);
-        const D td = ld[j];
-        const uint32_t ti = li[j];
-        ld[j] = b ? d : td;
-        li[j] = b ? id : ti;
-        d = b ? td : d;
-        id = b ? ti : id;
+// keep inserts (d, id) into the sorted list of at most cap candidates,
+// dropping the worst when full; it reports whether the list changed.
+template <typename D>
+__device__ __forceinline__ bool keep(D* ld, uint32_t* li, int* cnt, int cap, D d, uint32_t id) {
+    int n = *cnt;
+    if (n == cap) {
+        if (!before(d, id, ld[n - 1], li[n - 1])) return false;
+        n--;
     }
-}
-
-// entry is v[j] for a j known only at run time, without indexing (which
-// would move the list to local memory).
-template <int N, typename V>
-__device__ __forceinline__ V entry(const V (&v)[N], int j) {
-    V x = v[0];
-#pragma unroll
-    for (int q = 1; q < N; q++) x = q == j ? v[q] : x;
-    return x;
+    int j = n;
+    for (; j > 0 && before(d, id, ld[j - 1], li[j - 1]); j--) {
+        ld[j] = ld[j - 1];
+        li[j] = li[j - 1];
+    }
+    ld[j] = d;
+    li[j] = id;
+    *cnt = n + 1;
+    return true;
 }
 
 // The fp32 squared chord a limit of max_d2 (fp64, +inf for none) prunes at.
@@ -95,13 +88,11 @@ __device__ __forceinline__ float prune2(float d1) {
     return tc * tc;
 }
 
-// knn answers k <= N-1 nearest with lists of N entries.
-template <int N>
-__device__ __forceinline__ void knn(const ObsRec* __restrict__ obs, int nobs, const uint32_t* __restrict__ cell_start,
-                                    const float4* __restrict__ refs, const short4* __restrict__ runs, int g, float h,
-                                    const double* __restrict__ ref64, int k, double max_d2,
-                                    uint32_t* __restrict__ out_idx, float* __restrict__ out_dist,
-                                    uint32_t* __restrict__ nrefined) {
+extern "C" __global__ void __launch_bounds__(KNN_THREADS)
+    grid_knn(const ObsRec* __restrict__ obs, int nobs, const uint32_t* __restrict__ cell_start,
+             const float4* __restrict__ refs, const short4* __restrict__ runs, int g, float h,
+             const double* __restrict__ ref64, int k, double max_d2, uint32_t* __restrict__ out_idx,
+             float* __restrict__ out_dist, uint32_t* __restrict__ nrefined) {
     const int t = blockIdx.x * KNN_THREADS + threadIdx.x;
     const bool active = t < nobs;
     if (g > 1 && !active) return;  // brute force: every thread stages tiles
@@ -109,23 +100,19 @@ __device__ __forceinline__ void knn(const ObsRec* __restrict__ obs, int nobs, co
     const float px = (float)o.x, py = (float)o.y, pz = (float)o.z;
     const int cx = cell_of(px, g, h), cy = cell_of(py, g, h), cz = cell_of(pz, g, h);
 
-    float ld[N];
-    uint32_t li[N];
-#pragma unroll
-    for (int j = 0; j < N; j++) ld[j] = INFINITY, li[j] = NO_ANSWER;
-    int cnt = 0;  // candidates in the list
+    float ld[KNN_MAX + 1];
+    uint32_t li[KNN_MAX + 1];
+    int cnt = 0;
+    const int cap = k + 1;
     const float lim = limit_d2f(max_d2);
-    float bound = lim;       // min(limit, the (K+1)-th candidate)
+    float bound = lim;        // min(limit, the (K+1)-th candidate)
     float worst = INFINITY;  // the (K+1)-th: nothing farther gets in
     float thr2 = prune2(bound);
     int r = 0;
     if (g == 1) {
         ALL_REFS((int)cell_start[1], {
             const float d = chord2f(px, py, pz, rf);
-            if (d <= worst) {
-                insert(ld, li, d, __float_as_uint(rf.w));
-                if (++cnt > k) worst = entry(ld, k);
-            }
+            if (d <= worst && keep(ld, li, &cnt, cap, d, __float_as_uint(rf.w)) && cnt == cap) worst = ld[k];
         });
         if (!active) return;
         bound = fminf(lim, worst);
@@ -136,10 +123,8 @@ __device__ __forceinline__ void knn(const ObsRec* __restrict__ obs, int nobs, co
             for (uint32_t p = cs; p < ce; p++) {
                 const float4 rf = refs[p];
                 const float d = chord2f(px, py, pz, rf);
-                if (d > worst) continue;
-                insert(ld, li, d, __float_as_uint(rf.w));
-                if (++cnt > k) {
-                    worst = entry(ld, k);
+                if (d <= worst && keep(ld, li, &cnt, cap, d, __float_as_uint(rf.w)) && cnt == cap) {
+                    worst = ld[k];
                     if (worst < bound) {
                         bound = worst;
                         thr2 = prune2(bound);
@@ -152,23 +137,19 @@ __device__ __forceinline__ void knn(const ObsRec* __restrict__ obs, int nobs, co
     }
     r = min(r, g - 1);
 
-    double rd[N];
-    uint32_t ri[N];
-#pragma unroll
-    for (int j = 0; j < N; j++) rd[j] = INFINITY, ri[j] = NO_ANSWER;
+    double rd[KNN_MAX];
+    uint32_t ri[KNN_MAX];
+    int found = 0;
     bool tie = false;
-    if (cnt > k) {
-        const double cK = sqrt((double)entry(ld, k - 1)), cK1 = sqrt((double)entry(ld, k));
+    if (cnt == cap) {
+        const double cK = sqrt((double)ld[k - 1]), cK1 = sqrt((double)ld[k]);
         tie = cK1 - cK <= chord_err(cK) + chord_err(cK1);
     }
     if (!tie) {
-        const int kk = min(cnt, k);
-#pragma unroll
-        for (int j = 0; j < N; j++) {
-            if (j >= kk) continue;
+        for (int j = 0; j < min(cnt, k); j++) {
             const double* rp = ref64 + 3 * (size_t)li[j];
             const double d = chord2d(o.x, o.y, o.z, rp[0], rp[1], rp[2]);
-            if (d <= max_d2) insert(rd, ri, d, li[j]);
+            if (d <= max_d2) keep(rd, ri, &found, k, d, li[j]);
         }
     } else {
         // Every one of the K nearest has an exact chord at most the fp32
@@ -179,34 +160,18 @@ __device__ __forceinline__ void knn(const ObsRec* __restrict__ obs, int nobs, co
                     const uint32_t id = __float_as_uint(refs[p].w);
                     const double* rp = ref64 + 3 * (size_t)id;
                     const double d = chord2d(o.x, o.y, o.z, rp[0], rp[1], rp[2]);
-                    if (d <= max_d2) insert(rd, ri, d, id);
+                    if (d <= max_d2) keep(rd, ri, &found, k, d, id);
                 }
             });
         }
         atomicAdd(nrefined, 1u);
     }
     const size_t row = (size_t)o.i * k;
-#pragma unroll
-    for (int j = 0; j < N; j++) {
-        if (j >= k) continue;
-        out_idx[row + j] = ri[j];
-        out_dist[row + j] = ri[j] != NO_ANSWER ? (float)chord2_to_angle(rd[j]) : INFINITY;
+    for (int j = 0; j < k; j++) {
+        out_idx[row + j] = j < found ? ri[j] : NO_ANSWER;
+        out_dist[row + j] = j < found ? (float)chord2_to_angle(rd[j]) : INFINITY;
     }
 }
-
-// grid_knn_K answers k up to K (the engine picks the smallest that holds k).
-#define EXPORT_KNN(K)                                                                                            \
-    extern "C" __global__ void __launch_bounds__(KNN_THREADS) grid_knn_##K(                                      \
-        const ObsRec* obs, int nobs, const uint32_t* cell_start, const float4* refs, const short4* runs, int g, \
-        float h, const double* ref64, int k, double max_d2, uint32_t* out_idx, float* out_dist,                 \
-        uint32_t* nrefined) {                                                                                   \
-        knn<K + 1>(obs, nobs, cell_start, refs, runs, g, h, ref64, k, max_d2, out_idx, out_dist, nrefined);    \
-    }
-
-EXPORT_KNN(8)
-EXPORT_KNN(16)
-EXPORT_KNN(32)
-EXPORT_KNN(64)
 
 // WITHIN_ONE counts (or lists) the reference rf if it lies within the
 // limit: in fp32 when the error bound decides, else in fp64.
