@@ -416,6 +416,10 @@ func csvError(name string, err error) error {
 
 // readError wraps an I/O error from reading the input.
 func readError(name string, err error) error {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return ie
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("read points: %w", err)

@@ -29,6 +29,10 @@ type InputError struct {
 	// 0 when not known (CSV lines name their field instead).
 	Column int
 
+	// Row is the 1-based row of the offending point in a columnar file
+	// (Parquet), and 0 otherwise.
+	Row int64
+
 	// Feature is the 0-based index of the offending feature in a GeoJSON
 	// FeatureCollection's "features" array, or -1 when not applicable
 	// (CSV input, a bare Feature or a bare geometry).
@@ -91,6 +95,10 @@ func (e *InputError) writeLocation(b *strings.Builder) {
 	if e.Line > 0 && e.Column > 0 {
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(e.Column))
+	}
+	if e.Row > 0 {
+		b.WriteString(": row ")
+		b.WriteString(strconv.FormatInt(e.Row, 10))
 	}
 	if e.Feature >= 0 {
 		b.WriteString(": feature ")
@@ -161,6 +169,7 @@ const (
 	reasonNaN       = "is not a number"
 	reasonEmpty     = "is empty"
 	reasonHex       = "is not a decimal number"
+	reasonNoPoints  = "no points"
 )
 
 // fileError returns an InputError about the file as a whole.

@@ -194,7 +194,8 @@ func TestReadFileNamesContent(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, want string
 	}{
-		{"a.csv", "\x1f\x8b\x08\x00rest", "gzip-compressed"},
+		{"a.csv", "\x1f\x8b\x08\x00rest", "gzip-compressed data is corrupt"},
+		{"a.csv", "PAR1rest", "a Parquet file"},
 		{"a.csv", "PK\x03\x04rest", "zip archive"},
 		{"a.csv", "\xff\xfel\x00a\x00t\x00", "UTF-16"},
 		{"a.csv", "lat,lon\n1,\x002\n", "binary data"},

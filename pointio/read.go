@@ -3,9 +3,12 @@ package pointio
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +22,7 @@ const (
 	formatUnknown format = iota
 	formatCSV
 	formatGeoJSON
+	formatParquet
 )
 
 // formatOf picks the format from the file name extension, ignoring case.
@@ -28,9 +32,14 @@ func formatOf(path string) format {
 		return formatCSV
 	case ".geojson", ".json":
 		return formatGeoJSON
+	case ".parquet", ".geoparquet", ".parq":
+		return formatParquet
 	}
 	return formatUnknown
 }
+
+// parquetMagic starts (and ends) every Parquet file.
+const parquetMagic = "PAR1"
 
 // ReadFile reads the points stored in the file at path, as
 // [longitude, latitude] pairs in degrees in file order.
@@ -59,22 +68,28 @@ func ReadFileContext(ctx context.Context, path string) ([]orb.Point, error) {
 }
 
 func readFile(ctx context.Context, path string) ([]orb.Point, error) {
-	f, err := os.Open(path)
+	in, size, err := openInput(path)
 	if err != nil {
-		return nil, fmt.Errorf("read points: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		if fi.IsDir() {
-			return nil, fmt.Errorf("read points: %s is a directory", path)
-		}
-		size = fi.Size()
-	}
-
-	br := bufio.NewReaderSize(ctxReader{ctx, f}, readBufferSize)
+	defer in.Close()
+	br := bufio.NewReaderSize(ctxReader{ctx, in}, readBufferSize)
 	kind := formatOf(path)
+	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {
+		if path == "-" {
+			return nil, fileError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)")
+		}
+		return readParquet(ctx, path)
+	}
+	if head, _ := br.Peek(2); string(head) == "\x1f\x8b" {
+		// gzip: the name without .gz says the format.
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, corruptGzip(path, err)
+		}
+		br, size = bufio.NewReaderSize(ctxReader{ctx, gzipReader{gz, path}}, readBufferSize), 0
+		kind = formatOf(strings.TrimSuffix(strings.TrimSuffix(path, ".gz"), ".GZ"))
+	}
 	if err := checkContent(br, path, kind); err != nil {
 		return nil, err
 	}
@@ -94,6 +109,48 @@ func readFile(ctx context.Context, path string) ([]orb.Point, error) {
 		return decodeGeoJSON(buf.Bytes(), path)
 	}
 	return readCSV(br, path, size)
+}
+
+// gzipReader reports corrupt compressed data as an InputError.
+type gzipReader struct {
+	r    io.Reader
+	path string
+}
+
+func (g gzipReader) Read(b []byte) (int, error) {
+	n, err := g.r.Read(b)
+	if err != nil && err != io.EOF {
+		var pe *fs.PathError
+		if !errors.As(err, &pe) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			err = corruptGzip(g.path, err)
+		}
+	}
+	return n, err
+}
+
+func corruptGzip(path string, err error) error {
+	return &InputError{File: path, Feature: -1, Point: -1, Reason: "gzip-compressed data is corrupt or truncated", Err: err}
+}
+
+// openInput opens path ("-": standard input) and returns its size when
+// known (0 otherwise).
+func openInput(path string) (io.ReadCloser, int64, error) {
+	if path == "-" {
+		return io.NopCloser(os.Stdin), 0, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read points: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return f, 0, nil
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, 0, fmt.Errorf("read points: %s is a directory", path)
+	}
+	return f, fi.Size(), nil
 }
 
 // sniff guesses the format from the first byte that is not white space or
@@ -141,8 +198,9 @@ func checkContent(br *bufio.Reader, path string, kind format) error {
 	for _, c := range []struct {
 		prefix, what string
 	}{
-		{"\x1f\x8b", "gzip-compressed data: decompress it first (gunzip)"},
-		{"PK\x03\x04", "a zip archive: geoknn reads CSV and GeoJSON text"},
+		{"\x1f\x8b", "gzip-compressed data inside gzip: decompress it first (gunzip)"},
+		{"PK\x03\x04", "a zip archive: geoknn reads CSV, GeoJSON and Parquet files, and gzip-compressed text"},
+		{parquetMagic, "a Parquet file: name it .parquet"},
 		{"\xff\xfe", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
 		{"\xfe\xff", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
 	} {

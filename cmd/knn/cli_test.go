@@ -210,3 +210,45 @@ func TestNeighbourQueries(t *testing.T) {
 		}
 	}
 }
+
+// Answers go to the format --out names: Parquet files read back as the
+// CSV's rows; an unknown extension is refused before any work (exit 2, no
+// file); standard input is read with --obs -.
+func TestOutputFormatsAndStdin(t *testing.T) {
+	dir := t.TempDir()
+	ref := write(t, dir, "ref.csv", "lat,lon\n0,0\n10,10\n-20,30\n")
+	obs := write(t, dir, "obs.csv", "lat,lon\n1,1\n9,9\n-19,29\n")
+	for _, name := range []string{"a.parquet", "k.parquet"} {
+		args := []string{"run", "--obs", obs, "--ref", ref, "--engine", "cpu", "-q", "--out", filepath.Join(dir, name)}
+		if name == "k.parquet" {
+			args = append(args, "--k", "2")
+		}
+		if status, _, stderr := mainFor(args...); status != 0 {
+			t.Fatalf("%s: exit %d: %s", name, status, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.HasPrefix(b, []byte("PAR1")) || !bytes.HasSuffix(b, []byte("PAR1")) {
+			t.Errorf("%s is not a Parquet file (%v)", name, err)
+		}
+	}
+	status, _, stderr := mainFor("run", "--obs", obs, "--ref", ref, "--out", filepath.Join(dir, "a.csv.gz"))
+	if _, err := os.Stat(filepath.Join(dir, "a.csv.gz")); status != 2 || !strings.Contains(stderr, `unknown format ".gz"`) || err == nil {
+		t.Errorf("--out a.csv.gz: exit %d, %q", status, stderr)
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = stdin })
+	go func() {
+		w.Write([]byte("lat,lon\n9,9\n"))
+		w.Close()
+	}()
+	status, stdout, stderr := mainFor("run", "--obs", "-", "--ref", ref, "--engine", "cpu", "-q", "--out", "-")
+	if status != 0 || stdout != "obs_index,ref_index,distance_m\n0,1,156177.907\n" {
+		t.Errorf("--obs -: exit %d, %q, %q", status, stdout, stderr)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,7 +18,7 @@ import (
 // its report, the sampled validation and --out.
 func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stderr io.Writer) error {
 	t := time.Now()
-	var write func(w *bufio.Writer, npz bool) error
+	var write func(w *bufio.Writer, format string) error
 	var check func(ctx context.Context) error
 	var st geoknn.Stats
 	if f.withinM > 0 {
@@ -58,11 +57,14 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	if f.out == "" {
 		return nil
 	}
-	npz := strings.EqualFold(filepath.Ext(f.out), ".npz")
-	return pointio.Write(ctx, f.out, stdout, func(w *bufio.Writer) error { return write(w, npz) })
+	format, err := pointio.OutputFormat(f.out)
+	if err != nil {
+		return err
+	}
+	return pointio.Write(ctx, f.out, stdout, func(w *bufio.Writer) error { return write(w, format) })
 }
 
-func kWriter(res *geoknn.KResult) func(w *bufio.Writer, npz bool) error {
+func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {
 	row := func(i, r int) (uint32, float64, bool) {
 		e := i*res.K + r
 		if res.Index[e] == geoknn.NoNeighbour {
@@ -71,15 +73,18 @@ func kWriter(res *geoknn.KResult) func(w *bufio.Writer, npz bool) error {
 		return res.Index[e], res.Metres(i, r), true
 	}
 	n := len(res.Index) / max(res.K, 1)
-	return func(w *bufio.Writer, npz bool) error {
-		if npz {
+	return func(w *bufio.Writer, format string) error {
+		switch format {
+		case pointio.FormatNPZ:
 			return pointio.WriteKResultsNPZ(w, n, res.K, row)
+		case pointio.FormatParquet:
+			return pointio.WriteKResultsParquet(w, n, res.K, row)
 		}
 		return pointio.WriteKResults(w, n, res.K, row)
 	}
 }
 
-func withinWriter(res *geoknn.WithinResult) func(w *bufio.Writer, npz bool) error {
+func withinWriter(res *geoknn.WithinResult) func(w *bufio.Writer, format string) error {
 	metres := func(e int) float64 { return float64(res.DistanceRad[e]) * geoknn.EarthRadiusMetres }
 	in := pointio.Within{Count: func(i int) int { return int(res.Counts[i]) }}
 	if res.Offsets != nil {
@@ -88,10 +93,12 @@ func withinWriter(res *geoknn.WithinResult) func(w *bufio.Writer, npz bool) erro
 			return res.Index[e], metres(e)
 		}
 	}
-	return func(w *bufio.Writer, npz bool) error {
+	return func(w *bufio.Writer, format string) error {
 		switch {
-		case npz:
+		case format == pointio.FormatNPZ:
 			return pointio.WriteWithinNPZ(w, res.Counts, res.Offsets, res.Index, metres)
+		case format == pointio.FormatParquet:
+			return pointio.WriteWithinParquet(w, len(res.Counts), in)
 		case res.Offsets != nil:
 			return pointio.WriteWithinLists(w, len(res.Counts), in)
 		}

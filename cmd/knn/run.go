@@ -148,6 +148,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // checkOutputs checks --out and --trace before any work: each a place
 // that can take it, neither an input nor the other.
 func (f *runFlags) checkOutputs() error {
+	if f.obs == "-" && f.ref == "-" {
+		return usagef("run: --obs - and --ref -: standard input holds one of them")
+	}
 	if f.trace == "-" || (f.trace != "" && f.trace == f.out) {
 		if f.trace == "-" {
 			return usagef("run: --trace -: the trace goes to a file (standard output is --out -'s)")
@@ -161,6 +164,12 @@ func (f *runFlags) checkOutputs() error {
 		if err := pointio.CheckOutput(path, f.obs, f.ref); err != nil {
 			return err
 		}
+	}
+	if f.out == "" {
+		return nil
+	}
+	if _, err := pointio.OutputFormat(f.out); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
@@ -193,7 +202,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.ref, "ref", "", "references: a CSV/GeoJSON file or a count such as 2^16 (required)")
 	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts: sphere (uniform on the sphere), seed (uniform in lat/lon degrees, as the reference notebook), clustered")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
-	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m) or .npz (NumPy: ref_index, distance_m); - for CSV on stdout")
+	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m), .npz (NumPy: ref_index, distance_m) or .parquet (the CSV's columns); - for CSV on stdout")
 	fs.StringVar(&f.out, "o", "", "short for --out")
 	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
 	fs.StringVar(&f.algo, "algo", "grid", "grid (exact, cell index, falls back to brute when that is cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
@@ -365,7 +374,8 @@ func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res 
 	if err := writeAnswers(ctx, path, stdout, res); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	fmt.Fprintf(w, "wrote %s (%d rows) in %.3f s\n", path, len(res.Index), time.Since(t).Seconds())
+	format, _ := pointio.OutputFormat(path)
+	fmt.Fprintf(w, "wrote %s (%s, %d rows) in %.3f s\n", path, format, len(res.Index), time.Since(t).Seconds())
 	return nil
 }
 
@@ -379,7 +389,11 @@ func loadFile(ctx context.Context, path string) (pointSet, error) {
 	if err != nil {
 		return pointSet{}, fmt.Errorf("%s: point %w", path, err)
 	}
-	return pointSet{cols: cols, pts: pts, desc: path}, nil
+	desc := path
+	if path == "-" {
+		desc = "standard input"
+	}
+	return pointSet{cols: cols, pts: pts, desc: desc}, nil
 }
 
 func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
@@ -492,13 +506,20 @@ func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, 
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
 
-// writeAnswers writes res to path atomically: NumPy .npz for a .npz path,
-// else CSV.
+// writeAnswers writes res to path atomically, in the format its extension
+// names (pointio.OutputFormat).
 func writeAnswers(ctx context.Context, path string, stdout io.Writer, res *geoknn.Result) error {
+	format, err := pointio.OutputFormat(path)
+	if err != nil {
+		return err
+	}
 	answer := func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) }
 	return pointio.Write(ctx, path, stdout, func(w *bufio.Writer) error {
-		if strings.EqualFold(filepath.Ext(path), ".npz") {
+		switch format {
+		case pointio.FormatNPZ:
 			return pointio.WriteResultsNPZ(w, len(res.Index), answer)
+		case pointio.FormatParquet:
+			return pointio.WriteResultsParquet(w, len(res.Index), answer)
 		}
 		return pointio.WriteResults(w, len(res.Index), answer)
 	})

@@ -17,6 +17,9 @@ func resolveArg(flagName, arg string) (count int, isFile bool, err error) {
 	if arg == "" {
 		return 0, false, usagef("%s is required", flagName)
 	}
+	if arg == "-" {
+		return 0, true, nil // standard input
+	}
 	if strings.ContainsRune(arg, os.PathSeparator) || strings.ContainsRune(arg, '/') {
 		return 0, true, nil
 	}

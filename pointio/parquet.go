@@ -1,0 +1,399 @@
+package pointio
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/geoknn/geoknn/internal/sysmem"
+	"github.com/paulmach/orb"
+	"golang.org/x/sync/errgroup"
+)
+
+// readParquet reads the points of a Parquet file: the primary geometry of
+// a GeoParquet file (points, WKB or the native "point" encoding, in
+// longitude/latitude), or else the latitude and longitude columns, named
+// as in CSV (float or double, degrees). Row groups are read in parallel.
+func readParquet(ctx context.Context, path string) (pts []orb.Point, err error) {
+	defer func() {
+		if err != nil {
+			pts = nil
+		}
+	}()
+	defer recoverCorrupt(path, &err)
+	rdr, err := file.OpenParquetFile(path, true)
+	if err != nil {
+		return nil, parquetError(path, "not a readable Parquet file", err)
+	}
+	defer rdr.Close()
+	src, err := parquetSourceOf(path, rdr)
+	if err != nil {
+		return nil, err
+	}
+	starts := make([]int64, rdr.NumRowGroups()+1)
+	for g := range rdr.NumRowGroups() {
+		starts[g+1] = starts[g] + rdr.MetaData().RowGroup(g).NumRows()
+	}
+	if err := checkRows(path, starts, fileSize(path)); err != nil {
+		return nil, err
+	}
+	pts = make([]orb.Point, starts[len(starts)-1])
+	eg, ctx := errgroup.WithContext(ctx)
+	workers := max(1, min(runtime.GOMAXPROCS(0), rdr.NumRowGroups()))
+	for w := range workers {
+		eg.Go(func() (err error) {
+			defer recoverCorrupt(path, &err)
+			return src.readGroups(ctx, w, workers, starts, pts)
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	if len(pts) == 0 {
+		return nil, &InputError{File: path, Feature: -1, Point: -1, Reason: reasonNoPoints}
+	}
+	return pts, nil
+}
+
+// checkRows refuses row counts that cannot be right, before allocating:
+// negative ones, more than 64 rows a byte of the file (no point data
+// compresses so far: a corrupt footer), or more than the host's memory
+// holds at 16 bytes a point.
+func checkRows(path string, starts []int64, size int64) error {
+	for g := 1; g < len(starts); g++ {
+		if starts[g] < starts[g-1] {
+			return parquetError(path, fmt.Sprintf("corrupt Parquet file: row group %d has %d rows", g-1, starts[g]-starts[g-1]), nil)
+		}
+	}
+	n := starts[len(starts)-1]
+	if size > 0 && n > 64*size+1024 {
+		return parquetError(path, fmt.Sprintf("corrupt Parquet file: %d rows in %d bytes", n, size), nil)
+	}
+	if avail, ok := sysmem.Available(); ok && uint64(n) > avail/16 {
+		return parquetError(path, fmt.Sprintf("%d rows need %d MiB as points, more than the %d MiB available", n, n>>16, avail>>20), nil)
+	}
+	return nil
+}
+
+func fileSize(path string) int64 {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
+// parquetSource is where a file's points are: a geometry column, or
+// latitude and longitude columns.
+type parquetSource struct {
+	path     string
+	geometry string // GeoParquet: the primary column
+	encoding string // "WKB" or "point"
+	lat, lon string
+}
+
+// parquetSourceOf finds the points of the file: GeoParquet metadata first,
+// then latitude and longitude columns.
+func parquetSourceOf(path string, rdr *file.Reader) (*parquetSource, error) {
+	src := &parquetSource{path: path}
+	if geo := rdr.MetaData().KeyValueMetadata().FindValue("geo"); geo != nil {
+		return src, src.fromGeoMetadata(*geo)
+	}
+	sc := rdr.MetaData().Schema
+	var names []string
+	for i := range sc.Root().NumFields() {
+		names = append(names, sc.Root().Field(i).Name())
+	}
+	latCol, lonCol, ierr := findColumns(path, 0, names)
+	if ierr != nil {
+		ierr.Reason = strings.Replace(ierr.Reason, "header has", "the file has", 1)
+		ierr.Reason = strings.Replace(ierr.Reason, "header fields", "columns", 1)
+		return nil, ierr
+	}
+	src.lat, src.lon = names[latCol], names[lonCol]
+	return src, nil
+}
+
+// geoMetadata is the part of GeoParquet's "geo" metadata (versions 1.0
+// and 1.1) that reading points needs.
+type geoMetadata struct {
+	Version       string `json:"version"`
+	PrimaryColumn string `json:"primary_column"`
+	Columns       map[string]struct {
+		Encoding      string          `json:"encoding"`
+		GeometryTypes []string        `json:"geometry_types"`
+		CRS           json.RawMessage `json:"crs"`
+	} `json:"columns"`
+}
+
+func (src *parquetSource) fromGeoMetadata(text string) error {
+	var meta geoMetadata
+	if err := json.Unmarshal([]byte(text), &meta); err != nil {
+		return parquetError(src.path, "GeoParquet \"geo\" metadata is not valid JSON", err)
+	}
+	col, ok := meta.Columns[meta.PrimaryColumn]
+	if !ok {
+		return parquetError(src.path, fmt.Sprintf("GeoParquet metadata names primary column %q but does not describe it", meta.PrimaryColumn), nil)
+	}
+	if err := checkGeographicCRS(col.CRS); err != nil {
+		return parquetError(src.path, fmt.Sprintf("GeoParquet column %q: %v", meta.PrimaryColumn, err), nil)
+	}
+	switch enc := strings.ToLower(col.Encoding); enc {
+	case "wkb", "point":
+		src.geometry, src.encoding = meta.PrimaryColumn, enc
+	default:
+		return parquetError(src.path, fmt.Sprintf("GeoParquet column %q has encoding %q: points are read from WKB or the native \"point\" encoding", meta.PrimaryColumn, col.Encoding), nil)
+	}
+	for _, t := range col.GeometryTypes {
+		if t != "Point" && t != "Point Z" {
+			return parquetError(src.path, fmt.Sprintf("GeoParquet column %q holds %s geometries: only points can be queried", meta.PrimaryColumn, t), nil)
+		}
+	}
+	return nil
+}
+
+// checkGeographicCRS accepts GeoParquet's default (no crs: OGC:CRS84), an
+// unknown CRS (null) and PROJJSON or strings naming OGC:CRS84 or EPSG:4326;
+// coordinates in anything else (a projected CRS in metres) are not
+// longitudes and latitudes.
+func checkGeographicCRS(raw json.RawMessage) error {
+	text := strings.TrimSpace(string(raw))
+	if text == "" || text == "null" {
+		return nil
+	}
+	var crs struct {
+		Name string `json:"name"`
+		ID   struct {
+			Authority string `json:"authority"`
+			Code      any    `json:"code"`
+		} `json:"id"`
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if isLonLatCRS(s) {
+			return nil
+		}
+		return fmt.Errorf("CRS %q is not longitude/latitude on WGS 84 (OGC:CRS84 or EPSG:4326): reproject the file first", s)
+	}
+	if err := json.Unmarshal(raw, &crs); err != nil {
+		return fmt.Errorf("unreadable CRS: %w", err)
+	}
+	if isLonLatCRS(fmt.Sprintf("%s:%v", crs.ID.Authority, crs.ID.Code)) {
+		return nil
+	}
+	return fmt.Errorf("CRS %q (%s:%v) is not longitude/latitude on WGS 84 (OGC:CRS84 or EPSG:4326): reproject the file first",
+		crs.Name, crs.ID.Authority, crs.ID.Code)
+}
+
+func isLonLatCRS(id string) bool {
+	switch strings.ToUpper(strings.TrimSpace(id)) {
+	case "OGC:CRS84", "EPSG:4326", "OGC:CRS:84":
+		return true
+	}
+	return false
+}
+
+// readGroups reads row groups w, w+workers, ... into pts (group g's rows
+// start at starts[g]), on a file reader of its own.
+func (src *parquetSource) readGroups(ctx context.Context, w, workers int, starts []int64, pts []orb.Point) error {
+	rdr, err := file.OpenParquetFile(src.path, true)
+	if err != nil {
+		return parquetError(src.path, "not a readable Parquet file", err)
+	}
+	defer rdr.Close()
+	// Serial within a worker (the workers split the row groups): the
+	// library's own goroutines would put its panics on corrupt input out
+	// of recoverCorrupt's reach.
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return parquetError(src.path, "not a readable Parquet file", err)
+	}
+	leaves := src.leaves(rdr)
+	for g := w; g < len(starts)-1; g += workers {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		tbl, err := fr.ReadRowGroups(ctx, leaves, []int{g})
+		if err != nil {
+			return parquetError(src.path, fmt.Sprintf("row group %d", g), err)
+		}
+		err = src.decode(tbl, starts[g], pts[starts[g]:starts[g+1]])
+		tbl.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// leaves are the file's column (leaf) indices the points are in.
+func (src *parquetSource) leaves(rdr *file.Reader) []int {
+	sc := rdr.MetaData().Schema
+	var leaves []int
+	for i := range sc.NumColumns() {
+		top := strings.SplitN(sc.Column(i).Path(), ".", 2)[0]
+		if top == src.geometry || top == src.lat || top == src.lon {
+			leaves = append(leaves, i)
+		}
+	}
+	return leaves
+}
+
+// decode writes a row group's points (its first row is row first of the
+// file) into dst, checking every one.
+func (src *parquetSource) decode(tbl arrow.Table, first int64, dst []orb.Point) error {
+	col := func(name string) *arrow.Chunked {
+		idx := tbl.Schema().FieldIndices(name)
+		if len(idx) == 0 {
+			return nil
+		}
+		return tbl.Column(idx[0]).Data()
+	}
+	if src.geometry != "" {
+		return src.decodeGeometry(col(src.geometry), first, dst)
+	}
+	if err := src.decodeFloats(col(src.lat), "lat", first, dst, func(p *orb.Point, v float64) { p[1] = v }); err != nil {
+		return err
+	}
+	return src.decodeFloats(col(src.lon), "lon", first, dst, func(p *orb.Point, v float64) { p[0] = v })
+}
+
+// decodeFloats sets one coordinate of every point from a float or double
+// column, checking its range.
+func (src *parquetSource) decodeFloats(c *arrow.Chunked, field string, first int64, dst []orb.Point, set func(*orb.Point, float64)) error {
+	limit := 90.0
+	if field == "lon" {
+		limit = 180
+	}
+	row := 0
+	for _, chunk := range c.Chunks() {
+		for i := range chunk.Len() {
+			v, err := floatAt(chunk, i)
+			if err != nil || !(v >= -limit && v <= limit) {
+				return src.valueError(first+int64(row), field, v, err, limit)
+			}
+			set(&dst[row], v)
+			row++
+		}
+	}
+	return nil
+}
+
+// floatAt is element i of a float or double column.
+func floatAt(a arrow.Array, i int) (float64, error) {
+	if a.IsNull(i) {
+		return math.NaN(), errors.New("missing (null)")
+	}
+	switch c := a.(type) {
+	case *array.Float64:
+		return c.Value(i), nil
+	case *array.Float32:
+		return float64(c.Value(i)), nil
+	}
+	return math.NaN(), fmt.Errorf("column of type %s: want float or double degrees", a.DataType())
+}
+
+// decodeGeometry reads WKB points or native point structs.
+func (src *parquetSource) decodeGeometry(c *arrow.Chunked, first int64, dst []orb.Point) error {
+	row := 0
+	for _, chunk := range c.Chunks() {
+		for i := range chunk.Len() {
+			p, err := geometryAt(chunk, i)
+			if err != nil {
+				return &InputError{File: src.path, Row: first + int64(row) + 1, Feature: -1, Point: -1, Reason: err.Error()}
+			}
+			if !(p[1] >= -90 && p[1] <= 90) {
+				return src.valueError(first+int64(row), "lat", p[1], nil, 90)
+			}
+			if !(p[0] >= -180 && p[0] <= 180) {
+				return src.valueError(first+int64(row), "lon", p[0], nil, 180)
+			}
+			dst[row] = p
+			row++
+		}
+	}
+	return nil
+}
+
+// geometryAt is the point at element i of a WKB (binary) or native point
+// (struct of x, y) column.
+func geometryAt(a arrow.Array, i int) (orb.Point, error) {
+	if a.IsNull(i) {
+		return orb.Point{}, errors.New("geometry missing (null)")
+	}
+	switch c := a.(type) {
+	case *array.Binary:
+		return wkbPoint(c.Value(i))
+	case *array.LargeBinary:
+		return wkbPoint(c.Value(i))
+	case *array.Struct:
+		st := c.DataType().(*arrow.StructType)
+		x, okx := st.FieldIdx("x")
+		y, oky := st.FieldIdx("y")
+		if !okx || !oky {
+			return orb.Point{}, fmt.Errorf("native point column of type %s: want fields x and y", st)
+		}
+		lon, err1 := floatAt(c.Field(x), i)
+		lat, err2 := floatAt(c.Field(y), i)
+		if err := errors.Join(err1, err2); err != nil {
+			return orb.Point{}, err
+		}
+		return orb.Point{lon, lat}, nil
+	}
+	return orb.Point{}, fmt.Errorf("geometry column of type %s: want WKB (binary) or native points", a.DataType())
+}
+
+// wkbPoint decodes an ISO WKB point (2D, or with Z or M, which are
+// ignored).
+func wkbPoint(b []byte) (orb.Point, error) {
+	if len(b) < 5 {
+		return orb.Point{}, fmt.Errorf("WKB of %d bytes is not a point", len(b))
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if b[0] == 0 {
+		order = binary.BigEndian
+	}
+	kind := order.Uint32(b[1:5])
+	if kind%1000 != 1 || kind > 3001 {
+		return orb.Point{}, fmt.Errorf("WKB geometry of type %d is not a point", kind)
+	}
+	if len(b) < 21 {
+		return orb.Point{}, fmt.Errorf("WKB point of %d bytes is truncated", len(b))
+	}
+	x, y := math.Float64frombits(order.Uint64(b[5:13])), math.Float64frombits(order.Uint64(b[13:21]))
+	if math.IsNaN(x) && math.IsNaN(y) {
+		return orb.Point{}, errors.New("empty point (WKB POINT EMPTY)")
+	}
+	return orb.Point{x, y}, nil
+}
+
+func (src *parquetSource) valueError(row int64, field string, v float64, err error, limit float64) error {
+	reason := outOfRange(limit)
+	if err != nil {
+		reason = err.Error()
+	}
+	return &InputError{File: src.path, Row: row + 1, Feature: -1, Point: -1, Field: field,
+		Value: fmt.Sprint(v), Reason: reason}
+}
+
+// recoverCorrupt turns a panic of the Parquet library on a corrupt file
+// into an error naming the file: bad input never takes the process down.
+func recoverCorrupt(path string, err *error) {
+	if p := recover(); p != nil {
+		*err = parquetError(path, "corrupt Parquet file", fmt.Errorf("%v", p))
+	}
+}
+
+func parquetError(path, reason string, err error) error {
+	return &InputError{File: path, Feature: -1, Point: -1, Reason: reason, Err: err}
+}

@@ -1,0 +1,333 @@
+package pointio
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/paulmach/orb"
+)
+
+// writeTestParquet writes one column set as a Parquet file (with the
+// given schema metadata, e.g. GeoParquet's "geo"), in row groups of
+// groupRows, and returns its path.
+func writeTestParquet(t testing.TB, name string, meta map[string]string, groupRows int64, cols map[string]arrow.Array) string {
+	t.Helper()
+	var fields []arrow.Field
+	var arrs []arrow.Array
+	for _, n := range []string{"id", "lat", "lon", "latitude", "lng", "geometry"} {
+		if a, ok := cols[n]; ok {
+			fields = append(fields, arrow.Field{Name: n, Type: a.DataType(), Nullable: true})
+			arrs = append(arrs, a)
+		}
+	}
+	md := arrow.MetadataFrom(meta)
+	schema := arrow.NewSchema(fields, &md)
+	path := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(groupRows)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := array.NewRecordBatch(schema, arrs, int64(arrs[0].Len()))
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return path
+}
+
+func floats64(v []float64, nulls ...int) arrow.Array {
+	b := array.NewFloat64Builder(memory.DefaultAllocator)
+	valid := make([]bool, len(v))
+	for i := range valid {
+		valid[i] = true
+	}
+	for _, i := range nulls {
+		valid[i] = false
+	}
+	b.AppendValues(v, valid)
+	return b.NewArray()
+}
+
+func floats32(v []float32) arrow.Array {
+	b := array.NewFloat32Builder(memory.DefaultAllocator)
+	b.AppendValues(v, nil)
+	return b.NewArray()
+}
+
+// wkb is an ISO WKB point, little or big endian.
+func wkb(lon, lat float64, big bool) []byte {
+	var order binary.AppendByteOrder = binary.LittleEndian
+	b := []byte{1}
+	if big {
+		order, b[0] = binary.BigEndian, 0
+	}
+	b = order.AppendUint32(b, 1)
+	b = order.AppendUint64(b, math.Float64bits(lon))
+	return order.AppendUint64(b, math.Float64bits(lat))
+}
+
+func wkbColumn(pts ...[]byte) arrow.Array {
+	b := array.NewBinaryBuilder(memory.DefaultAllocator, arrow.BinaryTypes.Binary)
+	for _, p := range pts {
+		b.Append(p)
+	}
+	return b.NewArray()
+}
+
+const geoWKB = `{"version":"1.1.0","primary_column":"geometry","columns":{"geometry":{"encoding":"WKB","geometry_types":["Point"]}}}`
+
+func TestReadParquet(t *testing.T) {
+	lat, lon := make([]float64, 5000), make([]float64, 5000)
+	for i := range lat {
+		lat[i], lon[i] = float64(i%180)-89.5, float64(i%360)-179.5
+	}
+	want := make([]orb.Point, len(lat))
+	for i := range want {
+		want[i] = orb.Point{lon[i], lat[i]}
+	}
+	native := array.NewStructBuilder(memory.DefaultAllocator, arrow.StructOf(
+		arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64}, arrow.Field{Name: "y", Type: arrow.PrimitiveTypes.Float64}))
+	for i := range 3 {
+		native.Append(true)
+		native.FieldBuilder(0).(*array.Float64Builder).Append(lon[i])
+		native.FieldBuilder(1).(*array.Float64Builder).Append(lat[i])
+	}
+	for _, tc := range []struct {
+		name string
+		path string
+		want []orb.Point
+	}{
+		{"lat/lon columns, row groups of 700", writeTestParquet(t, "a.parquet", nil, 700,
+			map[string]arrow.Array{"lat": floats64(lat), "lon": floats64(lon)}), want},
+		{"float32 latitude/lng", writeTestParquet(t, "b.parquet", nil, 1<<20,
+			map[string]arrow.Array{"latitude": floats32([]float32{1.5, -2.25}), "lng": floats32([]float32{3, 4})}),
+			[]orb.Point{{3, 1.5}, {4, -2.25}}},
+		{"GeoParquet WKB, both byte orders", writeTestParquet(t, "c.parquet", map[string]string{"geo": geoWKB}, 1<<20,
+			map[string]arrow.Array{"geometry": wkbColumn(wkb(8.5, 47.4, false), wkb(-73.9, 40.7, true))}),
+			[]orb.Point{{8.5, 47.4}, {-73.9, 40.7}}},
+		{"GeoParquet native points", writeTestParquet(t, "d.parquet", map[string]string{"geo": strings.Replace(
+			geoWKB, `"WKB"`, `"point"`, 1)}, 1<<20, map[string]arrow.Array{"geometry": native.NewArray()}), want[:3]},
+		{"no extension: sniffed", renamed(t, writeTestParquet(t, "e.parquet", nil, 1<<20,
+			map[string]arrow.Array{"lat": floats64(lat[:2]), "lon": floats64(lon[:2])}), "points"), want[:2]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadFile(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("%d points, want %d", len(got), len(tc.want))
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("point %d = %v, want %v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func renamed(t *testing.T, path, name string) string {
+	to := filepath.Join(filepath.Dir(path), name)
+	if err := os.Rename(path, to); err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
+func TestReadParquetErrors(t *testing.T) {
+	projected := strings.Replace(geoWKB, `"geometry_types"`, `"crs":{"name":"WGS 84 / UTM zone 32N","id":{"authority":"EPSG","code":32632}},"geometry_types"`, 1)
+	lines := strings.Replace(geoWKB, `["Point"]`, `["LineString"]`, 1)
+	for _, tc := range []struct {
+		name, file string
+		meta       map[string]string
+		cols       map[string]arrow.Array
+		want       string
+	}{
+		{"latitude out of range", "a.parquet", nil, map[string]arrow.Array{"lat": floats64([]float64{1, 2, 95.5}), "lon": floats64([]float64{1, 2, 3})},
+			"a.parquet: row 3: latitude 95.5 out of range [-90, 90]"},
+		{"null longitude", "b.parquet", nil, map[string]arrow.Array{"lat": floats64([]float64{1, 2}), "lon": floats64([]float64{1, 2}, 1)},
+			"b.parquet: row 2: longitude NaN missing (null)"},
+		{"no coordinate columns", "c.parquet", nil, map[string]arrow.Array{"id": floats64([]float64{1})},
+			"no latitude or longitude column"},
+		{"projected CRS", "d.parquet", map[string]string{"geo": projected}, map[string]arrow.Array{"geometry": wkbColumn(wkb(1, 2, false))},
+			`CRS "WGS 84 / UTM zone 32N" (EPSG:32632) is not longitude/latitude`},
+		{"line strings", "e.parquet", map[string]string{"geo": lines}, map[string]arrow.Array{"geometry": wkbColumn(wkb(1, 2, false))},
+			"holds LineString geometries"},
+		{"a WKB line among points", "f.parquet", map[string]string{"geo": geoWKB},
+			map[string]arrow.Array{"geometry": wkbColumn(wkb(1, 2, false), []byte{1, 2, 0, 0, 0, 0, 0, 0, 0})},
+			"f.parquet: row 2: WKB geometry of type 2 is not a point"},
+		{"no rows", "g.parquet", nil, map[string]arrow.Array{"lat": floats64(nil), "lon": floats64(nil)}, "g.parquet: no points"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeTestParquet(t, tc.file, tc.meta, 1<<20, tc.cols)
+			_, err := ReadFile(path)
+			var ie *InputError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want an InputError containing %q", err, tc.want)
+			}
+		})
+	}
+	bad := filepath.Join(t.TempDir(), "h.parquet")
+	if err := os.WriteFile(bad, []byte("PAR1 not really"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(bad); err == nil || !strings.Contains(err.Error(), "not a readable Parquet file") {
+		t.Errorf("truncated file: %v", err)
+	}
+}
+
+// Every Parquet writer's file reads back with the same rows.
+func TestWriteParquetRoundTrip(t *testing.T) {
+	n := parquetGroupItems + 3 // two row groups
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	err := WriteResultsParquet(w, n, func(i int) (uint32, float64) { return uint32(i * 7 % 1000), float64(i) / 8 })
+	if err != nil || w.Flush() != nil {
+		t.Fatal(err)
+	}
+	tbl := readBack(t, buf.Bytes())
+	if tbl.NumRows() != int64(n) || tbl.NumCols() != 3 {
+		t.Fatalf("%d rows, %d columns", tbl.NumRows(), tbl.NumCols())
+	}
+	for _, i := range []int{0, 1, parquetGroupItems, n - 1} {
+		obs, ref, m := cell[int64](tbl, 0, i), cell[uint32](tbl, 1, i), cell[float64](tbl, 2, i)
+		if obs != int64(i) || ref != uint32(i*7%1000) || m != float64(i)/8 {
+			t.Errorf("row %d: %d %d %v", i, obs, ref, m)
+		}
+	}
+
+	buf.Reset()
+	w.Reset(&buf)
+	err = WriteKResultsParquet(w, 3, 2, func(i, r int) (uint32, float64, bool) { return uint32(10*i + r), 1.5, i != 1 || r == 0 })
+	if err != nil || w.Flush() != nil {
+		t.Fatal(err)
+	}
+	if tbl := readBack(t, buf.Bytes()); tbl.NumRows() != 5 || cell[int32](tbl, 1, 4) != 2 || cell[uint32](tbl, 2, 2) != 10 {
+		t.Errorf("k rows: %d rows, last rank %d", tbl.NumRows(), cell[int32](tbl, 1, 4))
+	}
+
+	buf.Reset()
+	w.Reset(&buf)
+	in := Within{Count: func(i int) int { return i }, Ref: func(i, r int) (uint32, float64) { return uint32(r), float64(i) }}
+	if err := WriteWithinParquet(w, 4, in); err != nil || w.Flush() != nil {
+		t.Fatal(err)
+	}
+	if tbl := readBack(t, buf.Bytes()); tbl.NumRows() != 6 || cell[int64](tbl, 0, 5) != 3 {
+		t.Errorf("within rows: %d", tbl.NumRows())
+	}
+}
+
+func readBack(t *testing.T, b []byte) arrow.Table {
+	t.Helper()
+	rdr, err := file.NewParquetReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tbl.Release)
+	return tbl
+}
+
+// cell is row i of column c of a table of one-typed columns.
+func cell[T int32 | int64 | uint32 | float64](tbl arrow.Table, c, i int) T {
+	for _, chunk := range tbl.Column(c).Data().Chunks() {
+		if i < chunk.Len() {
+			switch a := chunk.(type) {
+			case *array.Int32:
+				return T(a.Value(i))
+			case *array.Int64:
+				return T(a.Value(i))
+			case *array.Uint32:
+				return T(a.Value(i))
+			case *array.Float64:
+				return T(a.Value(i))
+			}
+		}
+		i -= chunk.Len()
+	}
+	panic("no such cell")
+}
+
+// gzip-compressed text is read as the name without .gz says, and standard
+// input ("-") as its content says.
+func TestReadGzipAndStdin(t *testing.T) {
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("lat,lon\n47.4,8.5\n-33.9,151.2\n"))
+	zw.Close()
+	path := filepath.Join(dir, "points.csv.gz")
+	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []orb.Point{{8.5, 47.4}, {151.2, -33.9}}
+	if got, err := ReadFile(path); err != nil || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("gzip CSV: %v, %v", got, err)
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = stdin })
+	go func() {
+		w.Write([]byte(`{"type":"MultiPoint","coordinates":[[8.5,47.4],[151.2,-33.9]]}`))
+		w.Close()
+	}()
+	if got, err := ReadFile("-"); err != nil || len(got) != 2 || got[1] != want[1] {
+		t.Errorf("GeoJSON on standard input: %v, %v", got, err)
+	}
+}
+
+// A Parquet file of any bytes gives points or an InputError, never a
+// panic; the corpus starts from the files the tests above write.
+func FuzzReadParquet(f *testing.F) {
+	for _, p := range []string{
+		writeTestParquet(f, "a.parquet", nil, 2, map[string]arrow.Array{"lat": floats64([]float64{1, 2, 3}), "lon": floats64([]float64{4, 5, 6})}),
+		writeTestParquet(f, "b.parquet", map[string]string{"geo": geoWKB}, 1, map[string]arrow.Array{"geometry": wkbColumn(wkb(8.5, 47.4, false), wkb(1, 2, true))}),
+	} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "fuzz.parquet")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pts, err := ReadFile(path)
+		checkResult(t, pts, err)
+	})
+}
