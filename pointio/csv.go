@@ -306,6 +306,20 @@ func outOfRange(limit float64) string {
 	return reasonLonRange
 }
 
+// LatLonColumns locates the latitude and longitude columns among names
+// (a header, or a columnar file's column names) as the CSV reader does:
+// "lat"/"latitude" and "lon"/"lng"/"long"/"longitude", any case; the error
+// lists the names accepted and those found.
+func LatLonColumns(file string, names []string) (lat, lon int, err error) {
+	lat, lon, ierr := findColumns(file, 0, names)
+	if ierr != nil {
+		ierr.Reason = strings.Replace(ierr.Reason, "header has", "the file has", 1)
+		ierr.Reason = strings.Replace(ierr.Reason, "header fields", "columns", 1)
+		return -1, -1, ierr
+	}
+	return lat, lon, nil
+}
+
 // findColumns locates the latitude and longitude columns in header, the
 // record read from the given line.
 func findColumns(name string, line int, header []string) (latCol, lonCol int, _ *InputError) {

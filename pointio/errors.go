@@ -169,7 +169,6 @@ const (
 	reasonNaN       = "is not a number"
 	reasonEmpty     = "is empty"
 	reasonHex       = "is not a decimal number"
-	reasonNoPoints  = "no points"
 )
 
 // fileError returns an InputError about the file as a whole.

@@ -41,6 +41,28 @@ func formatOf(path string) format {
 // parquetMagic starts (and ends) every Parquet file.
 const parquetMagic = "PAR1"
 
+// IsParquet reports whether path names a Parquet file: by its extension
+// (.parquet, .geoparquet, .parq) or, without one, by its first bytes.
+func IsParquet(path string) bool {
+	if path == "-" {
+		return false
+	}
+	switch formatOf(path) {
+	case formatParquet:
+		return true
+	case formatUnknown:
+		f, err := os.Open(path)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		head := make([]byte, len(parquetMagic))
+		_, err = io.ReadFull(f, head)
+		return err == nil && string(head) == parquetMagic
+	}
+	return false
+}
+
 // ReadFile reads the points stored in the file at path, as
 // [longitude, latitude] pairs in degrees in file order.
 //
@@ -76,10 +98,7 @@ func readFile(ctx context.Context, path string) ([]orb.Point, error) {
 	br := bufio.NewReaderSize(ctxReader{ctx, in}, readBufferSize)
 	kind := formatOf(path)
 	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {
-		if path == "-" {
-			return nil, fileError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)")
-		}
-		return readParquet(ctx, path)
+		return nil, fileError(path, "a Parquet file: read it with package pointio/parquetio (knn run does)")
 	}
 	if head, _ := br.Peek(2); string(head) == "\x1f\x8b" {
 		// gzip: the name without .gz says the format.

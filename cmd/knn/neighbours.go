@@ -12,6 +12,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/parquetio"
 )
 
 // runNeighbours answers knn run's k-nearest and radius queries: the query,
@@ -78,7 +79,7 @@ func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {
 		case pointio.FormatNPZ:
 			return pointio.WriteKResultsNPZ(w, n, res.K, row)
 		case pointio.FormatParquet:
-			return pointio.WriteKResultsParquet(w, n, res.K, row)
+			return parquetio.WriteKResults(w, n, res.K, row)
 		}
 		return pointio.WriteKResults(w, n, res.K, row)
 	}
@@ -98,7 +99,7 @@ func withinWriter(res *geoknn.WithinResult) func(w *bufio.Writer, format string)
 		case format == pointio.FormatNPZ:
 			return pointio.WriteWithinNPZ(w, res.Counts, res.Offsets, res.Index, metres)
 		case format == pointio.FormatParquet:
-			return pointio.WriteWithinParquet(w, len(res.Counts), in)
+			return parquetio.WriteWithin(w, len(res.Counts), in)
 		case res.Offsets != nil:
 			return pointio.WriteWithinLists(w, len(res.Counts), in)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/parquetio"
 	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
@@ -381,7 +382,11 @@ func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res 
 
 // loadFile reads a CSV or GeoJSON file of points.
 func loadFile(ctx context.Context, path string) (pointSet, error) {
-	pts, err := pointio.ReadFileContext(ctx, path)
+	read := pointio.ReadFileContext
+	if pointio.IsParquet(path) {
+		read = parquetio.ReadFile
+	}
+	pts, err := read(ctx, path)
 	if err != nil {
 		return pointSet{}, err
 	}
@@ -519,7 +524,7 @@ func writeAnswers(ctx context.Context, path string, stdout io.Writer, res *geokn
 		case pointio.FormatNPZ:
 			return pointio.WriteResultsNPZ(w, len(res.Index), answer)
 		case pointio.FormatParquet:
-			return pointio.WriteResultsParquet(w, len(res.Index), answer)
+			return parquetio.WriteResults(w, len(res.Index), answer)
 		}
 		return pointio.WriteResults(w, len(res.Index), answer)
 	})

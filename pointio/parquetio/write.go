@@ -1,4 +1,4 @@
-package pointio
+package parquetio
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/geoknn/geoknn/pointio"
 )
 
 // Parquet outputs are written in row groups of parquetGroupItems
@@ -23,10 +24,10 @@ var (
 	metresField   = arrow.Field{Name: "distance_m", Type: arrow.PrimitiveTypes.Float64}
 )
 
-// WriteResultsParquet writes n nearest-reference answers as a Parquet file
+// WriteResults writes n nearest-reference answers as a Parquet file
 // of the columns obs_index (int64), ref_index (uint32) and distance_m
 // (float64), one row an observation.
-func WriteResultsParquet(w io.Writer, n int, answer func(i int) (uint32, float64)) error {
+func WriteResults(w io.Writer, n int, answer func(i int) (uint32, float64)) error {
 	fields := []arrow.Field{obsIndexField, refIndexField, metresField}
 	return writeParquet(w, fields, n, func(bs []array.Builder, i int) {
 		ref, m := answer(i)
@@ -36,10 +37,10 @@ func WriteResultsParquet(w io.Writer, n int, answer func(i int) (uint32, float64
 	})
 }
 
-// WriteKResultsParquet writes the k nearest references of n observations
+// WriteKResults writes the k nearest references of n observations
 // as rows obs_index, rank (1 to k), ref_index, distance_m, nearest first,
 // one row an answer found.
-func WriteKResultsParquet(w io.Writer, n, k int, row KRow) error {
+func WriteKResults(w io.Writer, n, k int, row pointio.KRow) error {
 	fields := []arrow.Field{obsIndexField, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, refIndexField, metresField}
 	return writeParquet(w, fields, n, func(bs []array.Builder, i int) {
 		for r := range k {
@@ -55,10 +56,10 @@ func WriteKResultsParquet(w io.Writer, n, k int, row KRow) error {
 	})
 }
 
-// WriteWithinParquet writes a radius query's answer: rows obs_index, count
+// WriteWithin writes a radius query's answer: rows obs_index, count
 // when in.Ref is nil, else one row obs_index, ref_index, distance_m a
 // reference found, nearest first.
-func WriteWithinParquet(w io.Writer, n int, in Within) error {
+func WriteWithin(w io.Writer, n int, in pointio.Within) error {
 	if in.Ref == nil {
 		fields := []arrow.Field{obsIndexField, {Name: "count", Type: arrow.PrimitiveTypes.Uint32}}
 		return writeParquet(w, fields, n, func(bs []array.Builder, i int) {

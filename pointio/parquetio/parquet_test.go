@@ -1,9 +1,8 @@
-package pointio
+package parquetio
 
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
 )
 
@@ -133,7 +133,7 @@ func TestReadParquet(t *testing.T) {
 			map[string]arrow.Array{"lat": floats64(lat[:2]), "lon": floats64(lon[:2])}), "points"), want[:2]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ReadFile(tc.path)
+			got, err := ReadFile(context.Background(), tc.path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,8 +183,8 @@ func TestReadParquetErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeTestParquet(t, tc.file, tc.meta, 1<<20, tc.cols)
-			_, err := ReadFile(path)
-			var ie *InputError
+			_, err := ReadFile(context.Background(), path)
+			var ie *pointio.InputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want an InputError containing %q", err, tc.want)
 			}
@@ -194,7 +194,7 @@ func TestReadParquetErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("PAR1 not really"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadFile(bad); err == nil || !strings.Contains(err.Error(), "not a readable Parquet file") {
+	if _, err := ReadFile(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "not a readable Parquet file") {
 		t.Errorf("truncated file: %v", err)
 	}
 }
@@ -204,7 +204,7 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 	n := parquetGroupItems + 3 // two row groups
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
-	err := WriteResultsParquet(w, n, func(i int) (uint32, float64) { return uint32(i * 7 % 1000), float64(i) / 8 })
+	err := WriteResults(w, n, func(i int) (uint32, float64) { return uint32(i * 7 % 1000), float64(i) / 8 })
 	if err != nil || w.Flush() != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 
 	buf.Reset()
 	w.Reset(&buf)
-	err = WriteKResultsParquet(w, 3, 2, func(i, r int) (uint32, float64, bool) { return uint32(10*i + r), 1.5, i != 1 || r == 0 })
+	err = WriteKResults(w, 3, 2, func(i, r int) (uint32, float64, bool) { return uint32(10*i + r), 1.5, i != 1 || r == 0 })
 	if err != nil || w.Flush() != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +231,8 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 
 	buf.Reset()
 	w.Reset(&buf)
-	in := Within{Count: func(i int) int { return i }, Ref: func(i, r int) (uint32, float64) { return uint32(r), float64(i) }}
-	if err := WriteWithinParquet(w, 4, in); err != nil || w.Flush() != nil {
+	in := pointio.Within{Count: func(i int) int { return i }, Ref: func(i, r int) (uint32, float64) { return uint32(r), float64(i) }}
+	if err := WriteWithin(w, 4, in); err != nil || w.Flush() != nil {
 		t.Fatal(err)
 	}
 	if tbl := readBack(t, buf.Bytes()); tbl.NumRows() != 6 || cell[int64](tbl, 0, 5) != 3 {
@@ -278,39 +278,6 @@ func cell[T int32 | int64 | uint32 | float64](tbl arrow.Table, c, i int) T {
 	panic("no such cell")
 }
 
-// gzip-compressed text is read as the name without .gz says, and standard
-// input ("-") as its content says.
-func TestReadGzipAndStdin(t *testing.T) {
-	dir := t.TempDir()
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write([]byte("lat,lon\n47.4,8.5\n-33.9,151.2\n"))
-	zw.Close()
-	path := filepath.Join(dir, "points.csv.gz")
-	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want := []orb.Point{{8.5, 47.4}, {151.2, -33.9}}
-	if got, err := ReadFile(path); err != nil || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("gzip CSV: %v, %v", got, err)
-	}
-
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin := os.Stdin
-	os.Stdin = r
-	t.Cleanup(func() { os.Stdin = stdin })
-	go func() {
-		w.Write([]byte(`{"type":"MultiPoint","coordinates":[[8.5,47.4],[151.2,-33.9]]}`))
-		w.Close()
-	}()
-	if got, err := ReadFile("-"); err != nil || len(got) != 2 || got[1] != want[1] {
-		t.Errorf("GeoJSON on standard input: %v, %v", got, err)
-	}
-}
-
 // A Parquet file of any bytes gives points or an InputError, never a
 // panic; the corpus starts from the files the tests above write.
 func FuzzReadParquet(f *testing.F) {
@@ -327,7 +294,28 @@ func FuzzReadParquet(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		pts, err := ReadFile(path)
+		pts, err := ReadFile(context.Background(), path)
 		checkResult(t, pts, err)
 	})
+}
+
+// checkResult checks the readers' contract: valid points or an
+// *pointio.InputError, never both.
+func checkResult(t *testing.T, pts []orb.Point, err error) {
+	t.Helper()
+	if err != nil {
+		var ie *pointio.InputError
+		if pts != nil || !errors.As(err, &ie) || ie.Reason == "" {
+			t.Fatalf("points %d with error %v (%T)", len(pts), err, err)
+		}
+		return
+	}
+	if len(pts) == 0 {
+		t.Fatal("no points and no error")
+	}
+	for i, p := range pts {
+		if !(p[1] >= -90 && p[1] <= 90 && p[0] >= -180 && p[0] <= 180) {
+			t.Fatalf("point %d = %v is not a valid coordinate", i, p)
+		}
+	}
 }

@@ -1,4 +1,9 @@
-package pointio
+// Package parquetio reads points from Parquet and GeoParquet files and
+// writes query answers as Parquet, through github.com/apache/arrow-go (pure
+// Go). It is apart from pointio so that programs that read only text do
+// not carry the Arrow and Parquet libraries. Errors in a file's content
+// are *pointio.InputError values naming the file and the row.
+package parquetio
 
 import (
 	"context"
@@ -17,15 +22,21 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/internal/sysmem"
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
 	"golang.org/x/sync/errgroup"
 )
 
-// readParquet reads the points of a Parquet file: the primary geometry of
-// a GeoParquet file (points, WKB or the native "point" encoding, in
-// longitude/latitude), or else the latitude and longitude columns, named
-// as in CSV (float or double, degrees). Row groups are read in parallel.
-func readParquet(ctx context.Context, path string) (pts []orb.Point, err error) {
+// ReadFile reads the points of a Parquet file, as [longitude, latitude]
+// pairs in degrees in row order: the primary geometry of a GeoParquet file
+// (points, WKB or the native "point" encoding, in longitude/latitude), or
+// else the latitude and longitude columns, named as pointio.ReadCSV names
+// them (float or double, degrees). Row groups are read in parallel; when
+// ctx is done the reading stops and ctx's error comes back.
+func ReadFile(ctx context.Context, path string) (pts []orb.Point, err error) {
+	if path == "-" {
+		return nil, parquetError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)", nil)
+	}
 	defer func() {
 		if err != nil {
 			pts = nil
@@ -61,7 +72,7 @@ func readParquet(ctx context.Context, path string) (pts []orb.Point, err error) 
 		return nil, err
 	}
 	if len(pts) == 0 {
-		return nil, &InputError{File: path, Feature: -1, Point: -1, Reason: reasonNoPoints}
+		return nil, parquetError(path, "no points", nil)
 	}
 	return pts, nil
 }
@@ -114,11 +125,9 @@ func parquetSourceOf(path string, rdr *file.Reader) (*parquetSource, error) {
 	for i := range sc.Root().NumFields() {
 		names = append(names, sc.Root().Field(i).Name())
 	}
-	latCol, lonCol, ierr := findColumns(path, 0, names)
-	if ierr != nil {
-		ierr.Reason = strings.Replace(ierr.Reason, "header has", "the file has", 1)
-		ierr.Reason = strings.Replace(ierr.Reason, "header fields", "columns", 1)
-		return nil, ierr
+	latCol, lonCol, err := pointio.LatLonColumns(path, names)
+	if err != nil {
+		return nil, err
 	}
 	src.lat, src.lon = names[latCol], names[lonCol]
 	return src, nil
@@ -310,7 +319,7 @@ func (src *parquetSource) decodeGeometry(c *arrow.Chunked, first int64, dst []or
 		for i := range chunk.Len() {
 			p, err := geometryAt(chunk, i)
 			if err != nil {
-				return &InputError{File: src.path, Row: first + int64(row) + 1, Feature: -1, Point: -1, Reason: err.Error()}
+				return &pointio.InputError{File: src.path, Row: first + int64(row) + 1, Feature: -1, Point: -1, Reason: err.Error()}
 			}
 			if !(p[1] >= -90 && p[1] <= 90) {
 				return src.valueError(first+int64(row), "lat", p[1], nil, 90)
@@ -378,11 +387,11 @@ func wkbPoint(b []byte) (orb.Point, error) {
 }
 
 func (src *parquetSource) valueError(row int64, field string, v float64, err error, limit float64) error {
-	reason := outOfRange(limit)
+	reason := fmt.Sprintf("out of range [%g, %g]", -limit, limit)
 	if err != nil {
 		reason = err.Error()
 	}
-	return &InputError{File: src.path, Row: row + 1, Feature: -1, Point: -1, Field: field,
+	return &pointio.InputError{File: src.path, Row: row + 1, Feature: -1, Point: -1, Field: field,
 		Value: fmt.Sprint(v), Reason: reason}
 }
 
@@ -395,5 +404,5 @@ func recoverCorrupt(path string, err *error) {
 }
 
 func parquetError(path, reason string, err error) error {
-	return &InputError{File: path, Feature: -1, Point: -1, Reason: reason, Err: err}
+	return &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: reason, Err: err}
 }
