@@ -12,7 +12,7 @@ import (
 )
 
 // readNPY parses one NPY 1.0 array as WriteResultsNPZ writes them.
-func readNPY(t *testing.T, f *zip.File) (descr string, n int, data []byte) {
+func readNPYEntry(t *testing.T, f *zip.File) (descr string, n int, data []byte) {
 	t.Helper()
 	rc, err := f.Open()
 	if err != nil {
@@ -52,7 +52,7 @@ func TestWriteResultsNPZ(t *testing.T) {
 		if len(zr.File) != 2 || zr.File[0].Name != "ref_index.npy" || zr.File[1].Name != "distance_m.npy" {
 			t.Fatalf("n=%d: archive holds %d files", n, len(zr.File))
 		}
-		descr, got, data := readNPY(t, zr.File[0])
+		descr, got, data := readNPYEntry(t, zr.File[0])
 		if descr != "<u4" || got != n || len(data) != 4*n {
 			t.Fatalf("ref_index: %s, %d entries, %d bytes", descr, got, len(data))
 		}
@@ -61,7 +61,7 @@ func TestWriteResultsNPZ(t *testing.T) {
 				t.Fatalf("ref_index[%d] = %d", i, v)
 			}
 		}
-		descr, got, data = readNPY(t, zr.File[1])
+		descr, got, data = readNPYEntry(t, zr.File[1])
 		if descr != "<f8" || got != n || len(data) != 8*n {
 			t.Fatalf("distance_m: %s, %d entries, %d bytes", descr, got, len(data))
 		}

@@ -23,6 +23,8 @@ const (
 	formatCSV
 	formatGeoJSON
 	formatParquet
+	formatNPY
+	formatNPZ
 )
 
 // formatOf picks the format from the file name extension, ignoring case.
@@ -34,6 +36,10 @@ func formatOf(path string) format {
 		return formatGeoJSON
 	case ".parquet", ".geoparquet", ".parq":
 		return formatParquet
+	case ".npy":
+		return formatNPY
+	case ".npz":
+		return formatNPZ
 	}
 	return formatUnknown
 }
@@ -100,6 +106,12 @@ func readFile(ctx context.Context, path string) ([]orb.Point, error) {
 	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {
 		return nil, fileError(path, "a Parquet file: read it with package pointio/parquetio (knn run does)")
 	}
+	switch head, _ := br.Peek(6); {
+	case kind == formatNPY || (kind == formatUnknown && string(head) == "\x93NUMPY"):
+		return readNPY(br, path, size)
+	case kind == formatNPZ:
+		return readNPZFile(path)
+	}
 	if head, _ := br.Peek(2); string(head) == "\x1f\x8b" {
 		// gzip: the name without .gz says the format.
 		gz, err := gzip.NewReader(br)
@@ -149,6 +161,23 @@ func (g gzipReader) Read(b []byte) (int, error) {
 
 func corruptGzip(path string, err error) error {
 	return &InputError{File: path, Feature: -1, Point: -1, Reason: "gzip-compressed data is corrupt or truncated", Err: err}
+}
+
+// readNPZFile reads a NumPy archive, which zip reads from its end.
+func readNPZFile(path string) ([]orb.Point, error) {
+	if path == "-" {
+		return nil, fileError("standard input", "a .npz archive from standard input: give the file's name")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read points: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read points: %w", err)
+	}
+	return readNPZ(f, fi.Size(), path)
 }
 
 // openInput opens path ("-": standard input) and returns its size when

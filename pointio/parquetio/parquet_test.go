@@ -319,3 +319,21 @@ func checkResult(t *testing.T, pts []orb.Point, err error) {
 		}
 	}
 }
+
+func BenchmarkReadParquet(b *testing.B) {
+	const rows = 1 << 20
+	lat, lon := make([]float64, rows), make([]float64, rows)
+	for i := range rows {
+		lat[i], lon[i] = float64(i%179)-89.3, float64(i%359)-179.3
+	}
+	path := writeTestParquet(b, "bench.parquet", nil, 1<<17, map[string]arrow.Array{"lat": floats64(lat), "lon": floats64(lon)})
+	fi, _ := os.Stat(path)
+	b.SetBytes(fi.Size())
+	for b.Loop() {
+		pts, err := ReadFile(context.Background(), path)
+		if err != nil || len(pts) != rows {
+			b.Fatal(len(pts), err)
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}

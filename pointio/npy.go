@@ -1,0 +1,271 @@
+package pointio
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/paulmach/orb"
+)
+
+// npyMeta is one NumPy array as stored in a .npy file: its element type
+// ('<f8', '<f4', big-endian '>' too), its order and its shape.
+type npyMeta struct {
+	descr   string
+	fortran bool
+	shape   []int
+}
+
+var (
+	npyDescr   = regexp.MustCompile(`'descr'\s*:\s*'([^']*)'`)
+	npyFortran = regexp.MustCompile(`'fortran_order'\s*:\s*(True|False)`)
+	npyShape   = regexp.MustCompile(`'shape'\s*:\s*\(([^)]*)\)`)
+)
+
+// readNPYHeader reads an NPY header (format versions 1 to 3).
+func readNPYHeader(r io.Reader) (npyMeta, error) {
+	var pre [8]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil || string(pre[:6]) != "\x93NUMPY" {
+		return npyMeta{}, errors.New("not a NumPy .npy array (no \\x93NUMPY magic)")
+	}
+	var n int
+	switch pre[6] {
+	case 1:
+		var b [2]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return npyMeta{}, err
+		}
+		n = int(binary.LittleEndian.Uint16(b[:]))
+	case 2, 3:
+		var b [4]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return npyMeta{}, err
+		}
+		n = int(binary.LittleEndian.Uint32(b[:]))
+	default:
+		return npyMeta{}, fmt.Errorf("NumPy format version %d.%d is not known", pre[6], pre[7])
+	}
+	if n > 1<<20 {
+		return npyMeta{}, fmt.Errorf("NumPy header of %d bytes", n)
+	}
+	h := make([]byte, n)
+	if _, err := io.ReadFull(r, h); err != nil {
+		return npyMeta{}, err
+	}
+	return parseNPYHeader(string(h))
+}
+
+func parseNPYHeader(h string) (npyMeta, error) {
+	d, f, s := npyDescr.FindStringSubmatch(h), npyFortran.FindStringSubmatch(h), npyShape.FindStringSubmatch(h)
+	if d == nil || f == nil || s == nil {
+		return npyMeta{}, fmt.Errorf("NumPy header %q lacks descr, fortran_order or shape", h)
+	}
+	a := npyMeta{descr: d[1], fortran: f[1] == "True"}
+	for _, dim := range strings.Split(s[1], ",") {
+		if dim = strings.TrimSpace(dim); dim == "" {
+			continue
+		}
+		v, err := strconv.Atoi(dim)
+		if err != nil || v < 0 {
+			return npyMeta{}, fmt.Errorf("NumPy shape (%s) is not a shape", s[1])
+		}
+		a.shape = append(a.shape, v)
+	}
+	return a, nil
+}
+
+// elem is the size of one element and its decoder, for float64 and
+// float32 arrays of either byte order.
+func (a npyMeta) elem() (int, func([]byte) float64, error) {
+	var order binary.ByteOrder = binary.LittleEndian
+	switch {
+	case strings.HasPrefix(a.descr, ">"):
+		order = binary.BigEndian
+	case strings.HasPrefix(a.descr, "<"), strings.HasPrefix(a.descr, "="), strings.HasPrefix(a.descr, "|"):
+	default:
+		return 0, nil, fmt.Errorf("NumPy dtype %q: want float64 ('<f8') or float32 ('<f4')", a.descr)
+	}
+	switch a.descr[1:] {
+	case "f8":
+		return 8, func(b []byte) float64 { return math.Float64frombits(order.Uint64(b)) }, nil
+	case "f4":
+		return 4, func(b []byte) float64 { return float64(math.Float32frombits(order.Uint32(b))) }, nil
+	}
+	return 0, nil, fmt.Errorf("NumPy dtype %q: want float64 ('<f8') or float32 ('<f4')", a.descr)
+}
+
+func (a npyMeta) len() int {
+	n := 1
+	for _, d := range a.shape {
+		n *= d
+	}
+	return n
+}
+
+// readNPY reads an array of shape (N, 2) of latitudes and longitudes in
+// degrees (float64 or float32, either order), row by row.
+func readNPY(r io.Reader, name string, sizeHint int64) ([]orb.Point, error) {
+	a, err := readNPYHeader(r)
+	if err != nil {
+		return nil, npyError(name, err)
+	}
+	if len(a.shape) != 2 || a.shape[1] != 2 {
+		return nil, npyError(name, fmt.Errorf("array of shape %v: want (N, 2), latitude then longitude in degrees a row", a.shape))
+	}
+	cols, err := readColumns(bufio.NewReaderSize(r, 1<<20), a, name, 2, sizeHint)
+	if err != nil {
+		return nil, err
+	}
+	return pointsOf(name, cols[0], cols[1])
+}
+
+// readColumns reads an array of k columns (shape (N, k), or (N,) for one)
+// into one slice a column.
+// sizeHint (the file's size, 0 if unknown) sizes the buffer up front.
+func readColumns(r io.Reader, a npyMeta, name string, k int, sizeHint int64) ([][]float64, error) {
+	size, decode, err := a.elem()
+	if err != nil {
+		return nil, npyError(name, err)
+	}
+	n := a.len() / k
+	need := uint64(n) * uint64(size*k)
+	if need > 1<<40 {
+		return nil, npyError(name, fmt.Errorf("array of shape %v is too large", a.shape))
+	}
+	// Read what is there, up to the size the header claims: a header that
+	// claims more than the file holds costs no more than the file.
+	var buf bytes.Buffer
+	buf.Grow(int(min(need, uint64(max(sizeHint, 0)))))
+	if _, err := buf.ReadFrom(io.LimitReader(r, int64(need))); err != nil {
+		return nil, npyError(name, err)
+	}
+	raw := buf.Bytes()
+	if uint64(len(raw)) < need {
+		return nil, npyError(name, fmt.Errorf("the data ends early (%d of %d bytes)", len(raw), need))
+	}
+	cols := make([][]float64, k)
+	for c := range cols {
+		cols[c] = make([]float64, n)
+		// C order keeps a row's values together, Fortran a column's.
+		at, step := c*size, k*size
+		if a.fortran {
+			at, step = c*n*size, size
+		}
+		if a.descr == "<f8" {
+			decodeLE64(cols[c], raw, at, step)
+			continue
+		}
+		for i := range n {
+			cols[c][i] = decode(raw[at+i*step : at+i*step+size])
+		}
+	}
+	return cols, nil
+}
+
+// decodeLE64 is the common case, little-endian float64, without a call a
+// value.
+func decodeLE64(dst []float64, raw []byte, at, step int) {
+	for i := range dst {
+		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[at+i*step:]))
+	}
+}
+
+// pointsOf checks and pairs latitude and longitude columns.
+func pointsOf(name string, lat, lon []float64) ([]orb.Point, error) {
+	if len(lat) == 0 {
+		return nil, &InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
+	}
+	pts := make([]orb.Point, len(lat))
+	for i := range pts {
+		la, lo := lat[i], lon[i]
+		switch {
+		case !(la >= -90 && la <= 90):
+			return nil, rowError(name, i, "lat", la, 90)
+		case !(lo >= -180 && lo <= 180):
+			return nil, rowError(name, i, "lon", lo, 180)
+		}
+		pts[i] = orb.Point{lo, la}
+	}
+	return pts, nil
+}
+
+func rowError(name string, i int, field string, v, limit float64) error {
+	return &InputError{File: name, Row: int64(i) + 1, Feature: -1, Point: -1, Field: field,
+		Value: strconv.FormatFloat(v, 'g', -1, 64), Reason: outOfRange(limit)}
+}
+
+// readNPZ reads a NumPy archive: arrays named as latitude and longitude
+// columns are (lat and lon, lng, latitude, ... as in CSV), or its one
+// array of shape (N, 2).
+func readNPZ(r io.ReaderAt, size int64, name string) ([]orb.Point, error) {
+	zr, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, npyError(name, fmt.Errorf("not a NumPy .npz archive: %w", err))
+	}
+	files := map[string]*zip.File{}
+	var names []string
+	for _, f := range zr.File {
+		n := strings.TrimSuffix(path.Base(f.Name), ".npy")
+		files[n] = f
+		names = append(names, n)
+	}
+	if len(names) == 1 {
+		rc, err := files[names[0]].Open()
+		if err != nil {
+			return nil, npyError(name, err)
+		}
+		defer rc.Close()
+		return readNPY(rc, name+":"+names[0], int64(files[names[0]].UncompressedSize64))
+	}
+	latCol, lonCol, err := LatLonColumns(name, names)
+	if err != nil {
+		return nil, err
+	}
+	lat, err := npzColumn(files[names[latCol]], name)
+	if err != nil {
+		return nil, err
+	}
+	lon, err := npzColumn(files[names[lonCol]], name)
+	if err != nil {
+		return nil, err
+	}
+	if len(lat) != len(lon) {
+		return nil, npyError(name, fmt.Errorf("%d latitudes and %d longitudes", len(lat), len(lon)))
+	}
+	return pointsOf(name, lat, lon)
+}
+
+// npzColumn reads one array of shape (N,) of an archive.
+func npzColumn(f *zip.File, name string) ([]float64, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, npyError(name, err)
+	}
+	defer rc.Close()
+	what := name + ":" + strings.TrimSuffix(path.Base(f.Name), ".npy")
+	a, err := readNPYHeader(rc)
+	if err != nil {
+		return nil, npyError(what, err)
+	}
+	if len(a.shape) != 1 {
+		return nil, npyError(what, fmt.Errorf("array of shape %v: want (N,)", a.shape))
+	}
+	cols, err := readColumns(bufio.NewReaderSize(rc, 1<<20), a, what, 1, int64(f.UncompressedSize64))
+	if err != nil {
+		return nil, err
+	}
+	return cols[0], nil
+}
+
+func npyError(name string, err error) error {
+	return &InputError{File: name, Feature: -1, Point: -1, Reason: err.Error()}
+}
