@@ -2,6 +2,7 @@ package pointio
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -26,6 +27,15 @@ var (
 	lonNames = [...]string{"lon", "lng", "long", "longitude"}
 )
 
+// ReadOptions adjust how files are read.
+type ReadOptions struct {
+	// LatColumn and LonColumn name the coordinate columns (matched
+	// case-insensitively) in files that have columns of those names, such
+	// as "pickup_latitude"; files without them are read by the usual
+	// names ("lat", "latitude", "lon", "lng", "long", "longitude").
+	LatColumn, LonColumn string
+}
+
 // ReadCSV reads points from CSV data (RFC 4180, as implemented by
 // encoding/csv). name identifies the input in errors, typically the file
 // name.
@@ -49,16 +59,18 @@ var (
 // The input is streamed: memory use is proportional to the number of
 // points, not to the size of the input.
 func ReadCSV(r io.Reader, name string) ([]orb.Point, error) {
-	return readCSV(bufio.NewReaderSize(r, readBufferSize), name, 0)
+	return readCSV(bufio.NewReaderSize(r, readBufferSize), name, 0, ReadOptions{})
 }
 
 // readCSV reads CSV from br. sizeHint, if positive, is the size of the
 // input in bytes and is used to preallocate the result.
-func readCSV(br *bufio.Reader, name string, sizeHint int64) ([]orb.Point, error) {
+func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([]orb.Point, error) {
 	if err := skipBOM(br); err != nil {
 		return nil, readError(name, err)
 	}
-	rows, err := readHeader(newCSVReader(br), name)
+	cr := newCSVReader(br)
+	cr.Comma = sniffDelimiter(br)
+	rows, err := readHeader(cr, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +114,7 @@ type csvRows struct {
 
 // readHeader reads the header record from cr and locates the coordinate
 // columns in it.
-func readHeader(cr *csv.Reader, name string) (*csvRows, error) {
+func readHeader(cr *csv.Reader, name string, opts ReadOptions) (*csvRows, error) {
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, fileError(name, "empty file: want a header row naming the latitude and longitude columns")
@@ -111,7 +123,7 @@ func readHeader(cr *csv.Reader, name string) (*csvRows, error) {
 		return nil, csvError(name, err)
 	}
 	line, _ := cr.FieldPos(0)
-	lat, lon, ierr := findColumns(name, line, header)
+	lat, lon, ierr := findColumns(name, line, header, opts)
 	if ierr != nil {
 		return nil, ierr
 	}
@@ -310,8 +322,8 @@ func outOfRange(limit float64) string {
 // (a header, or a columnar file's column names) as the CSV reader does:
 // "lat"/"latitude" and "lon"/"lng"/"long"/"longitude", any case; the error
 // lists the names accepted and those found.
-func LatLonColumns(file string, names []string) (lat, lon int, err error) {
-	lat, lon, ierr := findColumns(file, 0, names)
+func LatLonColumns(file string, names []string, opts ReadOptions) (lat, lon int, err error) {
+	lat, lon, ierr := findColumns(file, 0, names, opts)
 	if ierr != nil {
 		ierr.Reason = strings.Replace(ierr.Reason, "header has", "the file has", 1)
 		ierr.Reason = strings.Replace(ierr.Reason, "header fields", "columns", 1)
@@ -322,16 +334,17 @@ func LatLonColumns(file string, names []string) (lat, lon int, err error) {
 
 // findColumns locates the latitude and longitude columns in header, the
 // record read from the given line.
-func findColumns(name string, line int, header []string) (latCol, lonCol int, _ *InputError) {
+func findColumns(name string, line int, header []string, opts ReadOptions) (latCol, lonCol int, _ *InputError) {
 	latCol, lonCol = -1, -1
+	lats, lons := chosenNames(header, opts.LatColumn, latNames[:]), chosenNames(header, opts.LonColumn, lonNames[:])
 	for i, h := range header {
 		h = strings.TrimSpace(h)
 		var col *int
 		var what string
 		switch {
-		case matchesAny(h, latNames[:]):
+		case matchesAny(h, lats):
 			col, what = &latCol, "latitude"
-		case matchesAny(h, lonNames[:]):
+		case matchesAny(h, lons):
 			col, what = &lonCol, "longitude"
 		default:
 			continue
@@ -365,6 +378,50 @@ func missingColumns(name string, line int, header []string, noLat, noLon bool) *
 	return lineError(name, line,
 		fmt.Sprintf("header has %s (latitude: %s; longitude: %s; case-insensitive); header fields: %s",
 			missing, quoteList(latNames[:]), quoteList(lonNames[:]), quoteList(header)))
+}
+
+// chosenNames are the names a coordinate column goes by in header: the
+// one asked for when header has it, else the usual ones.
+func chosenNames(header []string, asked string, usual []string) []string {
+	if asked != "" && matchesAny(asked, trimmed(header)) {
+		return []string{asked}
+	}
+	return usual
+}
+
+func trimmed(fields []string) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = strings.TrimSpace(f)
+	}
+	return out
+}
+
+// sniffDelimiter picks the field delimiter of a CSV input from its first
+// line: the most frequent of comma, semicolon, tab and bar outside quotes
+// (comma when none occurs), without consuming input.
+func sniffDelimiter(br *bufio.Reader) rune {
+	head, _ := br.Peek(min(br.Size(), 1<<16))
+	if end := bytes.IndexByte(head, '\n'); end >= 0 {
+		head = head[:end]
+	}
+	counts := map[byte]int{}
+	quoted := false
+	for _, c := range head {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case !quoted && (c == ',' || c == ';' || c == '\t' || c == '|'):
+			counts[c]++
+		}
+	}
+	best := byte(',')
+	for _, c := range []byte{';', '\t', '|'} {
+		if counts[c] > counts[best] {
+			best = c
+		}
+	}
+	return rune(best)
 }
 
 func matchesAny(s string, names []string) bool {

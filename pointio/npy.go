@@ -206,7 +206,7 @@ func rowError(name string, i int, field string, v, limit float64) error {
 // readNPZ reads a NumPy archive: arrays named as latitude and longitude
 // columns are (lat and lon, lng, latitude, ... as in CSV), or its one
 // array of shape (N, 2).
-func readNPZ(r io.ReaderAt, size int64, name string) ([]orb.Point, error) {
+func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Point, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, npyError(name, fmt.Errorf("not a NumPy .npz archive: %w", err))
@@ -226,7 +226,7 @@ func readNPZ(r io.ReaderAt, size int64, name string) ([]orb.Point, error) {
 		defer rc.Close()
 		return readNPY(rc, name+":"+names[0], int64(files[names[0]].UncompressedSize64))
 	}
-	latCol, lonCol, err := LatLonColumns(name, names)
+	latCol, lonCol, err := LatLonColumns(name, names, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -88,14 +88,20 @@ func ReadFile(path string) ([]orb.Point, error) {
 // ReadFileContext is ReadFile that stops within one buffer of reading once
 // ctx is done, returning ctx's error.
 func ReadFileContext(ctx context.Context, path string) ([]orb.Point, error) {
-	pts, err := readFile(ctx, path)
+	return ReadFileWith(ctx, path, ReadOptions{})
+}
+
+// ReadFileWith is ReadFileContext with options: the names of the
+// coordinate columns.
+func ReadFileWith(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, error) {
+	pts, err := readFile(ctx, path, opts)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
 	}
 	return pts, err
 }
 
-func readFile(ctx context.Context, path string) ([]orb.Point, error) {
+func readFile(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, error) {
 	in, size, err := openInput(path)
 	if err != nil {
 		return nil, err
@@ -110,7 +116,7 @@ func readFile(ctx context.Context, path string) ([]orb.Point, error) {
 	case kind == formatNPY || (kind == formatUnknown && string(head) == "\x93NUMPY"):
 		return readNPY(br, path, size)
 	case kind == formatNPZ:
-		return readNPZFile(path)
+		return readNPZFile(path, opts)
 	}
 	if head, _ := br.Peek(2); string(head) == "\x1f\x8b" {
 		// gzip: the name without .gz says the format.
@@ -139,7 +145,7 @@ func readFile(ctx context.Context, path string) ([]orb.Point, error) {
 		}
 		return decodeGeoJSON(buf.Bytes(), path)
 	}
-	return readCSV(br, path, size)
+	return readCSV(br, path, size, opts)
 }
 
 // gzipReader reports corrupt compressed data as an InputError.
@@ -164,7 +170,7 @@ func corruptGzip(path string, err error) error {
 }
 
 // readNPZFile reads a NumPy archive, which zip reads from its end.
-func readNPZFile(path string) ([]orb.Point, error) {
+func readNPZFile(path string, opts ReadOptions) ([]orb.Point, error) {
 	if path == "-" {
 		return nil, fileError("standard input", "a .npz archive from standard input: give the file's name")
 	}
@@ -177,7 +183,7 @@ func readNPZFile(path string) ([]orb.Point, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read points: %w", err)
 	}
-	return readNPZ(f, fi.Size(), path)
+	return readNPZ(f, fi.Size(), path, opts)
 }
 
 // openInput opens path ("-": standard input) and returns its size when

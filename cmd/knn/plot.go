@@ -198,7 +198,7 @@ func plotStatic(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 // loadStatic loads the references and, when given, the observations of a
 // plot without --simulate.
 func (f *plotFlags) loadStatic(ctx context.Context) (obs, ref pointSet, err error) {
-	ref, err = loadPoints(ctx, "--ref", f.ref, f.refGen, f.seed+1, false)
+	ref, err = loadPoints(ctx, pointsArg{flag: "--ref", arg: f.ref, gen: f.refGen, seed: f.seed + 1})
 	if err != nil {
 		return obs, ref, err
 	}
@@ -206,7 +206,7 @@ func (f *plotFlags) loadStatic(ctx context.Context) (obs, ref pointSet, err erro
 		return obs, ref, fmt.Errorf("--ref %s: no reference points", f.ref)
 	}
 	if f.obs != "" {
-		if obs, err = loadPoints(ctx, "--obs", f.obs, f.gen, f.seed, false); err != nil {
+		if obs, err = loadPoints(ctx, pointsArg{flag: "--obs", arg: f.obs, gen: f.gen, seed: f.seed}); err != nil {
 			return obs, ref, err
 		}
 	}

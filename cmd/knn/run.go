@@ -56,6 +56,7 @@ type runFlags struct {
 	gpus, batch, validate, repeat int
 	gridSide                      int
 	quiet, verbose, hostPoints    bool
+	latCol, lonCol                string
 	trace                         string
 	k                             int
 	withinM, maxM                 float64
@@ -220,6 +221,8 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.excludeSelf, "exclude-self", false, "observations and references are one set: skip the reference with the observation's own index")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
+	fs.StringVar(&f.latCol, "lat-col", "", "the latitude column's name in files that have it (e.g. pickup_latitude); others: lat or latitude")
+	fs.StringVar(&f.lonCol, "lon-col", "", "the longitude column's name in files that have it; others: lon, lng, long or longitude")
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
 	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
@@ -380,13 +383,14 @@ func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res 
 	return nil
 }
 
-// loadFile reads a CSV or GeoJSON file of points.
-func loadFile(ctx context.Context, path string) (pointSet, error) {
-	read := pointio.ReadFileContext
+// loadFile reads a file of points (CSV, GeoJSON, Parquet or NumPy; "-":
+// standard input), with the coordinate columns opts names.
+func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (pointSet, error) {
+	read := pointio.ReadFileWith
 	if pointio.IsParquet(path) {
-		read = parquetio.ReadFile
+		read = parquetio.ReadFileWith
 	}
-	pts, err := read(ctx, path)
+	pts, err := read(ctx, path, opts)
 	if err != nil {
 		return pointSet{}, err
 	}
@@ -402,10 +406,11 @@ func loadFile(ctx context.Context, path string) (pointSet, error) {
 }
 
 func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
-	if obs, err = loadPoints(ctx, "--obs", f.obs, f.gen, f.seed, f.hostPoints); err != nil {
+	cols := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol}
+	if obs, err = loadPoints(ctx, pointsArg{flag: "--obs", arg: f.obs, gen: f.gen, seed: f.seed, onHost: f.hostPoints, cols: cols}); err != nil {
 		return obs, ref, err
 	}
-	if ref, err = loadPoints(ctx, "--ref", f.ref, f.gen, f.seed+1, false); err != nil {
+	if ref, err = loadPoints(ctx, pointsArg{flag: "--ref", arg: f.ref, gen: f.gen, seed: f.seed + 1, cols: cols}); err != nil {
 		return obs, ref, err
 	}
 	if ref.cols.Len() == 0 {
@@ -429,16 +434,26 @@ func (p pointSet) point(i int) orb.Point {
 	return sphere.ToDegrees(p.cols.At(i))
 }
 
+// pointsArg is a --obs or --ref argument and what reading or making its
+// points takes.
+type pointsArg struct {
+	flag, arg, gen string
+	seed           uint64
+	onHost         bool                // generated points in host columns
+	cols           pointio.ReadOptions // files: the coordinate columns
+}
+
 // loadPoints reads a file, or makes a count of synthetic points: where they
 // are used (see geoknn.Generated) when the generator allows it, unless
-// onHost asks for host columns.
-func loadPoints(ctx context.Context, flagName, arg, gen string, seed uint64, onHost bool) (pointSet, error) {
-	n, isFile, err := resolveArg(flagName, arg)
+// a.onHost asks for host columns.
+func loadPoints(ctx context.Context, a pointsArg) (pointSet, error) {
+	flagName, gen, seed, onHost := a.flag, a.gen, a.seed, a.onHost
+	n, isFile, err := resolveArg(flagName, a.arg)
 	if err != nil {
 		return pointSet{}, err
 	}
 	if isFile {
-		return loadFile(ctx, arg)
+		return loadFile(ctx, a.arg, a.cols)
 	}
 	limit, bytesPer := maxObservations, 8 // the answers
 	if flagName == "--ref" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/simulator"
 	"github.com/geoknn/geoknn/sphere"
 )
@@ -180,7 +181,7 @@ func loadSource(ctx context.Context, flagName, arg, gen string, seed uint64) (so
 		}
 		return source{count: n, desc: fmt.Sprintf("synthetic %s, seed %d", gen, seed)}, nil
 	}
-	ps, err := loadFile(ctx, arg)
+	ps, err := loadFile(ctx, arg, pointio.ReadOptions{})
 	if err != nil {
 		return source{}, err
 	}

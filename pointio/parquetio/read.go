@@ -33,7 +33,13 @@ import (
 // else the latitude and longitude columns, named as pointio.ReadCSV names
 // them (float or double, degrees). Row groups are read in parallel; when
 // ctx is done the reading stops and ctx's error comes back.
-func ReadFile(ctx context.Context, path string) (pts []orb.Point, err error) {
+func ReadFile(ctx context.Context, path string) ([]orb.Point, error) {
+	return ReadFileWith(ctx, path, pointio.ReadOptions{})
+}
+
+// ReadFileWith is ReadFile with options: the names of the coordinate
+// columns.
+func ReadFileWith(ctx context.Context, path string, opts pointio.ReadOptions) (pts []orb.Point, err error) {
 	if path == "-" {
 		return nil, parquetError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)", nil)
 	}
@@ -48,7 +54,7 @@ func ReadFile(ctx context.Context, path string) (pts []orb.Point, err error) {
 		return nil, parquetError(path, "not a readable Parquet file", err)
 	}
 	defer rdr.Close()
-	src, err := parquetSourceOf(path, rdr)
+	src, err := parquetSourceOf(path, rdr, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +121,7 @@ type parquetSource struct {
 
 // parquetSourceOf finds the points of the file: GeoParquet metadata first,
 // then latitude and longitude columns.
-func parquetSourceOf(path string, rdr *file.Reader) (*parquetSource, error) {
+func parquetSourceOf(path string, rdr *file.Reader, opts pointio.ReadOptions) (*parquetSource, error) {
 	src := &parquetSource{path: path}
 	if geo := rdr.MetaData().KeyValueMetadata().FindValue("geo"); geo != nil {
 		return src, src.fromGeoMetadata(*geo)
@@ -125,7 +131,7 @@ func parquetSourceOf(path string, rdr *file.Reader) (*parquetSource, error) {
 	for i := range sc.Root().NumFields() {
 		names = append(names, sc.Root().Field(i).Name())
 	}
-	latCol, lonCol, err := pointio.LatLonColumns(path, names)
+	latCol, lonCol, err := pointio.LatLonColumns(path, names, opts)
 	if err != nil {
 		return nil, err
 	}
