@@ -149,11 +149,13 @@ const (
 	FormatCSV     = "csv"
 	FormatNPZ     = "npz"
 	FormatParquet = "parquet"
+	FormatArrow   = "arrow"
 )
 
 // OutputFormat is the format an answer written to path takes, from its
 // extension (ignoring case): CSV for ".csv", ".txt", no extension and "-"
-// (standard output), NumPy for ".npz", Parquet for ".parquet". Any other
+// (standard output), NumPy for ".npz", Parquet for ".parquet", Arrow IPC
+// for ".arrow" and ".feather". Any other
 // extension is refused, so that the user learns before the work that
 // x.csv.gz or x.arrow would not be what the name says.
 func OutputFormat(path string) (string, error) {
@@ -164,7 +166,9 @@ func OutputFormat(path string) (string, error) {
 		return FormatNPZ, nil
 	case ".parquet":
 		return FormatParquet, nil
+	case ".arrow", ".feather":
+		return FormatArrow, nil
 	default:
-		return "", fmt.Errorf("output %s: unknown format %q: name it .csv, .npz or .parquet", path, ext)
+		return "", fmt.Errorf("output %s: unknown format %q: name it .csv, .npz, .parquet or .arrow", path, ext)
 	}
 }

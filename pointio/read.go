@@ -110,7 +110,7 @@ func readFile(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, 
 	br := bufio.NewReaderSize(ctxReader{ctx, in}, readBufferSize)
 	kind := formatOf(path)
 	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {
-		return nil, fileError(path, "a Parquet file: read it with package pointio/parquetio (knn run does)")
+		return nil, fileError(path, "a Parquet file: read it with package pointio/arrowio (knn run does)")
 	}
 	switch head, _ := br.Peek(6); {
 	case kind == formatNPY || (kind == formatUnknown && string(head) == "\x93NUMPY"):

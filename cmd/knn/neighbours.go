@@ -12,7 +12,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/parquetio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
 )
 
 // runNeighbours answers knn run's k-nearest and radius queries: the query,
@@ -78,8 +78,8 @@ func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {
 		switch format {
 		case pointio.FormatNPZ:
 			return pointio.WriteKResultsNPZ(w, n, res.K, row)
-		case pointio.FormatParquet:
-			return parquetio.WriteKResults(w, n, res.K, row)
+		case pointio.FormatParquet, pointio.FormatArrow:
+			return arrowio.WriteKResults(w, format, n, res.K, row)
 		}
 		return pointio.WriteKResults(w, n, res.K, row)
 	}
@@ -98,8 +98,8 @@ func withinWriter(res *geoknn.WithinResult) func(w *bufio.Writer, format string)
 		switch {
 		case format == pointio.FormatNPZ:
 			return pointio.WriteWithinNPZ(w, res.Counts, res.Offsets, res.Index, metres)
-		case format == pointio.FormatParquet:
-			return parquetio.WriteWithin(w, len(res.Counts), in)
+		case format == pointio.FormatParquet || format == pointio.FormatArrow:
+			return arrowio.WriteWithin(w, format, len(res.Counts), in)
 		case res.Offsets != nil:
 			return pointio.WriteWithinLists(w, len(res.Counts), in)
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/parquetio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
@@ -204,7 +204,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.ref, "ref", "", "references: a CSV/GeoJSON file or a count such as 2^16 (required)")
 	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts: sphere (uniform on the sphere), seed (uniform in lat/lon degrees, as the reference notebook), clustered")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
-	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m), .npz (NumPy: ref_index, distance_m) or .parquet (the CSV's columns); - for CSV on stdout")
+	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m), .npz (NumPy: ref_index, distance_m), .parquet or .arrow (the CSV's columns); - for CSV on stdout")
 	fs.StringVar(&f.out, "o", "", "short for --out")
 	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
 	fs.StringVar(&f.algo, "algo", "grid", "grid (exact, cell index, falls back to brute when that is cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
@@ -383,12 +383,12 @@ func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res 
 	return nil
 }
 
-// loadFile reads a file of points (CSV, GeoJSON, Parquet or NumPy; "-":
+// loadFile reads a file of points (CSV, GeoJSON, Parquet, Arrow or NumPy; "-":
 // standard input), with the coordinate columns opts names.
 func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (pointSet, error) {
 	read := pointio.ReadFileWith
-	if pointio.IsParquet(path) {
-		read = parquetio.ReadFileWith
+	if arrowio.Handles(path) {
+		read = arrowio.ReadFileWith
 	}
 	pts, err := read(ctx, path, opts)
 	if err != nil {
@@ -538,8 +538,8 @@ func writeAnswers(ctx context.Context, path string, stdout io.Writer, res *geokn
 		switch format {
 		case pointio.FormatNPZ:
 			return pointio.WriteResultsNPZ(w, len(res.Index), answer)
-		case pointio.FormatParquet:
-			return parquetio.WriteResults(w, len(res.Index), answer)
+		case pointio.FormatParquet, pointio.FormatArrow:
+			return arrowio.WriteResults(w, format, len(res.Index), answer)
 		}
 		return pointio.WriteResults(w, len(res.Index), answer)
 	})

@@ -249,7 +249,7 @@ func (f *simFlags) simulateFlagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.ref, "ref", "2^12", "references: a count such as 2^16, or a CSV/GeoJSON file of initial positions")
 	addSimulationFlags(fs, f, 10, 60)
 	fs.StringVar(&f.outDir, "out-dir", "", "write each step's answers to DIR/step-NNNN.csv (or .npz)")
-	fs.StringVar(&f.outFormat, "out-format", "csv", "format of --out-dir files: csv, npz or parquet")
+	fs.StringVar(&f.outFormat, "out-format", "csv", "format of --out-dir files: csv, npz, parquet or arrow")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers of the last step against a float64 brute force")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-step lines: the summary only")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
@@ -264,8 +264,8 @@ func (f *simFlags) checkSimulate() error {
 	if f.validate < 0 {
 		return fmt.Errorf("simulate: --validate %d: want >= 0", f.validate)
 	}
-	if f.outFormat != "csv" && f.outFormat != "npz" && f.outFormat != "parquet" {
-		return fmt.Errorf("simulate: --out-format %q: want csv, npz or parquet", f.outFormat)
+	if _, err := pointio.OutputFormat("x." + f.outFormat); err != nil || f.outFormat == "" {
+		return fmt.Errorf("simulate: --out-format %q: want csv, npz, parquet or arrow", f.outFormat)
 	}
 	if f.outDir != "" {
 		if fi, err := os.Stat(f.outDir); err == nil && !fi.IsDir() {

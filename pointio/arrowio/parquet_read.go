@@ -1,9 +1,4 @@
-// Package parquetio reads points from Parquet and GeoParquet files and
-// writes query answers as Parquet, through github.com/apache/arrow-go (pure
-// Go). It is apart from pointio so that programs that read only text do
-// not carry the Arrow and Parquet libraries. Errors in a file's content
-// are *pointio.InputError values naming the file and the row.
-package parquetio
+package arrowio
 
 import (
 	"context"
@@ -27,19 +22,21 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// ReadFile reads the points of a Parquet file, as [longitude, latitude]
-// pairs in degrees in row order: the primary geometry of a GeoParquet file
+// ReadFile reads the points of a Parquet or Arrow IPC file (Handles says
+// which files), as [longitude, latitude] pairs in degrees in row order.
+// For Parquet: the primary geometry of a GeoParquet file
 // (points, WKB or the native "point" encoding, in longitude/latitude), or
 // else the latitude and longitude columns, named as pointio.ReadCSV names
-// them (float or double, degrees). Row groups are read in parallel; when
+// them (float or double, degrees), row groups read in parallel; for Arrow
+// IPC (file or stream format): the latitude and longitude columns. When
 // ctx is done the reading stops and ctx's error comes back.
 func ReadFile(ctx context.Context, path string) ([]orb.Point, error) {
 	return ReadFileWith(ctx, path, pointio.ReadOptions{})
 }
 
-// ReadFileWith is ReadFile with options: the names of the coordinate
-// columns.
-func ReadFileWith(ctx context.Context, path string, opts pointio.ReadOptions) (pts []orb.Point, err error) {
+// ReadParquetWith reads a Parquet file's points (ReadFile), with the
+// coordinate columns opts names.
+func ReadParquetWith(ctx context.Context, path string, opts pointio.ReadOptions) (pts []orb.Point, err error) {
 	if path == "-" {
 		return nil, parquetError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)", nil)
 	}
@@ -110,9 +107,9 @@ func fileSize(path string) int64 {
 	return 0
 }
 
-// parquetSource is where a file's points are: a geometry column, or
+// columnSource is where a file's points are: a geometry column, or
 // latitude and longitude columns.
-type parquetSource struct {
+type columnSource struct {
 	path     string
 	geometry string // GeoParquet: the primary column
 	encoding string // "WKB" or "point"
@@ -121,8 +118,8 @@ type parquetSource struct {
 
 // parquetSourceOf finds the points of the file: GeoParquet metadata first,
 // then latitude and longitude columns.
-func parquetSourceOf(path string, rdr *file.Reader, opts pointio.ReadOptions) (*parquetSource, error) {
-	src := &parquetSource{path: path}
+func parquetSourceOf(path string, rdr *file.Reader, opts pointio.ReadOptions) (*columnSource, error) {
+	src := &columnSource{path: path}
 	if geo := rdr.MetaData().KeyValueMetadata().FindValue("geo"); geo != nil {
 		return src, src.fromGeoMetadata(*geo)
 	}
@@ -151,7 +148,7 @@ type geoMetadata struct {
 	} `json:"columns"`
 }
 
-func (src *parquetSource) fromGeoMetadata(text string) error {
+func (src *columnSource) fromGeoMetadata(text string) error {
 	var meta geoMetadata
 	if err := json.Unmarshal([]byte(text), &meta); err != nil {
 		return parquetError(src.path, "GeoParquet \"geo\" metadata is not valid JSON", err)
@@ -220,7 +217,7 @@ func isLonLatCRS(id string) bool {
 
 // readGroups reads row groups w, w+workers, ... into pts (group g's rows
 // start at starts[g]), on a file reader of its own.
-func (src *parquetSource) readGroups(ctx context.Context, w, workers int, starts []int64, pts []orb.Point) error {
+func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts []int64, pts []orb.Point) error {
 	rdr, err := file.OpenParquetFile(src.path, true)
 	if err != nil {
 		return parquetError(src.path, "not a readable Parquet file", err)
@@ -252,7 +249,7 @@ func (src *parquetSource) readGroups(ctx context.Context, w, workers int, starts
 }
 
 // leaves are the file's column (leaf) indices the points are in.
-func (src *parquetSource) leaves(rdr *file.Reader) []int {
+func (src *columnSource) leaves(rdr *file.Reader) []int {
 	sc := rdr.MetaData().Schema
 	var leaves []int
 	for i := range sc.NumColumns() {
@@ -266,7 +263,7 @@ func (src *parquetSource) leaves(rdr *file.Reader) []int {
 
 // decode writes a row group's points (its first row is row first of the
 // file) into dst, checking every one.
-func (src *parquetSource) decode(tbl arrow.Table, first int64, dst []orb.Point) error {
+func (src *columnSource) decode(tbl arrow.Table, first int64, dst []orb.Point) error {
 	col := func(name string) *arrow.Chunked {
 		idx := tbl.Schema().FieldIndices(name)
 		if len(idx) == 0 {
@@ -285,7 +282,7 @@ func (src *parquetSource) decode(tbl arrow.Table, first int64, dst []orb.Point) 
 
 // decodeFloats sets one coordinate of every point from a float or double
 // column, checking its range.
-func (src *parquetSource) decodeFloats(c *arrow.Chunked, field string, first int64, dst []orb.Point, set func(*orb.Point, float64)) error {
+func (src *columnSource) decodeFloats(c *arrow.Chunked, field string, first int64, dst []orb.Point, set func(*orb.Point, float64)) error {
 	limit := 90.0
 	if field == "lon" {
 		limit = 180
@@ -319,7 +316,7 @@ func floatAt(a arrow.Array, i int) (float64, error) {
 }
 
 // decodeGeometry reads WKB points or native point structs.
-func (src *parquetSource) decodeGeometry(c *arrow.Chunked, first int64, dst []orb.Point) error {
+func (src *columnSource) decodeGeometry(c *arrow.Chunked, first int64, dst []orb.Point) error {
 	row := 0
 	for _, chunk := range c.Chunks() {
 		for i := range chunk.Len() {
@@ -392,7 +389,7 @@ func wkbPoint(b []byte) (orb.Point, error) {
 	return orb.Point{x, y}, nil
 }
 
-func (src *parquetSource) valueError(row int64, field string, v float64, err error, limit float64) error {
+func (src *columnSource) valueError(row int64, field string, v float64, err error, limit float64) error {
 	reason := fmt.Sprintf("out of range [%g, %g]", -limit, limit)
 	if err != nil {
 		reason = err.Error()

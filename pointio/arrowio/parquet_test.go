@@ -1,4 +1,4 @@
-package parquetio
+package arrowio
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -204,7 +205,7 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 	n := parquetGroupItems + 3 // two row groups
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
-	err := WriteResults(w, n, func(i int) (uint32, float64) { return uint32(i * 7 % 1000), float64(i) / 8 })
+	err := WriteResults(w, pointio.FormatParquet, n, func(i int) (uint32, float64) { return uint32(i * 7 % 1000), float64(i) / 8 })
 	if err != nil || w.Flush() != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 
 	buf.Reset()
 	w.Reset(&buf)
-	err = WriteKResults(w, 3, 2, func(i, r int) (uint32, float64, bool) { return uint32(10*i + r), 1.5, i != 1 || r == 0 })
+	err = WriteKResults(w, pointio.FormatParquet, 3, 2, func(i, r int) (uint32, float64, bool) { return uint32(10*i + r), 1.5, i != 1 || r == 0 })
 	if err != nil || w.Flush() != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 	buf.Reset()
 	w.Reset(&buf)
 	in := pointio.Within{Count: func(i int) int { return i }, Ref: func(i, r int) (uint32, float64) { return uint32(r), float64(i) }}
-	if err := WriteWithin(w, 4, in); err != nil || w.Flush() != nil {
+	if err := WriteWithin(w, pointio.FormatParquet, 4, in); err != nil || w.Flush() != nil {
 		t.Fatal(err)
 	}
 	if tbl := readBack(t, buf.Bytes()); tbl.NumRows() != 6 || cell[int64](tbl, 0, 5) != 3 {
@@ -336,4 +337,65 @@ func BenchmarkReadParquet(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// Arrow IPC files and streams read as Parquet files do, and the answers
+// written as Arrow read back.
+func TestArrowIPC(t *testing.T) {
+	lat, lon := floats64([]float64{47.4, -33.9, 95}), floats32([]float32{8.5, 151.25, 0})
+	schema := arrow.NewSchema([]arrow.Field{{Name: "Latitude", Type: lat.DataType()}, {Name: "lng", Type: lon.DataType()}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{lat, lon}, 2)
+	bad := array.NewRecordBatch(schema, []arrow.Array{lat, lon}, 3)
+	dir := t.TempDir()
+	write := func(name string, stream bool, recs ...arrow.RecordBatch) string {
+		var buf bytes.Buffer
+		var w interface {
+			Write(arrow.RecordBatch) error
+			Close() error
+		}
+		if stream {
+			w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
+		} else {
+			fw, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w = fw
+		}
+		for _, r := range recs {
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, buf.Bytes(), 0o644)
+		return p
+	}
+	want := []orb.Point{{8.5, 47.4}, {151.25, -33.9}}
+	for _, p := range []string{write("a.arrow", false, rec, rec), write("b.arrows", true, rec, rec), write("sniffed", false, rec, rec)} {
+		if !Handles(p) {
+			t.Errorf("%s: not handled", p)
+		}
+		got, err := ReadFile(context.Background(), p)
+		if err != nil || len(got) != 4 || got[0] != want[0] || got[3] != want[1] {
+			t.Errorf("%s: %v, %v", p, got, err)
+		}
+	}
+	_, err := ReadFile(context.Background(), write("c.feather", false, rec, bad))
+	if err == nil || !strings.Contains(err.Error(), "c.feather: row 5: latitude 95 out of range") {
+		t.Errorf("bad row: %v", err)
+	}
+
+	var buf bytes.Buffer
+	if err := WriteResults(&buf, pointio.FormatArrow, 3, func(i int) (uint32, float64) { return uint32(i), 1 }); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ipc.NewFileReader(bytes.NewReader(buf.Bytes()))
+	if err != nil || r.NumRecords() != 1 || r.Schema().Field(2).Name != "distance_m" {
+		t.Fatalf("answers as Arrow: %v", err)
+	}
+	if b, _ := r.RecordBatch(0); b.NumRows() != 3 {
+		t.Errorf("answers as Arrow: %d rows", b.NumRows())
+	}
 }

@@ -1,4 +1,4 @@
-package parquetio
+package arrowio
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -13,9 +14,10 @@ import (
 	"github.com/geoknn/geoknn/pointio"
 )
 
-// Parquet outputs are written in row groups of parquetGroupItems
-// observations (more rows where an observation has several), Snappy
-// compressed, as pandas and pyarrow write them by default.
+// Outputs are written in batches (Parquet row groups, Arrow record
+// batches) of parquetGroupItems observations (more rows where an
+// observation has several); Parquet is Snappy compressed, as pandas and
+// pyarrow write it by default.
 const parquetGroupItems = 1 << 20
 
 var (
@@ -24,12 +26,13 @@ var (
 	metresField   = arrow.Field{Name: "distance_m", Type: arrow.PrimitiveTypes.Float64}
 )
 
-// WriteResults writes n nearest-reference answers as a Parquet file
-// of the columns obs_index (int64), ref_index (uint32) and distance_m
-// (float64), one row an observation.
-func WriteResults(w io.Writer, n int, answer func(i int) (uint32, float64)) error {
+// WriteResults writes n nearest-reference answers in format
+// (pointio.FormatParquet or pointio.FormatArrow) as the columns obs_index
+// (int64), ref_index (uint32) and distance_m (float64), one row an
+// observation.
+func WriteResults(w io.Writer, format string, n int, answer func(i int) (uint32, float64)) error {
 	fields := []arrow.Field{obsIndexField, refIndexField, metresField}
-	return writeParquet(w, fields, n, func(bs []array.Builder, i int) {
+	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
 		ref, m := answer(i)
 		bs[0].(*array.Int64Builder).Append(int64(i))
 		bs[1].(*array.Uint32Builder).Append(ref)
@@ -37,12 +40,12 @@ func WriteResults(w io.Writer, n int, answer func(i int) (uint32, float64)) erro
 	})
 }
 
-// WriteKResults writes the k nearest references of n observations
-// as rows obs_index, rank (1 to k), ref_index, distance_m, nearest first,
+// WriteKResults writes the k nearest references of n observations in
+// format as rows obs_index, rank (1 to k), ref_index, distance_m, nearest first,
 // one row an answer found.
-func WriteKResults(w io.Writer, n, k int, row pointio.KRow) error {
+func WriteKResults(w io.Writer, format string, n, k int, row pointio.KRow) error {
 	fields := []arrow.Field{obsIndexField, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, refIndexField, metresField}
-	return writeParquet(w, fields, n, func(bs []array.Builder, i int) {
+	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
 		for r := range k {
 			ref, m, ok := row(i, r)
 			if !ok {
@@ -56,19 +59,19 @@ func WriteKResults(w io.Writer, n, k int, row pointio.KRow) error {
 	})
 }
 
-// WriteWithin writes a radius query's answer: rows obs_index, count
+// WriteWithin writes a radius query's answer in format: rows obs_index, count
 // when in.Ref is nil, else one row obs_index, ref_index, distance_m a
 // reference found, nearest first.
-func WriteWithin(w io.Writer, n int, in pointio.Within) error {
+func WriteWithin(w io.Writer, format string, n int, in pointio.Within) error {
 	if in.Ref == nil {
 		fields := []arrow.Field{obsIndexField, {Name: "count", Type: arrow.PrimitiveTypes.Uint32}}
-		return writeParquet(w, fields, n, func(bs []array.Builder, i int) {
+		return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
 			bs[0].(*array.Int64Builder).Append(int64(i))
 			bs[1].(*array.Uint32Builder).Append(uint32(in.Count(i)))
 		})
 	}
 	fields := []arrow.Field{obsIndexField, refIndexField, metresField}
-	return writeParquet(w, fields, n, func(bs []array.Builder, i int) {
+	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
 		for r := range in.Count(i) {
 			ref, m := in.Ref(i, r)
 			bs[0].(*array.Int64Builder).Append(int64(i))
@@ -78,13 +81,30 @@ func WriteWithin(w io.Writer, n int, in pointio.Within) error {
 	})
 }
 
-// writeParquet writes the rows that item appends for each of n items, a
-// row group every parquetGroupItems items.
-func writeParquet(w io.Writer, fields []arrow.Field, n int, item func(bs []array.Builder, i int)) error {
+// tableSink takes an output's record batches: a Parquet or an Arrow IPC
+// file writer.
+type tableSink interface {
+	Write(rec arrow.RecordBatch) error
+	Close() error
+}
+
+func newSink(w io.Writer, format string, schema *arrow.Schema) (tableSink, error) {
+	switch format {
+	case pointio.FormatParquet:
+		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
+			parquet.WithMaxRowGroupLength(1<<62))
+		return pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
+	case pointio.FormatArrow:
+		return ipc.NewFileWriter(w, ipc.WithSchema(schema))
+	}
+	return nil, fmt.Errorf("arrowio writes %s or %s, not %q", pointio.FormatParquet, pointio.FormatArrow, format)
+}
+
+// writeTable writes the rows that item appends for each of n items, a
+// batch every parquetGroupItems items.
+func writeTable(w io.Writer, format string, fields []arrow.Field, n int, item func(bs []array.Builder, i int)) error {
 	schema := arrow.NewSchema(fields, nil)
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithMaxRowGroupLength(1<<62))
-	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
+	sink, err := newSink(w, format, schema)
 	if err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
@@ -95,14 +115,14 @@ func writeParquet(w io.Writer, fields []arrow.Field, n int, item func(bs []array
 			item(b.Fields(), i)
 		}
 		rec := b.NewRecordBatch()
-		err := fw.Write(rec)
+		err := sink.Write(rec)
 		rec.Release()
 		if err != nil {
-			fw.Close()
+			sink.Close()
 			return fmt.Errorf("write results: %w", err)
 		}
 	}
-	if err := fw.Close(); err != nil {
+	if err := sink.Close(); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
