@@ -124,3 +124,24 @@ func BenchmarkReadNPY(b *testing.B) {
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkReadCSVLatLon reads 2^20 rows of just "lat,lon", the shape
+// of a points export, through ReadFile's path (chunks on every core).
+func BenchmarkReadCSVLatLon(b *testing.B) {
+	const rows = 1 << 20
+	r := rand.New(rand.NewPCG(9, 10))
+	var buf bytes.Buffer
+	buf.WriteString("lat,lon\n")
+	for range rows {
+		fmt.Fprintf(&buf, "%.6f,%.6f\n", r.Float64()*180-90, r.Float64()*360-180)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		pts, err := ReadCSV(bytes.NewReader(data), "bench.csv")
+		if err != nil || len(pts) != rows {
+			b.Fatal(len(pts), err)
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}

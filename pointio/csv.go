@@ -62,8 +62,8 @@ func ReadCSV(r io.Reader, name string) ([]orb.Point, error) {
 	return readCSV(bufio.NewReaderSize(r, readBufferSize), name, 0, ReadOptions{})
 }
 
-// readCSV reads CSV from br. sizeHint, if positive, is the size of the
-// input in bytes and is used to preallocate the result.
+// readCSV reads CSV from br (sizeHint, the input's size when known, is
+// not needed: the chunks size their own results).
 func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([]orb.Point, error) {
 	if err := skipBOM(br); err != nil {
 		return nil, readError(name, err)
@@ -74,7 +74,8 @@ func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([
 	if err != nil {
 		return nil, err
 	}
-	pts, err := rows.readPoints(preallocPoints(sizeHint))
+	line, _ := cr.FieldPos(0) // the header's line: data follows
+	pts, err := rows.readChunks(br, line, csvBlockBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -93,23 +94,14 @@ func newCSVReader(br *bufio.Reader) *csv.Reader {
 	return cr
 }
 
-// preallocPoints returns an empty slice with room for the points of an
-// input of sizeHint bytes, or nil if the size is unknown.
-func preallocPoints(sizeHint int64) []orb.Point {
-	if sizeHint <= 0 {
-		return nil
-	}
-	// Coordinates alone take about 20 bytes per row; typical rows
-	// are longer. Guessing low keeps the guess cheap when wrong.
-	return make([]orb.Point, 0, min(sizeHint/32+16, 1<<24))
-}
-
 // csvRows reads the data rows of a CSV input whose header has been read.
 type csvRows struct {
 	cr       *csv.Reader
 	name     string // the input, for errors
 	lat, lon int    // 0-based columns of the coordinates
 	need     int    // fields a row needs to hold both coordinates
+	lineBase int    // lines of the input before cr's first (a chunk's place)
+	comma    rune
 }
 
 // readHeader reads the header record from cr and locates the coordinate
@@ -127,7 +119,7 @@ func readHeader(cr *csv.Reader, name string, opts ReadOptions) (*csvRows, error)
 	if ierr != nil {
 		return nil, ierr
 	}
-	return &csvRows{cr: cr, name: name, lat: lat, lon: lon, need: max(lat, lon) + 1}, nil
+	return &csvRows{cr: cr, name: name, lat: lat, lon: lon, need: max(lat, lon) + 1, comma: cr.Comma}, nil
 }
 
 // readPoints appends the point of every remaining non-blank row to pts.
@@ -138,7 +130,7 @@ func (r *csvRows) readPoints(pts []orb.Point) ([]orb.Point, error) {
 			return pts, nil
 		}
 		if err != nil {
-			return nil, csvError(r.name, err)
+			return nil, r.csvError(err)
 		}
 		p, ok, err := r.point(rec)
 		if err != nil {
@@ -164,11 +156,11 @@ func (r *csvRows) point(rec []string) (orb.Point, bool, error) {
 		if reason == reasonEmpty && isBlank(rec) {
 			return orb.Point{}, false, nil
 		}
-		return orb.Point{}, false, fieldError(r.cr, r.name, r.lat, fieldLat, rec[r.lat], reason)
+		return orb.Point{}, false, r.fieldError(r.lat, fieldLat, rec[r.lat], reason)
 	}
 	lon, reason := parseCoord(rec[r.lon], 180)
 	if reason != "" {
-		return orb.Point{}, false, fieldError(r.cr, r.name, r.lon, fieldLon, rec[r.lon], reason)
+		return orb.Point{}, false, r.fieldError(r.lon, fieldLon, rec[r.lon], reason)
 	}
 	return orb.Point{lon, lat}, true, nil
 }
@@ -177,7 +169,7 @@ func (r *csvRows) point(rec []string) (orb.Point, bool, error) {
 // short to hold both coordinates.
 func (r *csvRows) shortRow(rec []string) *InputError {
 	line, _ := r.cr.FieldPos(0)
-	return lineError(r.name, line,
+	return lineError(r.name, r.lineBase+line,
 		fmt.Sprintf("short row: %d field(s), want at least %d (latitude is column %d, longitude is column %d)",
 			len(rec), r.need, r.lat+1, r.lon+1))
 }
@@ -200,9 +192,22 @@ func isBlank(rec []string) bool {
 
 // fieldError builds the InputError for a bad value in column col of the
 // record just read.
-func fieldError(cr *csv.Reader, name string, col int, field, value, reason string) *InputError {
-	line, _ := cr.FieldPos(col)
-	return &InputError{File: name, Line: line, Feature: -1, Point: -1, Field: field, Value: value, Reason: reason}
+func (r *csvRows) fieldError(col int, field, value, reason string) *InputError {
+	line, _ := r.cr.FieldPos(col)
+	return &InputError{File: r.name, Line: r.lineBase + line, Feature: -1, Point: -1, Field: field, Value: value, Reason: reason}
+}
+
+// csvError is csvError for a chunk: its line numbers count from the input's
+// start.
+func (r *csvRows) csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		shifted := *pe
+		shifted.Line += r.lineBase
+		shifted.StartLine += r.lineBase
+		err = &shifted
+	}
+	return csvError(r.name, err)
 }
 
 // parseCoord parses a coordinate in decimal degrees and checks that it lies

@@ -1,11 +1,15 @@
 package pointio
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,4 +82,70 @@ func TestReadFileWithColumns(t *testing.T) {
 	if _, err := ReadFile(taxi); err == nil || !strings.Contains(err.Error(), "no latitude or longitude column") {
 		t.Errorf("taxi without options: %v", err)
 	}
+}
+
+// Records cut into chunks anywhere (quoted fields with newlines, commas
+// and doubled quotes across chunk ends) read as one pass of encoding/csv
+// reads them, and a bad value is named on its line of the whole input.
+func TestReadCSVChunks(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name,lat,lon\n")
+	for i := range 300 {
+		fmt.Fprintf(&b, "\"place %d, \"\"quoted\"\"\nsecond line\",%d.25,%d.5\n", i, i%170-85, i%350-175)
+		if i%7 == 0 {
+			b.WriteString("\n,,\n") // blank lines and rows
+		}
+	}
+	input := b.String()
+	want, err := readCSV(bufio.NewReader(strings.NewReader(input)), "t.csv", 0, ReadOptions{})
+	if err != nil || len(want) != 300 {
+		t.Fatalf("%d points, %v", len(want), err)
+	}
+	for _, block := range []int{1, 7, 64, 1000, 1 << 20} {
+		got, err := readChunked(input, block)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("blocks of %d: %d points, %v", block, len(got), err)
+		}
+	}
+	bad := strings.Replace(input, ",15.25,", ",15.25x,", 1)
+	wantLine := strings.Count(bad[:strings.Index(bad, "15.25x")], "\n") + 1
+	for _, block := range []int{5, 64, 1000} {
+		_, err := readChunked(bad, block)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Line != wantLine || ie.Value != "15.25x" {
+			t.Errorf("blocks of %d: %v, want line %d", block, err, wantLine)
+		}
+	}
+}
+
+func readChunked(input string, block int) ([]orb.Point, error) {
+	br := bufio.NewReader(strings.NewReader(input))
+	cr := newCSVReader(br)
+	rows, err := readHeader(cr, "t.csv", ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	line, _ := cr.FieldPos(0)
+	return rows.readChunks(br, line, block)
+}
+
+// Any input reads the same, points or error, in blocks of any size.
+func FuzzCSVChunks(f *testing.F) {
+	f.Add("lat,lon\n1,2\n\"3\n\",4\n", 3)
+	f.Add("lat;lon\n1;2\n3;x\n", 1)
+	f.Fuzz(func(t *testing.T, input string, block int) {
+		block = 1 + abs(block)%64
+		want, werr := readChunked(input, 1<<20)
+		got, gerr := readChunked(input, block)
+		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) || !slices.Equal(got, want) {
+			t.Fatalf("blocks of %d: %v, %v; whole: %v, %v", block, got, gerr, want, werr)
+		}
+	})
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

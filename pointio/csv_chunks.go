@@ -1,0 +1,130 @@
+package pointio
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/paulmach/orb"
+)
+
+// csvBlockBytes is how much of a CSV input is read at a time and parsed
+// on every core, in chunks that start and end on record boundaries.
+const csvBlockBytes = 32 << 20
+
+// readChunks reads the data rows after the header (on line headerLine)
+// from br, block by block; each block is cut into a chunk a core at
+// newlines outside quoted fields and the chunks are parsed side by side
+// by encoding/csv. Errors name the line in the whole input, and the first
+// bad row of the input is the one reported.
+func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int) ([]orb.Point, error) {
+	var pts []orb.Point
+	var carry []byte
+	line := headerLine // lines before carry
+	workers := runtime.GOMAXPROCS(0)
+	// Blocks start small and double: a small input costs no 32 MB buffer.
+	size := min(blockBytes, 1<<20)
+	for {
+		block := make([]byte, len(carry)+size)
+		size = min(2*size, blockBytes)
+		copy(block, carry)
+		n, err := io.ReadFull(br, block[len(carry):])
+		block = block[:len(carry)+n]
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return nil, readError(r.name, err)
+		}
+		ends := splitRecords(block, workers)
+		if eof && (len(ends) == 0 || ends[len(ends)-1] < len(block)) {
+			ends = append(ends, len(block)) // the last record needs no newline
+		}
+		got, err := r.parseChunks(block, ends, line)
+		if err != nil {
+			return nil, err
+		}
+		pts = append(pts, got...)
+		done := 0
+		if len(ends) > 0 {
+			done = ends[len(ends)-1]
+		}
+		line += bytes.Count(block[:done], []byte{'\n'})
+		carry = append([]byte(nil), block[done:]...)
+		if eof {
+			return pts, nil
+		}
+	}
+}
+
+// splitRecords returns the ends of up to k chunks of block, each just
+// after a newline outside quotes, the last at the last such newline (what
+// follows it waits for the next block). Quotes are counted from the
+// block's start, itself a record boundary; RFC 4180's doubled quotes
+// count twice and change nothing.
+func splitRecords(block []byte, k int) []int {
+	var ends []int
+	pos, odd := 0, false // odd: an open quoted field at pos
+	for c := 1; c <= k; c++ {
+		target := len(block) * c / k
+		if c == k {
+			target = len(block)
+		}
+		end := -1
+		for pos < len(block) {
+			nl := bytes.IndexByte(block[pos:], '\n')
+			if nl < 0 {
+				break
+			}
+			odd = odd != (bytes.Count(block[pos:pos+nl], []byte{'"'})%2 == 1)
+			pos += nl + 1
+			if !odd {
+				end = pos
+				if pos >= target {
+					break
+				}
+			}
+		}
+		if end > 0 && (len(ends) == 0 || end > ends[len(ends)-1]) {
+			ends = append(ends, end)
+		}
+		if end < 0 || pos >= len(block) {
+			break
+		}
+	}
+	return ends
+}
+
+// parseChunks parses block[ends[i-1]:ends[i]] for every i side by side and
+// returns their points in order, or the error of the first chunk that has
+// one. line is the input's line count before block.
+func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([]orb.Point, error) {
+	pts := make([][]orb.Point, len(ends))
+	errs := make([]error, len(ends))
+	var wg sync.WaitGroup
+	start, base := 0, line
+	for i, end := range ends {
+		chunk := block[start:end]
+		c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, lineBase: base, comma: r.comma}
+		wg.Go(func() {
+			c.cr = newCSVReader(bufio.NewReaderSize(bytes.NewReader(chunk), 64<<10))
+			c.cr.Comma = c.comma
+			pts[i], errs[i] = c.readPoints(make([]orb.Point, 0, len(chunk)/24))
+		})
+		base += bytes.Count(chunk, []byte{'\n'})
+		start = end
+	}
+	wg.Wait()
+	total := 0
+	for i := range ends {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		total += len(pts[i])
+	}
+	out := make([]orb.Point, 0, total)
+	for _, p := range pts {
+		out = append(out, p...)
+	}
+	return out, nil
+}
