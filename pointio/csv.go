@@ -74,8 +74,7 @@ func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([
 	if err != nil {
 		return nil, err
 	}
-	line, _ := cr.FieldPos(0) // the header's line: data follows
-	pts, err := rows.readChunks(br, line, csvBlockBytes)
+	pts, err := rows.readChunks(br, rows.headerEnd, csvBlockBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +101,9 @@ type csvRows struct {
 	need     int    // fields a row needs to hold both coordinates
 	lineBase int    // lines of the input before cr's first (a chunk's place)
 	comma    rune
+	// headerEnd is the line the header ends on (a quoted name may hold
+	// line breaks): the data's lines follow it.
+	headerEnd int
 }
 
 // readHeader reads the header record from cr and locates the coordinate
@@ -119,7 +121,10 @@ func readHeader(cr *csv.Reader, name string, opts ReadOptions) (*csvRows, error)
 	if ierr != nil {
 		return nil, ierr
 	}
-	return &csvRows{cr: cr, name: name, lat: lat, lon: lon, need: max(lat, lon) + 1, comma: cr.Comma}, nil
+	last := len(header) - 1
+	end, _ := cr.FieldPos(last)
+	end += strings.Count(header[last], "\n")
+	return &csvRows{cr: cr, name: name, lat: lat, lon: lon, need: max(lat, lon) + 1, comma: cr.Comma, headerEnd: end}, nil
 }
 
 // readPoints appends the point of every remaining non-blank row to pts.

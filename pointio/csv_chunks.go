@@ -37,6 +37,16 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int) ([]or
 			return nil, readError(r.name, err)
 		}
 		ends := splitRecords(block, workers)
+		if len(ends) == 0 && !eof && len(carry) >= blockBytes {
+			// A block and more without a record boundary: a field quoted
+			// over megabytes, or a stray quote. One pass from here says
+			// which without holding the rest of the input.
+			more, err := r.readRest(io.MultiReader(bytes.NewReader(block), br), line)
+			if err != nil {
+				return nil, err
+			}
+			return append(pts, more...), nil
+		}
 		if eof && (len(ends) == 0 || ends[len(ends)-1] < len(block)) {
 			ends = append(ends, len(block)) // the last record needs no newline
 		}
@@ -55,6 +65,15 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int) ([]or
 			return pts, nil
 		}
 	}
+}
+
+// readRest reads the rest of the input, rd, in one pass; line is the
+// input's line count before rd.
+func (r *csvRows) readRest(rd io.Reader, line int) ([]orb.Point, error) {
+	c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, lineBase: line, comma: r.comma}
+	c.cr = newCSVReader(bufio.NewReaderSize(rd, 64<<10))
+	c.cr.Comma = c.comma
+	return c.readPoints(nil)
 }
 
 // splitRecords returns the ends of up to k chunks of block, each just

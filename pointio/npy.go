@@ -103,9 +103,14 @@ func (a npyMeta) elem() (int, func([]byte) float64, error) {
 	return 0, nil, fmt.Errorf("NumPy dtype %q: want float64 ('<f8') or float32 ('<f4')", a.descr)
 }
 
+// len is the number of elements, or -1 beyond 2^40 (the shape of a
+// corrupt header, or an array no host holds).
 func (a npyMeta) len() int {
 	n := 1
 	for _, d := range a.shape {
+		if d != 0 && n > (1<<40)/d {
+			return -1
+		}
 		n *= d
 	}
 	return n
@@ -136,9 +141,10 @@ func readColumns(r io.Reader, a npyMeta, name string, k int, sizeHint int64) ([]
 	if err != nil {
 		return nil, npyError(name, err)
 	}
-	n := a.len() / k
+	total := a.len()
+	n := total / k
 	need := uint64(n) * uint64(size*k)
-	if need > 1<<40 {
+	if total < 0 || need > 1<<40 {
 		return nil, npyError(name, fmt.Errorf("array of shape %v is too large", a.shape))
 	}
 	// Read what is there, up to the size the header claims: a header that
@@ -224,7 +230,7 @@ func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Po
 			return nil, npyError(name, err)
 		}
 		defer rc.Close()
-		return readNPY(rc, name+":"+names[0], int64(files[names[0]].UncompressedSize64))
+		return readNPY(rc, name+":"+names[0], entryHint(files[names[0]]))
 	}
 	latCol, lonCol, err := LatLonColumns(name, names, opts)
 	if err != nil {
@@ -244,6 +250,13 @@ func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Po
 	return pointsOf(name, lat, lon)
 }
 
+// entryHint is a size hint for a zip entry that a crafted archive cannot
+// turn into a huge allocation: the size it declares, at most what deflate
+// can expand its compressed bytes to.
+func entryHint(f *zip.File) int64 {
+	return int64(min(f.UncompressedSize64, 1032*f.CompressedSize64+1024, 1<<30))
+}
+
 // npzColumn reads one array of shape (N,) of an archive.
 func npzColumn(f *zip.File, name string) ([]float64, error) {
 	rc, err := f.Open()
@@ -259,7 +272,7 @@ func npzColumn(f *zip.File, name string) ([]float64, error) {
 	if len(a.shape) != 1 {
 		return nil, npyError(what, fmt.Errorf("array of shape %v: want (N,)", a.shape))
 	}
-	cols, err := readColumns(bufio.NewReaderSize(rc, 1<<20), a, what, 1, int64(f.UncompressedSize64))
+	cols, err := readColumns(bufio.NewReaderSize(rc, 1<<20), a, what, 1, entryHint(f))
 	if err != nil {
 		return nil, err
 	}

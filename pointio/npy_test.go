@@ -119,3 +119,25 @@ func FuzzReadNPY(f *testing.F) {
 		checkResult(t, pts, err)
 	})
 }
+
+// Headers that claim more than they hold cost no more than the file: a
+// shape whose size overflows, and an archive entry that declares 64 GiB.
+func TestReadNumPyHostileSizes(t *testing.T) {
+	huge := []byte(npyHeaderShape("<f8", "(4611686018427387904, 2)"))
+	if _, err := ReadFile(writeFile(t, "a.npy", huge)); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("overflowing shape: %v", err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	body := npyBytes("<f8", "(4294967296, 2)", false, []float64{1, 2})
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "points.npy", Method: zip.Store,
+		CompressedSize64: uint64(len(body)), UncompressedSize64: 1 << 36})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(body)
+	zw.Close()
+	if _, err := ReadFile(writeFile(t, "b.npz", buf.Bytes())); err == nil {
+		t.Error("a 64 GiB claim read without error")
+	}
+}

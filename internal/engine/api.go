@@ -151,5 +151,14 @@ func checkPoints(req Request, values bool) error {
 	if req.BatchSize < 0 || req.BatchSize > 1<<31-1 {
 		return fmt.Errorf("batch size %d is not in [0, 2^31-1]", req.BatchSize)
 	}
+	return checkGridSide(req.GridSide)
+}
+
+// checkGridSide refuses a grid of more cells than the index holds (the
+// kernels' cell numbers and z-runs are sized for it).
+func checkGridSide(side int) error {
+	if gmax := maxGridSide(); side < 0 || side > gmax {
+		return fmt.Errorf("grid side %d is not in [0, %d] (0: chosen from the points)", side, gmax)
+	}
 	return nil
 }

@@ -15,9 +15,11 @@ const maxGridCells = 1 << 25
 // (4.7 * perCell)).
 func gridSide(n int, perCell float64) int {
 	g := int(math.Ceil(math.Sqrt(float64(n) / (4.7 * perCell))))
-	gmax := int(math.Cbrt(maxGridCells))
-	return max(1, min(g, gmax))
+	return max(1, min(g, maxGridSide()))
 }
+
+// maxGridSide is the largest grid side, maxGridCells cells.
+func maxGridSide() int { return int(math.Cbrt(maxGridCells)) }
 
 // gridPlan is the outcome of planning a grid query: the index to use, or nil
 // when the sampled cost says brute force is cheaper (references packed into

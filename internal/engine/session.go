@@ -83,8 +83,11 @@ func checkSessionOptions(opts SessionOptions) error {
 	if opts.Algorithm == Seed {
 		return fmt.Errorf("session: the seed algorithm is a benchmark baseline, not for sessions")
 	}
-	if opts.GridSide < 0 || opts.Replan < 0 {
-		return fmt.Errorf("session: negative grid side %d or replan interval %d", opts.GridSide, opts.Replan)
+	if err := checkGridSide(opts.GridSide); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	if opts.Replan < 0 {
+		return fmt.Errorf("session: negative replan interval %d", opts.Replan)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -111,22 +112,23 @@ func fileSize(path string) int64 {
 // latitude and longitude columns.
 type columnSource struct {
 	path     string
-	geometry string // GeoParquet: the primary column
-	encoding string // "WKB" or "point"
+	columns  []string // the file's top-level columns
+	geometry string   // GeoParquet: the primary column
+	encoding string   // "WKB" or "point"
 	lat, lon string
 }
 
 // parquetSourceOf finds the points of the file: GeoParquet metadata first,
 // then latitude and longitude columns.
 func parquetSourceOf(path string, rdr *file.Reader, opts pointio.ReadOptions) (*columnSource, error) {
-	src := &columnSource{path: path}
-	if geo := rdr.MetaData().KeyValueMetadata().FindValue("geo"); geo != nil {
-		return src, src.fromGeoMetadata(*geo)
-	}
 	sc := rdr.MetaData().Schema
 	var names []string
 	for i := range sc.Root().NumFields() {
 		names = append(names, sc.Root().Field(i).Name())
+	}
+	src := &columnSource{path: path, columns: names}
+	if geo := rdr.MetaData().KeyValueMetadata().FindValue("geo"); geo != nil {
+		return src, src.fromGeoMetadata(*geo)
 	}
 	latCol, lonCol, err := pointio.LatLonColumns(path, names, opts)
 	if err != nil {
@@ -148,14 +150,19 @@ type geoMetadata struct {
 	} `json:"columns"`
 }
 
+// hasColumn reports whether the file has a top-level column of that name.
+func (src *columnSource) hasColumn(name string) bool {
+	return slices.Contains(src.columns, name)
+}
+
 func (src *columnSource) fromGeoMetadata(text string) error {
 	var meta geoMetadata
 	if err := json.Unmarshal([]byte(text), &meta); err != nil {
 		return parquetError(src.path, "GeoParquet \"geo\" metadata is not valid JSON", err)
 	}
 	col, ok := meta.Columns[meta.PrimaryColumn]
-	if !ok {
-		return parquetError(src.path, fmt.Sprintf("GeoParquet metadata names primary column %q but does not describe it", meta.PrimaryColumn), nil)
+	if !ok || !src.hasColumn(meta.PrimaryColumn) {
+		return parquetError(src.path, fmt.Sprintf("GeoParquet metadata names primary column %q, which the metadata does not describe or the file lacks", meta.PrimaryColumn), nil)
 	}
 	if err := checkGeographicCRS(col.CRS); err != nil {
 		return parquetError(src.path, fmt.Sprintf("GeoParquet column %q: %v", meta.PrimaryColumn, err), nil)
@@ -270,6 +277,11 @@ func (src *columnSource) decode(tbl arrow.Table, first int64, dst []orb.Point) e
 			return nil
 		}
 		return tbl.Column(idx[0]).Data()
+	}
+	for _, name := range []string{src.geometry, src.lat, src.lon} {
+		if c := col(name); name != "" && (c == nil || c.Len() != len(dst)) {
+			return parquetError(src.path, fmt.Sprintf("corrupt Parquet file: column %q does not hold the %d rows of its row group", name, len(dst)), nil)
+		}
 	}
 	if src.geometry != "" {
 		return src.decodeGeometry(col(src.geometry), first, dst)

@@ -181,6 +181,8 @@ func TestReadParquetErrors(t *testing.T) {
 			map[string]arrow.Array{"geometry": wkbColumn(wkb(1, 2, false), []byte{1, 2, 0, 0, 0, 0, 0, 0, 0})},
 			"f.parquet: row 2: WKB geometry of type 2 is not a point"},
 		{"no rows", "g.parquet", nil, map[string]arrow.Array{"lat": floats64(nil), "lon": floats64(nil)}, "g.parquet: no points"},
+		{"primary column missing", "i.parquet", map[string]string{"geo": strings.ReplaceAll(geoWKB, `"geometry"`, `"geom"`)},
+			map[string]arrow.Array{"geometry": wkbColumn(wkb(1, 2, false))}, `primary column "geom", which the metadata does not describe or the file lacks`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeTestParquet(t, tc.file, tc.meta, 1<<20, tc.cols)
