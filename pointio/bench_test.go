@@ -117,7 +117,7 @@ func BenchmarkReadNPY(b *testing.B) {
 	data := npyBytes("<f8", fmt.Sprintf("(%d, 2)", rows), false, vals)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		pts, err := readNPY(bytes.NewReader(data), "bench.npy", int64(len(data)))
+		pts, err := readNPY(bytes.NewReader(data), "bench.npy", int64(len(data)), false)
 		if err != nil || len(pts) != rows {
 			b.Fatal(len(pts), err)
 		}

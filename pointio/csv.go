@@ -34,6 +34,8 @@ type ReadOptions struct {
 	// as "pickup_latitude"; files without them are read by the usual
 	// names ("lat", "latitude", "lon", "lng", "long", "longitude").
 	LatColumn, LonColumn string
+	// Radians says NumPy arrays hold radians, not degrees.
+	Radians bool
 }
 
 // ReadCSV reads points from CSV data (RFC 4180, as implemented by

@@ -118,7 +118,7 @@ func (a npyMeta) len() int {
 
 // readNPY reads an array of shape (N, 2) of latitudes and longitudes in
 // degrees (float64 or float32, either order), row by row.
-func readNPY(r io.Reader, name string, sizeHint int64) ([]orb.Point, error) {
+func readNPY(r io.Reader, name string, sizeHint int64, radians bool) ([]orb.Point, error) {
 	a, err := readNPYHeader(r)
 	if err != nil {
 		return nil, npyError(name, err)
@@ -130,7 +130,7 @@ func readNPY(r io.Reader, name string, sizeHint int64) ([]orb.Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pointsOf(name, cols[0], cols[1])
+	return pointsOf(name, cols[0], cols[1], radians)
 }
 
 // readColumns reads an array of k columns (shape (N, k), or (N,) for one)
@@ -185,28 +185,37 @@ func decodeLE64(dst []float64, raw []byte, at, step int) {
 	}
 }
 
-// pointsOf checks and pairs latitude and longitude columns.
-func pointsOf(name string, lat, lon []float64) ([]orb.Point, error) {
+// pointsOf checks and pairs latitude and longitude columns, in degrees or
+// (radians) radians.
+func pointsOf(name string, lat, lon []float64, radians bool) ([]orb.Point, error) {
 	if len(lat) == 0 {
 		return nil, &InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
+	}
+	latMax, lonMax, scale := 90.0, 180.0, 1.0
+	if radians {
+		latMax, lonMax, scale = math.Pi/2, math.Pi, 180/math.Pi
 	}
 	pts := make([]orb.Point, len(lat))
 	for i := range pts {
 		la, lo := lat[i], lon[i]
 		switch {
-		case !(la >= -90 && la <= 90):
-			return nil, rowError(name, i, "lat", la, 90)
-		case !(lo >= -180 && lo <= 180):
-			return nil, rowError(name, i, "lon", lo, 180)
+		case !(la >= -latMax && la <= latMax):
+			return nil, rowError(name, i, "lat", la, latMax, radians)
+		case !(lo >= -lonMax && lo <= lonMax):
+			return nil, rowError(name, i, "lon", lo, lonMax, radians)
 		}
-		pts[i] = orb.Point{lo, la}
+		pts[i] = orb.Point{lo * scale, la * scale}
 	}
 	return pts, nil
 }
 
-func rowError(name string, i int, field string, v, limit float64) error {
+func rowError(name string, i int, field string, v, limit float64, radians bool) error {
+	reason := outOfRange(limit)
+	if radians {
+		reason = fmt.Sprintf("out of range [-%.6g, %.6g] (radians)", limit, limit)
+	}
 	return &InputError{File: name, Row: int64(i) + 1, Feature: -1, Point: -1, Field: field,
-		Value: strconv.FormatFloat(v, 'g', -1, 64), Reason: outOfRange(limit)}
+		Value: strconv.FormatFloat(v, 'g', -1, 64), Reason: reason}
 }
 
 // readNPZ reads a NumPy archive: arrays named as latitude and longitude
@@ -230,7 +239,7 @@ func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Po
 			return nil, npyError(name, err)
 		}
 		defer rc.Close()
-		return readNPY(rc, name+":"+names[0], entryHint(files[names[0]]))
+		return readNPY(rc, name+":"+names[0], entryHint(files[names[0]]), opts.Radians)
 	}
 	latCol, lonCol, err := LatLonColumns(name, names, opts)
 	if err != nil {
@@ -247,7 +256,7 @@ func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Po
 	if len(lat) != len(lon) {
 		return nil, npyError(name, fmt.Errorf("%d latitudes and %d longitudes", len(lat), len(lon)))
 	}
-	return pointsOf(name, lat, lon)
+	return pointsOf(name, lat, lon, opts.Radians)
 }
 
 // entryHint is a size hint for a zip entry that a crafted archive cannot

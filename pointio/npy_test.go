@@ -3,6 +3,7 @@ package pointio
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -115,7 +116,7 @@ func FuzzReadNPY(f *testing.F) {
 	f.Add(npyBytes("<f8", "(2, 2)", false, []float64{1, 2, 3, 4}))
 	f.Add(npyBytes(">f4", "(1, 2)", true, []float64{1, 2}))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		pts, err := readNPY(bytes.NewReader(data), "fuzz.npy", int64(len(data)))
+		pts, err := readNPY(bytes.NewReader(data), "fuzz.npy", int64(len(data)), false)
 		checkResult(t, pts, err)
 	})
 }
@@ -139,5 +140,18 @@ func TestReadNumPyHostileSizes(t *testing.T) {
 	zw.Close()
 	if _, err := ReadFile(writeFile(t, "b.npz", buf.Bytes())); err == nil {
 		t.Error("a 64 GiB claim read without error")
+	}
+}
+
+// --radians: NumPy arrays of radians, checked against radian bounds.
+func TestReadNumPyRadians(t *testing.T) {
+	path := writeFile(t, "r.npy", npyBytes("<f8", "(1, 2)", false, []float64{math.Pi / 4, -math.Pi / 2}))
+	got, err := ReadFileWith(context.Background(), path, ReadOptions{Radians: true})
+	if err != nil || math.Abs(got[0][1]-45) > 1e-12 || math.Abs(got[0][0]+90) > 1e-12 {
+		t.Errorf("%v, %v", got, err)
+	}
+	bad := writeFile(t, "s.npy", npyBytes("<f8", "(1, 2)", false, []float64{2, 0}))
+	if _, err := ReadFileWith(context.Background(), bad, ReadOptions{Radians: true}); err == nil || !strings.Contains(err.Error(), "row 1: latitude 2 out of range [-1.5708, 1.5708] (radians)") {
+		t.Errorf("2 rad: %v", err)
 	}
 }

@@ -114,7 +114,7 @@ func readFile(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, 
 	}
 	switch head, _ := br.Peek(6); {
 	case kind == formatNPY || (kind == formatUnknown && string(head) == "\x93NUMPY"):
-		return readNPY(br, path, size)
+		return readNPY(br, path, size, opts.Radians)
 	case kind == formatNPZ:
 		return readNPZFile(path, opts)
 	}

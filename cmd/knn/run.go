@@ -57,6 +57,7 @@ type runFlags struct {
 	gridSide                      int
 	quiet, verbose, hostPoints    bool
 	latCol, lonCol                string
+	radians                       bool
 	trace                         string
 	k                             int
 	withinM, maxM                 float64
@@ -223,6 +224,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
 	fs.StringVar(&f.latCol, "lat-col", "", "the latitude column's name in files that have it (e.g. pickup_latitude); others: lat or latitude")
 	fs.StringVar(&f.lonCol, "lon-col", "", "the longitude column's name in files that have it; others: lon, lng, long or longitude")
+	fs.BoolVar(&f.radians, "radians", false, "NumPy inputs hold radians, not degrees")
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
 	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
@@ -406,7 +408,7 @@ func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (point
 }
 
 func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
-	cols := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol}
+	cols := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians}
 	if obs, err = loadPoints(ctx, pointsArg{flag: "--obs", arg: f.obs, gen: f.gen, seed: f.seed, onHost: f.hostPoints, cols: cols}); err != nil {
 		return obs, ref, err
 	}
