@@ -252,3 +252,32 @@ func TestOutputFormatsAndStdin(t *testing.T) {
 		t.Errorf("--obs -: exit %d, %q, %q", status, stdout, stderr)
 	}
 }
+
+// knn convert writes every format so that the points read back the same:
+// the query's answers are byte for byte those of the original file.
+func TestConvertRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	obs := write(t, dir, "obs.csv", "name,latitude,longitude\n\"a, b\",47.376887,8.541694\nc,-33.8688,151.20929\nd,0.1,-179.99\n")
+	ref := write(t, dir, "ref.csv", "lat,lon\n0,0\n45,10\n-30,150\n1,180\n")
+	answers := func(in string) string {
+		out := filepath.Join(dir, "answers-"+filepath.Base(in)+".csv")
+		if status, _, stderr := mainFor("run", "--obs", in, "--ref", ref, "--engine", "cpu", "-q", "--out", out); status != 0 {
+			t.Fatalf("%s: exit %d: %s", in, status, stderr)
+		}
+		b, _ := os.ReadFile(out)
+		return string(b)
+	}
+	want := answers(obs)
+	for _, name := range []string{"p.parquet", "p.arrow", "p.npy", "p.npz", "p.csv"} {
+		to := filepath.Join(dir, name)
+		if status, _, stderr := mainFor("convert", obs, to); status != 0 {
+			t.Fatalf("convert to %s: exit %d: %s", name, status, stderr)
+		}
+		if got := answers(to); got != want {
+			t.Errorf("%s: answers\n%s\nwant\n%s", name, got, want)
+		}
+	}
+	if status, _, _ := mainFor("convert", obs, obs); status == 0 {
+		t.Error("convert over its input succeeded")
+	}
+}

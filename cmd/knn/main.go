@@ -26,6 +26,7 @@ Usage:
   knn run     [flags]   answer a query (files or synthetic points)
   knn simulate [flags]  move the references and answer the query every step
   knn plot    [flags]   draw the decision regions (PNG, or GIF of a simulation)
+  knn convert IN OUT    convert a file of points (CSV, GeoJSON, Parquet, Arrow, NumPy)
   knn devices           list the CUDA GPUs of this host
   knn bench   [flags]   benchmark sweep: sizes, algorithms, engines, GPUs
   knn help [command]    show help
@@ -131,6 +132,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdDevices(args[1:], stdout, stderr)
 	case "bench":
 		return cmdBench(ctx, args[1:], stdout, stderr)
+	case "convert":
+		return cmdConvert(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return cmdVersion(stdout)
 	case "help", "-h", "-help", "--help":
@@ -165,7 +168,7 @@ func parseFlags(fs *flag.FlagSet, usage string, args []string, stdout, stderr io
 	if err := fs.Parse(args); err != nil {
 		return false, errUsageShown
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && fs.Name() != "convert" { // convert's are its files
 		return false, usagef("%s: unexpected argument %q (flags start with --)", fs.Name(), fs.Arg(0))
 	}
 	return false, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/paulmach/orb"
 )
 
 // Outputs are written in batches (Parquet row groups, Arrow record
@@ -126,4 +127,14 @@ func writeTable(w io.Writer, format string, fields []arrow.Field, n int, item fu
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
+}
+
+// WritePoints writes points in format (pointio.FormatParquet or
+// pointio.FormatArrow) as two double columns of degrees, lat and lon.
+func WritePoints(w io.Writer, format string, pts []orb.Point) error {
+	fields := []arrow.Field{{Name: "lat", Type: arrow.PrimitiveTypes.Float64}, {Name: "lon", Type: arrow.PrimitiveTypes.Float64}}
+	return writeTable(w, format, fields, len(pts), func(bs []array.Builder, i int) {
+		bs[0].(*array.Float64Builder).Append(pts[i].Lat())
+		bs[1].(*array.Float64Builder).Append(pts[i].Lon())
+	})
 }

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
+)
+
+const convertUsage = `Usage: knn convert [flags] IN OUT
+
+Reads the points of IN (CSV, GeoJSON, Parquet/GeoParquet, Arrow, NumPy; - for
+standard input) and writes them to OUT as latitude and longitude in degrees,
+in the format its extension names: .csv (lat,lon, every digit that reads back
+to the same float64), .parquet or .arrow (lat, lon doubles), .npy (N, 2) or
+.npz (lat, lon arrays). Bad input is refused as knn run refuses it; OUT is
+written whole or not at all, and never over IN.
+
+Example:
+  knn convert cities.csv cities.parquet
+  zcat points.csv.gz | knn convert - points.npy
+
+Flags:
+`
+
+// cmdConvert converts a file of points from one format to another.
+func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	var opts pointio.ReadOptions
+	fs.StringVar(&opts.LatColumn, "lat-col", "", "the latitude column's name, where the input has it")
+	fs.StringVar(&opts.LonColumn, "lon-col", "", "the longitude column's name, where the input has it")
+	fs.BoolVar(&opts.Radians, "radians", false, "a NumPy input holds radians, not degrees")
+	if helped, err := parseFlags(fs, convertUsage, args, stdout, stderr); helped || err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return usagef("convert: want IN and OUT, got %d arguments", fs.NArg())
+	}
+	in, out := fs.Arg(0), fs.Arg(1)
+	write, err := pointsWriter(out)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := pointio.CheckOutput(out, in); err != nil {
+		return err
+	}
+	ps, err := loadFile(ctx, in, opts)
+	if err != nil {
+		return err
+	}
+	if err := pointio.Write(ctx, out, stdout, func(w *bufio.Writer) error { return write(w, ps) }); err != nil {
+		return fmt.Errorf("writing %s: %w", out, err)
+	}
+	fmt.Fprintf(stderr, "wrote %s (%d points)\n", out, len(ps.pts))
+	return nil
+}
+
+// pointsWriter is the writer of points for out's extension.
+func pointsWriter(out string) (func(w *bufio.Writer, ps pointSet) error, error) {
+	switch ext := strings.ToLower(filepath.Ext(out)); ext {
+	case ".csv", ".txt", "":
+		return func(w *bufio.Writer, ps pointSet) error { return pointio.WritePointsCSV(w, ps.pts) }, nil
+	case ".npy":
+		return func(w *bufio.Writer, ps pointSet) error { return pointio.WritePointsNPY(w, ps.pts) }, nil
+	case ".npz":
+		return func(w *bufio.Writer, ps pointSet) error { return pointio.WritePointsNPZ(w, ps.pts) }, nil
+	case ".parquet", ".arrow", ".feather":
+		format, _ := pointio.OutputFormat(out)
+		return func(w *bufio.Writer, ps pointSet) error { return arrowio.WritePoints(w, format, ps.pts) }, nil
+	default:
+		return nil, fmt.Errorf("convert: output %s: unknown format %q: name it .csv, .parquet, .arrow, .npy or .npz", out, ext)
+	}
+}

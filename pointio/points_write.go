@@ -1,0 +1,74 @@
+package pointio
+
+import (
+	"archive/zip"
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/paulmach/orb"
+)
+
+// WritePointsCSV writes points as "lat,lon" rows in degrees, in the
+// shortest form that reads back to the same float64 (what ReadCSV reads).
+func WritePointsCSV(w *bufio.Writer, pts []orb.Point) error {
+	if _, err := w.WriteString("lat,lon\n"); err != nil {
+		return fmt.Errorf("write points: %w", err)
+	}
+	err := writeBlocks(w, len(pts), 1<<16, func(dst []byte, lo, hi int) ([]byte, error) {
+		for _, p := range pts[lo:hi] {
+			dst = strconv.AppendFloat(dst, p.Lat(), 'g', -1, 64)
+			dst = append(dst, ',')
+			dst = strconv.AppendFloat(dst, p.Lon(), 'g', -1, 64)
+			dst = append(dst, '\n')
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write points: %w", err)
+	}
+	return w.Flush()
+}
+
+// WritePointsNPZ writes points as a NumPy archive of two float64 arrays
+// of degrees, "lat" and "lon" (what readNPZ reads).
+func WritePointsNPZ(w io.Writer, pts []orb.Point) error {
+	zw := zip.NewWriter(w)
+	for _, a := range []struct {
+		name string
+		at   int
+	}{{"lat", 1}, {"lon", 0}} {
+		arr := npyArray{a.name, "<f8", 8, func(b []byte, i int) {
+			binary.LittleEndian.PutUint64(b, math.Float64bits(pts[i][a.at]))
+		}}
+		if err := writeNPY(zw, arr, len(pts)); err != nil {
+			return fmt.Errorf("npz: %w", err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("npz: %w", err)
+	}
+	return nil
+}
+
+// WritePointsNPY writes points as one NumPy array of shape (N, 2), a row
+// of latitude then longitude in degrees (float64), what numpy.load reads.
+func WritePointsNPY(w io.Writer, pts []orb.Point) error {
+	if _, err := io.WriteString(w, npyHeaderShape("<f8", fmt.Sprintf("(%d, 2)", len(pts)))); err != nil {
+		return fmt.Errorf("npy: %w", err)
+	}
+	err := writeBlocks(w, len(pts), npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
+		for _, p := range pts[lo:hi] {
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.Lat()))
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.Lon()))
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return fmt.Errorf("npy: %w", err)
+	}
+	return nil
+}
