@@ -20,6 +20,10 @@ import (
 // on: the mean Earth radius (IUGG R1), sphere.EarthRadiusMetres.
 const EarthRadiusMetres = sphere.EarthRadiusMetres
 
+// MaxGridSide is the largest Options.GridSide: the grid index holds at
+// most MaxGridSide^3 cells.
+const MaxGridSide = engine.MaxGridSide
+
 // Engine selects where queries run.
 type Engine int
 

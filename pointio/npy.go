@@ -193,7 +193,9 @@ func pointsOf(name string, lat, lon []float64, radians bool) ([]orb.Point, error
 	}
 	latMax, lonMax, scale := 90.0, 180.0, 1.0
 	if radians {
-		latMax, lonMax, scale = math.Pi/2, math.Pi, 180/math.Pi
+		// float32 arrays round pi/2 and pi up (by 4.4e-8 and 8.7e-8):
+		// allow that, and clamp once in degrees.
+		latMax, lonMax, scale = math.Pi/2+1e-7, math.Pi+1e-7, 180/math.Pi
 	}
 	pts := make([]orb.Point, len(lat))
 	for i := range pts {
@@ -204,7 +206,7 @@ func pointsOf(name string, lat, lon []float64, radians bool) ([]orb.Point, error
 		case !(lo >= -lonMax && lo <= lonMax):
 			return nil, rowError(name, i, "lon", lo, lonMax, radians)
 		}
-		pts[i] = orb.Point{lo * scale, la * scale}
+		pts[i] = orb.Point{max(-180, min(180, lo*scale)), max(-90, min(90, la*scale))}
 	}
 	return pts, nil
 }
@@ -212,7 +214,7 @@ func pointsOf(name string, lat, lon []float64, radians bool) ([]orb.Point, error
 func rowError(name string, i int, field string, v, limit float64, radians bool) error {
 	reason := outOfRange(limit)
 	if radians {
-		reason = fmt.Sprintf("out of range [-%.6g, %.6g] (radians)", limit, limit)
+		reason = fmt.Sprintf("out of range [-%.7g, %.7g] (radians, pi/2 or pi and float32 rounding)", limit, limit)
 	}
 	return &InputError{File: name, Row: int64(i) + 1, Feature: -1, Point: -1, Field: field,
 		Value: strconv.FormatFloat(v, 'g', -1, 64), Reason: reason}

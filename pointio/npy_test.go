@@ -150,8 +150,12 @@ func TestReadNumPyRadians(t *testing.T) {
 	if err != nil || math.Abs(got[0][1]-45) > 1e-12 || math.Abs(got[0][0]+90) > 1e-12 {
 		t.Errorf("%v, %v", got, err)
 	}
+	f32 := writeFile(t, "f.npy", npyBytes("<f4", "(1, 2)", false, []float64{float64(float32(math.Pi / 2)), float64(float32(math.Pi))}))
+	if got, err := ReadFileWith(context.Background(), f32, ReadOptions{Radians: true}); err != nil || got[0] != (orb.Point{180, 90}) {
+		t.Errorf("float32 pole and antimeridian: %v, %v", got, err)
+	}
 	bad := writeFile(t, "s.npy", npyBytes("<f8", "(1, 2)", false, []float64{2, 0}))
-	if _, err := ReadFileWith(context.Background(), bad, ReadOptions{Radians: true}); err == nil || !strings.Contains(err.Error(), "row 1: latitude 2 out of range [-1.5708, 1.5708] (radians)") {
+	if _, err := ReadFileWith(context.Background(), bad, ReadOptions{Radians: true}); err == nil || !strings.Contains(err.Error(), "row 1: latitude 2 out of range [-1.570796, 1.570796] (radians") {
 		t.Errorf("2 rad: %v", err)
 	}
 }

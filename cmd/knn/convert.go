@@ -16,7 +16,7 @@ import (
 const convertUsage = `Usage: knn convert [flags] IN OUT
 
 Reads the points of IN (CSV, GeoJSON, Parquet/GeoParquet, Arrow, NumPy; - for
-standard input) and writes them to OUT as latitude and longitude in degrees,
+CSV, GeoJSON or .npy on standard input) and writes them to OUT as latitude and longitude in degrees,
 in the format its extension names: .csv (lat,lon, every digit that reads back
 to the same float64), .parquet or .arrow (lat, lon doubles), .npy (N, 2) or
 .npz (lat, lon arrays). Bad input is refused as knn run refuses it; OUT is
@@ -39,10 +39,17 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if helped, err := parseFlags(fs, convertUsage, args, stdout, stderr); helped || err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
-		return usagef("convert: want IN and OUT, got %d arguments", fs.NArg())
+	files, err := filesAndFlags(fs)
+	if err != nil {
+		return err
 	}
-	in, out := fs.Arg(0), fs.Arg(1)
+	if len(files) != 2 {
+		return usagef("convert: want IN and OUT, got %d file arguments", len(files))
+	}
+	in, out := files[0], files[1]
+	if opts.Radians && !isNumPy(in) {
+		return usagef("convert: --radians is for NumPy inputs (.npy, .npz), not %s", in)
+	}
 	write, err := pointsWriter(out)
 	if err != nil {
 		return usageError{err}
@@ -59,6 +66,19 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stderr, "wrote %s (%d points)\n", out, len(ps.pts))
 	return nil
+}
+
+// filesAndFlags returns the file arguments, parsing the flags that follow
+// them too (the flag package stops at the first argument).
+func filesAndFlags(fs *flag.FlagSet) ([]string, error) {
+	var files []string
+	for fs.NArg() > 0 {
+		files = append(files, fs.Arg(0))
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return nil, errUsageShown
+		}
+	}
+	return files, nil
 }
 
 // pointsWriter is the writer of points for out's extension.

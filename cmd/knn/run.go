@@ -243,8 +243,11 @@ func (f *runFlags) options() (geoknn.Options, error) {
 	if f.k < 1 || f.withinM < 0 || f.maxM < 0 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
 		return geoknn.Options{}, errors.New("run: --k must be >= 1; --within-m and --max-m >= 0; --list goes with --within-m, which does not go with --k")
 	}
-	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 || f.gridSide < 0 {
-		return geoknn.Options{}, errors.New("run: --repeat must be >= 1; --validate, --gpus, --batch-size and --grid-side >= 0")
+	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
+		return geoknn.Options{}, fmt.Errorf("run: --repeat must be >= 1; --validate, --gpus and --batch-size >= 0; --grid-side from 0 to %d", geoknn.MaxGridSide)
+	}
+	if f.radians && !isNumPy(f.obs) && !isNumPy(f.ref) {
+		return geoknn.Options{}, errors.New("run: --radians is for NumPy inputs (.npy, .npz), and neither --obs nor --ref is one")
 	}
 	eng, err := geoknn.ParseEngine(f.engine)
 	if err != nil {
@@ -434,6 +437,12 @@ func (p pointSet) point(i int) orb.Point {
 		return p.pts[i]
 	}
 	return sphere.ToDegrees(p.cols.At(i))
+}
+
+// isNumPy reports whether path names a NumPy file (.npy or .npz).
+func isNumPy(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".npy" || ext == ".npz"
 }
 
 // pointsArg is a --obs or --ref argument and what reading or making its

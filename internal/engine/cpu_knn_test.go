@@ -252,3 +252,9 @@ func TestGridSideBound(t *testing.T) {
 		t.Errorf("side %d: %v, %v", req.GridSide, err, kerr)
 	}
 }
+
+func TestMaxGridSideFillsTheCells(t *testing.T) {
+	if g := MaxGridSide; g*g*g > maxGridCells || (g+1)*(g+1)*(g+1) <= maxGridCells {
+		t.Errorf("MaxGridSide %d does not match %d cells", g, maxGridCells)
+	}
+}

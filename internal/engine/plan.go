@@ -18,8 +18,10 @@ func gridSide(n int, perCell float64) int {
 	return max(1, min(g, maxGridSide()))
 }
 
-// maxGridSide is the largest grid side, maxGridCells cells.
-func maxGridSide() int { return int(math.Cbrt(maxGridCells)) }
+// MaxGridSide is the largest grid side: MaxGridSide^3 <= maxGridCells.
+const MaxGridSide = 322
+
+func maxGridSide() int { return MaxGridSide }
 
 // gridPlan is the outcome of planning a grid query: the index to use, or nil
 // when the sampled cost says brute force is cheaper (references packed into
