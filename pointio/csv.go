@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,9 @@ type ReadOptions struct {
 	LatColumn, LonColumn string
 	// Radians says NumPy arrays hold radians, not degrees.
 	Radians bool
+	// IDColumn names a column whose values ReadFileIDs returns beside the
+	// points (CSV, Parquet and Arrow inputs), to carry into the answers.
+	IDColumn string
 }
 
 // ReadCSV reads points from CSV data (RFC 4180, as implemented by
@@ -61,29 +65,30 @@ type ReadOptions struct {
 // The input is streamed: memory use is proportional to the number of
 // points, not to the size of the input.
 func ReadCSV(r io.Reader, name string) ([]orb.Point, error) {
-	return readCSV(bufio.NewReaderSize(r, readBufferSize), name, 0, ReadOptions{})
+	pts, _, err := readCSV(bufio.NewReaderSize(r, readBufferSize), name, 0, ReadOptions{})
+	return pts, err
 }
 
 // readCSV reads CSV from br (sizeHint, the input's size when known, is
 // not needed: the chunks size their own results).
-func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([]orb.Point, error) {
+func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([]orb.Point, []string, error) {
 	if err := skipBOM(br); err != nil {
-		return nil, readError(name, err)
+		return nil, nil, readError(name, err)
 	}
 	cr := newCSVReader(br)
 	cr.Comma = sniffDelimiter(br)
 	rows, err := readHeader(cr, name, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pts, err := rows.readChunks(br, rows.headerEnd, csvBlockBytes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(pts) == 0 {
-		return nil, fileError(name, "no data rows after the header")
+		return nil, nil, fileError(name, "no data rows after the header")
 	}
-	return pts, nil
+	return pts, rows.ids, nil
 }
 
 // newCSVReader returns a reader that accepts rows of any length, as only
@@ -106,6 +111,10 @@ type csvRows struct {
 	// headerEnd is the line the header ends on (a quoted name may hold
 	// line breaks): the data's lines follow it.
 	headerEnd int
+	// id is the column of the identifiers asked for (-1: none); ids gets
+	// each kept row's.
+	id  int
+	ids []string
 }
 
 // readHeader reads the header record from cr and locates the coordinate
@@ -126,7 +135,15 @@ func readHeader(cr *csv.Reader, name string, opts ReadOptions) (*csvRows, error)
 	last := len(header) - 1
 	end, _ := cr.FieldPos(last)
 	end += strings.Count(header[last], "\n")
-	return &csvRows{cr: cr, name: name, lat: lat, lon: lon, need: max(lat, lon) + 1, comma: cr.Comma, headerEnd: end}, nil
+	rows := &csvRows{cr: cr, name: name, lat: lat, lon: lon, need: max(lat, lon) + 1, comma: cr.Comma, headerEnd: end, id: -1}
+	if opts.IDColumn != "" {
+		rows.id = slices.IndexFunc(header, func(h string) bool { return strings.EqualFold(strings.TrimSpace(h), opts.IDColumn) })
+		if rows.id < 0 {
+			return nil, lineError(name, line, fmt.Sprintf("no id column %q; header fields: %s", opts.IDColumn, quoteList(header)))
+		}
+		rows.need = max(rows.need, rows.id+1)
+	}
+	return rows, nil
 }
 
 // readPoints appends the point of every remaining non-blank row to pts.
@@ -145,6 +162,9 @@ func (r *csvRows) readPoints(pts []orb.Point) ([]orb.Point, error) {
 		}
 		if ok {
 			pts = append(pts, p)
+			if r.id >= 0 {
+				r.ids = append(r.ids, rec[r.id])
+			}
 		}
 	}
 }

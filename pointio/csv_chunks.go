@@ -70,10 +70,12 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int) ([]or
 // readRest reads the rest of the input, rd, in one pass; line is the
 // input's line count before rd.
 func (r *csvRows) readRest(rd io.Reader, line int) ([]orb.Point, error) {
-	c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, lineBase: line, comma: r.comma}
+	c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, lineBase: line, comma: r.comma, id: r.id}
 	c.cr = newCSVReader(bufio.NewReaderSize(rd, 64<<10))
 	c.cr.Comma = c.comma
-	return c.readPoints(nil)
+	pts, err := c.readPoints(nil)
+	r.ids = append(r.ids, c.ids...)
+	return pts, err
 }
 
 // splitRecords returns the ends of up to k chunks of block, each just
@@ -119,16 +121,18 @@ func splitRecords(block []byte, k int) []int {
 // one. line is the input's line count before block.
 func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([]orb.Point, error) {
 	pts := make([][]orb.Point, len(ends))
+	ids := make([][]string, len(ends))
 	errs := make([]error, len(ends))
 	var wg sync.WaitGroup
 	start, base := 0, line
 	for i, end := range ends {
 		chunk := block[start:end]
-		c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, lineBase: base, comma: r.comma}
+		c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, lineBase: base, comma: r.comma, id: r.id}
 		wg.Go(func() {
 			c.cr = newCSVReader(bufio.NewReaderSize(bytes.NewReader(chunk), 64<<10))
 			c.cr.Comma = c.comma
 			pts[i], errs[i] = c.readPoints(make([]orb.Point, 0, len(chunk)/24))
+			ids[i] = c.ids
 		})
 		base += bytes.Count(chunk, []byte{'\n'})
 		start = end
@@ -142,8 +146,9 @@ func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([]orb.Point, 
 		total += len(pts[i])
 	}
 	out := make([]orb.Point, 0, total)
-	for _, p := range pts {
+	for i, p := range pts {
 		out = append(out, p...)
+		r.ids = append(r.ids, ids[i]...)
 	}
 	return out, nil
 }

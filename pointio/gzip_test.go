@@ -97,7 +97,7 @@ func TestReadCSVChunks(t *testing.T) {
 		}
 	}
 	input := b.String()
-	want, err := readCSV(bufio.NewReader(strings.NewReader(input)), "t.csv", 0, ReadOptions{})
+	want, _, err := readCSV(bufio.NewReader(strings.NewReader(input)), "t.csv", 0, ReadOptions{})
 	if err != nil || len(want) != 300 {
 		t.Fatalf("%d points, %v", len(want), err)
 	}
@@ -169,4 +169,30 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// Ids follow their points through chunks and skipped blank rows.
+func TestReadFileIDs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,lat,lon\n")
+	for i := range 500 {
+		fmt.Fprintf(&b, "\"p %d,\n x\",%d,%d\n", i, i%80, i%170)
+		if i%9 == 0 {
+			b.WriteString(",,\n")
+		}
+	}
+	path := filepath.Join(t.TempDir(), "ids.csv")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	pts, ids, err := ReadFileIDs(context.Background(), path, ReadOptions{IDColumn: "ID"})
+	if err != nil || len(ids) != 500 || len(pts) != 500 {
+		t.Fatalf("%d points, %d ids, %v", len(pts), len(ids), err)
+	}
+	for i, id := range ids {
+		if id != fmt.Sprintf("p %d,\n x", i) || pts[i] != (orb.Point{float64(i % 170), float64(i % 80)}) {
+			t.Fatalf("row %d: %q at %v", i, id, pts[i])
+		}
+	}
+	if _, _, err := ReadFileIDs(context.Background(), path, ReadOptions{IDColumn: "name"}); err == nil || !strings.Contains(err.Error(), `no id column "name"`) {
+		t.Errorf("missing id column: %v", err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/paulmach/orb"
 )
@@ -71,4 +72,44 @@ func WritePointsNPY(w io.Writer, pts []orb.Point) error {
 		return fmt.Errorf("npy: %w", err)
 	}
 	return nil
+}
+
+// WriteCSVRows writes header, then the rows that rows(i, add) adds for
+// each of n items, in item order, fields quoted where RFC 4180 needs it.
+// It is the general writer behind answers that carry identifiers; rows is
+// called from several goroutines at once.
+func WriteCSVRows(w *bufio.Writer, header []string, n int, rows func(i int, add func(fields ...string))) error {
+	line := appendCSVRecord(nil, header)
+	if _, err := w.Write(line); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	err := writeBlocks(w, n, 1<<14, func(dst []byte, lo, hi int) ([]byte, error) {
+		add := func(fields ...string) { dst = appendCSVRecord(dst, fields) }
+		for i := lo; i < hi; i++ {
+			rows(i, add)
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return w.Flush()
+}
+
+// appendCSVRecord appends fields as one CSV line, quoting those that hold
+// a comma, a quote, a line break or surrounding space.
+func appendCSVRecord(dst []byte, fields []string) []byte {
+	for k, f := range fields {
+		if k > 0 {
+			dst = append(dst, ',')
+		}
+		if strings.ContainsAny(f, ",\"\r\n") || strings.TrimSpace(f) != f {
+			dst = append(dst, '"')
+			dst = append(dst, strings.ReplaceAll(f, `"`, `""`)...)
+			dst = append(dst, '"')
+			continue
+		}
+		dst = append(dst, f...)
+	}
+	return append(dst, '\n')
 }

@@ -94,14 +94,28 @@ func ReadFileContext(ctx context.Context, path string) ([]orb.Point, error) {
 // ReadFileWith is ReadFileContext with options: the names of the
 // coordinate columns.
 func ReadFileWith(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, error) {
-	pts, err := readFile(ctx, path, opts)
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return nil, ctxErr
-	}
+	opts.IDColumn = ""
+	pts, _, err := ReadFileIDs(ctx, path, opts)
 	return pts, err
 }
 
-func readFile(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, error) {
+// ReadFileIDs is ReadFileWith that also returns, when opts.IDColumn names
+// one, the values of that column, one a point (CSV; Parquet and Arrow
+// through arrowio); other formats carry no id column and are refused.
+func ReadFileIDs(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, []string, error) {
+	var ids []string
+	pts, err := readFile(ctx, path, opts, &ids)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, nil, ctxErr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return pts, ids, nil
+}
+
+// readFile reads path's points, and into ids the id column opts names.
+func readFile(ctx context.Context, path string, opts ReadOptions, ids *[]string) ([]orb.Point, error) {
 	in, size, err := openInput(path)
 	if err != nil {
 		return nil, err
@@ -113,6 +127,8 @@ func readFile(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, 
 		return nil, fileError(path, "a Parquet file: read it with package pointio/arrowio (knn run does)")
 	}
 	switch head, _ := br.Peek(6); {
+	case opts.IDColumn != "" && (kind == formatNPY || kind == formatNPZ || string(head) == "\x93NUMPY"):
+		return nil, fileError(path, "NumPy arrays carry no id column (--obs-id, --ref-id: CSV, Parquet or Arrow)")
 	case kind == formatNPY || (kind == formatUnknown && string(head) == "\x93NUMPY"):
 		return readNPY(br, path, size, opts.Radians)
 	case kind == formatNPZ:
@@ -136,6 +152,9 @@ func readFile(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, 
 		}
 	}
 	if kind == formatGeoJSON {
+		if opts.IDColumn != "" {
+			return nil, fileError(path, "GeoJSON carries no id column (--obs-id, --ref-id: CSV, Parquet or Arrow)")
+		}
 		var buf bytes.Buffer
 		if size > 0 && size < 1<<31 {
 			buf.Grow(int(size) + bytes.MinRead)
@@ -145,7 +164,9 @@ func readFile(ctx context.Context, path string, opts ReadOptions) ([]orb.Point, 
 		}
 		return decodeGeoJSON(buf.Bytes(), path)
 	}
-	return readCSV(br, path, size, opts)
+	pts, got, err := readCSV(br, path, size, opts)
+	*ids = got
+	return pts, err
 }
 
 // gzipReader reports corrupt compressed data as an InputError.

@@ -281,3 +281,40 @@ func TestConvertRoundTrip(t *testing.T) {
 		t.Error("convert over its input succeeded")
 	}
 }
+
+// --obs-id and --ref-id carry identifier columns into every query kind's
+// CSV, and into Parquet; .npz and synthetic points refuse them.
+func TestIdsCarriedThrough(t *testing.T) {
+	dir := t.TempDir()
+	obs := write(t, dir, "obs.csv", "name,lat,lon\n\"Zürich, CH\",47.37,8.54\n,,\nSydney,-33.87,151.21\n")
+	ref := write(t, dir, "ref.csv", "code,lat,lon\nZRH,47.46,8.55\nSYD,-33.95,151.18\nBSL,47.6,7.53\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "obs_index,obs_id,ref_index,ref_id,distance_m\n0,\"Zürich, CH\",0,ZRH,10035.804\n1,Sydney,1,SYD,9316.451\n"},
+		{[]string{"--k", "2"}, "obs_index,obs_id,rank,ref_index,ref_id,distance_m\n0,\"Zürich, CH\",1,0,ZRH,10035.804\n0,\"Zürich, CH\",2,2,BSL,80087.700\n"},
+		{[]string{"--within-m", "100000"}, "obs_index,obs_id,count\n0,\"Zürich, CH\",2\n1,Sydney,1\n"},
+	} {
+		args := append([]string{"run", "--obs", obs, "--ref", ref, "--obs-id", "name", "--ref-id", "code", "--engine", "cpu", "-q", "--out", "-"}, tc.args...)
+		status, stdout, stderr := mainFor(args...)
+		if status != 0 || !strings.HasPrefix(stdout, tc.want) {
+			t.Errorf("%v: exit %d, %q, want it to start %q (%s)", tc.args, status, stdout, tc.want, stderr)
+		}
+	}
+	pq := filepath.Join(dir, "a.parquet")
+	if status, _, stderr := mainFor("run", "--obs", obs, "--ref", ref, "--ref-id", "code", "--engine", "cpu", "-q", "--out", pq); status != 0 {
+		t.Fatalf("parquet: %s", stderr)
+	}
+	if b, _ := os.ReadFile(pq); !bytes.Contains(b, []byte("ref_id")) || !bytes.Contains(b, []byte("SYD")) {
+		t.Error("the Parquet answers lack ref_id")
+	}
+	for _, args := range [][]string{
+		{"run", "--obs", obs, "--ref", ref, "--ref-id", "code", "--out", filepath.Join(dir, "a.npz")},
+		{"run", "--obs", "100", "--ref", ref, "--obs-id", "name"},
+	} {
+		if status, _, _ := mainFor(args...); status != 2 {
+			t.Errorf("%v: exit %d, want 2", args, status)
+		}
+	}
+}

@@ -22,6 +22,7 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	var write func(w *bufio.Writer, format string) error
 	var check func(ctx context.Context) error
 	var st geoknn.Stats
+	var labelled table // the answers as rows, for outputs that carry ids
 	if f.withinM > 0 {
 		res, err := in.s.Within(ctx, in.obs.cols, in.ref.cols, f.withinM, f.list)
 		if err != nil {
@@ -31,6 +32,7 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 			res = res.WithoutSelf()
 		}
 		st, write, check = res.Stats, withinWriter(res), func(ctx context.Context) error { return checkWithin(ctx, in, f, res) }
+		labelled = in.labels().within(res)
 	} else {
 		k := f.k
 		if f.excludeSelf {
@@ -44,6 +46,7 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 			res = res.WithoutSelf()
 		}
 		st, write, check = res.Stats, kWriter(res), func(ctx context.Context) error { return checkK(ctx, in, f, res) }
+		labelled = in.labels().kNearest(res)
 	}
 	fmt.Fprintf(stderr, "engine:       %s (%s)\nquery:        %.3f s; %s\n", st.Engine, strings.Join(st.Devices, ", "), time.Since(t).Seconds(), st.Note)
 	if st.Kernel > 0 {
@@ -61,6 +64,9 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	format, err := pointio.OutputFormat(f.out)
 	if err != nil {
 		return err
+	}
+	if lb := in.labels(); lb.any() {
+		return labelled.write(ctx, f.out, stdout, format)
 	}
 	return pointio.Write(ctx, f.out, stdout, func(w *bufio.Writer) error { return write(w, format) })
 }

@@ -58,6 +58,7 @@ type runFlags struct {
 	quiet, verbose, hostPoints    bool
 	latCol, lonCol                string
 	radians                       bool
+	obsID, refID                  string
 	trace                         string
 	k                             int
 	withinM, maxM                 float64
@@ -132,7 +133,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if f.out != "" {
 		end := opts.Trace.Begin("host", "write")
-		err := writeRunAnswers(ctx, f.out, stdout, stderr, res)
+		err := writeRunAnswers(ctx, f.out, stdout, stderr, res, in.labels())
 		end()
 		if err != nil {
 			return err
@@ -225,6 +226,8 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.latCol, "lat-col", "", "the latitude column's name in files that have it (e.g. pickup_latitude); others: lat or latitude")
 	fs.StringVar(&f.lonCol, "lon-col", "", "the longitude column's name in files that have it; others: lon, lng, long or longitude")
 	fs.BoolVar(&f.radians, "radians", false, "NumPy inputs hold radians, not degrees")
+	fs.StringVar(&f.obsID, "obs-id", "", "carry this column of the --obs file (CSV, Parquet, Arrow) into --out as obs_id")
+	fs.StringVar(&f.refID, "ref-id", "", "carry this column of the --ref file into --out as ref_id")
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
 	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
@@ -246,6 +249,9 @@ func (f *runFlags) options() (geoknn.Options, error) {
 	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
 		return geoknn.Options{}, fmt.Errorf("run: --repeat must be >= 1; --validate, --gpus and --batch-size >= 0; --grid-side from 0 to %d", geoknn.MaxGridSide)
 	}
+	if (f.obsID != "" || f.refID != "") && strings.EqualFold(filepath.Ext(f.out), ".npz") {
+		return geoknn.Options{}, errors.New("run: --obs-id and --ref-id go to CSV, Parquet or Arrow outputs, not .npz")
+	}
 	if f.radians && !isNumPy(f.obs) && !isNumPy(f.ref) {
 		return geoknn.Options{}, errors.New("run: --radians is for NumPy inputs (.npy, .npz), and neither --obs nor --ref is one")
 	}
@@ -266,6 +272,9 @@ func (f *runFlags) options() (geoknn.Options, error) {
 
 // runInputs is what knn run queries: the open searcher and the points,
 // with the time each took to get ready.
+// labels are the identifiers the inputs carry into the answers.
+func (in *runInputs) labels() labels { return labels{obs: in.obs.ids, ref: in.ref.ids} }
+
 type runInputs struct {
 	s                  *geoknn.Searcher
 	obs, ref           pointSet
@@ -378,12 +387,16 @@ func (in *runInputs) validate(ctx context.Context, w io.Writer, res *geoknn.Resu
 }
 
 // writeRunAnswers writes --out and says so on w.
-func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res *geoknn.Result) error {
+func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res *geoknn.Result, lb labels) error {
 	t := time.Now()
-	if err := writeAnswers(ctx, path, stdout, res); err != nil {
+	format, _ := pointio.OutputFormat(path)
+	write := func() error { return writeAnswers(ctx, path, stdout, res) }
+	if lb.any() {
+		write = func() error { return lb.nearest(res).write(ctx, path, stdout, format) }
+	}
+	if err := write(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	format, _ := pointio.OutputFormat(path)
 	fmt.Fprintf(w, "wrote %s (%s, %d rows) in %.3f s\n", path, format, len(res.Index), time.Since(t).Seconds())
 	return nil
 }
@@ -391,11 +404,11 @@ func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res 
 // loadFile reads a file of points (CSV, GeoJSON, Parquet, Arrow or NumPy; "-":
 // standard input), with the coordinate columns opts names.
 func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (pointSet, error) {
-	read := pointio.ReadFileWith
+	read := pointio.ReadFileIDs
 	if arrowio.Handles(path) {
-		read = arrowio.ReadFileWith
+		read = arrowio.ReadFileIDs
 	}
-	pts, err := read(ctx, path, opts)
+	pts, ids, err := read(ctx, path, opts)
 	if err != nil {
 		return pointSet{}, err
 	}
@@ -407,15 +420,17 @@ func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (point
 	if path == "-" {
 		desc = "standard input"
 	}
-	return pointSet{cols: cols, pts: pts, desc: desc}, nil
+	return pointSet{cols: cols, pts: pts, ids: ids, desc: desc}, nil
 }
 
 func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
 	cols := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians}
-	if obs, err = loadPoints(ctx, pointsArg{flag: "--obs", arg: f.obs, gen: f.gen, seed: f.seed, onHost: f.hostPoints, cols: cols}); err != nil {
+	obsCols, refCols := cols, cols
+	obsCols.IDColumn, refCols.IDColumn = f.obsID, f.refID
+	if obs, err = loadPoints(ctx, pointsArg{flag: "--obs", arg: f.obs, gen: f.gen, seed: f.seed, onHost: f.hostPoints, cols: obsCols}); err != nil {
 		return obs, ref, err
 	}
-	if ref, err = loadPoints(ctx, pointsArg{flag: "--ref", arg: f.ref, gen: f.gen, seed: f.seed + 1, cols: cols}); err != nil {
+	if ref, err = loadPoints(ctx, pointsArg{flag: "--ref", arg: f.ref, gen: f.gen, seed: f.seed + 1, cols: refCols}); err != nil {
 		return obs, ref, err
 	}
 	if ref.cols.Len() == 0 {
@@ -429,6 +444,7 @@ func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
 type pointSet struct {
 	cols geoknn.Points
 	pts  []orb.Point // nil for generated sets
+	ids  []string    // the --obs-id / --ref-id column, if asked for
 	desc string
 }
 
@@ -465,6 +481,9 @@ func loadPoints(ctx context.Context, a pointsArg) (pointSet, error) {
 	}
 	if isFile {
 		return loadFile(ctx, a.arg, a.cols)
+	}
+	if a.cols.IDColumn != "" {
+		return pointSet{}, usagef("%s-id: synthetic points have no id column", flagName)
 	}
 	limit, bytesPer := maxObservations, 8 // the answers
 	if flagName == "--ref" {

@@ -48,16 +48,32 @@ func isIPC(path string) bool {
 // ReadFileWith reads the points of a Parquet or Arrow IPC file (Handles
 // says which files), with the coordinate columns opts names.
 func ReadFileWith(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, error) {
+	opts.IDColumn = ""
+	pts, _, err := ReadFileIDs(ctx, path, opts)
+	return pts, err
+}
+
+// ReadFileIDs is ReadFileWith that also returns the values, as text, of
+// the column opts.IDColumn names (nil when it names none).
+func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+	var ids []string
+	var pts []orb.Point
+	var err error
 	if isIPC(path) {
-		return readIPC(ctx, path, opts)
+		pts, err = readIPC(ctx, path, opts, &ids)
+	} else {
+		pts, err = readParquet(ctx, path, opts, &ids)
 	}
-	return ReadParquetWith(ctx, path, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pts, ids, nil
 }
 
 // readIPC reads latitude and longitude columns (named as pointio.ReadCSV
 // names them, float or double degrees) from an Arrow IPC file, or from an
 // IPC stream when the file lacks the file format's magic.
-func readIPC(ctx context.Context, path string, opts pointio.ReadOptions) (pts []orb.Point, err error) {
+func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string) (pts []orb.Point, err error) {
 	defer func() {
 		if err != nil {
 			pts = nil
@@ -95,6 +111,7 @@ func readIPC(ctx context.Context, path string, opts pointio.ReadOptions) (pts []
 	if len(pts) == 0 {
 		return nil, parquetError(path, "no points", nil)
 	}
+	*ids = src.ids
 	return pts, nil
 }
 
@@ -143,7 +160,8 @@ func ipcSource(path string, schema *arrow.Schema, opts pointio.ReadOptions) (*co
 	if err != nil {
 		return nil, err
 	}
-	return &columnSource{path: path, lat: names[latCol], lon: names[lonCol]}, nil
+	src := &columnSource{path: path, columns: names, lat: names[latCol], lon: names[lonCol]}
+	return src, src.findID(opts.IDColumn)
 }
 
 // appendBatch appends a record batch's points to pts, checking each.
@@ -158,6 +176,12 @@ func (src *columnSource) appendBatch(pts []orb.Point, rec arrow.RecordBatch) ([]
 		return arrow.NewChunked(c.DataType(), []arrow.Array{c})
 	}
 	dst := pts[first:]
+	if src.id != "" {
+		src.ids = append(src.ids, make([]string, n)...)
+		if err := src.idsOf(col(src.id), int64(first), n); err != nil {
+			return nil, err
+		}
+	}
 	if err := src.decodeFloats(col(src.lat), "lat", int64(first), dst, func(p *orb.Point, v float64) { p[1] = v }); err != nil {
 		return nil, err
 	}

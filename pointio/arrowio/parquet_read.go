@@ -37,7 +37,14 @@ func ReadFile(ctx context.Context, path string) ([]orb.Point, error) {
 
 // ReadParquetWith reads a Parquet file's points (ReadFile), with the
 // coordinate columns opts names.
-func ReadParquetWith(ctx context.Context, path string, opts pointio.ReadOptions) (pts []orb.Point, err error) {
+func ReadParquetWith(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, error) {
+	opts.IDColumn = ""
+	return readParquet(ctx, path, opts, nil)
+}
+
+// readParquet reads the points, and into ids (when opts.IDColumn names a
+// column) that column's values as text.
+func readParquet(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string) (pts []orb.Point, err error) {
 	if path == "-" {
 		return nil, parquetError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)", nil)
 	}
@@ -64,6 +71,9 @@ func ReadParquetWith(ctx context.Context, path string, opts pointio.ReadOptions)
 		return nil, err
 	}
 	pts = make([]orb.Point, starts[len(starts)-1])
+	if src.id != "" {
+		src.ids = make([]string, len(pts))
+	}
 	eg, ctx := errgroup.WithContext(ctx)
 	workers := max(1, min(runtime.GOMAXPROCS(0), rdr.NumRowGroups()))
 	for w := range workers {
@@ -77,6 +87,9 @@ func ReadParquetWith(ctx context.Context, path string, opts pointio.ReadOptions)
 	}
 	if len(pts) == 0 {
 		return nil, parquetError(path, "no points", nil)
+	}
+	if ids != nil {
+		*ids = src.ids
 	}
 	return pts, nil
 }
@@ -113,6 +126,8 @@ func fileSize(path string) int64 {
 type columnSource struct {
 	path     string
 	columns  []string // the file's top-level columns
+	id       string   // the id column asked for ("": none)
+	ids      []string // its values, a point each
 	geometry string   // GeoParquet: the primary column
 	encoding string   // "WKB" or "point"
 	lat, lon string
@@ -127,6 +142,9 @@ func parquetSourceOf(path string, rdr *file.Reader, opts pointio.ReadOptions) (*
 		names = append(names, sc.Root().Field(i).Name())
 	}
 	src := &columnSource{path: path, columns: names}
+	if err := src.findID(opts.IDColumn); err != nil {
+		return nil, err
+	}
 	if geo := rdr.MetaData().KeyValueMetadata().FindValue("geo"); geo != nil {
 		return src, src.fromGeoMetadata(*geo)
 	}
@@ -148,6 +166,37 @@ type geoMetadata struct {
 		GeometryTypes []string        `json:"geometry_types"`
 		CRS           json.RawMessage `json:"crs"`
 	} `json:"columns"`
+}
+
+// findID sets the id column: the file's column named (any case) asked.
+func (src *columnSource) findID(asked string) error {
+	if asked == "" {
+		return nil
+	}
+	for _, c := range src.columns {
+		if strings.EqualFold(c, asked) {
+			src.id = c
+			return nil
+		}
+	}
+	return parquetError(src.path, fmt.Sprintf("no id column %q; columns: %q", asked, src.columns), nil)
+}
+
+// idsOf writes the id column's values, as text, from row first on.
+func (src *columnSource) idsOf(c *arrow.Chunked, first int64, n int) error {
+	if c == nil || c.Len() != n {
+		return parquetError(src.path, fmt.Sprintf("corrupt file: id column %q does not hold %d rows", src.id, n), nil)
+	}
+	at := first
+	for _, chunk := range c.Chunks() {
+		for i := range chunk.Len() {
+			if !chunk.IsNull(i) {
+				src.ids[at] = chunk.ValueStr(i)
+			}
+			at++
+		}
+	}
+	return nil
 }
 
 // hasColumn reports whether the file has a top-level column of that name.
@@ -261,7 +310,7 @@ func (src *columnSource) leaves(rdr *file.Reader) []int {
 	var leaves []int
 	for i := range sc.NumColumns() {
 		top := strings.SplitN(sc.Column(i).Path(), ".", 2)[0]
-		if top == src.geometry || top == src.lat || top == src.lon {
+		if top == src.geometry || top == src.lat || top == src.lon || top == src.id {
 			leaves = append(leaves, i)
 		}
 	}
@@ -281,6 +330,11 @@ func (src *columnSource) decode(tbl arrow.Table, first int64, dst []orb.Point) e
 	for _, name := range []string{src.geometry, src.lat, src.lon} {
 		if c := col(name); name != "" && (c == nil || c.Len() != len(dst)) {
 			return parquetError(src.path, fmt.Sprintf("corrupt Parquet file: column %q does not hold the %d rows of its row group", name, len(dst)), nil)
+		}
+	}
+	if src.id != "" {
+		if err := src.idsOf(col(src.id), first, len(dst)); err != nil {
+			return err
 		}
 	}
 	if src.geometry != "" {

@@ -401,3 +401,20 @@ func TestArrowIPC(t *testing.T) {
 		t.Errorf("answers as Arrow: %d rows", b.NumRows())
 	}
 }
+
+// Parquet (several row groups) and Arrow files give their id column, as
+// text, row for row.
+func TestReadFileIDs(t *testing.T) {
+	lat, lon, id := make([]float64, 1000), make([]float64, 1000), make([]float64, 1000)
+	for i := range lat {
+		lat[i], lon[i], id[i] = float64(i%90), float64(i%180), float64(10*i)
+	}
+	path := writeTestParquet(t, "ids.parquet", nil, 300, map[string]arrow.Array{"lat": floats64(lat), "lon": floats64(lon), "id": floats64(id)})
+	pts, ids, err := ReadFileIDs(context.Background(), path, pointio.ReadOptions{IDColumn: "id"})
+	if err != nil || len(ids) != 1000 || ids[999] != "9990" || pts[999] != (orb.Point{999 % 180, 999 % 90}) {
+		t.Fatalf("parquet: %d ids, last %q, %v", len(ids), ids[len(ids)-1], err)
+	}
+	if _, _, err := ReadFileIDs(context.Background(), path, pointio.ReadOptions{IDColumn: "name"}); err == nil {
+		t.Error("a missing id column read")
+	}
+}

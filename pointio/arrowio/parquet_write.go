@@ -138,3 +138,28 @@ func WritePoints(w io.Writer, format string, pts []orb.Point) error {
 		bs[1].(*array.Float64Builder).Append(pts[i].Lon())
 	})
 }
+
+// WriteRows writes the rows that rows(i, add) adds for each of n items in
+// format (pointio.FormatParquet or pointio.FormatArrow), the columns
+// fields describe (int64, int32, uint32, float64 or string values, in
+// order): the general writer behind answers that carry identifiers.
+func WriteRows(w io.Writer, format string, fields []arrow.Field, n int, rows func(i int, add func(vals ...any))) error {
+	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
+		rows(i, func(vals ...any) {
+			for k, v := range vals {
+				switch b := bs[k].(type) {
+				case *array.Int64Builder:
+					b.Append(v.(int64))
+				case *array.Int32Builder:
+					b.Append(v.(int32))
+				case *array.Uint32Builder:
+					b.Append(v.(uint32))
+				case *array.Float64Builder:
+					b.Append(v.(float64))
+				case *array.StringBuilder:
+					b.Append(v.(string))
+				}
+			}
+		})
+	})
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
+)
+
+// labels are the identifiers --obs-id and --ref-id carry into the answers:
+// a column each next to obs_index and ref_index.
+type labels struct {
+	obs, ref []string
+}
+
+func (l labels) any() bool { return l.obs != nil || l.ref != nil }
+
+// table is an answer as rows of typed values: what the labelled writers
+// (CSV, Parquet, Arrow) write.
+type table struct {
+	fields []arrow.Field
+	n      int
+	rows   func(i int, add func(vals ...any))
+}
+
+var (
+	int64Type   = arrow.PrimitiveTypes.Int64
+	uint32Type  = arrow.PrimitiveTypes.Uint32
+	float64Type = arrow.PrimitiveTypes.Float64
+	stringType  = arrow.BinaryTypes.String
+)
+
+// row builds one row: obs_index[, obs_id], the middle values, and when
+// ref is given ref_index[, ref_id] and distance_m.
+func (l labels) row(i int, middle []any, ref uint32, metres float64, withRef bool) []any {
+	vals := []any{int64(i)}
+	if l.obs != nil {
+		vals = append(vals, l.obs[i])
+	}
+	vals = append(vals, middle...)
+	if withRef {
+		vals = append(vals, ref)
+		if l.ref != nil {
+			vals = append(vals, l.ref[ref])
+		}
+		vals = append(vals, metres)
+	}
+	return vals
+}
+
+// fields names the columns of row.
+func (l labels) fields(middle []arrow.Field, withRef bool) []arrow.Field {
+	fs := []arrow.Field{{Name: "obs_index", Type: int64Type}}
+	if l.obs != nil {
+		fs = append(fs, arrow.Field{Name: "obs_id", Type: stringType})
+	}
+	fs = append(fs, middle...)
+	if withRef {
+		fs = append(fs, arrow.Field{Name: "ref_index", Type: uint32Type})
+		if l.ref != nil {
+			fs = append(fs, arrow.Field{Name: "ref_id", Type: stringType})
+		}
+		fs = append(fs, arrow.Field{Name: "distance_m", Type: float64Type})
+	}
+	return fs
+}
+
+func (l labels) nearest(res *geoknn.Result) table {
+	return table{fields: l.fields(nil, true), n: len(res.Index), rows: func(i int, add func(...any)) {
+		add(l.row(i, nil, res.Index[i], res.Metres(i), true)...)
+	}}
+}
+
+func (l labels) kNearest(res *geoknn.KResult) table {
+	rank := []arrow.Field{{Name: "rank", Type: arrow.PrimitiveTypes.Int32}}
+	return table{fields: l.fields(rank, true), n: len(res.Index) / max(res.K, 1), rows: func(i int, add func(...any)) {
+		for r := range res.K {
+			if res.Index[i*res.K+r] == geoknn.NoNeighbour {
+				return
+			}
+			add(l.row(i, []any{int32(r + 1)}, res.Index[i*res.K+r], res.Metres(i, r), true)...)
+		}
+	}}
+}
+
+func (l labels) within(res *geoknn.WithinResult) table {
+	if res.Offsets == nil {
+		count := []arrow.Field{{Name: "count", Type: uint32Type}}
+		return table{fields: l.fields(count, false), n: len(res.Counts), rows: func(i int, add func(...any)) {
+			add(l.row(i, []any{res.Counts[i]}, 0, 0, false)...)
+		}}
+	}
+	return table{fields: l.fields(nil, true), n: len(res.Counts), rows: func(i int, add func(...any)) {
+		for e := res.Offsets[i]; e < res.Offsets[i+1]; e++ {
+			add(l.row(i, nil, res.Index[e], float64(res.DistanceRad[e])*geoknn.EarthRadiusMetres, true)...)
+		}
+	}}
+}
+
+// write writes t to path in format (CSV, Parquet or Arrow).
+func (t table) write(ctx context.Context, path string, stdout io.Writer, format string) error {
+	return pointio.Write(ctx, path, stdout, func(w *bufio.Writer) error {
+		if format != pointio.FormatCSV {
+			return arrowio.WriteRows(w, format, t.fields, t.n, t.rows)
+		}
+		header := make([]string, len(t.fields))
+		for k, f := range t.fields {
+			header[k] = f.Name
+		}
+		return pointio.WriteCSVRows(w, header, t.n, func(i int, add func(...string)) {
+			t.rows(i, func(vals ...any) { add(csvFields(vals)...) })
+		})
+	})
+}
+
+// csvFields formats a row's values as the other CSV writers do (distances
+// in metres with three decimals).
+func csvFields(vals []any) []string {
+	out := make([]string, len(vals))
+	for k, v := range vals {
+		switch x := v.(type) {
+		case float64:
+			out[k] = strconvMetres(x)
+		case string:
+			out[k] = x
+		default:
+			out[k] = fmtInt(x)
+		}
+	}
+	return out
+}
+
+func strconvMetres(m float64) string { return strconv.FormatFloat(m, 'f', 3, 64) }
+
+func fmtInt(v any) string { return fmt.Sprint(v) }
