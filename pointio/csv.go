@@ -69,8 +69,8 @@ func ReadCSV(r io.Reader, name string) ([]orb.Point, error) {
 	return pts, err
 }
 
-// readCSV reads CSV from br (sizeHint, the input's size when known, is
-// not needed: the chunks size their own results).
+// readCSV reads CSV from br; sizeHint, the input's size when known (else
+// 0), sizes the result.
 func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([]orb.Point, []string, error) {
 	if err := skipBOM(br); err != nil {
 		return nil, nil, readError(name, err)
@@ -81,7 +81,7 @@ func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([
 	if err != nil {
 		return nil, nil, err
 	}
-	pts, err := rows.readChunks(br, rows.headerEnd, csvBlockBytes)
+	pts, err := rows.readChunks(br, rows.headerEnd, csvBlockBytes, sizeHint)
 	if err != nil {
 		return nil, nil, err
 	}

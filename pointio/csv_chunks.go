@@ -19,8 +19,11 @@ const csvBlockBytes = 32 << 20
 // newlines outside quoted fields and the chunks are parsed side by side
 // by encoding/csv. Errors name the line in the whole input, and the first
 // bad row of the input is the one reported.
-func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int) ([]orb.Point, error) {
-	var pts []orb.Point
+func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeHint int64) ([]orb.Point, error) {
+	// About 21 bytes a row ("-12.345678,123.456789\n") at the least for
+	// points as exported: room for all of them, so the result is not
+	// copied as it grows.
+	pts := make([]orb.Point, 0, min(max(sizeHint, 0)/21+16, 1<<28))
 	var carry []byte
 	line := headerLine // lines before carry
 	workers := runtime.GOMAXPROCS(0)
@@ -54,7 +57,9 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int) ([]or
 		if err != nil {
 			return nil, err
 		}
-		pts = append(pts, got...)
+		for _, g := range got {
+			pts = append(pts, g...)
+		}
 		done := 0
 		if len(ends) > 0 {
 			done = ends[len(ends)-1]
@@ -117,9 +122,9 @@ func splitRecords(block []byte, k int) []int {
 }
 
 // parseChunks parses block[ends[i-1]:ends[i]] for every i side by side and
-// returns their points in order, or the error of the first chunk that has
+// returns each chunk's points, or the error of the first chunk that has
 // one. line is the input's line count before block.
-func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([]orb.Point, error) {
+func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([][]orb.Point, error) {
 	pts := make([][]orb.Point, len(ends))
 	ids := make([][]string, len(ends))
 	errs := make([]error, len(ends))
@@ -138,17 +143,11 @@ func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([]orb.Point, 
 		start = end
 	}
 	wg.Wait()
-	total := 0
 	for i := range ends {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		total += len(pts[i])
-	}
-	out := make([]orb.Point, 0, total)
-	for i, p := range pts {
-		out = append(out, p...)
 		r.ids = append(r.ids, ids[i]...)
 	}
-	return out, nil
+	return pts, nil
 }

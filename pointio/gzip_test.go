@@ -129,7 +129,7 @@ func readChunked(input string, block int) ([]orb.Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rows.readChunks(br, rows.headerEnd, block)
+	return rows.readChunks(br, rows.headerEnd, block, 0)
 }
 
 // readOnePass is the reference: one encoding/csv pass over the input.

@@ -436,6 +436,9 @@ func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
 	if ref.cols.Len() == 0 {
 		return obs, ref, fmt.Errorf("--ref %s: no reference points", f.ref)
 	}
+	// The engine reads the radian columns; validation reads them back as
+	// degrees. Dropping the points as read halves a file's footprint.
+	obs.pts, ref.pts = nil, nil
 	return obs, ref, nil
 }
 
