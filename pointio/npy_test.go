@@ -46,7 +46,7 @@ func writeFile(t *testing.T, name string, b []byte) string {
 	return p
 }
 
-func npzBytes(t *testing.T, arrays map[string][]byte) []byte {
+func npzBytes(t testing.TB, arrays map[string][]byte) []byte {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for name, b := range arrays {
@@ -158,4 +158,14 @@ func TestReadNumPyRadians(t *testing.T) {
 	if _, err := ReadFileWith(context.Background(), bad, ReadOptions{Radians: true}); err == nil || !strings.Contains(err.Error(), "row 1: latitude 2 out of range [-1.570796, 1.570796] (radians") {
 		t.Errorf("2 rad: %v", err)
 	}
+}
+
+// A .npz archive of any bytes gives points or an InputError.
+func FuzzReadNPZ(f *testing.F) {
+	f.Add(npzBytes(f, map[string][]byte{"lat": npyBytes("<f8", "(2,)", false, []float64{1, 2}), "lon": npyBytes("<f4", "(2,)", false, []float64{3, 4})}))
+	f.Add(npzBytes(f, map[string][]byte{"points": npyBytes("<f8", "(1, 2)", false, []float64{1, 2})}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pts, err := readNPZ(bytes.NewReader(data), int64(len(data)), "fuzz.npz", ReadOptions{})
+		checkResult(t, pts, err)
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
 )
@@ -118,9 +119,10 @@ func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]
 // ipcBatches opens the file or stream format and returns its batches one
 // by one (io.EOF after the last).
 func ipcBatches(f *os.File) (func() (arrow.RecordBatch, error), *arrow.Schema, error) {
+	alloc := cappedAllocator{limit: allocLimit(f)}
 	head := make([]byte, len(ipcMagic))
 	if _, err := io.ReadFull(f, head); err == nil && string(head) == ipcMagic {
-		r, err := ipc.NewFileReader(f)
+		r, err := ipc.NewFileReader(f, ipc.WithAllocator(alloc))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -136,7 +138,7 @@ func ipcBatches(f *os.File) (func() (arrow.RecordBatch, error), *arrow.Schema, e
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, nil, err
 	}
-	r, err := ipc.NewReader(f)
+	r, err := ipc.NewReader(f, ipc.WithAllocator(alloc))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,4 +191,38 @@ func (src *columnSource) appendBatch(pts []orb.Point, rec arrow.RecordBatch) ([]
 		return nil, err
 	}
 	return pts, nil
+}
+
+// cappedAllocator refuses, by a panic that recoverCorrupt turns into an
+// error, any single allocation above limit: a corrupt message header can
+// claim a body of gigabytes, which the Go allocator would try to map and
+// the process could not survive.
+type cappedAllocator struct {
+	limit int
+}
+
+func (a cappedAllocator) Allocate(size int) []byte {
+	if size > a.limit {
+		panic(fmt.Sprintf("a buffer of %d bytes claimed, more than the file could hold", size))
+	}
+	return memory.DefaultAllocator.Allocate(size)
+}
+
+func (a cappedAllocator) Reallocate(size int, b []byte) []byte {
+	if size > a.limit {
+		panic(fmt.Sprintf("a buffer of %d bytes claimed, more than the file could hold", size))
+	}
+	return memory.DefaultAllocator.Reallocate(size, b)
+}
+
+func (a cappedAllocator) Free(b []byte) { memory.DefaultAllocator.Free(b) }
+
+// allocLimit is the largest buffer an IPC file of f's size can need:
+// compressed bodies expand, so 64 times the file, and at least 64 MiB.
+func allocLimit(f *os.File) int {
+	size := int64(0)
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	return int(min(max(64*size, 64<<20), 1<<40))
 }
