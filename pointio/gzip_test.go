@@ -119,13 +119,7 @@ func TestReadCSVChunks(t *testing.T) {
 }
 
 func readChunked(input string, block int) ([]orb.Point, error) {
-	br := bufio.NewReader(strings.NewReader(input))
-	if err := skipBOM(br); err != nil {
-		return nil, err
-	}
-	cr := newCSVReader(br)
-	cr.Comma = sniffDelimiter(br)
-	rows, err := readHeader(cr, "t.csv", ReadOptions{})
+	rows, br, err := openCSV(input)
 	if err != nil {
 		return nil, err
 	}
@@ -134,17 +128,23 @@ func readChunked(input string, block int) ([]orb.Point, error) {
 
 // readOnePass is the reference: one encoding/csv pass over the input.
 func readOnePass(input string) ([]orb.Point, error) {
-	br := bufio.NewReader(strings.NewReader(input))
-	if err := skipBOM(br); err != nil {
-		return nil, err
-	}
-	cr := newCSVReader(br)
-	cr.Comma = sniffDelimiter(br)
-	rows, err := readHeader(cr, "t.csv", ReadOptions{})
+	rows, _, err := openCSV(input)
 	if err != nil {
 		return nil, err
 	}
 	return rows.readPoints(nil)
+}
+
+// openCSV reads the header of input as readCSV does.
+func openCSV(input string) (*csvRows, *bufio.Reader, error) {
+	br := bufio.NewReader(strings.NewReader(input))
+	if err := skipBOM(br); err != nil {
+		return nil, nil, err
+	}
+	cr := newCSVReader(br)
+	cr.Comma = sniffDelimiter(br)
+	rows, err := readHeader(cr, "t.csv", ReadOptions{})
+	return rows, br, err
 }
 
 // Any input reads as one encoding/csv pass reads it, points or error
