@@ -42,7 +42,8 @@ func ReadGeoJSON(r io.Reader, name string) ([]orb.Point, error) {
 	if err != nil {
 		return nil, readError(name, err)
 	}
-	return decodeGeoJSON(data, name)
+	pts, _, err := decodeGeoJSON(data, name, "")
+	return pts, err
 }
 
 // gjGeometry holds a GeoJSON geometry with its coordinates still encoded,
@@ -55,6 +56,10 @@ type gjGeometry struct {
 type gjFeature struct {
 	Type     string      `json:"type"`
 	Geometry *gjGeometry `json:"geometry"`
+	// The feature's identifier and properties, kept encoded: they are
+	// read only when an id column is asked for.
+	ID         json.RawMessage `json:"id"`
+	Properties json.RawMessage `json:"properties"`
 }
 
 // gjDocument holds the members of any top-level GeoJSON object this package
@@ -68,19 +73,84 @@ type gjDocument struct {
 
 // decodeGeoJSON reads points from the GeoJSON document in data; name
 // identifies the input in errors.
-func decodeGeoJSON(data []byte, name string) ([]orb.Point, error) {
+// With idColumn set it also returns, a point each, the features' "id"
+// member (idColumn "id") or that property, as text.
+func decodeGeoJSON(data []byte, name, idColumn string) ([]orb.Point, []string, error) {
 	doc, err := parseDocument(data, name)
 	if err != nil {
-		return nil, locateFeature(data, err)
+		return nil, nil, locateFeature(data, err)
 	}
 	pts, err := documentPoints(doc, name)
 	if err != nil {
-		return nil, locateFeature(data, err)
+		return nil, nil, locateFeature(data, err)
 	}
 	if len(pts) == 0 {
-		return nil, fileError(name, "no points")
+		return nil, nil, fileError(name, "no points")
 	}
-	return pts, nil
+	if idColumn == "" {
+		return pts, nil, nil
+	}
+	if doc.Type != typeFeatureCollection {
+		return nil, nil, fileError(name, "ids (--obs-id, --ref-id) come from the features of a FeatureCollection")
+	}
+	ids, err := featureIDs(doc.Features, idColumn, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pts, ids, nil
+}
+
+// featureIDs returns each point's feature id or property idColumn, as
+// text (a string's characters, other values as written; null or absent:
+// ""); a MultiPoint's points share their feature's.
+func featureIDs(features []gjFeature, idColumn, name string) ([]string, error) {
+	var ids []string
+	for i := range features {
+		f := &features[i]
+		raw := f.ID
+		if idColumn != "id" || len(raw) == 0 {
+			var props map[string]json.RawMessage
+			if len(f.Properties) > 0 && string(f.Properties) != "null" {
+				if err := json.Unmarshal(f.Properties, &props); err != nil {
+					return nil, geoError(name, i, -1, "properties is not an object", err)
+				}
+			}
+			raw = props[idColumn]
+		}
+		id := jsonText(raw)
+		n, err := featurePoints(f)
+		if err != nil {
+			return nil, geoError(name, i, -1, "coordinates", err)
+		}
+		for range n {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// jsonText is a JSON value as text: a string's characters, anything else
+// as written, null or nothing as "".
+func jsonText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if t := strings.TrimSpace(string(raw)); t != "null" {
+		return t
+	}
+	return ""
+}
+
+// featurePoints is the number of points a feature gave (its geometry was
+// read already).
+func featurePoints(f *gjFeature) (int, error) {
+	if f.Geometry == nil || f.Geometry.Type != "MultiPoint" {
+		return 1, nil
+	}
+	var coords []json.RawMessage
+	err := json.Unmarshal(f.Geometry.Coordinates, &coords)
+	return len(coords), err
 }
 
 // parseDocument decodes the top-level GeoJSON object in data. When that

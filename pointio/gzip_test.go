@@ -196,3 +196,22 @@ func TestReadFileIDs(t *testing.T) {
 		t.Errorf("missing id column: %v", err)
 	}
 }
+
+// GeoJSON ids: the feature "id" member, or a property; a MultiPoint's
+// points share their feature's.
+func TestReadGeoJSONIDs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ids.geojson")
+	os.WriteFile(path, []byte(`{"type":"FeatureCollection","features":[
+ {"type":"Feature","id":7,"properties":{"name":"a, b"},"geometry":{"type":"Point","coordinates":[1,2]}},
+ {"type":"Feature","id":"x","properties":{"name":null},"geometry":{"type":"MultiPoint","coordinates":[[3,4],[5,6]]}},
+ {"type":"Feature","properties":null,"geometry":{"type":"Point","coordinates":[7,8]}}]}`), 0o644)
+	for _, tc := range []struct {
+		col  string
+		want []string
+	}{{"id", []string{"7", "x", "x", ""}}, {"name", []string{"a, b", "", "", ""}}} {
+		pts, ids, err := ReadFileIDs(context.Background(), path, ReadOptions{IDColumn: tc.col})
+		if err != nil || len(pts) != 4 || !slices.Equal(ids, tc.want) {
+			t.Errorf("%s: %q, %v", tc.col, ids, err)
+		}
+	}
+}

@@ -152,9 +152,6 @@ func readFile(ctx context.Context, path string, opts ReadOptions, ids *[]string)
 		}
 	}
 	if kind == formatGeoJSON {
-		if opts.IDColumn != "" {
-			return nil, fileError(path, "GeoJSON carries no id column (--obs-id, --ref-id: CSV, Parquet or Arrow)")
-		}
 		var buf bytes.Buffer
 		if size > 0 && size < 1<<31 {
 			buf.Grow(int(size) + bytes.MinRead)
@@ -162,7 +159,9 @@ func readFile(ctx context.Context, path string, opts ReadOptions, ids *[]string)
 		if _, err := buf.ReadFrom(br); err != nil {
 			return nil, readError(path, err)
 		}
-		return decodeGeoJSON(buf.Bytes(), path)
+		pts, got, err := decodeGeoJSON(buf.Bytes(), path, opts.IDColumn)
+		*ids = got
+		return pts, err
 	}
 	pts, got, err := readCSV(br, path, size, opts)
 	*ids = got

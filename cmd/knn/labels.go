@@ -77,14 +77,23 @@ func (l labels) nearest(res *geoknn.Result) table {
 	}}
 }
 
+// kNearest lists the answers found, a row each, ranked from 1 (with k = 1
+// no rank column, as the nearest query's output has none).
 func (l labels) kNearest(res *geoknn.KResult) table {
 	rank := []arrow.Field{{Name: "rank", Type: arrow.PrimitiveTypes.Int32}}
+	if res.K == 1 {
+		rank = nil
+	}
 	return table{fields: l.fields(rank, true), n: len(res.Index) / max(res.K, 1), rows: func(i int, add func(...any)) {
 		for r := range res.K {
 			if res.Index[i*res.K+r] == geoknn.NoNeighbour {
 				return
 			}
-			add(l.row(i, []any{int32(r + 1)}, res.Index[i*res.K+r], res.Metres(i, r), true)...)
+			var middle []any
+			if res.K > 1 {
+				middle = []any{int32(r + 1)}
+			}
+			add(l.row(i, middle, res.Index[i*res.K+r], res.Metres(i, r), true)...)
 		}
 	}}
 }
