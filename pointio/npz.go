@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // WriteResultsNPZ writes n answers as a NumPy .npz archive (what
@@ -98,4 +99,45 @@ func npyHeaderShape(descr, shape string) string {
 	copy(h[:], "\x93NUMPY\x01\x00")
 	binary.LittleEndian.PutUint16(h[8:], uint16(len(dict)))
 	return string(h[:]) + dict
+}
+
+// NPZColumn is one array of WriteNPZ's archive: its name, NumPy dtype
+// descr ("<i8", "<u4", "<f8", "<U12", ...), element size in bytes, and
+// Put, which encodes element i into b (Size bytes).
+type NPZColumn struct {
+	Name, Descr string
+	Size        int
+	Put         func(b []byte, i int)
+}
+
+// WriteNPZ writes n elements of each column as a NumPy .npz archive (what
+// numpy.savez writes, uncompressed).
+func WriteNPZ(w io.Writer, n int, cols []NPZColumn) error {
+	zw := zip.NewWriter(w)
+	for _, c := range cols {
+		if err := writeNPY(zw, npyArray{c.Name, c.Descr, c.Size, c.Put}, n); err != nil {
+			return fmt.Errorf("npz: %w", err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("npz: %w", err)
+	}
+	return nil
+}
+
+// StringColumn is an NPZColumn of text: NumPy's fixed-width unicode
+// ('<U' and the longest string's length in code points, UTF-32LE).
+func StringColumn(name string, vals []string) NPZColumn {
+	width := 1
+	for _, v := range vals {
+		width = max(width, utf8.RuneCountInString(v))
+	}
+	return NPZColumn{Name: name, Descr: fmt.Sprintf("<U%d", width), Size: 4 * width, Put: func(b []byte, i int) {
+		clear(b[:4*width])
+		k := 0
+		for _, r := range vals[i] {
+			binary.LittleEndian.PutUint32(b[4*k:], uint32(r))
+			k++
+		}
+	}}
 }

@@ -283,7 +283,7 @@ func TestConvertRoundTrip(t *testing.T) {
 }
 
 // --obs-id and --ref-id carry identifier columns into every query kind's
-// CSV, and into Parquet; .npz and synthetic points refuse them.
+// CSV, and into Parquet and .npz; synthetic points refuse them.
 func TestIdsCarriedThrough(t *testing.T) {
 	dir := t.TempDir()
 	obs := write(t, dir, "obs.csv", "name,lat,lon\n\"Zürich, CH\",47.37,8.54\n,,\nSydney,-33.87,151.21\n")
@@ -309,8 +309,14 @@ func TestIdsCarriedThrough(t *testing.T) {
 	if b, _ := os.ReadFile(pq); !bytes.Contains(b, []byte("ref_id")) || !bytes.Contains(b, []byte("SYD")) {
 		t.Error("the Parquet answers lack ref_id")
 	}
+	npz := filepath.Join(dir, "a.npz")
+	if status, _, stderr := mainFor("run", "--obs", obs, "--ref", ref, "--obs-id", "name", "--ref-id", "code", "--engine", "cpu", "-q", "--out", npz); status != 0 {
+		t.Fatalf("npz: %s", stderr)
+	}
+	if b, _ := os.ReadFile(npz); !bytes.Contains(b, []byte("obs_id.npy")) || !bytes.Contains(b, []byte("'descr': '<U10'")) {
+		t.Error("the npz answers lack obs_id as unicode")
+	}
 	for _, args := range [][]string{
-		{"run", "--obs", obs, "--ref", ref, "--ref-id", "code", "--out", filepath.Join(dir, "a.npz")},
 		{"run", "--obs", "100", "--ref", ref, "--obs-id", "name"},
 	} {
 		if status, _, _ := mainFor(args...); status != 2 {

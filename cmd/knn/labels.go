@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -112,10 +114,14 @@ func (l labels) within(res *geoknn.WithinResult) table {
 	}}
 }
 
-// write writes t to path in format (CSV, Parquet or Arrow).
+// write writes t to path in format (CSV, NumPy, Parquet or Arrow).
 func (t table) write(ctx context.Context, path string, stdout io.Writer, format string) error {
 	return pointio.Write(ctx, path, stdout, func(w *bufio.Writer) error {
-		if format != pointio.FormatCSV {
+		switch format {
+		case pointio.FormatNPZ:
+			rows, cols := t.columns()
+			return pointio.WriteNPZ(w, rows, cols)
+		case pointio.FormatParquet, pointio.FormatArrow:
 			return arrowio.WriteRows(w, format, t.fields, t.n, t.rows)
 		}
 		header := make([]string, len(t.fields))
@@ -148,3 +154,59 @@ func csvFields(vals []any) []string {
 func strconvMetres(m float64) string { return strconv.FormatFloat(m, 'f', 3, 64) }
 
 func fmtInt(v any) string { return fmt.Sprint(v) }
+
+// columns gathers t's rows into one NumPy array a field (ids as
+// fixed-width unicode), for .npz.
+func (t table) columns() (int, []pointio.NPZColumn) {
+	vals := make([][]any, len(t.fields))
+	rows := 0
+	for i := range t.n {
+		t.rows(i, func(v ...any) {
+			for k := range v {
+				vals[k] = append(vals[k], v[k])
+			}
+			rows++
+		})
+	}
+	cols := make([]pointio.NPZColumn, len(t.fields))
+	for k, f := range t.fields {
+		cols[k] = npzColumn(f.Name, vals[k])
+	}
+	return rows, cols
+}
+
+// npzColumn is one gathered field as a NumPy array of its type.
+func npzColumn(name string, vals []any) pointio.NPZColumn {
+	if len(vals) > 0 {
+		if _, ok := vals[0].(string); ok {
+			text := make([]string, len(vals))
+			for i, v := range vals {
+				text[i] = v.(string)
+			}
+			return pointio.StringColumn(name, text)
+		}
+	}
+	descr, size := "<i8", 8
+	if len(vals) > 0 {
+		switch vals[0].(type) {
+		case int32:
+			descr, size = "<i4", 4
+		case uint32:
+			descr, size = "<u4", 4
+		case float64:
+			descr = "<f8"
+		}
+	}
+	return pointio.NPZColumn{Name: name, Descr: descr, Size: size, Put: func(b []byte, i int) {
+		switch x := vals[i].(type) {
+		case int64:
+			binary.LittleEndian.PutUint64(b, uint64(x))
+		case int32:
+			binary.LittleEndian.PutUint32(b, uint32(x))
+		case uint32:
+			binary.LittleEndian.PutUint32(b, x)
+		case float64:
+			binary.LittleEndian.PutUint64(b, math.Float64bits(x))
+		}
+	}}
+}

@@ -249,9 +249,6 @@ func (f *runFlags) options() (geoknn.Options, error) {
 	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
 		return geoknn.Options{}, fmt.Errorf("run: --repeat must be >= 1; --validate, --gpus and --batch-size >= 0; --grid-side from 0 to %d", geoknn.MaxGridSide)
 	}
-	if (f.obsID != "" || f.refID != "") && strings.EqualFold(filepath.Ext(f.out), ".npz") {
-		return geoknn.Options{}, errors.New("run: --obs-id and --ref-id go to CSV, Parquet or Arrow outputs, not .npz")
-	}
 	if f.radians && !isNumPy(f.obs) && !isNumPy(f.ref) {
 		return geoknn.Options{}, errors.New("run: --radians is for NumPy inputs (.npy, .npz), and neither --obs nor --ref is one")
 	}
