@@ -121,6 +121,27 @@ func readFile(ctx context.Context, path string, opts ReadOptions, ids *[]string)
 		return nil, err
 	}
 	defer in.Close()
+	return readFrom(ctx, in, path, size, opts, ids)
+}
+
+// ReadReaderIDs is ReadFileIDs for a stream (standard input, say) named
+// name in errors: CSV, GeoJSON or .npy, sniffed, gzip-compressed or not.
+func ReadReaderIDs(ctx context.Context, r io.Reader, name string, opts ReadOptions) ([]orb.Point, []string, error) {
+	var ids []string
+	pts, err := readFrom(ctx, r, name, 0, opts, &ids)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, nil, ctxErr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return pts, ids, nil
+}
+
+// readFrom reads the points of in, the input path (its extension says the
+// format, else its content) of size bytes (0: unknown).
+func readFrom(ctx context.Context, in io.Reader, path string, size int64, opts ReadOptions, ids *[]string) ([]orb.Point, error) {
+	var err error
 	br := bufio.NewReaderSize(ctxReader{ctx, in}, readBufferSize)
 	kind := formatOf(path)
 	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {

@@ -324,3 +324,33 @@ func TestIdsCarriedThrough(t *testing.T) {
 		}
 	}
 }
+
+// Standard input takes every format (Parquet through a temporary file),
+// and --out-format writes Parquet to standard output.
+func TestStdinFormats(t *testing.T) {
+	dir := t.TempDir()
+	obs := write(t, dir, "obs.csv", "lat,lon\n47.37,8.54\n-33.87,151.21\n")
+	ref := write(t, dir, "ref.csv", "lat,lon\n47.46,8.55\n-33.95,151.18\n")
+	pq := filepath.Join(dir, "obs.parquet")
+	if status, _, stderr := mainFor("convert", obs, pq); status != 0 {
+		t.Fatal(stderr)
+	}
+	_, want, _ := mainFor("run", "--obs", obs, "--ref", ref, "--engine", "cpu", "-q", "--out", "-")
+	body, _ := os.ReadFile(pq)
+	r, w, _ := os.Pipe()
+	stdin := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = stdin })
+	go func() {
+		w.Write(body)
+		w.Close()
+	}()
+	status, got, stderr := mainFor("run", "--obs", "-", "--ref", ref, "--engine", "cpu", "-q", "--out", "-")
+	if status != 0 || got != want {
+		t.Errorf("Parquet on standard input: exit %d, %q, want %q (%s)", status, got, want, stderr)
+	}
+	status, got, _ = mainFor("run", "--obs", obs, "--ref", ref, "--engine", "cpu", "-q", "--out", "-", "--out-format", "parquet")
+	if status != 0 || !strings.HasPrefix(got, "PAR1") {
+		t.Errorf("--out - --out-format parquet: exit %d, %q", status, got[:min(8, len(got))])
+	}
+}

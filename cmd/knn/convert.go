@@ -16,7 +16,7 @@ import (
 const convertUsage = `Usage: knn convert [flags] IN OUT
 
 Reads the points of IN (CSV, GeoJSON, Parquet/GeoParquet, Arrow, NumPy; - for
-CSV, GeoJSON or .npy on standard input) and writes them to OUT as latitude and longitude in degrees,
+standard input) and writes them to OUT as latitude and longitude in degrees,
 in the format its extension names: .csv (lat,lon, every digit that reads back
 to the same float64), .parquet or .arrow (lat, lon doubles), .npy (N, 2) or
 .npz (lat, lon arrays). Bad input is refused as knn run refuses it; OUT is

@@ -61,7 +61,7 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	if f.out == "" {
 		return nil
 	}
-	format, err := pointio.OutputFormat(f.out)
+	format, err := f.format()
 	if err != nil {
 		return err
 	}

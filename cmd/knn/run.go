@@ -59,6 +59,7 @@ type runFlags struct {
 	latCol, lonCol                string
 	radians                       bool
 	obsID, refID                  string
+	outFormat                     string
 	trace                         string
 	k                             int
 	withinM, maxM                 float64
@@ -133,7 +134,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if f.out != "" {
 		end := opts.Trace.Begin("host", "write")
-		err := writeRunAnswers(ctx, f.out, stdout, stderr, res, in.labels())
+		format, _ := f.format() // checked before the work
+		err := writeRunAnswers(ctx, f.out, format, stdout, stderr, res, in.labels())
 		end()
 		if err != nil {
 			return err
@@ -147,6 +149,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
 	return reportTrace(stderr, opts.Trace, f)
+}
+
+// format is --out's format: --out-format, else its extension's.
+func (f *runFlags) format() (string, error) {
+	switch f.outFormat {
+	case "":
+		return pointio.OutputFormat(f.out)
+	case pointio.FormatCSV, pointio.FormatNPZ, pointio.FormatParquet, pointio.FormatArrow:
+		return f.outFormat, nil
+	}
+	return "", fmt.Errorf("run: --out-format %q: want csv, npz, parquet or arrow", f.outFormat)
 }
 
 // checkOutputs checks --out and --trace before any work: each a place
@@ -172,7 +185,7 @@ func (f *runFlags) checkOutputs() error {
 	if f.out == "" {
 		return nil
 	}
-	if _, err := pointio.OutputFormat(f.out); err != nil {
+	if _, err := f.format(); err != nil {
 		return usageError{err}
 	}
 	return nil
@@ -226,6 +239,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.latCol, "lat-col", "", "the latitude column's name in files that have it (e.g. pickup_latitude); others: lat or latitude")
 	fs.StringVar(&f.lonCol, "lon-col", "", "the longitude column's name in files that have it; others: lon, lng, long or longitude")
 	fs.BoolVar(&f.radians, "radians", false, "NumPy inputs hold radians, not degrees")
+	fs.StringVar(&f.outFormat, "out-format", "", "csv, npz, parquet or arrow: the --out format when its extension does not say (--out -)")
 	fs.StringVar(&f.obsID, "obs-id", "", "carry this column of the --obs file (CSV, Parquet, Arrow) into --out as obs_id")
 	fs.StringVar(&f.refID, "ref-id", "", "carry this column of the --ref file into --out as ref_id")
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
@@ -384,10 +398,9 @@ func (in *runInputs) validate(ctx context.Context, w io.Writer, res *geoknn.Resu
 }
 
 // writeRunAnswers writes --out and says so on w.
-func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res *geoknn.Result, lb labels) error {
+func writeRunAnswers(ctx context.Context, path, format string, stdout, w io.Writer, res *geoknn.Result, lb labels) error {
 	t := time.Now()
-	format, _ := pointio.OutputFormat(path)
-	write := func() error { return writeAnswers(ctx, path, stdout, res) }
+	write := func() error { return writeAnswers(ctx, path, format, stdout, res) }
 	if lb.any() {
 		write = func() error { return lb.nearest(res).write(ctx, path, stdout, format) }
 	}
@@ -402,7 +415,10 @@ func writeRunAnswers(ctx context.Context, path string, stdout, w io.Writer, res 
 // standard input), with the coordinate columns opts names.
 func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (pointSet, error) {
 	read := pointio.ReadFileIDs
-	if arrowio.Handles(path) {
+	switch {
+	case path == "-":
+		read = readStdin
+	case arrowio.Handles(path):
 		read = arrowio.ReadFileIDs
 	}
 	pts, ids, err := read(ctx, path, opts)
@@ -556,13 +572,9 @@ func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, 
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
 
-// writeAnswers writes res to path atomically, in the format its extension
-// names (pointio.OutputFormat).
-func writeAnswers(ctx context.Context, path string, stdout io.Writer, res *geoknn.Result) error {
-	format, err := pointio.OutputFormat(path)
-	if err != nil {
-		return err
-	}
+// writeAnswers writes res to path atomically, in format (one of
+// pointio's Format names).
+func writeAnswers(ctx context.Context, path, format string, stdout io.Writer, res *geoknn.Result) error {
 	answer := func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) }
 	return pointio.Write(ctx, path, stdout, func(w *bufio.Writer) error {
 		switch format {

@@ -375,13 +375,14 @@ func printSummary(w io.Writer, f simFlags, sum simulator.Summary, obs, ref sourc
 		ms(ph.Replace), ms(ph.Start), ms(ph.Host), ms(ph.Wait))
 }
 
-// writeStep writes one step's answers to dir/step-NNNN.csv (or .npz).
+// writeStep writes one step's answers to dir/step-NNNN.FORMAT (csv, npz,
+// parquet or arrow).
 func writeStep(ctx context.Context, dir, format string, digits int, s simulator.Step) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("simulate: --out-dir: %w", err)
 	}
 	path := filepath.Join(dir, fmt.Sprintf("step-%0*d.%s", digits, s.N, format))
-	if err := writeAnswers(ctx, path, nil, s.Result); err != nil {
+	if err := writeAnswers(ctx, path, format, nil, s.Result); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	return nil
