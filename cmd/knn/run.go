@@ -24,25 +24,30 @@ import (
 
 const runUsage = `Usage: knn run --obs COUNT|FILE --ref COUNT|FILE [flags]
 
-Finds, for every observation, the nearest reference by great-circle distance,
-exactly (within 1 m of the float64 haversine answer; ties to the lowest index).
+Finds, for every observation, the nearest reference by great-circle distance
+(or the --k nearest, or those --within-m metres), exactly (within 1 m of the
+float64 haversine answer; ties to the lowest index).
 
 --obs and --ref take a file or a count of synthetic points:
   file   CSV with a header naming the latitude and longitude columns in degrees
-         (lat|latitude, lon|lng|long|longitude; any case and order; other
-         columns ignored), or GeoJSON (FeatureCollection, Feature, Point,
-         MultiPoint; .geojson/.json)
+         (lat|latitude, lon|lng|long|longitude, or --lat-col/--lon-col; any
+         case and order; comma, semicolon, tab or bar; .csv.gz too), GeoJSON
+         (FeatureCollection, Feature, Point, MultiPoint), Parquet/GeoParquet,
+         Arrow IPC, NumPy .npy (N, 2) or .npz; - is standard input
   count  2^27, 134217728 or 1e6: points drawn by --gen with --seed (the
          references with seed+1)
 
 --out FILE.csv writes obs_index,ref_index,distance_m, one row per observation
-in input order; --out FILE.npz writes the same as a NumPy archive of two arrays,
-ref_index (uint32) and distance_m (float64), 12 bytes an observation. Either
-appears only when the whole run succeeded.
+in input order; .npz the same as NumPy arrays ref_index (uint32) and
+distance_m (float64); .parquet and .arrow the CSV's columns; --obs-id and
+--ref-id add identifier columns. The output appears only when the whole run
+succeeded.
 
 Examples:
   knn run --obs 2^20 --ref 2^12
   knn run --obs cities.csv --ref airports.csv --out nearest.csv --validate 1000
+  knn run --obs trips.parquet --lat-col pickup_latitude --lon-col pickup_longitude \
+          --ref stations.csv --ref-id name --k 3 --out nearest3.parquet
   knn run --obs 2^27 --ref 2^16 --engine gpu --validate 65536
   knn run --obs 2^22 --ref 2^16 --algo seed     (the notebook's kernel, for comparison)
 
