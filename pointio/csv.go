@@ -40,6 +40,10 @@ type ReadOptions struct {
 	// IDColumn names a column whose values ReadFileIDs returns beside the
 	// points (CSV, Parquet and Arrow inputs), to carry into the answers.
 	IDColumn string
+
+	// sink, when set, takes the CSV reader's points a chunk at a time
+	// instead of a result that holds them all (ReadFileRadians).
+	sink func([]orb.Point)
 }
 
 // ReadCSV reads points from CSV data (RFC 4180, as implemented by
@@ -81,11 +85,12 @@ func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([
 	if err != nil {
 		return nil, nil, err
 	}
+	rows.sink = opts.sink
 	pts, err := rows.readChunks(br, rows.headerEnd, csvBlockBytes, sizeHint)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(pts) == 0 {
+	if len(pts) == 0 && rows.sunk == 0 {
 		return nil, nil, fileError(name, "no data rows after the header")
 	}
 	return pts, rows.ids, nil
@@ -115,6 +120,10 @@ type csvRows struct {
 	// each kept row's.
 	id  int
 	ids []string
+	// sink, if set, takes the points instead of the result; sunk counts
+	// them.
+	sink func([]orb.Point)
+	sunk int
 }
 
 // readHeader reads the header record from cr and locates the coordinate

@@ -23,7 +23,10 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 	// About 21 bytes a row ("-12.345678,123.456789\n") at the least for
 	// points as exported: room for all of them, so the result is not
 	// copied as it grows.
-	pts := make([]orb.Point, 0, min(max(sizeHint, 0)/21+16, 1<<28))
+	var pts []orb.Point
+	if r.sink == nil {
+		pts = make([]orb.Point, 0, min(max(sizeHint, 0)/21+16, 1<<28))
+	}
 	var carry []byte
 	line := headerLine // lines before carry
 	workers := runtime.GOMAXPROCS(0)
@@ -48,7 +51,7 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 			if err != nil {
 				return nil, err
 			}
-			return append(pts, more...), nil
+			return r.keep(pts, more), nil
 		}
 		if eof && (len(ends) == 0 || ends[len(ends)-1] < len(block)) {
 			ends = append(ends, len(block)) // the last record needs no newline
@@ -58,7 +61,7 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 			return nil, err
 		}
 		for _, g := range got {
-			pts = append(pts, g...)
+			pts = r.keep(pts, g)
 		}
 		done := 0
 		if len(ends) > 0 {
@@ -70,6 +73,16 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 			return pts, nil
 		}
 	}
+}
+
+// keep appends got to pts, or hands it to the sink.
+func (r *csvRows) keep(pts, got []orb.Point) []orb.Point {
+	if r.sink != nil {
+		r.sink(got)
+		r.sunk += len(got)
+		return pts
+	}
+	return append(pts, got...)
 }
 
 // readRest reads the rest of the input, rd, in one pass; line is the

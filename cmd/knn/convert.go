@@ -11,6 +11,7 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/paulmach/orb"
 )
 
 const convertUsage = `Usage: knn convert [flags] IN OUT
@@ -57,14 +58,14 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := pointio.CheckOutput(out, in); err != nil {
 		return err
 	}
-	ps, err := loadFile(ctx, in, opts)
+	pts, _, err := readDegrees(ctx, in, opts)
 	if err != nil {
 		return err
 	}
-	if err := pointio.Write(ctx, out, stdout, func(w *bufio.Writer) error { return write(w, ps) }); err != nil {
+	if err := pointio.Write(ctx, out, stdout, func(w *bufio.Writer) error { return write(w, pts) }); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
-	fmt.Fprintf(stderr, "wrote %s (%d points)\n", out, len(ps.pts))
+	fmt.Fprintf(stderr, "wrote %s (%d points)\n", out, len(pts))
 	return nil
 }
 
@@ -82,17 +83,17 @@ func filesAndFlags(fs *flag.FlagSet) ([]string, error) {
 }
 
 // pointsWriter is the writer of points for out's extension.
-func pointsWriter(out string) (func(w *bufio.Writer, ps pointSet) error, error) {
+func pointsWriter(out string) (func(w *bufio.Writer, pts []orb.Point) error, error) {
 	switch ext := strings.ToLower(filepath.Ext(out)); ext {
 	case ".csv", ".txt", "":
-		return func(w *bufio.Writer, ps pointSet) error { return pointio.WritePointsCSV(w, ps.pts) }, nil
+		return func(w *bufio.Writer, pts []orb.Point) error { return pointio.WritePointsCSV(w, pts) }, nil
 	case ".npy":
-		return func(w *bufio.Writer, ps pointSet) error { return pointio.WritePointsNPY(w, ps.pts) }, nil
+		return func(w *bufio.Writer, pts []orb.Point) error { return pointio.WritePointsNPY(w, pts) }, nil
 	case ".npz":
-		return func(w *bufio.Writer, ps pointSet) error { return pointio.WritePointsNPZ(w, ps.pts) }, nil
+		return func(w *bufio.Writer, pts []orb.Point) error { return pointio.WritePointsNPZ(w, pts) }, nil
 	case ".parquet", ".arrow", ".feather":
 		format, _ := pointio.OutputFormat(out)
-		return func(w *bufio.Writer, ps pointSet) error { return arrowio.WritePoints(w, format, ps.pts) }, nil
+		return func(w *bufio.Writer, pts []orb.Point) error { return arrowio.WritePoints(w, format, pts) }, nil
 	default:
 		return nil, fmt.Errorf("convert: output %s: unknown format %q: name it .csv, .parquet, .arrow, .npy or .npz", out, ext)
 	}

@@ -419,14 +419,16 @@ func writeRunAnswers(ctx context.Context, path, format string, stdout, w io.Writ
 // loadFile reads a file of points (CSV, GeoJSON, Parquet, Arrow or NumPy; "-":
 // standard input), with the coordinate columns opts names.
 func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (pointSet, error) {
-	read := pointio.ReadFileIDs
-	switch {
-	case path == "-":
-		read = readStdin
-	case arrowio.Handles(path):
-		read = arrowio.ReadFileIDs
+	if path != "-" && !arrowio.Handles(path) {
+		// Straight into radian columns: a large CSV is never held as
+		// points and as columns at once.
+		lat, lon, ids, err := pointio.ReadFileRadians(ctx, path, opts)
+		if err != nil {
+			return pointSet{}, err
+		}
+		return pointSet{cols: geoknn.Radians64(lat, lon), ids: ids, desc: path}, nil
 	}
-	pts, ids, err := read(ctx, path, opts)
+	pts, ids, err := readDegrees(ctx, path, opts)
 	if err != nil {
 		return pointSet{}, err
 	}
@@ -439,6 +441,18 @@ func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (point
 		desc = "standard input"
 	}
 	return pointSet{cols: cols, pts: pts, ids: ids, desc: desc}, nil
+}
+
+// readDegrees reads a file's points as read, in degrees, whatever its
+// format ("-": standard input).
+func readDegrees(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+	switch {
+	case path == "-":
+		return readStdin(ctx, path, opts)
+	case arrowio.Handles(path):
+		return arrowio.ReadFileIDs(ctx, path, opts)
+	}
+	return pointio.ReadFileIDs(ctx, path, opts)
 }
 
 func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
