@@ -419,10 +419,14 @@ func writeRunAnswers(ctx context.Context, path, format string, stdout, w io.Writ
 // loadFile reads a file of points (CSV, GeoJSON, Parquet, Arrow or NumPy; "-":
 // standard input), with the coordinate columns opts names.
 func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (pointSet, error) {
-	if path != "-" && !arrowio.Handles(path) {
-		// Straight into radian columns: a large CSV is never held as
-		// points and as columns at once.
-		lat, lon, ids, err := pointio.ReadFileRadians(ctx, path, opts)
+	if path != "-" {
+		// Straight into radian columns: a large CSV or Parquet file is
+		// never held as points and as columns at once.
+		read := pointio.ReadFileRadians
+		if arrowio.Handles(path) {
+			read = arrowio.ReadFileRadians
+		}
+		lat, lon, ids, err := read(ctx, path, opts)
 		if err != nil {
 			return pointSet{}, err
 		}

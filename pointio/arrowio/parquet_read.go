@@ -44,23 +44,53 @@ func ReadParquetWith(ctx context.Context, path string, opts pointio.ReadOptions)
 
 // readParquet reads the points, and into ids (when opts.IDColumn names a
 // column) that column's values as text.
-func readParquet(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string) (pts []orb.Point, err error) {
+func readParquet(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string) ([]orb.Point, error) {
+	src, err := readParquetSource(ctx, path, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	if ids != nil {
+		*ids = src.ids
+	}
+	return src.pts, nil
+}
+
+// ReadFileRadians is ReadFileIDs that returns the points as latitude and
+// longitude columns in radians, what the engine reads: a Parquet file goes
+// into them a row group at a time, never held as points as well.
+func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
+	if isIPC(path) {
+		pts, ids, err := ReadFileIDs(ctx, path, opts)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		lat, lon = make([]float64, len(pts)), make([]float64, len(pts))
+		for i, p := range pts {
+			// The same operations as geoknn.Radians: the same bits.
+			lat[i], lon[i] = p[1]*math.Pi/180, p[0]*math.Pi/180
+		}
+		return lat, lon, ids, nil
+	}
+	src, err := readParquetSource(ctx, path, opts, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return src.radLat, src.radLon, src.ids, nil
+}
+
+// readParquetSource reads the file into src.pts, or with radians into
+// src.radLat and src.radLon, and the ids into src.ids.
+func readParquetSource(ctx context.Context, path string, opts pointio.ReadOptions, radians bool) (src *columnSource, err error) {
 	if path == "-" {
 		return nil, parquetError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)", nil)
 	}
-	defer func() {
-		if err != nil {
-			pts = nil
-		}
-	}()
 	defer recoverCorrupt(path, &err)
 	rdr, err := file.OpenParquetFile(path, true)
 	if err != nil {
 		return nil, parquetError(path, "not a readable Parquet file", err)
 	}
 	defer rdr.Close()
-	src, err := parquetSourceOf(path, rdr, opts)
-	if err != nil {
+	if src, err = parquetSourceOf(path, rdr, opts); err != nil {
 		return nil, err
 	}
 	starts := make([]int64, rdr.NumRowGroups()+1)
@@ -70,28 +100,30 @@ func readParquet(ctx context.Context, path string, opts pointio.ReadOptions, ids
 	if err := checkRows(path, starts, fileSize(path)); err != nil {
 		return nil, err
 	}
-	pts = make([]orb.Point, starts[len(starts)-1])
+	n := starts[len(starts)-1]
+	if n == 0 {
+		return nil, parquetError(path, "no points", nil)
+	}
+	if radians {
+		src.radLat, src.radLon = make([]float64, n), make([]float64, n)
+	} else {
+		src.pts = make([]orb.Point, n)
+	}
 	if src.id != "" {
-		src.ids = make([]string, len(pts))
+		src.ids = make([]string, n)
 	}
 	eg, ctx := errgroup.WithContext(ctx)
 	workers := max(1, min(runtime.GOMAXPROCS(0), rdr.NumRowGroups()))
 	for w := range workers {
 		eg.Go(func() (err error) {
 			defer recoverCorrupt(path, &err)
-			return src.readGroups(ctx, w, workers, starts, pts)
+			return src.readGroups(ctx, w, workers, starts, src.pts)
 		})
 	}
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
-	if len(pts) == 0 {
-		return nil, parquetError(path, "no points", nil)
-	}
-	if ids != nil {
-		*ids = src.ids
-	}
-	return pts, nil
+	return src, nil
 }
 
 // checkRows refuses row counts that cannot be right, before allocating:
@@ -124,13 +156,17 @@ func fileSize(path string) int64 {
 // columnSource is where a file's points are: a geometry column, or
 // latitude and longitude columns.
 type columnSource struct {
-	path     string
-	columns  []string // the file's top-level columns
-	id       string   // the id column asked for ("": none)
-	ids      []string // its values, a point each
-	geometry string   // GeoParquet: the primary column
-	encoding string   // "WKB" or "point"
-	lat, lon string
+	path    string
+	columns []string // the file's top-level columns
+	id      string   // the id column asked for ("": none)
+	ids     []string // its values, a point each
+	// pts takes the points; or radLat and radLon, when allocated, in
+	// radians (ReadFileRadians).
+	pts            []orb.Point
+	radLat, radLon []float64
+	geometry       string // GeoParquet: the primary column
+	encoding       string // "WKB" or "point"
+	lat, lon       string
 }
 
 // parquetSourceOf finds the points of the file: GeoParquet metadata first,
@@ -287,6 +323,7 @@ func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts 
 		return parquetError(src.path, "not a readable Parquet file", err)
 	}
 	leaves := src.leaves(rdr)
+	var buf []orb.Point
 	for g := w; g < len(starts)-1; g += workers {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -295,10 +332,23 @@ func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts 
 		if err != nil {
 			return parquetError(src.path, fmt.Sprintf("row group %d", g), err)
 		}
-		err = src.decode(tbl, starts[g], pts[starts[g]:starts[g+1]])
+		dst := pts[min(starts[g], int64(len(pts))):min(starts[g+1], int64(len(pts)))]
+		if src.radLat != nil {
+			// Radian columns asked for: a row group's points pass through
+			// a buffer of this worker's.
+			buf = slices.Grow(buf[:0], int(starts[g+1]-starts[g]))[:starts[g+1]-starts[g]]
+			dst = buf
+		}
+		err = src.decode(tbl, starts[g], dst)
 		tbl.Release()
 		if err != nil {
 			return err
+		}
+		if src.radLat != nil {
+			for i, p := range dst {
+				// The same operations as geoknn.Radians: the same bits.
+				src.radLat[starts[g]+int64(i)], src.radLon[starts[g]+int64(i)] = p[1]*math.Pi/180, p[0]*math.Pi/180
+			}
 		}
 	}
 	return nil
