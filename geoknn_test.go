@@ -391,3 +391,23 @@ func ExampleSearcher_KNearest() {
 	// 3: airport 1 at 79.6 km
 	// within 50 km: 2 [0 3]
 }
+
+// pointio.ReadFileRadians (the columns knn run reads files into) gives the
+// bits geoknn.Radians gives for the same points.
+func TestReadFileRadiansMatchesRadians(t *testing.T) {
+	dir, _, err := realdata.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "cities.csv")
+	pts, err := pointio.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := geoknn.Radians(pts)
+	lat, lon, _, err := pointio.ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
+	wlat, wlon := want.Float64()
+	if err != nil || !slices.Equal(lat, wlat) || !slices.Equal(lon, wlon) {
+		t.Errorf("columns differ from geoknn.Radians (%v)", err)
+	}
+}

@@ -78,18 +78,10 @@ func BenchmarkIndexOnePoint(b *testing.B) {
 func BenchmarkS2ClosestPoint(b *testing.B) {
 	ref, _ := geoknn.Generated("sphere", 1<<16, 1)
 	obs, _ := geoknn.Generated("sphere", 1<<12, 2)
-	pv := make(s2.PointVector, ref.Len())
-	for i := range pv {
-		lat, lon := ref.At(i)
-		pv[i] = s2.PointFromLatLng(s2.LatLng{Lat: s1.Angle(lat), Lng: s1.Angle(lon)})
-	}
-	index := s2.NewShapeIndex()
-	index.Add(&pv)
-	q := s2.NewClosestEdgeQuery(index, s2.NewClosestEdgeQueryOptions().MaxResults(1))
+	q := s2ClosestQuery(ref)
 	targets := make([]s2.Point, obs.Len())
 	for i := range targets {
-		lat, lon := obs.At(i)
-		targets[i] = s2.PointFromLatLng(s2.LatLng{Lat: s1.Angle(lat), Lng: s1.Angle(lon)})
+		targets[i] = s2Point(obs, i)
 	}
 	q.FindEdges(s2.NewMinDistanceToPointTarget(targets[0])) // builds the index
 	b.ResetTimer()
@@ -100,18 +92,28 @@ func BenchmarkS2ClosestPoint(b *testing.B) {
 	}
 }
 
+// s2ClosestQuery is s2's closest-point query over ref: a PointVector
+// shape in a ShapeIndex, asked for one result.
+func s2ClosestQuery(ref geoknn.Points) *s2.EdgeQuery {
+	pv := make(s2.PointVector, ref.Len())
+	for i := range pv {
+		pv[i] = s2Point(ref, i)
+	}
+	index := s2.NewShapeIndex()
+	index.Add(&pv)
+	return s2.NewClosestEdgeQuery(index, s2.NewClosestEdgeQueryOptions().MaxResults(1))
+}
+
+func s2Point(p geoknn.Points, i int) s2.Point {
+	lat, lon := p.At(i)
+	return s2.PointFromLatLng(s2.LatLng{Lat: s1.Angle(lat), Lng: s1.Angle(lon)})
+}
+
 // s2 finds the same nearest references (away from exact ties).
 func TestIndexAgreesWithS2(t *testing.T) {
 	ref, _ := geoknn.Generated("sphere", 5000, 1)
 	obs, _ := geoknn.Generated("sphere", 500, 2)
-	pv := make(s2.PointVector, ref.Len())
-	for i := range pv {
-		lat, lon := ref.At(i)
-		pv[i] = s2.PointFromLatLng(s2.LatLng{Lat: s1.Angle(lat), Lng: s1.Angle(lon)})
-	}
-	index := s2.NewShapeIndex()
-	index.Add(&pv)
-	q := s2.NewClosestEdgeQuery(index, s2.NewClosestEdgeQueryOptions().MaxResults(1))
+	q := s2ClosestQuery(ref)
 	x, err := geoknn.NewIndex(ref, geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
 		t.Fatal(err)

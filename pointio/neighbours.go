@@ -1,7 +1,6 @@
 package pointio
 
 import (
-	"archive/zip"
 	"bufio"
 	"encoding/binary"
 	"fmt"
@@ -88,33 +87,23 @@ func appendKLine(dst []byte, i, rank int, ref uint32, m float64) []byte {
 // NumPy archive of two arrays of shape (n, k): "ref_index" (uint32, 2^32-1
 // past the references found) and "distance_m" (float64, inf there).
 func WriteKResultsNPZ(w io.Writer, n, k int, row KRow) error {
-	zw := zip.NewWriter(w)
 	shape := fmt.Sprintf("(%d, %d)", n, k)
-	arrays := []npyArray{
-		{"ref_index", "<u4", 4, func(b []byte, e int) {
+	return writeArchive(w, []npyArray{
+		{NPZColumn{"ref_index", "<u4", 4, func(b []byte, e int) {
 			ref, _, ok := row(e/k, e%k)
 			if !ok {
 				ref = math.MaxUint32
 			}
 			binary.LittleEndian.PutUint32(b, ref)
-		}},
-		{"distance_m", "<f8", 8, func(b []byte, e int) {
+		}}, n * k, shape},
+		{NPZColumn{"distance_m", "<f8", 8, func(b []byte, e int) {
 			_, m, ok := row(e/k, e%k)
 			if !ok {
 				m = math.Inf(1)
 			}
 			binary.LittleEndian.PutUint64(b, math.Float64bits(m))
-		}},
-	}
-	for _, a := range arrays {
-		if err := writeNPYShape(zw, a, n*k, shape); err != nil {
-			return fmt.Errorf("npz: %w", err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("npz: %w", err)
-	}
-	return nil
+		}}, n * k, shape},
+	})
 }
 
 // Within is a radius query's answer as the writers read it: the count of
@@ -175,23 +164,10 @@ func WriteWithinLists(w *bufio.Writer, n int, in Within) error {
 // references ref_index[offsets[i]:offsets[i+1]] (uint32) with distance_m
 // (float64, metres(e) for entry e), nearest first.
 func WriteWithinNPZ(w io.Writer, counts []uint32, offsets []uint64, index []uint32, metres func(e int) float64) error {
-	zw := zip.NewWriter(w)
-	arrays := []struct {
-		a npyArray
-		n int
-	}{
-		{npyArray{"counts", "<u4", 4, func(b []byte, i int) { binary.LittleEndian.PutUint32(b, counts[i]) }}, len(counts)},
-		{npyArray{"offsets", "<u8", 8, func(b []byte, i int) { binary.LittleEndian.PutUint64(b, offsets[i]) }}, len(offsets)},
-		{npyArray{"ref_index", "<u4", 4, func(b []byte, e int) { binary.LittleEndian.PutUint32(b, index[e]) }}, len(index)},
-		{npyArray{"distance_m", "<f8", 8, func(b []byte, e int) { binary.LittleEndian.PutUint64(b, math.Float64bits(metres(e))) }}, len(index)},
-	}
-	for _, x := range arrays {
-		if err := writeNPY(zw, x.a, x.n); err != nil {
-			return fmt.Errorf("npz: %w", err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("npz: %w", err)
-	}
-	return nil
+	return writeArchive(w, []npyArray{
+		{NPZColumn{"counts", "<u4", 4, func(b []byte, i int) { binary.LittleEndian.PutUint32(b, counts[i]) }}, len(counts), ""},
+		{NPZColumn{"offsets", "<u8", 8, func(b []byte, i int) { binary.LittleEndian.PutUint64(b, offsets[i]) }}, len(offsets), ""},
+		{NPZColumn{"ref_index", "<u4", 4, func(b []byte, e int) { binary.LittleEndian.PutUint32(b, index[e]) }}, len(index), ""},
+		{NPZColumn{"distance_m", "<f8", 8, func(b []byte, e int) { binary.LittleEndian.PutUint64(b, math.Float64bits(metres(e))) }}, len(index), ""},
+	})
 }

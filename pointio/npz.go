@@ -24,9 +24,37 @@ func WriteResultsNPZ(w io.Writer, n int, answer func(i int) (uint32, float64)) e
 	if n < 0 {
 		return fmt.Errorf("npz: negative length %d", n)
 	}
+	return writeArchive(w, []npyArray{
+		{NPZColumn{"ref_index", "<u4", 4, func(b []byte, i int) {
+			idx, _ := answer(i)
+			binary.LittleEndian.PutUint32(b, idx)
+		}}, n, ""},
+		{NPZColumn{"distance_m", "<f8", 8, func(b []byte, i int) {
+			_, d := answer(i)
+			binary.LittleEndian.PutUint64(b, math.Float64bits(d))
+		}}, n, ""},
+	})
+}
+
+// npyChunk is the number of elements encoded before each write.
+const npyChunk = 1 << 18
+
+// npyArray is one array of an archive: n elements of a column, of the
+// NumPy shape given ("" for (n,)).
+type npyArray struct {
+	NPZColumn
+	n     int
+	shape string
+}
+
+// writeArchive writes arrays as a NumPy .npz archive (what numpy.savez
+// writes, uncompressed), each encoded npyChunk elements at a time on every
+// core (so Put must be safe for concurrent use, as reading result slices
+// is).
+func writeArchive(w io.Writer, arrays []npyArray) error {
 	zw := zip.NewWriter(w)
-	for _, a := range resultArrays(answer) {
-		if err := writeNPY(zw, a, n); err != nil {
+	for _, a := range arrays {
+		if err := writeNPY(zw, a); err != nil {
 			return fmt.Errorf("npz: %w", err)
 		}
 	}
@@ -36,51 +64,23 @@ func WriteResultsNPZ(w io.Writer, n int, answer func(i int) (uint32, float64)) e
 	return nil
 }
 
-// npyChunk is the number of elements encoded before each write.
-const npyChunk = 1 << 18
-
-// npyArray is one array of an archive: its name, its NumPy dtype descr and
-// element size in bytes, and put, which encodes element i into b.
-type npyArray struct {
-	name, descr string
-	size        int
-	put         func(b []byte, i int)
-}
-
-// resultArrays returns the arrays of WriteResultsNPZ's archive.
-func resultArrays(answer func(i int) (uint32, float64)) []npyArray {
-	return []npyArray{
-		{"ref_index", "<u4", 4, func(b []byte, i int) {
-			idx, _ := answer(i)
-			binary.LittleEndian.PutUint32(b, idx)
-		}},
-		{"distance_m", "<f8", 8, func(b []byte, i int) {
-			_, d := answer(i)
-			binary.LittleEndian.PutUint64(b, math.Float64bits(d))
-		}},
+// writeNPY adds a to zw as an uncompressed .npy file.
+func writeNPY(zw *zip.Writer, a npyArray) error {
+	shape := a.shape
+	if shape == "" {
+		shape = fmt.Sprintf("(%d,)", a.n)
 	}
-}
-
-// writeNPY adds the n elements of a to zw as an uncompressed .npy file,
-// encoded npyChunk at a time on every core (answer must be safe for
-// concurrent use, as reading result slices is).
-func writeNPY(zw *zip.Writer, a npyArray, n int) error {
-	return writeNPYShape(zw, a, n, fmt.Sprintf("(%d,)", n))
-}
-
-// writeNPYShape is writeNPY for n elements of the given NumPy shape.
-func writeNPYShape(zw *zip.Writer, a npyArray, n int, shape string) error {
-	f, err := zw.CreateHeader(&zip.FileHeader{Name: a.name + ".npy", Method: zip.Store})
+	f, err := zw.CreateHeader(&zip.FileHeader{Name: a.Name + ".npy", Method: zip.Store})
 	if err != nil {
 		return err
 	}
-	if _, err := io.WriteString(f, npyHeaderShape(a.descr, shape)); err != nil {
+	if _, err := io.WriteString(f, npyHeaderShape(a.Descr, shape)); err != nil {
 		return err
 	}
-	return writeBlocks(f, n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
-		dst = slices.Grow(dst[:0], (hi-lo)*a.size)[:(hi-lo)*a.size]
+	return writeBlocks(f, a.n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
+		dst = slices.Grow(dst[:0], (hi-lo)*a.Size)[:(hi-lo)*a.Size]
 		for i := lo; i < hi; i++ {
-			a.put(dst[(i-lo)*a.size:], i)
+			a.Put(dst[(i-lo)*a.Size:], i)
 		}
 		return dst, nil
 	})
@@ -113,16 +113,11 @@ type NPZColumn struct {
 // WriteNPZ writes n elements of each column as a NumPy .npz archive (what
 // numpy.savez writes, uncompressed).
 func WriteNPZ(w io.Writer, n int, cols []NPZColumn) error {
-	zw := zip.NewWriter(w)
-	for _, c := range cols {
-		if err := writeNPY(zw, npyArray{c.Name, c.Descr, c.Size, c.Put}, n); err != nil {
-			return fmt.Errorf("npz: %w", err)
-		}
+	arrays := make([]npyArray, len(cols))
+	for k, c := range cols {
+		arrays[k] = npyArray{c, n, ""}
 	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("npz: %w", err)
-	}
-	return nil
+	return writeArchive(w, arrays)
 }
 
 // StringColumn is an NPZColumn of text: NumPy's fixed-width unicode

@@ -1,7 +1,6 @@
 package pointio
 
 import (
-	"archive/zip"
 	"bufio"
 	"encoding/binary"
 	"fmt"
@@ -37,22 +36,12 @@ func WritePointsCSV(w *bufio.Writer, pts []orb.Point) error {
 // WritePointsNPZ writes points as a NumPy archive of two float64 arrays
 // of degrees, "lat" and "lon" (what readNPZ reads).
 func WritePointsNPZ(w io.Writer, pts []orb.Point) error {
-	zw := zip.NewWriter(w)
-	for _, a := range []struct {
-		name string
-		at   int
-	}{{"lat", 1}, {"lon", 0}} {
-		arr := npyArray{a.name, "<f8", 8, func(b []byte, i int) {
-			binary.LittleEndian.PutUint64(b, math.Float64bits(pts[i][a.at]))
-		}}
-		if err := writeNPY(zw, arr, len(pts)); err != nil {
-			return fmt.Errorf("npz: %w", err)
-		}
+	column := func(name string, at int) npyArray {
+		return npyArray{NPZColumn{name, "<f8", 8, func(b []byte, i int) {
+			binary.LittleEndian.PutUint64(b, math.Float64bits(pts[i][at]))
+		}}, len(pts), ""}
 	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("npz: %w", err)
-	}
-	return nil
+	return writeArchive(w, []npyArray{column("lat", 1), column("lon", 0)})
 }
 
 // WritePointsNPY writes points as one NumPy array of shape (N, 2), a row

@@ -135,18 +135,22 @@ func ReadFileRadians(ctx context.Context, path string, opts ReadOptions) (lat, l
 		rows := min(fi.Size()/21+16, 1<<31)
 		lat, lon = make([]float64, 0, rows), make([]float64, 0, rows)
 	}
-	opts.sink = func(pts []orb.Point) {
-		for _, p := range pts {
-			// The same operations as geoknn.Radians: the same bits.
-			lat, lon = append(lat, p[1]*math.Pi/180), append(lon, p[0]*math.Pi/180)
-		}
-	}
+	opts.sink = func(pts []orb.Point) { lat, lon = AppendRadians(lat, lon, pts) }
 	pts, ids, err := ReadFileIDs(ctx, path, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	opts.sink(pts) // the formats read whole
 	return lat, lon, ids, nil
+}
+
+// AppendRadians appends the latitudes and longitudes of pts, in radians,
+// to lat and lon: the same operations as geoknn.Radians, so the same bits.
+func AppendRadians(lat, lon []float64, pts []orb.Point) ([]float64, []float64) {
+	for _, p := range pts {
+		lat, lon = append(lat, p[1]*math.Pi/180), append(lon, p[0]*math.Pi/180)
+	}
+	return lat, lon
 }
 
 // ReadReaderIDs is ReadFileIDs for a stream (standard input, say) named
@@ -296,6 +300,10 @@ func sniff(br *bufio.Reader) (format, error) {
 		}
 	}
 }
+
+// ContextReader returns a reader of r that fails every read once ctx is
+// done, so that copying a long input stops within one buffer.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
 
 // ctxReader fails every read once its context is done.
 type ctxReader struct {

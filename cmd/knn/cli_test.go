@@ -236,17 +236,7 @@ func TestOutputFormatsAndStdin(t *testing.T) {
 		t.Errorf("--out a.csv.gz: exit %d, %q", status, stderr)
 	}
 
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin := os.Stdin
-	os.Stdin = r
-	t.Cleanup(func() { os.Stdin = stdin })
-	go func() {
-		w.Write([]byte("lat,lon\n9,9\n"))
-		w.Close()
-	}()
+	withStdin(t, []byte("lat,lon\n9,9\n"))
 	status, stdout, stderr := mainFor("run", "--obs", "-", "--ref", ref, "--engine", "cpu", "-q", "--out", "-")
 	if status != 0 || stdout != "obs_index,ref_index,distance_m\n0,1,156177.907\n" {
 		t.Errorf("--obs -: exit %d, %q, %q", status, stdout, stderr)
@@ -337,14 +327,7 @@ func TestStdinFormats(t *testing.T) {
 	}
 	_, want, _ := mainFor("run", "--obs", obs, "--ref", ref, "--engine", "cpu", "-q", "--out", "-")
 	body, _ := os.ReadFile(pq)
-	r, w, _ := os.Pipe()
-	stdin := os.Stdin
-	os.Stdin = r
-	t.Cleanup(func() { os.Stdin = stdin })
-	go func() {
-		w.Write(body)
-		w.Close()
-	}()
+	withStdin(t, body)
 	status, got, stderr := mainFor("run", "--obs", "-", "--ref", ref, "--engine", "cpu", "-q", "--out", "-")
 	if status != 0 || got != want {
 		t.Errorf("Parquet on standard input: exit %d, %q, want %q (%s)", status, got, want, stderr)
@@ -353,4 +336,21 @@ func TestStdinFormats(t *testing.T) {
 	if status != 0 || !strings.HasPrefix(got, "PAR1") {
 		t.Errorf("--out - --out-format parquet: exit %d, %q", status, got[:min(8, len(got))])
 	}
+}
+
+// withStdin makes standard input, for the rest of the test, a pipe that
+// holds body.
+func withStdin(t *testing.T, body []byte) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = stdin; r.Close() })
+	go func() {
+		w.Write(body)
+		w.Close()
+	}()
 }

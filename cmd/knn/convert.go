@@ -37,11 +37,8 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&opts.LatColumn, "lat-col", "", "the latitude column's name, where the input has it")
 	fs.StringVar(&opts.LonColumn, "lon-col", "", "the longitude column's name, where the input has it")
 	fs.BoolVar(&opts.Radians, "radians", false, "a NumPy input holds radians, not degrees")
-	if helped, err := parseFlags(fs, convertUsage, args, stdout, stderr); helped || err != nil {
-		return err
-	}
-	files, err := filesAndFlags(fs)
-	if err != nil {
+	files, helped, err := parseFlagsAndFiles(fs, convertUsage, args, stdout, stderr)
+	if helped || err != nil {
 		return err
 	}
 	if len(files) != 2 {
@@ -67,19 +64,6 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stderr, "wrote %s (%d points)\n", out, len(pts))
 	return nil
-}
-
-// filesAndFlags returns the file arguments, parsing the flags that follow
-// them too (the flag package stops at the first argument).
-func filesAndFlags(fs *flag.FlagSet) ([]string, error) {
-	var files []string
-	for fs.NArg() > 0 {
-		files = append(files, fs.Arg(0))
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return nil, errUsageShown
-		}
-	}
-	return files, nil
 }
 
 // pointsWriter is the writer of points for out's extension.

@@ -141,19 +141,15 @@ func csvFields(vals []any) []string {
 	for k, v := range vals {
 		switch x := v.(type) {
 		case float64:
-			out[k] = strconvMetres(x)
+			out[k] = strconv.FormatFloat(x, 'f', 3, 64)
 		case string:
 			out[k] = x
 		default:
-			out[k] = fmtInt(x)
+			out[k] = fmt.Sprint(x)
 		}
 	}
 	return out
 }
-
-func strconvMetres(m float64) string { return strconv.FormatFloat(m, 'f', 3, 64) }
-
-func fmtInt(v any) string { return fmt.Sprint(v) }
 
 // columns gathers t's rows into one NumPy array a field (ids as
 // fixed-width unicode), for .npz.

@@ -149,15 +149,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // parseFlags parses a command's flags; on --help it prints usage and the
 // flag defaults to stdout and reports helped, so the command returns
-// without error. A bad flag is a usage error: its message and the usage go
-// to stderr.
+// without error. A bad flag, or an argument that is not a flag, is a usage
+// error: its message and the usage go to stderr.
 func parseFlags(fs *flag.FlagSet, usage string, args []string, stdout, stderr io.Writer) (helped bool, err error) {
+	files, helped, err := parseFlagsAndFiles(fs, usage, args, stdout, stderr)
+	if err == nil && !helped && len(files) > 0 {
+		return false, usagef("%s: unexpected argument %q (flags start with --)", fs.Name(), files[0])
+	}
+	return helped, err
+}
+
+// parseFlagsAndFiles is parseFlags for commands that take file arguments
+// too, before, between or after the flags: it returns them in order.
+func parseFlagsAndFiles(fs *flag.FlagSet, usage string, args []string, stdout, stderr io.Writer) (files []string, helped bool, err error) {
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
 			fs.SetOutput(stdout)
 			fmt.Fprint(stdout, usage)
 			fs.PrintDefaults()
-			return true, nil
+			return nil, true, nil
 		}
 	}
 	fs.SetOutput(stderr)
@@ -165,11 +175,14 @@ func parseFlags(fs *flag.FlagSet, usage string, args []string, stdout, stderr io
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return false, errUsageShown
+	// The flag package stops at the first non-flag: parse on after it.
+	for err := fs.Parse(args); ; err = fs.Parse(fs.Args()[1:]) {
+		if err != nil {
+			return nil, false, errUsageShown
+		}
+		if fs.NArg() == 0 {
+			return files, false, nil
+		}
+		files = append(files, fs.Arg(0))
 	}
-	if fs.NArg() > 0 && fs.Name() != "convert" { // convert's are its files
-		return false, usagef("%s: unexpected argument %q (flags start with --)", fs.Name(), fs.Arg(0))
-	}
-	return false, nil
 }

@@ -50,7 +50,7 @@ func spool(ctx context.Context, r io.Reader, ext string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("standard input: %w", err)
 	}
-	_, err = io.Copy(f, ctxReader{ctx, r})
+	_, err = io.Copy(f, pointio.ContextReader(ctx, r))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -59,17 +59,4 @@ func spool(ctx context.Context, r io.Reader, ext string) (string, error) {
 		return "", fmt.Errorf("standard input: %w", err)
 	}
 	return f.Name(), nil
-}
-
-// ctxReader fails every read once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(b []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(b)
 }

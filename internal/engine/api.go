@@ -157,8 +157,8 @@ func checkPoints(req Request, values bool) error {
 // checkGridSide refuses a grid of more cells than the index holds (the
 // kernels' cell numbers and z-runs are sized for it).
 func checkGridSide(side int) error {
-	if gmax := maxGridSide(); side < 0 || side > gmax {
-		return fmt.Errorf("grid side %d is not in [0, %d] (0: chosen from the points)", side, gmax)
+	if side < 0 || side > MaxGridSide {
+		return fmt.Errorf("grid side %d is not in [0, %d] (0: chosen from the points)", side, MaxGridSide)
 	}
 	return nil
 }

@@ -245,7 +245,7 @@ func TestKNearestAndWithinErrors(t *testing.T) {
 
 // A grid side beyond the index's cells is refused, on every query kind.
 func TestGridSideBound(t *testing.T) {
-	req := Request{Obs: spherePoints(10, 1), Ref: spherePoints(10, 2), GridSide: maxGridSide() + 1}
+	req := Request{Obs: spherePoints(10, 1), Ref: spherePoints(10, 2), GridSide: MaxGridSide + 1}
 	_, err := NewCPU(0).Nearest(context.Background(), req, newResult(10))
 	_, kerr := NewCPU(0).KNearest(context.Background(), req, math.Inf(1), KResult{K: 1, Index: make([]uint32, 10), Distance: make([]float32, 10)})
 	if err == nil || kerr == nil || !strings.Contains(err.Error(), "grid side") {

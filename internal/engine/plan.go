@@ -15,13 +15,11 @@ const maxGridCells = 1 << 25
 // (4.7 * perCell)).
 func gridSide(n int, perCell float64) int {
 	g := int(math.Ceil(math.Sqrt(float64(n) / (4.7 * perCell))))
-	return max(1, min(g, maxGridSide()))
+	return max(1, min(g, MaxGridSide))
 }
 
 // MaxGridSide is the largest grid side: MaxGridSide^3 <= maxGridCells.
 const MaxGridSide = 322
-
-func maxGridSide() int { return MaxGridSide }
 
 // gridPlan is the outcome of planning a grid query: the index to use, or nil
 // when the sampled cost says brute force is cheaper (references packed into

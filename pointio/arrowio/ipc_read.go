@@ -88,7 +88,7 @@ func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]
 	defer f.Close()
 	next, schema, err := ipcBatches(f)
 	if err != nil {
-		return nil, parquetError(path, "not a readable Arrow IPC file", err)
+		return nil, inputError(path, "not a readable Arrow IPC file", err)
 	}
 	src, err := ipcSource(path, schema, opts)
 	if err != nil {
@@ -103,14 +103,14 @@ func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]
 			break
 		}
 		if err != nil {
-			return nil, parquetError(path, "corrupt Arrow IPC file", err)
+			return nil, inputError(path, "corrupt Arrow IPC file", err)
 		}
 		if pts, err = src.appendBatch(pts, rec); err != nil {
 			return nil, err
 		}
 	}
 	if len(pts) == 0 {
-		return nil, parquetError(path, "no points", nil)
+		return nil, inputError(path, "no points", nil)
 	}
 	*ids = src.ids
 	return pts, nil

@@ -35,13 +35,6 @@ func ReadFile(ctx context.Context, path string) ([]orb.Point, error) {
 	return ReadFileWith(ctx, path, pointio.ReadOptions{})
 }
 
-// ReadParquetWith reads a Parquet file's points (ReadFile), with the
-// coordinate columns opts names.
-func ReadParquetWith(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, error) {
-	opts.IDColumn = ""
-	return readParquet(ctx, path, opts, nil)
-}
-
 // readParquet reads the points, and into ids (when opts.IDColumn names a
 // column) that column's values as text.
 func readParquet(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string) ([]orb.Point, error) {
@@ -64,11 +57,7 @@ func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		lat, lon = make([]float64, len(pts)), make([]float64, len(pts))
-		for i, p := range pts {
-			// The same operations as geoknn.Radians: the same bits.
-			lat[i], lon[i] = p[1]*math.Pi/180, p[0]*math.Pi/180
-		}
+		lat, lon = pointio.AppendRadians(make([]float64, 0, len(pts)), make([]float64, 0, len(pts)), pts)
 		return lat, lon, ids, nil
 	}
 	src, err := readParquetSource(ctx, path, opts, true)
@@ -82,12 +71,12 @@ func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions)
 // src.radLat and src.radLon, and the ids into src.ids.
 func readParquetSource(ctx context.Context, path string, opts pointio.ReadOptions, radians bool) (src *columnSource, err error) {
 	if path == "-" {
-		return nil, parquetError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)", nil)
+		return nil, inputError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)", nil)
 	}
 	defer recoverCorrupt(path, &err)
 	rdr, err := file.OpenParquetFile(path, true)
 	if err != nil {
-		return nil, parquetError(path, "not a readable Parquet file", err)
+		return nil, inputError(path, "not a readable Parquet file", err)
 	}
 	defer rdr.Close()
 	if src, err = parquetSourceOf(path, rdr, opts); err != nil {
@@ -102,7 +91,7 @@ func readParquetSource(ctx context.Context, path string, opts pointio.ReadOption
 	}
 	n := starts[len(starts)-1]
 	if n == 0 {
-		return nil, parquetError(path, "no points", nil)
+		return nil, inputError(path, "no points", nil)
 	}
 	if radians {
 		src.radLat, src.radLon = make([]float64, n), make([]float64, n)
@@ -133,15 +122,15 @@ func readParquetSource(ctx context.Context, path string, opts pointio.ReadOption
 func checkRows(path string, starts []int64, size int64) error {
 	for g := 1; g < len(starts); g++ {
 		if starts[g] < starts[g-1] {
-			return parquetError(path, fmt.Sprintf("corrupt Parquet file: row group %d has %d rows", g-1, starts[g]-starts[g-1]), nil)
+			return inputError(path, fmt.Sprintf("corrupt Parquet file: row group %d has %d rows", g-1, starts[g]-starts[g-1]), nil)
 		}
 	}
 	n := starts[len(starts)-1]
 	if size > 0 && n > 64*size+1024 {
-		return parquetError(path, fmt.Sprintf("corrupt Parquet file: %d rows in %d bytes", n, size), nil)
+		return inputError(path, fmt.Sprintf("corrupt Parquet file: %d rows in %d bytes", n, size), nil)
 	}
 	if avail, ok := sysmem.Available(); ok && uint64(n) > avail/16 {
-		return parquetError(path, fmt.Sprintf("%d rows need %d MiB as points, more than the %d MiB available", n, n>>16, avail>>20), nil)
+		return inputError(path, fmt.Sprintf("%d rows need %d MiB as points, more than the %d MiB available", n, n>>16, avail>>20), nil)
 	}
 	return nil
 }
@@ -215,13 +204,13 @@ func (src *columnSource) findID(asked string) error {
 			return nil
 		}
 	}
-	return parquetError(src.path, fmt.Sprintf("no id column %q; columns: %q", asked, src.columns), nil)
+	return inputError(src.path, fmt.Sprintf("no id column %q; columns: %q", asked, src.columns), nil)
 }
 
 // idsOf writes the id column's values, as text, from row first on.
 func (src *columnSource) idsOf(c *arrow.Chunked, first int64, n int) error {
 	if c == nil || c.Len() != n {
-		return parquetError(src.path, fmt.Sprintf("corrupt file: id column %q does not hold %d rows", src.id, n), nil)
+		return inputError(src.path, fmt.Sprintf("corrupt file: id column %q does not hold %d rows", src.id, n), nil)
 	}
 	at := first
 	for _, chunk := range c.Chunks() {
@@ -243,24 +232,24 @@ func (src *columnSource) hasColumn(name string) bool {
 func (src *columnSource) fromGeoMetadata(text string) error {
 	var meta geoMetadata
 	if err := json.Unmarshal([]byte(text), &meta); err != nil {
-		return parquetError(src.path, "GeoParquet \"geo\" metadata is not valid JSON", err)
+		return inputError(src.path, "GeoParquet \"geo\" metadata is not valid JSON", err)
 	}
 	col, ok := meta.Columns[meta.PrimaryColumn]
 	if !ok || !src.hasColumn(meta.PrimaryColumn) {
-		return parquetError(src.path, fmt.Sprintf("GeoParquet metadata names primary column %q, which the metadata does not describe or the file lacks", meta.PrimaryColumn), nil)
+		return inputError(src.path, fmt.Sprintf("GeoParquet metadata names primary column %q, which the metadata does not describe or the file lacks", meta.PrimaryColumn), nil)
 	}
 	if err := checkGeographicCRS(col.CRS); err != nil {
-		return parquetError(src.path, fmt.Sprintf("GeoParquet column %q: %v", meta.PrimaryColumn, err), nil)
+		return inputError(src.path, fmt.Sprintf("GeoParquet column %q: %v", meta.PrimaryColumn, err), nil)
 	}
 	switch enc := strings.ToLower(col.Encoding); enc {
 	case "wkb", "point":
 		src.geometry, src.encoding = meta.PrimaryColumn, enc
 	default:
-		return parquetError(src.path, fmt.Sprintf("GeoParquet column %q has encoding %q: points are read from WKB or the native \"point\" encoding", meta.PrimaryColumn, col.Encoding), nil)
+		return inputError(src.path, fmt.Sprintf("GeoParquet column %q has encoding %q: points are read from WKB or the native \"point\" encoding", meta.PrimaryColumn, col.Encoding), nil)
 	}
 	for _, t := range col.GeometryTypes {
 		if t != "Point" && t != "Point Z" {
-			return parquetError(src.path, fmt.Sprintf("GeoParquet column %q holds %s geometries: only points can be queried", meta.PrimaryColumn, t), nil)
+			return inputError(src.path, fmt.Sprintf("GeoParquet column %q holds %s geometries: only points can be queried", meta.PrimaryColumn, t), nil)
 		}
 	}
 	return nil
@@ -312,7 +301,7 @@ func isLonLatCRS(id string) bool {
 func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts []int64, pts []orb.Point) error {
 	rdr, err := file.OpenParquetFile(src.path, true)
 	if err != nil {
-		return parquetError(src.path, "not a readable Parquet file", err)
+		return inputError(src.path, "not a readable Parquet file", err)
 	}
 	defer rdr.Close()
 	// Serial within a worker (the workers split the row groups): the
@@ -320,7 +309,7 @@ func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts 
 	// of recoverCorrupt's reach.
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
 	if err != nil {
-		return parquetError(src.path, "not a readable Parquet file", err)
+		return inputError(src.path, "not a readable Parquet file", err)
 	}
 	leaves := src.leaves(rdr)
 	var buf []orb.Point
@@ -330,7 +319,7 @@ func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts 
 		}
 		tbl, err := fr.ReadRowGroups(ctx, leaves, []int{g})
 		if err != nil {
-			return parquetError(src.path, fmt.Sprintf("row group %d", g), err)
+			return inputError(src.path, fmt.Sprintf("row group %d", g), err)
 		}
 		dst := pts[min(starts[g], int64(len(pts))):min(starts[g+1], int64(len(pts)))]
 		if src.radLat != nil {
@@ -345,10 +334,9 @@ func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts 
 			return err
 		}
 		if src.radLat != nil {
-			for i, p := range dst {
-				// The same operations as geoknn.Radians: the same bits.
-				src.radLat[starts[g]+int64(i)], src.radLon[starts[g]+int64(i)] = p[1]*math.Pi/180, p[0]*math.Pi/180
-			}
+			// Appended in place: the columns' capacity past row starts[g]
+			// is this group's rows (and the later groups').
+			pointio.AppendRadians(src.radLat[starts[g]:starts[g]], src.radLon[starts[g]:starts[g]], dst)
 		}
 	}
 	return nil
@@ -379,7 +367,7 @@ func (src *columnSource) decode(tbl arrow.Table, first int64, dst []orb.Point) e
 	}
 	for _, name := range []string{src.geometry, src.lat, src.lon} {
 		if c := col(name); name != "" && (c == nil || c.Len() != len(dst)) {
-			return parquetError(src.path, fmt.Sprintf("corrupt Parquet file: column %q does not hold the %d rows of its row group", name, len(dst)), nil)
+			return inputError(src.path, fmt.Sprintf("corrupt Parquet file: column %q does not hold the %d rows of its row group", name, len(dst)), nil)
 		}
 	}
 	if src.id != "" {
@@ -518,10 +506,10 @@ func (src *columnSource) valueError(row int64, field string, v float64, err erro
 // into an error naming the file: bad input never takes the process down.
 func recoverCorrupt(path string, err *error) {
 	if p := recover(); p != nil {
-		*err = parquetError(path, "corrupt Parquet file", fmt.Errorf("%v", p))
+		*err = inputError(path, "corrupt Parquet file", fmt.Errorf("%v", p))
 	}
 }
 
-func parquetError(path, reason string, err error) error {
+func inputError(path, reason string, err error) error {
 	return &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: reason, Err: err}
 }
