@@ -27,60 +27,57 @@ func WriteKResults(w *bufio.Writer, n, k int, row KRow) error {
 	if k == 1 {
 		return writeNearestOrNone(w, n, row)
 	}
-	if _, err := w.WriteString(KResultsHeader + "\n"); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	err := writeBlocks(w, n, 1<<14, func(dst []byte, lo, hi int) ([]byte, error) {
-		for i := lo; i < hi; i++ {
-			for r := range k {
-				ref, m, ok := row(i, r)
-				if !ok {
-					break
-				}
-				dst = appendKLine(dst, i, r+1, ref, m)
-			}
-		}
-		return dst, nil
-	})
-	if err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return w.Flush()
-}
-
-func writeNearestOrNone(w *bufio.Writer, n int, row KRow) error {
-	if _, err := w.WriteString(ResultsHeader + "\n"); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	err := writeBlocks(w, n, 1<<16, func(dst []byte, lo, hi int) ([]byte, error) {
-		for i := lo; i < hi; i++ {
-			dst = strconv.AppendInt(dst, int64(i), 10)
-			ref, m, ok := row(i, 0)
+	return writeLines(w, KResultsHeader, n, 1<<14, func(dst []byte, i int) []byte {
+		for r := range k {
+			ref, m, ok := row(i, r)
 			if !ok {
-				dst = append(dst, ",-1,\n"...)
-				continue
+				break
 			}
+			dst = strconv.AppendInt(dst, int64(i), 10)
 			dst = append(dst, ',')
-			dst = strconv.AppendUint(dst, uint64(ref), 10)
-			dst = append(dst, ',')
-			dst = append(appendMetres(dst, m), '\n')
+			dst = strconv.AppendInt(dst, int64(r+1), 10)
+			dst = appendRefLine(append(dst, ','), ref, m)
 		}
-		return dst, nil
+		return dst
 	})
-	if err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return w.Flush()
 }
 
-func appendKLine(dst []byte, i, rank int, ref uint32, m float64) []byte {
-	dst = strconv.AppendInt(dst, int64(i), 10)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, int64(rank), 10)
-	dst = append(dst, ',')
+// writeNearestOrNone is WriteResults's form for k = 1, with "i,-1," where
+// no reference lies within the limit.
+func writeNearestOrNone(w *bufio.Writer, n int, row KRow) error {
+	return writeLines(w, ResultsHeader, n, 1<<16, func(dst []byte, i int) []byte {
+		dst = strconv.AppendInt(dst, int64(i), 10)
+		ref, m, ok := row(i, 0)
+		if !ok {
+			return append(dst, ",-1,\n"...)
+		}
+		return appendRefLine(append(dst, ','), ref, m)
+	})
+}
+
+// appendRefLine appends "ref,metres\n".
+func appendRefLine(dst []byte, ref uint32, m float64) []byte {
 	dst = strconv.AppendUint(dst, uint64(ref), 10)
 	dst = append(dst, ',')
 	return append(appendMetres(dst, m), '\n')
+}
+
+// writeLines writes header, then the lines item appends for each of n
+// items, formatted block items at a time on every core, and flushes.
+func writeLines(w *bufio.Writer, header string, n, block int, item func(dst []byte, i int) []byte) error {
+	if _, err := w.WriteString(header + "\n"); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	err := writeBlocks(w, n, block, func(dst []byte, lo, hi int) ([]byte, error) {
+		for i := lo; i < hi; i++ {
+			dst = item(dst, i)
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return w.Flush()
 }
 
 // WriteKResultsNPZ writes the k nearest references of n observations as a
@@ -116,47 +113,25 @@ type Within struct {
 
 // WriteWithinCounts writes "obs_index,count" for n observations.
 func WriteWithinCounts(w *bufio.Writer, n int, in Within) error {
-	if _, err := w.WriteString("obs_index,count\n"); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	err := writeBlocks(w, n, 1<<16, func(dst []byte, lo, hi int) ([]byte, error) {
-		for i := lo; i < hi; i++ {
-			dst = strconv.AppendInt(dst, int64(i), 10)
-			dst = append(dst, ',')
-			dst = strconv.AppendInt(dst, int64(in.Count(i)), 10)
-			dst = append(dst, '\n')
-		}
-		return dst, nil
+	return writeLines(w, "obs_index,count", n, 1<<16, func(dst []byte, i int) []byte {
+		dst = strconv.AppendInt(dst, int64(i), 10)
+		dst = append(dst, ',')
+		dst = strconv.AppendInt(dst, int64(in.Count(i)), 10)
+		return append(dst, '\n')
 	})
-	if err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return w.Flush()
 }
 
 // WriteWithinLists writes ResultsHeader's columns, one line per reference
 // within the radius of each observation, nearest first.
 func WriteWithinLists(w *bufio.Writer, n int, in Within) error {
-	if _, err := w.WriteString(ResultsHeader + "\n"); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	err := writeBlocks(w, n, 1<<12, func(dst []byte, lo, hi int) ([]byte, error) {
-		for i := lo; i < hi; i++ {
-			for r := range in.Count(i) {
-				ref, m := in.Ref(i, r)
-				dst = strconv.AppendInt(dst, int64(i), 10)
-				dst = append(dst, ',')
-				dst = strconv.AppendUint(dst, uint64(ref), 10)
-				dst = append(dst, ',')
-				dst = append(appendMetres(dst, m), '\n')
-			}
+	return writeLines(w, ResultsHeader, n, 1<<12, func(dst []byte, i int) []byte {
+		for r := range in.Count(i) {
+			ref, m := in.Ref(i, r)
+			dst = strconv.AppendInt(dst, int64(i), 10)
+			dst = appendRefLine(append(dst, ','), ref, m)
 		}
-		return dst, nil
+		return dst
 	})
-	if err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return w.Flush()
 }
 
 // WriteWithinNPZ writes a radius query's answer as a NumPy archive in CSR

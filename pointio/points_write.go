@@ -15,22 +15,12 @@ import (
 // WritePointsCSV writes points as "lat,lon" rows in degrees, in the
 // shortest form that reads back to the same float64 (what ReadCSV reads).
 func WritePointsCSV(w *bufio.Writer, pts []orb.Point) error {
-	if _, err := w.WriteString("lat,lon\n"); err != nil {
-		return fmt.Errorf("write points: %w", err)
-	}
-	err := writeBlocks(w, len(pts), 1<<16, func(dst []byte, lo, hi int) ([]byte, error) {
-		for _, p := range pts[lo:hi] {
-			dst = strconv.AppendFloat(dst, p.Lat(), 'g', -1, 64)
-			dst = append(dst, ',')
-			dst = strconv.AppendFloat(dst, p.Lon(), 'g', -1, 64)
-			dst = append(dst, '\n')
-		}
-		return dst, nil
+	return writeLines(w, "lat,lon", len(pts), 1<<16, func(dst []byte, i int) []byte {
+		dst = strconv.AppendFloat(dst, pts[i].Lat(), 'g', -1, 64)
+		dst = append(dst, ',')
+		dst = strconv.AppendFloat(dst, pts[i].Lon(), 'g', -1, 64)
+		return append(dst, '\n')
 	})
-	if err != nil {
-		return fmt.Errorf("write points: %w", err)
-	}
-	return w.Flush()
 }
 
 // WritePointsNPZ writes points as a NumPy archive of two float64 arrays
@@ -68,21 +58,11 @@ func WritePointsNPY(w io.Writer, pts []orb.Point) error {
 // It is the general writer behind answers that carry identifiers; rows is
 // called from several goroutines at once.
 func WriteCSVRows(w *bufio.Writer, header []string, n int, rows func(i int, add func(fields ...string))) error {
-	line := appendCSVRecord(nil, header)
-	if _, err := w.Write(line); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	err := writeBlocks(w, n, 1<<14, func(dst []byte, lo, hi int) ([]byte, error) {
-		add := func(fields ...string) { dst = appendCSVRecord(dst, fields) }
-		for i := lo; i < hi; i++ {
-			rows(i, add)
-		}
-		return dst, nil
+	line := strings.TrimSuffix(string(appendCSVRecord(nil, header)), "\n")
+	return writeLines(w, line, n, 1<<14, func(dst []byte, i int) []byte {
+		rows(i, func(fields ...string) { dst = appendCSVRecord(dst, fields) })
+		return dst
 	})
-	if err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return w.Flush()
 }
 
 // appendCSVRecord appends fields as one CSV line, quoting those that hold
