@@ -67,17 +67,22 @@ func (t *Session) Nearest(ctx context.Context, ref Points, res *Result) (Session
 // must be called before anything else is done with the session or its
 // Searcher, and res must not be read before it returns.
 func (t *Session) Start(ctx context.Context, ref Points, res *Result) (*Pending, error) {
-	var out engine.Result
-	if res != nil {
-		n := t.es.Len()
-		res.Index, res.Distance, res.Fallback = fit(res.Index, n), fit(res.Distance, n), t.s.fallback
-		out = engine.Result{Index: res.Index, Distance: res.Distance}
-	}
-	q, err := t.es.Start(ctx, ref.cols, out)
+	q, err := t.es.Start(ctx, ref.cols, t.resultInto(res))
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
 	return &Pending{q: q, res: res}, nil
+}
+
+// resultInto sizes res for the session's answers and returns the engine's
+// view of it (empty when res is nil: the answers stay in the engine).
+func (t *Session) resultInto(res *Result) engine.Result {
+	if res == nil {
+		return engine.Result{}
+	}
+	n := t.es.Len()
+	res.Index, res.Distance, res.Fallback = fit(res.Index, n), fit(res.Distance, n), t.s.fallback
+	return engine.Result{Index: res.Index, Distance: res.Distance}
 }
 
 // Pending is a session query under way.

@@ -28,9 +28,9 @@ func ExampleRun() {
 	fmt.Println(sum.Steps, "steps on the", sum.Engine)
 	// Output:
 	// step 1 at  0 h: 0 replaced, 0 changed nearest reference
-	// step 2 at  1 h: 500 replaced, 2235 changed nearest reference
-	// step 3 at  2 h: 500 replaced, 1930 changed nearest reference
-	// step 4 at  3 h: 500 replaced, 1977 changed nearest reference
+	// step 2 at  1 h: 500 replaced, 2265 changed nearest reference
+	// step 3 at  2 h: 500 replaced, 1917 changed nearest reference
+	// step 4 at  3 h: 500 replaced, 2000 changed nearest reference
 	// 4 steps on the cpu
 }
 

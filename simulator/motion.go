@@ -17,50 +17,11 @@ const (
 
 // Propagate moves a point at latitude lat and longitude lon (radians),
 // travelling with heading (radians clockwise from north), dist metres along
-// its great circle. It returns the new position, latitude in [-pi/2, pi/2]
-// and longitude in [-pi, pi], and the heading there: the direction of the
-// same great circle at the new position, so that successive calls follow one
-// great circle exactly (a point heading north over a pole comes down the
-// other side on the meridian 180° away, heading south).
-//
-// It rotates unit vectors in float64: the position p and the unit tangent t
-// in the direction of travel become p cos d + t sin d and t cos d - p sin d
-// for the central angle d = dist/sphere.EarthRadiusMetres, which is exact for any
-// distance and has no singularity at the poles or the antimeridian. At a
-// pole, where north is undefined, the heading is measured against the
-// meridian of the returned longitude, as the formulas for (lat, lon) give
-// in the limit; a later call that starts from the returned values continues
-// on the same great circle.
+// its great circle, and returns where it arrives and its heading there. It
+// is sphere.Propagate, the one definition of the motion model, which the
+// GPUs reproduce to the bit when a simulation runs inside their session.
 func Propagate(lat, lon, heading, dist float64) (lat2, lon2, heading2 float64) {
-	sLat, cLat := math.Sincos(lat)
-	sLon, cLon := math.Sincos(lon)
-	sH, cH := math.Sincos(heading)
-	// Position, east and north at (lat, lon).
-	px, py, pz := cLat*cLon, cLat*sLon, sLat
-	ex, ey := -sLon, cLon
-	nx, ny, nz := -sLat*cLon, -sLat*sLon, cLat
-	// Unit tangent in the direction of travel.
-	tx, ty, tz := sH*ex+cH*nx, sH*ey+cH*ny, cH*nz
-	sD, cD := math.Sincos(dist / sphere.EarthRadiusMetres)
-	qx, qy, qz := px*cD+tx*sD, py*cD+ty*sD, pz*cD+tz*sD
-	ux, uy, uz := tx*cD-px*sD, ty*cD-py*sD, tz*cD-pz*sD
-	r := math.Sqrt(qx*qx + qy*qy)
-	lat2 = math.Atan2(qz, r)
-	lon2 = math.Atan2(qy, qx)
-	if r > 1e-100 {
-		// East and north at q, both scaled by r (which atan2 ignores):
-		// cos(lat2) = r, sin(lat2) = qz, cos(lon2) = qx/r, sin(lon2) = qy/r.
-		east := -qy*ux + qx*uy
-		north := -qz*(qx*ux+qy*uy) + r*r*uz
-		return lat2, lon2, math.Atan2(east, north)
-	}
-	// At a pole: north along the meridian of the returned longitude.
-	sLat, cLat = math.Sincos(lat2)
-	sLon, cLon = math.Sincos(lon2)
-	east := -sLon*ux + cLon*uy
-	north := -sLat*cLon*ux - sLat*sLon*uy + cLat*uz
-	heading2 = math.Atan2(east, north)
-	return lat2, lon2, heading2
+	return sphere.Propagate(lat, lon, heading, dist)
 }
 
 // Movers is a set of points moving along great circles at constant speeds:

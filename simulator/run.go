@@ -62,6 +62,10 @@ type Step struct {
 	Time float64
 	// Obs and Ref are the current positions as float64 radian columns.
 	// Run reuses them: they are valid only until the callback returns.
+	// When the observations come from a generator with an indexed form
+	// (sphere, seed), the steps are made inside the engine's session (on
+	// GPUs, on the device) and the positions are read back only for the
+	// steps whose answers are wanted: for the others both are empty.
 	Obs, Ref geoknn.Points
 	// Result holds the step's answers; it is the callback's to keep. Its
 	// Index and Distance are nil when Config.Answers declined them.

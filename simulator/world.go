@@ -32,6 +32,12 @@ type world struct {
 	searcher *geoknn.Searcher
 	sess     *geoknn.Session
 	drawn    time.Duration // the host time spent drawing and writing the coming step
+	// inside: the steps are made inside the session (Session.Advance): the
+	// references move and the replacements are drawn where the points
+	// live (on GPUs: on the device), and the host columns are read back
+	// only for the steps whose answers are wanted. It needs an observation
+	// generator with an indexed form (sphere, seed).
+	inside bool
 }
 
 // replacement is one step's replaced observations: slots[k] gets the
@@ -54,8 +60,12 @@ func newWorld(cfg Config, workers int) (*world, error) {
 	}
 	n := mv.Len()
 	w := &world{cfg: cfg, workers: workers,
-		obsLat: obsLat, obsLon: obsLon, obs: geoknn.Radians64(obsLat, obsLon), mv: mv,
-		next: &Movers{Lat: make([]float64, n), Lon: make([]float64, n), Heading: make([]float64, n), Speed: mv.Speed}}
+		obsLat: obsLat, obsLon: obsLon, obs: geoknn.Radians64(obsLat, obsLon), mv: mv}
+	if _, ok := sphere.IndexedByName(genName(cfg.ObsGen)); ok {
+		w.inside = true
+		return w, nil
+	}
+	w.next = &Movers{Lat: make([]float64, n), Lon: make([]float64, n), Heading: make([]float64, n), Speed: mv.Speed}
 	if err := w.initReplacer(); err != nil {
 		return nil, err
 	}
@@ -109,6 +119,12 @@ func (w *world) simulate(ctx context.Context, s *geoknn.Searcher, onStep func(St
 		return fmt.Errorf("simulator: %w", err)
 	}
 	defer closeInto(&err, w.sess.Close, "the session")
+	if w.inside {
+		m := geoknn.Movers{LatRad: w.mv.Lat, LonRad: w.mv.Lon, HeadingRad: w.mv.Heading, SpeedMetresPerSecond: w.mv.Speed}
+		if err := w.sess.SetMovers(ctx, m); err != nil {
+			return fmt.Errorf("simulator: %w", err)
+		}
+	}
 	for n := 1; n <= w.cfg.Steps; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -142,7 +158,11 @@ func (w *world) step(ctx context.Context, n int) (Step, error) {
 		st.Update = w.drawn + st.Phases.Replace
 	}
 	st.Obs, st.Ref = w.obs, geoknn.Radians64(w.mv.Lat, w.mv.Lon)
-	res, qs, err := w.query(ctx, n, &st)
+	query := w.query
+	if w.inside {
+		query = w.queryInside
+	}
+	res, qs, err := query(ctx, n, &st)
 	st.Wall = time.Since(t0)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -165,6 +185,14 @@ func (w *world) step(ctx context.Context, n int) (Step, error) {
 // query) current and sends its replacements to the engine. It returns the
 // number of observations replaced.
 func (w *world) advance(ctx context.Context, n int) (int, error) {
+	if w.inside {
+		a := geoknn.Advance{DtSeconds: w.cfg.Dt, Fraction: w.cfg.Replace, Seed: w.cfg.Seed, Step: uint64(n),
+			Gen: genName(w.cfg.ObsGen)}
+		if err := w.sess.Advance(ctx, a); err != nil {
+			return 0, fmt.Errorf("simulator: step %d: %w", n, err)
+		}
+		return sphere.ReplaceCount(w.cfg.Replace, len(w.obsLat)), nil
+	}
 	w.mv, w.next = w.next, w.mv
 	if w.rep == nil {
 		return 0, nil
@@ -204,6 +232,36 @@ func (w *world) query(ctx context.Context, n int, st *Step) (*geoknn.Result, geo
 	qs, err := q.Wait()
 	st.Phases.Wait = time.Since(t)
 	st.Query += st.Phases.Wait
+	return res, qs, err
+}
+
+// queryInside answers step n against the session's movers. The host has
+// nothing to do meanwhile; the positions are read back only when the
+// step's answers are wanted (else st.Obs and st.Ref are left empty).
+func (w *world) queryInside(ctx context.Context, n int, st *Step) (*geoknn.Result, geoknn.SessionStats, error) {
+	t := time.Now()
+	res := &geoknn.Result{Fallback: w.searcher.Fallback()}
+	into := res
+	if w.cfg.Answers != nil && !w.cfg.Answers(n) {
+		into = nil
+	}
+	q, err := w.sess.StartMovers(ctx, into)
+	st.Phases.Start = time.Since(t)
+	if err != nil {
+		return nil, geoknn.SessionStats{}, err
+	}
+	t = time.Now()
+	qs, err := q.Wait()
+	st.Phases.Wait = time.Since(t)
+	st.Query = st.Phases.Start + st.Phases.Wait
+	if err != nil {
+		return nil, qs, err
+	}
+	if into == nil {
+		st.Obs, st.Ref = geoknn.Points{}, geoknn.Points{}
+		return res, qs, nil
+	}
+	err = w.sess.Positions(ctx, w.obsLat, w.obsLon, w.mv.Lat, w.mv.Lon)
 	return res, qs, err
 }
 

@@ -43,6 +43,8 @@ type cpuSession struct {
 	prev     []uint32
 	res      Result
 	replaced int
+	mv       Movers  // the moving references (SetMovers)
+	mvTop    float64 // their top speed
 }
 
 func (s *cpuSession) Len() int { return s.obs.Len() }

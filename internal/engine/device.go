@@ -113,6 +113,7 @@ type gpuDevice struct {
 	resident *residentKernels
 	knn      *knnKernels
 	generate *generateKernels
+	move     *moveKernels
 	mods     []cuda.Module
 
 	refs           deviceRefs
@@ -263,7 +264,10 @@ func (d *gpuDevice) loadKernels(mods map[string]cuda.Module) error {
 	if d.knn, err = loadKNN(d.drv, mods["knn"]); err != nil {
 		return err
 	}
-	d.generate, err = loadGenerate(d.drv, mods["generate"])
+	if d.generate, err = loadGenerate(d.drv, mods["generate"]); err != nil {
+		return err
+	}
+	d.move, err = loadMove(d.drv, mods["move"])
 	return err
 }
 

@@ -344,7 +344,7 @@ func (d *gpuDevice) ensureNeighbourBufs(s *slot, q *neighbourQuery, batch int) e
 	per := max(q.k, 1)
 	allocs := []alloc{{buf: &s.outIdx, bytes: 4 * per * batch}, {buf: &s.outDist, bytes: 4 * per * batch}}
 	if q.offsets != nil {
-		allocs = append(allocs, alloc{buf: &s.nb.offsets, bytes: 8 * batch},
+		allocs = append(allocs, alloc{buf: &s.nb.offsets, bytes: 8 * (batch + 1)},
 			alloc{buf: &s.nb.index, bytes: 4 * max(q.maxJobChords, 1)}, alloc{buf: &s.nb.chord, bytes: 8 * max(q.maxJobChords, 1)})
 	}
 	return ensureAll(d.drv, allocs, 0)
@@ -411,7 +411,7 @@ func (d *gpuDevice) neighbourKernel(s *slot, q *neighbourQuery, job partition.Jo
 	}
 	l := withinLaunch{gridIndexArgs: ix, maxD2: q.maxD2, counts: s.outIdx.ptr}
 	if q.offsets != nil {
-		local := make([]uint64, job.Len())
+		local := make([]uint64, job.Len()+1) // row starts and the end of the last
 		for i := range local {
 			local[i] = q.offsets[job.Start+i] - q.offsets[job.Start]
 		}

@@ -71,6 +71,17 @@ type gpuSession struct {
 	refs     refSet // reused every query
 	replaced int
 	closed   bool
+
+	// The movers (SetMovers): how many, their top speed, their positions
+	// on the host as last read (fresh: current), whether a query against
+	// other references overwrote their unit vectors on the GPUs, and
+	// whether replacements drawn on the GPUs left the planning sample
+	// behind.
+	nmov                      int
+	mvTop                     float64
+	mvLat, mvLon              []float64
+	mvHostFresh, mvUnitsStale bool
+	sampleStale               bool
 }
 
 // residentPart is one GPU's range [lo, hi) of a session's observations: a
@@ -87,6 +98,7 @@ type residentPart struct {
 	prev, count            buffer // the previous query's answers; the changed count
 	repIdx, repLat, repLon buffer // a replacement's staging on the device
 	hostRep                pinnedHost
+	movers                 moverBufs
 
 	shape       gridShape // the cells of the query in flight (g == 0: brute force)
 	sortedShape gridShape // the cells recs were last sorted by (g == 0: not sorted)
@@ -219,7 +231,7 @@ func (p *residentPart) close() error {
 	for _, b := range []*buffer{&p.pos, &p.prev, &p.count, &p.repIdx, &p.repLat, &p.repLon} {
 		errs = append(errs, b.free(drv))
 	}
-	errs = append(errs, p.refs.free(drv), p.hostRep.free(drv))
+	errs = append(errs, p.refs.free(drv), p.hostRep.free(drv), p.movers.free(p))
 	return errors.Join(errs...)
 }
 
@@ -371,11 +383,22 @@ func (s *gpuSession) Start(ctx context.Context, ref Points, out Result) (Pending
 	}
 	s.refs.prepare(ref)
 	s.plan.update(s.opts, s.sample, &s.refs, gpuGridCost)
+	return s.enqueueAll(ctx, start, out, want, false)
+}
+
+// enqueueAll queues every GPU's part of a query against s.refs (or the
+// movers) and returns it under way; the engine stays locked until Wait.
+func (s *gpuSession) enqueueAll(ctx context.Context, start time.Time, out Result, want, movers bool) (Pending, error) {
 	q := &gpuPending{s: s, start: start, prepare: time.Since(start), out: out, want: want,
 		times: make([]stageTimes, len(s.parts)), changed: make([]int, len(s.parts))}
-	err = onEach(ctx, s.devices(), func(_ context.Context, k int) error {
-		return s.parts[k].enqueue(s, &s.refs, want, &q.times[k])
+	err := onEach(ctx, s.devices(), func(_ context.Context, k int) error {
+		return s.parts[k].enqueue(s, movers, want, &q.times[k])
 	})
+	if s.nmov > 0 {
+		// A query against other references overwrote the movers' unit
+		// vectors; one against the movers made them current.
+		s.mvUnitsStale = !movers
+	}
 	if err != nil {
 		// Leave nothing in flight behind the error.
 		for _, p := range s.parts {
@@ -396,6 +419,12 @@ func (s *gpuSession) checkQuery(ref Points, out Result) (bool, error) {
 	if ref.Len() == 0 || ref.Len() > 1<<31-1 {
 		return false, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
 	}
+	return s.checkOut(out)
+}
+
+// checkOut checks a query's result, and reports whether the answers are
+// wanted on the host.
+func (s *gpuSession) checkOut(out Result) (bool, error) {
 	want := out.Index != nil || out.Distance != nil
 	if want && (len(out.Index) != s.n || len(out.Distance) != s.n) {
 		return false, fmt.Errorf("session: result has room for %d indices and %d distances, want %d",
@@ -466,14 +495,13 @@ func (q *gpuPending) sessionStats() SessionStats {
 // index built, observations re-sorted if they changed, the ranking, the
 // changed count, and the answers down when want is set; collect finishes
 // it.
-func (p *residentPart) enqueue(s *gpuSession, refs *refSet, want bool, t *stageTimes) error {
+func (p *residentPart) enqueue(s *gpuSession, movers, want bool, t *stageTimes) error {
 	drv, stream, m, d := p.d.drv, p.stream, p.n(), p.d
-	up := time.Now()
-	if err := p.refs.stage(drv, stream, refs, Points{}); err != nil {
-		return fmt.Errorf("uploading references: %w", err)
+	nref, err := p.enqueueRefs(s, movers, t)
+	if err != nil {
+		return err
 	}
-	t.upload += time.Since(up)
-	plan := rankPlan{algo: s.opts.Algorithm, shape: s.plan.shape, prec: prec(s.is32), nref: refs.n}
+	plan := rankPlan{algo: s.opts.Algorithm, shape: s.plan.shape, prec: prec(s.is32), nref: nref}
 	if plan.algo == Grid && plan.shape.g == 0 {
 		plan.algo = Brute // the plan fell back
 	}
@@ -484,7 +512,7 @@ func (p *residentPart) enqueue(s *gpuSession, refs *refSet, want bool, t *stageT
 	if err := drv.EventRecord(p.evStart, stream); err != nil {
 		return err
 	}
-	if err := p.prepareIndex(plan, refs.n); err != nil {
+	if err := p.prepareIndex(plan, nref); err != nil {
 		return err
 	}
 	if err := p.rank(d, m, &p.refs, plan); err != nil {
@@ -497,6 +525,24 @@ func (p *residentPart) enqueue(s *gpuSession, refs *refSet, want bool, t *stageT
 		return err
 	}
 	return p.downloadResults(want)
+}
+
+// enqueueRefs puts the query's references on the device: s.refs sent
+// from the host, or the movers' unit vectors, already there unless a query
+// against other references overwrote them. It returns their count.
+func (p *residentPart) enqueueRefs(s *gpuSession, movers bool, t *stageTimes) (int, error) {
+	if movers {
+		if s.mvUnitsStale {
+			return s.nmov, p.moveMovers(s.nmov, 0, false)
+		}
+		return s.nmov, nil
+	}
+	up := time.Now()
+	if err := p.refs.stage(p.d.drv, p.stream, &s.refs, Points{}); err != nil {
+		return 0, fmt.Errorf("uploading references: %w", err)
+	}
+	t.upload += time.Since(up)
+	return s.refs.n, nil
 }
 
 // prepareIndex queues the grid index build and, when the cells changed or

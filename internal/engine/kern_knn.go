@@ -10,15 +10,34 @@ import (
 // knnKernels wraps knn.cu: the k nearest references and the references
 // within a radius, over the grid index (brute force: a grid of one cell).
 type knnKernels struct {
-	knn, within         cuda.Function
+	reg                 [len(knnRegSizes)]cuda.Function // grid_knn_K for each K of knnRegSizes
+	knn, within         cuda.Function                   // grid_knn: lists in local memory, any k to KnnMax
 	knnArgs, withinArgs *cuda.Args
 }
 
+// knnRegSizes are the k the grid_knn_K entries are compiled for: each keeps
+// its K+1 candidates in registers (faster than grid_knn's local memory, but
+// every K is a fully unrolled instance: larger ones would swell the PTX).
+var knnRegSizes = [...]int{8, 16}
+
 func loadKNN(drv *cuda.Driver, mod cuda.Module) (*knnKernels, error) {
 	k := &knnKernels{}
-	return k, loadEntries(drv, mod, []entry{
-		{"grid_knn", &k.knn, &k.knnArgs}, {"grid_within", &k.within, &k.withinArgs},
-	})
+	entries := []entry{{"grid_knn", &k.knn, &k.knnArgs}, {"grid_within", &k.within, &k.withinArgs}}
+	for i, size := range knnRegSizes {
+		entries = append(entries, entry{name: fmt.Sprintf("grid_knn_%d", size), fn: &k.reg[i]}) // grid_knn's arguments
+	}
+	return k, loadEntries(drv, mod, entries)
+}
+
+// knnFor is the entry that answers k: the smallest register instance that
+// holds it, else grid_knn.
+func (k *knnKernels) knnFor(n int) cuda.Function {
+	for i, size := range knnRegSizes {
+		if n <= size {
+			return k.reg[i]
+		}
+	}
+	return k.knn
 }
 
 // gridIndexArgs are the arguments every knn.cu kernel starts with: the
@@ -63,7 +82,7 @@ func (k *knnKernels) runKNN(drv *cuda.Driver, stream cuda.Stream, l knnLaunch) e
 	a.SetPtr(10, l.outIdx)
 	a.SetPtr(11, l.outDist)
 	a.SetPtr(12, l.refined)
-	if err := drv.Launch(k.knn, blocksFor(l.nobs, kernels.KnnThreads), cuda.Dim3{X: kernels.KnnThreads}, 0, stream, a); err != nil {
+	if err := drv.Launch(k.knnFor(l.k), blocksFor(l.nobs, kernels.KnnThreads), cuda.Dim3{X: kernels.KnnThreads}, 0, stream, a); err != nil {
 		return fmt.Errorf("grid_knn: %w", err)
 	}
 	return nil

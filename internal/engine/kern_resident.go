@@ -4,20 +4,24 @@ import (
 	"fmt"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/kernels"
+	"github.com/geoknn/geoknn/sphere"
 )
 
 // residentKernels wraps resident.cu: replacing resident observations,
 // mapping merged-duplicate indices and counting changed answers.
 type residentKernels struct {
-	replace                     [2]cuda.Function // [0] float64 columns, [1] float32
-	countChanged, mapIndex      cuda.Function
-	repArgs, countArgs, mapArgs *cuda.Args
+	replace, draw, gather                             [2]cuda.Function // [0] float64 columns, [1] float32
+	countChanged, mapIndex                            cuda.Function
+	repArgs, drawArgs, gatherArgs, countArgs, mapArgs *cuda.Args
 }
 
 func loadResident(drv *cuda.Driver, mod cuda.Module) (*residentKernels, error) {
 	k := &residentKernels{}
 	return k, loadEntries(drv, mod, []entry{
 		{"replace_f64", &k.replace[0], &k.repArgs}, {"replace_f32", &k.replace[1], nil},
+		{"draw_replace_f64", &k.draw[0], &k.drawArgs}, {"draw_replace_f32", &k.draw[1], nil},
+		{"gather_f64", &k.gather[0], &k.gatherArgs}, {"gather_f32", &k.gather[1], nil},
 		{"count_changed", &k.countChanged, &k.countArgs}, {"map_index", &k.mapIndex, &k.mapArgs},
 	})
 }
@@ -48,6 +52,60 @@ func (r *residentKernels) runReplace(drv *cuda.Driver, stream cuda.Stream, l rep
 	}
 	if err := drv.Launch(r.replace[l.prec], blocksFor(l.k, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
 		return fmt.Errorf("replace: %w", err)
+	}
+	return nil
+}
+
+// drawLaunch applies the replacement rep of n observations to those in
+// [lo, hi), whose columns (lat, lon), records (recs, may be 0) and sorted
+// copies at pos (sorted may be 0) start at index lo, and resets their
+// previous answers (prev).
+type drawLaunch struct {
+	prec                   int
+	rep                    sphere.Replacement
+	gen                    GenKind
+	n, lo, hi              int
+	lat, lon, recs, sorted cuda.DevicePtr
+	pos, prev              cuda.DevicePtr
+}
+
+func (r *residentKernels) runDraw(drv *cuda.Driver, stream cuda.Stream, l drawLaunch) error {
+	if l.lo >= l.hi || l.rep.Fraction == 0 {
+		return nil
+	}
+	first, last := l.lo/kernels.ReplaceBlock, (l.hi-1)/kernels.ReplaceBlock
+	a := r.drawArgs
+	a.SetInt32(0, int32(l.n))
+	a.SetInt32(1, int32(l.lo))
+	a.SetInt32(2, int32(l.hi))
+	a.SetFloat64(3, l.rep.Fraction)
+	a.SetUint64(4, l.rep.SlotKey())
+	a.SetUint64(5, l.rep.PointSeed())
+	a.SetInt32(6, int32(l.gen))
+	a.SetInt32(7, int32(first))
+	for i, p := range []cuda.DevicePtr{l.lat, l.lon, l.recs, l.sorted, l.pos, l.prev} {
+		a.SetPtr(8+i, p)
+	}
+	grid := cuda.Dim3{X: uint32(last - first + 1)}
+	if err := drv.Launch(r.draw[l.prec], grid, cuda.Dim3{X: kernels.DrawThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("draw_replace: %w", err)
+	}
+	return nil
+}
+
+// runGather writes lat[idx[j]], lon[idx[j]] as float64 pairs to out, j < k.
+func (r *residentKernels) runGather(drv *cuda.Driver, stream cuda.Stream, prec int, idx cuda.DevicePtr, k int, lat, lon, out cuda.DevicePtr) error {
+	if k <= 0 {
+		return nil
+	}
+	a := r.gatherArgs
+	a.SetPtr(0, idx)
+	a.SetInt32(1, int32(k))
+	a.SetPtr(2, lat)
+	a.SetPtr(3, lon)
+	a.SetPtr(4, out)
+	if err := drv.Launch(r.gather[prec], blocksFor(k, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
+		return fmt.Errorf("gather: %w", err)
 	}
 	return nil
 }

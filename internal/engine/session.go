@@ -37,6 +37,19 @@ type Session interface {
 	// Wait finishes it. Wait must be called, and nothing else on the
 	// session or its engine may run in between.
 	Start(ctx context.Context, ref Points, out Result) (Pending, error)
+	// SetMovers makes m (copied) the session's moving references, which
+	// Advance moves and StartMovers queries against: on a GPU they stay
+	// on the device, and no reference crosses PCIe between steps.
+	SetMovers(ctx context.Context, m Movers) error
+	// Advance makes one step of a simulation inside the session (see
+	// Advance). It only queues the work on a GPU: the next query runs after
+	// it.
+	Advance(ctx context.Context, a Advance) error
+	// StartMovers is Start against the session's movers.
+	StartMovers(ctx context.Context, out Result) (Pending, error)
+	// Positions copies the current observations (obsLat, obsLon: radians,
+	// float64) and movers (refLat, refLon) out; nil pairs are skipped.
+	Positions(ctx context.Context, obsLat, obsLon, refLat, refLon []float64) error
 	// Close releases the session's memory.
 	Close() error
 }
@@ -161,6 +174,11 @@ type sessionPlan struct {
 	replan int
 }
 
+// due reports whether the next query against nref references plans again.
+func (p *sessionPlan) due(nref int) bool {
+	return !(p.uses > 0 && p.uses < p.replan && p.nref == nref)
+}
+
 // update re-plans when the plan is stale: first query, Replan queries on,
 // or a different reference count.
 func (p *sessionPlan) update(opts SessionOptions, sample *obsSample, refs *refSet, cost gridCost) {
@@ -168,7 +186,7 @@ func (p *sessionPlan) update(opts SessionOptions, sample *obsSample, refs *refSe
 		p.shape, p.note = gridShape{}, ""
 		return
 	}
-	if p.uses > 0 && p.uses < p.replan && p.nref == refs.n {
+	if !p.due(refs.n) {
 		p.uses++
 		return
 	}

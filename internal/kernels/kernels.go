@@ -34,19 +34,23 @@ var generatePTX string
 //go:embed knn.ptx
 var knnPTX string
 
+//go:embed move.ptx
+var movePTX string
+
 // PTX returns the PTX of the named kernel file: "haversine" (the exact
 // brute force: block_min, global_min, refine), "seed" (the reference
 // notebook's kernels, ported as the benchmark baseline), "grid" (the exact
 // query through the cell index, and its sorts), "resident" (replacing
 // observations kept on the GPU, mapping merged duplicates, counting changed
 // answers), "generate" (synthetic observations made on the GPU) or "knn"
-// (k nearest and within a radius, through the grid index). When the
+// (k nearest and within a radius, through the grid index) or "move"
+// (references moved on the GPU, sphere.Propagate's twin). When the
 // environment variable GEOKNN_PTX_DIR is set, the file NAME.ptx is read from
 // that folder instead of the embedded copy: kernel developers use it to run
 // freshly built PTX without rebuilding the binary.
 func PTX(name string) (string, error) {
 	embedded, ok := map[string]string{"haversine": haversinePTX, "seed": seedPTX, "grid": gridPTX,
-		"resident": residentPTX, "generate": generatePTX, "knn": knnPTX}[name]
+		"resident": residentPTX, "generate": generatePTX, "knn": knnPTX, "move": movePTX}[name]
 	if !ok {
 		return "", fmt.Errorf("no kernel file %q", name)
 	}
@@ -99,7 +103,7 @@ func gunzip(gz io.Reader, name string) ([]byte, error) {
 }
 
 // Files are the kernel files PTX knows, in load order.
-var Files = []string{"haversine", "seed", "grid", "resident", "generate", "knn"}
+var Files = []string{"haversine", "seed", "grid", "resident", "generate", "knn", "move"}
 
 // Block-min launch shape, mirrored from haversine.cu's #defines; the test
 // checks that the two agree.
@@ -116,6 +120,9 @@ const (
 	ObsRecBytes     = 32   // OBS_REC_BYTES: sizeof(ObsRec), asserted in sphere.cuh
 	KnnThreads      = 128  // KNN_THREADS: grid_knn, grid_within
 	KnnMax          = 64   // KNN_MAX: the largest k grid_knn answers
+	MoveThreads     = 256  // MOVE_THREADS: move_refs
+	ReplaceBlock    = 4096 // REPLACE_BLOCK: observations a draw_replace block draws for
+	DrawThreads     = 64   // DRAW_THREADS: draw_replace_f64, draw_replace_f32
 )
 
 // NoAnswer marks an observation with no previous answer in a session (new
@@ -154,7 +161,17 @@ var signatures = map[string][]cuda.Param{
 	"count_changed": {U64, U64, U32, U64},
 	"map_index":     {U64, U32, U64},
 
+	"gather_f64":       {U64, U32, U64, U64, U64},
+	"gather_f32":       {U64, U32, U64, U64, U64},
+	"draw_replace_f64": {U32, U32, U32, F64, U64, U64, U32, U32, U64, U64, U64, U64, U64, U64},
+	"draw_replace_f32": {U32, U32, U32, F64, U64, U64, U32, U32, U64, U64, U64, U64, U64, U64},
+
+	"move_refs":     {U32, U64, U64, U64, U64, F64, U32, U64, U64},
+	"go_twin_check": {U32, U64, U64},
+
 	"grid_knn":    {U64, U32, U64, U64, U64, U32, F32, U64, U32, F64, U64, U64, U64},
+	"grid_knn_8":  {U64, U32, U64, U64, U64, U32, F32, U64, U32, F64, U64, U64, U64},
+	"grid_knn_16": {U64, U32, U64, U64, U64, U32, F32, U64, U32, F64, U64, U64, U64},
 	"grid_within": {U64, U32, U64, U64, U64, U32, F32, U64, F64, U64, U64, U64, U64},
 
 	"gen_sphere": {U64, U32, U64, U64, U64},

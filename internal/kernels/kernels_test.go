@@ -176,6 +176,9 @@ func TestLaunchConstantsMatchSource(t *testing.T) {
 		{"knn.cu", "NO_ANSWER", int(NoAnswer)},
 		{"knn.cu", "KNN_THREADS", KnnThreads},
 		{"knn.cu", "KNN_MAX", KnnMax},
+		{"move.cu", "MOVE_THREADS", MoveThreads},
+		{"resident.cu", "REPLACE_BLOCK", ReplaceBlock},
+		{"resident.cu", "DRAW_THREADS", DrawThreads},
 	} {
 		src, err := os.ReadFile(tc.file)
 		if err != nil {

@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/geoknn/geoknn/internal/kernels"
+	"github.com/geoknn/geoknn/sphere"
+)
+
+// hostWorld is the simulation a movers session must reproduce, made here
+// with the Go functions alone.
+type hostWorld struct {
+	obs Points
+	mv  Movers
+}
+
+func newHostWorld(obs Points, nref int) hostWorld {
+	ref := spherePoints(nref, 41)
+	rng := rand.New(rand.NewPCG(4, 5))
+	mv := Movers{Lat: ref.Lat64, Lon: ref.Lon64, Heading: make([]float64, nref), Speed: make([]float64, nref)}
+	for i := range nref {
+		mv.Heading[i], mv.Speed[i] = 2*math.Pi*rng.Float64(), 300*rng.Float64()
+	}
+	// Edge movers: on a pole, on the antimeridian heading across it,
+	// standing still, and two twins (the lower index must win).
+	mv.Lat[0], mv.Heading[0] = math.Pi/2, 1
+	mv.Lon[1], mv.Heading[1], mv.Speed[1] = math.Pi, math.Pi/2, 250
+	mv.Speed[2] = 0
+	mv.Lat[4], mv.Lon[4], mv.Heading[4], mv.Speed[4] = mv.Lat[3], mv.Lon[3], mv.Heading[3], mv.Speed[3]
+	return hostWorld{obs: obs.clone(), mv: Movers{Lat: slices.Clone(mv.Lat), Lon: slices.Clone(mv.Lon),
+		Heading: slices.Clone(mv.Heading), Speed: slices.Clone(mv.Speed)}}
+}
+
+func (w *hostWorld) advance(a Advance) {
+	m := w.mv
+	for i := range m.Lat {
+		m.Lat[i], m.Lon[i], m.Heading[i] = sphere.Propagate(m.Lat[i], m.Lon[i], m.Heading[i], float64(m.Speed[i]*a.Dt))
+	}
+	n, rep := w.obs.Len(), a.replacement()
+	set := make([]uint64, sphere.ReplaceBlockSize/64)
+	for b := range sphere.Blocks(n) {
+		first, slots := rep.BlockSlots(b, n, set, nil)
+		for j, i := range slots {
+			lat, lon := rep.PointAt(first + j)
+			if w.obs.Is32() {
+				w.obs.Lat32[i], w.obs.Lon32[i] = float32(lat), float32(lon)
+			} else {
+				w.obs.Lat64[i], w.obs.Lon64[i] = lat, lon
+			}
+		}
+	}
+}
+
+// moverSteps runs a simulation inside a session of eng and checks, every
+// step, the positions (to the bit) and the answers against the host's.
+func moverSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
+	t.Helper()
+	ctx := context.Background()
+	w := newHostWorld(obs, 5000)
+	s, err := eng.NewSession(obs, SessionOptions{Algorithm: algo, Replan: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.StartMovers(ctx, Result{}); err == nil {
+		t.Error("StartMovers before SetMovers: no error")
+	}
+	if err := s.SetMovers(ctx, w.mv); err != nil {
+		t.Fatal(err)
+	}
+	n := obs.Len()
+	for step := 1; step <= 8; step++ {
+		if step > 1 {
+			a := Advance{Dt: 900, Fraction: 0.01, Seed: 9, Step: uint64(step), Gen: GenKind(step % 2)}
+			if step == 5 {
+				a.Fraction = 0.4
+			}
+			if err := s.Advance(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			w.advance(a)
+		}
+		if step == 6 {
+			// A query against other references between two against the
+			// movers: theirs must come back.
+			if _, err := s.Nearest(ctx, spherePoints(700, 3), Result{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := newResult(n)
+		q, err := s.StartMovers(ctx, got)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if _, err := q.Wait(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		checkMoverPositions(t, s, step, w)
+		ref := Radians64(w.mv.Lat, w.mv.Lon)
+		want := newResult(n)
+		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: w.obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+			t.Fatal(err)
+		}
+		compareResults(t, w.obs, ref, want, got)
+	}
+}
+
+func checkMoverPositions(t *testing.T, s Session, step int, w hostWorld) {
+	t.Helper()
+	n, m := w.obs.Len(), w.mv.Len()
+	lat, lon, rlat, rlon := make([]float64, n), make([]float64, n), make([]float64, m), make([]float64, m)
+	if err := s.Positions(context.Background(), lat, lon, rlat, rlon); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		a, b := w.obs.At(i)
+		if lat[i] != a || lon[i] != b {
+			t.Fatalf("step %d: observation %d at (%v, %v), host (%v, %v)", step, i, lat[i], lon[i], a, b)
+		}
+	}
+	if !slices.Equal(rlat, w.mv.Lat) || !slices.Equal(rlon, w.mv.Lon) {
+		for i := range m {
+			if rlat[i] != w.mv.Lat[i] || rlon[i] != w.mv.Lon[i] {
+				t.Fatalf("step %d: mover %d at (%v, %v), host (%v, %v)", step, i, rlat[i], rlon[i], w.mv.Lat[i], w.mv.Lon[i])
+			}
+		}
+	}
+}
+
+func TestCPUSessionMovers(t *testing.T) {
+	for _, algo := range []Algorithm{Grid, Brute} {
+		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, NewCPU(0), spherePoints(30011, 5), algo) })
+	}
+}
+
+func TestGPUSessionMovers(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	p := spherePoints(1<<17+5, 6)
+	for _, tc := range []struct {
+		name string
+		obs  Points
+	}{{"float64", spherePoints(1<<18+3, 5)}, {"float32", Radians32(toFloat32(p.Lat64), toFloat32(p.Lon64))}} {
+		for _, algo := range []Algorithm{Grid, Brute} {
+			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { moverSteps(t, g, tc.obs, algo) })
+		}
+	}
+}
+
+func TestSessionMoversRejectBadInput(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewCPU(1).NewSession(spherePoints(100, 1), SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := Movers{Lat: []float64{0}, Lon: []float64{0}, Heading: []float64{0}, Speed: []float64{10}}
+	for name, m := range map[string]Movers{
+		"empty":          {},
+		"short column":   {Lat: []float64{0}, Lon: []float64{0}, Heading: []float64{0}},
+		"bad latitude":   {Lat: []float64{2}, Lon: []float64{0}, Heading: []float64{0}, Speed: []float64{1}},
+		"NaN heading":    {Lat: []float64{0}, Lon: []float64{0}, Heading: []float64{math.NaN()}, Speed: []float64{1}},
+		"negative speed": {Lat: []float64{0}, Lon: []float64{0}, Heading: []float64{0}, Speed: []float64{-1}},
+	} {
+		if err := s.SetMovers(ctx, m); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if err := s.Advance(ctx, Advance{Dt: 1}); err == nil {
+		t.Error("Advance without movers: no error")
+	}
+	if err := s.SetMovers(ctx, good); err != nil {
+		t.Fatal(err)
+	}
+	for name, a := range map[string]Advance{
+		"NaN step":       {Dt: math.NaN()},
+		"fraction above": {Fraction: 1.5},
+		"too far":        {Dt: 1e300},
+		"generator":      {Fraction: 0.1, Gen: GenKind(7)},
+	} {
+		if err := s.Advance(ctx, a); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if err := s.Positions(ctx, make([]float64, 3), make([]float64, 3), nil, nil); err == nil {
+		t.Error("Positions with short columns: no error")
+	}
+}
+
+// The device's motion model and trigonometry are the Go functions' twins
+// to the bit, poles and antimeridian included.
+func TestGPUTwins(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	d := g.devs[0]
+	rng := rand.New(rand.NewPCG(8, 9))
+	in := []float64{math.Pi / 2, 0, 1, 1e5, -math.Pi / 2, math.Pi, 0, 2e7, 0, -math.Pi, math.Pi / 2, 0, 0.3, 0.2, -2, -5e6,
+		0, 0, 0, 1e-9, 1e-200, 3, math.Pi, 12345}
+	for range 1 << 16 {
+		in = append(in, math.Asin(2*rng.Float64()-1), math.Pi*(2*rng.Float64()-1), 2*math.Pi*rng.Float64(), 1e6*(rng.Float64()-0.5))
+	}
+	n := len(in) / 4
+	out := make([]float64, 6*n)
+	err := d.onThread(func() error {
+		var din, dout buffer
+		defer din.free(d.drv)
+		defer dout.free(d.drv)
+		if err := ensureAll(d.drv, []alloc{{buf: &din, bytes: 8 * len(in)}, {buf: &dout, bytes: 8 * len(out)}}, 0); err != nil {
+			return err
+		}
+		if err := copyToDevice(d.drv, &din, in); err != nil {
+			return err
+		}
+		if err := d.drv.Synchronize(); err != nil {
+			return err
+		}
+		if err := d.move.runTwin(d.drv, 0, n, din.ptr, dout.ptr); err != nil {
+			return err
+		}
+		if err := d.drv.Synchronize(); err != nil {
+			return err
+		}
+		return copyFromDevice(d.drv, out, &dout)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for i := range n {
+		a, b, c, dist := in[4*i], in[4*i+1], in[4*i+2], in[4*i+3]
+		x, y, z := sphere.UnitVector(a, b)
+		la, lo, h := sphere.Propagate(a, b, c, dist)
+		want := []float64{x, y, z, la, lo, h}
+		for k, v := range want {
+			if math.Float64bits(v) != math.Float64bits(out[6*i+k]) {
+				if bad < 5 {
+					t.Errorf("input %d (%v, %v, %v, %v), output %d: device %v, Go %v", i, a, b, c, dist, k, out[6*i+k], v)
+				}
+				bad++
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d values differ", bad, 6*n)
+	}
+}
+
+func TestReplaceBlockMatchesKernel(t *testing.T) {
+	if kernels.ReplaceBlock != sphere.ReplaceBlockSize {
+		t.Errorf("resident.cu REPLACE_BLOCK %d, sphere.ReplaceBlockSize %d", kernels.ReplaceBlock, sphere.ReplaceBlockSize)
+	}
+}
+
+// clone copies p's columns.
+func (p Points) clone() Points {
+	if p.Is32() {
+		return Radians32(slices.Clone(p.Lat32), slices.Clone(p.Lon32))
+	}
+	lat, lon := make([]float64, p.Len()), make([]float64, p.Len())
+	for i := range lat {
+		lat[i], lon[i] = p.At(i)
+	}
+	return Radians64(lat, lon)
+}

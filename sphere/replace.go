@@ -1,0 +1,99 @@
+package sphere
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// ReplaceBlockSize observations share one draw of which of them a
+// replacement takes: it is part of the definition of every replacement.
+const ReplaceBlockSize = 1 << 12
+
+// streamReplace keys the slots a replacement takes; the fresh points use
+// the generator's own stream under the step's seed.
+const streamReplace = 0xbe5466cf34e90c6c
+
+// Replacement draws which observations of a set are replaced at one step
+// of a simulation, and by which fresh points, as a pure function of (Seed,
+// Step, the observation's block): a GPU draws the same replacement where the
+// observations live (internal/kernels/resident.cu is the twin), in any order
+// and on any number of threads, and the CPU engine draws it here.
+//
+// Of n observations, exactly ReplaceCount(Fraction, n) are replaced: block
+// b (observations [b*ReplaceBlockSize, ...)) replaces ReplaceCount of its
+// end minus ReplaceCount of its start, a set drawn without repetition by
+// Floyd's algorithm from Philox4x32-10, and the t-th replaced observation
+// overall (in index order) becomes point t of the generator under seed
+// PointSeed.
+type Replacement struct {
+	Fraction   float64
+	Seed, Step uint64
+	// Point is the generator of the fresh points (SphereAt or
+	// SeedUniformAt; IndexedByName).
+	Point Indexed
+}
+
+// ReplaceCount is how many of the first n observations a replacement of
+// fraction frac takes: round(frac*n).
+func ReplaceCount(frac float64, n int) int {
+	return int(math.Round(float64(frac * float64(n))))
+}
+
+// CheckFraction reports a fraction outside [0, 1].
+func CheckFraction(frac float64) error {
+	if !(frac >= 0 && frac <= 1) {
+		return fmt.Errorf("replacement fraction %v is not in [0, 1]", frac)
+	}
+	return nil
+}
+
+// SlotKey is the Philox key of the step's slot draws.
+func (r Replacement) SlotKey() uint64 { return Mix64(r.Seed^streamReplace) ^ Mix64(r.Step) }
+
+// PointSeed is the seed the step's fresh points are drawn with.
+func (r Replacement) PointSeed() uint64 { return Mix64(r.SlotKey() + 0x9e3779b97f4a7c15) }
+
+// Blocks is the number of blocks of n observations.
+func Blocks(n int) int { return (n + ReplaceBlockSize - 1) / ReplaceBlockSize }
+
+// BlockSlots returns block b's replaced observations of n, in increasing
+// order, and the ordinal of the first of them among all replaced ones. set
+// is scratch of ReplaceBlockSize/64 words; slots is appended to.
+func (r Replacement) BlockSlots(b, n int, set []uint64, slots []uint32) (first int, _ []uint32) {
+	lo, hi := b*ReplaceBlockSize, min((b+1)*ReplaceBlockSize, n)
+	first = ReplaceCount(r.Fraction, lo)
+	k := ReplaceCount(r.Fraction, hi) - first
+	if k <= 0 {
+		return first, slots
+	}
+	m := hi - lo
+	set = set[:(m+63)/64]
+	clear(set)
+	key := r.SlotKey()
+	for j := m - k; j < m; j++ {
+		x := drawBelow(key, uint32(b), uint32(j), uint64(j+1))
+		if set[x/64]&(1<<(x%64)) != 0 {
+			x = uint64(j)
+		}
+		set[x/64] |= 1 << (x % 64)
+	}
+	for w, word := range set {
+		for word != 0 {
+			slots = append(slots, uint32(lo+64*w+bits.TrailingZeros64(word)))
+			word &= word - 1
+		}
+	}
+	return first, slots
+}
+
+// drawBelow is draw j of block b: an integer uniform in [0, bound) (64-bit
+// multiply-high; the bias, below bound/2^64, is far below any use here).
+func drawBelow(key uint64, b, j uint32, bound uint64) uint64 {
+	c := philox4x32([4]uint32{j, b, 0x5eed, 0}, [2]uint32{uint32(key), uint32(key >> 32)})
+	hi, _ := bits.Mul64(uint64(c[0])<<32|uint64(c[1]), bound)
+	return hi
+}
+
+// PointAt is the fresh point of the t-th replaced observation.
+func (r Replacement) PointAt(t int) (lat, lon float64) { return r.Point(uint64(t), r.PointSeed()) }
