@@ -11,9 +11,11 @@ import (
 	"math"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/paulmach/orb"
 )
 
@@ -149,8 +151,10 @@ func readColumns(r io.Reader, a npyMeta, name string, k int, sizeHint int64) ([]
 	}
 	// Read what is there, up to the size the header claims: a header that
 	// claims more than the file holds costs no more than the file.
+	// (Room for bytes.MinRead more: ReadFrom grows a full buffer before
+	// it sees the end, which would copy all of it.)
 	var buf bytes.Buffer
-	buf.Grow(int(min(need, uint64(max(sizeHint, 0)))))
+	buf.Grow(int(min(need, uint64(max(sizeHint, 0)))) + bytes.MinRead)
 	if _, err := buf.ReadFrom(io.LimitReader(r, int64(need))); err != nil {
 		return nil, npyError(name, err)
 	}
@@ -166,13 +170,16 @@ func readColumns(r io.Reader, a npyMeta, name string, k int, sizeHint int64) ([]
 		if a.fortran {
 			at, step = c*n*size, size
 		}
-		if a.descr == "<f8" {
-			decodeLE64(cols[c], raw, at, step)
-			continue
-		}
-		for i := range n {
-			cols[c][i] = decode(raw[at+i*step : at+i*step+size])
-		}
+		col := cols[c]
+		parallel.Blocks(n, 1<<16, 0, func(_, lo, hi int) {
+			if a.descr == "<f8" {
+				decodeLE64(col[lo:hi], raw, at+lo*step, step)
+				return
+			}
+			for i := lo; i < hi; i++ {
+				col[i] = decode(raw[at+i*step : at+i*step+size])
+			}
+		})
 	}
 	return cols, nil
 }
@@ -198,15 +205,26 @@ func pointsOf(name string, lat, lon []float64, radians bool) ([]orb.Point, error
 		latMax, lonMax, scale = math.Pi/2+1e-7, math.Pi+1e-7, 180/math.Pi
 	}
 	pts := make([]orb.Point, len(lat))
-	for i := range pts {
-		la, lo := lat[i], lon[i]
-		switch {
-		case !(la >= -latMax && la <= latMax):
-			return nil, rowError(name, i, "lat", la, latMax, radians)
-		case !(lo >= -lonMax && lo <= lonMax):
-			return nil, rowError(name, i, "lon", lo, lonMax, radians)
+	// Blocks in parallel; the lowest bad row is the one reported.
+	bad := make([]int, parallel.Workers(len(pts), 1<<16, 0))
+	for w := range bad {
+		bad[w] = len(pts)
+	}
+	parallel.Blocks(len(pts), 1<<16, 0, func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			la, ln := lat[i], lon[i]
+			if !(la >= -latMax && la <= latMax) || !(ln >= -lonMax && ln <= lonMax) {
+				bad[w] = min(bad[w], i)
+				return
+			}
+			pts[i] = orb.Point{max(-180, min(180, ln*scale)), max(-90, min(90, la*scale))}
 		}
-		pts[i] = orb.Point{max(-180, min(180, lo*scale)), max(-90, min(90, la*scale))}
+	})
+	if i := slices.Min(bad); i < len(pts) {
+		if la := lat[i]; !(la >= -latMax && la <= latMax) {
+			return nil, rowError(name, i, "lat", la, latMax, radians)
+		}
+		return nil, rowError(name, i, "lon", lon[i], lonMax, radians)
 	}
 	return pts, nil
 }

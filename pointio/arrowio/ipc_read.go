@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
 )
@@ -94,26 +95,104 @@ func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]
 	if err != nil {
 		return nil, err
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	recs, total, err := readBatches(ctx, path, next)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
 		}
-		rec, err := next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, inputError(path, "corrupt Arrow IPC file", err)
-		}
-		if pts, err = src.appendBatch(pts, rec); err != nil {
-			return nil, err
-		}
+	}()
+	if err != nil {
+		return nil, err
 	}
-	if len(pts) == 0 {
+	if total == 0 {
 		return nil, inputError(path, "no points", nil)
+	}
+	if pts, err = src.decodeBatches(recs, total); err != nil {
+		return nil, err
 	}
 	*ids = src.ids
 	return pts, nil
+}
+
+// readBatches reads every record batch (kept: the caller releases them)
+// and counts their rows.
+func readBatches(ctx context.Context, path string, next func() (arrow.RecordBatch, error)) ([]arrow.RecordBatch, int, error) {
+	var recs []arrow.RecordBatch
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return recs, 0, err
+		}
+		rec, err := next()
+		if err == io.EOF {
+			return recs, total, nil
+		}
+		if err != nil {
+			return recs, 0, inputError(path, "corrupt Arrow IPC file", err)
+		}
+		rec.Retain() // valid past the reader's next batch
+		recs = append(recs, rec)
+		total += int(rec.NumRows())
+	}
+}
+
+// ipcPiece is a range of rows of one batch, decoded on its own.
+type ipcPiece struct {
+	rec    arrow.RecordBatch
+	first  int // the batch's first row in the file
+	lo, hi int // rows of the batch
+}
+
+// decodeBatches decodes the batches' points (and ids) on every core, in
+// pieces of at most 1<<16 rows; the lowest bad row is the one reported.
+func (src *columnSource) decodeBatches(recs []arrow.RecordBatch, total int) ([]orb.Point, error) {
+	const pieceRows = 1 << 16
+	var pieces []ipcPiece
+	first := 0
+	for _, rec := range recs {
+		n := int(rec.NumRows())
+		for lo := 0; lo < n; lo += pieceRows {
+			pieces = append(pieces, ipcPiece{rec: rec, first: first, lo: lo, hi: min(n, lo+pieceRows)})
+		}
+		first += n
+	}
+	pts := make([]orb.Point, total)
+	if src.id != "" {
+		src.ids = make([]string, total)
+	}
+	errs := make([]error, len(pieces))
+	parallel.Blocks(len(pieces), 1, 0, func(_, k, _ int) {
+		defer recoverCorrupt(src.path, &errs[k])
+		p := pieces[k]
+		errs[k] = src.decodePiece(p, pts[p.first+p.lo:p.first+p.hi])
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return pts, nil
+}
+
+// decodePiece decodes a piece's points into dst.
+func (src *columnSource) decodePiece(p ipcPiece, dst []orb.Point) error {
+	n := p.hi - p.lo
+	col := func(name string) *arrow.Chunked {
+		idx := p.rec.Schema().FieldIndices(name)
+		c := array.NewSlice(p.rec.Column(idx[0]), int64(p.lo), int64(p.hi))
+		defer c.Release()
+		return arrow.NewChunked(c.DataType(), []arrow.Array{c})
+	}
+	at := int64(p.first + p.lo)
+	if src.id != "" {
+		if err := src.idsOf(col(src.id), at, n); err != nil {
+			return err
+		}
+	}
+	if err := src.decodeFloats(col(src.lat), "lat", at, dst, func(p *orb.Point, v float64) { p[1] = v }); err != nil {
+		return err
+	}
+	return src.decodeFloats(col(src.lon), "lon", at, dst, func(p *orb.Point, v float64) { p[0] = v })
 }
 
 // ipcBatches opens the file or stream format and returns its batches one
@@ -164,33 +243,6 @@ func ipcSource(path string, schema *arrow.Schema, opts pointio.ReadOptions) (*co
 	}
 	src := &columnSource{path: path, columns: names, lat: names[latCol], lon: names[lonCol]}
 	return src, src.findID(opts.IDColumn)
-}
-
-// appendBatch appends a record batch's points to pts, checking each.
-func (src *columnSource) appendBatch(pts []orb.Point, rec arrow.RecordBatch) ([]orb.Point, error) {
-	first := len(pts)
-	n := int(rec.NumRows())
-	pts = append(pts, make([]orb.Point, n)...)
-	col := func(name string) *arrow.Chunked {
-		idx := rec.Schema().FieldIndices(name)
-		c := array.NewSlice(rec.Column(idx[0]), 0, int64(n))
-		defer c.Release()
-		return arrow.NewChunked(c.DataType(), []arrow.Array{c})
-	}
-	dst := pts[first:]
-	if src.id != "" {
-		src.ids = append(src.ids, make([]string, n)...)
-		if err := src.idsOf(col(src.id), int64(first), n); err != nil {
-			return nil, err
-		}
-	}
-	if err := src.decodeFloats(col(src.lat), "lat", int64(first), dst, func(p *orb.Point, v float64) { p[1] = v }); err != nil {
-		return nil, err
-	}
-	if err := src.decodeFloats(col(src.lon), "lon", int64(first), dst, func(p *orb.Point, v float64) { p[0] = v }); err != nil {
-		return nil, err
-	}
-	return pts, nil
 }
 
 // cappedAllocator refuses, by a panic that recoverCorrupt turns into an

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/sysmem"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
@@ -57,7 +58,10 @@ func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		lat, lon = pointio.AppendRadians(make([]float64, 0, len(pts)), make([]float64, 0, len(pts)), pts)
+		lat, lon = make([]float64, len(pts)), make([]float64, len(pts))
+		parallel.Blocks(len(pts), 1<<16, 0, func(_, lo, hi int) {
+			pointio.AppendRadians(lat[lo:lo], lon[lo:lo], pts[lo:hi])
+		})
 		return lat, lon, ids, nil
 	}
 	src, err := readParquetSource(ctx, path, opts, true)
