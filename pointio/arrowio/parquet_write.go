@@ -3,6 +3,7 @@ package arrowio
 import (
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
 )
@@ -31,13 +33,15 @@ var (
 // (pointio.FormatParquet or pointio.FormatArrow) as the columns obs_index
 // (int64), ref_index (uint32) and distance_m (float64), one row an
 // observation.
+// answer is called from several goroutines at once.
 func WriteResults(w io.Writer, format string, n int, answer func(i int) (uint32, float64)) error {
 	fields := []arrow.Field{obsIndexField, refIndexField, metresField}
-	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
-		ref, m := answer(i)
-		bs[0].(*array.Int64Builder).Append(int64(i))
-		bs[1].(*array.Uint32Builder).Append(ref)
-		bs[2].(*array.Float64Builder).Append(m)
+	return writeFixed(w, format, fields, n, func(cols [][]byte, lo, hi int) {
+		obs, ref, m := view[int64](cols[0]), view[uint32](cols[1]), view[float64](cols[2])
+		for i := lo; i < hi; i++ {
+			obs[i-lo] = int64(i)
+			ref[i-lo], m[i-lo] = answer(i)
+		}
 	})
 }
 
@@ -92,8 +96,16 @@ type tableSink interface {
 func newSink(w io.Writer, format string, schema *arrow.Schema) (tableSink, error) {
 	switch format {
 	case pointio.FormatParquet:
+		// No dictionaries: indices and distances are nearly all distinct,
+		// and a dictionary tried on every page cost most of the writing
+		// time (2^22 answers 0.69 s with, see BENCHMARKS.md); obs_index
+		// counts up, which delta encoding stores in a few bits a row;
+		// distances, float64 with nearly random low bytes, are left
+		// uncompressed (Snappy saved little and took half the time).
 		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
-			parquet.WithMaxRowGroupLength(1<<62))
+			parquet.WithMaxRowGroupLength(1<<62), parquet.WithDictionaryDefault(false),
+			parquet.WithEncodingFor(obsIndexField.Name, parquet.Encodings.DeltaBinaryPacked),
+			parquet.WithCompressionFor(metresField.Name, compress.Codecs.Uncompressed))
 		return pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
 	case pointio.FormatArrow:
 		return ipc.NewFileWriter(w, ipc.WithSchema(schema))
@@ -133,10 +145,92 @@ func writeTable(w io.Writer, format string, fields []arrow.Field, n int, item fu
 // pointio.FormatArrow) as two double columns of degrees, lat and lon.
 func WritePoints(w io.Writer, format string, pts []orb.Point) error {
 	fields := []arrow.Field{{Name: "lat", Type: arrow.PrimitiveTypes.Float64}, {Name: "lon", Type: arrow.PrimitiveTypes.Float64}}
-	return writeTable(w, format, fields, len(pts), func(bs []array.Builder, i int) {
-		bs[0].(*array.Float64Builder).Append(pts[i].Lat())
-		bs[1].(*array.Float64Builder).Append(pts[i].Lon())
+	return writeFixed(w, format, fields, len(pts), func(cols [][]byte, lo, hi int) {
+		lat, lon := view[float64](cols[0]), view[float64](cols[1])
+		for i := lo; i < hi; i++ {
+			lat[i-lo], lon[i-lo] = pts[i].Lat(), pts[i].Lon()
+		}
 	})
+}
+
+// writeFixed writes n rows of fixed-width columns (fields), a batch of
+// parquetGroupItems rows at a time. fill writes rows [lo, hi) into cols,
+// one slice a column starting at row lo; it runs on every core, and the
+// next batch is filled while the sink encodes the last one.
+func writeFixed(w io.Writer, format string, fields []arrow.Field, n int, fill func(cols [][]byte, lo, hi int)) error {
+	schema := arrow.NewSchema(fields, nil)
+	sink, err := newSink(w, format, schema)
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	batches := make(chan arrow.RecordBatch, 1)
+	stop := make(chan struct{})
+	go func() {
+		defer close(batches)
+		for lo := 0; lo < n; lo += parquetGroupItems {
+			select {
+			case batches <- fixedBatch(schema, lo, min(n, lo+parquetGroupItems), fill):
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for rec := range batches {
+		if err == nil {
+			err = sink.Write(rec)
+			if err != nil {
+				close(stop)
+			}
+		}
+		rec.Release()
+	}
+	if cerr := sink.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
+
+// fixedBatch makes the record batch of rows [lo, hi), its columns filled
+// in blocks on every core.
+func fixedBatch(schema *arrow.Schema, lo, hi int, fill func(cols [][]byte, lo, hi int)) arrow.RecordBatch {
+	n := hi - lo
+	fields := schema.Fields()
+	bufs := make([][]byte, len(fields))
+	for c, f := range fields {
+		bufs[c] = make([]byte, n*f.Type.(arrow.FixedWidthDataType).BitWidth()/8)
+	}
+	parallel.Blocks(n, 1<<14, 0, func(_, a, b int) {
+		cols := make([][]byte, len(bufs))
+		for c, f := range fields {
+			width := f.Type.(arrow.FixedWidthDataType).BitWidth() / 8
+			cols[c] = bufs[c][a*width : b*width]
+		}
+		fill(cols, lo+a, lo+b)
+	})
+	arrays := make([]arrow.Array, len(fields))
+	for c, f := range fields {
+		data := array.NewData(f.Type, n, []*memory.Buffer{nil, memory.NewBufferBytes(bufs[c])}, nil, 0, 0)
+		arrays[c] = array.MakeFromData(data)
+		data.Release()
+	}
+	rec := array.NewRecordBatch(schema, arrays, int64(n))
+	for _, a := range arrays {
+		a.Release()
+	}
+	return rec
+}
+
+// view is b as a slice of T (b's length a multiple of T's size; Go's
+// allocations are aligned for any T).
+func view[T any](b []byte) []T {
+	var zero T
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(zero)))
 }
 
 // WriteRows writes the rows that rows(i, add) adds for each of n items in
