@@ -181,24 +181,34 @@ func (r *csvRows) readPoints(pts []orb.Point) ([]orb.Point, error) {
 // point parses the coordinates of rec, the record just read. It reports
 // false, and no error, for a blank row, which is skipped.
 func (r *csvRows) point(rec []string) (orb.Point, bool, error) {
+	p, ok, bad := r.parseRow(rec)
+	if !bad {
+		return p, ok, nil
+	}
 	if len(rec) < r.need {
-		if isBlank(rec) {
-			return orb.Point{}, false, nil
-		}
 		return orb.Point{}, false, r.shortRow(rec)
+	}
+	if _, reason := parseCoord(rec[r.lat], 90); reason != "" {
+		return orb.Point{}, false, r.fieldError(r.lat, fieldLat, rec[r.lat], reason)
+	}
+	_, reason := parseCoord(rec[r.lon], 180)
+	return orb.Point{}, false, r.fieldError(r.lon, fieldLon, rec[r.lon], reason)
+}
+
+// parseRow is point without the error: bad reports a row in error.
+func (r *csvRows) parseRow(rec []string) (p orb.Point, ok, bad bool) {
+	if len(rec) < r.need {
+		return orb.Point{}, false, !isBlank(rec)
 	}
 	lat, reason := parseCoord(rec[r.lat], 90)
 	if reason != "" {
-		if reason == reasonEmpty && isBlank(rec) {
-			return orb.Point{}, false, nil
-		}
-		return orb.Point{}, false, r.fieldError(r.lat, fieldLat, rec[r.lat], reason)
+		return orb.Point{}, false, !(reason == reasonEmpty && isBlank(rec))
 	}
 	lon, reason := parseCoord(rec[r.lon], 180)
 	if reason != "" {
-		return orb.Point{}, false, r.fieldError(r.lon, fieldLon, rec[r.lon], reason)
+		return orb.Point{}, false, true
 	}
-	return orb.Point{lon, lat}, true, nil
+	return orb.Point{lon, lat}, true, false
 }
 
 // shortRow builds the InputError for rec, a record just read that is too

@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/paulmach/orb"
 )
@@ -27,23 +30,18 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 	if r.sink == nil {
 		pts = make([]orb.Point, 0, min(max(sizeHint, 0)/21+16, 1<<28))
 	}
-	var carry []byte
-	line := headerLine // lines before carry
+	line := headerLine // lines before block
 	workers := runtime.GOMAXPROCS(0)
 	// Blocks start small and double: a small input costs no 32 MB buffer.
 	size := min(blockBytes, 1<<20)
+	block, eof, err := r.readBlock(br, nil, size)
+	if err != nil {
+		return nil, err
+	}
 	for {
-		block := make([]byte, len(carry)+size)
 		size = min(2*size, blockBytes)
-		copy(block, carry)
-		n, err := io.ReadFull(br, block[len(carry):])
-		block = block[:len(carry)+n]
-		eof := err == io.EOF || err == io.ErrUnexpectedEOF
-		if err != nil && !eof {
-			return nil, readError(r.name, err)
-		}
 		ends := splitRecords(block, workers)
-		if len(ends) == 0 && !eof && len(carry) >= blockBytes {
+		if len(ends) == 0 && !eof && len(block) >= blockBytes {
 			// A block and more without a record boundary: a field quoted
 			// over megabytes, or a stray quote. One pass from here says
 			// which without holding the rest of the input.
@@ -56,23 +54,47 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 		if eof && (len(ends) == 0 || ends[len(ends)-1] < len(block)) {
 			ends = append(ends, len(block)) // the last record needs no newline
 		}
-		got, err := r.parseChunks(block, ends, line)
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range got {
-			pts = r.keep(pts, g)
-		}
+		// The chunks are parsed while the next block is read.
+		parsed := r.startChunks(block, ends, line)
 		done := 0
 		if len(ends) > 0 {
 			done = ends[len(ends)-1]
 		}
-		line += bytes.Count(block[:done], []byte{'\n'})
-		carry = append([]byte(nil), block[done:]...)
+		var next []byte
+		var nextEOF bool
+		var readErr error
+		if !eof {
+			next, nextEOF, readErr = r.readBlock(br, block[done:], size)
+		}
+		got, err := parsed()
+		if err != nil {
+			return nil, err
+		}
+		if readErr != nil {
+			return nil, readErr
+		}
+		for _, g := range got {
+			pts = r.keep(pts, g)
+		}
 		if eof {
 			return pts, nil
 		}
+		line += bytes.Count(block[:done], []byte{'\n'})
+		block, eof = next, nextEOF
 	}
+}
+
+// readBlock returns carry followed by up to size bytes of br, and whether
+// br ended.
+func (r *csvRows) readBlock(br *bufio.Reader, carry []byte, size int) ([]byte, bool, error) {
+	block := make([]byte, len(carry)+size)
+	copy(block, carry)
+	n, err := io.ReadFull(br, block[len(carry):])
+	eof := err == io.EOF || err == io.ErrUnexpectedEOF
+	if err != nil && !eof {
+		return nil, false, readError(r.name, err)
+	}
+	return block[:len(carry)+n], eof, nil
 }
 
 // keep appends got to pts, or hands it to the sink.
@@ -102,6 +124,9 @@ func (r *csvRows) readRest(rd io.Reader, line int) ([]orb.Point, error) {
 // block's start, itself a record boundary; RFC 4180's doubled quotes
 // count twice and change nothing.
 func splitRecords(block []byte, k int) []int {
+	if bytes.IndexByte(block, '"') < 0 {
+		return splitPlain(block, k)
+	}
 	var ends []int
 	pos, odd := 0, false // odd: an open quoted field at pos
 	for c := 1; c <= k; c++ {
@@ -134,10 +159,34 @@ func splitRecords(block []byte, k int) []int {
 	return ends
 }
 
+// splitPlain is splitRecords for a block without quotes, where every
+// newline ends a record.
+func splitPlain(block []byte, k int) []int {
+	var ends []int
+	prev := 0
+	for c := 1; c < k; c++ {
+		target := max(len(block)*c/k, prev)
+		i := bytes.IndexByte(block[target:], '\n')
+		if i < 0 {
+			break
+		}
+		ends, prev = append(ends, target+i+1), target+i+1
+	}
+	if last := bytes.LastIndexByte(block[prev:], '\n'); last >= 0 {
+		ends = append(ends, prev+last+1)
+	}
+	return ends
+}
+
 // parseChunks parses block[ends[i-1]:ends[i]] for every i side by side and
 // returns each chunk's points, or the error of the first chunk that has
 // one. line is the input's line count before block.
 func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([][]orb.Point, error) {
+	return r.startChunks(block, ends, line)()
+}
+
+// startChunks starts parseChunks and returns the wait for its result.
+func (r *csvRows) startChunks(block []byte, ends []int, line int) func() ([][]orb.Point, error) {
 	pts := make([][]orb.Point, len(ends))
 	ids := make([][]string, len(ends))
 	errs := make([]error, len(ends))
@@ -147,6 +196,12 @@ func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([][]orb.Point
 		chunk := block[start:end]
 		c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, lineBase: base, comma: r.comma, id: r.id}
 		wg.Go(func() {
+			if got, ok := c.plainPoints(chunk); ok {
+				pts[i], ids[i] = got, c.ids
+				return
+			}
+			// Quotes, or an error (whose report encoding/csv words).
+			c.ids = nil
 			c.cr = newCSVReader(bufio.NewReaderSize(bytes.NewReader(chunk), 64<<10))
 			c.cr.Comma = c.comma
 			pts[i], errs[i] = c.readPoints(make([]orb.Point, 0, len(chunk)/24))
@@ -155,12 +210,69 @@ func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([][]orb.Point
 		base += bytes.Count(chunk, []byte{'\n'})
 		start = end
 	}
-	wg.Wait()
-	for i := range ends {
-		if errs[i] != nil {
-			return nil, errs[i]
+	return func() ([][]orb.Point, error) {
+		wg.Wait()
+		for i := range ends {
+			if errs[i] != nil {
+				return nil, errs[i]
+			}
+			r.ids = append(r.ids, ids[i]...)
 		}
-		r.ids = append(r.ids, ids[i]...)
+		return pts, nil
 	}
-	return pts, nil
+}
+
+// plainPoints reads a chunk without quotes and with a one-byte delimiter
+// without encoding/csv, as it would read it: lines end at newlines (a
+// carriage return before one dropped), fields at delimiters, empty lines
+// skipped. It reports false when it cannot (quotes, a wide delimiter) or
+// finds a row in error, which the caller reads again through encoding/csv
+// for its report.
+func (r *csvRows) plainPoints(chunk []byte) ([]orb.Point, bool) {
+	if r.comma >= utf8.RuneSelf || r.comma == '\r' || r.comma == '\n' || bytes.IndexByte(chunk, '"') >= 0 {
+		return nil, false
+	}
+	comma := byte(r.comma)
+	pts := make([]orb.Point, 0, len(chunk)/24)
+	var rec []string
+	for len(chunk) > 0 {
+		nl := bytes.IndexByte(chunk, '\n')
+		row := chunk
+		if nl >= 0 {
+			row, chunk = chunk[:nl], chunk[nl+1:]
+		} else {
+			chunk = nil
+		}
+		if n := len(row); n > 0 && row[n-1] == '\r' {
+			row = row[:n-1]
+		}
+		if len(row) == 0 {
+			continue
+		}
+		rec = splitFields(rec[:0], row, comma)
+		p, ok, bad := r.parseRow(rec)
+		if bad {
+			return nil, false
+		}
+		if ok {
+			pts = append(pts, p)
+			if r.id >= 0 {
+				r.ids = append(r.ids, strings.Clone(rec[r.id]))
+			}
+		}
+	}
+	return pts, true
+}
+
+// splitFields appends the fields of row (no quotes in it) to rec, as
+// strings that share row's memory.
+func splitFields(rec []string, row []byte, comma byte) []string {
+	for {
+		i := bytes.IndexByte(row, comma)
+		if i < 0 {
+			return append(rec, unsafe.String(unsafe.SliceData(row), len(row)))
+		}
+		rec = append(rec, unsafe.String(unsafe.SliceData(row), i))
+		row = row[i+1:]
+	}
 }
