@@ -129,6 +129,14 @@ func readFile(ctx context.Context, path string, opts ReadOptions, ids *[]string)
 // longitude columns in radians, what the engine reads: a CSV input goes
 // into them a chunk at a time, so the points are never held twice.
 func ReadFileRadians(ctx context.Context, path string, opts ReadOptions) (lat, lon []float64, ids []string, err error) {
+	if formatOf(path) == formatNPY && opts.IDColumn == "" {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+			lat, lon, ok, err := readNPYRadians(ctx, path, opts.Radians)
+			if ok || err != nil {
+				return lat, lon, nil, err
+			}
+		}
+	}
 	// Room for rows of 21 bytes ("-12.345678,123.456789\n"): the pages a
 	// wider file leaves untouched are never made resident.
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {

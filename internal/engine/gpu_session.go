@@ -348,7 +348,7 @@ func (p *residentPart) stageReplacement(is32 bool, idx []uint32, pts Points, col
 func (p *residentPart) queueReplace(s *gpuSession, k int) error {
 	// Replaced records are patched into the sorted copy where the old ones
 	// were: out of cell order, which costs the query a little speed until
-	// the next sort (a query re-sorts once an eighth is out of order).
+	// the next sort (a query re-sorts once 1/resortFraction is out of order).
 	var sorted, pos cuda.DevicePtr
 	if p.sortedShape.g > 0 {
 		sorted, pos = p.sorted.ptr, p.pos.ptr
@@ -545,8 +545,15 @@ func (p *residentPart) enqueueRefs(s *gpuSession, movers bool, t *stageTimes) (i
 	return s.refs.n, nil
 }
 
+// resortFraction: a session re-sorts its observations by cell once more
+// than 1/resortFraction of them were replaced in place since the last sort.
+// Each patched record makes its warp walk two cells' neighbourhoods; on an
+// H200 at 2^24 x 2^16 a sort costs what about 5% patched records do, so
+// re-sorting at 3% keeps the median step lowest (internal/kernels/NOTES.md).
+const resortFraction = 32
+
 // prepareIndex queues the grid index build and, when the cells changed or
-// an eighth of the sorted records were patched, the observations' re-sort;
+// 1/resortFraction of the sorted records were patched, the observations' re-sort;
 // evIndex marks the end of the index build (brute force: of nothing).
 func (p *residentPart) prepareIndex(plan rankPlan, nref int) error {
 	drv, m := p.d.drv, p.n()
@@ -559,7 +566,7 @@ func (p *residentPart) prepareIndex(plan rankPlan, nref int) error {
 	if err := drv.EventRecord(p.evIndex, p.stream); err != nil {
 		return err
 	}
-	if p.sortedShape == plan.shape && 8*p.patched <= m {
+	if p.sortedShape == plan.shape && resortFraction*p.patched <= m {
 		return nil
 	}
 	if err := p.sortByCell(p.d, m, plan, false, p.pos.ptr); err != nil {

@@ -1,0 +1,60 @@
+package pointio
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"testing"
+)
+
+// The block reader gives the general reader's radians and errors, bit for
+// bit and word for word.
+func TestReadNPYRadiansMatchesGeneral(t *testing.T) {
+	vals := make([]float64, 0, 2*70001)
+	for i := range 70001 {
+		vals = append(vals, float64(i%179)-89.123456789, float64(i%359)-179.987654321)
+	}
+	big := func(i int, v float64) []float64 { c := append([]float64(nil), vals...); c[i] = v; return c }
+	full := npyBytes("<f8", "(70001, 2)", false, vals)
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		radians bool
+	}{
+		{"float64", full, false},
+		{"float32", npyBytes("<f4", "(70001, 2)", false, vals), false},
+		{"big-endian", npyBytes(">f8", "(70001, 2)", false, vals), false},
+		{"radians", npyBytes("<f8", "(3, 2)", false, []float64{math.Pi / 2, -math.Pi, 0.1, 0.2, -1, 3}), true},
+		{"float32 radians at the poles", npyBytes("<f4", "(2, 2)", false, []float64{math.Pi / 2, math.Pi, -math.Pi / 2, -math.Pi}), true},
+		{"bad latitude", npyBytes("<f8", "(70001, 2)", false, big(2*65537, 91)), false},
+		{"bad longitude late", npyBytes("<f8", "(70001, 2)", false, big(2*70000+1, math.NaN())), false},
+		{"truncated", full[:len(full)-5], false},
+		{"no rows", npyBytes("<f8", "(0, 2)", false, nil), false},
+		{"Fortran order", npyBytes("<f8", "(3, 2)", true, []float64{1, 2, 3, 4, 5, 6}), false},
+		{"wrong shape", npyBytes("<f8", "(3, 3)", false, make([]float64, 9)), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, strconv.Quote(tc.name)[1:4]+".npy", tc.data)
+			opts := ReadOptions{Radians: tc.radians}
+			lat, lon, _, err := ReadFileRadians(context.Background(), path, opts)
+			pts, werr := ReadFileWith(context.Background(), path, opts)
+			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+				t.Fatalf("error %v, general reader %v", err, werr)
+			}
+			var ie *InputError
+			if err != nil && !errors.As(err, &ie) {
+				t.Errorf("error %v is not an InputError", err)
+			}
+			wantLat, wantLon := AppendRadians(nil, nil, pts)
+			if len(lat) != len(wantLat) {
+				t.Fatalf("%d rows, general reader %d", len(lat), len(wantLat))
+			}
+			for i := range lat {
+				if lat[i] != wantLat[i] || lon[i] != wantLon[i] {
+					t.Fatalf("row %d: (%v, %v), general reader (%v, %v)", i, lat[i], lon[i], wantLat[i], wantLon[i])
+				}
+			}
+		})
+	}
+}
