@@ -66,7 +66,7 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 		if !eof {
 			next, nextEOF, readErr = r.readBlock(br, block[done:], size)
 		}
-		got, err := parsed()
+		got, lines, err := parsed()
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 		if eof {
 			return pts, nil
 		}
-		line += bytes.Count(block[:done], []byte{'\n'})
+		line += lines
 		block, eof = next, nextEOF
 	}
 }
@@ -182,43 +182,56 @@ func splitPlain(block []byte, k int) []int {
 // returns each chunk's points, or the error of the first chunk that has
 // one. line is the input's line count before block.
 func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([][]orb.Point, error) {
-	return r.startChunks(block, ends, line)()
+	pts, _, err := r.startChunks(block, ends, line)()
+	return pts, err
 }
 
 // startChunks starts parseChunks and returns the wait for its result.
-func (r *csvRows) startChunks(block []byte, ends []int, line int) func() ([][]orb.Point, error) {
+func (r *csvRows) startChunks(block []byte, ends []int, line int) func() ([][]orb.Point, int, error) {
 	pts := make([][]orb.Point, len(ends))
 	ids := make([][]string, len(ends))
 	errs := make([]error, len(ends))
-	var wg sync.WaitGroup
-	start, base := 0, line
+	lines := make([]int, len(ends)) // each chunk's newlines
+	// Every worker counts its chunk's lines first: a chunk read through
+	// encoding/csv waits for the counts before it to number its lines.
+	var wg, counted sync.WaitGroup
+	counted.Add(len(ends))
+	start := 0
 	for i, end := range ends {
 		chunk := block[start:end]
-		c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, lineBase: base, comma: r.comma, id: r.id}
+		c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, comma: r.comma, id: r.id}
 		wg.Go(func() {
+			lines[i] = bytes.Count(chunk, []byte{'\n'})
+			counted.Done()
 			if got, ok := c.plainPoints(chunk); ok {
 				pts[i], ids[i] = got, c.ids
 				return
 			}
 			// Quotes, or an error (whose report encoding/csv words).
+			counted.Wait()
+			c.lineBase = line
+			for _, n := range lines[:i] {
+				c.lineBase += n
+			}
 			c.ids = nil
 			c.cr = newCSVReader(bufio.NewReaderSize(bytes.NewReader(chunk), 64<<10))
 			c.cr.Comma = c.comma
 			pts[i], errs[i] = c.readPoints(make([]orb.Point, 0, len(chunk)/24))
 			ids[i] = c.ids
 		})
-		base += bytes.Count(chunk, []byte{'\n'})
 		start = end
 	}
-	return func() ([][]orb.Point, error) {
+	return func() ([][]orb.Point, int, error) {
 		wg.Wait()
+		total := 0
 		for i := range ends {
 			if errs[i] != nil {
-				return nil, errs[i]
+				return nil, 0, errs[i]
 			}
 			r.ids = append(r.ids, ids[i]...)
+			total += lines[i]
 		}
-		return pts, nil
+		return pts, total, nil
 	}
 }
 

@@ -12,8 +12,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/paulmach/orb"
 )
 
@@ -143,13 +145,23 @@ func ReadFileRadians(ctx context.Context, path string, opts ReadOptions) (lat, l
 		rows := min(fi.Size()/21+16, 1<<31)
 		lat, lon = make([]float64, 0, rows), make([]float64, 0, rows)
 	}
-	opts.sink = func(pts []orb.Point) { lat, lon = AppendRadians(lat, lon, pts) }
+	opts.sink = func(pts []orb.Point) { lat, lon = appendRadiansParallel(lat, lon, pts) }
 	pts, ids, err := ReadFileIDs(ctx, path, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	opts.sink(pts) // the formats read whole
 	return lat, lon, ids, nil
+}
+
+// appendRadiansParallel is AppendRadians on every core.
+func appendRadiansParallel(lat, lon []float64, pts []orb.Point) ([]float64, []float64) {
+	n := len(lat)
+	lat, lon = slices.Grow(lat, len(pts))[:n+len(pts)], slices.Grow(lon, len(pts))[:n+len(pts)]
+	parallel.Blocks(len(pts), 1<<13, 0, func(_, lo, hi int) {
+		AppendRadians(lat[n+lo:n+lo], lon[n+lo:n+lo], pts[lo:hi])
+	})
+	return lat, lon
 }
 
 // AppendRadians appends the latitudes and longitudes of pts, in radians,
