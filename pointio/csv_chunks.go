@@ -34,7 +34,10 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 	workers := runtime.GOMAXPROCS(0)
 	// Blocks start small and double: a small input costs no 32 MB buffer.
 	size := min(blockBytes, 1<<20)
-	block, eof, err := r.readBlock(br, nil, size)
+	// Two buffers in turn: the next block is read into one while the
+	// other's chunks parse (fresh 32 MB buffers cost page faults).
+	var spare []byte
+	block, eof, err := r.readBlock(br, nil, nil, size)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +67,7 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 		var nextEOF bool
 		var readErr error
 		if !eof {
-			next, nextEOF, readErr = r.readBlock(br, block[done:], size)
+			next, nextEOF, readErr = r.readBlock(br, spare, block[done:], size)
 		}
 		got, lines, err := parsed()
 		if err != nil {
@@ -80,14 +83,19 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 			return pts, nil
 		}
 		line += lines
+		spare = block[:cap(block)]
 		block, eof = next, nextEOF
 	}
 }
 
-// readBlock returns carry followed by up to size bytes of br, and whether
-// br ended.
-func (r *csvRows) readBlock(br *bufio.Reader, carry []byte, size int) ([]byte, bool, error) {
-	block := make([]byte, len(carry)+size)
+// readBlock returns carry followed by up to size bytes of br, in buf when
+// it has room, and whether br ended.
+func (r *csvRows) readBlock(br *bufio.Reader, buf, carry []byte, size int) ([]byte, bool, error) {
+	block := buf[:0]
+	if cap(buf) < len(carry)+size {
+		block = make([]byte, 0, len(carry)+size)
+	}
+	block = block[:len(carry)+size]
 	copy(block, carry)
 	n, err := io.ReadFull(br, block[len(carry):])
 	eof := err == io.EOF || err == io.ErrUnexpectedEOF
