@@ -62,7 +62,7 @@ func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 	var pts []orb.Point
 	var err error
 	if isIPC(path) {
-		pts, err = readIPC(ctx, path, opts, &ids)
+		err = readIPC(ctx, path, opts, &ids, func(got []orb.Point) { pts = append(pts, got...) })
 	} else {
 		pts, err = readParquet(ctx, path, opts, &ids)
 	}
@@ -74,58 +74,67 @@ func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 
 // readIPC reads latitude and longitude columns (named as pointio.ReadCSV
 // names them, float or double degrees) from an Arrow IPC file, or from an
-// IPC stream when the file lacks the file format's magic.
-func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string) (pts []orb.Point, err error) {
-	defer func() {
-		if err != nil {
-			pts = nil
-		}
-	}()
+// IPC stream when the file lacks the file format's magic. The points go to
+// emit in order, a window of batches at a time: the file is never held
+// whole.
+func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string, emit func([]orb.Point)) (err error) {
 	defer recoverCorrupt(path, &err)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read points: %w", err)
+		return fmt.Errorf("read points: %w", err)
 	}
 	defer f.Close()
 	next, schema, err := ipcBatches(f)
 	if err != nil {
-		return nil, inputError(path, "not a readable Arrow IPC file", err)
+		return inputError(path, "not a readable Arrow IPC file", err)
 	}
 	src, err := ipcSource(path, schema, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	recs, total, err := readBatches(ctx, path, next)
-	defer func() {
+	total := 0
+	for {
+		recs, rows, err := readWindow(ctx, path, next)
+		if err == nil && rows > 0 {
+			var pts []orb.Point
+			if pts, err = src.decodeBatches(recs, total, rows); err == nil {
+				emit(pts)
+			}
+		}
 		for _, r := range recs {
 			r.Release()
 		}
-	}()
-	if err != nil {
-		return nil, err
+		if err != nil {
+			return err
+		}
+		if rows == 0 {
+			break
+		}
+		total += rows
 	}
 	if total == 0 {
-		return nil, inputError(path, "no points", nil)
-	}
-	if pts, err = src.decodeBatches(recs, total); err != nil {
-		return nil, err
+		return inputError(path, "no points", nil)
 	}
 	*ids = src.ids
-	return pts, nil
+	return nil
 }
 
-// readBatches reads every record batch (kept: the caller releases them)
-// and counts their rows.
-func readBatches(ctx context.Context, path string, next func() (arrow.RecordBatch, error)) ([]arrow.RecordBatch, int, error) {
+// ipcWindowRows is about how many rows are read before they are decoded
+// (on every core) and their batches released.
+const ipcWindowRows = 1 << 21
+
+// readWindow reads batches (kept: the caller releases them) until they
+// hold ipcWindowRows rows or the input ends, and counts their rows.
+func readWindow(ctx context.Context, path string, next func() (arrow.RecordBatch, error)) ([]arrow.RecordBatch, int, error) {
 	var recs []arrow.RecordBatch
 	total := 0
-	for {
+	for total < ipcWindowRows {
 		if err := ctx.Err(); err != nil {
 			return recs, 0, err
 		}
 		rec, err := next()
 		if err == io.EOF {
-			return recs, total, nil
+			break
 		}
 		if err != nil {
 			return recs, 0, inputError(path, "corrupt Arrow IPC file", err)
@@ -134,6 +143,7 @@ func readBatches(ctx context.Context, path string, next func() (arrow.RecordBatc
 		recs = append(recs, rec)
 		total += int(rec.NumRows())
 	}
+	return recs, total, nil
 }
 
 // ipcPiece is a range of rows of one batch, decoded on its own.
@@ -143,12 +153,14 @@ type ipcPiece struct {
 	lo, hi int // rows of the batch
 }
 
-// decodeBatches decodes the batches' points (and ids) on every core, in
-// pieces of at most 1<<16 rows; the lowest bad row is the one reported.
-func (src *columnSource) decodeBatches(recs []arrow.RecordBatch, total int) ([]orb.Point, error) {
+// decodeBatches decodes the points of batches that hold rows rows, the
+// first of them row first of the file, (and appends their ids to src.ids)
+// on every core, in pieces of at most 1<<16 rows; the lowest bad row is
+// the one reported.
+func (src *columnSource) decodeBatches(recs []arrow.RecordBatch, first, rows int) ([]orb.Point, error) {
 	const pieceRows = 1 << 16
+	base := first
 	var pieces []ipcPiece
-	first := 0
 	for _, rec := range recs {
 		n := int(rec.NumRows())
 		for lo := 0; lo < n; lo += pieceRows {
@@ -156,15 +168,15 @@ func (src *columnSource) decodeBatches(recs []arrow.RecordBatch, total int) ([]o
 		}
 		first += n
 	}
-	pts := make([]orb.Point, total)
+	pts := make([]orb.Point, rows)
 	if src.id != "" {
-		src.ids = make([]string, total)
+		src.ids = append(src.ids, make([]string, rows)...)
 	}
 	errs := make([]error, len(pieces))
 	parallel.Blocks(len(pieces), 1, 0, func(_, k, _ int) {
 		defer recoverCorrupt(src.path, &errs[k])
 		p := pieces[k]
-		errs[k] = src.decodePiece(p, pts[p.first+p.lo:p.first+p.hi])
+		errs[k] = src.decodePiece(p, pts[p.first-base+p.lo:p.first-base+p.hi])
 	})
 	for _, err := range errs {
 		if err != nil {

@@ -54,14 +54,16 @@ func readParquet(ctx context.Context, path string, opts pointio.ReadOptions, ids
 // into them a row group at a time, never held as points as well.
 func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
 	if isIPC(path) {
-		pts, ids, err := ReadFileIDs(ctx, path, opts)
+		err := readIPC(ctx, path, opts, &ids, func(pts []orb.Point) {
+			n := len(lat)
+			lat, lon = slices.Grow(lat, len(pts))[:n+len(pts)], slices.Grow(lon, len(pts))[:n+len(pts)]
+			parallel.Blocks(len(pts), 1<<14, 0, func(_, lo, hi int) {
+				pointio.AppendRadians(lat[n+lo:n+lo], lon[n+lo:n+lo], pts[lo:hi])
+			})
+		})
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		lat, lon = make([]float64, len(pts)), make([]float64, len(pts))
-		parallel.Blocks(len(pts), 1<<16, 0, func(_, lo, hi int) {
-			pointio.AppendRadians(lat[lo:lo], lon[lo:lo], pts[lo:hi])
-		})
 		return lat, lon, ids, nil
 	}
 	src, err := readParquetSource(ctx, path, opts, true)
