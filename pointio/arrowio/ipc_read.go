@@ -84,6 +84,9 @@ func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]
 		return fmt.Errorf("read points: %w", err)
 	}
 	defer f.Close()
+	if err := verifyIPC(f); err != nil {
+		return inputError(path, "corrupt Arrow IPC file", err)
+	}
 	next, schema, err := ipcBatches(f)
 	if err != nil {
 		return inputError(path, "not a readable Arrow IPC file", err)
