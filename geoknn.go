@@ -176,6 +176,9 @@ type Searcher struct {
 	eng      engine.Engine
 	name     string
 	fallback string
+	// prepared, in an Index's own Searcher, is the index's references as
+	// the engines take them: every query of that Searcher is against them.
+	prepared *engine.Prepared
 }
 
 // NewSearcher opens the engine that opts asks for. With Engine Auto and no
@@ -243,10 +246,7 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	n := obs.Len()
 	res.Index, res.Distance = fit(res.Index, n), fit(res.Distance, n)
 	res.Fallback = s.fallback
-	st, err := s.eng.Nearest(ctx, engine.Request{
-		Obs: obs.cols, Ref: ref.cols, Algorithm: engine.Algorithm(s.opts.Algorithm), BatchSize: s.opts.BatchSize,
-		GridSide: s.opts.GridSide, Progress: s.opts.Progress, Trace: s.opts.Trace.recorder(),
-	}, engine.Result{Index: res.Index, Distance: res.Distance})
+	st, err := s.eng.Nearest(ctx, s.request(obs, ref), engine.Result{Index: res.Index, Distance: res.Distance})
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}

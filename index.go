@@ -17,7 +17,9 @@ const smallQuery = 256
 // Index is a reference set prepared once and queried many times, as a
 // fitted BallTree is: its unit vectors, merged duplicates and grids are
 // built by NewIndex, so that a small query costs microseconds; larger
-// queries go to the engine of its Searcher (the GPUs when there are).
+// queries go to the engine of its Searcher (the GPUs when there are),
+// which keeps the prepared references (on GPUs, on the device) between
+// queries.
 // An Index is safe for concurrent queries; Close releases it.
 type Index struct {
 	ref Points
@@ -37,6 +39,9 @@ func NewIndex(ref Points, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Large queries reuse the prepared references; on GPUs they stay on
+	// the device from one query to the next.
+	s.prepared = cpu.Prepared()
 	return &Index{ref: ref, cpu: cpu, s: s}, nil
 }
 

@@ -92,7 +92,8 @@ func (s *Searcher) Within(ctx context.Context, obs, ref Points, metres float64, 
 // request is an engine request of the searcher's options.
 func (s *Searcher) request(obs, ref Points) engine.Request {
 	return engine.Request{Obs: obs.cols, Ref: ref.cols, Algorithm: engine.Algorithm(s.opts.Algorithm),
-		BatchSize: s.opts.BatchSize, GridSide: s.opts.GridSide, Progress: s.opts.Progress, Trace: s.opts.Trace.recorder()}
+		BatchSize: s.opts.BatchSize, GridSide: s.opts.GridSide, Progress: s.opts.Progress, Trace: s.opts.Trace.recorder(),
+		Prepared: s.prepared}
 }
 
 // maxDistanceRad turns a maximum distance in metres (0: none) into radians.

@@ -67,6 +67,33 @@ type Request struct {
 	// Trace, if set, receives the query's host stages and, on GPUs, each
 	// job's copies and kernels on the host's clock.
 	Trace *trace.Recorder
+	// Prepared, if set, is Ref prepared once (CPUIndex.Prepared): the
+	// engines skip preparing it, and a GPU that holds it from an earlier
+	// query does not send it again.
+	Prepared *Prepared
+}
+
+// Prepared is a reference set prepared for many queries: unit vectors with
+// exact duplicates merged (nearest) and kept (k nearest, radius). It is
+// read-only.
+type Prepared struct {
+	merged, all *refSet
+}
+
+// merged is the request's references with duplicates merged.
+func (r Request) merged() *refSet {
+	if r.Prepared != nil {
+		return r.Prepared.merged
+	}
+	return prepareRefs(r.Ref)
+}
+
+// all is the request's references with duplicates kept.
+func (r Request) all() *refSet {
+	if r.Prepared != nil {
+		return r.Prepared.all
+	}
+	return prepareRefsAll(r.Ref)
 }
 
 // Result receives the answers: one entry per observation, in input order.

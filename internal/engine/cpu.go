@@ -44,7 +44,7 @@ func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	}
 	end()
 	end = req.Trace.Begin("host", "prepare references")
-	refs := prepareRefs(req.Ref)
+	refs := req.merged()
 	end()
 	switch req.Algorithm {
 	case Brute:

@@ -25,6 +25,10 @@ func NewCPUIndex(ref Points) (*CPUIndex, error) {
 	return x, nil
 }
 
+// Prepared is the index's references as the engines take them
+// (Request.Prepared), for the queries too large to answer here.
+func (x *CPUIndex) Prepared() *Prepared { return &Prepared{merged: x.refs, all: x.all} }
+
 // Nearest answers obs into out on the calling goroutine.
 func (x *CPUIndex) Nearest(obs Points, out Result) error {
 	if err := checkSmall(obs, len(out.Index), len(out.Distance), 1); err != nil {

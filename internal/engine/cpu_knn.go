@@ -210,7 +210,7 @@ func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KRe
 	if err := checkK(req, maxRad, out); err != nil {
 		return Stats{}, err
 	}
-	refs := prepareRefsAll(req.Ref)
+	refs := req.all()
 	search := c.kSearch(req, refs, k, maxRad)
 	st, err := c.run(ctx, req, cpuBatch, start, func() func(lo, hi int) {
 		t := &topK{}
@@ -304,7 +304,7 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 		return WithinResult{}, Stats{}, fmt.Errorf("radius %v rad: want a finite distance, 0 or more", rad)
 	}
 	n := req.Obs.Len()
-	refs := prepareRefsAll(req.Ref)
+	refs := req.all()
 	ix := buildGrid(refs, c.radiusSide(req, refs.n))
 	maxD2 := chordLimit(rad)
 	res := WithinResult{Counts: make([]uint32, n)}

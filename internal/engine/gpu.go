@@ -205,7 +205,7 @@ func (g *GPU) releaseBuffers() {
 // says which, and why).
 func newGPURun(req Request, out Result) (*gpuRun, string) {
 	end := req.Trace.Begin("host", "prepare references")
-	run := &gpuRun{req: req, out: out, refs: prepareRefs(req.Ref), n: req.Obs.Len()}
+	run := &gpuRun{req: req, out: out, refs: req.merged(), n: req.Obs.Len()}
 	end()
 	if req.Algorithm != Grid {
 		return run, ""

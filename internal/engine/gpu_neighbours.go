@@ -50,7 +50,7 @@ func (g *GPU) KNearest(ctx context.Context, req Request, maxRad float64, out KRe
 		st.Note += fmt.Sprintf("; on the CPU: the GPU kernels answer k up to %d", kernels.KnnMax)
 		return st, err
 	}
-	refs := prepareRefsAll(req.Ref)
+	refs := req.all()
 	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.n, max(2, float64(out.K)/2)),
 		maxD2: chordLimit(maxRad), k: out.K, kOut: out}
 	st, err := g.runNeighbours(ctx, q, start)
@@ -67,7 +67,7 @@ func (g *GPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 		return WithinResult{}, Stats{}, err
 	}
 	n := req.Obs.Len()
-	refs := prepareRefsAll(req.Ref)
+	refs := req.all()
 	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.n, 2), maxD2: chordLimit(rad),
 		counts: make([]uint32, n)}
 	st, err := g.runNeighbours(ctx, q, start)
@@ -291,7 +291,7 @@ func (d *gpuDevice) neighbourJobs(ctx context.Context, w int, q *neighbourQuery,
 // neighbourIndex sends the references and builds their index on stream,
 // and waits for it.
 func (d *gpuDevice) neighbourIndex(stream cuda.Stream, q *neighbourQuery, t *stageTimes) error {
-	if err := d.refs.stage(d.drv, stream, q.refs, Points{}); err != nil {
+	if err := d.refs.stagePrepared(d.drv, stream, q.refs, q.req.Prepared != nil); err != nil {
 		return fmt.Errorf("uploading references: %w", err)
 	}
 	if err := d.drv.EventRecord(d.evIdx0, stream); err != nil {

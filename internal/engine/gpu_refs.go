@@ -22,6 +22,9 @@ type deviceRefs struct {
 	keys, sums                       buffer
 	runsSide                         int
 	runsPtr                          cuda.DevicePtr // the buffer runsSide was uploaded to
+	// from is the prepared set (Request.Prepared, read-only) the vectors
+	// were last staged from: a query against it again sends nothing.
+	from *refSet
 }
 
 // buildGrid builds the grid index of the uploaded references on the device,
@@ -68,6 +71,7 @@ func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Str
 // original radian columns (seed holds them, in the observations' precision).
 // The staging is free again once stream has synchronized.
 func (r *deviceRefs) stage(drv *cuda.Driver, stream cuda.Stream, refs *refSet, seed Points) error {
+	r.from = nil
 	parts := r.stagedParts(refs, seed)
 	total := 0
 	for _, p := range parts {
@@ -140,8 +144,23 @@ func seedColumn(buf *buffer, seed Points, n int, lat bool) stagedPart {
 
 func align8(n int) int { return (n + 7) &^ 7 }
 
+// stagePrepared is stage for a prepared set: nothing is sent when the
+// device holds it already.
+func (r *deviceRefs) stagePrepared(drv *cuda.Driver, stream cuda.Stream, refs *refSet, prepared bool) error {
+	if prepared && r.from == refs {
+		return nil
+	}
+	if err := r.stage(drv, stream, refs, Points{}); err != nil {
+		return err
+	}
+	if prepared {
+		r.from = refs
+	}
+	return nil
+}
+
 func (r *deviceRefs) free(drv *cuda.Driver) error {
-	r.runsSide = 0
+	r.runsSide, r.from = 0, nil
 	return errors.Join(r.ref32.free(drv), r.ref64.free(drv), r.orig.free(drv), r.lat.free(drv), r.lon.free(drv),
 		r.host.free(drv),
 		r.cellStart.free(drv), r.sorted.free(drv), r.runs.free(drv),

@@ -119,7 +119,11 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 // wait for (0 when they need none).
 func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 	stream := d.slots[0].stream
-	if err := d.refs.stage(d.drv, stream, run.refs, run.seedRefs()); err != nil {
+	stage := func() error { return d.refs.stage(d.drv, stream, run.refs, run.seedRefs()) }
+	if run.req.Prepared != nil && run.req.Algorithm != Seed {
+		stage = func() error { return d.refs.stagePrepared(d.drv, stream, run.refs, true) }
+	}
+	if err := stage(); err != nil {
 		return 0, fmt.Errorf("uploading references: %w", err)
 	}
 	if run.grid.g == 0 {

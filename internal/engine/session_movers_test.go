@@ -263,3 +263,53 @@ func (p Points) clone() Points {
 	}
 	return Radians64(lat, lon)
 }
+
+// References prepared once (an Index's) stay on the GPU between queries
+// and give the answers of references prepared afresh.
+func TestGPUPreparedStaysOnDevice(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	ctx := context.Background()
+	ref := spherePoints(20000, 3)
+	ref.Lat64 = append(ref.Lat64, ref.Lat64[:50]...) // duplicates: merged for nearest, kept for k nearest
+	ref.Lon64 = append(ref.Lon64, ref.Lon64[:50]...)
+	x, err := NewCPUIndex(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep := x.Prepared()
+	obs := spherePoints(300000, 4)
+	for _, algo := range []Algorithm{Grid, Brute} {
+		want := newResult(obs.Len())
+		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo}, want); err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			got := newResult(obs.Len())
+			if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, got); err != nil {
+				t.Fatal(err)
+			}
+			compareResults(t, obs, ref, want, got)
+			if d := g.devs[0]; d.refs.from != prep.merged {
+				t.Errorf("%v, round %d: the device does not hold the prepared references", algo, round)
+			}
+		}
+		kwant := KResult{K: 5, Index: make([]uint32, 5*obs.Len()), Distance: make([]float32, 5*obs.Len())}
+		kgot := KResult{K: 5, Index: make([]uint32, 5*obs.Len()), Distance: make([]float32, 5*obs.Len())}
+		if _, err := g.KNearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo}, 0, kwant); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.KNearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, 0, kgot); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(kwant.Index, kgot.Index) || !slices.Equal(kwant.Distance, kgot.Distance) {
+			t.Errorf("%v: k nearest against the prepared references differ", algo)
+		}
+		// Other references in between: the prepared ones are sent again.
+		if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: spherePoints(100, 5), Algorithm: algo}, newResult(obs.Len())); err != nil {
+			t.Fatal(err)
+		}
+		if g.devs[0].refs.from != nil {
+			t.Errorf("%v: a query against other references left the prepared mark", algo)
+		}
+	}
+}
