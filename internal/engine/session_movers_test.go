@@ -313,3 +313,28 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 		}
 	}
 }
+
+// 2^20 observations against 2^16 references prepared afresh every query,
+// and prepared once (an Index's large queries).
+func BenchmarkGPUPreparedNearest(b *testing.B) {
+	g := openGPU(b, DeviceMemory)
+	ctx := context.Background()
+	ref, obs := spherePoints(1<<16, 3), spherePoints(1<<20, 4)
+	x, err := NewCPUIndex(ref)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := newResult(obs.Len())
+	for _, tc := range []struct {
+		name string
+		prep *Prepared
+	}{{"fresh", nil}, {"prepared", x.Prepared()}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: Grid, Prepared: tc.prep}, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
