@@ -62,7 +62,8 @@ func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 	var pts []orb.Point
 	var err error
 	if isIPC(path) {
-		err = readIPC(ctx, path, opts, &ids, func(got []orb.Point) { pts = append(pts, got...) })
+		err = readIPC(ctx, path, opts, &ids, func(n int) { pts = make([]orb.Point, 0, n) },
+			func(got []orb.Point) { pts = append(pts, got...) })
 	} else {
 		pts, err = readParquet(ctx, path, opts, &ids)
 	}
@@ -77,15 +78,22 @@ func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 // IPC stream when the file lacks the file format's magic. The points go to
 // emit in order, a window of batches at a time: the file is never held
 // whole.
-func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string, emit func([]orb.Point)) (err error) {
+func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string, reserve func(rows int), emit func([]orb.Point)) (err error) {
 	defer recoverCorrupt(path, &err)
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read points: %w", err)
 	}
 	defer f.Close()
-	if err := verifyIPC(f); err != nil {
+	rows, err := verifyIPC(f)
+	if err != nil {
 		return inputError(path, "corrupt Arrow IPC file", err)
+	}
+	// The batches' claim sizes the result, within two bytes a row of the
+	// file (a crafted claim reserves no more; a file that compresses
+	// further just grows the result).
+	if fi, err := f.Stat(); err == nil {
+		reserve(int(min(rows, fi.Size()/2, 1<<31)))
 	}
 	next, schema, err := ipcBatches(f)
 	if err != nil {

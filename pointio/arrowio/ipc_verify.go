@@ -156,46 +156,58 @@ func (b fb) field1(pos, depth int) error {
 
 // message checks a Message (header_type 1, header 2, custom_metadata 4):
 // a Schema (1), or a RecordBatch (3) or DictionaryBatch (2) whose
-// RecordBatch has nodes 1, buffers 2 and variadicBufferCounts 4.
-func (b fb) message() error {
+// RecordBatch has nodes 1, buffers 2 and variadicBufferCounts 4. It
+// returns a RecordBatch's length (slot 0), else 0.
+func (b fb) message() (int64, error) {
 	pos, err := b.root()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := b.keyValues(pos, 4); err != nil {
-		return err
+		return 0, err
 	}
 	tt, err := b.field(pos, 1)
 	if err != nil || tt == 0 || tt >= len(b) {
-		return err
+		return 0, err
 	}
 	header, err := b.ref(pos, 2)
 	if err != nil || header == 0 {
-		return err
+		return 0, err
 	}
-	switch b[tt] {
+	kind := b[tt]
+	switch kind {
 	case 1:
-		return b.schema(header)
+		return 0, b.schema(header)
 	case 2:
 		if header, err = b.ref(header, 1); err != nil || header == 0 {
-			return err
+			return 0, err
 		}
-		fallthrough
 	case 3:
-		for _, v := range [][2]int{{1, 16}, {2, 16}, {4, 8}} {
-			if _, _, err := b.vector(header, v[0], v[1]); err != nil {
-				return err
-			}
+	default:
+		return 0, nil
+	}
+	for _, v := range [][2]int{{1, 16}, {2, 16}, {4, 8}} {
+		if _, _, err := b.vector(header, v[0], v[1]); err != nil {
+			return 0, err
 		}
 	}
-	return nil
+	if kind != 3 {
+		return 0, nil
+	}
+	at, err := b.field(header, 0)
+	if err != nil || at == 0 || at+8 > len(b) {
+		return 0, err
+	}
+	return max(int64(binary.LittleEndian.Uint64(b[at:])), 0), nil
 }
 
-// verifyIPC checks every metadata flatbuffer of the IPC file or stream f.
-func verifyIPC(f *os.File) error {
+// verifyIPC checks every metadata flatbuffer of the IPC file or stream f,
+// and returns the rows its record batches claim (a hint: to size what the
+// rows are read into).
+func verifyIPC(f *os.File) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	size := fi.Size()
 	head := make([]byte, 8)
@@ -207,81 +219,85 @@ func verifyIPC(f *os.File) error {
 
 // verifyIPCFile checks the footer (schema 1, dictionaries 2, record
 // batches 3, custom_metadata 4) and the message each block points at.
-func verifyIPCFile(f *os.File, size int64) error {
+func verifyIPCFile(f *os.File, size int64) (int64, error) {
 	tail := make([]byte, 10)
 	if size < 18 {
-		return errMetadata
+		return 0, errMetadata
 	}
 	if _, err := f.ReadAt(tail, size-10); err != nil {
-		return err
+		return 0, err
 	}
 	n := int64(binary.LittleEndian.Uint32(tail))
 	if n <= 0 || n > size-18 {
-		return fmt.Errorf("%w: a footer of %d bytes in a file of %d", errMetadata, n, size)
+		return 0, fmt.Errorf("%w: a footer of %d bytes in a file of %d", errMetadata, n, size)
 	}
 	footer := make(fb, n)
 	if _, err := f.ReadAt(footer, size-10-n); err != nil {
-		return err
+		return 0, err
 	}
 	pos, err := footer.root()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if s, err := footer.ref(pos, 1); err != nil {
-		return err
+		return 0, err
 	} else if s != 0 {
 		if err := footer.schema(s); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := footer.keyValues(pos, 4); err != nil {
-		return err
+		return 0, err
 	}
+	var rows int64
 	for _, slot := range []int{2, 3} {
 		start, count, err := footer.vector(pos, slot, 24)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for k := range count {
 			block := footer[start+24*k:]
 			offset, meta := int64(binary.LittleEndian.Uint64(block)), int64(int32(binary.LittleEndian.Uint32(block[8:])))
-			if err := verifyMessageAt(f, offset, meta, size); err != nil {
-				return err
+			n, err := verifyMessageAt(f, offset, meta, size)
+			if err != nil {
+				return 0, err
 			}
+			rows += n
 		}
 	}
-	return nil
+	return rows, nil
 }
 
 // verifyMessageAt checks the message whose metadata (its length prefix
 // included) is the meta bytes at offset.
-func verifyMessageAt(f *os.File, offset, meta, size int64) error {
+func verifyMessageAt(f *os.File, offset, meta, size int64) (int64, error) {
 	if offset < 0 || meta < 8 || offset > size-meta {
-		return fmt.Errorf("%w: a message of %d bytes at %d in a file of %d", errMetadata, meta, offset, size)
+		return 0, fmt.Errorf("%w: a message of %d bytes at %d in a file of %d", errMetadata, meta, offset, size)
 	}
 	buf := make([]byte, meta)
 	if _, err := f.ReadAt(buf, offset); err != nil {
-		return err
+		return 0, err
 	}
 	if binary.LittleEndian.Uint32(buf) == 0xFFFFFFFF {
 		buf = buf[4:]
 	}
 	n := int64(binary.LittleEndian.Uint32(buf))
 	if n > int64(len(buf)-4) {
-		return fmt.Errorf("%w: message metadata of %d bytes in %d", errMetadata, n, len(buf)-4)
+		return 0, fmt.Errorf("%w: message metadata of %d bytes in %d", errMetadata, n, len(buf)-4)
 	}
 	return fb(buf[4 : 4+n]).message()
 }
 
 // verifyMessages walks a stream's messages from offset on.
-func verifyMessages(f *os.File, offset, size int64) error {
+func verifyMessages(f *os.File, offset, size int64) (int64, error) {
+	var rows int64
 	for offset < size {
 		head := make([]byte, 8)
 		if _, err := f.ReadAt(head, offset); err != nil {
 			if err == io.EOF {
-				return nil // a short tail: the reader reports it
+				return rows, nil // a short tail: the reader reports it
 			}
-			return err
+			return 0, err
 		}
 		skip := int64(0)
 		if binary.LittleEndian.Uint32(head) == 0xFFFFFFFF {
@@ -289,28 +305,30 @@ func verifyMessages(f *os.File, offset, size int64) error {
 		}
 		n := int64(binary.LittleEndian.Uint32(head))
 		if n == 0 {
-			return nil // end of stream
+			return rows, nil // end of stream
 		}
 		if n > size-offset-skip-4 {
-			return fmt.Errorf("%w: message metadata of %d bytes at %d in a file of %d", errMetadata, n, offset, size)
+			return 0, fmt.Errorf("%w: message metadata of %d bytes at %d in a file of %d", errMetadata, n, offset, size)
 		}
 		meta := make(fb, n)
 		if _, err := f.ReadAt(meta, offset+skip+4); err != nil {
-			return err
+			return 0, err
 		}
-		if err := meta.message(); err != nil {
-			return err
+		got, err := meta.message()
+		if err != nil {
+			return 0, err
 		}
 		body, err := meta.bodyLength()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if body < 0 || body > size {
-			return fmt.Errorf("%w: a message body of %d bytes", errMetadata, body)
+			return 0, fmt.Errorf("%w: a message body of %d bytes", errMetadata, body)
 		}
+		rows += got
 		offset += skip + 4 + n + body
 	}
-	return nil
+	return rows, nil
 }
 
 // bodyLength is the Message's bodyLength (slot 3, a long).

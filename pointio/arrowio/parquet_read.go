@@ -54,7 +54,8 @@ func readParquet(ctx context.Context, path string, opts pointio.ReadOptions, ids
 // into them a row group at a time, never held as points as well.
 func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
 	if isIPC(path) {
-		err := readIPC(ctx, path, opts, &ids, func(pts []orb.Point) {
+		reserve := func(n int) { lat, lon = make([]float64, 0, n), make([]float64, 0, n) }
+		err := readIPC(ctx, path, opts, &ids, reserve, func(pts []orb.Point) {
 			n := len(lat)
 			lat, lon = slices.Grow(lat, len(pts))[:n+len(pts)], slices.Grow(lon, len(pts))[:n+len(pts)]
 			parallel.Blocks(len(pts), 1<<14, 0, func(_, lo, hi int) {
