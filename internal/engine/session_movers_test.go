@@ -295,10 +295,10 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 		}
 		kwant := KResult{K: 5, Index: make([]uint32, 5*obs.Len()), Distance: make([]float32, 5*obs.Len())}
 		kgot := KResult{K: 5, Index: make([]uint32, 5*obs.Len()), Distance: make([]float32, 5*obs.Len())}
-		if _, err := g.KNearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo}, 0, kwant); err != nil {
+		if _, err := g.KNearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo}, math.Inf(1), kwant); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.KNearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, 0, kgot); err != nil {
+		if _, err := g.KNearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, math.Inf(1), kgot); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(kwant.Index, kgot.Index) || !slices.Equal(kwant.Distance, kgot.Distance) {
