@@ -62,8 +62,11 @@ func ParseEngine(s string) (Engine, error) {
 type Options struct {
 	Engine    Engine
 	Algorithm Algorithm
-	// GPUs is the number of GPUs to use; 0 means all.
+	// GPUs is the number of GPUs to use; 0 means all from FirstGPU on.
 	GPUs int
+	// FirstGPU is the ordinal of the first GPU to use, modulo the GPUs
+	// present (so that processes beyond the GPUs share them).
+	FirstGPU int
 	// BatchSize is the number of observations per job; 0 sizes jobs from
 	// free GPU memory (or a cache-friendly size on the CPU).
 	BatchSize int
@@ -186,7 +189,7 @@ type Searcher struct {
 func NewSearcher(opts Options) (*Searcher, error) {
 	s := &Searcher{opts: opts}
 	if opts.Engine != CPU {
-		g, err := engine.NewGPU(engine.GPUOptions{Devices: opts.GPUs, Memory: engine.MemoryMode(opts.Memory),
+		g, err := engine.NewGPU(engine.GPUOptions{Devices: opts.GPUs, First: opts.FirstGPU, Memory: engine.MemoryMode(opts.Memory),
 			Trace: opts.Trace.recorder()})
 		switch {
 		case err == nil:

@@ -69,6 +69,8 @@ type runFlags struct {
 	k                             int
 	withinM, maxM                 float64
 	list, excludeSelf             bool
+	mpi                           bool
+	gpusPerRank                   int
 }
 
 // neighbours reports whether the flags ask for more than the nearest
@@ -90,6 +92,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if err := f.checkOutputs(); err != nil {
 		return err
+	}
+	if f.mpi {
+		return runMPI(ctx, f, opts, stdout, stderr)
 	}
 	t0 := time.Now()
 	bar := newProgressBar(stderr, f.quiet)
@@ -250,6 +255,8 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
 	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
+	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun, srun): rank 0 loads and broadcasts the references, the observations are split by rank, the answers gathered to rank 0, which writes --out")
+	fs.IntVar(&f.gpusPerRank, "gpus-per-rank", 0, "with --mpi: GPUs each rank uses, from its node-local rank on (0: one a rank when a node runs several ranks, else all)")
 	return fs
 }
 

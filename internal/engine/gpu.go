@@ -22,8 +22,11 @@ var ErrNoGPU = errors.New("no CUDA GPU found")
 
 // GPUOptions configures NewGPU.
 type GPUOptions struct {
-	// Devices is the number of GPUs to use, 0 for all.
+	// Devices is the number of GPUs to use, 0 for all from First on.
 	Devices int
+	// First is the ordinal of the first GPU to use, modulo the GPUs
+	// present (processes beyond the GPUs share them: an MPI rank a GPU).
+	First int
 	Memory  MemoryMode
 	// Trace, if set, receives the start's stages: the driver, then each
 	// GPU's context and modules.
@@ -62,9 +65,14 @@ func NewGPU(opts GPUOptions) (*GPU, error) {
 	if n == 0 {
 		return nil, ErrNoGPU
 	}
-	if opts.Devices < 0 || opts.Devices > n {
-		return nil, fmt.Errorf("gpu engine: %d GPUs asked for, %d present", opts.Devices, n)
+	if opts.First < 0 {
+		return nil, fmt.Errorf("gpu engine: first GPU %d", opts.First)
 	}
+	first := opts.First % n
+	if opts.Devices < 0 || opts.Devices > n-first {
+		return nil, fmt.Errorf("gpu engine: %d GPUs asked for from GPU %d, %d present", opts.Devices, first, n)
+	}
+	n -= first
 	if opts.Devices > 0 {
 		n = opts.Devices
 	}
@@ -77,8 +85,8 @@ func NewGPU(opts GPUOptions) (*GPU, error) {
 		g.devs[i] = d
 		eg.Go(func() error {
 			defer opts.Trace.Begin(fmt.Sprintf("host: GPU %d", i), "open GPU")()
-			if err := d.onThread(func() error { return d.open(i, opts.Memory, opts.Trace) }); err != nil {
-				return fmt.Errorf("gpu engine: GPU %d: %w", i, err)
+			if err := d.onThread(func() error { return d.open(first+i, opts.Memory, opts.Trace) }); err != nil {
+				return fmt.Errorf("gpu engine: GPU %d: %w", first+i, err)
 			}
 			return nil
 		})

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// launcher is an MPI launcher on this machine and its library.
+type launcher struct {
+	name, lib string
+	args      []string
+}
+
+// launchers lists the MPI installations found (Open MPI, MPICH).
+func launchers(t *testing.T) []launcher {
+	var found []launcher
+	if p, err := exec.LookPath("mpirun.openmpi"); err == nil {
+		found = append(found, launcher{p, "libmpi.so.40", []string{"--oversubscribe", "--allow-run-as-root"}})
+	} else if p, err := exec.LookPath("mpirun"); err == nil {
+		found = append(found, launcher{p, "", []string{"--oversubscribe", "--allow-run-as-root"}})
+	}
+	if p, err := exec.LookPath("mpirun.mpich"); err == nil {
+		found = append(found, launcher{p, "libmpich.so.12", nil})
+	}
+	if len(found) == 0 {
+		t.Skip("no MPI launcher (mpirun): .ci/run installs Open MPI and MPICH")
+	}
+	return found
+}
+
+// mpiRun runs knn under the launcher with np ranks and returns its exit
+// error and standard error.
+func (l launcher) run(t *testing.T, bin string, np int, args ...string) (error, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	full := append(append(append([]string{}, l.args...), "-np", strconv.Itoa(np)), bin)
+	cmd := exec.CommandContext(ctx, l.name, append(full, args...)...)
+	cmd.Env = os.Environ()
+	if l.lib != "" {
+		cmd.Env = append(cmd.Env, "GEOKNN_MPI_LIB="+l.lib)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s -np %d: no exit within 2 minutes", l.name, np)
+	}
+	return err, stderr.String()
+}
+
+// 1, 2 and 3 ranks write, byte for byte, what one process writes: counts
+// (generated on every rank), files (loaded by rank 0 and scattered),
+// host-generated points, in every output format; under Open MPI and MPICH.
+func TestRunMPI(t *testing.T) {
+	ls := launchers(t)
+	bin := knnBinary(t)
+	dir := t.TempDir()
+	data := filepath.Join("..", "..", "testdata", "realdata")
+	cases := []struct {
+		name string
+		args []string
+		ext  string
+	}{
+		{"counts", []string{"--obs", "50001", "--ref", "2^10"}, "csv"},
+		{"files", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "npz"},
+		{"files to Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "parquet"},
+		{"clustered on the host", []string{"--obs", "30000", "--ref", "500", "--gen", "clustered"}, "arrow"},
+	}
+	for ci, tc := range cases {
+		want := filepath.Join(dir, "single-"+tc.name+"."+tc.ext)
+		args := append([]string{"run", "--engine", "cpu", "-q", "--out", want}, tc.args...)
+		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, out)
+		}
+		wantBytes, _ := os.ReadFile(want)
+		for li, l := range ls {
+			for np := 1; np <= 3; np++ {
+				if li > 0 && (np != 2 || ci > 1) {
+					continue // MPICH: two ranks, two cases
+				}
+				got := filepath.Join(dir, "mpi-"+tc.name+"."+tc.ext)
+				err, stderr := l.run(t, bin, np, append([]string{"run", "--mpi", "--engine", "cpu", "-q", "--out", got}, tc.args...)...)
+				if err != nil {
+					t.Fatalf("%s, %s -np %d: %v\n%s", tc.name, filepath.Base(l.name), np, err, stderr)
+				}
+				gotBytes, _ := os.ReadFile(got)
+				if !bytes.Equal(gotBytes, wantBytes) {
+					t.Errorf("%s, %s -np %d: output differs from one process's", tc.name, filepath.Base(l.name), np)
+				}
+				os.Remove(got)
+			}
+		}
+	}
+}
+
+// A bad file on rank 0 ends every rank within seconds, non-zero, with the
+// file named and no output.
+func TestRunMPIFailure(t *testing.T) {
+	l := launchers(t)[0]
+	bin := knnBinary(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte("lat,lon\n10,20\n95,30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.csv")
+	start := time.Now()
+	err, stderr := l.run(t, bin, 3, "run", "--mpi", "--engine", "cpu", "-q", "--obs", "2^12", "--ref", bad, "--out", out)
+	if err == nil {
+		t.Fatalf("exit status 0 with a bad reference file\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "bad.csv") || !strings.Contains(stderr, "95") {
+		t.Errorf("the error does not name the file and value:\n%s", stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("output written by a failed job")
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the job took %v to end", d)
+	}
+}
