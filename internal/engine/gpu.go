@@ -26,8 +26,8 @@ type GPUOptions struct {
 	Devices int
 	// First is the ordinal of the first GPU to use, modulo the GPUs
 	// present (processes beyond the GPUs share them: an MPI rank a GPU).
-	First int
-	Memory  MemoryMode
+	First  int
+	Memory MemoryMode
 	// Trace, if set, receives the start's stages: the driver, then each
 	// GPU's context and modules.
 	Trace *trace.Recorder
