@@ -8,6 +8,7 @@ type abi struct {
 	commWorld, infoNull  uintptr
 	byteType, doubleType uintptr
 	opMax, opSum         uintptr
+	statusIgnore         uintptr // MPI_STATUS_IGNORE
 	commTypeShared       int
 	threadFunneled       int
 	handleBytes          int // the size of an MPI_Comm as the library writes it
@@ -36,6 +37,6 @@ func openMPI(sym func(string) uintptr) (abi, error) {
 // MVAPICH, Cray MPICH): integer handles, from its mpi.h.
 func mpich() abi {
 	return abi{name: "MPICH", commWorld: 0x44000000, infoNull: 0x1c000000, byteType: 0x4c00010d,
-		doubleType: 0x4c00080b, opMax: 0x58000001, opSum: 0x58000003, commTypeShared: 1, threadFunneled: 1,
+		doubleType: 0x4c00080b, opMax: 0x58000001, opSum: 0x58000003, statusIgnore: 1, commTypeShared: 1, threadFunneled: 1,
 		handleBytes: 4}
 }

@@ -22,7 +22,7 @@ var libNames = []string{"libmpi.so.40", "libmpich.so.12", "libmpi.so.12", "libmp
 // functions are the MPI calls geoknn makes.
 var functions = []string{"MPI_Init_thread", "MPI_Initialized", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank",
 	"MPI_Comm_size", "MPI_Comm_split_type", "MPI_Comm_free", "MPI_Bcast", "MPI_Gatherv", "MPI_Scatterv",
-	"MPI_Allreduce", "MPI_Get_library_version", "MPI_Error_string", "MPI_Get_processor_name"}
+	"MPI_Allreduce", "MPI_Send", "MPI_Recv", "MPI_Get_library_version", "MPI_Error_string", "MPI_Get_processor_name"}
 
 // Open loads the MPI library: GEOKNN_MPI_LIB (a file name or path), else
 // the first of libmpi.so.40 (Open MPI), libmpich.so.12, libmpi.so.12
@@ -177,6 +177,33 @@ func (c Comm) Bcast(buf []byte, root int) error {
 		n := min(maxChunk, len(buf)-off)
 		rc := call(c.l.fn["MPI_Bcast"], uintptr(unsafe.Pointer(&buf[off])), uintptr(n), c.l.byteType, uintptr(root), c.h)
 		if err := c.l.check("MPI_Bcast", rc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Send sends buf to rank dest with tag, in messages of at most maxChunk
+// bytes; the receiver calls Recv with a buffer of the same length.
+func (c Comm) Send(buf []byte, dest, tag int) error {
+	for off := 0; off < len(buf); off += maxChunk {
+		n := min(maxChunk, len(buf)-off)
+		rc := call(c.l.fn["MPI_Send"], uintptr(unsafe.Pointer(&buf[off])), uintptr(n), c.l.byteType, uintptr(dest),
+			uintptr(tag), c.h)
+		if err := c.l.check("MPI_Send", rc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Recv receives into buf what rank src sends with tag (Send).
+func (c Comm) Recv(buf []byte, src, tag int) error {
+	for off := 0; off < len(buf); off += maxChunk {
+		n := min(maxChunk, len(buf)-off)
+		rc := call(c.l.fn["MPI_Recv"], uintptr(unsafe.Pointer(&buf[off])), uintptr(n), c.l.byteType, uintptr(src),
+			uintptr(tag), c.h, c.l.statusIgnore)
+		if err := c.l.check("MPI_Recv", rc); err != nil {
 			return err
 		}
 	}

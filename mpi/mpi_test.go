@@ -29,7 +29,7 @@ func TestMPICHTable(t *testing.T) {
 	}{
 		{"MPI_COMM_WORLD", a.commWorld, 0x44000000}, {"MPI_INFO_NULL", a.infoNull, 0x1c000000},
 		{"MPI_BYTE", a.byteType, 0x4c00010d}, {"MPI_DOUBLE", a.doubleType, 0x4c00080b},
-		{"MPI_MAX", a.opMax, 0x58000001}, {"MPI_SUM", a.opSum, 0x58000003},
+		{"MPI_MAX", a.opMax, 0x58000001}, {"MPI_SUM", a.opSum, 0x58000003}, {"MPI_STATUS_IGNORE", a.statusIgnore, 1},
 		{"MPI_COMM_TYPE_SHARED", uintptr(a.commTypeShared), 1}, {"MPI_THREAD_FUNNELED", uintptr(a.threadFunneled), 1},
 	} {
 		if tc.got != tc.want {

@@ -96,17 +96,31 @@ func (j *mpiJob) run(ctx context.Context) error {
 		return err
 	}
 	j.times.spread = time.Since(t)
+	// Gathered only for --out or --validate; rank 0 answers its own range
+	// in place in the whole result, made before the query.
+	gather := j.f.out != "" || j.f.validate > 0
+	var all *geoknn.Result
+	res := geoknn.NewResult(0)
+	if j.rank == 0 && gather {
+		all = geoknn.NewResult(sum(counts))
+		res.Index, res.Distance = all.Index[:counts[0]:counts[0]], all.Distance[:counts[0]:counts[0]]
+	} else {
+		res = geoknn.NewResult(part.Len()) // its pages touched on every core, as one process does
+	}
 	t = time.Now()
-	res, err := s.NearestRadians(ctx, part, refs)
-	if err != nil {
+	if err := s.NearestInto(ctx, part, refs, res); err != nil {
 		return err
 	}
 	j.times.query, j.times.n = time.Since(t), part.Len()
 	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")
 	t = time.Now()
-	all, err := j.gather(res, counts)
-	if err != nil {
-		return err
+	if gather {
+		if err := j.gather(res, all, counts); err != nil {
+			return err
+		}
+		if all != nil {
+			all.Stats = res.Stats
+		}
 	}
 	j.times.gather = time.Since(t)
 	report, err := j.gatherTimes()
@@ -216,24 +230,35 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 	return geoknn.Radians64(lat, lon), counts, nil
 }
 
-// gather collects every rank's answers in rank 0's result (nil elsewhere).
-func (j *mpiJob) gather(res *geoknn.Result, counts []int) (*geoknn.Result, error) {
-	bytes, n := make([]int, j.size), 0
-	for r, c := range counts {
-		bytes[r], n = 4*c, n+c
+// gather sends every other rank's answers to rank 0, straight into its
+// place in all (rank 0's own are there already).
+func (j *mpiJob) gather(res, all *geoknn.Result, counts []int) error {
+	if j.rank != 0 {
+		if err := j.world.Send(bytesOf(res.Index), 0, 1); err != nil {
+			return err
+		}
+		return j.world.Send(bytesOf(res.Distance), 0, 2)
 	}
-	var all *geoknn.Result
-	var idx []uint32
-	var dist []float32
-	if j.rank == 0 {
-		all = geoknn.NewResult(n)
-		idx, dist = all.Index, all.Distance
-		all.Stats = res.Stats
+	lo := counts[0]
+	for r := 1; r < j.size; r++ {
+		hi := lo + counts[r]
+		if err := j.world.Recv(bytesOf(all.Index[lo:hi]), r, 1); err != nil {
+			return err
+		}
+		if err := j.world.Recv(bytesOf(all.Distance[lo:hi]), r, 2); err != nil {
+			return err
+		}
+		lo = hi
 	}
-	if err := j.world.Gatherv(bytesOf(res.Index), bytes, bytesOf(idx), 0); err != nil {
-		return nil, err
+	return nil
+}
+
+func sum(counts []int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
 	}
-	return all, j.world.Gatherv(bytesOf(res.Distance), bytes, bytesOf(dist), 0)
+	return n
 }
 
 // rankRecord is the fixed size of a rank's report line.
@@ -292,7 +317,7 @@ func (j *mpiJob) finish(ctx context.Context, obs, ref pointSet, res *geoknn.Resu
 			return errors.New("validation failed: answers beyond the 1 m tolerance")
 		}
 	}
-	if j.f.out == "" {
+	if res == nil || j.f.out == "" {
 		return nil
 	}
 	format, _ := j.f.format() // checked before the work
