@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/geoknn/geoknn/internal/dl"
 )
 
 // Driver is an opened and initialized CUDA driver library. It holds only
@@ -125,10 +127,14 @@ func symbolTable(f *funcs, elapsed *string) []symbol {
 // cuInit also the *Error giving its reason. A driver lacking a required
 // function yields a *SymbolError naming it.
 func Load() (*Driver, error) {
-	return open(libcudaNames())
+	return open(libcudaNames)
 }
 
 // open is Load over an explicit list of library paths, for tests.
+// libcudaNames are tried in order: the versioned soname the driver
+// installs, then the development symlink some containers provide instead.
+var libcudaNames = []string{"libcuda.so.1", "libcuda.so"}
+
 func open(paths []string) (*Driver, error) {
 	var (
 		h     uintptr
@@ -136,7 +142,7 @@ func open(paths []string) (*Driver, error) {
 		fails []string
 	)
 	for _, p := range paths {
-		hh, err := dlopen(p)
+		hh, err := dl.Open(p)
 		if err == nil {
 			h, lib = hh, p
 			break
@@ -151,7 +157,7 @@ func open(paths []string) (*Driver, error) {
 	var missing []string
 	for _, s := range symbolTable(&d.fn, &d.elapsed) {
 		for _, name := range s.names {
-			if p := dlsym(h, name); p != 0 {
+			if p := dl.Sym(h, name); p != 0 {
 				*s.addr = p
 				d.resolved = append(d.resolved, name)
 				if s.bound != nil {
@@ -165,7 +171,7 @@ func open(paths []string) (*Driver, error) {
 		}
 	}
 	if len(missing) > 0 {
-		dlclose(h)
+		dl.Close(h)
 		return nil, &SymbolError{Lib: lib, Missing: missing}
 	}
 
@@ -212,7 +218,7 @@ func (d *Driver) call(op string, fn uintptr, args ...uintptr) error {
 	if f := d.fault.Load(); f != nil && f.hit(op) {
 		return d.error(op, f.code)
 	}
-	code := Result(int32(uint32(syscallN(fn, args...)))) // CUresult is a C int: ignore the register's upper half
+	code := Result(int32(uint32(dl.Call(fn, args...)))) // CUresult is a C int: ignore the register's upper half
 	if code == Success {
 		return nil
 	}
@@ -239,7 +245,7 @@ func (d *Driver) errorText(fn uintptr, code Result) string {
 		return ""
 	}
 	var p *byte
-	if r := syscallN(fn, uintptr(uint32(code)), uintptr(unsafe.Pointer(&p))); int32(uint32(r)) != 0 {
+	if r := dl.Call(fn, uintptr(uint32(code)), uintptr(unsafe.Pointer(&p))); int32(uint32(r)) != 0 {
 		return ""
 	}
 	return goString(p)

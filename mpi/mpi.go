@@ -6,7 +6,14 @@ import (
 	"os"
 	"strings"
 	"unsafe"
+
+	"github.com/geoknn/geoknn/internal/dl"
 )
+
+// call calls the MPI function fn; MPI returns a C int.
+//
+//go:uintptrescapes
+func call(fn uintptr, args ...uintptr) int { return int(int32(dl.Call(fn, args...))) }
 
 // Lib is a loaded MPI library.
 type Lib struct {
@@ -34,7 +41,7 @@ func Open() (*Lib, error) {
 	}
 	var errs []error
 	for _, name := range names {
-		h, err := dlopen(name)
+		h, err := dl.Open(name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			continue
@@ -48,7 +55,7 @@ func Open() (*Lib, error) {
 func bind(h uintptr, name string) (*Lib, error) {
 	l := &Lib{fn: map[string]uintptr{}}
 	for _, f := range functions {
-		if l.fn[f] = dlsym(h, f); l.fn[f] == 0 {
+		if l.fn[f] = dl.Sym(h, f); l.fn[f] == 0 {
 			return nil, fmt.Errorf("mpi: %s lacks %s", name, f)
 		}
 	}
@@ -61,7 +68,7 @@ func bind(h uintptr, name string) (*Lib, error) {
 	l.version = strings.TrimSpace(strings.SplitN(strings.SplitN(string(buf[:max(0, min(int(n), len(buf)))]), "\n", 2)[0], ",", 2)[0])
 	switch {
 	case strings.Contains(l.version, "Open MPI"):
-		a, err := openMPI(func(s string) uintptr { return dlsym(h, s) })
+		a, err := openMPI(func(s string) uintptr { return dl.Sym(h, s) })
 		if err != nil {
 			return nil, fmt.Errorf("mpi: %s: %w", name, err)
 		}
@@ -71,7 +78,7 @@ func bind(h uintptr, name string) (*Lib, error) {
 	default:
 		return nil, fmt.Errorf("mpi: %s is %q: geoknn knows the ABIs of Open MPI and MPICH (and MPICH's derivatives)", name, l.version)
 	}
-	l.fn["MPIX_Query_cuda_support"] = dlsym(h, "MPIX_Query_cuda_support") // optional; asked after Init
+	l.fn["MPIX_Query_cuda_support"] = dl.Sym(h, "MPIX_Query_cuda_support") // optional; asked after Init
 	return l, nil
 }
 

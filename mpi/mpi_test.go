@@ -3,6 +3,8 @@ package mpi
 import (
 	"strings"
 	"testing"
+
+	"github.com/geoknn/geoknn/internal/dl"
 )
 
 // A library that is not there, or is not MPI, is refused with a message
@@ -43,7 +45,7 @@ func TestMPICHTable(t *testing.T) {
 func TestOpenInstalled(t *testing.T) {
 	for _, lib := range []string{"libmpi.so.40", "libmpich.so.12"} {
 		t.Run(lib, func(t *testing.T) {
-			if _, err := dlopen(lib); err != nil {
+			if _, err := dl.Open(lib); err != nil {
 				t.Skipf("%s not installed", lib)
 			}
 			t.Setenv("GEOKNN_MPI_LIB", lib)
