@@ -186,15 +186,10 @@ func splitPlain(block []byte, k int) []int {
 	return ends
 }
 
-// parseChunks parses block[ends[i-1]:ends[i]] for every i side by side and
-// returns each chunk's points, or the error of the first chunk that has
-// one. line is the input's line count before block.
-func (r *csvRows) parseChunks(block []byte, ends []int, line int) ([][]orb.Point, error) {
-	pts, _, err := r.startChunks(block, ends, line)()
-	return pts, err
-}
-
-// startChunks starts parseChunks and returns the wait for its result.
+// startChunks parses block[ends[i-1]:ends[i]] for every i side by side
+// and returns the wait for each chunk's points and the block's line count,
+// or the error of the first chunk that has one. line is the input's line
+// count before block.
 func (r *csvRows) startChunks(block []byte, ends []int, line int) func() ([][]orb.Point, int, error) {
 	pts := make([][]orb.Point, len(ends))
 	ids := make([][]string, len(ends))

@@ -35,9 +35,9 @@ func launchers(t *testing.T) []launcher {
 	return found
 }
 
-// mpiRun runs knn under the launcher with np ranks and returns its exit
+// run runs knn under the launcher with np ranks and returns its exit
 // error and standard error.
-func (l launcher) run(t *testing.T, bin string, np int, args ...string) (error, string) {
+func (l launcher) run(t *testing.T, bin string, np int, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -53,7 +53,7 @@ func (l launcher) run(t *testing.T, bin string, np int, args ...string) (error, 
 	if ctx.Err() != nil {
 		t.Fatalf("%s -np %d: no exit within 2 minutes", l.name, np)
 	}
-	return err, stderr.String()
+	return stderr.String(), err
 }
 
 // 1, 2 and 3 ranks write, byte for byte, what one process writes: counts
@@ -87,7 +87,7 @@ func TestRunMPI(t *testing.T) {
 					continue // MPICH: two ranks, two cases
 				}
 				got := filepath.Join(dir, "mpi-"+tc.name+"."+tc.ext)
-				err, stderr := l.run(t, bin, np, append([]string{"run", "--mpi", "--engine", "cpu", "-q", "--out", got}, tc.args...)...)
+				stderr, err := l.run(t, bin, np, append([]string{"run", "--mpi", "--engine", "cpu", "-q", "--out", got}, tc.args...)...)
 				if err != nil {
 					t.Fatalf("%s, %s -np %d: %v\n%s", tc.name, filepath.Base(l.name), np, err, stderr)
 				}
@@ -113,7 +113,7 @@ func TestRunMPIFailure(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out.csv")
 	start := time.Now()
-	err, stderr := l.run(t, bin, 3, "run", "--mpi", "--engine", "cpu", "-q", "--obs", "2^12", "--ref", bad, "--out", out)
+	stderr, err := l.run(t, bin, 3, "run", "--mpi", "--engine", "cpu", "-q", "--obs", "2^12", "--ref", bad, "--out", out)
 	if err == nil {
 		t.Fatalf("exit status 0 with a bad reference file\n%s", stderr)
 	}
