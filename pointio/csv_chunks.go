@@ -7,9 +7,11 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/paulmach/orb"
 )
 
@@ -132,7 +134,7 @@ func (r *csvRows) readRest(rd io.Reader, line int) ([]orb.Point, error) {
 // block's start, itself a record boundary; RFC 4180's doubled quotes
 // count twice and change nothing.
 func splitRecords(block []byte, k int) []int {
-	if bytes.IndexByte(block, '"') < 0 {
+	if !hasQuote(block, k) {
 		return splitPlain(block, k)
 	}
 	var ends []int
@@ -165,6 +167,22 @@ func splitRecords(block []byte, k int) []int {
 		}
 	}
 	return ends
+}
+
+// hasQuote reports whether block holds a double quote, looking at k parts
+// side by side (a 32 MB block is 3 ms of one core's scan, a tenth of the
+// block's parse on 16).
+func hasQuote(block []byte, k int) bool {
+	if k <= 1 || len(block) < 1<<20 {
+		return bytes.IndexByte(block, '"') >= 0
+	}
+	var found atomic.Bool
+	parallel.Blocks(len(block), (len(block)+k-1)/k, k, func(_, lo, hi int) {
+		if bytes.IndexByte(block[lo:hi], '"') >= 0 {
+			found.Store(true)
+		}
+	})
+	return found.Load()
 }
 
 // splitPlain is splitRecords for a block without quotes, where every
