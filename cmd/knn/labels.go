@@ -19,6 +19,9 @@ import (
 // a column each next to obs_index and ref_index.
 type labels struct {
 	obs, ref []string
+	// obsBase is added to every obs_index: the rows are a range of the
+	// whole set's (an MPI rank's, --out-per-rank).
+	obsBase int
 }
 
 func (l labels) any() bool { return l.obs != nil || l.ref != nil }
@@ -41,7 +44,7 @@ var (
 // row builds one row: obs_index[, obs_id], the middle values, and when
 // ref is given ref_index[, ref_id] and distance_m.
 func (l labels) row(i int, middle []any, ref uint32, metres float64, withRef bool) []any {
-	vals := []any{int64(i)}
+	vals := []any{int64(l.obsBase + i)}
 	if l.obs != nil {
 		vals = append(vals, l.obs[i])
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -28,6 +30,9 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 	}
 	if f.gpusPerRank < 0 {
 		return usagef("run: --gpus-per-rank must be >= 0")
+	}
+	if f.outPerRank && (f.out == "" || f.out == "-" || f.validate > 0) {
+		return usagef("run: --out-per-rank needs --out FILE, and no --validate (which checks gathered answers)")
 	}
 	// MPI_THREAD_FUNNELED: every MPI call from this goroutine's thread.
 	runtime.LockOSThread()
@@ -98,7 +103,7 @@ func (j *mpiJob) run(ctx context.Context) error {
 	j.times.spread = time.Since(t)
 	// Gathered only for --out or --validate; rank 0 answers its own range
 	// in place in the whole result, made before the query.
-	gather := j.f.out != "" || j.f.validate > 0
+	gather := (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
 	var all *geoknn.Result
 	res := geoknn.NewResult(0)
 	if j.rank == 0 && gather {
@@ -123,6 +128,11 @@ func (j *mpiJob) run(ctx context.Context) error {
 		}
 	}
 	j.times.gather = time.Since(t)
+	if j.f.outPerRank {
+		if err := j.writeOwn(ctx, res, counts); err != nil {
+			return err
+		}
+	}
 	report, err := j.gatherTimes()
 	if err != nil {
 		return err
@@ -261,6 +271,45 @@ func sum(counts []int) int {
 	return n
 }
 
+// writeOwn writes the rank's answers to its own file (--out-per-rank),
+// once every rank has answered; if any rank fails to write, every rank
+// removes its file, so a failed job leaves none.
+func (j *mpiJob) writeOwn(ctx context.Context, res *geoknn.Result, counts []int) error {
+	// Every rank has answered (a rank that failed has ended the job in
+	// here): no file is begun before.
+	if _, err := j.world.MaxFloat64(0); err != nil {
+		return err
+	}
+	format, _ := j.f.format() // checked before the work
+	path := rankPath(j.f.out, j.rank)
+	lb := labels{obsBase: offsetOf(counts, j.rank)}
+	err := lb.nearest(res).write(ctx, path, io.Discard, format)
+	failed := 0.0
+	if err != nil {
+		failed = 1
+	}
+	anyFailed, rerr := j.world.MaxFloat64(failed)
+	if rerr != nil {
+		return rerr
+	}
+	if anyFailed > 0 {
+		if err == nil {
+			os.Remove(path)
+			return errors.New("another rank failed to write its answers")
+		}
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// rankPath is path with .rankN before its extension.
+func rankPath(path string, rank int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s.rank%d%s", strings.TrimSuffix(path, ext), rank, ext)
+}
+
+func offsetOf(counts []int, r int) int { return sum(counts[:r]) }
+
 // rankRecord is the fixed size of a rank's report line.
 const rankRecord = 512
 
@@ -316,6 +365,10 @@ func (j *mpiJob) finish(ctx context.Context, obs, ref pointSet, res *geoknn.Resu
 		if !rep.OK() {
 			return errors.New("validation failed: answers beyond the 1 m tolerance")
 		}
+	}
+	if j.f.outPerRank {
+		fmt.Fprintf(w, "wrote        %s ... %s, a file a rank\n", rankPath(j.f.out, 0), rankPath(j.f.out, j.size-1))
+		return nil
 	}
 	if res == nil || j.f.out == "" {
 		return nil

@@ -101,6 +101,38 @@ func TestRunMPI(t *testing.T) {
 	}
 }
 
+// --out-per-rank: each rank's file holds its rows, obs_index as in the
+// whole set; together they are one process's answers.
+func TestRunMPIOutPerRank(t *testing.T) {
+	l := launchers(t)[0]
+	bin := knnBinary(t)
+	dir := t.TempDir()
+	want := filepath.Join(dir, "one.csv")
+	if out, err := exec.Command(bin, "run", "--engine", "cpu", "-q", "--obs", "40000", "--ref", "300", "--out", want).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	stderr, err := l.run(t, bin, 3, "run", "--mpi", "--out-per-rank", "--engine", "cpu", "-q", "--obs", "40000", "--ref", "300",
+		"--out", filepath.Join(dir, "part.csv"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	wantBytes, _ := os.ReadFile(want)
+	var got []byte
+	for r := range 3 {
+		b, err := os.ReadFile(filepath.Join(dir, "part.rank"+strconv.Itoa(r)+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r > 0 {
+			b = b[bytes.IndexByte(b, '\n')+1:] // the header once
+		}
+		got = append(got, b...)
+	}
+	if !bytes.Equal(got, wantBytes) {
+		t.Error("the ranks' files together differ from one process's answers")
+	}
+}
+
 // A bad file on rank 0 ends every rank within seconds, non-zero, with the
 // file named and no output.
 func TestRunMPIFailure(t *testing.T) {

@@ -69,7 +69,7 @@ type runFlags struct {
 	k                             int
 	withinM, maxM                 float64
 	list, excludeSelf             bool
-	mpi                           bool
+	mpi, outPerRank               bool
 	gpusPerRank                   int
 }
 
@@ -256,6 +256,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
 	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun, srun): rank 0 loads and broadcasts the references, the observations are split by rank, the answers gathered to rank 0, which writes --out")
+	fs.BoolVar(&f.outPerRank, "out-per-rank", false, "with --mpi: every rank writes its own answers to --out with .rankN before the extension (obs_index as in the whole set), nothing is gathered")
 	fs.IntVar(&f.gpusPerRank, "gpus-per-rank", 0, "with --mpi: GPUs each rank uses, from its node-local rank on (0: one a rank when a node runs several ranks, else all)")
 	return fs
 }
