@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/mpi"
+	"github.com/geoknn/geoknn/pointio"
 )
 
 // runMPI is knn run --mpi: one rank of an MPI job. Rank 0 loads (or
@@ -25,8 +27,8 @@ import (
 // to rank 0, which validates, writes --out and reports every rank. An error
 // on any rank is printed and ends the whole job (MPI_Abort), non-zero.
 func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
-	if f.neighbours() || f.obsID != "" || f.refID != "" || f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
-		return usagef("run --mpi answers the nearest reference of files or counts: not with --k, --within-m, --max-m, --exclude-self, --obs-id, --ref-id, --repeat, --host-points, --trace or standard input")
+	if f.withinM > 0 || f.excludeSelf || f.obsID != "" || f.refID != "" || f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
+		return usagef("run --mpi answers the nearest or the k nearest references of files or counts: not with --within-m, --exclude-self, --obs-id, --ref-id, --repeat, --host-points, --trace or standard input")
 	}
 	if f.gpusPerRank < 0 {
 		return usagef("run: --gpus-per-rank must be >= 0")
@@ -101,6 +103,9 @@ func (j *mpiJob) run(ctx context.Context) error {
 		return err
 	}
 	j.times.spread = time.Since(t)
+	if j.f.neighbours() {
+		return j.runK(ctx, s, obs, ref, part, refs, counts)
+	}
 	// Gathered only for --out or --validate; rank 0 answers its own range
 	// in place in the whole result, made before the query.
 	gather := (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
@@ -120,16 +125,21 @@ func (j *mpiJob) run(ctx context.Context) error {
 	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")
 	t = time.Now()
 	if gather {
-		if err := j.gather(res, all, counts); err != nil {
+		var allIndex []uint32
+		var allDist []float32
+		if all != nil {
+			allIndex, allDist, all.Stats = all.Index, all.Distance, res.Stats
+		}
+		if err := gatherRows(j, res.Index, allIndex, counts, 1, 1); err != nil {
 			return err
 		}
-		if all != nil {
-			all.Stats = res.Stats
+		if err := gatherRows(j, res.Distance, allDist, counts, 1, 2); err != nil {
+			return err
 		}
 	}
 	j.times.gather = time.Since(t)
 	if j.f.outPerRank {
-		if err := j.writeOwn(ctx, res, counts); err != nil {
+		if err := j.writeOwn(ctx, labels{obsBase: offsetOf(counts, j.rank)}.nearest(res)); err != nil {
 			return err
 		}
 	}
@@ -240,22 +250,17 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 	return geoknn.Radians64(lat, lon), counts, nil
 }
 
-// gather sends every other rank's answers to rank 0, straight into its
-// place in all (rank 0's own are there already).
-func (j *mpiJob) gather(res, all *geoknn.Result, counts []int) error {
+// gatherRows sends every other rank's rows (per values an observation,
+// counts of them) to rank 0, straight into their place in all; rank 0's
+// are there already.
+func gatherRows[T any](j *mpiJob, own, all []T, counts []int, per int, tag int) error {
 	if j.rank != 0 {
-		if err := j.world.Send(bytesOf(res.Index), 0, 1); err != nil {
-			return err
-		}
-		return j.world.Send(bytesOf(res.Distance), 0, 2)
+		return j.world.Send(bytesOf(own), 0, tag)
 	}
-	lo := counts[0]
+	lo := counts[0] * per
 	for r := 1; r < j.size; r++ {
-		hi := lo + counts[r]
-		if err := j.world.Recv(bytesOf(all.Index[lo:hi]), r, 1); err != nil {
-			return err
-		}
-		if err := j.world.Recv(bytesOf(all.Distance[lo:hi]), r, 2); err != nil {
+		hi := lo + counts[r]*per
+		if err := j.world.Recv(bytesOf(all[lo:hi]), r, tag); err != nil {
 			return err
 		}
 		lo = hi
@@ -274,7 +279,7 @@ func sum(counts []int) int {
 // writeOwn writes the rank's answers to its own file (--out-per-rank),
 // once every rank has answered; if any rank fails to write, every rank
 // removes its file, so a failed job leaves none.
-func (j *mpiJob) writeOwn(ctx context.Context, res *geoknn.Result, counts []int) error {
+func (j *mpiJob) writeOwn(ctx context.Context, t table) error {
 	// Every rank has answered (a rank that failed has ended the job in
 	// here): no file is begun before.
 	if _, err := j.world.MaxFloat64(0); err != nil {
@@ -282,8 +287,7 @@ func (j *mpiJob) writeOwn(ctx context.Context, res *geoknn.Result, counts []int)
 	}
 	format, _ := j.f.format() // checked before the work
 	path := rankPath(j.f.out, j.rank)
-	lb := labels{obsBase: offsetOf(counts, j.rank)}
-	err := lb.nearest(res).write(ctx, path, io.Discard, format)
+	err := t.write(ctx, path, io.Discard, format)
 	failed := 0.0
 	if err != nil {
 		failed = 1
@@ -341,6 +345,36 @@ func (j *mpiJob) gatherTimes() ([]string, error) {
 // finish is rank 0's end of the job: the report, validation and --out.
 func (j *mpiJob) finish(ctx context.Context, obs, ref pointSet, res *geoknn.Result, ranks []string) error {
 	w := j.stderr
+	j.report(obs, ref, ranks)
+	if j.f.validate > 0 {
+		rep, err := validateSample(ctx, obs, ref, res, j.f.validate, j.f.seed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "validate:     %s\n", rep)
+		if !rep.OK() {
+			return errors.New("validation failed: answers beyond the 1 m tolerance")
+		}
+	}
+	if j.f.outPerRank {
+		j.perRankNote()
+		return nil
+	}
+	if res == nil || j.f.out == "" {
+		return nil
+	}
+	format, _ := j.f.format() // checked before the work
+	return writeRunAnswers(ctx, j.f.out, format, j.stdout, w, res, labels{})
+}
+
+// perRankNote says where --out-per-rank wrote.
+func (j *mpiJob) perRankNote() {
+	fmt.Fprintf(j.stderr, "wrote        %s ... %s, a file a rank\n", rankPath(j.f.out, 0), rankPath(j.f.out, j.size-1))
+}
+
+// report prints the job, the points and every rank's line, and the slowest.
+func (j *mpiJob) report(obs, ref pointSet, ranks []string) {
+	w := j.stderr
 	fmt.Fprintf(w, "mpi:          %d ranks, %s (%s); answers gathered through host memory (CUDA-aware library: %v)\n",
 		j.size, j.lib.Implementation(), j.lib.Version(), j.lib.CUDAAware())
 	fmt.Fprintf(w, "observations: %d (%s)\nreferences:   %d (%s)\n", obs.cols.Len(), obs.desc, ref.cols.Len(), ref.desc)
@@ -356,25 +390,66 @@ func (j *mpiJob) finish(ctx context.Context, obs, ref pointSet, res *geoknn.Resu
 		}
 	}
 	fmt.Fprintf(w, "slowest:      rank %d, query %.3f s\n", slowest, most)
-	if j.f.validate > 0 {
-		rep, err := validateSample(ctx, obs, ref, res, j.f.validate, j.f.seed)
-		if err != nil {
+}
+
+// runK is run's k-nearest half: the k nearest (within --max-m) of the
+// rank's range, gathered to rank 0 k answers an observation.
+func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
+	k := min(j.f.k, refs.Len())
+	gather := (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
+	res := &geoknn.KResult{K: k}
+	var all *geoknn.KResult
+	var allIndex []uint32
+	var allDist []float32
+	if j.rank == 0 && gather {
+		n := sum(counts)
+		all = &geoknn.KResult{K: k, Index: make([]uint32, n*k), DistanceRad: make([]float32, n*k)}
+		allIndex, allDist = all.Index, all.DistanceRad
+		res.Index, res.DistanceRad = all.Index[:counts[0]*k:counts[0]*k], all.DistanceRad[:counts[0]*k:counts[0]*k]
+	}
+	t := time.Now()
+	if err := s.KNearestInto(ctx, part, refs, j.f.maxM, res); err != nil {
+		return err
+	}
+	j.times.query, j.times.n = time.Since(t), part.Len()
+	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")
+	t = time.Now()
+	if gather {
+		if err := gatherRows(j, res.Index, allIndex, counts, k, 1); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "validate:     %s\n", rep)
-		if !rep.OK() {
-			return errors.New("validation failed: answers beyond the 1 m tolerance")
+		if err := gatherRows(j, res.DistanceRad, allDist, counts, k, 2); err != nil {
+			return err
 		}
 	}
+	j.times.gather = time.Since(t)
 	if j.f.outPerRank {
-		fmt.Fprintf(w, "wrote        %s ... %s, a file a rank\n", rankPath(j.f.out, 0), rankPath(j.f.out, j.size-1))
+		if err := j.writeOwn(ctx, labels{obsBase: offsetOf(counts, j.rank)}.kNearest(res)); err != nil {
+			return err
+		}
+	}
+	report, err := j.gatherTimes()
+	if err != nil || j.rank != 0 {
+		return err
+	}
+	j.report(obs, ref, report)
+	if j.f.outPerRank {
+		j.perRankNote()
+	}
+	if !gather {
 		return nil
 	}
-	if res == nil || j.f.out == "" {
+	all.Stats = res.Stats
+	if j.f.validate > 0 {
+		if err := checkK(ctx, &runInputs{s: s, obs: obs, ref: ref, log: j.stderr}, j.f, all); err != nil {
+			return err
+		}
+	}
+	if j.f.out == "" {
 		return nil
 	}
 	format, _ := j.f.format() // checked before the work
-	return writeRunAnswers(ctx, j.f.out, format, j.stdout, w, res, labels{})
+	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return kWriter(all)(w, format) })
 }
 
 // bytesOf is s's memory as bytes (nil for an empty s).
