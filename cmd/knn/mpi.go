@@ -27,8 +27,8 @@ import (
 // to rank 0, which validates, writes --out and reports every rank. An error
 // on any rank is printed and ends the whole job (MPI_Abort), non-zero.
 func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
-	if f.withinM > 0 || f.excludeSelf || f.obsID != "" || f.refID != "" || f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
-		return usagef("run --mpi answers the nearest or the k nearest references of files or counts: not with --within-m, --exclude-self, --obs-id, --ref-id, --repeat, --host-points, --trace or standard input")
+	if f.excludeSelf || f.obsID != "" || f.refID != "" || f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
+		return usagef("run --mpi answers queries of files or counts: not with --exclude-self, --obs-id, --ref-id, --repeat, --host-points, --trace or standard input")
 	}
 	if f.gpusPerRank < 0 {
 		return usagef("run: --gpus-per-rank must be >= 0")
@@ -103,6 +103,9 @@ func (j *mpiJob) run(ctx context.Context) error {
 		return err
 	}
 	j.times.spread = time.Since(t)
+	if j.f.withinM > 0 {
+		return j.runWithin(ctx, s, obs, ref, part, refs, counts)
+	}
 	if j.f.neighbours() {
 		return j.runK(ctx, s, obs, ref, part, refs, counts)
 	}
@@ -248,6 +251,96 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 		return geoknn.Points{}, nil, err
 	}
 	return geoknn.Radians64(lat, lon), counts, nil
+}
+
+// runWithin is run's radius half: every rank counts (and with --list
+// lists) the references within --within-m of its range; rank 0 gathers the
+// counts, then the lists, whose lengths it learns from the counts.
+func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
+	gather := (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
+	t := time.Now()
+	res, err := s.Within(ctx, part, refs, j.f.withinM, j.f.list)
+	if err != nil {
+		return err
+	}
+	j.times.query, j.times.n = time.Since(t), part.Len()
+	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")
+	t = time.Now()
+	var all *geoknn.WithinResult
+	if gather {
+		if all, err = j.gatherWithin(res, counts); err != nil {
+			return err
+		}
+	}
+	j.times.gather = time.Since(t)
+	if j.f.outPerRank {
+		if err := j.writeOwn(ctx, labels{obsBase: offsetOf(counts, j.rank)}.within(res)); err != nil {
+			return err
+		}
+	}
+	report, err := j.gatherTimes()
+	if err != nil || j.rank != 0 {
+		return err
+	}
+	j.report(obs, ref, report)
+	if j.f.outPerRank {
+		j.perRankNote()
+	}
+	if !gather {
+		return nil
+	}
+	all.Stats = res.Stats
+	if j.f.validate > 0 {
+		if err := checkWithin(ctx, &runInputs{s: s, obs: obs, ref: ref, log: j.stderr}, j.f, all); err != nil {
+			return err
+		}
+	}
+	if j.f.out == "" {
+		return nil
+	}
+	format, _ := j.f.format() // checked before the work
+	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return withinWriter(all)(w, format) })
+}
+
+// gatherWithin collects the ranks' counts and lists at rank 0 (nil
+// elsewhere), its offsets rebuilt from the counts.
+func (j *mpiJob) gatherWithin(res *geoknn.WithinResult, counts []int) (*geoknn.WithinResult, error) {
+	var all *geoknn.WithinResult
+	var allCounts []uint32
+	if j.rank == 0 {
+		allCounts = make([]uint32, sum(counts))
+		copy(allCounts, res.Counts)
+		all = &geoknn.WithinResult{Counts: allCounts}
+	}
+	if err := gatherRows(j, res.Counts, allCounts, counts, 1, 3); err != nil || res.Offsets == nil {
+		return all, err
+	}
+	// Every rank's list length, from the counts rank 0 now holds.
+	listLens := make([]int, j.size)
+	if j.rank == 0 {
+		all.Offsets = make([]uint64, len(allCounts)+1)
+		for i, c := range allCounts {
+			all.Offsets[i+1] = all.Offsets[i] + uint64(c)
+		}
+		lo := 0
+		for r, c := range counts {
+			listLens[r] = int(all.Offsets[lo+c] - all.Offsets[lo])
+			lo += c
+		}
+		total := int(all.Offsets[len(allCounts)])
+		all.Index, all.DistanceRad = make([]uint32, total), make([]float32, total)
+		copy(all.Index, res.Index)
+		copy(all.DistanceRad, res.DistanceRad)
+	}
+	var allIndex []uint32
+	var allDist []float32
+	if all != nil {
+		allIndex, allDist = all.Index, all.DistanceRad
+	}
+	if err := gatherRows(j, res.Index, allIndex, listLens, 1, 4); err != nil {
+		return nil, err
+	}
+	return all, gatherRows(j, res.DistanceRad, allDist, listLens, 1, 5)
 }
 
 // gatherRows sends every other rank's rows (per values an observation,

@@ -58,8 +58,8 @@ func (l launcher) run(t *testing.T, bin string, np int, args ...string) (string,
 
 // 1, 2 and 3 ranks write, byte for byte, what one process writes: counts
 // (generated on every rank), files (loaded by rank 0 and scattered),
-// host-generated points, k nearest, in every output format; under Open MPI
-// and MPICH.
+// host-generated points, k nearest, counts and lists within a radius, in
+// every output format; under Open MPI and MPICH.
 func TestRunMPI(t *testing.T) {
 	ls := launchers(t)
 	bin := knnBinary(t)
@@ -76,6 +76,9 @@ func TestRunMPI(t *testing.T) {
 		{"clustered on the host", []string{"--obs", "30000", "--ref", "500", "--gen", "clustered"}, "arrow"},
 		{"k nearest", []string{"--obs", "20001", "--ref", "700", "--k", "3"}, "csv"},
 		{"k nearest within a limit", []string{"--obs", "20001", "--ref", "700", "--k", "4", "--max-m", "300000"}, "npz"},
+		{"counts within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000"}, "csv"},
+		{"lists within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "parquet"},
+		{"lists within a radius, npz", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "npz"},
 	}
 	for ci, tc := range cases {
 		want := filepath.Join(dir, "single-"+tc.name+"."+tc.ext)
