@@ -121,7 +121,7 @@ func (l *Lib) Init() (Comm, error) {
 	if q := l.fn["MPIX_Query_cuda_support"]; q != 0 {
 		l.cuda = call(q) == 1
 	}
-	return Comm{l: l, h: l.commWorld}, nil
+	return Comm{l: l, h: l.commWorld, chunk: maxChunk}, nil
 }
 
 // Finalize ends MPI.
@@ -139,8 +139,9 @@ func (l *Lib) ProcessorName() (string, error) {
 
 // Comm is a communicator.
 type Comm struct {
-	l *Lib
-	h uintptr
+	l     *Lib
+	h     uintptr
+	chunk int // the most bytes one call moves (maxChunk; less in tests)
 }
 
 // Rank is this process's rank in c.
@@ -160,7 +161,7 @@ func (c Comm) Size() (int, error) {
 func (c Comm) SplitShared() (Comm, error) {
 	var h uintptr // MPICH writes 4 bytes of it, Open MPI 8
 	rc := call(c.l.fn["MPI_Comm_split_type"], c.h, uintptr(c.l.commTypeShared), 0, c.l.infoNull, uintptr(unsafe.Pointer(&h)))
-	return Comm{l: c.l, h: h}, c.l.check("MPI_Comm_split_type", rc)
+	return Comm{l: c.l, h: h, chunk: c.chunk}, c.l.check("MPI_Comm_split_type", rc)
 }
 
 // Free releases a communicator made by SplitShared.
@@ -180,8 +181,8 @@ const maxChunk = 1 << 30
 
 // Bcast sends root's buf to every process's buf (equal lengths).
 func (c Comm) Bcast(buf []byte, root int) error {
-	for off := 0; off < len(buf); off += maxChunk {
-		n := min(maxChunk, len(buf)-off)
+	for off := 0; off < len(buf); off += c.chunk {
+		n := min(c.chunk, len(buf)-off)
 		rc := call(c.l.fn["MPI_Bcast"], uintptr(unsafe.Pointer(&buf[off])), uintptr(n), c.l.byteType, uintptr(root), c.h)
 		if err := c.l.check("MPI_Bcast", rc); err != nil {
 			return err
@@ -193,8 +194,8 @@ func (c Comm) Bcast(buf []byte, root int) error {
 // Send sends buf to rank dest with tag, in messages of at most maxChunk
 // bytes; the receiver calls Recv with a buffer of the same length.
 func (c Comm) Send(buf []byte, dest, tag int) error {
-	for off := 0; off < len(buf); off += maxChunk {
-		n := min(maxChunk, len(buf)-off)
+	for off := 0; off < len(buf); off += c.chunk {
+		n := min(c.chunk, len(buf)-off)
 		rc := call(c.l.fn["MPI_Send"], uintptr(unsafe.Pointer(&buf[off])), uintptr(n), c.l.byteType, uintptr(dest),
 			uintptr(tag), c.h)
 		if err := c.l.check("MPI_Send", rc); err != nil {
@@ -206,8 +207,8 @@ func (c Comm) Send(buf []byte, dest, tag int) error {
 
 // Recv receives into buf what rank src sends with tag (Send).
 func (c Comm) Recv(buf []byte, src, tag int) error {
-	for off := 0; off < len(buf); off += maxChunk {
-		n := min(maxChunk, len(buf)-off)
+	for off := 0; off < len(buf); off += c.chunk {
+		n := min(c.chunk, len(buf)-off)
 		rc := call(c.l.fn["MPI_Recv"], uintptr(unsafe.Pointer(&buf[off])), uintptr(n), c.l.byteType, uintptr(src),
 			uintptr(tag), c.h, c.l.statusIgnore)
 		if err := c.l.check("MPI_Recv", rc); err != nil {
@@ -295,7 +296,7 @@ func (c Comm) rounds(counts []int, root int, fn func(me, from int, part []int, t
 	for _, n := range counts {
 		most = max(most, n)
 	}
-	chunk := max(1, maxChunk/max(1, len(counts)))
+	chunk := max(1, c.chunk/max(1, len(counts)))
 	part := make([]int, len(counts))
 	displs, sizes := make([]int32, len(counts)), make([]int32, len(counts))
 	for from := 0; from == 0 || from < most; from += chunk {
