@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/mpi"
@@ -94,7 +93,7 @@ func (j *mpiJob) run(ctx context.Context) error {
 	}
 	j.times.load = time.Since(t)
 	t = time.Now()
-	refs, err := j.broadcastRefs(ref.cols)
+	refs, err := j.world.BcastPoints(ref.cols, 0)
 	if err != nil {
 		return err
 	}
@@ -133,10 +132,10 @@ func (j *mpiJob) run(ctx context.Context) error {
 		if all != nil {
 			allIndex, allDist, all.Stats = all.Index, all.Distance, res.Stats
 		}
-		if err := gatherRows(j, res.Index, allIndex, counts, 1, 1); err != nil {
+		if err := mpi.Gather(j.world, res.Index, allIndex, counts, 1, 0, 1); err != nil {
 			return err
 		}
-		if err := gatherRows(j, res.Distance, allDist, counts, 1, 2); err != nil {
+		if err := mpi.Gather(j.world, res.Distance, allDist, counts, 1, 0, 2); err != nil {
 			return err
 		}
 	}
@@ -190,27 +189,6 @@ func (j *mpiJob) place() error {
 	return nil
 }
 
-// broadcastRefs sends rank 0's references to every rank, as float64
-// radian columns.
-func (j *mpiJob) broadcastRefs(ref geoknn.Points) (geoknn.Points, error) {
-	n := []int64{int64(ref.Len())}
-	if err := j.world.Bcast(bytesOf(n), 0); err != nil {
-		return geoknn.Points{}, err
-	}
-	lat, lon := make([]float64, n[0]), make([]float64, n[0])
-	if j.rank == 0 {
-		for i := range lat {
-			lat[i], lon[i] = ref.At(i)
-		}
-	}
-	for _, col := range [][]float64{lat, lon} {
-		if err := j.world.Bcast(bytesOf(col), 0); err != nil {
-			return geoknn.Points{}, err
-		}
-	}
-	return geoknn.Radians64(lat, lon), nil
-}
-
 // spreadObs gives each rank its range of the observations: generated
 // where it is used when rank 0's set is a generated one, else scattered
 // from rank 0's columns. It returns the rank's points and every rank's
@@ -222,35 +200,18 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 			head[1] = 1 // generated: every rank makes its own range
 		}
 	}
-	if err := j.world.Bcast(bytesOf(head), 0); err != nil {
+	if err := j.world.Bcast(mpi.Bytes(head), 0); err != nil {
 		return geoknn.Points{}, nil, err
 	}
 	n := int(head[0])
-	counts := make([]int, j.size)
-	for r := range counts {
-		counts[r] = n*(r+1)/j.size - n*r/j.size
-	}
-	lo, hi := n*j.rank/j.size, n*(j.rank+1)/j.size
+	counts := mpi.Shares(n, j.size)
 	if head[1] == 1 {
+		lo, hi := mpi.Range(counts, j.rank)
 		all, err := geoknn.Generated(j.f.gen, n, j.f.seed)
 		return all.Slice(lo, hi), counts, err
 	}
-	bytes := make([]int, j.size)
-	for r, c := range counts {
-		bytes[r] = 8 * c
-	}
-	lat, lon := make([]float64, hi-lo), make([]float64, hi-lo)
-	var srcLat, srcLon []float64
-	if j.rank == 0 {
-		srcLat, srcLon = obs.Float64()
-	}
-	if err := j.world.Scatterv(bytesOf(srcLat), bytes, bytesOf(lat), 0); err != nil {
-		return geoknn.Points{}, nil, err
-	}
-	if err := j.world.Scatterv(bytesOf(srcLon), bytes, bytesOf(lon), 0); err != nil {
-		return geoknn.Points{}, nil, err
-	}
-	return geoknn.Radians64(lat, lon), counts, nil
+	part, err := j.world.ScatterPoints(obs, counts, 0)
+	return part, counts, err
 }
 
 // runWithin is run's radius half: every rank counts (and with --list
@@ -309,10 +270,9 @@ func (j *mpiJob) gatherWithin(res *geoknn.WithinResult, counts []int) (*geoknn.W
 	var allCounts []uint32
 	if j.rank == 0 {
 		allCounts = make([]uint32, sum(counts))
-		copy(allCounts, res.Counts)
 		all = &geoknn.WithinResult{Counts: allCounts}
 	}
-	if err := gatherRows(j, res.Counts, allCounts, counts, 1, 3); err != nil || res.Offsets == nil {
+	if err := mpi.Gather(j.world, res.Counts, allCounts, counts, 1, 0, 3); err != nil || res.Offsets == nil {
 		return all, err
 	}
 	// Every rank's list length, from the counts rank 0 now holds.
@@ -329,36 +289,16 @@ func (j *mpiJob) gatherWithin(res *geoknn.WithinResult, counts []int) (*geoknn.W
 		}
 		total := int(all.Offsets[len(allCounts)])
 		all.Index, all.DistanceRad = make([]uint32, total), make([]float32, total)
-		copy(all.Index, res.Index)
-		copy(all.DistanceRad, res.DistanceRad)
 	}
 	var allIndex []uint32
 	var allDist []float32
 	if all != nil {
 		allIndex, allDist = all.Index, all.DistanceRad
 	}
-	if err := gatherRows(j, res.Index, allIndex, listLens, 1, 4); err != nil {
+	if err := mpi.Gather(j.world, res.Index, allIndex, listLens, 1, 0, 4); err != nil {
 		return nil, err
 	}
-	return all, gatherRows(j, res.DistanceRad, allDist, listLens, 1, 5)
-}
-
-// gatherRows sends every other rank's rows (per values an observation,
-// counts of them) to rank 0, straight into their place in all; rank 0's
-// are there already.
-func gatherRows[T any](j *mpiJob, own, all []T, counts []int, per int, tag int) error {
-	if j.rank != 0 {
-		return j.world.Send(bytesOf(own), 0, tag)
-	}
-	lo := counts[0] * per
-	for r := 1; r < j.size; r++ {
-		hi := lo + counts[r]*per
-		if err := j.world.Recv(bytesOf(all[lo:hi]), r, tag); err != nil {
-			return err
-		}
-		lo = hi
-	}
-	return nil
+	return all, mpi.Gather(j.world, res.DistanceRad, allDist, listLens, 1, 0, 5)
 }
 
 func sum(counts []int) int {
@@ -405,7 +345,10 @@ func rankPath(path string, rank int) string {
 	return fmt.Sprintf("%s.rank%d%s", strings.TrimSuffix(path, ext), rank, ext)
 }
 
-func offsetOf(counts []int, r int) int { return sum(counts[:r]) }
+func offsetOf(counts []int, r int) int {
+	lo, _ := mpi.Range(counts, r)
+	return lo
+}
 
 // rankRecord is the fixed size of a rank's report line.
 const rankRecord = 512
@@ -508,10 +451,10 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")
 	t = time.Now()
 	if gather {
-		if err := gatherRows(j, res.Index, allIndex, counts, k, 1); err != nil {
+		if err := mpi.Gather(j.world, res.Index, allIndex, counts, k, 0, 1); err != nil {
 			return err
 		}
-		if err := gatherRows(j, res.DistanceRad, allDist, counts, k, 2); err != nil {
+		if err := mpi.Gather(j.world, res.DistanceRad, allDist, counts, k, 0, 2); err != nil {
 			return err
 		}
 	}
@@ -543,13 +486,4 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 	}
 	format, _ := j.f.format() // checked before the work
 	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return kWriter(all)(w, format) })
-}
-
-// bytesOf is s's memory as bytes (nil for an empty s).
-func bytesOf[T any](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	var zero T
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(zero)))
 }
