@@ -26,8 +26,11 @@ import (
 // to rank 0, which validates, writes --out and reports every rank. An error
 // on any rank is printed and ends the whole job (MPI_Abort), non-zero.
 func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
-	if f.excludeSelf || f.obsID != "" || f.refID != "" || f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
-		return usagef("run --mpi answers queries of files or counts: not with --exclude-self, --obs-id, --ref-id, --repeat, --host-points, --trace or standard input")
+	if f.excludeSelf || f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
+		return usagef("run --mpi answers queries of files or counts: not with --exclude-self, --repeat, --host-points, --trace or standard input")
+	}
+	if f.outPerRank && (f.obsID != "" || f.refID != "") {
+		return usagef("run --mpi: --obs-id and --ref-id go with gathered answers, not --out-per-rank (rank 0 holds the ids)")
 	}
 	if f.gpusPerRank < 0 {
 		return usagef("run: --gpus-per-rank must be >= 0")
@@ -260,6 +263,9 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 		return nil
 	}
 	format, _ := j.f.format() // checked before the work
+	if lb := idLabels(obs, ref); lb.any() {
+		return lb.within(all).write(ctx, j.f.out, j.stdout, format)
+	}
 	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return withinWriter(all)(w, format) })
 }
 
@@ -400,8 +406,12 @@ func (j *mpiJob) finish(ctx context.Context, obs, ref pointSet, res *geoknn.Resu
 		return nil
 	}
 	format, _ := j.f.format() // checked before the work
-	return writeRunAnswers(ctx, j.f.out, format, j.stdout, w, res, labels{})
+	return writeRunAnswers(ctx, j.f.out, format, j.stdout, w, res, idLabels(obs, ref))
 }
+
+// idLabels are rank 0's --obs-id and --ref-id columns, which the gathered
+// answers carry.
+func idLabels(obs, ref pointSet) labels { return labels{obs: obs.ids, ref: ref.ids} }
 
 // perRankNote says where --out-per-rank wrote.
 func (j *mpiJob) perRankNote() {
@@ -485,5 +495,8 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 		return nil
 	}
 	format, _ := j.f.format() // checked before the work
+	if lb := idLabels(obs, ref); lb.any() {
+		return lb.kNearest(all).write(ctx, j.f.out, j.stdout, format)
+	}
 	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return kWriter(all)(w, format) })
 }

@@ -73,6 +73,8 @@ func TestRunMPI(t *testing.T) {
 		{"counts", []string{"--obs", "50001", "--ref", "2^10"}, "csv"},
 		{"files", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "npz"},
 		{"files to Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "parquet"},
+		{"ids", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
+			"--obs-id", "name", "--ref-id", "iata", "--k", "2"}, "csv"},
 		{"clustered on the host", []string{"--obs", "30000", "--ref", "500", "--gen", "clustered"}, "arrow"},
 		{"k nearest", []string{"--obs", "20001", "--ref", "700", "--k", "3"}, "csv"},
 		{"k nearest within a limit", []string{"--obs", "20001", "--ref", "700", "--k", "4", "--max-m", "300000"}, "npz"},
