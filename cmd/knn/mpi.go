@@ -237,8 +237,31 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 		}
 	}
 	j.times.gather = time.Since(t)
+	if all != nil {
+		all.Stats = res.Stats
+	}
+	return j.complete(ctx, obs, ref, answered{
+		own: labels{obsBase: offsetOf(counts, j.rank)}.within(res), gathered: gather,
+		check: func(in *runInputs) error { return checkWithin(ctx, in, j.f, all) },
+		rows:  func(lb labels) table { return lb.within(all) },
+		write: func(w *bufio.Writer, format string) error { return withinWriter(all)(w, format) },
+	}, s)
+}
+
+// answered is a finished k-nearest or radius query as complete takes it.
+type answered struct {
+	own      table // the rank's rows, for --out-per-rank
+	gathered bool  // rank 0 holds every rank's answers
+	check    func(in *runInputs) error
+	rows     func(lb labels) table                      // the gathered answers with ids
+	write    func(w *bufio.Writer, format string) error // the gathered answers without
+}
+
+// complete is the end of a k-nearest or radius job: a file a rank, or at
+// rank 0 the report, the validation and --out.
+func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s *geoknn.Searcher) error {
 	if j.f.outPerRank {
-		if err := j.writeOwn(ctx, labels{obsBase: offsetOf(counts, j.rank)}.within(res)); err != nil {
+		if err := j.writeOwn(ctx, a.own); err != nil {
 			return err
 		}
 	}
@@ -250,12 +273,11 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 	if j.f.outPerRank {
 		j.perRankNote()
 	}
-	if !gather {
+	if !a.gathered {
 		return nil
 	}
-	all.Stats = res.Stats
 	if j.f.validate > 0 {
-		if err := checkWithin(ctx, &runInputs{s: s, obs: obs, ref: ref, log: j.stderr}, j.f, all); err != nil {
+		if err := a.check(&runInputs{s: s, obs: obs, ref: ref, log: j.stderr}); err != nil {
 			return err
 		}
 	}
@@ -264,9 +286,9 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 	}
 	format, _ := j.f.format() // checked before the work
 	if lb := idLabels(obs, ref); lb.any() {
-		return lb.within(all).write(ctx, j.f.out, j.stdout, format)
+		return a.rows(lb).write(ctx, j.f.out, j.stdout, format)
 	}
-	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return withinWriter(all)(w, format) })
+	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return a.write(w, format) })
 }
 
 // gatherWithin collects the ranks' counts and lists at rank 0 (nil
@@ -469,34 +491,13 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 		}
 	}
 	j.times.gather = time.Since(t)
-	if j.f.outPerRank {
-		if err := j.writeOwn(ctx, labels{obsBase: offsetOf(counts, j.rank)}.kNearest(res)); err != nil {
-			return err
-		}
+	if all != nil {
+		all.Stats = res.Stats
 	}
-	report, err := j.gatherTimes()
-	if err != nil || j.rank != 0 {
-		return err
-	}
-	j.report(obs, ref, report)
-	if j.f.outPerRank {
-		j.perRankNote()
-	}
-	if !gather {
-		return nil
-	}
-	all.Stats = res.Stats
-	if j.f.validate > 0 {
-		if err := checkK(ctx, &runInputs{s: s, obs: obs, ref: ref, log: j.stderr}, j.f, all); err != nil {
-			return err
-		}
-	}
-	if j.f.out == "" {
-		return nil
-	}
-	format, _ := j.f.format() // checked before the work
-	if lb := idLabels(obs, ref); lb.any() {
-		return lb.kNearest(all).write(ctx, j.f.out, j.stdout, format)
-	}
-	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return kWriter(all)(w, format) })
+	return j.complete(ctx, obs, ref, answered{
+		own: labels{obsBase: offsetOf(counts, j.rank)}.kNearest(res), gathered: gather,
+		check: func(in *runInputs) error { return checkK(ctx, in, j.f, all) },
+		rows:  func(lb labels) table { return lb.kNearest(all) },
+		write: func(w *bufio.Writer, format string) error { return kWriter(all)(w, format) },
+	}, s)
 }
