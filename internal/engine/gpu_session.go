@@ -547,9 +547,9 @@ func (p *residentPart) enqueueRefs(s *gpuSession, movers bool, t *stageTimes) (i
 
 // resortFraction: a session re-sorts its observations by cell once more
 // than 1/resortFraction of them were replaced in place since the last sort.
-// Each patched record makes its warp walk two cells' neighbourhoods; on an
-// H200 at 2^24 x 2^16 a sort costs what about 5% patched records do, so
-// re-sorting at 3% keeps the median step lowest (internal/kernels/NOTES.md).
+// Each patched record makes its warp walk two cells' neighbourhoods: on an
+// H200 at 2^24 x 2^16 with 1% replaced a step, re-sorting at 1/8 gave a
+// median step of 3.5 ms, at 1/32 3.1 ms (BENCHMARKS.md, Simulation).
 const resortFraction = 32
 
 // prepareIndex queues the grid index build and, when the cells changed or
