@@ -9,11 +9,8 @@ import (
 	"github.com/geoknn/geoknn/sphere"
 )
 
-// Stream keys of the moving simulation (see generate.go for the others).
-const (
-	streamMotion  = 0x452821e638d01377 // speeds and headings of the references
-	streamReplace = 0xbe5466cf34e90c6c // which observations are replaced, and by what
-)
+// streamMotion keys the speeds and headings of the references.
+const streamMotion = 0x452821e638d01377
 
 // Propagate moves a point at latitude lat and longitude lon (radians),
 // travelling with heading (radians clockwise from north), dist metres along

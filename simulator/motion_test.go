@@ -333,7 +333,7 @@ func newBenchWorld(b *testing.B, frac float64) *benchWorld {
 	_ = RandomMotion(nRef, 1, 0, 250, w.m.Speed, w.m.Heading)
 	gen, _ := sphere.NewGenerator("sphere", 1)
 	w.r = newReplacer(frac, gen, 1, runtime.GOMAXPROCS(0))
-	k := replaceCount(frac, nObs)
+	k := sphere.ReplaceCount(frac, nObs)
 	w.slots, w.newLat, w.newLon = make([]uint32, k), make([]float64, k), make([]float64, k)
 	return w
 }

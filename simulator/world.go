@@ -90,7 +90,7 @@ func initMovers(cfg Config) (*Movers, error) {
 // initReplacer sets up the replacer and both replacement buffers, unless
 // the configuration replaces no observations.
 func (w *world) initReplacer() error {
-	k := replaceCount(w.cfg.Replace, len(w.obsLat))
+	k := sphere.ReplaceCount(w.cfg.Replace, len(w.obsLat))
 	if k <= 0 {
 		return nil
 	}

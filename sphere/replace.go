@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"math/rand/v2"
 )
 
 // ReplaceBlockSize observations share one draw of which of them a
@@ -93,6 +94,15 @@ func drawBelow(key uint64, b, j uint32, bound uint64) uint64 {
 	c := philox4x32([4]uint32{j, b, 0x5eed, 0}, [2]uint32{uint32(key), uint32(key >> 32)})
 	hi, _ := bits.Mul64(uint64(c[0])<<32|uint64(c[1]), bound)
 	return hi
+}
+
+// BlockPoints fills lat and lon with block b's fresh points from gen, the
+// block form of a generator without an indexed one (clustered), drawn from
+// a PCG stream of the step's and the block's own.
+func (r Replacement) BlockPoints(gen Generator, b int, lat, lon []float64) {
+	var src rand.PCG
+	seedPCG(&src, r.PointSeed(), streamReplace, uint64(b))
+	gen(rand.New(&src), lat, lon)
 }
 
 // PointAt is the fresh point of the t-th replaced observation.
