@@ -145,7 +145,7 @@ func ReadFileRadians(ctx context.Context, path string, opts ReadOptions) (lat, l
 		rows := min(fi.Size()/21+16, 1<<31)
 		lat, lon = make([]float64, 0, rows), make([]float64, 0, rows)
 	}
-	opts.sink = func(pts []orb.Point) { lat, lon = appendRadiansParallel(lat, lon, pts) }
+	opts.sink = func(pts []orb.Point) { lat, lon = AppendRadiansParallel(lat, lon, pts) }
 	pts, ids, err := ReadFileIDs(ctx, path, opts)
 	if err != nil {
 		return nil, nil, nil, err
@@ -154,8 +154,8 @@ func ReadFileRadians(ctx context.Context, path string, opts ReadOptions) (lat, l
 	return lat, lon, ids, nil
 }
 
-// appendRadiansParallel is AppendRadians on every core.
-func appendRadiansParallel(lat, lon []float64, pts []orb.Point) ([]float64, []float64) {
+// AppendRadiansParallel is AppendRadians on every core, for large pts.
+func AppendRadiansParallel(lat, lon []float64, pts []orb.Point) ([]float64, []float64) {
 	n := len(lat)
 	lat, lon = slices.Grow(lat, len(pts))[:n+len(pts)], slices.Grow(lon, len(pts))[:n+len(pts)]
 	parallel.Blocks(len(pts), 1<<13, 0, func(_, lo, hi int) {

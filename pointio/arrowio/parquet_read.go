@@ -17,7 +17,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/sysmem"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
@@ -56,11 +55,7 @@ func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions)
 	if isIPC(path) {
 		reserve := func(n int) { lat, lon = make([]float64, 0, n), make([]float64, 0, n) }
 		err := readIPC(ctx, path, opts, &ids, reserve, func(pts []orb.Point) {
-			n := len(lat)
-			lat, lon = slices.Grow(lat, len(pts))[:n+len(pts)], slices.Grow(lon, len(pts))[:n+len(pts)]
-			parallel.Blocks(len(pts), 1<<14, 0, func(_, lo, hi int) {
-				pointio.AppendRadians(lat[n+lo:n+lo], lon[n+lo:n+lo], pts[lo:hi])
-			})
+			lat, lon = pointio.AppendRadiansParallel(lat, lon, pts)
 		})
 		if err != nil {
 			return nil, nil, nil, err
