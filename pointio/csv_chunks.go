@@ -45,7 +45,8 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 	}
 	for {
 		size = min(2*size, blockBytes)
-		ends := splitRecords(block, workers)
+		quoted := hasQuote(block, workers)
+		ends := splitRecords(block, workers, quoted)
 		if len(ends) == 0 && !eof && len(block) >= blockBytes {
 			// A block and more without a record boundary: a field quoted
 			// over megabytes, or a stray quote. One pass from here says
@@ -60,7 +61,7 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 			ends = append(ends, len(block)) // the last record needs no newline
 		}
 		// The chunks are parsed while the next block is read.
-		parsed := r.startChunks(block, ends, line)
+		parsed := r.startChunks(block, ends, line, quoted)
 		done := 0
 		if len(ends) > 0 {
 			done = ends[len(ends)-1]
@@ -132,9 +133,10 @@ func (r *csvRows) readRest(rd io.Reader, line int) ([]orb.Point, error) {
 // after a newline outside quotes, the last at the last such newline (what
 // follows it waits for the next block). Quotes are counted from the
 // block's start, itself a record boundary; RFC 4180's doubled quotes
-// count twice and change nothing.
-func splitRecords(block []byte, k int) []int {
-	if !hasQuote(block, k) {
+// count twice and change nothing. quoted says whether block holds a quote
+// (hasQuote): without one every newline ends a record.
+func splitRecords(block []byte, k int, quoted bool) []int {
+	if !quoted {
 		return splitPlain(block, k)
 	}
 	var ends []int
@@ -208,7 +210,7 @@ func splitPlain(block []byte, k int) []int {
 // and returns the wait for each chunk's points and the block's line count,
 // or the error of the first chunk that has one. line is the input's line
 // count before block.
-func (r *csvRows) startChunks(block []byte, ends []int, line int) func() ([][]orb.Point, int, error) {
+func (r *csvRows) startChunks(block []byte, ends []int, line int, quoted bool) func() ([][]orb.Point, int, error) {
 	pts := make([][]orb.Point, len(ends))
 	ids := make([][]string, len(ends))
 	errs := make([]error, len(ends))
@@ -224,7 +226,7 @@ func (r *csvRows) startChunks(block []byte, ends []int, line int) func() ([][]or
 		wg.Go(func() {
 			lines[i] = bytes.Count(chunk, []byte{'\n'})
 			counted.Done()
-			if got, ok := c.plainPoints(chunk); ok {
+			if got, ok := c.plainPoints(chunk, quoted); ok {
 				pts[i], ids[i] = got, c.ids
 				return
 			}
@@ -259,11 +261,11 @@ func (r *csvRows) startChunks(block []byte, ends []int, line int) func() ([][]or
 // plainPoints reads a chunk without quotes and with a one-byte delimiter
 // without encoding/csv, as it would read it: lines end at newlines (a
 // carriage return before one dropped), fields at delimiters, empty lines
-// skipped. It reports false when it cannot (quotes, a wide delimiter) or
-// finds a row in error, which the caller reads again through encoding/csv
-// for its report.
-func (r *csvRows) plainPoints(chunk []byte) ([]orb.Point, bool) {
-	if r.comma >= utf8.RuneSelf || r.comma == '\r' || r.comma == '\n' || bytes.IndexByte(chunk, '"') >= 0 {
+// skipped. It reports false when it cannot (quotes in the chunk, looked
+// for only when its block has some; a wide delimiter) or finds a row in
+// error, which the caller reads again through encoding/csv for its report.
+func (r *csvRows) plainPoints(chunk []byte, quoted bool) ([]orb.Point, bool) {
+	if r.comma >= utf8.RuneSelf || r.comma == '\r' || r.comma == '\n' || (quoted && bytes.IndexByte(chunk, '"') >= 0) {
 		return nil, false
 	}
 	comma := byte(r.comma)
