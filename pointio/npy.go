@@ -198,35 +198,73 @@ func pointsOf(name string, lat, lon []float64, radians bool) ([]orb.Point, error
 	if len(lat) == 0 {
 		return nil, &InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
 	}
-	latMax, lonMax, scale := 90.0, 180.0, 1.0
-	if radians {
-		// float32 arrays round pi/2 and pi up (by 4.4e-8 and 8.7e-8):
-		// allow that, and clamp once in degrees.
-		latMax, lonMax, scale = math.Pi/2+1e-7, math.Pi+1e-7, 180/math.Pi
-	}
+	rule := newNPYRule(radians)
 	pts := make([]orb.Point, len(lat))
-	// Blocks in parallel; the lowest bad row is the one reported.
-	bad := make([]int, parallel.Workers(len(pts), 1<<16, 0))
-	for w := range bad {
-		bad[w] = len(pts)
-	}
-	parallel.Blocks(len(pts), 1<<16, 0, func(w, lo, hi int) {
+	bad := firstBad(len(pts), func(lo, hi int) int {
 		for i := lo; i < hi; i++ {
-			la, ln := lat[i], lon[i]
-			if !(la >= -latMax && la <= latMax) || !(ln >= -lonMax && ln <= lonMax) {
-				bad[w] = min(bad[w], i)
-				return
+			if !rule.ok(lat[i], lon[i]) {
+				return i
 			}
-			pts[i] = orb.Point{max(-180, min(180, ln*scale)), max(-90, min(90, la*scale))}
+			la, ln := rule.degrees(lat[i], lon[i])
+			pts[i] = orb.Point{ln, la}
 		}
+		return -1
 	})
-	if i := slices.Min(bad); i < len(pts) {
-		if la := lat[i]; !(la >= -latMax && la <= latMax) {
-			return nil, rowError(name, i, "lat", la, latMax, radians)
-		}
-		return nil, rowError(name, i, "lon", lon[i], lonMax, radians)
+	if bad >= 0 {
+		return nil, rule.err(name, bad, lat[bad], lon[bad])
 	}
 	return pts, nil
+}
+
+// npyRule checks and converts NumPy coordinates: degrees, or radians,
+// whose float32 rounding of pi/2 and pi (up by 4.4e-8 and 8.7e-8) is
+// allowed and clamped once in degrees.
+type npyRule struct {
+	latMax, lonMax, scale float64
+	radians               bool
+}
+
+func newNPYRule(radians bool) npyRule {
+	if radians {
+		return npyRule{math.Pi/2 + 1e-7, math.Pi + 1e-7, 180 / math.Pi, true}
+	}
+	return npyRule{90, 180, 1, false}
+}
+
+func (r npyRule) ok(la, ln float64) bool {
+	return la >= -r.latMax && la <= r.latMax && ln >= -r.lonMax && ln <= r.lonMax
+}
+
+// degrees is a valid row in degrees.
+func (r npyRule) degrees(la, ln float64) (lat, lon float64) {
+	return max(-90, min(90, la*r.scale)), max(-180, min(180, ln*r.scale))
+}
+
+// err is the error of row i, (la, ln) not ok.
+func (r npyRule) err(name string, i int, la, ln float64) error {
+	if !(la >= -r.latMax && la <= r.latMax) {
+		return rowError(name, i, "lat", la, r.latMax, r.radians)
+	}
+	return rowError(name, i, "lon", ln, r.lonMax, r.radians)
+}
+
+// firstBad runs check over blocks of [0, n) on every core; each returns
+// its first bad index (or -1) and may stop there. It returns the lowest
+// bad index, or -1.
+func firstBad(n int, check func(lo, hi int) int) int {
+	bad := make([]int, parallel.Workers(n, 1<<14, 0))
+	for w := range bad {
+		bad[w] = n
+	}
+	parallel.Blocks(n, 1<<14, 0, func(w, lo, hi int) {
+		if i := check(lo, hi); i >= 0 {
+			bad[w] = min(bad[w], i)
+		}
+	})
+	if i := slices.Min(bad); i < n {
+		return i
+	}
+	return -1
 }
 
 func rowError(name string, i int, field string, v, limit float64, radians bool) error {
