@@ -381,8 +381,14 @@ func offsetOf(counts []int, r int) int {
 // rankRecord is the fixed size of a rank's report line.
 const rankRecord = 512
 
-// gatherTimes collects every rank's report line at rank 0.
-func (j *mpiJob) gatherTimes() ([]string, error) {
+// rankReports are every rank's report line and query time, at rank 0.
+type rankReports struct {
+	lines []string
+	query []float64 // seconds
+}
+
+// gatherTimes collects every rank's report at rank 0.
+func (j *mpiJob) gatherTimes() (rankReports, error) {
 	line := fmt.Sprintf("rank %d on %s (%s): %d observations, load %.3f s, spread %.3f s, query %.3f s, gather %.3f s",
 		j.rank, j.host, j.times.devices, j.times.n, j.times.load.Seconds(), j.times.spread.Seconds(),
 		j.times.query.Seconds(), j.times.gather.Seconds())
@@ -397,17 +403,27 @@ func (j *mpiJob) gatherTimes() ([]string, error) {
 		all = make([]byte, rankRecord*j.size)
 	}
 	if err := j.world.Gatherv(rec, counts, all, 0); err != nil {
-		return nil, err
+		return rankReports{}, err
 	}
-	lines := make([]string, 0, j.size)
+	var rep rankReports
+	ones := make([]int, j.size)
+	for r := range ones {
+		ones[r] = 1
+	}
+	if j.rank == 0 {
+		rep.query = make([]float64, j.size)
+	}
+	if err := mpi.Gather(j.world, []float64{j.times.query.Seconds()}, rep.query, ones, 1, 0, 6); err != nil {
+		return rankReports{}, err
+	}
 	for r := 0; r < len(all); r += rankRecord {
-		lines = append(lines, strings.TrimRight(string(all[r:r+rankRecord]), "\x00"))
+		rep.lines = append(rep.lines, strings.TrimRight(string(all[r:r+rankRecord]), "\x00"))
 	}
-	return lines, nil
+	return rep, nil
 }
 
 // finish is rank 0's end of the job: the report, validation and --out.
-func (j *mpiJob) finish(ctx context.Context, obs, ref pointSet, res *geoknn.Result, ranks []string) error {
+func (j *mpiJob) finish(ctx context.Context, obs, ref pointSet, res *geoknn.Result, ranks rankReports) error {
 	w := j.stderr
 	j.report(obs, ref, ranks)
 	if j.f.validate > 0 {
@@ -441,23 +457,21 @@ func (j *mpiJob) perRankNote() {
 }
 
 // report prints the job, the points and every rank's line, and the slowest.
-func (j *mpiJob) report(obs, ref pointSet, ranks []string) {
+func (j *mpiJob) report(obs, ref pointSet, ranks rankReports) {
 	w := j.stderr
 	fmt.Fprintf(w, "mpi:          %d ranks, %s (%s); answers gathered through host memory (CUDA-aware library: %v)\n",
 		j.size, j.lib.Implementation(), j.lib.Version(), j.lib.CUDAAware())
 	fmt.Fprintf(w, "observations: %d (%s)\nreferences:   %d (%s)\n", obs.cols.Len(), obs.desc, ref.cols.Len(), ref.desc)
-	slowest, most := 0, -1.0
-	for r, line := range ranks {
+	for _, line := range ranks.lines {
 		fmt.Fprintf(w, "  %s\n", line)
-		var q float64
-		if i := strings.Index(line, "query "); i >= 0 {
-			fmt.Sscanf(line[i:], "query %f", &q)
-		}
-		if q > most {
-			slowest, most = r, q
+	}
+	slowest := 0
+	for r, q := range ranks.query {
+		if q > ranks.query[slowest] {
+			slowest = r
 		}
 	}
-	fmt.Fprintf(w, "slowest:      rank %d, query %.3f s\n", slowest, most)
+	fmt.Fprintf(w, "slowest:      rank %d, query %.3f s\n", slowest, ranks.query[slowest])
 }
 
 // runK is run's k-nearest half: the k nearest (within --max-m) of the
