@@ -50,6 +50,19 @@ func formatOf(path string) format {
 // parquetMagic starts (and ends) every Parquet file.
 const parquetMagic = "PAR1"
 
+// StartsWith reports whether the file at path starts with magic (false
+// when it cannot be read): how inputs without an extension are sniffed.
+func StartsWith(path, magic string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(magic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == magic
+}
+
 // IsParquet reports whether path names a Parquet file: by its extension
 // (.parquet, .geoparquet, .parq) or, without one, by its first bytes.
 func IsParquet(path string) bool {
@@ -60,14 +73,7 @@ func IsParquet(path string) bool {
 	case formatParquet:
 		return true
 	case formatUnknown:
-		f, err := os.Open(path)
-		if err != nil {
-			return false
-		}
-		defer f.Close()
-		head := make([]byte, len(parquetMagic))
-		_, err = io.ReadFull(f, head)
-		return err == nil && string(head) == parquetMagic
+		return StartsWith(path, parquetMagic)
 	}
 	return false
 }

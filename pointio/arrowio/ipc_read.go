@@ -35,14 +35,7 @@ func isIPC(path string) bool {
 	case ".arrow", ".feather", ".ipc", ".arrows":
 		return true
 	case "":
-		f, err := os.Open(path)
-		if err != nil {
-			return false
-		}
-		defer f.Close()
-		head := make([]byte, len(ipcMagic))
-		_, err = io.ReadFull(f, head)
-		return err == nil && string(head) == ipcMagic
+		return pointio.StartsWith(path, ipcMagic)
 	}
 	return false
 }
