@@ -35,18 +35,8 @@ func (m *Movers) Len() int { return len(m.Lat) }
 // Check reports whether the columns have equal lengths and hold valid
 // positions, finite headings and finite non-negative speeds.
 func (m *Movers) Check() error {
-	n := len(m.Lat)
-	if len(m.Lon) != n || len(m.Heading) != n || len(m.Speed) != n {
-		return fmt.Errorf("simulator: movers have %d latitudes, %d longitudes, %d headings and %d speeds",
-			n, len(m.Lon), len(m.Heading), len(m.Speed))
-	}
-	for i := range n {
-		if !(math.Abs(m.Lat[i]) <= math.Pi/2) || !(math.Abs(m.Lon[i]) <= math.Pi) {
-			return fmt.Errorf("simulator: mover %d at lat %v, lon %v rad is not a valid position", i, m.Lat[i], m.Lon[i])
-		}
-		if math.IsNaN(m.Heading[i]) || math.IsInf(m.Heading[i], 0) || !(m.Speed[i] >= 0) || math.IsInf(m.Speed[i], 0) {
-			return fmt.Errorf("simulator: mover %d has heading %v rad and speed %v m/s", i, m.Heading[i], m.Speed[i])
-		}
+	if err := sphere.CheckMotion(m.Lat, m.Lon, m.Heading, m.Speed); err != nil {
+		return fmt.Errorf("simulator: movers: %w", err)
 	}
 	return nil
 }

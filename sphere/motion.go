@@ -1,6 +1,9 @@
 package sphere
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Propagate moves a point at latitude lat and longitude lon (radians),
 // travelling with heading (radians clockwise from north), dist metres along
@@ -50,6 +53,26 @@ func Propagate(lat, lon, heading, dist float64) (lat2, lon2, heading2 float64) {
 	east := float64(-mul(sLon, u.x) + mul(cLon, u.y))
 	north := float64(float64(-mul(mul(sLat, cLon), u.x)-mul(mul(sLat, sLon), u.y)) + mul(cLat, u.z))
 	return lat2, lon2, atan2(east, north)
+}
+
+// CheckMotion reports the first point of a moving set (one entry a point
+// in each column; see Propagate) that cannot move: columns of unequal
+// lengths, an invalid position, a heading that is not finite (or beyond
+// MaxTrigArg) or a speed that is negative or not finite.
+func CheckMotion(lat, lon, heading, speed []float64) error {
+	n := len(lat)
+	if len(lon) != n || len(heading) != n || len(speed) != n {
+		return fmt.Errorf("%d latitudes, %d longitudes, %d headings and %d speeds", n, len(lon), len(heading), len(speed))
+	}
+	for i := range n {
+		if !(math.Abs(lat[i]) <= math.Pi/2) || !(math.Abs(lon[i]) <= math.Pi) {
+			return fmt.Errorf("point %d at lat %v, lon %v rad is not a valid position", i, lat[i], lon[i])
+		}
+		if !(math.Abs(heading[i]) < MaxTrigArg) || !(speed[i] >= 0) || math.IsInf(speed[i], 0) {
+			return fmt.Errorf("point %d has heading %v rad and speed %v m/s", i, heading[i], speed[i])
+		}
+	}
+	return nil
 }
 
 // UnitVector is the float64 unit vector of (lat, lon) radians, with the

@@ -21,21 +21,11 @@ func (m Movers) Len() int { return len(m.Lat) }
 // Check reports unequal columns, an invalid position, a heading that is not
 // finite or a speed that is negative or not finite.
 func (m Movers) Check() error {
-	n := len(m.Lat)
-	if len(m.Lon) != n || len(m.Heading) != n || len(m.Speed) != n {
-		return fmt.Errorf("movers: %d latitudes, %d longitudes, %d headings and %d speeds",
-			n, len(m.Lon), len(m.Heading), len(m.Speed))
+	if err := sphere.CheckMotion(m.Lat, m.Lon, m.Heading, m.Speed); err != nil {
+		return fmt.Errorf("movers: %w", err)
 	}
-	if n == 0 || n > 1<<31-1 {
+	if n := len(m.Lat); n == 0 || n > 1<<31-1 {
 		return fmt.Errorf("movers: %d references (want 1 to %d)", n, 1<<31-1)
-	}
-	for i := range n {
-		if !(math.Abs(m.Lat[i]) <= math.Pi/2) || !(math.Abs(m.Lon[i]) <= math.Pi) {
-			return fmt.Errorf("movers: reference %d at lat %v, lon %v rad is not a valid position", i, m.Lat[i], m.Lon[i])
-		}
-		if !(math.Abs(m.Heading[i]) < sphere.MaxTrigArg) || !(m.Speed[i] >= 0) || math.IsInf(m.Speed[i], 0) {
-			return fmt.Errorf("movers: reference %d has heading %v rad and speed %v m/s", i, m.Heading[i], m.Speed[i])
-		}
 	}
 	return nil
 }
