@@ -143,19 +143,13 @@ func (j *mpiJob) run(ctx context.Context) error {
 		}
 	}
 	j.times.gather = time.Since(t)
-	if j.f.outPerRank {
-		if err := j.writeOwn(ctx, labels{obsBase: offsetOf(counts, j.rank)}.nearest(res)); err != nil {
-			return err
-		}
-	}
-	report, err := j.gatherTimes()
-	if err != nil {
-		return err
-	}
-	if j.rank != 0 {
-		return nil
-	}
-	return j.finish(ctx, obs, ref, all, report)
+	return j.complete(ctx, obs, ref, answered{
+		own: labels{obsBase: offsetOf(counts, j.rank)}.nearest(res), gathered: gather,
+		check: func(in *runInputs) error { return in.validate(ctx, in.log, all, j.f.validate, j.f.seed) },
+		write: func(format string) error {
+			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, idLabels(obs, ref))
+		},
+	}, s)
 }
 
 // place learns the rank, the node-local rank and the host, and picks the
@@ -243,21 +237,22 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 	return j.complete(ctx, obs, ref, answered{
 		own: labels{obsBase: offsetOf(counts, j.rank)}.within(res), gathered: gather,
 		check: func(in *runInputs) error { return checkWithin(ctx, in, j.f, all) },
-		rows:  func(lb labels) table { return lb.within(all) },
-		write: func(w *bufio.Writer, format string) error { return withinWriter(all)(w, format) },
+		write: func(format string) error {
+			lb := idLabels(obs, ref)
+			return j.writeGathered(ctx, format, lb.within(all), withinWriter(all), lb)
+		},
 	}, s)
 }
 
-// answered is a finished k-nearest or radius query as complete takes it.
+// answered is a rank's finished query as complete takes it.
 type answered struct {
-	own      table // the rank's rows, for --out-per-rank
-	gathered bool  // rank 0 holds every rank's answers
-	check    func(in *runInputs) error
-	rows     func(lb labels) table                      // the gathered answers with ids
-	write    func(w *bufio.Writer, format string) error // the gathered answers without
+	own      table                     // the rank's rows, for --out-per-rank
+	gathered bool                      // rank 0 holds every rank's answers
+	check    func(in *runInputs) error // validates the gathered answers
+	write    func(format string) error // writes them to --out
 }
 
-// complete is the end of a k-nearest or radius job: a file a rank, or at
+// complete is the end of a job: a file a rank, or at
 // rank 0 the report, the validation and --out.
 func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s *geoknn.Searcher) error {
 	if j.f.outPerRank {
@@ -285,10 +280,16 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 		return nil
 	}
 	format, _ := j.f.format() // checked before the work
-	if lb := idLabels(obs, ref); lb.any() {
-		return a.rows(lb).write(ctx, j.f.out, j.stdout, format)
+	return a.write(format)
+}
+
+// writeGathered writes gathered k-nearest or radius answers: as rows
+// with ids when the inputs carry them, else through the format's writer.
+func (j *mpiJob) writeGathered(ctx context.Context, format string, withIDs table, write func(w *bufio.Writer, format string) error, lb labels) error {
+	if lb.any() {
+		return withIDs.write(ctx, j.f.out, j.stdout, format)
 	}
-	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return a.write(w, format) })
+	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return write(w, format) })
 }
 
 // gatherWithin collects the ranks' counts and lists at rank 0 (nil
@@ -422,31 +423,6 @@ func (j *mpiJob) gatherTimes() (rankReports, error) {
 	return rep, nil
 }
 
-// finish is rank 0's end of the job: the report, validation and --out.
-func (j *mpiJob) finish(ctx context.Context, obs, ref pointSet, res *geoknn.Result, ranks rankReports) error {
-	w := j.stderr
-	j.report(obs, ref, ranks)
-	if j.f.validate > 0 {
-		rep, err := validateSample(ctx, obs, ref, res, j.f.validate, j.f.seed)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "validate:     %s\n", rep)
-		if !rep.OK() {
-			return errors.New("validation failed: answers beyond the 1 m tolerance")
-		}
-	}
-	if j.f.outPerRank {
-		j.perRankNote()
-		return nil
-	}
-	if res == nil || j.f.out == "" {
-		return nil
-	}
-	format, _ := j.f.format() // checked before the work
-	return writeRunAnswers(ctx, j.f.out, format, j.stdout, w, res, idLabels(obs, ref))
-}
-
 // idLabels are rank 0's --obs-id and --ref-id columns, which the gathered
 // answers carry.
 func idLabels(obs, ref pointSet) labels { return labels{obs: obs.ids, ref: ref.ids} }
@@ -511,7 +487,9 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 	return j.complete(ctx, obs, ref, answered{
 		own: labels{obsBase: offsetOf(counts, j.rank)}.kNearest(res), gathered: gather,
 		check: func(in *runInputs) error { return checkK(ctx, in, j.f, all) },
-		rows:  func(lb labels) table { return lb.kNearest(all) },
-		write: func(w *bufio.Writer, format string) error { return kWriter(all)(w, format) },
+		write: func(format string) error {
+			lb := idLabels(obs, ref)
+			return j.writeGathered(ctx, format, lb.kNearest(all), kWriter(all), lb)
+		},
 	}, s)
 }
