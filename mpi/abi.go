@@ -11,13 +11,12 @@ type abi struct {
 	statusIgnore         uintptr // MPI_STATUS_IGNORE
 	commTypeShared       int
 	threadFunneled       int
-	handleBytes          int // the size of an MPI_Comm as the library writes it
 }
 
 // openMPI resolves Open MPI's predefined handles: the addresses of the
 // objects its mpi.h macros take (OMPI_PREDEFINED_GLOBAL).
 func openMPI(sym func(string) uintptr) (abi, error) {
-	a := abi{name: "Open MPI", commTypeShared: 0, threadFunneled: 1, handleBytes: 8}
+	a := abi{name: "Open MPI", commTypeShared: 0, threadFunneled: 1}
 	for _, h := range []struct {
 		dst  *uintptr
 		name string
@@ -37,6 +36,5 @@ func openMPI(sym func(string) uintptr) (abi, error) {
 // MVAPICH, Cray MPICH): integer handles, from its mpi.h.
 func mpich() abi {
 	return abi{name: "MPICH", commWorld: 0x44000000, infoNull: 0x1c000000, byteType: 0x4c00010d,
-		doubleType: 0x4c00080b, opMax: 0x58000001, opSum: 0x58000003, statusIgnore: 1, commTypeShared: 1, threadFunneled: 1,
-		handleBytes: 4}
+		doubleType: 0x4c00080b, opMax: 0x58000001, opSum: 0x58000003, statusIgnore: 1, commTypeShared: 1, threadFunneled: 1}
 }

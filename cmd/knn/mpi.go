@@ -115,10 +115,10 @@ func (j *mpiJob) run(ctx context.Context) error {
 	// in place in the whole result, made before the query.
 	gather := (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
 	var all *geoknn.Result
-	res := geoknn.NewResult(0)
+	var res *geoknn.Result
 	if j.rank == 0 && gather {
 		all = geoknn.NewResult(sum(counts))
-		res.Index, res.Distance = all.Index[:counts[0]:counts[0]], all.Distance[:counts[0]:counts[0]]
+		res = &geoknn.Result{Index: all.Index[:counts[0]:counts[0]], Distance: all.Distance[:counts[0]:counts[0]]}
 	} else {
 		res = geoknn.NewResult(part.Len()) // its pages touched on every core, as one process does
 	}
