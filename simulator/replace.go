@@ -22,7 +22,7 @@ type replacer struct {
 
 func newReplacer(frac float64, gen sphere.Generator, seed uint64, workers int) *replacer {
 	r := &replacer{frac: frac, gen: gen, seed: seed, workers: workers}
-	r.scratch.New = func() any { return make([]uint64, sphere.ReplaceBlockSize/64) }
+	r.scratch.New = func() any { set := make([]uint64, sphere.ReplaceBlockSize/64); return &set }
 	return r
 }
 
@@ -46,14 +46,14 @@ func (r *replacer) replace(step int, lat, lon []float64, slots []uint32) {
 func (r *replacer) draw(step, n int, slots []uint32, newLat, newLon []float64) {
 	rep := sphere.Replacement{Fraction: r.frac, Seed: r.seed, Step: uint64(step)}
 	parallel.Blocks(sphere.Blocks(n), 1, r.workers, func(_, b, _ int) {
-		set := r.scratch.Get().([]uint64)
+		set := r.scratch.Get().(*[]uint64)
 		defer r.scratch.Put(set)
 		first := sphere.ReplaceCount(r.frac, b*sphere.ReplaceBlockSize)
 		k := sphere.ReplaceCount(r.frac, min((b+1)*sphere.ReplaceBlockSize, n)) - first
 		if k == 0 {
 			return
 		}
-		rep.BlockSlots(b, n, set, slots[first:first])
+		rep.BlockSlots(b, n, *set, slots[first:first])
 		rep.BlockPoints(r.gen, b, newLat[first:first+k], newLon[first:first+k])
 	})
 }
