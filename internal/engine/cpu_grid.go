@@ -209,6 +209,11 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 		return st, err
 	}
 	ix := plan.index
+	if req.Obs.Len() >= cellOrderMin {
+		st, err := c.nearestGridCells(ctx, req, out, refs, ix, start)
+		st.Note = plan.note()
+		return st, err
+	}
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = 4096

@@ -62,3 +62,6 @@ func scan3(sc *cpuScratch, i int, t refTile) {
 		}
 	}
 }
+
+//go:noescape
+func lanes3AVX2(o *[9]float64, rx, ry, rz *float64, groups int, st *lanes3)

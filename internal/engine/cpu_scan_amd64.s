@@ -85,3 +85,111 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	XGETBV
 	MOVL AX, eax+0(FP)
 	RET
+
+// func lanes3AVX2(o *[9]float64, rx, ry, rz *float64, groups int, st *lanes3)
+//
+// From the reset state (bests and seconds -Inf, indices 0), dot products of three observations with references rx/ry/rz[0:4*groups],
+// kept lane by lane (lane l sees references l, l+4, ...): st.best the
+// largest, st.second the second largest, st.idx the reference of the
+// largest (the first on equal dot products). No branches: min, max and a
+// blend a pair. A reference with NaN coordinates (tile padding) changes
+// nothing: the operands are ordered so that min and max return the state. Registers: Y0-Y2 the references, Y3 their indices, Y4 the
+// dot product, Y5 scratch, Y6-Y14 the state (best, second, idx of each
+// observation), Y15 the index step.
+TEXT ·lanes3AVX2(SB), NOSPLIT, $0-48
+	MOVQ o+0(FP), AX
+	MOVQ rx+8(FP), SI
+	MOVQ ry+16(FP), DI
+	MOVQ rz+24(FP), DX
+	MOVQ groups+32(FP), CX
+	MOVQ st+40(FP), BX
+	MOVQ $0xfff0000000000000, R8 // -Inf
+	MOVQ R8, X6
+	VPBROADCASTQ X6, Y6
+	VMOVDQA Y6, Y7
+	VMOVDQA Y6, Y8
+	VMOVDQA Y6, Y9
+	VMOVDQA Y6, Y10
+	VMOVDQA Y6, Y11
+	VPXOR   Y12, Y12, Y12
+	VPXOR   Y13, Y13, Y13
+	VPXOR   Y14, Y14, Y14
+	MOVQ $0, R8
+	MOVQ R8, X3
+	MOVQ $1, R8
+	MOVQ R8, X5
+	VPUNPCKLQDQ X5, X3, X3
+	MOVQ $2, R8
+	MOVQ R8, X5
+	MOVQ $3, R8
+	MOVQ R8, X4
+	VPUNPCKLQDQ X4, X5, X5
+	VINSERTI128 $1, X5, Y3, Y3
+	MOVQ $4, R8
+	MOVQ R8, X15
+	VPBROADCASTQ X15, Y15
+	XORQ R8, R8
+
+loop3:
+	CMPQ CX, $0
+	JLE  done3
+	VMOVUPD (SI)(R8*8), Y0
+	VMOVUPD (DI)(R8*8), Y1
+	VMOVUPD (DX)(R8*8), Y2
+
+	// observation 0: state Y6 best, Y9 second, Y12 idx
+	VBROADCASTSD 16(AX), Y5
+	VMULPD       Y2, Y5, Y4
+	VBROADCASTSD 8(AX), Y5
+	VFMADD231PD  Y1, Y5, Y4
+	VBROADCASTSD 0(AX), Y5
+	VFMADD231PD  Y0, Y5, Y4
+	VMINPD       Y4, Y6, Y5
+	VMAXPD       Y9, Y5, Y9
+	VCMPPD       $0x1e, Y6, Y4, Y5
+	VMAXPD       Y6, Y4, Y6
+	VBLENDVPD    Y5, Y3, Y12, Y12
+
+	// observation 1: Y7, Y10, Y13
+	VBROADCASTSD 40(AX), Y5
+	VMULPD       Y2, Y5, Y4
+	VBROADCASTSD 32(AX), Y5
+	VFMADD231PD  Y1, Y5, Y4
+	VBROADCASTSD 24(AX), Y5
+	VFMADD231PD  Y0, Y5, Y4
+	VMINPD       Y4, Y7, Y5
+	VMAXPD       Y10, Y5, Y10
+	VCMPPD       $0x1e, Y7, Y4, Y5
+	VMAXPD       Y7, Y4, Y7
+	VBLENDVPD    Y5, Y3, Y13, Y13
+
+	// observation 2: Y8, Y11, Y14
+	VBROADCASTSD 64(AX), Y5
+	VMULPD       Y2, Y5, Y4
+	VBROADCASTSD 56(AX), Y5
+	VFMADD231PD  Y1, Y5, Y4
+	VBROADCASTSD 48(AX), Y5
+	VFMADD231PD  Y0, Y5, Y4
+	VMINPD       Y4, Y8, Y5
+	VMAXPD       Y11, Y5, Y11
+	VCMPPD       $0x1e, Y8, Y4, Y5
+	VMAXPD       Y8, Y4, Y8
+	VBLENDVPD    Y5, Y3, Y14, Y14
+
+	VPADDQ Y15, Y3, Y3
+	ADDQ   $4, R8
+	DECQ   CX
+	JMP    loop3
+
+done3:
+	VMOVUPD Y6, 0(BX)
+	VMOVUPD Y7, 32(BX)
+	VMOVUPD Y8, 64(BX)
+	VMOVUPD Y9, 96(BX)
+	VMOVUPD Y10, 128(BX)
+	VMOVUPD Y11, 160(BX)
+	VMOVDQU Y12, 192(BX)
+	VMOVDQU Y13, 224(BX)
+	VMOVDQU Y14, 256(BX)
+	VZEROUPPER
+	RET

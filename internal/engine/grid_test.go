@@ -87,9 +87,67 @@ func TestGridMatchesBrute(t *testing.T) {
 				}
 				cases++
 			}
+			got := cellOrderAnswer(t, obs, ix, refs)
+			for i := range want.Index {
+				if got.Index[i] != want.Index[i] || got.Distance[i] != want.Distance[i] {
+					t.Fatalf("%s obs x %s ref, trial %d, grid %d, in cell order: obs %d: ref %d (%v), brute ref %d (%v)",
+						og.name, rg.name, trial, g, i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
+				}
+			}
 		}
 	}
-	t.Logf("%d grid queries agreed with brute force", cases)
+	t.Logf("%d grid queries agreed with brute force, walked one by one and in cell order", cases)
+}
+
+// cellOrderAnswer answers obs through ix in cell order, as one chunk on two
+// goroutines.
+func cellOrderAnswer(t *testing.T, obs Points, ix *gridIndex, refs *refSet) Result {
+	t.Helper()
+	out := newResult(obs.Len())
+	co := newCellOrder(obs.Len(), ix.g*ix.g)
+	co.prepare(obs, 0, obs.Len(), ix, 2)
+	if err := co.answer(context.Background(), 0, obs.Len(), ix, refs, out, 2); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The AVX2 lane kernel leaves the state the Go loop does, bit for bit, and a
+// tile padded with NaN references ranks as the tile without them.
+func TestLanes3MatchGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 300; trial++ {
+		n := rng.IntN(70)
+		refs := spherePoints(n, rng.Uint64())
+		rs := prepareRefs(refs)
+		if trial%5 == 0 && n > 2 { // exact ties
+			rs.x[1], rs.y[1], rs.z[1] = rs.x[0], rs.y[0], rs.z[0]
+		}
+		tile := refTile{x: rs.x[:n], y: rs.y[:n], z: rs.z[:n]}
+		obs := prepareRefs(spherePoints(3, rng.Uint64()))
+		o := [9]float64{obs.x[0], obs.y[0], obs.z[0], obs.x[1], obs.y[1], obs.z[1], obs.x[2], obs.y[2], obs.z[2]}
+		var want, got, padded lanes3
+		want.reset()
+		rankLanes3From(&want, &o, tile, 0)
+		rankLanes3(&got, &o, tile)
+		if got != want {
+			t.Fatalf("trial %d, %d references: kernel %+v, Go %+v", trial, n, got, want)
+		}
+		for len(tile.x)%4 != 0 {
+			tile.x, tile.y, tile.z = append(tile.x, math.NaN()), append(tile.y, math.NaN()), append(tile.z, math.NaN())
+		}
+		if !haveAVX2FMA {
+			continue // NaN padding is only for the kernel
+		}
+		rankLanes3(&padded, &o, tile)
+		for k := range 3 {
+			b0, r0, i0 := want.result(k)
+			b1, r1, i1 := padded.result(k)
+			if b0 != b1 || r0 != r1 || i0 != i1 {
+				t.Fatalf("trial %d, observation %d: padded (%v %v %d), plain (%v %v %d)", trial, k, b1, r1, i1, b0, r0, i0)
+			}
+		}
+	}
 }
 
 func TestCPUGridEngine(t *testing.T) {
