@@ -143,6 +143,11 @@ func (r *KResult) Without(self func(i int) uint32) *KResult {
 // references (a set queried against itself: every observation lies within
 // any radius of itself). Without lists each count drops by one.
 func (r *WithinResult) WithoutSelf() *WithinResult {
+	return r.Without(func(i int) uint32 { return uint32(i) })
+}
+
+// Without is WithoutSelf where observation i's own reference is self(i).
+func (r *WithinResult) Without(self func(i int) uint32) *WithinResult {
 	out := &WithinResult{Counts: make([]uint32, len(r.Counts)), Stats: r.Stats}
 	if r.Offsets == nil {
 		for i, c := range r.Counts {
@@ -153,7 +158,7 @@ func (r *WithinResult) WithoutSelf() *WithinResult {
 	out.Offsets = make([]uint64, 1, len(r.Offsets))
 	for i := range r.Counts {
 		for e := r.Offsets[i]; e < r.Offsets[i+1]; e++ {
-			if r.Index[e] != uint32(i) {
+			if r.Index[e] != self(i) {
 				out.Index, out.DistanceRad = append(out.Index, r.Index[e]), append(out.DistanceRad, r.DistanceRad[e])
 				out.Counts[i]++
 			}

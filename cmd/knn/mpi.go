@@ -26,8 +26,8 @@ import (
 // to rank 0, which validates, writes --out and reports every rank. An error
 // on any rank is printed and ends the whole job (MPI_Abort), non-zero.
 func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
-	if f.excludeSelf || f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
-		return usagef("run --mpi answers queries of files or counts: not with --exclude-self, --repeat, --host-points, --trace or standard input")
+	if f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
+		return usagef("run --mpi answers queries of files or counts: not with --repeat, --host-points, --trace or standard input")
 	}
 	if f.outPerRank && (f.obsID != "" || f.refID != "") {
 		return usagef("run --mpi: --obs-id and --ref-id go with gathered answers, not --out-per-rank (rank 0 holds the ids)")
@@ -220,6 +220,9 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 	res, err := s.Within(ctx, part, refs, j.f.withinM, j.f.list)
 	if err != nil {
 		return err
+	}
+	if j.f.excludeSelf {
+		res = res.Without(j.selfOf(counts))
 	}
 	j.times.query, j.times.n = time.Since(t), part.Len()
 	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")
@@ -450,24 +453,45 @@ func (j *mpiJob) report(obs, ref pointSet, ranks rankReports) {
 	fmt.Fprintf(w, "slowest:      rank %d, query %.3f s\n", slowest, ranks.query[slowest])
 }
 
+// selfOf maps a row of this rank's range to its own reference: the
+// observations are the references, and the range starts at the rank's
+// offset.
+func (j *mpiJob) selfOf(counts []int) func(i int) uint32 {
+	base := offsetOf(counts, j.rank)
+	return func(i int) uint32 { return uint32(base + i) }
+}
+
 // runK is run's k-nearest half: the k nearest (within --max-m) of the
 // rank's range, gathered to rank 0 k answers an observation.
 func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
-	k := min(j.f.k, refs.Len())
+	k := j.f.k
+	if j.f.excludeSelf {
+		k++ // one more, then each row's own reference dropped
+	}
+	k = min(k, refs.Len())
 	gather := (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
 	res := &geoknn.KResult{K: k}
 	var all *geoknn.KResult
 	var allIndex []uint32
 	var allDist []float32
 	if j.rank == 0 && gather {
-		n := sum(counts)
-		all = &geoknn.KResult{K: k, Index: make([]uint32, n*k), DistanceRad: make([]float32, n*k)}
+		n, kw := sum(counts), k
+		if j.f.excludeSelf {
+			kw--
+		}
+		all = &geoknn.KResult{K: kw, Index: make([]uint32, n*kw), DistanceRad: make([]float32, n*kw)}
 		allIndex, allDist = all.Index, all.DistanceRad
-		res.Index, res.DistanceRad = all.Index[:counts[0]*k:counts[0]*k], all.DistanceRad[:counts[0]*k:counts[0]*k]
+		if !j.f.excludeSelf { // answered in place
+			res.Index, res.DistanceRad = all.Index[:counts[0]*k:counts[0]*k], all.DistanceRad[:counts[0]*k:counts[0]*k]
+		}
 	}
 	t := time.Now()
 	if err := s.KNearestInto(ctx, part, refs, j.f.maxM, res); err != nil {
 		return err
+	}
+	if j.f.excludeSelf {
+		res = res.Without(j.selfOf(counts))
+		k = res.K
 	}
 	j.times.query, j.times.n = time.Since(t), part.Len()
 	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")

@@ -65,6 +65,7 @@ func TestRunMPI(t *testing.T) {
 	bin := knnBinary(t)
 	dir := t.TempDir()
 	data := filepath.Join("..", "..", "testdata", "realdata")
+	airports := filepath.Join(data, "airports.csv")
 	cases := []struct {
 		name string
 		args []string
@@ -81,6 +82,9 @@ func TestRunMPI(t *testing.T) {
 		{"counts within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000"}, "csv"},
 		{"lists within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "parquet"},
 		{"lists within a radius, npz", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "npz"},
+		{"nearest other airport", []string{"--obs", airports, "--ref", airports, "--exclude-self"}, "csv"},
+		{"3 nearest other airports", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--k", "3"}, "npz"},
+		{"other airports within 100 km", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--within-m", "100000", "--list"}, "parquet"},
 	}
 	for ci, tc := range cases {
 		want := filepath.Join(dir, "single-"+tc.name+"."+tc.ext)
