@@ -236,7 +236,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
 	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
 	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
-	fs.IntVar(&f.gridSide, "grid-side", 0, "grid algorithm: cells per axis (0 = chosen from a sample of the query)")
+	fs.IntVar(&f.gridSide, "grid-side", 0, "grid algorithm: cells per axis (0 = chosen from a sample of the query; capped at 16 sphere cells a reference)")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers against a float64 haversine brute force")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the query this many times on the open engine and report each time")
 	fs.IntVar(&f.k, "k", 1, "the k nearest references of every observation (CSV obs_index,rank,ref_index,distance_m; npz arrays of shape (N, k))")

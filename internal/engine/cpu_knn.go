@@ -232,7 +232,7 @@ func (c *CPU) kSearch(req Request, refs *refSet, k int, maxRad float64) func(p [
 	if req.Algorithm == Brute {
 		return func(p [3]float64, t *topK) []neighbour { return bruteK(p, refs, k, maxD2, t) }
 	}
-	side := req.GridSide
+	side := cappedSide(req.GridSide, refs.n)
 	if side == 0 {
 		side = max(4, gridSide(refs.n, max(2, float64(k)/2)))
 	}
@@ -338,7 +338,7 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 // cell the sphere crosses.
 func (c *CPU) radiusSide(req Request, nref int) int {
 	if req.GridSide > 0 {
-		return req.GridSide
+		return cappedSide(req.GridSide, nref)
 	}
 	return max(4, gridSide(nref, 2))
 }

@@ -108,7 +108,7 @@ func neighbourShape(req Request, nref int, perCell float64) gridShape {
 	case req.Algorithm != Grid:
 		return newGridShape(1)
 	case req.GridSide > 0:
-		return newGridShape(req.GridSide)
+		return newGridShape(cappedSide(req.GridSide, nref))
 	}
 	return newGridShape(max(4, gridSide(nref, perCell)))
 }

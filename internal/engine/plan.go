@@ -21,6 +21,11 @@ func gridSide(n int, perCell float64) int {
 // MaxGridSide is the largest grid side: MaxGridSide^3 <= maxGridCells.
 const MaxGridSide = 322
 
+// cappedSide is a grid side the caller chose, capped where the sphere would
+// cross more than 16 cells a reference: a finer grid only adds empty cells
+// to walk (16 references on a 322^3 grid took 9 s for 1,024 observations).
+func cappedSide(side, nref int) int { return min(side, max(4, gridSide(nref, 1.0/16))) }
+
 // gridPlan is the outcome of planning a grid query: the index to use, or nil
 // when the sampled cost says brute force is cheaper (references packed into
 // few cells, or observations far from every reference).
@@ -89,10 +94,10 @@ func planSample(n, nref int) []int {
 // density that suits the references' dense places, g0, is too fine where
 // they are sparse (observations far from every reference scan many empty
 // cells), so coarser grids down to g0/8 in steps of sqrt 2 are sampled too.
-// A side the caller chose (side > 0) is the only one.
+// A side the caller chose (side > 0) is the only one, capped (cappedSide).
 func candidateSides(nref, side int) []int {
 	if side > 0 {
-		return []int{min(side, gridSide(math.MaxInt32, 1))}
+		return []int{cappedSide(side, nref)}
 	}
 	g0 := gridSide(nref, 2)
 	var sides []int
