@@ -33,7 +33,7 @@
 #include "sphere.cuh"
 
 #ifndef GQ_THREADS
-#define GQ_THREADS 128  // grid_query's block; the engine reads it from the kernel's attributes
+#define GQ_THREADS 64  // grid_query's block; the engine reads it from the kernel's attributes
 #endif
 #ifndef GQ_CAND
 #define GQ_CAND 256  // references a warp stages in shared memory in the query's first phase
