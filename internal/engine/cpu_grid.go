@@ -9,41 +9,95 @@ import (
 )
 
 // The grid index: the unit vectors of the references bucketed into a G x G x
-// G grid of cubes over [-1, 1]^3. Distances between unit vectors are chord
-// lengths, monotone in great-circle distance, so the exact nearest
-// reference on the sphere is the exact nearest point in 3D, and the search
-// has no special cases: no poles, no antimeridian, no cube-map seams. A query
-// scans shells of cells around its own cell, nearest first, skipping every
-// cell whose box is farther than the best found, and stops once the
-// distance to everything outside the scanned cube exceeds the best: exact by
-// construction.
+// G grid of cubes. Distances between unit vectors are chord lengths,
+// monotone in great-circle distance, so the exact nearest reference on the
+// sphere is the exact nearest point in 3D, and the search has no special
+// cases: no poles, no antimeridian, no cube-map seams. A query scans shells
+// of cells around its own cell, nearest first, skipping every cell whose box
+// is farther than the best found, and stops once the distance to everything
+// outside the scanned cube exceeds the best: exact by construction.
 //
-// Cells are assigned from the float32 unit vectors (what the GPU ranks with);
-// float64 positions differ from them by under 1e-7, which gridSlack covers.
+// Two kinds of grid share the search. The global grid covers [-1, 1]^3 with
+// cells assigned from the float32 unit vectors, as the GPU's kernels assign
+// them (its costs plan the GPU's queries); float64 positions differ from
+// them by under 1e-7, which gridSlack covers. The fitted grid, the CPU
+// engine's own, covers the cube around the references' bounding box with
+// cells assigned in float64, so references crowded into a city or a few
+// metres get cells of their own scale (on the global grid they share one
+// cell and the query is brute force).
 type gridIndex struct {
-	g     int     // cells per axis
-	h     float64 // cell side, 2/g
-	h32   float32
-	start []uint32 // start[c] .. start[c+1]: refs of cell c in sorted order
+	g      int        // cells per axis
+	h      float64    // cell side
+	h32    float32    // the global grid's cell side in float32, 2/g
+	origin [3]float64 // the grid's lower corner
+	fitted bool       // cells assigned in float64 from origin
+	slack  float64    // margin over cell bounds covering the assignment's rounding
+	start  []uint32   // start[c] .. start[c+1]: refs of cell c in sorted order
 	// Sorted references in float64 and the distinct-reference index of each
 	// (the GPU builds its own index on the device).
 	x, y, z []float64
 	id      []uint32
 	// runs[4*(i*g+j) ...]: the z-cell runs [lo0, hi0, lo1, hi1] of column
-	// (i, j) that the unit sphere crosses (lo > hi: empty run), so a query
-	// visits only cells near the sphere instead of whole 3D shells.
+	// (i, j) that can hold references (lo > hi: empty run): where the unit
+	// sphere crosses the column (global), or around its occupied cells
+	// (fitted), so a query visits only those instead of whole 3D shells.
 	runs []int16
 }
 
+// fittedSlack covers the float64 rounding of a fitted grid's cell
+// assignment and bounds (a few units in the last place of numbers near 1).
+const fittedSlack = 1e-12
+
+// buildGrid is the global grid of side g over refs.
 func buildGrid(refs *refSet, g int) *gridIndex {
-	ix := &gridIndex{g: g, h: 2 / float64(g), h32: 2 / float32(g)}
-	cells := g * g * g
-	// The cells in parallel; the counting and the placement stay serial so
-	// that each cell lists its references in index order.
+	ix := &gridIndex{g: g, h: 2 / float64(g), h32: 2 / float32(g), origin: [3]float64{-1, -1, -1}, slack: gridSlack}
+	ix.fill(refs, func(k int) int {
+		return ix.cell32(refs.xyzw[4*k], refs.xyzw[4*k+1], refs.xyzw[4*k+2])
+	})
+	ix.runs = sphereRunsTable(g)
+	return ix
+}
+
+// buildFittedGrid is the fitted grid of side g over refs: the cube whose
+// side is the bounding box's longest, centred on the box.
+func buildFittedGrid(refs *refSet, g int) *gridIndex {
+	lo, side := fittedCube(refs)
+	ix := &gridIndex{g: g, h: side / float64(g), origin: lo, fitted: true, slack: fittedSlack}
+	ix.fill(refs, func(k int) int { return ix.cellOf(refs.x[k], refs.y[k], refs.z[k]) })
+	ix.runs = occupiedRuns(ix)
+	return ix
+}
+
+// fittedCube is the lower corner and side of the cube around the
+// references' bounding box (a side of at least 1e-9, about 6 mm: identical
+// points merge, so only one reference can have none).
+func fittedCube(refs *refSet) (lo [3]float64, side float64) {
+	hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	lo = [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+	for k := range refs.n {
+		for a, v := range [3]float64{refs.x[k], refs.y[k], refs.z[k]} {
+			lo[a], hi[a] = min(lo[a], v), max(hi[a], v)
+		}
+	}
+	for a := range 3 {
+		side = max(side, hi[a]-lo[a])
+	}
+	side = max(side*(1+1e-9), 1e-9) // room for the largest coordinate's cell
+	for a := range 3 {
+		lo[a] = (lo[a]+hi[a])/2 - side/2
+	}
+	return lo, side
+}
+
+// fill counts the references into cells (cellOf(k) is reference k's) and
+// lists them cell by cell; the placement stays serial so that each cell
+// lists its references in index order.
+func (ix *gridIndex) fill(refs *refSet, cellOf func(k int) int) {
+	cells := ix.g * ix.g * ix.g
 	cellIDs := make([]uint32, refs.n)
 	parallel.Blocks(refs.n, 1<<13, 0, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			cellIDs[k] = uint32(ix.cell(refs.xyzw[4*k], refs.xyzw[4*k+1], refs.xyzw[4*k+2]))
+			cellIDs[k] = uint32(cellOf(k))
 		}
 	})
 	counts := make([]uint32, cells+1)
@@ -56,7 +110,6 @@ func buildGrid(refs *refSet, g int) *gridIndex {
 	ix.start = counts
 	ix.x, ix.y, ix.z = make([]float64, refs.n), make([]float64, refs.n), make([]float64, refs.n)
 	ix.id = make([]uint32, refs.n)
-	ix.runs = sphereRunsTable(g)
 	next := append([]uint32(nil), counts[:cells]...)
 	for k := 0; k < refs.n; k++ { // ascending k: each cell lists references in index order
 		p := next[cellIDs[k]]
@@ -64,11 +117,44 @@ func buildGrid(refs *refSet, g int) *gridIndex {
 		ix.x[p], ix.y[p], ix.z[p] = refs.x[k], refs.y[k], refs.z[k]
 		ix.id[p] = uint32(k)
 	}
-	return ix
 }
 
-func (ix *gridIndex) cell(x, y, z float32) int {
+// cell32 is the global grid's cell of a float32 unit vector.
+func (ix *gridIndex) cell32(x, y, z float32) int {
 	return (cellOf(x, ix.g, ix.h32)*ix.g+cellOf(y, ix.g, ix.h32))*ix.g + cellOf(z, ix.g, ix.h32)
+}
+
+// axisCell is the cell index along axis a of coordinate v.
+func (ix *gridIndex) axisCell(v float64, a int) int {
+	if !ix.fitted {
+		return cellOf(float32(v), ix.g, ix.h32)
+	}
+	c := math.Floor((v - ix.origin[a]) / ix.h)
+	return int(max(0, min(c, float64(ix.g-1))))
+}
+
+// cells is the cell of unit vector (x, y, z) along each axis.
+func (ix *gridIndex) cells(x, y, z float64) [3]int {
+	return [3]int{ix.axisCell(x, 0), ix.axisCell(y, 1), ix.axisCell(z, 2)}
+}
+
+// cellOf is the cell of unit vector (x, y, z).
+func (ix *gridIndex) cellOf(x, y, z float64) int {
+	c := ix.cells(x, y, z)
+	return (c[0]*ix.g+c[1])*ix.g + c[2]
+}
+
+// lower is the lower bound along axis a of cell index c.
+func (ix *gridIndex) lower(c, a int) float64 { return ix.origin[a] + float64(c)*ix.h }
+
+// chordBound is the squared distance a cell's box must be within to hold a
+// reference at squared chord d2: the chord plus the grid's slack.
+func (ix *gridIndex) chordBound(d2 float64) float64 {
+	if math.IsInf(d2, 1) {
+		return d2
+	}
+	t := math.Sqrt(d2) + ix.slack
+	return t * t
 }
 
 // gridWork counts what a query did, for the cost model.
@@ -84,9 +170,7 @@ type gridWork struct {
 func (ix *gridIndex) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
 	q := gridSearch{ix: ix, p: [3]float64{px, py, pz}, best: math.Inf(1), bestID: math.MaxUint32,
 		thr2: math.Inf(1), w: w}
-	for a := range q.c {
-		q.c[a] = cellOf(float32(q.p[a]), ix.g, ix.h32)
-	}
+	q.c = ix.cells(px, py, pz)
 	for r := 0; r < ix.g; r++ {
 		q.shell(r)
 		if q.done(r) {
@@ -150,8 +234,7 @@ func (q *gridSearch) column(i, j, r int, bxy2 float64) {
 				d := chord2(px, py, pz, ix.x[p], ix.y[p], ix.z[p])
 				if d < best || (d == best && ix.id[p] < bestID) {
 					best, bestID = d, ix.id[p]
-					t := math.Sqrt(d) + gridSlack
-					thr2 = t * t
+					thr2 = ix.chordBound(d)
 				}
 			}
 			q.count(int(ix.start[c+1]-ix.start[c]), 0)
@@ -171,7 +254,7 @@ func (q *gridSearch) count(candidates, cells int) {
 // boxDist is the distance along axis a from the point to cell index c's
 // slab (0 inside it).
 func (q *gridSearch) boxDist(c, a int) float64 {
-	lo := float64(c)*q.ix.h - 1
+	lo := q.ix.lower(c, a)
 	if d := lo - q.p[a]; d > 0 {
 		return d
 	}
@@ -182,19 +265,35 @@ func (q *gridSearch) boxDist(c, a int) float64 {
 }
 
 // done reports whether everything not yet scanned, which lies outside the
-// cube of cells within Chebyshev distance r, is farther than the best.
+// cube of cells within Chebyshev distance r, is farther than the best. What
+// remains of the grid is at most six slabs beyond the cube's faces; a
+// slab's distance is its face's along the axis and, for a point outside the
+// grid (a fitted grid's observations far from the references), the point's
+// distance to the grid's extent along the other two.
 func (q *gridSearch) done(r int) bool {
 	ix := q.ix
+	var off [3]float64 // distance from p to the grid's extent along each axis, 0 within
+	out2 := 0.0
+	for a := range q.c {
+		off[a] = max(ix.lower(0, a)-q.p[a], q.p[a]-ix.lower(ix.g, a), 0)
+		out2 += off[a] * off[a]
+	}
 	lb := math.Inf(1)
+	slab := func(d float64, a int) {
+		if rest := out2 - off[a]*off[a]; rest > 0 {
+			d = math.Sqrt(d*d + rest)
+		}
+		lb = min(lb, d)
+	}
 	for a := range q.c {
 		if q.c[a]-r > 0 {
-			lb = min(lb, q.p[a]-(float64(q.c[a]-r)*ix.h-1))
+			slab(q.p[a]-ix.lower(q.c[a]-r, a), a)
 		}
 		if q.c[a]+r < ix.g-1 {
-			lb = min(lb, (float64(q.c[a]+r+1)*ix.h-1)-q.p[a])
+			slab(ix.lower(q.c[a]+r+1, a)-q.p[a], a)
 		}
 	}
-	return math.IsInf(lb, 1) || lb-gridSlack > math.Sqrt(q.best)
+	return math.IsInf(lb, 1) || lb-ix.slack > math.Sqrt(q.best)
 }
 
 // nearestGrid answers a grid query on the CPU: goroutines over batches of

@@ -94,7 +94,7 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int)
 		h := make([]uint32, cols)
 		for k := a; k < b; k++ {
 			x, y, z := unit(obs.At(lo + k))
-			cell := uint32(ix.cell(float32(x), float32(y), float32(z)))
+			cell := uint32(ix.cellOf(x, y, z))
 			co.recs[k] = cellRec{x: x, y: y, z: z, cell: cell, pos: uint32(k)}
 			h[cell/uint32(g)]++
 		}
@@ -268,8 +268,7 @@ func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *gridIn
 	default:
 		q.best, q.bestID = chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e]), s.ids[e]
 	}
-	t := math.Sqrt(q.best) + gridSlack
-	q.thr2 = t * t
+	q.thr2 = ix.chordBound(q.best)
 	for sh := 2; sh < ix.g && !q.done(sh-1); sh++ {
 		q.shell(sh)
 	}

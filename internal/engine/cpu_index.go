@@ -20,8 +20,8 @@ func NewCPUIndex(ref Points) (*CPUIndex, error) {
 		return nil, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
 	}
 	x := &CPUIndex{refs: prepareRefs(ref), all: prepareRefsAll(ref)}
-	x.grid = buildGrid(x.refs, max(4, gridSide(x.refs.n, 2)))
-	x.gridAll = buildGrid(x.all, max(4, gridSide(x.all.n, 2)))
+	x.grid = buildFittedGrid(x.refs, max(4, fittedSide(x.refs, 2)))
+	x.gridAll = buildFittedGrid(x.all, max(4, fittedSide(x.all, 2)))
 	return x, nil
 }
 

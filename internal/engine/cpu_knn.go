@@ -15,13 +15,10 @@ import (
 // again as the search narrows it (k nearest) or stays put (a radius). It is
 // the grid search of gridIndex.nearest for any number of answers.
 func (ix *gridIndex) walk(p [3]float64, bound func() float64, visit func(cell int)) {
-	q := gridSearch{ix: ix, p: p}
-	for a := range q.c {
-		q.c[a] = cellOf(float32(p[a]), ix.g, ix.h32)
-	}
+	q := gridSearch{ix: ix, p: p, c: ix.cells(p[0], p[1], p[2])}
 	for r := 0; r < ix.g; r++ {
 		q.walkShell(r, bound, visit)
-		q.best = math.Max(0, math.Sqrt(bound())-gridSlack)
+		q.best = math.Max(0, math.Sqrt(bound())-ix.slack)
 		q.best *= q.best
 		if q.done(r) {
 			return
@@ -110,10 +107,10 @@ func (t *topK) sorted() []neighbour {
 // first, ties to the lower index.
 func (ix *gridIndex) kNearest(p [3]float64, k int, maxD2 float64, t *topK) []neighbour {
 	t.k, t.items = k, t.items[:0]
-	limit := chordBound(maxD2)
+	limit := ix.chordBound(maxD2)
 	bound := func() float64 {
 		if t.full() {
-			return min(limit, chordBound(t.worst().d2))
+			return min(limit, ix.chordBound(t.worst().d2))
 		}
 		return limit
 	}
@@ -130,7 +127,7 @@ func (ix *gridIndex) kNearest(p [3]float64, k int, maxD2 float64, t *topK) []nei
 // within appends to dst the references within the squared chord maxD2 of
 // p (chordLimit of the radius), nearest first, ties to the lower index.
 func (ix *gridIndex) within(p [3]float64, maxD2 float64, dst []neighbour) []neighbour {
-	limit := chordBound(maxD2)
+	limit := ix.chordBound(maxD2)
 	ix.walk(p, func() float64 { return limit }, func(c int) {
 		for r := ix.start[c]; r < ix.start[c+1]; r++ {
 			if d := chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 {
@@ -145,16 +142,6 @@ func (ix *gridIndex) within(p [3]float64, maxD2 float64, dst []neighbour) []neig
 		return 1
 	})
 	return dst
-}
-
-// chordBound is the squared distance a cell's box must be within to hold a
-// reference at squared chord d2: the chord plus the grid's slack.
-func chordBound(d2 float64) float64 {
-	if math.IsInf(d2, 1) {
-		return d2
-	}
-	t := math.Sqrt(d2) + gridSlack
-	return t * t
 }
 
 // chordLimit is the largest float64 squared chord whose angle
@@ -232,11 +219,11 @@ func (c *CPU) kSearch(req Request, refs *refSet, k int, maxRad float64) func(p [
 	if req.Algorithm == Brute {
 		return func(p [3]float64, t *topK) []neighbour { return bruteK(p, refs, k, maxD2, t) }
 	}
-	side := cappedSide(req.GridSide, refs.n)
+	side := cappedFittedSide(req.GridSide, refs)
 	if side == 0 {
-		side = max(4, gridSide(refs.n, max(2, float64(k)/2)))
+		side = max(4, fittedSide(refs, max(2, float64(k)/2)))
 	}
-	ix := buildGrid(refs, side)
+	ix := buildFittedGrid(refs, side)
 	return func(p [3]float64, t *topK) []neighbour { return ix.kNearest(p, k, maxD2, t) }
 }
 
@@ -305,7 +292,7 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 	}
 	n := req.Obs.Len()
 	refs := req.all()
-	ix := buildGrid(refs, c.radiusSide(req, refs.n))
+	ix := buildFittedGrid(refs, c.radiusSide(req, refs))
 	maxD2 := chordLimit(rad)
 	res := WithinResult{Counts: make([]uint32, n)}
 	batches := make([][]neighbour, (n+cpuBatch-1)/cpuBatch)
@@ -336,11 +323,11 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 
 // radiusSide is the request's grid side, or one of about two references a
 // cell the sphere crosses.
-func (c *CPU) radiusSide(req Request, nref int) int {
+func (c *CPU) radiusSide(req Request, refs *refSet) int {
 	if req.GridSide > 0 {
-		return cappedSide(req.GridSide, nref)
+		return cappedFittedSide(req.GridSide, refs)
 	}
-	return max(4, gridSide(nref, 2))
+	return max(4, fittedSide(refs, 2))
 }
 
 // gather concatenates the batches' lists, in observation order.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/geoknn/geoknn/internal/kernels"
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // gridSlack covers the float32 rounding of positions and cell bounds in the
@@ -84,4 +85,40 @@ func (s gridShape) cells() int { return s.g*s.g*s.g + 1 }
 // scanSums is the length of the scan's per-chunk totals.
 func (s gridShape) scanSums() int {
 	return (s.cells() + kernels.GridScanChunk - 1) / kernels.GridScanChunk
+}
+
+// occupiedRuns is the runs table of a fitted grid: for each column, its
+// occupied z cells as at most two runs, split at the column's longest gap
+// of empty cells (a column that crosses the sphere twice has its gap
+// between the crossings).
+func occupiedRuns(ix *gridIndex) []int16 {
+	g := ix.g
+	runs := make([]int16, 4*g*g)
+	parallel.Blocks(g*g, 64, 0, func(_, lo, hi int) {
+		for col := lo; col < hi; col++ {
+			q := runs[4*col : 4*col+4]
+			q[0], q[1], q[2], q[3] = 1, 0, 1, 0
+			start := ix.start[col*g : col*g+g+1]
+			first, last, gapLo, gapHi := -1, -1, 0, -1
+			for k := 0; k < g; k++ {
+				if start[k] == start[k+1] {
+					continue
+				}
+				if first < 0 {
+					first = k
+				} else if k-last-1 > gapHi-gapLo+1 {
+					gapLo, gapHi = last+1, k-1
+				}
+				last = k
+			}
+			switch {
+			case first < 0:
+			case gapHi >= gapLo:
+				q[0], q[1], q[2], q[3] = int16(first), int16(gapLo-1), int16(gapHi+1), int16(last)
+			default:
+				q[0], q[1] = int16(first), int16(last)
+			}
+		}
+	})
+	return runs
 }

@@ -76,22 +76,28 @@ func TestGridMatchesBrute(t *testing.T) {
 			t.Fatal(err)
 		}
 		refs := prepareRefs(ref)
-		for _, g := range []int{1, 2, 5, gridSide(refs.n, 2), 40} {
-			ix := buildGrid(refs, g)
+		for _, g := range []int{1, 2, 5, gridSide(refs.n, 2), 40, -fittedSide(refs, 2), -3, -17} {
+			var ix *gridIndex
+			if g < 0 { // the fitted grid of side -g
+				g = -g
+				ix = buildFittedGrid(refs, g)
+			} else {
+				ix = buildGrid(refs, g)
+			}
 			for i := 0; i < obs.Len(); i++ {
 				x, y, z := unit(obs.At(i))
 				d, k := ix.nearest(x, y, z, nil)
 				if refs.orig[k] != want.Index[i] || float32(ChordToAngle(d)) != want.Distance[i] {
-					t.Fatalf("%s obs x %s ref, trial %d, grid %d: obs %d: grid ref %d (%v), brute ref %d (%v)",
-						og.name, rg.name, trial, g, i, refs.orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
+					t.Fatalf("%s obs x %s ref, trial %d, grid %d (fitted %v): obs %d: grid ref %d (%v), brute ref %d (%v)",
+						og.name, rg.name, trial, g, ix.fitted, i, refs.orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
 				}
 				cases++
 			}
 			got := cellOrderAnswer(t, obs, ix, refs)
 			for i := range want.Index {
 				if got.Index[i] != want.Index[i] || got.Distance[i] != want.Distance[i] {
-					t.Fatalf("%s obs x %s ref, trial %d, grid %d, in cell order: obs %d: ref %d (%v), brute ref %d (%v)",
-						og.name, rg.name, trial, g, i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
+					t.Fatalf("%s obs x %s ref, trial %d, grid %d (fitted %v), in cell order: obs %d: ref %d (%v), brute ref %d (%v)",
+						og.name, rg.name, trial, g, ix.fitted, i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
 				}
 			}
 		}

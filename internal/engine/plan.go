@@ -26,6 +26,20 @@ const MaxGridSide = 322
 // to walk (16 references on a 322^3 grid took 9 s for 1,024 observations).
 func cappedSide(side, nref int) int { return min(side, max(4, gridSide(nref, 1.0/16))) }
 
+// fittedSide is gridSide for a fitted grid: the references lie on the part
+// of the sphere inside their cube of side s, at most the whole sphere and
+// for a small cube about 1.2 s^2 (a patch of the sphere, tilted), crossed by
+// about 1.5 cells a cell side squared of its area.
+func fittedSide(refs *refSet, perCell float64) int {
+	_, s := fittedCube(refs)
+	area := min(4*math.Pi, 1.2*s*s)
+	g := int(math.Ceil(math.Sqrt(float64(refs.n) * s * s / (1.5 * perCell * area))))
+	return max(1, min(g, MaxGridSide))
+}
+
+// cappedFittedSide is cappedSide for a fitted grid.
+func cappedFittedSide(side int, refs *refSet) int { return min(side, max(4, fittedSide(refs, 1.0/16))) }
+
 // gridPlan is the outcome of planning a grid query: the index to use, or nil
 // when the sampled cost says brute force is cheaper (references packed into
 // few cells, or observations far from every reference).
@@ -50,7 +64,7 @@ func (p gridPlan) note() string {
 func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 	brute := float64(refs.n) + m.bruteQuery
 	idx := planSample(obs.Len(), refs.n)
-	sides := candidateSides(refs.n, side)
+	sides := candidateSides(refs, side, m.fitted)
 	// The sides are sampled concurrently (each builds its own index); a
 	// side stops sampling once it is costlier than brute force.
 	plans := make([]gridPlan, len(sides))
@@ -90,16 +104,21 @@ func planSample(n, nref int) []int {
 	return idx
 }
 
-// candidateSides lists the grid sides to sample for nref references: the
-// density that suits the references' dense places, g0, is too fine where
-// they are sparse (observations far from every reference scan many empty
-// cells), so coarser grids down to g0/8 in steps of sqrt 2 are sampled too.
-// A side the caller chose (side > 0) is the only one, capped (cappedSide).
-func candidateSides(nref, side int) []int {
-	if side > 0 {
-		return []int{cappedSide(side, nref)}
+// candidateSides lists the grid sides to sample for refs: the density that
+// suits the references' dense places, g0, is too fine where they are sparse
+// (observations far from every reference scan many empty cells), so coarser
+// grids down to g0/8 in steps of sqrt 2 are sampled too. A side the caller
+// chose (side > 0) is the only one, capped (cappedSide).
+func candidateSides(refs *refSet, side int, fitted bool) []int {
+	g0 := gridSide(refs.n, 2)
+	switch {
+	case side > 0 && fitted:
+		return []int{cappedFittedSide(side, refs)}
+	case side > 0:
+		return []int{cappedSide(side, refs.n)}
+	case fitted:
+		g0 = fittedSide(refs, 2)
 	}
-	g0 := gridSide(nref, 2)
 	var sides []int
 	for k, f := 0, 1.0; k < 7; k, f = k+1, f/math.Sqrt2 {
 		if g := int(math.Round(float64(g0) * f)); g >= 4 && (len(sides) == 0 || g != sides[len(sides)-1]) {
@@ -116,7 +135,7 @@ func candidateSides(nref, side int) []int {
 // stopping early once it is costlier than brute force; it returns the plan
 // and its cost a query.
 func sampleSide(obs Points, idx []int, refs *refSet, g int, m gridCost, brute float64) (gridPlan, float64) {
-	ix := buildGrid(refs, g)
+	ix := m.build(refs, g)
 	var w gridWork
 	ran := 0
 	for _, i := range idx {
@@ -153,9 +172,18 @@ func cheapest(costs []float64) int {
 // are in internal/kernels/NOTES.md ("Grid cost model").
 type gridCost struct {
 	unit, bruteQuery float64
+	fitted           bool // the CPU engine's own grid (buildFittedGrid); the GPU's kernels use the global one
 }
 
 var (
-	cpuGridCost = gridCost{unit: 80, bruteQuery: 3000}
+	cpuGridCost = gridCost{unit: 80, bruteQuery: 3000, fitted: true}
 	gpuGridCost = gridCost{unit: 130}
 )
+
+// build is the grid of side g over refs that the model plans.
+func (m gridCost) build(refs *refSet, g int) *gridIndex {
+	if m.fitted {
+		return buildFittedGrid(refs, g)
+	}
+	return buildGrid(refs, g)
+}
