@@ -46,7 +46,7 @@ type gridIndex struct {
 
 // fittedSlack covers the float64 rounding of a fitted grid's cell
 // assignment and bounds (a few units in the last place of numbers near 1).
-const fittedSlack = 1e-12
+const fittedSlack = 1e-14
 
 // buildGrid is the global grid of side g over refs.
 func buildGrid(refs *refSet, g int) *gridIndex {
@@ -302,6 +302,11 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 	end := req.Trace.Begin("host", "plan")
 	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide)
 	end()
+	if plan.tree != nil {
+		st, err := c.nearestTree(ctx, req, out, refs, plan.tree, start)
+		st.Note = plan.note()
+		return st, err
+	}
 	if plan.index == nil {
 		st, err := c.nearestBrute(ctx, req, out, refs, start)
 		st.Note = "grid fell back to brute force: " + plan.reason
@@ -329,4 +334,23 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 	})
 	st.Note = plan.note()
 	return st, err
+}
+
+// nearestTree answers the request through a k-d tree, in batches on every
+// goroutine.
+func (c *CPU) nearestTree(ctx context.Context, req Request, out Result, refs *refSet, t *kdTree, start time.Time) (Stats, error) {
+	batch := req.BatchSize
+	if batch == 0 {
+		batch = 4096
+	}
+	return c.run(ctx, req, batch, start, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				x, y, z := unit(req.Obs.At(i))
+				d, k := t.nearest(x, y, z, nil)
+				out.Index[i] = refs.orig[k]
+				out.Distance[i] = float32(ChordToAngle(d))
+			}
+		}
+	})
 }

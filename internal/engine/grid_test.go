@@ -76,6 +76,15 @@ func TestGridMatchesBrute(t *testing.T) {
 			t.Fatal(err)
 		}
 		refs := prepareRefs(ref)
+		tree := buildKDTree(refs)
+		for i := 0; i < obs.Len(); i++ {
+			x, y, z := unit(obs.At(i))
+			d, k := tree.nearest(x, y, z, nil)
+			if refs.orig[k] != want.Index[i] || float32(ChordToAngle(d)) != want.Distance[i] {
+				t.Fatalf("%s obs x %s ref, trial %d, k-d tree: obs %d: ref %d (%v), brute ref %d (%v)",
+					og.name, rg.name, trial, i, refs.orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
+			}
+		}
 		for _, g := range []int{1, 2, 5, gridSide(refs.n, 2), 40, -fittedSide(refs, 2), -3, -17} {
 			var ix *gridIndex
 			if g < 0 { // the fitted grid of side -g
@@ -176,18 +185,36 @@ func TestCPUGridEngine(t *testing.T) {
 	}
 }
 
-// All references in one tiny cluster: the plan falls back to brute force
-// rather than scanning one huge cell for every observation.
+// All references in one tiny cluster (about 600 m): on the GPU's global
+// grid they share a cell and the plan falls back to brute force; the CPU
+// plans a k-d tree, and its answers are brute force's.
 func TestGridFallsBackWhenSkewed(t *testing.T) {
 	ref := Radians64(make([]float64, 20000), make([]float64, 20000))
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range ref.Lat64 {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
 	}
-	obs := spherePoints(2000, 3)
+	obs := spherePoints(20000, 3)
+	if plan := planGrid(obs, prepareRefs(ref), gpuGridCost, 0); plan.index != nil {
+		t.Errorf("GPU plan kept the grid: %.0f cells, %.0f candidates a query", plan.cellsPerQuery, plan.candidatesPerQuery)
+	}
 	plan := planGrid(obs, prepareRefs(ref), cpuGridCost, 0)
-	if plan.index != nil {
-		t.Errorf("plan kept the grid: %.0f cells, %.0f candidates a query", plan.cellsPerQuery, plan.candidatesPerQuery)
+	if plan.tree == nil {
+		t.Fatalf("CPU plan: no k-d tree (grid %v: %s)", plan.index != nil, plan.reason)
+	}
+	want, got := newResult(obs.Len()), newResult(obs.Len())
+	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+		t.Fatal(err)
+	}
+	st, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid}, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(st.Note)
+	for i := range want.Index {
+		if want.Index[i] != got.Index[i] || want.Distance[i] != got.Distance[i] {
+			t.Fatalf("obs %d: k-d tree %d, brute %d", i, got.Index[i], want.Index[i])
+		}
 	}
 }
 

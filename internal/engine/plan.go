@@ -26,13 +26,15 @@ const MaxGridSide = 322
 // to walk (16 references on a 322^3 grid took 9 s for 1,024 observations).
 func cappedSide(side, nref int) int { return min(side, max(4, gridSide(nref, 1.0/16))) }
 
-// fittedSide is gridSide for a fitted grid: the references lie on the part
-// of the sphere inside their cube of side s, at most the whole sphere and
-// for a small cube about 1.2 s^2 (a patch of the sphere, tilted), crossed by
-// about 1.5 cells a cell side squared of its area.
+// fittedSide is gridSide for a fitted grid of side s: as if the references
+// covered the sphere of the cube's inscribed ball (4 pi (s/2)^2; for the
+// whole sphere, s = 2, gridSide's density exactly), crossed by about 1.5
+// cells a cell side squared of its area. A patch of the sphere covers less
+// of its cube than that: its grid comes out coarser than 2 a cell, and the
+// planner samples coarser sides only.
 func fittedSide(refs *refSet, perCell float64) int {
 	_, s := fittedCube(refs)
-	area := min(4*math.Pi, 1.2*s*s)
+	area := math.Pi * s * s
 	g := int(math.Ceil(math.Sqrt(float64(refs.n) * s * s / (1.5 * perCell * area))))
 	return max(1, min(g, MaxGridSide))
 }
@@ -45,13 +47,20 @@ func cappedFittedSide(side int, refs *refSet) int { return min(side, max(4, fitt
 // few cells, or observations far from every reference).
 type gridPlan struct {
 	index *gridIndex
-	// Sampled work a query: cells visited and candidates ranked.
+	// tree, on the CPU, when a k-d tree costs less than every grid and
+	// brute force (index is then nil).
+	tree *kdTree
+	// Sampled work a query: cells (tree nodes) visited and candidates ranked.
 	cellsPerQuery, candidatesPerQuery float64
 	reason                            string
 }
 
 // note describes the plan for Stats.Note.
 func (p gridPlan) note() string {
+	if p.tree != nil {
+		return fmt.Sprintf("k-d tree, %.1f nodes and %.1f candidates a query (sampled; %s)",
+			p.cellsPerQuery, p.candidatesPerQuery, p.reason)
+	}
 	return fmt.Sprintf("grid %d^3 cells, %.1f cells and %.1f candidates a query (sampled)",
 		p.index.g, p.cellsPerQuery, p.candidatesPerQuery)
 }
@@ -77,15 +86,47 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 			plans[k], costs[k] = sampleSide(obs, idx, refs, g, m, brute)
 		}()
 	}
+	var tree gridPlan
+	treeCost := math.Inf(1)
+	if m.fitted && side == 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tree, treeCost = sampleTree(obs, idx, refs, m, brute)
+		}()
+	}
 	wg.Wait()
 	k := cheapest(costs)
 	plan := plans[k]
+	if treeCost < min(costs[k], brute) {
+		tree.reason = fmt.Sprintf("the cheapest grid, %d^3, would visit %.0f cells and rank %.0f references a query",
+			plan.index.g, plan.cellsPerQuery, plan.candidatesPerQuery)
+		return tree
+	}
 	if costs[k] > brute && side == 0 {
 		plan.reason = fmt.Sprintf("grid would visit %.0f cells and rank %.0f references a query, costlier than brute force over %d",
 			plan.cellsPerQuery, plan.candidatesPerQuery, refs.n)
 		plan.index = nil
 	}
 	return plan
+}
+
+// sampleTree is sampleSide for a k-d tree, a node costing what a cell does.
+func sampleTree(obs Points, idx []int, refs *refSet, m gridCost, brute float64) (gridPlan, float64) {
+	t := buildKDTree(refs)
+	var w gridWork
+	ran := 0
+	for _, i := range idx {
+		x, y, z := unit(obs.At(i))
+		t.nearest(x, y, z, &w)
+		ran++
+		if m.unit*(1.5*float64(w.cells)+float64(w.candidates)) > brute*float64(len(idx)) {
+			break
+		}
+	}
+	ran = max(ran, 1)
+	nodes, cands := float64(w.cells)/float64(ran), float64(w.candidates)/float64(ran)
+	return gridPlan{tree: t, cellsPerQuery: nodes, candidatesPerQuery: cands}, m.unit * (1.5*nodes + cands)
 }
 
 // planSample picks the (at most 512) observations of n a plan is sampled

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"math"
+	"slices"
+)
+
+// kdTree is the CPU engine's index for references no grid suits: crowded
+// into a few metres, or queried from far away, where a grid either puts
+// them all in one cell or walks shells of empty cells around the
+// observation. It splits the references' unit vectors at the median of the
+// widest axis down to leaves of kdLeaf, and keeps each node's bounding box,
+// so a query descends nearest box first and skips every box farther than
+// the best found: exact, float64 chords, ties to the lowest index.
+type kdTree struct {
+	nodes   []kdNode
+	x, y, z []float64 // the references in leaf order
+	id      []uint32  // their distinct-reference indices
+}
+
+// kdNode is a box of references [start, end) in leaf order; a leaf has no
+// children (left < 0).
+type kdNode struct {
+	lo, hi      [3]float64
+	start, end  int32
+	left, right int32
+}
+
+const kdLeaf = 8 // references a leaf holds at most
+
+// buildKDTree builds the tree over refs.
+func buildKDTree(refs *refSet) *kdTree {
+	t := &kdTree{x: slices.Clone(refs.x[:refs.n]), y: slices.Clone(refs.y[:refs.n]), z: slices.Clone(refs.z[:refs.n]),
+		id: make([]uint32, refs.n)}
+	for k := range t.id {
+		t.id[k] = uint32(k)
+	}
+	t.nodes = make([]kdNode, 0, 2*refs.n/kdLeaf+1)
+	t.build(0, refs.n)
+	return t
+}
+
+// build adds the node of references [start, end) and its subtree; it
+// returns the node's index.
+func (t *kdTree) build(start, end int) int32 {
+	n := kdNode{start: int32(start), end: int32(end), left: -1, right: -1}
+	n.lo, n.hi = t.box(start, end)
+	at := int32(len(t.nodes))
+	t.nodes = append(t.nodes, n)
+	if end-start <= kdLeaf {
+		return at
+	}
+	axis := 0
+	for a := 1; a < 3; a++ {
+		if n.hi[a]-n.lo[a] > n.hi[axis]-n.lo[axis] {
+			axis = a
+		}
+	}
+	mid := (start + end) / 2
+	t.selectNth(start, end, mid, axis)
+	left := t.build(start, mid)
+	right := t.build(mid, end)
+	t.nodes[at].left, t.nodes[at].right = left, right
+	return at
+}
+
+// box is the bounding box of references [start, end).
+func (t *kdTree) box(start, end int) (lo, hi [3]float64) {
+	lo = [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+	hi = [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for k := start; k < end; k++ {
+		for a, v := range t.at(k) {
+			lo[a], hi[a] = min(lo[a], v), max(hi[a], v)
+		}
+	}
+	return lo, hi
+}
+
+func (t *kdTree) at(k int) [3]float64 { return [3]float64{t.x[k], t.y[k], t.z[k]} }
+
+func (t *kdTree) swap(i, j int) {
+	t.x[i], t.x[j] = t.x[j], t.x[i]
+	t.y[i], t.y[j] = t.y[j], t.y[i]
+	t.z[i], t.z[j] = t.z[j], t.z[i]
+	t.id[i], t.id[j] = t.id[j], t.id[i]
+}
+
+// selectNth reorders [start, end) so that position nth holds the reference
+// that sorting by the axis would put there, smaller ones before it and
+// larger ones after (quickselect, median-of-three pivots).
+func (t *kdTree) selectNth(start, end, nth, axis int) {
+	key := func(k int) float64 { return t.at(k)[axis] }
+	lo, hi := start, end-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if key(mid) < key(lo) {
+			t.swap(mid, lo)
+		}
+		if key(hi) < key(lo) {
+			t.swap(hi, lo)
+		}
+		if key(hi) < key(mid) {
+			t.swap(hi, mid)
+		}
+		pivot := key(mid)
+		i, j := lo, hi
+		for i <= j {
+			for key(i) < pivot {
+				i++
+			}
+			for key(j) > pivot {
+				j--
+			}
+			if i <= j {
+				t.swap(i, j)
+				i, j = i+1, j-1
+			}
+		}
+		switch {
+		case nth <= j:
+			hi = j
+		case nth >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// boxDist2 is the squared distance from p to node n's box.
+func (n *kdNode) boxDist2(p [3]float64) float64 {
+	d := 0.0
+	for a := range 3 {
+		if v := max(n.lo[a]-p[a], p[a]-n.hi[a], 0); v > 0 {
+			d += v * v
+		}
+	}
+	return d
+}
+
+// nearest is gridIndex.nearest through the tree: the squared chord and the
+// distinct reference's index; w, when not nil, counts the nodes and
+// candidates.
+func (t *kdTree) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
+	p := [3]float64{px, py, pz}
+	best, bestID := math.Inf(1), uint32(math.MaxUint32)
+	bound := math.Inf(1) // boxes farther (squared) cannot hold a better reference
+	type pending struct {
+		node int32
+		d2   float64
+	}
+	var stack [64]pending
+	top := 0
+	stack[top] = pending{0, t.nodes[0].boxDist2(p)}
+	top++
+	for top > 0 {
+		top--
+		e := stack[top]
+		if e.d2 > bound {
+			continue
+		}
+		n := &t.nodes[e.node]
+		if w != nil {
+			w.cells++
+		}
+		if n.left < 0 {
+			for k := n.start; k < n.end; k++ {
+				d := chord2(px, py, pz, t.x[k], t.y[k], t.z[k])
+				if d < best || (d == best && t.id[k] < bestID) {
+					best, bestID = d, t.id[k]
+					bound = fittedChordBound(best)
+				}
+			}
+			if w != nil {
+				w.candidates += int(n.end - n.start)
+			}
+			continue
+		}
+		dl, dr := t.nodes[n.left].boxDist2(p), t.nodes[n.right].boxDist2(p)
+		near, far, dn, df := n.left, n.right, dl, dr
+		if dr < dl {
+			near, far, dn, df = n.right, n.left, dr, dl
+		}
+		stack[top] = pending{far, df} // the farther child waits below the nearer
+		stack[top+1] = pending{near, dn}
+		top += 2
+	}
+	return best, bestID
+}
+
+// fittedChordBound is gridIndex.chordBound with a fitted grid's slack: the
+// tree's boxes are float64 bounds of the float64 points themselves.
+func fittedChordBound(d2 float64) float64 {
+	t := math.Sqrt(d2) + fittedSlack
+	return t * t
+}
