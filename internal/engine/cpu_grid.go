@@ -30,6 +30,8 @@ type gridIndex struct {
 	h      float64    // cell side
 	h32    float32    // the global grid's cell side in float32, 2/g
 	origin [3]float64 // the grid's lower corner
+	top    [3]float64 // and its upper corner
+	invH   float64    // 1/h, for the fitted grid's cell assignment
 	fitted bool       // cells assigned in float64 from origin
 	slack  float64    // margin over cell bounds covering the assignment's rounding
 	start  []uint32   // start[c] .. start[c+1]: refs of cell c in sorted order
@@ -50,7 +52,8 @@ const fittedSlack = 1e-14
 
 // buildGrid is the global grid of side g over refs.
 func buildGrid(refs *refSet, g int) *gridIndex {
-	ix := &gridIndex{g: g, h: 2 / float64(g), h32: 2 / float32(g), origin: [3]float64{-1, -1, -1}, slack: gridSlack}
+	ix := &gridIndex{g: g, h: 2 / float64(g), h32: 2 / float32(g), origin: [3]float64{-1, -1, -1}, top: [3]float64{1, 1, 1},
+		slack: gridSlack}
 	ix.fill(refs, func(k int) int {
 		return ix.cell32(refs.xyzw[4*k], refs.xyzw[4*k+1], refs.xyzw[4*k+2])
 	})
@@ -62,7 +65,10 @@ func buildGrid(refs *refSet, g int) *gridIndex {
 // side is the bounding box's longest, centred on the box.
 func buildFittedGrid(refs *refSet, g int) *gridIndex {
 	lo, side := fittedCube(refs)
-	ix := &gridIndex{g: g, h: side / float64(g), origin: lo, fitted: true, slack: fittedSlack}
+	ix := &gridIndex{g: g, h: side / float64(g), invH: float64(g) / side, origin: lo, fitted: true, slack: fittedSlack}
+	for a := range 3 {
+		ix.top[a] = ix.lower(g, a)
+	}
 	ix.fill(refs, func(k int) int { return ix.cellOf(refs.x[k], refs.y[k], refs.z[k]) })
 	ix.runs = occupiedRuns(ix)
 	return ix
@@ -129,7 +135,7 @@ func (ix *gridIndex) axisCell(v float64, a int) int {
 	if !ix.fitted {
 		return cellOf(float32(v), ix.g, ix.h32)
 	}
-	c := math.Floor((v - ix.origin[a]) / ix.h)
+	c := math.Floor((v - ix.origin[a]) * ix.invH) // within fittedSlack of the division's cell
 	return int(max(0, min(c, float64(ix.g-1))))
 }
 
@@ -265,17 +271,38 @@ func (q *gridSearch) boxDist(c, a int) float64 {
 }
 
 // done reports whether everything not yet scanned, which lies outside the
-// cube of cells within Chebyshev distance r, is farther than the best. What
-// remains of the grid is at most six slabs beyond the cube's faces; a
-// slab's distance is its face's along the axis and, for a point outside the
-// grid (a fitted grid's observations far from the references), the point's
-// distance to the grid's extent along the other two.
+// cube of cells within Chebyshev distance r, is farther than the best: for
+// a point in the grid, the distance to the nearest face of the cube that is
+// not the grid's own.
 func (q *gridSearch) done(r int) bool {
+	ix := q.ix
+	p := q.p
+	if p[0] < ix.origin[0] || p[0] > ix.top[0] || p[1] < ix.origin[1] || p[1] > ix.top[1] ||
+		p[2] < ix.origin[2] || p[2] > ix.top[2] {
+		return q.doneOutside(r)
+	}
+	lb := math.Inf(1)
+	for a := range q.c {
+		if q.c[a]-r > 0 {
+			lb = min(lb, p[a]-ix.lower(q.c[a]-r, a))
+		}
+		if q.c[a]+r < ix.g-1 {
+			lb = min(lb, ix.lower(q.c[a]+r+1, a)-p[a])
+		}
+	}
+	return math.IsInf(lb, 1) || lb-ix.slack > math.Sqrt(q.best)
+}
+
+// doneOutside is done for a point outside the grid (a fitted grid's
+// observation far from the references). What remains of the grid is at most
+// six slabs beyond the cube's faces; a slab's distance is its face's along
+// the axis and the point's distance to the grid's extent along the other two.
+func (q *gridSearch) doneOutside(r int) bool {
 	ix := q.ix
 	var off [3]float64 // distance from p to the grid's extent along each axis, 0 within
 	out2 := 0.0
 	for a := range q.c {
-		off[a] = max(ix.lower(0, a)-q.p[a], q.p[a]-ix.lower(ix.g, a), 0)
+		off[a] = max(ix.origin[a]-q.p[a], q.p[a]-ix.top[a], 0)
 		out2 += off[a] * off[a]
 	}
 	lb := math.Inf(1)
