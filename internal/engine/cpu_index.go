@@ -4,11 +4,13 @@ import "fmt"
 
 // CPUIndex is a reference set prepared once for many small queries answered
 // on the calling goroutine: the unit vectors with exact duplicates merged
-// and their grid (nearest), and with duplicates kept and theirs (k nearest,
-// radius). It is read-only after NewCPUIndex: safe for concurrent queries.
+// and their grid (nearest), and with duplicates kept and their k-d tree (k
+// nearest) and grid (radius). It is read-only after NewCPUIndex: safe for
+// concurrent queries.
 type CPUIndex struct {
 	refs, all     *refSet
 	grid, gridAll *gridIndex
+	treeAll       *kdTree
 }
 
 // NewCPUIndex prepares ref.
@@ -22,6 +24,7 @@ func NewCPUIndex(ref Points) (*CPUIndex, error) {
 	x := &CPUIndex{refs: prepareRefs(ref), all: prepareRefsAll(ref)}
 	x.grid = buildFittedGrid(x.refs, max(4, fittedSide(x.refs, 2)))
 	x.gridAll = buildFittedGrid(x.all, max(4, fittedSide(x.all, 2)))
+	x.treeAll = buildKDTree(x.all)
 	return x, nil
 }
 
@@ -54,7 +57,7 @@ func (x *CPUIndex) KNearest(obs Points, maxRad float64, out KResult) error {
 	t, maxD2 := &topK{}, chordLimit(maxRad)
 	for i := range obs.Len() {
 		px, py, pz := unit(obs.At(i))
-		fillRow(out, i, x.gridAll.kNearest([3]float64{px, py, pz}, out.K, maxD2, t))
+		fillRow(out, i, x.treeAll.kNearest([3]float64{px, py, pz}, out.K, maxD2, t))
 	}
 	return nil
 }

@@ -194,3 +194,48 @@ func fittedChordBound(d2 float64) float64 {
 	t := math.Sqrt(d2) + fittedSlack
 	return t * t
 }
+
+// kNearest is gridIndex.kNearest through the tree: the k references nearest
+// to p within the squared chord maxD2, nearest first, ties to the lower
+// index.
+func (t *kdTree) kNearest(p [3]float64, k int, maxD2 float64, top *topK) []neighbour {
+	top.k, top.items = k, top.items[:0]
+	limit := fittedChordBound(maxD2)
+	if math.IsInf(maxD2, 1) {
+		limit = maxD2
+	}
+	bound := limit
+	type pending struct {
+		node int32
+		d2   float64
+	}
+	var stack [64]pending
+	stack[0] = pending{0, t.nodes[0].boxDist2(p)}
+	for n := 1; n > 0; {
+		n--
+		e := stack[n]
+		if e.d2 > bound {
+			continue
+		}
+		nd := &t.nodes[e.node]
+		if nd.left < 0 {
+			for r := nd.start; r < nd.end; r++ {
+				if d := chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
+					top.offer(neighbour{d, t.id[r]})
+				}
+			}
+			if top.full() {
+				bound = min(limit, fittedChordBound(top.worst().d2))
+			}
+			continue
+		}
+		dl, dr := t.nodes[nd.left].boxDist2(p), t.nodes[nd.right].boxDist2(p)
+		near, far, dn, df := nd.left, nd.right, dl, dr
+		if dr < dl {
+			near, far, dn, df = nd.right, nd.left, dr, dl
+		}
+		stack[n], stack[n+1] = pending{far, df}, pending{near, dn}
+		n += 2
+	}
+	return top.sorted()
+}

@@ -144,6 +144,21 @@ func (ix *gridIndex) within(p [3]float64, maxD2 float64, dst []neighbour) []neig
 	return dst
 }
 
+// count is len(within(p, maxD2, nil)) without the list: the references
+// within the squared chord maxD2 of p.
+func (ix *gridIndex) count(p [3]float64, maxD2 float64) uint32 {
+	limit := ix.chordBound(maxD2)
+	n := uint32(0)
+	ix.walk(p, func() float64 { return limit }, func(c int) {
+		for r := ix.start[c]; r < ix.start[c+1]; r++ {
+			if chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]) <= maxD2 {
+				n++
+			}
+		}
+	})
+	return n
+}
+
 // chordLimit is the largest float64 squared chord whose angle
 // (ChordToAngle) is at most rad radians, +Inf from pi on (everything): a
 // reference at squared chord d is within rad exactly when d <= chordLimit(rad),
@@ -213,7 +228,9 @@ func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KRe
 }
 
 // kSearch is the per-observation k-nearest search of the request's
-// algorithm.
+// algorithm: brute force, a fitted grid of the side the request fixes, or
+// else the k-d tree, which ranks fewer references than the grid walk on
+// every set measured (BENCHMARKS.md, "Skewed references on the CPU").
 func (c *CPU) kSearch(req Request, refs *refSet, k int, maxRad float64) func(p [3]float64, t *topK) []neighbour {
 	maxD2 := chordLimit(maxRad)
 	if req.Algorithm == Brute {
@@ -223,8 +240,12 @@ func (c *CPU) kSearch(req Request, refs *refSet, k int, maxRad float64) func(p [
 	if side == 0 {
 		side = max(4, fittedSide(refs, max(2, float64(k)/2)))
 	}
-	ix := buildFittedGrid(refs, side)
-	return func(p [3]float64, t *topK) []neighbour { return ix.kNearest(p, k, maxD2, t) }
+	if req.GridSide > 0 {
+		ix := buildFittedGrid(refs, side)
+		return func(p [3]float64, t *topK) []neighbour { return ix.kNearest(p, k, maxD2, t) }
+	}
+	tr := buildKDTree(refs)
+	return func(p [3]float64, t *topK) []neighbour { return tr.kNearest(p, k, maxD2, t) }
 }
 
 // bruteK ranks every reference.
@@ -302,11 +323,14 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 			var found []neighbour
 			for i := lo; i < hi; i++ {
 				x, y, z := unit(req.Obs.At(i))
-				scratch = ix.within([3]float64{x, y, z}, maxD2, scratch[:0])
-				res.Counts[i] = uint32(len(scratch))
-				if list {
-					found = append(found, scratch...)
+				p := [3]float64{x, y, z}
+				if !list {
+					res.Counts[i] = ix.count(p, maxD2)
+					continue
 				}
+				scratch = ix.within(p, maxD2, scratch[:0])
+				res.Counts[i] = uint32(len(scratch))
+				found = append(found, scratch...)
 			}
 			batches[lo/cpuBatch] = found
 		}

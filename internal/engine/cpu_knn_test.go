@@ -78,12 +78,18 @@ func kNearestMatchesNaive(t *testing.T, eng Engine) {
 		for _, k := range []int{1, 2, 8, 64} {
 			k = min(k, tc.ref.Len())
 			for _, maxRad := range []float64{math.Inf(1), 300 / earthRadius * 1000} {
-				for _, algo := range []Algorithm{Grid, Brute} {
-					name := fmt.Sprintf("%s/k=%d/max=%g/%v", tc.name, k, maxRad, algo)
+				// Side 0: the engine's own choice (the CPU's k-d tree); 7: a grid.
+				for _, run := range []struct {
+					algo Algorithm
+					side int
+				}{{Grid, 0}, {Grid, 7}, {Brute, 0}} {
+					algo := run.algo
+					name := fmt.Sprintf("%s/k=%d/max=%g/%v/side=%d", tc.name, k, maxRad, algo, run.side)
 					t.Run(name, func(t *testing.T) {
 						n := tc.obs.Len()
 						out := KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
-						if _, err := eng.KNearest(ctx, Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo}, maxRad, out); err != nil {
+						req := Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, GridSide: run.side}
+						if _, err := eng.KNearest(ctx, req, maxRad, out); err != nil {
 							t.Fatal(err)
 						}
 						checkKRows(t, ranked, out, maxRad)
