@@ -9,7 +9,8 @@ import (
 // into a few metres, or queried from far away, where a grid either puts
 // them all in one cell or walks shells of empty cells around the
 // observation. It splits the references' unit vectors at the median of the
-// widest axis down to leaves of kdLeaf, and keeps each node's bounding box,
+// widest axis (of a sample) down to leaves of kdLeaf, and keeps each node's
+// bounding box,
 // so a query descends nearest box first and skips every box farther than
 // the best found: exact, float64 chords, ties to the lowest index.
 type kdTree struct {
@@ -43,40 +44,72 @@ func buildKDTree(refs *refSet) *kdTree {
 // build adds the node of references [start, end) and its subtree; it
 // returns the node's index.
 func (t *kdTree) build(start, end int) int32 {
-	n := kdNode{start: int32(start), end: int32(end), left: -1, right: -1}
-	n.lo, n.hi = t.box(start, end)
 	at := int32(len(t.nodes))
-	t.nodes = append(t.nodes, n)
+	t.nodes = append(t.nodes, kdNode{start: int32(start), end: int32(end), left: -1, right: -1})
 	if end-start <= kdLeaf {
+		t.nodes[at].lo, t.nodes[at].hi = t.box(start, end)
 		return at
 	}
-	axis := 0
-	for a := 1; a < 3; a++ {
-		if n.hi[a]-n.lo[a] > n.hi[axis]-n.lo[axis] {
-			axis = a
-		}
-	}
+	axis := t.widest(start, end)
 	mid := (start + end) / 2
 	t.selectNth(start, end, mid, axis)
 	left := t.build(start, mid)
 	right := t.build(mid, end)
-	t.nodes[at].left, t.nodes[at].right = left, right
+	n := &t.nodes[at]
+	n.left, n.right = left, right
+	l, r := &t.nodes[left], &t.nodes[right]
+	for a := range 3 { // the union of the children's boxes
+		n.lo[a], n.hi[a] = l.lo[a], l.hi[a]
+		if r.lo[a] < n.lo[a] {
+			n.lo[a] = r.lo[a]
+		}
+		if r.hi[a] > n.hi[a] {
+			n.hi[a] = r.hi[a]
+		}
+	}
 	return at
+}
+
+// widest is the axis along which references [start, end) spread most: a
+// sample of at most 64 of them decides, as the split only needs a good axis.
+func (t *kdTree) widest(start, end int) int {
+	step := max(1, (end-start)/64)
+	best, spread := 0, -1.0
+	for a, c := range t.coords() {
+		lo, hi := c[start], c[start]
+		for k := start; k < end; k += step {
+			if c[k] < lo {
+				lo = c[k]
+			}
+			if c[k] > hi {
+				hi = c[k]
+			}
+		}
+		if hi-lo > spread {
+			best, spread = a, hi-lo
+		}
+	}
+	return best
 }
 
 // box is the bounding box of references [start, end).
 func (t *kdTree) box(start, end int) (lo, hi [3]float64) {
-	lo = [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
-	hi = [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
-	for k := start; k < end; k++ {
-		for a, v := range t.at(k) {
-			lo[a], hi[a] = min(lo[a], v), max(hi[a], v)
+	for a, c := range t.coords() {
+		lo[a], hi[a] = c[start], c[start]
+		for _, v := range c[start:end] {
+			if v < lo[a] {
+				lo[a] = v
+			}
+			if v > hi[a] {
+				hi[a] = v
+			}
 		}
 	}
 	return lo, hi
 }
 
-func (t *kdTree) at(k int) [3]float64 { return [3]float64{t.x[k], t.y[k], t.z[k]} }
+// coords is the tree's references by axis.
+func (t *kdTree) coords() [3][]float64 { return [3][]float64{t.x, t.y, t.z} }
 
 func (t *kdTree) swap(i, j int) {
 	t.x[i], t.x[j] = t.x[j], t.x[i]
@@ -89,26 +122,26 @@ func (t *kdTree) swap(i, j int) {
 // that sorting by the axis would put there, smaller ones before it and
 // larger ones after (quickselect, median-of-three pivots).
 func (t *kdTree) selectNth(start, end, nth, axis int) {
-	key := func(k int) float64 { return t.at(k)[axis] }
+	key := t.coords()[axis]
 	lo, hi := start, end-1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if key(mid) < key(lo) {
+		if key[mid] < key[lo] {
 			t.swap(mid, lo)
 		}
-		if key(hi) < key(lo) {
+		if key[hi] < key[lo] {
 			t.swap(hi, lo)
 		}
-		if key(hi) < key(mid) {
+		if key[hi] < key[mid] {
 			t.swap(hi, mid)
 		}
-		pivot := key(mid)
+		pivot := key[mid]
 		i, j := lo, hi
 		for i <= j {
-			for key(i) < pivot {
+			for key[i] < pivot {
 				i++
 			}
-			for key(j) > pivot {
+			for key[j] > pivot {
 				j--
 			}
 			if i <= j {

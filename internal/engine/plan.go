@@ -86,22 +86,18 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 			plans[k], costs[k] = sampleSide(obs, idx, refs, g, m, brute)
 		}()
 	}
-	var tree gridPlan
-	treeCost := math.Inf(1)
-	if m.fitted && side == 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tree, treeCost = sampleTree(obs, idx, refs, m, brute)
-		}()
-	}
 	wg.Wait()
 	k := cheapest(costs)
 	plan := plans[k]
-	if treeCost < min(costs[k], brute) {
-		tree.reason = fmt.Sprintf("the cheapest grid, %d^3, would visit %.0f cells and rank %.0f references a query",
-			plan.index.g, plan.cellsPerQuery, plan.candidatesPerQuery)
-		return tree
+	// A k-d tree only where no grid costs under a tenth of brute force
+	// (references in a few clusters or one, observations far from them):
+	// elsewhere the grid wins and the tree's build would only add to the plan.
+	if m.fitted && side == 0 && costs[k] > brute/10 {
+		if tree, cost := sampleTree(obs, idx, refs, m, brute); cost < min(costs[k], brute) {
+			tree.reason = fmt.Sprintf("the cheapest grid, %d^3, would visit %.0f cells and rank %.0f references a query",
+				plan.index.g, plan.cellsPerQuery, plan.candidatesPerQuery)
+			return tree
+		}
 	}
 	if costs[k] > brute && side == 0 {
 		plan.reason = fmt.Sprintf("grid would visit %.0f cells and rank %.0f references a query, costlier than brute force over %d",
