@@ -40,7 +40,7 @@
 #endif
 #define PREP_THREADS 256  // grid_obs_prep, grid_obs_keys, grid_obs_scatter
 #ifndef GQ_MIN_BLOCKS
-#define GQ_MIN_BLOCKS 1  // resident blocks an SM asked of the register allocator
+#define GQ_MIN_BLOCKS 16  // resident blocks an SM asked of the register allocator: 64 registers at 64 threads
 #endif
 #define SCAN_THREADS 1024
 #define SCAN_ITEMS 8
