@@ -109,10 +109,15 @@ func (c *CPU) run(ctx context.Context, req Request, batch int, start time.Time, 
 	if err := g.Wait(); err != nil {
 		return Stats{}, fmt.Errorf("cpu engine: %w", err)
 	}
+	return c.stats(jobs, start), nil
+}
+
+// stats is the account of a query of jobs that began at start.
+func (c *CPU) stats(jobs int, start time.Time) Stats {
 	return Stats{
 		Engine:  "cpu",
 		Devices: []string{fmt.Sprintf("%d goroutines on %d cores", c.workers, runtime.NumCPU())},
 		Jobs:    jobs,
 		Wall:    time.Since(start),
-	}, nil
+	}
 }

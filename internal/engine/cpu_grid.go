@@ -271,56 +271,42 @@ func (q *gridSearch) boxDist(c, a int) float64 {
 }
 
 // done reports whether everything not yet scanned, which lies outside the
-// cube of cells within Chebyshev distance r, is farther than the best: for
-// a point in the grid, the distance to the nearest face of the cube that is
-// not the grid's own.
+// cube of cells within Chebyshev distance r, is farther than the best. What
+// remains of the grid is at most six slabs beyond the cube's faces; a
+// slab's distance is its face's along the axis and, for a point outside the
+// grid (a fitted grid's observation far from the references), the point's
+// distance to the grid's extent along the other two.
 func (q *gridSearch) done(r int) bool {
-	ix := q.ix
-	p := q.p
+	ix, p := q.ix, q.p
+	var off [3]float64 // distance from p to the grid's extent along each axis, 0 within
+	out2 := 0.0
 	if p[0] < ix.origin[0] || p[0] > ix.top[0] || p[1] < ix.origin[1] || p[1] > ix.top[1] ||
 		p[2] < ix.origin[2] || p[2] > ix.top[2] {
-		return q.doneOutside(r)
+		for a := range off {
+			off[a] = max(ix.origin[a]-p[a], p[a]-ix.top[a], 0)
+			out2 += off[a] * off[a]
+		}
 	}
 	lb := math.Inf(1)
 	for a := range q.c {
+		rest := out2 - off[a]*off[a]
 		if q.c[a]-r > 0 {
-			lb = min(lb, p[a]-ix.lower(q.c[a]-r, a))
+			lb = min(lb, slabDist(p[a]-ix.lower(q.c[a]-r, a), rest))
 		}
 		if q.c[a]+r < ix.g-1 {
-			lb = min(lb, ix.lower(q.c[a]+r+1, a)-p[a])
+			lb = min(lb, slabDist(ix.lower(q.c[a]+r+1, a)-p[a], rest))
 		}
 	}
 	return math.IsInf(lb, 1) || lb-ix.slack > math.Sqrt(q.best)
 }
 
-// doneOutside is done for a point outside the grid (a fitted grid's
-// observation far from the references). What remains of the grid is at most
-// six slabs beyond the cube's faces; a slab's distance is its face's along
-// the axis and the point's distance to the grid's extent along the other two.
-func (q *gridSearch) doneOutside(r int) bool {
-	ix := q.ix
-	var off [3]float64 // distance from p to the grid's extent along each axis, 0 within
-	out2 := 0.0
-	for a := range q.c {
-		off[a] = max(ix.origin[a]-q.p[a], q.p[a]-ix.top[a], 0)
-		out2 += off[a] * off[a]
+// slabDist is the distance to a slab d away along its axis and sqrt(rest)
+// across it.
+func slabDist(d, rest float64) float64 {
+	if rest > 0 {
+		return math.Sqrt(d*d + rest)
 	}
-	lb := math.Inf(1)
-	slab := func(d float64, a int) {
-		if rest := out2 - off[a]*off[a]; rest > 0 {
-			d = math.Sqrt(d*d + rest)
-		}
-		lb = min(lb, d)
-	}
-	for a := range q.c {
-		if q.c[a]-r > 0 {
-			slab(q.p[a]-ix.lower(q.c[a]-r, a), a)
-		}
-		if q.c[a]+r < ix.g-1 {
-			slab(ix.lower(q.c[a]+r+1, a)-q.p[a], a)
-		}
-	}
-	return math.IsInf(lb, 1) || lb-ix.slack > math.Sqrt(q.best)
+	return d
 }
 
 // nearestGrid answers a grid query on the CPU: goroutines over batches of
@@ -330,7 +316,7 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide)
 	end()
 	if plan.tree != nil {
-		st, err := c.nearestTree(ctx, req, out, refs, plan.tree, start)
+		st, err := c.nearestEach(ctx, req, out, refs, plan.tree.nearest, start)
 		st.Note = plan.note()
 		return st, err
 	}
@@ -345,27 +331,15 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 		st.Note = plan.note()
 		return st, err
 	}
-	batch := req.BatchSize
-	if batch == 0 {
-		batch = 4096
-	}
-	st, err := c.run(ctx, req, batch, start, func() func(lo, hi int) {
-		return func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				x, y, z := unit(req.Obs.At(i))
-				d, k := ix.nearest(x, y, z, nil)
-				out.Index[i] = refs.orig[k]
-				out.Distance[i] = float32(ChordToAngle(d))
-			}
-		}
-	})
+	st, err := c.nearestEach(ctx, req, out, refs, ix.nearest, start)
 	st.Note = plan.note()
 	return st, err
 }
 
-// nearestTree answers the request through a k-d tree, in batches on every
-// goroutine.
-func (c *CPU) nearestTree(ctx context.Context, req Request, out Result, refs *refSet, t *kdTree, start time.Time) (Stats, error) {
+// nearestEach answers the observations one by one through nearest (a grid
+// walk or the tree), in batches on every goroutine.
+func (c *CPU) nearestEach(ctx context.Context, req Request, out Result, refs *refSet,
+	nearest func(x, y, z float64, w *gridWork) (float64, uint32), start time.Time) (Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = 4096
@@ -374,7 +348,7 @@ func (c *CPU) nearestTree(ctx context.Context, req Request, out Result, refs *re
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				x, y, z := unit(req.Obs.At(i))
-				d, k := t.nearest(x, y, z, nil)
+				d, k := nearest(x, y, z, nil)
 				out.Index[i] = refs.orig[k]
 				out.Distance[i] = float32(ChordToAngle(d))
 			}

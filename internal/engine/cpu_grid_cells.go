@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 
 	"github.com/geoknn/geoknn/internal/parallel"
@@ -74,12 +73,7 @@ func (c *CPU) nearestGridCells(ctx context.Context, req Request, out Result, ref
 		}
 		chunks++
 	}
-	return Stats{
-		Engine:  "cpu",
-		Devices: []string{fmt.Sprintf("%d goroutines on %d cores", c.workers, runtime.NumCPU())},
-		Jobs:    chunks,
-		Wall:    time.Since(start),
-	}, nil
+	return c.stats(chunks, start), nil
 }
 
 // prepare fills the chunk with observations [lo, hi): unit vectors, cells,

@@ -86,16 +86,34 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	MOVL AX, eax+0(FP)
 	RET
 
+// LANE_OBS ranks one observation (its z, y, x at those offsets from AX)
+// against the references in Y0-Y2 (indices Y3): Y4 the dot product, Y5
+// scratch; BEST, SECOND, IDX its lane state.
+#define LANE_OBS(OZ, OY, OX, BEST, SECOND, IDX) \
+	VBROADCASTSD OZ(AX), Y5           \
+	VMULPD       Y2, Y5, Y4           \
+	VBROADCASTSD OY(AX), Y5           \
+	VFMADD231PD  Y1, Y5, Y4           \
+	VBROADCASTSD OX(AX), Y5           \
+	VFMADD231PD  Y0, Y5, Y4           \
+	VMINPD       Y4, BEST, Y5         \
+	VMAXPD       SECOND, Y5, SECOND   \
+	VCMPPD       $0x1e, BEST, Y4, Y5  \
+	VMAXPD       BEST, Y4, BEST       \
+	VBLENDVPD    Y5, Y3, IDX, IDX
+
 // func lanes3AVX2(o *[9]float64, rx, ry, rz *float64, groups int, st *lanes3)
 //
-// From the reset state (bests and seconds -Inf, indices 0), dot products of three observations with references rx/ry/rz[0:4*groups],
-// kept lane by lane (lane l sees references l, l+4, ...): st.best the
-// largest, st.second the second largest, st.idx the reference of the
-// largest (the first on equal dot products). No branches: min, max and a
-// blend a pair. A reference with NaN coordinates (tile padding) changes
-// nothing: the operands are ordered so that min and max return the state. Registers: Y0-Y2 the references, Y3 their indices, Y4 the
-// dot product, Y5 scratch, Y6-Y14 the state (best, second, idx of each
-// observation), Y15 the index step.
+// From the reset state (bests and seconds -Inf, indices 0), dot products of
+// three observations with references rx/ry/rz[0:4*groups], kept lane by
+// lane (lane l sees references l, l+4, ...): st.best the largest, st.second
+// the second largest, st.idx the reference of the largest (the first on
+// equal dot products). No branches: min, max and a blend a pair. A
+// reference with NaN coordinates (tile padding) changes nothing: the
+// operands are ordered so that min and max return the state. Registers:
+// Y0-Y2 the references, Y3 their indices, Y4 the dot product, Y5 scratch,
+// Y6-Y14 the state (best, second, idx of each observation), Y15 the index
+// step.
 TEXT ·lanes3AVX2(SB), NOSPLIT, $0-48
 	MOVQ o+0(FP), AX
 	MOVQ rx+8(FP), SI
@@ -137,44 +155,9 @@ loop3:
 	VMOVUPD (DI)(R8*8), Y1
 	VMOVUPD (DX)(R8*8), Y2
 
-	// observation 0: state Y6 best, Y9 second, Y12 idx
-	VBROADCASTSD 16(AX), Y5
-	VMULPD       Y2, Y5, Y4
-	VBROADCASTSD 8(AX), Y5
-	VFMADD231PD  Y1, Y5, Y4
-	VBROADCASTSD 0(AX), Y5
-	VFMADD231PD  Y0, Y5, Y4
-	VMINPD       Y4, Y6, Y5
-	VMAXPD       Y9, Y5, Y9
-	VCMPPD       $0x1e, Y6, Y4, Y5
-	VMAXPD       Y6, Y4, Y6
-	VBLENDVPD    Y5, Y3, Y12, Y12
-
-	// observation 1: Y7, Y10, Y13
-	VBROADCASTSD 40(AX), Y5
-	VMULPD       Y2, Y5, Y4
-	VBROADCASTSD 32(AX), Y5
-	VFMADD231PD  Y1, Y5, Y4
-	VBROADCASTSD 24(AX), Y5
-	VFMADD231PD  Y0, Y5, Y4
-	VMINPD       Y4, Y7, Y5
-	VMAXPD       Y10, Y5, Y10
-	VCMPPD       $0x1e, Y7, Y4, Y5
-	VMAXPD       Y7, Y4, Y7
-	VBLENDVPD    Y5, Y3, Y13, Y13
-
-	// observation 2: Y8, Y11, Y14
-	VBROADCASTSD 64(AX), Y5
-	VMULPD       Y2, Y5, Y4
-	VBROADCASTSD 56(AX), Y5
-	VFMADD231PD  Y1, Y5, Y4
-	VBROADCASTSD 48(AX), Y5
-	VFMADD231PD  Y0, Y5, Y4
-	VMINPD       Y4, Y8, Y5
-	VMAXPD       Y11, Y5, Y11
-	VCMPPD       $0x1e, Y8, Y4, Y5
-	VMAXPD       Y8, Y4, Y8
-	VBLENDVPD    Y5, Y3, Y14, Y14
+	LANE_OBS(16, 8, 0, Y6, Y9, Y12)
+	LANE_OBS(40, 32, 24, Y7, Y10, Y13)
+	LANE_OBS(64, 56, 48, Y8, Y11, Y14)
 
 	VPADDQ Y15, Y3, Y3
 	ADDQ   $4, R8

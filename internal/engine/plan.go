@@ -110,19 +110,8 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 // sampleTree is sampleSide for a k-d tree, a node costing what a cell does.
 func sampleTree(obs Points, idx []int, refs *refSet, m gridCost, brute float64) (gridPlan, float64) {
 	t := buildKDTree(refs)
-	var w gridWork
-	ran := 0
-	for _, i := range idx {
-		x, y, z := unit(obs.At(i))
-		t.nearest(x, y, z, &w)
-		ran++
-		if m.unit*(1.5*float64(w.cells)+float64(w.candidates)) > brute*float64(len(idx)) {
-			break
-		}
-	}
-	ran = max(ran, 1)
-	nodes, cands := float64(w.cells)/float64(ran), float64(w.candidates)/float64(ran)
-	return gridPlan{tree: t, cellsPerQuery: nodes, candidatesPerQuery: cands}, m.unit * (1.5*nodes + cands)
+	nodes, cands, cost := sampleCost(obs, idx, m, brute, t.nearest)
+	return gridPlan{tree: t, cellsPerQuery: nodes, candidatesPerQuery: cands}, cost
 }
 
 // planSample picks the (at most 512) observations of n a plan is sampled
@@ -168,25 +157,32 @@ func candidateSides(refs *refSet, side int, fitted bool) []int {
 	return sides
 }
 
-// sampleSide builds the index of side g and runs the sample through it,
-// stopping early once it is costlier than brute force; it returns the plan
-// and its cost a query.
+// sampleSide builds the index of side g and runs the sample through it;
+// it returns the plan and its cost a query.
 func sampleSide(obs Points, idx []int, refs *refSet, g int, m gridCost, brute float64) (gridPlan, float64) {
 	ix := m.build(refs, g)
+	cells, cands, cost := sampleCost(obs, idx, m, brute, ix.nearest)
+	return gridPlan{index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}, cost
+}
+
+// sampleCost runs the sampled observations through nearest, stopping early
+// once they cost more than brute force; it returns the cells (or nodes) and
+// candidates a query and the cost a query.
+func sampleCost(obs Points, idx []int, m gridCost, brute float64,
+	nearest func(x, y, z float64, w *gridWork) (float64, uint32)) (cells, cands, cost float64) {
 	var w gridWork
 	ran := 0
 	for _, i := range idx {
 		x, y, z := unit(obs.At(i))
-		ix.nearest(x, y, z, &w)
+		nearest(x, y, z, &w)
 		ran++
 		if m.unit*(1.5*float64(w.cells)+float64(w.candidates)) > brute*float64(len(idx)) {
 			break // already costlier than brute force: stop sampling
 		}
 	}
 	ran = max(ran, 1) // an empty sample costs nothing
-	cells := float64(w.cells) / float64(ran)
-	cands := float64(w.candidates) / float64(ran)
-	return gridPlan{index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}, m.unit * (1.5*cells + cands)
+	cells, cands = float64(w.cells)/float64(ran), float64(w.candidates)/float64(ran)
+	return cells, cands, m.unit * (1.5*cells + cands)
 }
 
 // cheapest is the index of the lowest cost, ties to the first (the finest
