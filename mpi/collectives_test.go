@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"bytes"
+	"slices"
 	"os"
 	"os/exec"
 	"runtime"
@@ -97,6 +98,29 @@ func TestCollectivesChild(t *testing.T) {
 	if total, err := c.SumFloat64(1); err != nil || total != float64(n) {
 		t.Errorf("SumFloat64 = %v, %v", total, err)
 	}
+	// Strings, some empty, some longer than the chunk of 7 bytes.
+	names := []string{"Zürich", "", "Lagos", "São Paulo de Olivença", "", "x", "Wellington", "東京"}
+	var sent []string
+	if me == 0 {
+		sent = names
+	}
+	if got, err := c.BcastStrings(sent, 0); err != nil || !slices.Equal(got, names) {
+		t.Errorf("BcastStrings: %q, %v", got, err)
+	}
+	shares := []int{3, 0, 5}[:n]
+	shares[n-1] += len(names) - sum(shares)
+	lo := sum(shares[:me])
+	if got, err := c.ScatterStrings(sent, shares, 0); err != nil || !slices.Equal(got, names[lo:lo+shares[me]]) {
+		t.Errorf("ScatterStrings: rank %d got %q, %v", me, got, err)
+	}
+}
+
+func sum(counts []int) int {
+	s := 0
+	for _, k := range counts {
+		s += k
+	}
+	return s
 }
 
 func must(t *testing.T, err error) {

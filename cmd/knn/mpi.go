@@ -29,9 +29,6 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 	if f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
 		return usagef("run --mpi answers queries of files or counts: not with --repeat, --host-points, --trace or standard input")
 	}
-	if f.outPerRank && (f.obsID != "" || f.refID != "") {
-		return usagef("run --mpi: --obs-id and --ref-id go with gathered answers, not --out-per-rank (rank 0 holds the ids)")
-	}
 	if f.gpusPerRank < 0 {
 		return usagef("run: --gpus-per-rank must be >= 0")
 	}
@@ -69,6 +66,7 @@ type mpiJob struct {
 	host                string
 	stdout, stderr      io.Writer
 	times               rankTimes
+	own                 labels // this rank's rows' labels, for --out-per-rank
 }
 
 // rankTimes is one rank's account, gathered to rank 0.
@@ -102,6 +100,9 @@ func (j *mpiJob) run(ctx context.Context) error {
 	}
 	part, counts, err := j.spreadObs(obs.cols)
 	if err != nil {
+		return err
+	}
+	if j.own, err = j.ownLabels(obs, ref, counts); err != nil {
 		return err
 	}
 	j.times.spread = time.Since(t)
@@ -144,12 +145,32 @@ func (j *mpiJob) run(ctx context.Context) error {
 	}
 	j.times.gather = time.Since(t)
 	return j.complete(ctx, obs, ref, answered{
-		own: labels{obsBase: offsetOf(counts, j.rank)}.nearest(res), gathered: gather,
+		own: j.own.nearest(res), gathered: gather,
 		check: func(in *runInputs) error { return in.validate(ctx, in.log, all, j.f.validate, j.f.seed) },
 		write: func(format string) error {
 			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, idLabels(obs, ref))
 		},
 	}, s)
+}
+
+// ownLabels are this rank's rows' labels for --out-per-rank: obs_index
+// from the rank's offset and, with --obs-id or --ref-id, the ids of its
+// rows (scattered from rank 0) and of every reference (broadcast).
+func (j *mpiJob) ownLabels(obs, ref pointSet, counts []int) (labels, error) {
+	l := labels{obsBase: offsetOf(counts, j.rank)}
+	if !j.f.outPerRank {
+		return l, nil
+	}
+	var err error
+	if j.f.obsID != "" {
+		if l.obs, err = j.world.ScatterStrings(obs.ids, counts, 0); err != nil {
+			return l, err
+		}
+	}
+	if j.f.refID != "" {
+		l.ref, err = j.world.BcastStrings(ref.ids, 0)
+	}
+	return l, err
 }
 
 // place learns the rank, the node-local rank and the host, and picks the
@@ -238,7 +259,7 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 		all.Stats = res.Stats
 	}
 	return j.complete(ctx, obs, ref, answered{
-		own: labels{obsBase: offsetOf(counts, j.rank)}.within(res), gathered: gather,
+		own: j.own.within(res), gathered: gather,
 		check: func(in *runInputs) error { return checkWithin(ctx, in, j.f, all) },
 		write: func(format string) error {
 			lb := idLabels(obs, ref)
@@ -509,7 +530,7 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 		all.Stats = res.Stats
 	}
 	return j.complete(ctx, obs, ref, answered{
-		own: labels{obsBase: offsetOf(counts, j.rank)}.kNearest(res), gathered: gather,
+		own: j.own.kNearest(res), gathered: gather,
 		check: func(in *runInputs) error { return checkK(ctx, in, j.f, all) },
 		write: func(format string) error {
 			lb := idLabels(obs, ref)

@@ -118,30 +118,41 @@ func TestRunMPI(t *testing.T) {
 func TestRunMPIOutPerRank(t *testing.T) {
 	l := launchers(t)[0]
 	bin := knnBinary(t)
-	dir := t.TempDir()
-	want := filepath.Join(dir, "one.csv")
-	if out, err := exec.Command(bin, "run", "--engine", "cpu", "-q", "--obs", "40000", "--ref", "300", "--out", want).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	stderr, err := l.run(t, bin, 3, "run", "--mpi", "--out-per-rank", "--engine", "cpu", "-q", "--obs", "40000", "--ref", "300",
-		"--out", filepath.Join(dir, "part.csv"))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	wantBytes, _ := os.ReadFile(want)
-	var got []byte
-	for r := range 3 {
-		b, err := os.ReadFile(filepath.Join(dir, "part.rank"+strconv.Itoa(r)+".csv"))
-		if err != nil {
-			t.Fatal(err)
+	data := filepath.Join("..", "..", "testdata", "realdata")
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"counts", []string{"--obs", "40000", "--ref", "300"}},
+		{"ids, k nearest", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
+			"--obs-id", "name", "--ref-id", "iata", "--k", "2"}},
+		{"reference ids, radius lists", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
+			"--ref-id", "iata", "--within-m", "40000", "--list"}},
+	} {
+		dir := t.TempDir()
+		want := filepath.Join(dir, "one.csv")
+		if out, err := exec.Command(bin, append([]string{"run", "--engine", "cpu", "-q", "--out", want}, tc.args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, out)
 		}
-		if r > 0 {
-			b = b[bytes.IndexByte(b, '\n')+1:] // the header once
+		args := append([]string{"run", "--mpi", "--out-per-rank", "--engine", "cpu", "-q", "--out", filepath.Join(dir, "part.csv")}, tc.args...)
+		if stderr, err := l.run(t, bin, 3, args...); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, stderr)
 		}
-		got = append(got, b...)
-	}
-	if !bytes.Equal(got, wantBytes) {
-		t.Error("the ranks' files together differ from one process's answers")
+		wantBytes, _ := os.ReadFile(want)
+		var got []byte
+		for r := range 3 {
+			b, err := os.ReadFile(filepath.Join(dir, "part.rank"+strconv.Itoa(r)+".csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r > 0 {
+				b = b[bytes.IndexByte(b, '\n')+1:] // the header once
+			}
+			got = append(got, b...)
+		}
+		if !bytes.Equal(got, wantBytes) {
+			t.Errorf("%s: the ranks' files together differ from one process's answers", tc.name)
+		}
 	}
 }
 
