@@ -2,10 +2,10 @@ package mpi
 
 import (
 	"bytes"
-	"slices"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"testing"
 )
 
