@@ -122,10 +122,8 @@ func (co *cellOrder) answer(ctx context.Context, first, m int, ix *gridIndex, re
 	cols := ix.g * ix.g
 	w := parallel.Workers(cols, cellColsBlock, workers)
 	scratch := make([]*cellScratch, w)
-	var err error
 	parallel.Blocks(cols, cellColsBlock, workers, func(wk, a, b int) {
 		if ctx.Err() != nil {
-			err = ctx.Err()
 			return
 		}
 		s := scratch[wk]
@@ -137,7 +135,7 @@ func (co *cellOrder) answer(ctx context.Context, first, m int, ix *gridIndex, re
 			s.column(co, col, first, ix, refs, out)
 		}
 	})
-	return err
+	return ctx.Err()
 }
 
 // cellScratch is one goroutine's working set: the observations of a column

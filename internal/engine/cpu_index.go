@@ -4,13 +4,14 @@ import "fmt"
 
 // CPUIndex is a reference set prepared once for many small queries answered
 // on the calling goroutine: the unit vectors with exact duplicates merged
-// and their grid (nearest), and with duplicates kept and their k-d tree (k
-// nearest) and grid (radius). It is read-only after NewCPUIndex: safe for
-// concurrent queries.
+// and their k-d tree (nearest), and with duplicates kept and their k-d tree
+// (k nearest) and grid (radius). The trees cost what the grid did for
+// uniform references (BenchmarkIndexOnePoint) and stay fast where they
+// crowd. It is read-only after NewCPUIndex: safe for concurrent queries.
 type CPUIndex struct {
 	refs, all     *refSet
-	grid, gridAll *gridIndex
-	treeAll       *kdTree
+	tree, treeAll *kdTree
+	gridAll       *gridIndex
 }
 
 // NewCPUIndex prepares ref.
@@ -22,9 +23,8 @@ func NewCPUIndex(ref Points) (*CPUIndex, error) {
 		return nil, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
 	}
 	x := &CPUIndex{refs: prepareRefs(ref), all: prepareRefsAll(ref)}
-	x.grid = buildFittedGrid(x.refs, max(4, fittedSide(x.refs, 2)))
-	x.gridAll = buildFittedGrid(x.all, max(4, fittedSide(x.all, 2)))
-	x.treeAll = buildKDTree(x.all)
+	x.gridAll = buildFittedGrid(x.all, max(4, gridSide(x.all.n, 2)))
+	x.tree, x.treeAll = buildKDTree(x.refs), buildKDTree(x.all)
 	return x, nil
 }
 
@@ -39,7 +39,7 @@ func (x *CPUIndex) Nearest(obs Points, out Result) error {
 	}
 	for i := range obs.Len() {
 		px, py, pz := unit(obs.At(i))
-		d, k := x.grid.nearest(px, py, pz, nil)
+		d, k := x.tree.nearest(px, py, pz, nil)
 		out.Index[i], out.Distance[i] = x.refs.orig[k], float32(ChordToAngle(d))
 	}
 	return nil

@@ -36,7 +36,7 @@ func buildKDTree(refs *refSet) *kdTree {
 	for k := range t.id {
 		t.id[k] = uint32(k)
 	}
-	t.nodes = make([]kdNode, 0, 2*refs.n/kdLeaf+1)
+	t.nodes = make([]kdNode, 0, refs.n/2+1) // leaves hold kdLeaf/2 to kdLeaf
 	t.build(0, refs.n)
 	return t
 }

@@ -236,12 +236,8 @@ func (c *CPU) kSearch(req Request, refs *refSet, k int, maxRad float64) func(p [
 	if req.Algorithm == Brute {
 		return func(p [3]float64, t *topK) []neighbour { return bruteK(p, refs, k, maxD2, t) }
 	}
-	side := cappedFittedSide(req.GridSide, refs)
-	if side == 0 {
-		side = max(4, fittedSide(refs, max(2, float64(k)/2)))
-	}
 	if req.GridSide > 0 {
-		ix := buildFittedGrid(refs, side)
+		ix := buildFittedGrid(refs, cappedSide(req.GridSide, refs.n))
 		return func(p [3]float64, t *topK) []neighbour { return ix.kNearest(p, k, maxD2, t) }
 	}
 	tr := buildKDTree(refs)
@@ -313,7 +309,7 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 	}
 	n := req.Obs.Len()
 	refs := req.all()
-	ix := buildFittedGrid(refs, c.radiusSide(req, refs))
+	ix := buildFittedGrid(refs, c.radiusSide(req, refs.n))
 	maxD2 := chordLimit(rad)
 	res := WithinResult{Counts: make([]uint32, n)}
 	batches := make([][]neighbour, (n+cpuBatch-1)/cpuBatch)
@@ -347,11 +343,11 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 
 // radiusSide is the request's grid side, or one of about two references a
 // cell the sphere crosses.
-func (c *CPU) radiusSide(req Request, refs *refSet) int {
+func (c *CPU) radiusSide(req Request, nref int) int {
 	if req.GridSide > 0 {
-		return cappedFittedSide(req.GridSide, refs)
+		return cappedSide(req.GridSide, nref)
 	}
-	return max(4, fittedSide(refs, 2))
+	return max(4, gridSide(nref, 2))
 }
 
 // gather concatenates the batches' lists, in observation order.

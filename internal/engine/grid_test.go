@@ -85,7 +85,7 @@ func TestGridMatchesBrute(t *testing.T) {
 					og.name, rg.name, trial, i, refs.orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
 			}
 		}
-		for _, g := range []int{1, 2, 5, gridSide(refs.n, 2), 40, -fittedSide(refs, 2), -3, -17} {
+		for _, g := range []int{1, 2, 5, gridSide(refs.n, 2), 40, -gridSide(refs.n, 2), -3, -17} {
 			var ix *gridIndex
 			if g < 0 { // the fitted grid of side -g
 				g = -g
@@ -278,5 +278,18 @@ func TestRefSetReuse(t *testing.T) {
 	s.prepare(withDups)
 	if s.n != 3000 || !s.dups || len(s.orig) != 3000 {
 		t.Errorf("with duplicates: n = %d, dups = %v", s.n, s.dups)
+	}
+}
+
+// A cancelled query in cell order stops with the context's error.
+func TestCellOrderCancelled(t *testing.T) {
+	obs, refs := spherePoints(1<<15, 4), prepareRefs(spherePoints(1<<10, 5))
+	ix := buildFittedGrid(refs, 12)
+	co := newCellOrder(obs.Len(), ix.g*ix.g)
+	co.prepare(obs, 0, obs.Len(), ix, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := co.answer(ctx, 0, obs.Len(), ix, refs, newResult(obs.Len()), 4); err != context.Canceled {
+		t.Errorf("answer on a cancelled context: %v", err)
 	}
 }

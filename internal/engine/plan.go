@@ -26,22 +26,6 @@ const MaxGridSide = 322
 // to walk (16 references on a 322^3 grid took 9 s for 1,024 observations).
 func cappedSide(side, nref int) int { return min(side, max(4, gridSide(nref, 1.0/16))) }
 
-// fittedSide is gridSide for a fitted grid of side s: as if the references
-// covered the sphere of the cube's inscribed ball (4 pi (s/2)^2; for the
-// whole sphere, s = 2, gridSide's density exactly), crossed by about 1.5
-// cells a cell side squared of its area. A patch of the sphere covers less
-// of its cube than that: its grid comes out coarser than 2 a cell, and the
-// planner samples coarser sides only.
-func fittedSide(refs *refSet, perCell float64) int {
-	_, s := fittedCube(refs)
-	area := math.Pi * s * s
-	g := int(math.Ceil(math.Sqrt(float64(refs.n) * s * s / (1.5 * perCell * area))))
-	return max(1, min(g, MaxGridSide))
-}
-
-// cappedFittedSide is cappedSide for a fitted grid.
-func cappedFittedSide(side int, refs *refSet) int { return min(side, max(4, fittedSide(refs, 1.0/16))) }
-
 // gridPlan is the outcome of planning a grid query: the index to use, or nil
 // when the sampled cost says brute force is cheaper (references packed into
 // few cells, or observations far from every reference).
@@ -73,7 +57,7 @@ func (p gridPlan) note() string {
 func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 	brute := float64(refs.n) + m.bruteQuery
 	idx := planSample(obs.Len(), refs.n)
-	sides := candidateSides(refs, side, m.fitted)
+	sides := candidateSides(refs, side)
 	// The sides are sampled concurrently (each builds its own index); a
 	// side stops sampling once it is costlier than brute force.
 	plans := make([]gridPlan, len(sides))
@@ -135,16 +119,11 @@ func planSample(n, nref int) []int {
 // (observations far from every reference scan many empty cells), so coarser
 // grids down to g0/8 in steps of sqrt 2 are sampled too. A side the caller
 // chose (side > 0) is the only one, capped (cappedSide).
-func candidateSides(refs *refSet, side int, fitted bool) []int {
-	g0 := gridSide(refs.n, 2)
-	switch {
-	case side > 0 && fitted:
-		return []int{cappedFittedSide(side, refs)}
-	case side > 0:
+func candidateSides(refs *refSet, side int) []int {
+	if side > 0 {
 		return []int{cappedSide(side, refs.n)}
-	case fitted:
-		g0 = fittedSide(refs, 2)
 	}
+	g0 := gridSide(refs.n, 2)
 	var sides []int
 	for k, f := 0, 1.0; k < 7; k, f = k+1, f/math.Sqrt2 {
 		if g := int(math.Round(float64(g0) * f)); g >= 4 && (len(sides) == 0 || g != sides[len(sides)-1]) {
