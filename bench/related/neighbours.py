@@ -21,20 +21,10 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.neighbors import BallTree
 
-R = 6371008.8
+from related import R, haversine, sphere  # the same points and metric as related.py
+
 K = 8
 RADIUS_M = 50e3
-
-
-def sphere(n, rng):
-    z = rng.uniform(-1.0, 1.0, n)
-    lon = rng.uniform(-np.pi, np.pi, n)
-    return np.arcsin(z), lon
-
-
-def haversine(lat1, lon1, lat2, lon2):
-    a = np.sin((lat2 - lat1) / 2) ** 2 + np.cos(lat1) * np.cos(lat2) * np.sin((lon2 - lon1) / 2) ** 2
-    return 2 * R * np.arcsin(np.sqrt(np.minimum(a, 1.0)))
 
 
 def knn(binary, args):

@@ -34,7 +34,7 @@ def unit(lat, lon):
 
 def haversine(lat1, lon1, lat2, lon2):
     a = np.sin((lat2 - lat1) / 2) ** 2 + np.cos(lat1) * np.cos(lat2) * np.sin((lon2 - lon1) / 2) ** 2
-    return 2 * R * np.arcsin(np.sqrt(a))
+    return 2 * R * np.arcsin(np.sqrt(np.minimum(a, 1.0)))
 
 
 def check(name, idx, olat, olon, rlat, rlon, truth_idx, truth_d, sample):
