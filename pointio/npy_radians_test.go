@@ -58,3 +58,46 @@ func TestReadNPYRadiansMatchesGeneral(t *testing.T) {
 		})
 	}
 }
+
+// Rows read in ranges, as MPI ranks read their shares, are the whole file's;
+// a bad row is named by its place in the whole file.
+func TestReadNPYRadiansRows(t *testing.T) {
+	vals := make([]float64, 0, 2*5000)
+	for i := range 5000 {
+		vals = append(vals, float64(i%179)-89.5, float64(i%359)-179.25)
+	}
+	path := writeFile(t, "rows.npy", npyBytes("<f8", "(5000, 2)", false, vals))
+	n, byRows, err := NPYRows(path)
+	if err != nil || !byRows || n != 5000 {
+		t.Fatalf("NPYRows = %d, %v, %v", n, byRows, err)
+	}
+	lat, lon, _, err := ReadFileRadians(context.Background(), path, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int{{0, 1234}, {1234, 1234}, {1234, 4999}, {4999, 5000}} {
+		la, lo, err := ReadNPYRadiansRows(context.Background(), path, false, r[0], r[1])
+		if err != nil || len(la) != r[1]-r[0] {
+			t.Fatalf("rows %v: %d rows, %v", r, len(la), err)
+		}
+		for i := range la {
+			if la[i] != lat[r[0]+i] || lo[i] != lon[r[0]+i] {
+				t.Fatalf("rows %v: row %d differs from the whole file's", r, r[0]+i)
+			}
+		}
+	}
+	vals[2*3000] = 91
+	bad := writeFile(t, "bad.npy", npyBytes("<f8", "(5000, 2)", false, vals))
+	_, _, _, whole := ReadFileRadians(context.Background(), bad, ReadOptions{})
+	_, _, part := ReadNPYRadiansRows(context.Background(), bad, false, 2500, 5000)
+	if whole == nil || part == nil || whole.Error() != part.Error() {
+		t.Errorf("bad row: whole file %v, rows [2500, 5000) %v", whole, part)
+	}
+	if _, _, err := ReadNPYRadiansRows(context.Background(), path, false, 10, 5001); err == nil {
+		t.Error("rows past the end: no error")
+	}
+	fortran := writeFile(t, "f.npy", npyBytes("<f8", "(3, 2)", true, []float64{1, 2, 3, 4, 5, 6}))
+	if _, byRows, err := NPYRows(fortran); byRows || err != nil {
+		t.Errorf("Fortran order: by rows %v, %v", byRows, err)
+	}
+}

@@ -67,6 +67,7 @@ type mpiJob struct {
 	stdout, stderr      io.Writer
 	times               rankTimes
 	own                 labels // this rank's rows' labels, for --out-per-rank
+	nobs                int    // observations of the whole job
 }
 
 // rankTimes is one rank's account, gathered to rank 0.
@@ -86,8 +87,18 @@ func (j *mpiJob) run(ctx context.Context) error {
 	}
 	defer s.Close()
 	t := time.Now()
+	byRows, err := j.obsByRows()
+	if err != nil {
+		return err
+	}
 	var obs, ref pointSet
-	if j.rank == 0 {
+	switch {
+	case j.rank == 0 && byRows >= 0:
+		obs.desc = j.f.obs + ", each rank reading its rows"
+		if ref, err = loadRef(ctx, j.f); err != nil {
+			return err
+		}
+	case j.rank == 0:
 		if obs, ref, err = loadBoth(ctx, j.f); err != nil {
 			return err
 		}
@@ -98,10 +109,17 @@ func (j *mpiJob) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	part, counts, err := j.spreadObs(obs.cols)
+	var part geoknn.Points
+	var counts []int
+	if byRows >= 0 {
+		part, counts, err = j.readRows(ctx, byRows)
+	} else {
+		part, counts, err = j.spreadObs(obs.cols)
+	}
 	if err != nil {
 		return err
 	}
+	j.nobs = sum(counts)
 	if j.own, err = j.ownLabels(obs, ref, counts); err != nil {
 		return err
 	}
@@ -151,6 +169,44 @@ func (j *mpiJob) run(ctx context.Context) error {
 			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, idLabels(obs, ref))
 		},
 	}, s)
+}
+
+// obsByRows is how many observations every rank reads its own rows of, or
+// -1 when rank 0 reads them all and scatters: by rows where --obs is a
+// C-order .npy file (rows at fixed offsets) and rank 0 need not hold them
+// all (no --validate, which samples them there). Rank 0 reads the header;
+// every rank then opens the file, and one that cannot (a file on rank 0's
+// disk only) sends the job back to reading at rank 0.
+func (j *mpiJob) obsByRows() (int, error) {
+	npy := strings.EqualFold(filepath.Ext(j.f.obs), ".npy") && j.f.validate == 0 && j.f.obsID == ""
+	head := []int64{-1}
+	if j.rank == 0 && npy {
+		if n, ok, err := pointio.NPYRows(j.f.obs); err == nil && ok && n > 0 {
+			head[0] = int64(n)
+		}
+	}
+	if err := j.world.Bcast(mpi.Bytes(head), 0); err != nil || head[0] < 0 {
+		return -1, err
+	}
+	cannot := 0.0
+	if n, ok, err := pointio.NPYRows(j.f.obs); err != nil || !ok || int64(n) != head[0] {
+		cannot = 1
+	}
+	ranks, err := j.world.SumFloat64(cannot)
+	if err != nil || ranks > 0 {
+		return -1, err
+	}
+	return int(head[0]), nil
+}
+
+// readRows reads this rank's share of the n rows of --obs.
+func (j *mpiJob) readRows(ctx context.Context, n int) (geoknn.Points, []int, error) {
+	counts := mpi.Shares(n, j.size)
+	lo, hi := mpi.Range(counts, j.rank)
+	t := time.Now()
+	lat, lon, err := pointio.ReadNPYRadiansRows(ctx, j.f.obs, j.f.radians, lo, hi)
+	j.times.load += time.Since(t)
+	return geoknn.Radians64(lat, lon), counts, err
 }
 
 // ownLabels are this rank's rows' labels for --out-per-rank: obs_index
@@ -461,7 +517,7 @@ func (j *mpiJob) report(obs, ref pointSet, ranks rankReports) {
 	w := j.stderr
 	fmt.Fprintf(w, "mpi:          %d ranks, %s (%s); answers gathered through host memory (CUDA-aware library: %v)\n",
 		j.size, j.lib.Implementation(), j.lib.Version(), j.lib.CUDAAware())
-	fmt.Fprintf(w, "observations: %d (%s)\nreferences:   %d (%s)\n", obs.cols.Len(), obs.desc, ref.cols.Len(), ref.desc)
+	fmt.Fprintf(w, "observations: %d (%s)\nreferences:   %d (%s)\n", j.nobs, obs.desc, ref.cols.Len(), ref.desc)
 	for _, line := range ranks.lines {
 		fmt.Fprintf(w, "  %s\n", line)
 	}

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +69,10 @@ func TestRunMPI(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join("..", "..", "testdata", "realdata")
 	airports := filepath.Join(data, "airports.csv")
+	cities := filepath.Join(dir, "cities.npy") // every rank reads its own rows
+	if out, err := exec.Command(bin, "convert", filepath.Join(data, "cities.csv"), cities).CombinedOutput(); err != nil {
+		t.Fatalf("knn convert: %v\n%s", err, out)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -82,6 +89,8 @@ func TestRunMPI(t *testing.T) {
 		{"counts within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000"}, "csv"},
 		{"lists within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "parquet"},
 		{"lists within a radius, npz", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "npz"},
+		{"rows of a .npy file", []string{"--obs", cities, "--ref", airports}, "csv"},
+		{"rows of a .npy file, 3 nearest", []string{"--obs", cities, "--ref", airports, "--k", "3"}, "npz"},
 		{"nearest other airport", []string{"--obs", airports, "--ref", airports, "--exclude-self"}, "csv"},
 		{"3 nearest other airports", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--k", "3"}, "npz"},
 		{"other airports within 100 km", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--within-m", "100000", "--list"}, "parquet"},
@@ -166,19 +175,51 @@ func TestRunMPIFailure(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("lat,lon\n10,20\n95,30\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "out.csv")
-	start := time.Now()
-	stderr, err := l.run(t, bin, 3, "run", "--mpi", "--engine", "cpu", "-q", "--obs", "2^12", "--ref", bad, "--out", out)
-	if err == nil {
-		t.Fatalf("exit status 0 with a bad reference file\n%s", stderr)
+	// A .npy whose bad row lies in the last rank's share: that rank, reading
+	// its own rows, finds it.
+	rows := make([]float64, 2*900)
+	for i := range 900 {
+		rows[2*i], rows[2*i+1] = float64(i%170)-85, float64(i%350)-175
 	}
-	if !strings.Contains(stderr, "bad.csv") || !strings.Contains(stderr, "95") {
-		t.Errorf("the error does not name the file and value:\n%s", stderr)
+	rows[2*800] = 95
+	badNPY := filepath.Join(dir, "bad.npy")
+	if err := os.WriteFile(badNPY, npyFile(rows), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(out); err == nil {
-		t.Error("output written by a failed job")
+	ref := filepath.Join("..", "..", "testdata", "realdata", "airports.csv")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--obs", "2^12", "--ref", bad}, "bad.csv"},
+		{[]string{"--obs", badNPY, "--ref", ref}, "bad.npy: row 801"},
+	} {
+		out := filepath.Join(dir, "out.csv")
+		start := time.Now()
+		stderr, err := l.run(t, bin, 3, append([]string{"run", "--mpi", "--engine", "cpu", "-q", "--out", out}, tc.args...)...)
+		if err == nil {
+			t.Fatalf("exit status 0 with a bad file\n%s", stderr)
+		}
+		if !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "95") {
+			t.Errorf("the error does not name the file, row and value (%q):\n%s", tc.want, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Error("output written by a failed job")
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("the job took %v to end", d)
+		}
 	}
-	if d := time.Since(start); d > 30*time.Second {
-		t.Errorf("the job took %v to end", d)
+}
+
+// npyFile is a little-endian float64 (N, 2) .npy of rows (lat, lon pairs).
+func npyFile(rows []float64) []byte {
+	header := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, 2), }", len(rows)/2)
+	header += strings.Repeat(" ", 63-(10+len(header))%64) + "\n"
+	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(header)), byte(len(header)>>8))
+	b = append(b, header...)
+	for _, v := range rows {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	}
+	return b
 }

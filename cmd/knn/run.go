@@ -468,22 +468,29 @@ func readDegrees(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 }
 
 func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
-	cols := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians}
-	obsCols, refCols := cols, cols
-	obsCols.IDColumn, refCols.IDColumn = f.obsID, f.refID
+	obsCols := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians, IDColumn: f.obsID}
 	if obs, err = loadPoints(ctx, pointsArg{flag: "--obs", arg: f.obs, gen: f.gen, seed: f.seed, onHost: f.hostPoints, cols: obsCols}); err != nil {
 		return obs, ref, err
 	}
-	if ref, err = loadPoints(ctx, pointsArg{flag: "--ref", arg: f.ref, gen: f.gen, seed: f.seed + 1, cols: refCols}); err != nil {
-		return obs, ref, err
-	}
-	if ref.cols.Len() == 0 {
-		return obs, ref, fmt.Errorf("--ref %s: no reference points", f.ref)
-	}
 	// The engine reads the radian columns; validation reads them back as
 	// degrees. Dropping the points as read halves a file's footprint.
-	obs.pts, ref.pts = nil, nil
-	return obs, ref, nil
+	obs.pts = nil
+	ref, err = loadRef(ctx, f)
+	return obs, ref, err
+}
+
+// loadRef loads (or generates) the references alone.
+func loadRef(ctx context.Context, f runFlags) (pointSet, error) {
+	cols := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians, IDColumn: f.refID}
+	ref, err := loadPoints(ctx, pointsArg{flag: "--ref", arg: f.ref, gen: f.gen, seed: f.seed + 1, cols: cols})
+	if err != nil {
+		return ref, err
+	}
+	if ref.cols.Len() == 0 {
+		return ref, fmt.Errorf("--ref %s: no reference points", f.ref)
+	}
+	ref.pts = nil
+	return ref, nil
 }
 
 // pointSet is the loaded or generated points: radian columns for the
