@@ -15,6 +15,7 @@ import (
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/mpi"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
 )
 
 // runMPI is knn run --mpi: one rank of an MPI job. Rank 0 loads (or
@@ -172,24 +173,25 @@ func (j *mpiJob) run(ctx context.Context) error {
 }
 
 // obsByRows is how many observations every rank reads its own rows of, or
-// -1 when rank 0 reads them all and scatters: by rows where --obs is a
-// C-order .npy file (rows at fixed offsets) and rank 0 need not hold them
-// all (no --validate, which samples them there). Rank 0 reads the header;
-// every rank then opens the file, and one that cannot (a file on rank 0's
-// disk only) sends the job back to reading at rank 0.
+// -1 when rank 0 reads them all and scatters: by rows where --obs is a file
+// whose rows can be found without reading the rest (obsRowFile) and rank 0
+// need not hold them all (no --validate, which samples them there, and no
+// --obs-id). Rank 0 reads the count; every rank then opens the file, and
+// one that cannot (a file on rank 0's disk only) sends the job back to
+// reading at rank 0.
 func (j *mpiJob) obsByRows() (int, error) {
-	npy := strings.EqualFold(filepath.Ext(j.f.obs), ".npy") && j.f.validate == 0 && j.f.obsID == ""
+	rf := obsRowFile(j.f)
 	head := []int64{-1}
-	if j.rank == 0 && npy {
-		if n, ok, err := pointio.NPYRows(j.f.obs); err == nil && ok && n > 0 {
-			head[0] = int64(n)
+	if j.rank == 0 && rf != nil {
+		if n, err := rf.rows(); err == nil && n > 0 {
+			head[0] = n
 		}
 	}
 	if err := j.world.Bcast(mpi.Bytes(head), 0); err != nil || head[0] < 0 {
 		return -1, err
 	}
 	cannot := 0.0
-	if n, ok, err := pointio.NPYRows(j.f.obs); err != nil || !ok || int64(n) != head[0] {
+	if n, err := rf.rows(); err != nil || n != head[0] {
 		cannot = 1
 	}
 	ranks, err := j.world.SumFloat64(cannot)
@@ -199,12 +201,52 @@ func (j *mpiJob) obsByRows() (int, error) {
 	return int(head[0]), nil
 }
 
+// rowFile reads a points file by row range.
+type rowFile struct {
+	rows func() (int64, error) // how many (an error where it cannot be read by rows)
+	read func(ctx context.Context, lo, hi int64) (lat, lon []float64, err error)
+}
+
+// obsRowFile is --obs read by row range: a C-order .npy file (rows at
+// fixed offsets) or a Parquet file (the row groups that hold them); nil for
+// any other input, or where rank 0 must hold every observation.
+func obsRowFile(f runFlags) *rowFile {
+	if f.validate > 0 || f.obsID != "" {
+		return nil
+	}
+	switch strings.ToLower(filepath.Ext(f.obs)) {
+	case ".npy":
+		return &rowFile{
+			rows: func() (int64, error) {
+				n, ok, err := pointio.NPYRows(f.obs)
+				if err == nil && !ok {
+					err = errors.New("a Fortran-order file")
+				}
+				return int64(n), err
+			},
+			read: func(ctx context.Context, lo, hi int64) ([]float64, []float64, error) {
+				return pointio.ReadNPYRadiansRows(ctx, f.obs, f.radians, int(lo), int(hi))
+			},
+		}
+	case ".parquet":
+		return &rowFile{
+			rows: func() (int64, error) { return arrowio.ParquetRows(f.obs) },
+			read: func(ctx context.Context, lo, hi int64) ([]float64, []float64, error) {
+				opts := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians}
+				lat, lon, _, err := arrowio.ReadFileRadiansRows(ctx, f.obs, opts, lo, hi)
+				return lat, lon, err
+			},
+		}
+	}
+	return nil
+}
+
 // readRows reads this rank's share of the n rows of --obs.
 func (j *mpiJob) readRows(ctx context.Context, n int) (geoknn.Points, []int, error) {
 	counts := mpi.Shares(n, j.size)
 	lo, hi := mpi.Range(counts, j.rank)
 	t := time.Now()
-	lat, lon, err := pointio.ReadNPYRadiansRows(ctx, j.f.obs, j.f.radians, lo, hi)
+	lat, lon, err := obsRowFile(j.f).read(ctx, int64(lo), int64(hi))
 	j.times.load += time.Since(t)
 	return geoknn.Radians64(lat, lon), counts, err
 }

@@ -69,9 +69,12 @@ func TestRunMPI(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join("..", "..", "testdata", "realdata")
 	airports := filepath.Join(data, "airports.csv")
-	cities := filepath.Join(dir, "cities.npy") // every rank reads its own rows
-	if out, err := exec.Command(bin, "convert", filepath.Join(data, "cities.csv"), cities).CombinedOutput(); err != nil {
-		t.Fatalf("knn convert: %v\n%s", err, out)
+	// Files every rank reads its own rows of.
+	cities, citiesPQ := filepath.Join(dir, "cities.npy"), filepath.Join(dir, "cities.parquet")
+	for _, to := range []string{cities, citiesPQ} {
+		if out, err := exec.Command(bin, "convert", filepath.Join(data, "cities.csv"), to).CombinedOutput(); err != nil {
+			t.Fatalf("knn convert: %v\n%s", err, out)
+		}
 	}
 	cases := []struct {
 		name string
@@ -91,6 +94,7 @@ func TestRunMPI(t *testing.T) {
 		{"lists within a radius, npz", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "npz"},
 		{"rows of a .npy file", []string{"--obs", cities, "--ref", airports}, "csv"},
 		{"rows of a .npy file, 3 nearest", []string{"--obs", cities, "--ref", airports, "--k", "3"}, "npz"},
+		{"rows of a Parquet file", []string{"--obs", citiesPQ, "--ref", airports, "--within-m", "200000", "--list"}, "csv"},
 		{"nearest other airport", []string{"--obs", airports, "--ref", airports, "--exclude-self"}, "csv"},
 		{"3 nearest other airports", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--k", "3"}, "npz"},
 		{"other airports within 100 km", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--within-m", "100000", "--list"}, "parquet"},

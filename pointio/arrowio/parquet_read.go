@@ -71,7 +71,14 @@ func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions)
 
 // readParquetSource reads the file into src.pts, or with radians into
 // src.radLat and src.radLon, and the ids into src.ids.
-func readParquetSource(ctx context.Context, path string, opts pointio.ReadOptions, radians bool) (src *columnSource, err error) {
+func readParquetSource(ctx context.Context, path string, opts pointio.ReadOptions, radians bool) (*columnSource, error) {
+	return readParquetRange(ctx, path, opts, radians, 0, -1)
+}
+
+// readParquetRange is readParquetSource for the row groups that hold rows
+// [lo, hi) (hi < 0: to the end): src holds rows [src.base, ...) of the
+// file, whole row groups.
+func readParquetRange(ctx context.Context, path string, opts pointio.ReadOptions, radians bool, lo, hi int64) (src *columnSource, err error) {
 	if path == "-" {
 		return nil, inputError("standard input", "Parquet from standard input: give the file's name (Parquet is read from its end)", nil)
 	}
@@ -88,27 +95,46 @@ func readParquetSource(ctx context.Context, path string, opts pointio.ReadOption
 	for g := range rdr.NumRowGroups() {
 		starts[g+1] = starts[g] + rdr.MetaData().RowGroup(g).NumRows()
 	}
+	n := starts[len(starts)-1]
+	if hi < 0 {
+		hi = n
+	}
 	if err := checkRows(path, starts, fileSize(path)); err != nil {
 		return nil, err
 	}
-	n := starts[len(starts)-1]
 	if n == 0 {
 		return nil, inputError(path, "no points", nil)
 	}
+	if lo < 0 || hi < lo || hi > n {
+		return nil, inputError(path, fmt.Sprintf("rows [%d, %d) of %d", lo, hi, n), nil)
+	}
+	// The row groups [g0, g1) hold rows [lo, hi).
+	g0, g1 := 0, len(starts)-1
+	for g0 < g1 && starts[g0+1] <= lo {
+		g0++
+	}
+	for g1 > g0 && starts[g1-1] >= hi {
+		g1--
+	}
+	src.base = starts[g0]
+	span := starts[g1] - src.base
+	if err := checkMemory(path, span); err != nil {
+		return nil, err
+	}
 	if radians {
-		src.radLat, src.radLon = make([]float64, n), make([]float64, n)
+		src.radLat, src.radLon = make([]float64, span), make([]float64, span)
 	} else {
-		src.pts = make([]orb.Point, n)
+		src.pts = make([]orb.Point, span)
 	}
 	if src.id != "" {
-		src.ids = make([]string, n)
+		src.ids = make([]string, span)
 	}
 	eg, ctx := errgroup.WithContext(ctx)
-	workers := max(1, min(runtime.GOMAXPROCS(0), rdr.NumRowGroups()))
+	workers := max(1, min(runtime.GOMAXPROCS(0), g1-g0))
 	for w := range workers {
 		eg.Go(func() (err error) {
 			defer recoverCorrupt(path, &err)
-			return src.readGroups(ctx, w, workers, starts, src.pts)
+			return src.readGroups(ctx, g0+w, g1, workers, starts, src.pts)
 		})
 	}
 	if err := eg.Wait(); err != nil {
@@ -117,10 +143,37 @@ func readParquetSource(ctx context.Context, path string, opts pointio.ReadOption
 	return src, nil
 }
 
+// ParquetRows is the number of points in the Parquet file at path, from
+// its metadata: what a process needs to read its own share of a file that
+// several share (ReadFileRadiansRows).
+func ParquetRows(path string) (n int64, err error) {
+	defer recoverCorrupt(path, &err)
+	rdr, err := file.OpenParquetFile(path, true)
+	if err != nil {
+		return 0, inputError(path, "not a readable Parquet file", err)
+	}
+	defer rdr.Close()
+	return rdr.NumRows(), nil
+}
+
+// ReadFileRadiansRows is ReadFileRadians for rows [lo, hi) of a Parquet
+// file: only the row groups that hold them are read, and an error names
+// its row in the whole file.
+func ReadFileRadiansRows(ctx context.Context, path string, opts pointio.ReadOptions, lo, hi int64) (lat, lon []float64, ids []string, err error) {
+	src, err := readParquetRange(ctx, path, opts, true, lo, hi)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	a, b := lo-src.base, hi-src.base
+	if src.ids != nil {
+		ids = src.ids[a:b]
+	}
+	return src.radLat[a:b], src.radLon[a:b], ids, nil
+}
+
 // checkRows refuses row counts that cannot be right, before allocating:
-// negative ones, more than 64 rows a byte of the file (no point data
-// compresses so far: a corrupt footer), or more than the host's memory
-// holds at 16 bytes a point.
+// negative ones, or more than 64 rows a byte of the file (no point data
+// compresses so far: a corrupt footer).
 func checkRows(path string, starts []int64, size int64) error {
 	for g := 1; g < len(starts); g++ {
 		if starts[g] < starts[g-1] {
@@ -131,8 +184,14 @@ func checkRows(path string, starts []int64, size int64) error {
 	if size > 0 && n > 64*size+1024 {
 		return inputError(path, fmt.Sprintf("corrupt Parquet file: %d rows in %d bytes", n, size), nil)
 	}
-	if avail, ok := sysmem.Available(); ok && uint64(n) > avail/16 {
-		return inputError(path, fmt.Sprintf("%d rows need %d MiB as points, more than the %d MiB available", n, n>>16, avail>>20), nil)
+	return nil
+}
+
+// checkMemory refuses to read more rows than the host's memory holds at 16
+// bytes a point.
+func checkMemory(path string, rows int64) error {
+	if avail, ok := sysmem.Available(); ok && uint64(rows) > avail/16 {
+		return inputError(path, fmt.Sprintf("%d rows need %d MiB as points, more than the %d MiB available", rows, rows>>16, avail>>20), nil)
 	}
 	return nil
 }
@@ -155,6 +214,7 @@ type columnSource struct {
 	// radians (ReadFileRadians).
 	pts            []orb.Point
 	radLat, radLon []float64
+	base           int64  // the file's row that pts (or radLat) begins with
 	geometry       string // GeoParquet: the primary column
 	encoding       string // "WKB" or "point"
 	lat, lon       string
@@ -209,12 +269,13 @@ func (src *columnSource) findID(asked string) error {
 	return inputError(src.path, fmt.Sprintf("no id column %q; columns: %q", asked, src.columns), nil)
 }
 
-// idsOf writes the id column's values, as text, from row first on.
+// idsOf writes the id column's values, as text, from the file's row first
+// on.
 func (src *columnSource) idsOf(c *arrow.Chunked, first int64, n int) error {
 	if c == nil || c.Len() != n {
 		return inputError(src.path, fmt.Sprintf("corrupt file: id column %q does not hold %d rows", src.id, n), nil)
 	}
-	at := first
+	at := first - src.base
 	for _, chunk := range c.Chunks() {
 		for i := range chunk.Len() {
 			if !chunk.IsNull(i) {
@@ -298,9 +359,10 @@ func isLonLatCRS(id string) bool {
 	return false
 }
 
-// readGroups reads row groups w, w+workers, ... into pts (group g's rows
-// start at starts[g]), on a file reader of its own.
-func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts []int64, pts []orb.Point) error {
+// readGroups reads row groups first, first+workers, ... below end into pts
+// (group g's rows start at starts[g] - src.base), on a file reader of its
+// own.
+func (src *columnSource) readGroups(ctx context.Context, first, end, workers int, starts []int64, pts []orb.Point) error {
 	rdr, err := file.OpenParquetFile(src.path, true)
 	if err != nil {
 		return inputError(src.path, "not a readable Parquet file", err)
@@ -315,7 +377,7 @@ func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts 
 	}
 	leaves := src.leaves(rdr)
 	var buf []orb.Point
-	for g := w; g < len(starts)-1; g += workers {
+	for g := first; g < end; g += workers {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -323,11 +385,12 @@ func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts 
 		if err != nil {
 			return inputError(src.path, fmt.Sprintf("row group %d", g), err)
 		}
-		dst := pts[min(starts[g], int64(len(pts))):min(starts[g+1], int64(len(pts)))]
+		at, to := starts[g]-src.base, starts[g+1]-src.base
+		dst := pts[min(at, int64(len(pts))):min(to, int64(len(pts)))]
 		if src.radLat != nil {
 			// Radian columns asked for: a row group's points pass through
 			// a buffer of this worker's.
-			buf = slices.Grow(buf[:0], int(starts[g+1]-starts[g]))[:starts[g+1]-starts[g]]
+			buf = slices.Grow(buf[:0], int(to-at))[:to-at]
 			dst = buf
 		}
 		err = src.decode(tbl, starts[g], dst)
@@ -336,9 +399,9 @@ func (src *columnSource) readGroups(ctx context.Context, w, workers int, starts 
 			return err
 		}
 		if src.radLat != nil {
-			// Appended in place: the columns' capacity past row starts[g]
-			// is this group's rows (and the later groups').
-			pointio.AppendRadians(src.radLat[starts[g]:starts[g]], src.radLon[starts[g]:starts[g]], dst)
+			// Appended in place: the columns' capacity past row at is this
+			// group's rows (and the later groups').
+			pointio.AppendRadians(src.radLat[at:at], src.radLon[at:at], dst)
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -447,4 +448,52 @@ func FuzzReadArrow(f *testing.F) {
 		pts, err := ReadFile(context.Background(), path)
 		checkResult(t, pts, err)
 	})
+}
+
+// Rows read in ranges, as MPI ranks read their shares, are the whole
+// file's, ids with them; only the row groups that hold the range are read,
+// and a bad value is named by its row in the whole file.
+func TestReadParquetRows(t *testing.T) {
+	const n = 1000
+	lat, lon := make([]float64, n), make([]float64, n)
+	ib := array.NewStringBuilder(memory.DefaultAllocator)
+	for i := range n {
+		lat[i], lon[i] = float64(i%170)-85.25, float64(i%350)-175.5
+		ib.Append("p" + strconv.Itoa(i))
+	}
+	ids := ib.NewArray()
+	path := writeTestParquet(t, "rows.parquet", nil, 64, map[string]arrow.Array{"id": ids, "lat": floats64(lat), "lon": floats64(lon)})
+	if rows, err := ParquetRows(path); err != nil || rows != n {
+		t.Fatalf("ParquetRows = %d, %v", rows, err)
+	}
+	opts := pointio.ReadOptions{IDColumn: "id"}
+	wantLat, wantLon, wantIDs, err := ReadFileRadians(context.Background(), path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int64{{0, n}, {150, 420}, {420, 420}, {999, 1000}, {64, 128}} {
+		la, lo, id, err := ReadFileRadiansRows(context.Background(), path, opts, r[0], r[1])
+		if err != nil || int64(len(la)) != r[1]-r[0] || len(id) != len(la) {
+			t.Fatalf("rows %v: %d rows, %d ids, %v", r, len(la), len(id), err)
+		}
+		for i := range la {
+			k := r[0] + int64(i)
+			if la[i] != wantLat[k] || lo[i] != wantLon[k] || id[i] != wantIDs[k] {
+				t.Fatalf("rows %v: row %d differs from the whole file's", r, k)
+			}
+		}
+	}
+	lat[700] = 91
+	bad := writeTestParquet(t, "bad.parquet", nil, 64, map[string]arrow.Array{"lat": floats64(lat), "lon": floats64(lon)})
+	_, _, _, whole := ReadFileRadians(context.Background(), bad, pointio.ReadOptions{})
+	_, _, _, part := ReadFileRadiansRows(context.Background(), bad, pointio.ReadOptions{}, 650, 800)
+	if whole == nil || part == nil || whole.Error() != part.Error() {
+		t.Errorf("bad row: whole file %v, rows [650, 800) %v", whole, part)
+	}
+	if _, _, _, err := ReadFileRadiansRows(context.Background(), bad, pointio.ReadOptions{}, 0, 600); err != nil {
+		t.Errorf("rows before the bad one: %v", err)
+	}
+	if _, _, _, err := ReadFileRadiansRows(context.Background(), path, opts, 10, n+1); err == nil {
+		t.Error("rows past the end: no error")
+	}
 }
