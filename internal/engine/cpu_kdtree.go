@@ -272,3 +272,53 @@ func (t *kdTree) kNearest(p [3]float64, k int, maxD2 float64, top *topK) []neigh
 	}
 	return top.sorted()
 }
+
+// count is the number of references within the squared chord maxD2 of p,
+// as gridIndex.count finds them: a box wholly within (its farthest corner
+// nearer than maxD2 by more than the rounding of any chord in it) counts
+// all its references without ranking them, a box wholly beyond is skipped,
+// and the rest are opened.
+func (t *kdTree) count(p [3]float64, maxD2 float64) uint32 {
+	limit := fittedChordBound(maxD2)
+	inner := maxD2 - kdWholeMargin
+	var stack [64]int32
+	stack[0] = 0
+	n, found := 1, uint32(0)
+	for n > 0 {
+		n--
+		nd := &t.nodes[stack[n]]
+		if nd.boxDist2(p) > limit {
+			continue
+		}
+		if nd.farDist2(p) < inner {
+			found += uint32(nd.end - nd.start)
+			continue
+		}
+		if nd.left < 0 {
+			for r := nd.start; r < nd.end; r++ {
+				if chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]) <= maxD2 {
+					found++
+				}
+			}
+			continue
+		}
+		stack[n], stack[n+1] = nd.left, nd.right
+		n += 2
+	}
+	return found
+}
+
+// kdWholeMargin is more than the float64 rounding of a squared chord (at
+// most 4) and of farDist2: a box whose farthest corner lies within maxD2 by
+// more holds no reference beyond it.
+const kdWholeMargin = 1e-13
+
+// farDist2 is the squared distance from p to the farthest corner of n's box.
+func (n *kdNode) farDist2(p [3]float64) float64 {
+	d := 0.0
+	for a := range 3 {
+		v := max(p[a]-n.lo[a], n.hi[a]-p[a])
+		d += v * v
+	}
+	return d
+}

@@ -309,8 +309,16 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 	}
 	n := req.Obs.Len()
 	refs := req.all()
-	ix := buildFittedGrid(refs, c.radiusSide(req, refs.n))
+	side := c.radiusSide(req, refs.n)
+	ix := buildFittedGrid(refs, side)
 	maxD2 := chordLimit(rad)
+	// Counts within a radius of more than two cells of the planned grid go
+	// through the k-d tree, which counts a box wholly inside at once; the
+	// grid ranks every reference in every cell it visits.
+	var tree *kdTree
+	if !list && req.GridSide == 0 && math.Sqrt(maxD2) > 2*ix.h {
+		tree = buildKDTree(refs)
+	}
 	res := WithinResult{Counts: make([]uint32, n)}
 	batches := make([][]neighbour, (n+cpuBatch-1)/cpuBatch)
 	st, err := c.run(ctx, req, cpuBatch, start, func() func(lo, hi int) {
@@ -320,7 +328,11 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 			for i := lo; i < hi; i++ {
 				x, y, z := unit(req.Obs.At(i))
 				p := [3]float64{x, y, z}
-				if !list {
+				switch {
+				case tree != nil:
+					res.Counts[i] = tree.count(p, maxD2)
+					continue
+				case !list:
 					res.Counts[i] = ix.count(p, maxD2)
 					continue
 				}
