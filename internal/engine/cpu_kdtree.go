@@ -322,3 +322,31 @@ func (n *kdNode) farDist2(p [3]float64) float64 {
 	}
 	return d
 }
+
+// within is gridIndex.within through the tree: appended to dst, the
+// references within the squared chord maxD2 of p, nearest first, ties to
+// the lower index.
+func (t *kdTree) within(p [3]float64, maxD2 float64, dst []neighbour) []neighbour {
+	limit := fittedChordBound(maxD2)
+	var stack [64]int32
+	n, from := 1, len(dst)
+	for n > 0 {
+		n--
+		nd := &t.nodes[stack[n]]
+		if nd.boxDist2(p) > limit {
+			continue
+		}
+		if nd.left >= 0 {
+			stack[n], stack[n+1] = nd.left, nd.right
+			n += 2
+			continue
+		}
+		for r := nd.start; r < nd.end; r++ {
+			if d := chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
+				dst = append(dst, neighbour{d, t.id[r]})
+			}
+		}
+	}
+	sortNeighbours(dst[from:])
+	return dst
+}

@@ -93,12 +93,7 @@ func (t *topK) offer(n neighbour) {
 func (t *topK) full() bool       { return len(t.items) == t.k }
 func (t *topK) worst() neighbour { return t.items[0] }
 func (t *topK) sorted() []neighbour {
-	slices.SortFunc(t.items, func(a, b neighbour) int {
-		if a.before(b) {
-			return -1
-		}
-		return 1
-	})
+	sortNeighbours(t.items)
 	return t.items
 }
 
@@ -135,13 +130,18 @@ func (ix *gridIndex) within(p [3]float64, maxD2 float64, dst []neighbour) []neig
 			}
 		}
 	})
-	slices.SortFunc(dst, func(a, b neighbour) int {
+	sortNeighbours(dst)
+	return dst
+}
+
+// sortNeighbours orders ns nearest first, ties to the lower index.
+func sortNeighbours(ns []neighbour) {
+	slices.SortFunc(ns, func(a, b neighbour) int {
 		if a.before(b) {
 			return -1
 		}
 		return 1
 	})
-	return dst
 }
 
 // count is len(within(p, maxD2, nil)) without the list: the references
@@ -312,11 +312,11 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 	side := c.radiusSide(req, refs.n)
 	ix := buildFittedGrid(refs, side)
 	maxD2 := chordLimit(rad)
-	// Counts within a radius of more than two cells of the planned grid go
-	// through the k-d tree, which counts a box wholly inside at once; the
-	// grid ranks every reference in every cell it visits.
+	// A radius of more than two cells of the planned grid goes through the
+	// k-d tree, which skips boxes beyond it and counts a box wholly inside
+	// at once; the grid ranks every reference in every cell it visits.
 	var tree *kdTree
-	if !list && req.GridSide == 0 && math.Sqrt(maxD2) > 2*ix.h {
+	if req.GridSide == 0 && math.Sqrt(maxD2) > 2*ix.h {
 		tree = buildKDTree(refs)
 	}
 	res := WithinResult{Counts: make([]uint32, n)}
@@ -329,14 +329,17 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 				x, y, z := unit(req.Obs.At(i))
 				p := [3]float64{x, y, z}
 				switch {
-				case tree != nil:
+				case !list && tree != nil:
 					res.Counts[i] = tree.count(p, maxD2)
 					continue
 				case !list:
 					res.Counts[i] = ix.count(p, maxD2)
 					continue
+				case tree != nil:
+					scratch = tree.within(p, maxD2, scratch[:0])
+				default:
+					scratch = ix.within(p, maxD2, scratch[:0])
 				}
-				scratch = ix.within(p, maxD2, scratch[:0])
 				res.Counts[i] = uint32(len(scratch))
 				found = append(found, scratch...)
 			}
