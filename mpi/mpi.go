@@ -181,37 +181,32 @@ const maxChunk = 1 << 30
 
 // Bcast sends root's buf to every process's buf (equal lengths).
 func (c Comm) Bcast(buf []byte, root int) error {
-	for off := 0; off < len(buf); off += c.chunk {
-		n := min(c.chunk, len(buf)-off)
-		rc := call(c.l.fn["MPI_Bcast"], uintptr(unsafe.Pointer(&buf[off])), uintptr(n), c.l.byteType, uintptr(root), c.h)
-		if err := c.l.check("MPI_Bcast", rc); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.inChunks("MPI_Bcast", buf, func(p unsafe.Pointer, n int) int {
+		return call(c.l.fn["MPI_Bcast"], uintptr(p), uintptr(n), c.l.byteType, uintptr(root), c.h)
+	})
 }
 
 // Send sends buf to rank dest with tag, in messages of at most maxChunk
 // bytes; the receiver calls Recv with a buffer of the same length.
 func (c Comm) Send(buf []byte, dest, tag int) error {
-	for off := 0; off < len(buf); off += c.chunk {
-		n := min(c.chunk, len(buf)-off)
-		rc := call(c.l.fn["MPI_Send"], uintptr(unsafe.Pointer(&buf[off])), uintptr(n), c.l.byteType, uintptr(dest),
-			uintptr(tag), c.h)
-		if err := c.l.check("MPI_Send", rc); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.inChunks("MPI_Send", buf, func(p unsafe.Pointer, n int) int {
+		return call(c.l.fn["MPI_Send"], uintptr(p), uintptr(n), c.l.byteType, uintptr(dest), uintptr(tag), c.h)
+	})
 }
 
 // Recv receives into buf what rank src sends with tag (Send).
 func (c Comm) Recv(buf []byte, src, tag int) error {
+	return c.inChunks("MPI_Recv", buf, func(p unsafe.Pointer, n int) int {
+		return call(c.l.fn["MPI_Recv"], uintptr(p), uintptr(n), c.l.byteType, uintptr(src), uintptr(tag), c.h,
+			c.l.statusIgnore)
+	})
+}
+
+// inChunks calls fn on buf in pieces of at most c.chunk bytes (counts are C
+// ints), checking each return code as the call named.
+func (c Comm) inChunks(name string, buf []byte, fn func(p unsafe.Pointer, n int) int) error {
 	for off := 0; off < len(buf); off += c.chunk {
-		n := min(c.chunk, len(buf)-off)
-		rc := call(c.l.fn["MPI_Recv"], uintptr(unsafe.Pointer(&buf[off])), uintptr(n), c.l.byteType, uintptr(src),
-			uintptr(tag), c.h, c.l.statusIgnore)
-		if err := c.l.check("MPI_Recv", rc); err != nil {
+		if err := c.l.check(name, fn(unsafe.Pointer(&buf[off]), min(c.chunk, len(buf)-off))); err != nil {
 			return err
 		}
 	}

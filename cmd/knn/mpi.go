@@ -146,9 +146,7 @@ func (j *mpiJob) run(ctx context.Context) error {
 	if err := s.NearestInto(ctx, part, refs, res); err != nil {
 		return err
 	}
-	j.times.query, j.times.n = time.Since(t), part.Len()
-	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")
-	t = time.Now()
+	t = j.queried(t, part.Len(), s, res.Stats)
 	if gather {
 		var allIndex []uint32
 		var allDist []float32
@@ -343,9 +341,7 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 	if j.f.excludeSelf {
 		res = res.Without(j.selfOf(counts))
 	}
-	j.times.query, j.times.n = time.Since(t), part.Len()
-	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")
-	t = time.Now()
+	t = j.queried(t, part.Len(), s, res.Stats)
 	var all *geoknn.WithinResult
 	if gather {
 		if all, err = j.gatherWithin(res, counts); err != nil {
@@ -364,6 +360,14 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 			return j.writeGathered(ctx, format, lb.within(all), withinWriter(all), lb)
 		},
 	}, s)
+}
+
+// queried records the rank's query of n observations, begun at t, and
+// returns when the gather that follows begins.
+func (j *mpiJob) queried(t time.Time, n int, s *geoknn.Searcher, st geoknn.Stats) time.Time {
+	j.times.query, j.times.n = time.Since(t), n
+	j.times.devices = s.Engine() + ": " + strings.Join(st.Devices, ", ")
+	return time.Now()
 }
 
 // answered is a rank's finished query as complete takes it.
@@ -612,9 +616,7 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 		res = res.Without(j.selfOf(counts))
 		k = res.K
 	}
-	j.times.query, j.times.n = time.Since(t), part.Len()
-	j.times.devices = s.Engine() + ": " + strings.Join(res.Stats.Devices, ", ")
-	t = time.Now()
+	t = j.queried(t, part.Len(), s, res.Stats)
 	if gather {
 		if err := mpi.Gather(j.world, res.Index, allIndex, counts, k, 0, 1); err != nil {
 			return err

@@ -173,7 +173,9 @@ func (n *kdNode) boxDist2(p [3]float64) float64 {
 
 // nearest is gridIndex.nearest through the tree: the squared chord and the
 // distinct reference's index; w, when not nil, counts the nodes and
-// candidates.
+// candidates. The traversals below keep their stacks inline: a shared stack
+// type measured 10% slower here and in kNearest (its child push, with two
+// box distances, is past the compiler's inlining budget).
 func (t *kdTree) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
 	p := [3]float64{px, py, pz}
 	best, bestID := math.Inf(1), uint32(math.MaxUint32)
@@ -233,10 +235,7 @@ func fittedChordBound(d2 float64) float64 {
 // index.
 func (t *kdTree) kNearest(p [3]float64, k int, maxD2 float64, top *topK) []neighbour {
 	top.k, top.items = k, top.items[:0]
-	limit := fittedChordBound(maxD2)
-	if math.IsInf(maxD2, 1) {
-		limit = maxD2
-	}
+	limit := fittedChordBound(maxD2) // +Inf for no limit
 	bound := limit
 	type pending struct {
 		node int32

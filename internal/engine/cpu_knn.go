@@ -310,14 +310,17 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 	n := req.Obs.Len()
 	refs := req.all()
 	side := c.radiusSide(req, refs.n)
-	ix := buildFittedGrid(refs, side)
 	maxD2 := chordLimit(rad)
 	// A radius of more than two cells of the planned grid goes through the
 	// k-d tree, which skips boxes beyond it and counts a box wholly inside
-	// at once; the grid ranks every reference in every cell it visits.
+	// at once; the grid ranks every reference in every cell it visits. One
+	// of the two is built.
 	var tree *kdTree
-	if req.GridSide == 0 && math.Sqrt(maxD2) > 2*ix.h {
+	var ix *gridIndex
+	if _, cube := fittedCube(refs); req.GridSide == 0 && math.Sqrt(maxD2) > 2*cube/float64(side) {
 		tree = buildKDTree(refs)
+	} else {
+		ix = buildFittedGrid(refs, side)
 	}
 	res := WithinResult{Counts: make([]uint32, n)}
 	batches := make([][]neighbour, (n+cpuBatch-1)/cpuBatch)
