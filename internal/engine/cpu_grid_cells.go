@@ -43,6 +43,10 @@ type cellRec struct {
 type cellOrder struct {
 	recs, sorted []cellRec
 	colStart     []uint32
+	// Kept from chunk to chunk: a column histogram a block of the sort, and
+	// a scratch a goroutine of the ranking.
+	hist    [][]uint32
+	scratch []*cellScratch
 }
 
 func newCellOrder(n, cols int) *cellOrder {
@@ -83,16 +87,20 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int)
 	cols := g * g
 	blocks := parallel.Workers(m, 1<<14, workers) * 2
 	per := (m + blocks - 1) / blocks
-	hist := make([][]uint32, blocks)
+	blocks = (m + per - 1) / per // the blocks Blocks makes of [0, m)
+	for len(co.hist) < blocks {
+		co.hist = append(co.hist, make([]uint32, cols))
+	}
+	hist := co.hist[:blocks]
 	parallel.Blocks(m, per, workers, func(_, a, b int) {
-		h := make([]uint32, cols)
+		h := hist[a/per]
+		clear(h)
 		for k := a; k < b; k++ {
 			x, y, z := unit(obs.At(lo + k))
 			cell := uint32(ix.cellOf(x, y, z))
 			co.recs[k] = cellRec{x: x, y: y, z: z, cell: cell, pos: uint32(k)}
 			h[cell/uint32(g)]++
 		}
-		hist[a/per] = h
 	})
 	// Each block's offset in each column: columns in order, blocks in order
 	// within a column, so the sort is stable.
@@ -100,9 +108,7 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int)
 	for col := 0; col < cols; col++ {
 		co.colStart[col] = run
 		for _, h := range hist {
-			if h != nil {
-				h[col], run = run, run+h[col]
-			}
+			h[col], run = run, run+h[col]
 		}
 	}
 	co.colStart[cols] = run
@@ -120,17 +126,15 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int)
 // first+m) column by column on the engine's goroutines.
 func (co *cellOrder) answer(ctx context.Context, first, m int, ix *gridIndex, refs *refSet, out Result, workers int) error {
 	cols := ix.g * ix.g
-	w := parallel.Workers(cols, cellColsBlock, workers)
-	scratch := make([]*cellScratch, w)
+	for len(co.scratch) < parallel.Workers(cols, cellColsBlock, workers) {
+		co.scratch = append(co.scratch, newCellScratch(ix.g))
+	}
+	scratch := co.scratch
 	parallel.Blocks(cols, cellColsBlock, workers, func(wk, a, b int) {
 		if ctx.Err() != nil {
 			return
 		}
 		s := scratch[wk]
-		if s == nil {
-			s = newCellScratch(ix.g)
-			scratch[wk] = s
-		}
 		for col := a; col < b; col++ {
 			s.column(co, col, first, ix, refs, out)
 		}
