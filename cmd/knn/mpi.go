@@ -189,8 +189,10 @@ func (j *mpiJob) obsByRows() (int, error) {
 		return -1, err
 	}
 	cannot := 0.0
-	if n, err := rf.rows(); err != nil || n != head[0] {
-		cannot = 1
+	if j.rank != 0 { // rank 0 has just read it
+		if n, err := rf.rows(); err != nil || n != head[0] {
+			cannot = 1
+		}
 	}
 	ranks, err := j.world.SumFloat64(cannot)
 	if err != nil || ranks > 0 {
