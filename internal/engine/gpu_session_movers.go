@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
