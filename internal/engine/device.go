@@ -114,6 +114,7 @@ type gpuDevice struct {
 	knn      *knnKernels
 	generate *generateKernels
 	move     *moveKernels
+	tree     *treeKernels
 	mods     []cuda.Module
 
 	refs           deviceRefs
@@ -265,6 +266,9 @@ func (d *gpuDevice) loadKernels(mods map[string]cuda.Module) error {
 		return err
 	}
 	if d.generate, err = loadGenerate(d.drv, mods["generate"]); err != nil {
+		return err
+	}
+	if d.tree, err = loadTree(d.drv, mods["tree"]); err != nil {
 		return err
 	}
 	d.move, err = loadMove(d.drv, mods["move"])

@@ -16,11 +16,14 @@
 //     exact duplicates merged (the lowest index stands for all).
 //  2. For the grid algorithm a planner (plan.go) runs a 512-observation
 //     sample through CPU indexes of several densities and keeps the
-//     cheapest by a cost model, or falls back to brute force.
+//     cheapest by a cost model; where no grid suits the references
+//     (crowded into a few places) it samples a k-d tree (cpu_kdtree.go),
+//     which both engines walk; otherwise it falls back to brute force.
 //  3. On the CPU (cpu*.go), goroutines take batches of observations and run
 //     the grid search or the AVX2 brute-force scan.
 //  4. On GPUs (gpu*.go), each device's thread stages the references once
-//     (gpu_refs.go), builds the grid index on the device, then streams jobs
+//     (gpu_refs.go), builds the grid index on the device (or sends the k-d
+//     tree the host built, laid out by gpu_tree.go), then streams jobs
 //     through three slots (gpu_stream.go): copy in, sort by cell, rank, copy
 //     out, the kernels of successive jobs in order while copies overlap.
 //     Sessions (gpu_session.go) keep observations resident instead and send
@@ -37,6 +40,7 @@
 //	gpu.go, device.go               GPU engine; one GPU's context, modules and sizing
 //	gpu_memory.go, gpu_refs.go      device, managed and pinned buffers; references on a GPU
 //	gpu_query.go                    one query on a stream: sort, rank, answers out, stage times
+//	cpu_kdtree.go, gpu_tree.go      the k-d tree; its layout for tree.cu
 //	gpu_stream.go, gpu_session.go   streamed jobs; resident sessions
 //	kern.go, kern_*.go              typed kernel wrappers, one file per .cu
 package engine

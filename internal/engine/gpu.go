@@ -220,6 +220,13 @@ func newGPURun(req Request, out Result) (*gpuRun, string) {
 	}
 	defer req.Trace.Begin("host", "plan")()
 	plan := planGrid(req.Obs, run.refs, gpuGridCost, req.GridSide)
+	if plan.tree != nil {
+		if tree, err := newGPUTree(plan.tree); err == nil {
+			run.tree, run.grid = tree, newGridShape(treeSortSide)
+			return run, plan.note()
+		}
+		plan = planGrid(req.Obs, run.refs, gpuSessionGridCost, req.GridSide)
+	}
 	if plan.index == nil {
 		run.req.Algorithm = Brute
 		return run, "grid fell back to brute force: " + plan.reason
@@ -227,6 +234,11 @@ func newGPURun(req Request, out Result) (*gpuRun, string) {
 	run.grid = newGridShape(plan.index.g)
 	return run, plan.note()
 }
+
+// treeSortSide is the grid whose cells order the observations for the k-d
+// tree query: cells small enough that a warp's observations lie close
+// together and walk much the same path (about 50 of a 2^22 job a cell).
+const treeSortSide = 128
 
 // batchSize is the request's batch size, or one that fits every GPU's
 // memory and splits the work evenly.

@@ -130,6 +130,7 @@ func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape gridShape, parti
 type rankPlan struct {
 	algo  Algorithm
 	shape gridShape // g > 0: the grid query over records sorted by cell
+	tree  bool      // the k-d tree query instead, over the records sorted by shape's cells
 	prec  int       // 0: float64 radian columns, 1: float32
 	nref  int       // references on the device (distinct ones for the exact kernels)
 }
@@ -163,12 +164,16 @@ func (q *gpuQuery) rank(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) error
 		return err
 	}
 	var err error
-	if p.shape.g > 0 {
+	switch {
+	case p.tree:
+		err = d.tree.run(d.drv, q.stream, treeQuery{obs: q.sorted.ptr, nobs: m, nodes: refs.treeNodes.ptr,
+			refs: refs.treeRefs.ptr, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr, refined: q.nflag.ptr})
+	case p.shape.g > 0:
 		err = d.grid.runQuery(d.drv, q.stream, gridQuery{
 			obs: q.sorted.ptr, nobs: m, cellStart: refs.cellStart.ptr, sorted: refs.sorted.ptr, runs: refs.trimmed.ptr,
 			shape: p.shape, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr, refined: q.nflag.ptr,
 		})
-	} else {
+	default:
 		err = d.brute[p.prec].run(d.drv, q.stream, q.bruteLaunch(d, m, refs, p.nref))
 	}
 	if err != nil || !refs.dups {

@@ -22,6 +22,8 @@ type deviceRefs struct {
 	keys, sums                       buffer
 	runsSide                         int
 	runsPtr                          cuda.DevicePtr // the buffer runsSide was uploaded to
+	// The k-d tree (gpu_tree.go), when the plan chose one.
+	treeNodes, treeRefs buffer
 	// from is the prepared set (Request.Prepared, read-only) the vectors
 	// were last staged from: a query against it again sends nothing.
 	from *refSet
@@ -63,6 +65,25 @@ func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Str
 	return k.buildIndex(drv, stream, indexBuild{shape: shape, xyzw: r.ref32.ptr, nref: nref,
 		scratch: sortBufs{keys: r.keys.ptr, hist: r.cellStart.ptr, sums: r.sums.ptr},
 		sorted:  r.sorted.ptr, runs: r.runs.ptr, trimmed: r.trimmed.ptr})
+}
+
+// uploadTree sends a k-d tree to the device.
+func (r *deviceRefs) uploadTree(drv *cuda.Driver, t *gpuTree) error {
+	for _, a := range []struct {
+		buf *buffer
+		src []float32
+	}{{&r.treeNodes, t.nodes}, {&r.treeRefs, t.refs}} {
+		if err := a.buf.ensure(drv, 4*len(a.src), false, 0); err != nil {
+			return fmt.Errorf("allocating the k-d tree (%d MiB): %w", len(a.src)>>18, err)
+		}
+		err := pinned(a.src, func(p unsafe.Pointer) error { return drv.MemcpyHtoD(a.buf.ptr, p, uint64(4*len(a.src))) })
+		if err != nil {
+			return err
+		}
+	}
+	// As for the runs table: a copy from pageable memory may return before
+	// the data reaches the device.
+	return drv.Synchronize()
 }
 
 // stage copies the prepared references to the device on stream through
@@ -164,5 +185,5 @@ func (r *deviceRefs) free(drv *cuda.Driver) error {
 	return errors.Join(r.ref32.free(drv), r.ref64.free(drv), r.orig.free(drv), r.lat.free(drv), r.lon.free(drv),
 		r.host.free(drv),
 		r.cellStart.free(drv), r.sorted.free(drv), r.runs.free(drv),
-		r.keys.free(drv), r.sums.free(drv), r.trimmed.free(drv))
+		r.keys.free(drv), r.sums.free(drv), r.trimmed.free(drv), r.treeNodes.free(drv), r.treeRefs.free(drv))
 }

@@ -382,7 +382,7 @@ func (s *gpuSession) Start(ctx context.Context, ref Points, out Result) (Pending
 		return nil, errors.New("session: closed")
 	}
 	s.refs.prepare(ref)
-	s.plan.update(s.opts, s.sample, &s.refs, gpuGridCost)
+	s.plan.update(s.opts, s.sample, &s.refs, gpuSessionGridCost)
 	return s.enqueueAll(ctx, start, out, want, false)
 }
 

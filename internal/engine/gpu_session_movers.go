@@ -174,7 +174,7 @@ func (s *gpuSession) planMovers() error {
 		}
 		s.refs.prepare(Radians64(s.mvLat, s.mvLon))
 	}
-	s.plan.update(s.opts, s.sample, &s.refs, gpuGridCost)
+	s.plan.update(s.opts, s.sample, &s.refs, gpuSessionGridCost)
 	return nil
 }
 

@@ -16,10 +16,13 @@ import (
 
 // gpuRun is one streamed query's shared state across the device workers.
 type gpuRun struct {
-	req   Request
-	out   Result
-	refs  *refSet
-	grid  gridShape // the cells when the query runs the grid algorithm (g > 0)
+	req  Request
+	out  Result
+	refs *refSet
+	grid gridShape // the cells when the query runs the grid algorithm (g > 0)
+	// tree, when the plan chose a k-d tree: grid then only orders the
+	// observations.
+	tree  *gpuTree
 	queue *partition.Queue
 	n     int
 	// direct: out lives in the engine's page-locked memory, and jobs copy
@@ -43,7 +46,7 @@ func (r *gpuRun) progress(k int) {
 
 // plan is how the run's jobs are ranked.
 func (r *gpuRun) plan() rankPlan {
-	p := rankPlan{algo: r.req.Algorithm, shape: r.grid, prec: prec(r.req.Obs.Is32()), nref: r.refs.n}
+	p := rankPlan{algo: r.req.Algorithm, shape: r.grid, tree: r.tree != nil, prec: prec(r.req.Obs.Is32()), nref: r.refs.n}
 	if p.algo == Seed {
 		p.nref = r.req.Ref.Len()
 	}
@@ -132,7 +135,11 @@ func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 	if err := d.drv.EventRecord(d.evIdx0, stream); err != nil {
 		return 0, err
 	}
-	if err := d.refs.buildGrid(d.drv, d.grid, stream, run.grid, run.refs.n); err != nil {
+	if run.tree != nil {
+		if err := d.refs.uploadTree(d.drv, run.tree); err != nil {
+			return 0, fmt.Errorf("uploading the k-d tree: %w", err)
+		}
+	} else if err := d.refs.buildGrid(d.drv, d.grid, stream, run.grid, run.refs.n); err != nil {
 		return 0, fmt.Errorf("building the grid index: %w", err)
 	}
 	return d.evIdx1, d.drv.EventRecord(d.evIdx1, stream)

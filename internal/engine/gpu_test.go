@@ -323,6 +323,63 @@ func TestGPUCitiesAirports(t *testing.T) {
 	}
 }
 
+// References no grid suits go through the k-d tree (tree.cu), whose answers
+// are brute force's: one cluster of about 600 m, clusters of a few metres
+// to a few hundred kilometres with duplicates and mirror-image ties among
+// them, and observations near and far.
+func TestGPUTree(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	rng := rand.New(rand.NewPCG(5, 6))
+	one := Radians64(make([]float64, 20000), make([]float64, 20000))
+	for i := range one.Lat64 {
+		one.Lat64[i], one.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
+	}
+	var lat, lon []float64
+	for _, c := range []struct {
+		spread float64 // radians
+		n      int
+	}{{1e-6, 3000}, {1e-4, 6000}, {1e-3, 3000}, {3e-2, 6000}, {1e-5, 3000}} {
+		clat, clon := rng.Float64()*2-1, rng.Float64()*6-3
+		for range c.n {
+			lat, lon = append(lat, clat+c.spread*rng.NormFloat64()), append(lon, clon+c.spread*rng.NormFloat64())
+		}
+	}
+	for i := range 200 { // exact duplicates, and pairs mirrored about the first cluster's centre
+		lat, lon = append(lat, lat[i]), append(lon, lon[i])
+		lat, lon = append(lat, 2*lat[0]-lat[i+1]), append(lon, 2*lon[0]-lon[i+1])
+	}
+	many := Radians64(lat, lon)
+	near := Radians64(make([]float64, 20000), make([]float64, 20000))
+	for i := range near.Lat64 {
+		k := rng.IntN(len(lat))
+		near.Lat64[i], near.Lon64[i] = lat[k]+1e-4*rng.NormFloat64(), lon[k]+1e-4*rng.NormFloat64()
+	}
+	for _, tc := range []struct {
+		name     string
+		obs, ref Points
+	}{
+		{"one cluster, the globe", spherePoints(1<<16, 7), one},
+		{"five clusters, the globe", spherePoints(1<<16, 8), many},
+		{"five clusters, near them", near, many},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, got := newResult(tc.obs.Len()), newResult(tc.obs.Len())
+			if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: tc.obs, Ref: tc.ref, Algorithm: Brute}, want); err != nil {
+				t.Fatal(err)
+			}
+			st, err := g.Nearest(context.Background(), Request{Obs: tc.obs, Ref: tc.ref, Algorithm: Grid, BatchSize: 1 << 14}, got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d jobs, kernels %v, %d refined; %s", st.Jobs, st.Kernel, st.Refined, st.Note)
+			if !strings.Contains(st.Note, "k-d tree") {
+				t.Errorf("planned %q, want the k-d tree", st.Note)
+			}
+			compareResults(t, tc.obs, tc.ref, want, got)
+		})
+	}
+}
+
 // The seed port runs and is close to the truth; it is not exact (fp32
 // haversine with fast trigonometry), so only its bulk is checked.
 func TestGPUSeedPort(t *testing.T) {

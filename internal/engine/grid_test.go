@@ -186,8 +186,9 @@ func TestCPUGridEngine(t *testing.T) {
 }
 
 // All references in one tiny cluster (about 600 m): on the GPU's global
-// grid they share a cell and the plan falls back to brute force; the CPU
-// plans a k-d tree, and its answers are brute force's.
+// grid they share a cell, so both engines plan a k-d tree (the GPU's
+// sessions, which take no tree, fall back to brute force), and the CPU's
+// answers are brute force's (TestGPUTree checks the GPU's).
 func TestGridFallsBackWhenSkewed(t *testing.T) {
 	ref := Radians64(make([]float64, 20000), make([]float64, 20000))
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -195,8 +196,11 @@ func TestGridFallsBackWhenSkewed(t *testing.T) {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
 	}
 	obs := spherePoints(20000, 3)
-	if plan := planGrid(obs, prepareRefs(ref), gpuGridCost, 0); plan.index != nil {
-		t.Errorf("GPU plan kept the grid: %.0f cells, %.0f candidates a query", plan.cellsPerQuery, plan.candidatesPerQuery)
+	if plan := planGrid(obs, prepareRefs(ref), gpuSessionGridCost, 0); plan.index != nil || plan.tree != nil {
+		t.Errorf("GPU session plan kept the grid (%v) or planned a tree (%v)", plan.index != nil, plan.tree != nil)
+	}
+	if plan := planGrid(obs, prepareRefs(ref), gpuGridCost, 0); plan.tree == nil {
+		t.Errorf("GPU plan: no k-d tree (grid %v: %s)", plan.index != nil, plan.reason)
 	}
 	plan := planGrid(obs, prepareRefs(ref), cpuGridCost, 0)
 	if plan.tree == nil {

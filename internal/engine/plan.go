@@ -31,8 +31,8 @@ func cappedSide(side, nref int) int { return min(side, max(4, gridSide(nref, 1.0
 // few cells, or observations far from every reference).
 type gridPlan struct {
 	index *gridIndex
-	// tree, on the CPU, when a k-d tree costs less than every grid and
-	// brute force (index is then nil).
+	// tree, when the cost model allows trees and a k-d tree costs less
+	// than every grid and brute force (index is then nil).
 	tree *kdTree
 	// Sampled work a query: cells (tree nodes) visited and candidates ranked.
 	cellsPerQuery, candidatesPerQuery float64
@@ -76,7 +76,7 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 	// A k-d tree only where no grid costs under a tenth of brute force
 	// (references in a few clusters or one, observations far from them):
 	// elsewhere the grid wins and the tree's build would only add to the plan.
-	if m.fitted && side == 0 && costs[k] > brute/10 {
+	if m.trees && side == 0 && costs[k] > brute/10 {
 		if tree, cost := sampleTree(obs, idx, refs, m, brute); cost < min(costs[k], brute) {
 			tree.reason = fmt.Sprintf("the cheapest grid, %d^3, would visit %.0f cells and rank %.0f references a query",
 				plan.index.g, plan.cellsPerQuery, plan.candidatesPerQuery)
@@ -185,11 +185,14 @@ func cheapest(costs []float64) int {
 type gridCost struct {
 	unit, bruteQuery float64
 	fitted           bool // the CPU engine's own grid (buildFittedGrid); the GPU's kernels use the global one
+	trees            bool // a k-d tree may be planned (a tree node costs what a cell does)
 }
 
 var (
-	cpuGridCost = gridCost{unit: 80, bruteQuery: 3000, fitted: true}
-	gpuGridCost = gridCost{unit: 130}
+	cpuGridCost = gridCost{unit: 80, bruteQuery: 3000, fitted: true, trees: true}
+	gpuGridCost = gridCost{unit: 130, trees: true}
+	// Sessions rebuild their index on the device at every step: no trees.
+	gpuSessionGridCost = gridCost{unit: 130}
 )
 
 // build is the grid of side g over refs that the model plans.

@@ -38,6 +38,9 @@
 #ifndef GQ_CAND
 #define GQ_CAND 256  // references a warp stages in shared memory in the query's first phase
 #endif
+#ifndef GQ_PASSES
+#define GQ_PASSES 2  // cooperative passes a warp makes before the shell walk
+#endif
 #define PREP_THREADS 256  // grid_obs_prep, grid_obs_keys, grid_obs_scatter
 #ifndef GQ_MIN_BLOCKS
 #define GQ_MIN_BLOCKS 16  // resident blocks an SM asked of the register allocator: 64 registers at 64 threads
@@ -237,12 +240,15 @@ extern "C" __global__ void grid_ref_scatter(const float4* __restrict__ xyzw, con
 
 // The query runs in two phases. First the warp works together: its 32
 // observations are consecutive in cell order, so they usually lie in one or
-// two neighbouring cells; the warp stages every reference of the cells
-// within one cell of any of them (at most GQ_CAND) in shared memory, and
-// each thread ranks all of them, with no divergence. That covers each
-// thread's shells r = 0 and 1, and for most observations the stop test
-// after r = 1 then holds. Threads for which it does not, and warps whose
-// cells are spread out or crowded, go on with the shell-by-shell search.
+// two neighbouring cells. A pass takes the unserved lanes whose cells lie
+// within one cell (two in z) of the first unserved lane's, stages every
+// reference of the cells within one cell of any of them (at most GQ_CAND)
+// in shared memory, and each of those lanes ranks all of them, with no
+// divergence. That covers each lane's shells r = 0 and 1, and for most
+// observations the stop test after r = 1 then holds. GQ_PASSES passes serve
+// a warp that straddles two columns or the two sides of the sphere in one
+// column; lanes no pass served, lanes the stop test does not release, and
+// warps whose cells are crowded go on with the shell-by-shell search.
 extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
     grid_query(const ObsRec* __restrict__ obs, int nobs, const uint32_t* __restrict__ cell_start,
                const float4* __restrict__ refs, const short4* __restrict__ runs, int g, float h,
@@ -262,27 +268,35 @@ extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
     const int cx = cell_of(px, g, h), cy = cell_of(py, g, h), cz = cell_of(pz, g, h);
     const int lane = threadIdx.x & 31;
     float4* wc = cand[threadIdx.x >> 5];
+    const unsigned full = 0xffffffffu;
 
     float d1 = INFINITY, d2 = INFINITY;
     uint32_t i1 = 0xffffffffu;
     float thr2 = INFINITY;  // cells whose box is farther (squared) cannot matter
+    int r = 0;              // the first shell phase 2 searches
+    bool done = false;
 
-    // Phase 1: the warp's cells' neighbourhood, box [x0, x1] x [y0, y1] x [z0, z1].
-    const unsigned full = 0xffffffffu;
-    const int x0 = max((int)__reduce_min_sync(full, (unsigned)cx) - 1, 0);
-    const int x1 = min((int)__reduce_max_sync(full, (unsigned)cx) + 1, g - 1);
-    const int y0 = max((int)__reduce_min_sync(full, (unsigned)cy) - 1, 0);
-    const int y1 = min((int)__reduce_max_sync(full, (unsigned)cy) + 1, g - 1);
-    const int z0 = max((int)__reduce_min_sync(full, (unsigned)cz) - 1, 0);
-    const int z1 = min((int)__reduce_max_sync(full, (unsigned)cz) + 1, g - 1);
-    const int nx = x1 - x0 + 1, ny = y1 - y0 + 1;
-    bool coop = nx <= 4 && ny <= 4 && z1 - z0 <= 5;  // warp-uniform
-    int ncand = 0;
-    if (coop) {
-        // Lane l < nx*ny finds its column's (at most two) reference ranges:
+    // Phase 1: pass by pass, the lanes near the first unserved one.
+    unsigned todo = full;
+    for (int pass = 0; pass < GQ_PASSES && todo; pass++) {
+        const int lead = __ffs(todo) - 1;
+        const int lx = __shfl_sync(full, cx, lead), ly = __shfl_sync(full, cy, lead);
+        const int lz = __shfl_sync(full, cz, lead);
+        const bool member = ((todo >> lane) & 1u) && abs(cx - lx) <= 1 && abs(cy - ly) <= 1 && abs(cz - lz) <= 2;
+        todo &= ~__ballot_sync(full, member);
+        // The members' cells' neighbourhood, box [x0, x1] x [y0, y1] x [z0, z1]:
+        // at most 5 x 5 columns, one a lane.
+        const int x0 = max((int)__reduce_min_sync(full, member ? (unsigned)cx : 0xffffu) - 1, 0);
+        const int x1 = min((int)__reduce_max_sync(full, member ? (unsigned)cx : 0u) + 1, g - 1);
+        const int y0 = max((int)__reduce_min_sync(full, member ? (unsigned)cy : 0xffffu) - 1, 0);
+        const int y1 = min((int)__reduce_max_sync(full, member ? (unsigned)cy : 0u) + 1, g - 1);
+        const int z0 = max((int)__reduce_min_sync(full, member ? (unsigned)cz : 0xffffu) - 1, 0);
+        const int z1 = min((int)__reduce_max_sync(full, member ? (unsigned)cz : 0u) + 1, g - 1);
+        const int ny = y1 - y0 + 1, ncol = (x1 - x0 + 1) * ny;
+        // Lane l < ncol finds its column's (at most two) reference ranges:
         // the cells of a column's run are consecutive, so are their references.
         uint32_t s0 = 0, e0 = 0, s1 = 0, e1 = 0;
-        if (lane < nx * ny) {
+        if (lane < ncol) {
             const int ci = x0 + lane / ny, cj = y0 + lane % ny;
             const short4 run = runs[ci * g + cj];
             const uint32_t* cs = cell_start + (size_t)(ci * g + cj) * g;
@@ -298,40 +312,37 @@ extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
             const uint32_t v = __shfl_up_sync(full, off, k);
             if (lane >= k) off += v;
         }
-        ncand = (int)__shfl_sync(full, off, 31);
+        const int ncand = (int)__shfl_sync(full, off, 31);
         off -= n;
-        coop = ncand <= GQ_CAND;
-        if (coop) {
-            for (int c = 0; c < nx * ny; c++) {
-                const uint32_t a0 = __shfl_sync(full, s0, c), b0 = __shfl_sync(full, e0, c);
-                const uint32_t a1 = __shfl_sync(full, s1, c), b1 = __shfl_sync(full, e1, c);
-                const uint32_t o0 = __shfl_sync(full, off, c), o1 = o0 + (b0 - a0);
-                for (uint32_t q = lane; q < b0 - a0; q += 32) wc[o0 + q] = refs[a0 + q];
-                for (uint32_t q = lane; q < b1 - a1; q += 32) wc[o1 + q] = refs[a1 + q];
-            }
+        if (ncand > GQ_CAND) break;  // crowded: phase 2 for every lane not yet served
+        for (int c = 0; c < ncol; c++) {
+            const uint32_t a0 = __shfl_sync(full, s0, c), b0 = __shfl_sync(full, e0, c);
+            const uint32_t a1 = __shfl_sync(full, s1, c), b1 = __shfl_sync(full, e1, c);
+            const uint32_t o0 = __shfl_sync(full, off, c), o1 = o0 + (b0 - a0);
+            for (uint32_t q = lane; q < b0 - a0; q += 32) wc[o0 + q] = refs[a0 + q];
+            for (uint32_t q = lane; q < b1 - a1; q += 32) wc[o1 + q] = refs[a1 + q];
         }
         __syncwarp();
-    }
-    int r = 0;
-    bool done = false;
-    if (coop) {
-        for (int q = 0; q < ncand; q++) {
-            const float4 rf = wc[q];
-            const float d = chord2f(px, py, pz, rf);
-            const uint32_t id = __float_as_uint(rf.w);
-            if (d < d1 || (d == d1 && id < i1)) {
-                d2 = d1;
-                d1 = d;
-                i1 = id;
-            } else {
-                d2 = fminf(d2, d);
+        if (member) {
+            for (int q = 0; q < ncand; q++) {
+                const float4 rf = wc[q];
+                const float d = chord2f(px, py, pz, rf);
+                const uint32_t id = __float_as_uint(rf.w);
+                if (d < d1 || (d == d1 && id < i1)) {
+                    d2 = d1;
+                    d1 = d;
+                    i1 = id;
+                } else {
+                    d2 = fminf(d2, d);
+                }
             }
+            const float tc = prune_chord(d1);
+            thr2 = d1 < INFINITY ? tc * tc : INFINITY;
+            bool all;
+            done = shell_done(1, px, py, pz, cx, cy, cz, g, h, d1, &all);
+            r = done ? 1 : 2;
         }
-        const float tc = prune_chord(d1);
-        thr2 = d1 < INFINITY ? tc * tc : INFINITY;
-        bool all;
-        done = shell_done(1, px, py, pz, cx, cy, cz, g, h, d1, &all);
-        r = done ? 1 : 2;
+        __syncwarp();  // the next pass overwrites the staged references
     }
     // Phase 2: shell by shell, from where phase 1 left off. The warp's box
     // may reach past this thread's shell 1, so a reference can come round

@@ -37,20 +37,24 @@ var knnPTX string
 //go:embed move.ptx
 var movePTX string
 
+//go:embed tree.ptx
+var treePTX string
+
 // PTX returns the PTX of the named kernel file: "haversine" (the exact
 // brute force: block_min, global_min, refine), "seed" (the reference
 // notebook's kernels, ported as the benchmark baseline), "grid" (the exact
 // query through the cell index, and its sorts), "resident" (replacing
 // observations kept on the GPU, mapping merged duplicates, counting changed
 // answers), "generate" (synthetic observations made on the GPU) or "knn"
-// (k nearest and within a radius, through the grid index) or "move"
-// (references moved on the GPU, sphere.Propagate's twin). When the
+// (k nearest and within a radius, through the grid index), "move"
+// (references moved on the GPU, sphere.Propagate's twin) or "tree" (the
+// exact query through a k-d tree, for references no grid suits). When the
 // environment variable GEOKNN_PTX_DIR is set, the file NAME.ptx is read from
 // that folder instead of the embedded copy: kernel developers use it to run
 // freshly built PTX without rebuilding the binary.
 func PTX(name string) (string, error) {
 	embedded, ok := map[string]string{"haversine": haversinePTX, "seed": seedPTX, "grid": gridPTX,
-		"resident": residentPTX, "generate": generatePTX, "knn": knnPTX, "move": movePTX}[name]
+		"resident": residentPTX, "generate": generatePTX, "knn": knnPTX, "move": movePTX, "tree": treePTX}[name]
 	if !ok {
 		return "", fmt.Errorf("no kernel file %q", name)
 	}
@@ -103,26 +107,29 @@ func gunzip(gz io.Reader, name string) ([]byte, error) {
 }
 
 // Files are the kernel files PTX knows, in load order.
-var Files = []string{"haversine", "seed", "grid", "resident", "generate", "knn", "move"}
+var Files = []string{"haversine", "seed", "grid", "resident", "generate", "knn", "move", "tree"}
 
 // Block-min launch shape, mirrored from haversine.cu's #defines; the test
 // checks that the two agree.
 const (
-	BlockMinThreads = 256  // BM_THREADS
-	BlockMinObs     = 8    // BM_OBS: observations per thread
-	BlockMinTile    = 1024 // BM_TILE: slice lengths are multiples of this
-	RefineThreads   = 256  // RF_THREADS
-	SeedWidth       = 32   // SEED_WIDTH: partials per observation in the seed port
-	GridPrepThreads = 256  // PREP_THREADS: grid_obs_prep, grid_obs_keys, grid_obs_scatter
-	GridScanThreads = 1024 // SCAN_THREADS
-	GridScanChunk   = 8192 // SCAN_CHUNK: entries a grid_scan_blocks block scans
-	GenThreads      = 256  // GEN_THREADS: gen_sphere, gen_seed
-	ObsRecBytes     = 32   // OBS_REC_BYTES: sizeof(ObsRec), asserted in sphere.cuh
-	KnnThreads      = 128  // KNN_THREADS: grid_knn, grid_within
-	KnnMax          = 64   // KNN_MAX: the largest k grid_knn answers
-	MoveThreads     = 256  // MOVE_THREADS: move_refs
-	ReplaceBlock    = 4096 // REPLACE_BLOCK: observations a draw_replace block draws for
-	DrawThreads     = 64   // DRAW_THREADS: draw_replace_f64, draw_replace_f32
+	BlockMinThreads = 256        // BM_THREADS
+	BlockMinObs     = 8          // BM_OBS: observations per thread
+	BlockMinTile    = 1024       // BM_TILE: slice lengths are multiples of this
+	RefineThreads   = 256        // RF_THREADS
+	SeedWidth       = 32         // SEED_WIDTH: partials per observation in the seed port
+	GridPrepThreads = 256        // PREP_THREADS: grid_obs_prep, grid_obs_keys, grid_obs_scatter
+	GridScanThreads = 1024       // SCAN_THREADS
+	GridScanChunk   = 8192       // SCAN_CHUNK: entries a grid_scan_blocks block scans
+	GenThreads      = 256        // GEN_THREADS: gen_sphere, gen_seed
+	ObsRecBytes     = 32         // OBS_REC_BYTES: sizeof(ObsRec), asserted in sphere.cuh
+	KnnThreads      = 128        // KNN_THREADS: grid_knn, grid_within
+	KnnMax          = 64         // KNN_MAX: the largest k grid_knn answers
+	MoveThreads     = 256        // MOVE_THREADS: move_refs
+	ReplaceBlock    = 4096       // REPLACE_BLOCK: observations a draw_replace block draws for
+	DrawThreads     = 64         // DRAW_THREADS: draw_replace_f64, draw_replace_f32
+	TreeStack       = 32         // TREE_STACK: the deepest k-d tree tree_query walks
+	TreeLeaf        = 0x80000000 // TREE_LEAF: a tree node's child that is a leaf
+	TreeNodeBytes   = 64         // sizeof(TreeNode), asserted in tree.cu
 )
 
 // NoAnswer marks an observation with no previous answer in a session (new
@@ -176,6 +183,8 @@ var signatures = map[string][]cuda.Param{
 
 	"gen_sphere": {U64, U32, U64, U64, U64},
 	"gen_seed":   {U64, U32, U64, U64, U64},
+
+	"tree_query": {U64, U32, U64, U64, U64, U64, U64, U64},
 }
 
 // Short names for the table above.

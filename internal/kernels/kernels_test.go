@@ -179,6 +179,9 @@ func TestLaunchConstantsMatchSource(t *testing.T) {
 		{"move.cu", "MOVE_THREADS", MoveThreads},
 		{"resident.cu", "REPLACE_BLOCK", ReplaceBlock},
 		{"resident.cu", "DRAW_THREADS", DrawThreads},
+		{"tree.cu", "TREE_STACK", TreeStack},
+		{"tree.cu", "TREE_LEAF", TreeLeaf},
+		{"tree.cu", "TREE_NODE_BYTES", TreeNodeBytes},
 	} {
 		src, err := os.ReadFile(tc.file)
 		if err != nil {

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/geoknn/geoknn/internal/kernels"
+)
+
+// gpuTree is a k-d tree as tree.cu walks it: each internal node as its two
+// children's boxes (rounded outwards to float32, so they hold both the
+// float64 references and their float32 roundings) and the two children,
+// an internal node's index or a leaf (kernels.TreeLeaf | first<<4 | count);
+// the references in leaf order as float4 (x, y, z, distinct index bits).
+type gpuTree struct {
+	nodes []float32 // 16 a node (kernels.TreeNodeBytes)
+	refs  []float32 // 4 a reference
+	depth int       // internal nodes on the longest path from the root
+}
+
+// errTreeShape says a tree does not fit tree.cu's encoding; the caller
+// plans a grid instead.
+var errTreeShape = errors.New("k-d tree outside the GPU's bounds")
+
+// newGPUTree lays t out for tree.cu.
+func newGPUTree(t *kdTree) (*gpuTree, error) {
+	n := len(t.id)
+	if n <= kdLeaf || n >= 1<<27 {
+		return nil, fmt.Errorf("%w: %d references (%d to 2^27)", errTreeShape, n, kdLeaf+1)
+	}
+	g := &gpuTree{refs: make([]float32, 4*n)}
+	for k := range n {
+		g.refs[4*k], g.refs[4*k+1], g.refs[4*k+2] = float32(t.x[k]), float32(t.y[k]), float32(t.z[k])
+		g.refs[4*k+3] = math.Float32frombits(t.id[k])
+	}
+	internal := make([]int32, len(t.nodes)) // the GPU index of each internal CPU node
+	count := int32(0)
+	for k, nd := range t.nodes {
+		if nd.left >= 0 {
+			internal[k] = count
+			count++
+		}
+	}
+	g.nodes = make([]float32, 16*int(count))
+	for k, nd := range t.nodes {
+		if nd.left < 0 {
+			continue
+		}
+		at := g.nodes[16*int(internal[k]):]
+		outwardBox(at[0:6], &t.nodes[nd.left])
+		outwardBox(at[6:12], &t.nodes[nd.right])
+		at[12] = math.Float32frombits(childRef(t, internal, nd.left))
+		at[13] = math.Float32frombits(childRef(t, internal, nd.right))
+	}
+	g.depth = t.depth(0)
+	if g.depth > kernels.TreeStack {
+		return nil, fmt.Errorf("%w: depth %d (at most %d)", errTreeShape, g.depth, kernels.TreeStack)
+	}
+	return g, nil
+}
+
+// childRef is how a node names child c: its GPU index, or the leaf's range.
+func childRef(t *kdTree, internal []int32, c int32) uint32 {
+	nd := &t.nodes[c]
+	if nd.left >= 0 {
+		return uint32(internal[c])
+	}
+	return kernels.TreeLeaf | uint32(nd.start)<<4 | uint32(nd.end-nd.start)
+}
+
+// outwardBox writes the node's box as float32 (lo x, y, z, hi x, y, z),
+// each bound rounded away from the box's inside.
+func outwardBox(dst []float32, nd *kdNode) {
+	for a := range 3 {
+		dst[a] = roundDown32(nd.lo[a])
+		dst[3+a] = roundUp32(nd.hi[a])
+	}
+}
+
+func roundDown32(v float64) float32 {
+	f := float32(v)
+	if float64(f) > v {
+		f = math.Nextafter32(f, float32(math.Inf(-1)))
+	}
+	return f
+}
+
+func roundUp32(v float64) float32 {
+	f := float32(v)
+	if float64(f) < v {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+// depth is the number of internal nodes on the longest path down from n.
+func (t *kdTree) depth(n int32) int {
+	nd := &t.nodes[n]
+	if nd.left < 0 {
+		return 0
+	}
+	return 1 + max(t.depth(nd.left), t.depth(nd.right))
+}
