@@ -115,9 +115,10 @@ type alloc struct {
 func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape gridShape, partials int) error {
 	allocs := []alloc{{buf: &q.flagged, bytes: 4 * m}, {buf: &q.nflag, bytes: 4}}
 	if shape.g > 0 {
+		bands := bandsFor(m, shape)
 		allocs = append(allocs, alloc{buf: &q.recs, bytes: m * kernels.ObsRecBytes},
 			alloc{buf: &q.sorted, bytes: m * kernels.ObsRecBytes}, alloc{buf: &q.keys, bytes: m * sortKeyBytes},
-			alloc{buf: &q.hist, bytes: 4 * shape.cells()}, alloc{buf: &q.sums, bytes: 4 * shape.scanSums()})
+			alloc{buf: &q.hist, bytes: 4 * bands.keys}, alloc{buf: &q.sums, bytes: 4 * scanSums(bands.keys)})
 	} else {
 		allocs = append(allocs, alloc{buf: &q.partD1, bytes: 4 * partials},
 			alloc{buf: &q.partD2, bytes: 4 * partials}, alloc{buf: &q.partIdx, bytes: 4 * partials})

@@ -83,8 +83,37 @@ func newGridShape(g int) gridShape { return gridShape{g: g, h: 2 / float32(g)} }
 func (s gridShape) cells() int { return s.g*s.g*s.g + 1 }
 
 // scanSums is the length of the scan's per-chunk totals.
-func (s gridShape) scanSums() int {
-	return (s.cells() + kernels.GridScanChunk - 1) / kernels.GridScanChunk
+func (s gridShape) scanSums() int { return scanSums(s.cells()) }
+
+// scanSums is the length of the per-chunk totals of a scan of n counts.
+func scanSums(n int) int { return (n + kernels.GridScanChunk - 1) / kernels.GridScanChunk }
+
+// maxScan is the most counts one scan takes (grid_scan_sums scans the chunk
+// totals in one block).
+const maxScan = kernels.GridScanChunk * kernels.GridScanChunk
+
+// obsBands is how the observation sort bands m observations: sorted by
+// (band, cell), a band being 2^shift consecutive observations, so the
+// query's scattered answer writes stay within one band's at a time, which
+// the L2 cache holds (32 MB of answers at 2^22). keys is the histogram's
+// length: a count for each band's cells and the end sentinel.
+type obsBands struct {
+	shift, keys int
+}
+
+// minBandShift: 2^22 observations' answers fit the L2 of an H100 or H200.
+const minBandShift = 22
+
+// bandsFor bands m observations on shape's cells, widening the bands until
+// the histogram fits one scan.
+func bandsFor(m int, shape gridShape) obsBands {
+	cells := shape.g * shape.g * shape.g
+	for shift := minBandShift; ; shift++ {
+		bands := max(1, (m+1<<shift-1)>>shift)
+		if b := (obsBands{shift: shift, keys: bands*cells + 1}); b.keys <= maxScan || bands == 1 {
+			return b
+		}
+	}
 }
 
 // occupiedRuns is the runs table of a fitted grid: for each column, its

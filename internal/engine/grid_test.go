@@ -297,3 +297,27 @@ func TestCellOrderCancelled(t *testing.T) {
 		t.Errorf("answer on a cancelled context: %v", err)
 	}
 }
+
+// The observation sort's bands: 2^22 observations a band while the
+// histogram fits one scan, wider bands where it would not.
+func TestBandsFor(t *testing.T) {
+	for _, tc := range []struct {
+		m, g, shift, bands int
+	}{
+		{1, 84, 22, 1},
+		{1 << 22, 84, 22, 1},
+		{1<<22 + 1, 84, 22, 2},
+		{1 << 24, 84, 22, 4},
+		{1 << 24, 322, 23, 2},
+		{1 << 27, 322, 26, 2},
+		{1 << 30, 322, 29, 2},
+	} {
+		b := bandsFor(tc.m, newGridShape(tc.g))
+		if b.shift != tc.shift || b.keys != tc.bands*tc.g*tc.g*tc.g+1 {
+			t.Errorf("m %d, g %d: shift %d, %d keys; want shift %d, %d bands", tc.m, tc.g, b.shift, b.keys, tc.shift, tc.bands)
+		}
+		if b.keys > maxScan && tc.bands > 1 {
+			t.Errorf("m %d, g %d: %d keys exceed one scan", tc.m, tc.g, b.keys)
+		}
+	}
+}

@@ -17,7 +17,7 @@ type gridKernels struct {
 	obsScatter, refScatter, query, trim      cuda.Function
 	prepArgs, keysArgs, scanArgs, sumsArgs   *cuda.Args
 	addArgs, refScatArgs, obsScatArgs, qArgs *cuda.Args
-	trimArgs                                 *cuda.Args
+	trimArgs, obsKeysArgs                    *cuda.Args
 	queryThreads                             int // grid_query's block size
 }
 
@@ -25,7 +25,7 @@ func loadGrid(drv *cuda.Driver, mod cuda.Module) (*gridKernels, error) {
 	k := &gridKernels{}
 	err := loadEntries(drv, mod, []entry{
 		{"grid_obs_prep_f64", &k.prep[0], &k.prepArgs}, {"grid_obs_prep_f32", &k.prep[1], nil},
-		{"grid_obs_keys", &k.obsKeys, &k.keysArgs}, {"grid_ref_keys", &k.refKeys, nil},
+		{"grid_obs_keys", &k.obsKeys, &k.obsKeysArgs}, {"grid_ref_keys", &k.refKeys, &k.keysArgs},
 		{"grid_scan_blocks", &k.scanBlocks, &k.scanArgs}, {"grid_scan_sums", &k.scanSums, &k.sumsArgs},
 		{"grid_scan_add", &k.scanAdd, &k.addArgs}, {"grid_obs_scatter", &k.obsScatter, &k.obsScatArgs},
 		{"grid_ref_scatter", &k.refScatter, &k.refScatArgs}, {"grid_query", &k.query, &k.qArgs},
@@ -56,11 +56,11 @@ const sortKeyBytes = 8
 
 func blocksFor(n, threads int) cuda.Dim3 { return cuda.Dim3{X: uint32((n + threads - 1) / threads)} }
 
-// scan turns hist into exclusive cell starts.
-func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, shape gridShape, b sortBufs) error {
-	n, nb := shape.cells(), shape.scanSums()
-	if nb > kernels.GridScanChunk {
-		return fmt.Errorf("grid kernels: %d cells exceed the scan's %d", n, kernels.GridScanChunk*kernels.GridScanChunk)
+// scan turns hist's n counts into exclusive starts.
+func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, n int, b sortBufs) error {
+	nb := scanSums(n)
+	if n > maxScan {
+		return fmt.Errorf("grid kernels: %d cells exceed the scan's %d", n, maxScan)
 	}
 	a := k.scanArgs
 	a.SetPtr(0, b.hist)
@@ -109,7 +109,7 @@ func (k *gridKernels) buildIndex(drv *cuda.Driver, stream cuda.Stream, b indexBu
 	if err != nil {
 		return err
 	}
-	if err := k.scan(drv, stream, b.shape, b.scratch); err != nil {
+	if err := k.scan(drv, stream, b.shape.cells(), b.scratch); err != nil {
 		return err
 	}
 	if err := k.trimRuns(drv, stream, b); err != nil {
@@ -149,6 +149,7 @@ type obsPrep struct {
 	n        int
 	first    uint32
 	shape    gridShape
+	bands    obsBands
 	recs     cuda.DevicePtr
 	scratch  sortBufs
 }
@@ -161,9 +162,10 @@ func (k *gridKernels) prepObs(drv *cuda.Driver, stream cuda.Stream, p obsPrep) e
 	a.SetUint32(3, p.first)
 	a.SetInt32(4, int32(p.shape.g))
 	a.SetFloat32(5, p.shape.h)
-	a.SetPtr(6, p.recs)
-	a.SetPtr(7, p.scratch.keys)
-	a.SetPtr(8, p.scratch.hist)
+	a.SetInt32(6, int32(p.bands.shift))
+	a.SetPtr(7, p.recs)
+	a.SetPtr(8, p.scratch.keys)
+	a.SetPtr(9, p.scratch.hist)
 	if err := drv.Launch(k.prep[p.prec], blocksFor(p.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
 		return fmt.Errorf("grid_obs_prep: %w", err)
 	}
@@ -188,13 +190,14 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 	if o.n <= 0 || o.shape.g <= 0 {
 		return fmt.Errorf("grid sort: bad shape (%d observations, grid %d)", o.n, o.shape.g)
 	}
-	if err := drv.MemsetD32Async(o.scratch.hist, 0, uint64(o.shape.cells()), stream); err != nil {
+	bands := bandsFor(o.n, o.shape)
+	if err := drv.MemsetD32Async(o.scratch.hist, 0, uint64(bands.keys), stream); err != nil {
 		return err
 	}
-	if err := k.obsSortKeys(drv, stream, o); err != nil {
+	if err := k.obsSortKeys(drv, stream, o, bands); err != nil {
 		return err
 	}
-	if err := k.scan(drv, stream, o.shape, o.scratch); err != nil {
+	if err := k.scan(drv, stream, bands.keys, o.scratch); err != nil {
 		return err
 	}
 	a := k.obsScatArgs
@@ -212,13 +215,23 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 
 // obsSortKeys counts the observations' cells and writes their keys: with
 // the records made from the columns on the way, or from the records.
-func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort) error {
+func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort, bands obsBands) error {
 	if o.lat != 0 {
 		return k.prepObs(drv, stream, obsPrep{prec: o.prec, lat: o.lat, lon: o.lon, n: o.n, shape: o.shape,
-			recs: o.recs, scratch: o.scratch})
+			bands: bands, recs: o.recs, scratch: o.scratch})
 	}
-	return k.launchKeys(drv, stream, keyPass{fn: k.obsKeys, name: "grid_obs_keys", in: o.recs, n: o.n,
-		shape: o.shape, scratch: o.scratch, threads: kernels.GridPrepThreads})
+	a := k.obsKeysArgs
+	a.SetPtr(0, o.recs)
+	a.SetInt32(1, int32(o.n))
+	a.SetInt32(2, int32(o.shape.g))
+	a.SetFloat32(3, o.shape.h)
+	a.SetInt32(4, int32(bands.shift))
+	a.SetPtr(5, o.scratch.keys)
+	a.SetPtr(6, o.scratch.hist)
+	if err := drv.Launch(k.obsKeys, blocksFor(o.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_obs_keys: %w", err)
+	}
+	return nil
 }
 
 // gridQuery is one query launch: sorted observation records against an
@@ -256,8 +269,8 @@ func (k *gridKernels) runQuery(drv *cuda.Driver, stream cuda.Stream, q gridQuery
 	return nil
 }
 
-// keyPass is one key launch (grid_ref_keys or grid_obs_keys): n items of
-// in get their (cell, rank) keys in scratch.keys, counted into scratch.hist.
+// keyPass is one grid_ref_keys launch: n items of in get their (cell,
+// rank) keys in scratch.keys, counted into scratch.hist.
 type keyPass struct {
 	fn      cuda.Function
 	name    string

@@ -51,11 +51,20 @@
 
 // ---------------------------------------------------------------- sorting
 
+// An observation's sort key: its band (2^band_shift consecutive
+// observations) and its cell. Sorted by band first, the query's scattered
+// answer writes stay within one band's answers at a time, which the L2
+// cache holds (32 MB at 2^22), instead of reading and writing back a DRAM
+// sector for each 4-byte answer.
+__device__ __forceinline__ uint32_t obs_key(float x, float y, float z, int g, float h, uint32_t k, int band_shift) {
+    return (k >> band_shift) * (uint32_t)(g * g * g) + cell_key(x, y, z, g, h);
+}
+
 // grid_obs_prep: unit vectors of observations [0, n) as ObsRec (index i =
-// first + k), and, when g > 0, their cell keys counted into hist.
+// first + k), and, when g > 0, their keys counted into hist.
 template <typename T>
 __device__ void obs_prep(const T* __restrict__ lat, const T* __restrict__ lon, int n, uint32_t first,
-                         int g, float h, ObsRec* __restrict__ recs, uint2* __restrict__ keys,
+                         int g, float h, int band_shift, ObsRec* __restrict__ recs, uint2* __restrict__ keys,
                          uint32_t* __restrict__ hist) {
     __shared__ ObsRec srec[PREP_THREADS];
     const long long base = (long long)blockIdx.x * PREP_THREADS;
@@ -72,7 +81,7 @@ __device__ void obs_prep(const T* __restrict__ lat, const T* __restrict__ lon, i
         r.pad = 0;
         srec[threadIdx.x] = r;
         if (g > 0) {
-            const uint32_t key = cell_key((float)r.x, (float)r.y, (float)r.z, g, h);
+            const uint32_t key = obs_key((float)r.x, (float)r.y, (float)r.z, g, h, (uint32_t)k, band_shift);
             keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
         }
     }
@@ -89,15 +98,16 @@ __device__ __forceinline__ int stage_block(const ObsRec* __restrict__ in, int n,
     return (int)base + threadIdx.x;
 }
 
-// grid_obs_keys: the cell keys and ranks of resident observation records.
+// grid_obs_keys: the keys and ranks of resident observation records (each
+// banded by its index).
 extern "C" __global__ void __launch_bounds__(PREP_THREADS)
-    grid_obs_keys(const ObsRec* __restrict__ recs, int n, int g, float h, uint2* __restrict__ keys,
-                  uint32_t* __restrict__ hist) {
+    grid_obs_keys(const ObsRec* __restrict__ recs, int n, int g, float h, int band_shift,
+                  uint2* __restrict__ keys, uint32_t* __restrict__ hist) {
     __shared__ ObsRec srec[PREP_THREADS];
     const int k = stage_block(recs, n, srec);
     if (k >= n) return;
     const ObsRec r = srec[threadIdx.x];
-    const uint32_t key = cell_key((float)r.x, (float)r.y, (float)r.z, g, h);
+    const uint32_t key = obs_key((float)r.x, (float)r.y, (float)r.z, g, h, r.i, band_shift);
     keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
 }
 
@@ -315,26 +325,20 @@ extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
         const int ncand = (int)__shfl_sync(full, off, 31);
         off -= n;
         if (ncand > GQ_CAND) break;  // crowded: phase 2 for every lane not yet served
-        for (int c = 0; c < ncol; c++) {
-            const uint32_t a0 = __shfl_sync(full, s0, c), b0 = __shfl_sync(full, e0, c);
-            const uint32_t a1 = __shfl_sync(full, s1, c), b1 = __shfl_sync(full, e1, c);
-            const uint32_t o0 = __shfl_sync(full, off, c), o1 = o0 + (b0 - a0);
-            for (uint32_t q = lane; q < b0 - a0; q += 32) wc[o0 + q] = refs[a0 + q];
-            for (uint32_t q = lane; q < b1 - a1; q += 32) wc[o1 + q] = refs[a1 + q];
-        }
+        // Each lane copies its own column's few references to its slots.
+        for (uint32_t q = 0; q < n; q++) wc[off + q] = refs[q < e0 - s0 ? s0 + q : s1 + (q - (e0 - s0))];
         __syncwarp();
         if (member) {
+            // Branch-free: a reference level with the winner in fp32 becomes
+            // the runner-up, and the near-tie re-rank below settles the tie
+            // by index in fp64.
             for (int q = 0; q < ncand; q++) {
                 const float4 rf = wc[q];
                 const float d = chord2f(px, py, pz, rf);
-                const uint32_t id = __float_as_uint(rf.w);
-                if (d < d1 || (d == d1 && id < i1)) {
-                    d2 = d1;
-                    d1 = d;
-                    i1 = id;
-                } else {
-                    d2 = fminf(d2, d);
-                }
+                const bool lead = d < d1;
+                d2 = fminf(d2, fmaxf(d, d1));
+                d1 = fminf(d1, d);
+                i1 = lead ? __float_as_uint(rf.w) : i1;
             }
             const float tc = prune_chord(d1);
             thr2 = d1 < INFINITY ? tc * tc : INFINITY;
@@ -354,7 +358,7 @@ extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
                 const float d = chord2f(px, py, pz, rf);
                 const uint32_t id = __float_as_uint(rf.w);
                 if (id == i1) continue;
-                if (d < d1 || (d == d1 && id < i1)) {
+                if (d < d1) {  // level with the winner: the runner-up (a near tie)
                     d2 = d1;
                     d1 = d;
                     i1 = id;
@@ -405,10 +409,9 @@ extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
 
 #define EXPORT(T, S)                                                                             \
     extern "C" __global__ void __launch_bounds__(PREP_THREADS) grid_obs_prep_##S(                \
-        const T* lat, const T* lon, int n,                                                       \
-                                                 uint32_t first, int g, float h, ObsRec* recs,   \
-                                                 uint2* keys, uint32_t* hist) {                  \
-        obs_prep<T>(lat, lon, n, first, g, h, recs, keys, hist);                                 \
+        const T* lat, const T* lon, int n, uint32_t first, int g, float h, int band_shift,       \
+        ObsRec* recs, uint2* keys, uint32_t* hist) {                                             \
+        obs_prep<T>(lat, lon, n, first, g, h, band_shift, recs, keys, hist);                     \
     }
 
 EXPORT(double, f64)

@@ -151,9 +151,9 @@ var signatures = map[string][]cuda.Param{
 	"seed_block_min_f32": {U64, U64, U32, U64, U64, U32, U64, U64},
 	"seed_global_min":    {U64, U64, U32, U64, U64},
 
-	"grid_obs_prep_f64": {U64, U64, U32, U32, U32, F32, U64, U64, U64},
-	"grid_obs_prep_f32": {U64, U64, U32, U32, U32, F32, U64, U64, U64},
-	"grid_obs_keys":     {U64, U32, U32, F32, U64, U64},
+	"grid_obs_prep_f64": {U64, U64, U32, U32, U32, F32, U32, U64, U64, U64},
+	"grid_obs_prep_f32": {U64, U64, U32, U32, U32, F32, U32, U64, U64, U64},
+	"grid_obs_keys":     {U64, U32, U32, F32, U32, U64, U64},
 	"grid_ref_keys":     {U64, U32, U32, F32, U64, U64},
 	"grid_scan_blocks":  {U64, U64, U64},
 	"grid_scan_sums":    {U64, U32},

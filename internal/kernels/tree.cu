@@ -72,7 +72,7 @@ __device__ __forceinline__ void rank_leaf(float px, float py, float pz, const fl
         const float4 rf = refs[p];
         const float d = chord2f(px, py, pz, rf);
         const uint32_t id = __float_as_uint(rf.w);
-        if (d < b->d1 || (d == b->d1 && id < b->i1)) {
+        if (d < b->d1) {  // level with the winner: the runner-up (a near tie, re-ranked in fp64)
             b->d2 = b->d1;
             b->d1 = d;
             b->i1 = id;

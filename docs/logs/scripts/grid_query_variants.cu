@@ -1,0 +1,506 @@
+// grid.cu: exact nearest reference through a cell index (`--algo grid`).
+//
+// The references' unit vectors are bucketed into a G x G x G grid of cubes
+// over [-1, 1]^3. Chord length between unit vectors is monotone in
+// great-circle distance, so the nearest reference on the sphere is the
+// nearest point in 3D and the search needs no pole, antimeridian or
+// face-seam cases.
+//
+// Everything is built on the device, every query, with one counting sort
+// used twice: a key pass counts each item's cell and keeps the count it
+// got back (its rank within the cell), a three-kernel scan turns the counts
+// into cell starts, and the scatter writes each item to start + rank with no
+// further atomics:
+//   index        references -> cell_start[G^3 + 1] and float4 (x, y, z,
+//                index bits) sorted by cell
+//   observations unit vectors (ObsRec) sorted by cell, so the threads of a
+//                warp search the same cells with coalesced, cached loads
+// The query (one thread an observation, in sorted order) scans shells of
+// cells around its own (Chebyshev radius r = 0, 1, ...), visiting in each
+// column only the z-cells that the unit sphere crosses (the runs table, two
+// runs a column), skips any cell whose box is farther than the best found
+// plus the fp32 error margin, and stops once everything outside the scanned
+// cube is provably farther. It ranks in fp32 and tracks the runner-up; an
+// observation whose winner is not clear of the runner-up by the proven fp32
+// error bound is re-ranked in fp64 over the same cells by the same thread
+// (rare: about one in 10^4), so the answer equals the fp64 brute-force
+// answer (ties to the lowest index). Pruning thresholds are computed in fp32 with margins that
+// exceed their own rounding: a larger threshold only visits more cells.
+
+#include <stdint.h>
+
+#include "grid.cuh"
+#include "sphere.cuh"
+
+#ifndef GQ_THREADS
+#define GQ_THREADS 64  // grid_query's block; the engine reads it from the kernel's attributes
+#endif
+#ifndef GQ_CAND
+#define GQ_CAND 256  // references a warp stages in shared memory in the query's first phase
+#endif
+#define PREP_THREADS 256  // grid_obs_prep, grid_obs_keys, grid_obs_scatter
+#ifndef GQ_MIN_BLOCKS
+#define GQ_MIN_BLOCKS 16  // resident blocks an SM asked of the register allocator: 64 registers at 64 threads
+#endif
+#define SCAN_THREADS 1024
+#define SCAN_ITEMS 8
+#define SCAN_CHUNK (SCAN_THREADS * SCAN_ITEMS)
+
+// ---------------------------------------------------------------- sorting
+
+// grid_obs_prep: unit vectors of observations [0, n) as ObsRec (index i =
+// first + k), and, when g > 0, their cell keys counted into hist.
+template <typename T>
+__device__ void obs_prep(const T* __restrict__ lat, const T* __restrict__ lon, int n, uint32_t first,
+                         int g, float h, ObsRec* __restrict__ recs, uint2* __restrict__ keys,
+                         uint32_t* __restrict__ hist) {
+    __shared__ ObsRec srec[PREP_THREADS];
+    const long long base = (long long)blockIdx.x * PREP_THREADS;
+    const int k = (int)base + threadIdx.x;
+    if (k < n) {
+        double sl, cl, sn, cn;
+        sincos((double)lat[k], &sl, &cl);
+        sincos((double)lon[k], &sn, &cn);
+        ObsRec r;
+        r.x = cl * cn;
+        r.y = cl * sn;
+        r.z = sl;
+        r.i = first + (uint32_t)k;
+        r.pad = 0;
+        srec[threadIdx.x] = r;
+        if (g > 0) {
+            const uint32_t key = cell_key((float)r.x, (float)r.y, (float)r.z, g, h);
+            keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
+        }
+    }
+    __syncthreads();
+    shared_to_recs(srec, recs, base, (int)min((long long)PREP_THREADS, n - base));
+}
+
+// stage_block copies the block's PREP_THREADS records of in[0, n) to srec
+// (coalesced) and returns this thread's record index.
+__device__ __forceinline__ int stage_block(const ObsRec* __restrict__ in, int n, ObsRec* srec) {
+    const long long base = (long long)blockIdx.x * PREP_THREADS;
+    recs_to_shared(in, base, (int)min((long long)PREP_THREADS, n - base), srec);
+    __syncthreads();
+    return (int)base + threadIdx.x;
+}
+
+// grid_obs_keys: the cell keys and ranks of resident observation records.
+extern "C" __global__ void __launch_bounds__(PREP_THREADS)
+    grid_obs_keys(const ObsRec* __restrict__ recs, int n, int g, float h, uint2* __restrict__ keys,
+                  uint32_t* __restrict__ hist) {
+    __shared__ ObsRec srec[PREP_THREADS];
+    const int k = stage_block(recs, n, srec);
+    if (k >= n) return;
+    const ObsRec r = srec[threadIdx.x];
+    const uint32_t key = cell_key((float)r.x, (float)r.y, (float)r.z, g, h);
+    keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
+}
+
+// grid_ref_keys: the cell keys and ranks of the references' fp32 unit
+// vectors.
+extern "C" __global__ void grid_ref_keys(const float4* __restrict__ xyzw, int n, int g, float h,
+                                         uint2* __restrict__ keys, uint32_t* __restrict__ hist) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const float4 r = xyzw[k];
+    const uint32_t key = cell_key(r.x, r.y, r.z, g, h);
+    keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
+}
+
+// Exclusive scan of one value a thread across a block of SCAN_THREADS;
+// *total receives the block's sum.
+__device__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* total) {
+    __shared__ uint32_t warp_sums[SCAN_THREADS / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    uint32_t x = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31) warp_sums[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        uint32_t s = warp_sums[lane];
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const uint32_t y = __shfl_up_sync(0xffffffffu, s, o);
+            if (lane >= o) s += y;
+        }
+        warp_sums[lane] = s;
+    }
+    __syncthreads();
+    const uint32_t before = w > 0 ? warp_sums[w - 1] : 0;
+    *total = warp_sums[SCAN_THREADS / 32 - 1];
+    __syncthreads();
+    return before + x - v;
+}
+
+// In-place exclusive scan of data[base, base + SCAN_CHUNK) clipped to n;
+// returns the chunk's total.
+__device__ uint32_t scan_chunk(uint32_t* data, long long base, long long n) {
+    uint32_t v[SCAN_ITEMS];
+    uint32_t sum = 0;
+    const long long b = base + (long long)threadIdx.x * SCAN_ITEMS;
+#pragma unroll
+    for (int q = 0; q < SCAN_ITEMS; q++) {
+        v[q] = b + q < n ? data[b + q] : 0u;
+        sum += v[q];
+    }
+    uint32_t total;
+    uint32_t run = block_exclusive_scan(sum, &total);
+#pragma unroll
+    for (int q = 0; q < SCAN_ITEMS; q++) {
+        if (b + q < n) data[b + q] = run;
+        run += v[q];
+    }
+    return total;
+}
+
+// grid_scan_blocks: block b scans its chunk of data in place and writes the
+// chunk's total to sums[b]; grid_scan_sums scans sums (one block, at most
+// SCAN_CHUNK chunks); grid_scan_add adds them back.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+    grid_scan_blocks(uint32_t* __restrict__ data, long long n, uint32_t* __restrict__ sums) {
+    const uint32_t total = scan_chunk(data, (long long)blockIdx.x * SCAN_CHUNK, n);
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) grid_scan_sums(uint32_t* sums, int nb) {
+    scan_chunk(sums, 0, nb);
+}
+
+extern "C" __global__ void grid_scan_add(uint32_t* __restrict__ data, long long n,
+                                         const uint32_t* __restrict__ sums) {
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (long long)gridDim.x * blockDim.x) {
+        data[k] += sums[k / SCAN_CHUNK];
+    }
+}
+
+// grid_obs_scatter: record k to start[key] + rank; when pos is not null,
+// pos[k] records where it went (a session patches replaced observations in
+// place through it).
+extern "C" __global__ void __launch_bounds__(PREP_THREADS)
+    grid_obs_scatter(const ObsRec* __restrict__ in, const uint2* __restrict__ keys, int n,
+                     const uint32_t* __restrict__ start, ObsRec* __restrict__ out,
+                     uint32_t* __restrict__ pos) {
+    __shared__ ObsRec srec[PREP_THREADS];
+    const int k = stage_block(in, n, srec);
+    if (k >= n) return;
+    const uint2 kr = keys[k];
+    const uint32_t to = start[kr.x] + kr.y;
+    copy_rec(out + to, &srec[threadIdx.x]);
+    if (pos) pos[k] = to;
+}
+
+// grid_runs_trim: each column's sphere runs shrunk to the cells that hold
+// references this query (empty: lo > hi), so the query skips empty columns
+// and column ends (most of the grid, for clustered references) at the cost
+// of one load a column.
+extern "C" __global__ void grid_runs_trim(const short4* __restrict__ runs,
+                                          const uint32_t* __restrict__ cell_start, int g,
+                                          short4* __restrict__ out) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (col >= g * g) return;
+    short4 r = runs[col];
+    const uint32_t* cs = cell_start + (size_t)col * g;
+    short lo = r.x, hi = r.y;
+    while (lo <= hi && cs[lo] == cs[lo + 1]) lo++;
+    while (hi >= lo && cs[hi] == cs[hi + 1]) hi--;
+    r.x = lo;
+    r.y = hi;
+    lo = r.z;
+    hi = r.w;
+    while (lo <= hi && cs[lo] == cs[lo + 1]) lo++;
+    while (hi >= lo && cs[hi] == cs[hi + 1]) hi--;
+    r.z = lo;
+    r.w = hi;
+    out[col] = r;
+}
+
+// grid_ref_scatter: the index's float4s, the reference's index in w's bits.
+// The order within a cell is arbitrary; the query breaks ties by index.
+extern "C" __global__ void grid_ref_scatter(const float4* __restrict__ xyzw, const uint2* __restrict__ keys,
+                                            int n, const uint32_t* __restrict__ start,
+                                            float4* __restrict__ out) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const float4 r = xyzw[k];
+    const uint2 kr = keys[k];
+    out[start[kr.x] + kr.y] = make_float4(r.x, r.y, r.z, __uint_as_float((uint32_t)k));
+}
+
+// ------------------------------------------------------------------ query (experimental variants)
+
+#ifdef GQ_STATS
+__device__ unsigned long long gq_stats[12];
+__device__ unsigned long long gq_ticket;
+#define STAT(i, v) atomicAdd(&gq_stats[i], (unsigned long long)(v))
+#endif
+
+// box_done: true once everything outside the cells [x0, x1] x [y0, y1] x
+// [z0, z1] is provably farther than the winner plus the near-tie margin.
+__device__ __forceinline__ bool box_done(float px, float py, float pz, int x0, int x1, int y0, int y1, int z0,
+                                         int z1, int g, float h, float d1) {
+    float lb = INFINITY;
+    if (x0 > 0) lb = fminf(lb, px - ((float)x0 * h - 1.0f));
+    if (x1 < g - 1) lb = fminf(lb, ((float)(x1 + 1) * h - 1.0f) - px);
+    if (y0 > 0) lb = fminf(lb, py - ((float)y0 * h - 1.0f));
+    if (y1 < g - 1) lb = fminf(lb, ((float)(y1 + 1) * h - 1.0f) - py);
+    if (z0 > 0) lb = fminf(lb, pz - ((float)z0 * h - 1.0f));
+    if (z1 < g - 1) lb = fminf(lb, ((float)(z1 + 1) * h - 1.0f) - pz);
+    return isinf(lb) || lb * 0.999998f - 3.5e-6f > sqrtf(d1) * 1.000002f + 5e-7f;
+}
+
+extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
+    grid_query(const ObsRec* __restrict__ obs, int nobs, const uint32_t* __restrict__ cell_start,
+               const float4* __restrict__ refs, const short4* __restrict__ runs, int g, float h,
+               const double* __restrict__ ref64, uint32_t* __restrict__ out_idx,
+               float* __restrict__ out_dist, uint32_t* __restrict__ nrefined) {
+    __shared__ ObsRec srec[GQ_THREADS];
+    __shared__ float4 cand[GQ_THREADS / 32][GQ_CAND];
+    const long long base = (long long)blockIdx.x * GQ_THREADS;
+    const int valid = (int)min((long long)GQ_THREADS, nobs - base);
+    recs_to_shared(obs, base, valid, srec);
+    __syncthreads();
+    const bool active = threadIdx.x < valid;
+    const ObsRec o = srec[active ? threadIdx.x : valid - 1];
+    const float px = (float)o.x, py = (float)o.y, pz = (float)o.z;
+    const int cx = cell_of(px, g, h), cy = cell_of(py, g, h), cz = cell_of(pz, g, h);
+    const int lane = threadIdx.x & 31;
+    float4* wc = cand[threadIdx.x >> 5];
+    const unsigned full = 0xffffffffu;
+
+    float d1 = INFINITY, d2 = INFINITY;
+    uint32_t i1 = 0xffffffffu;
+    float thr2 = INFINITY;
+    int r = 0;        // the first shell phase 2 searches
+    int rcov = 0;     // every cell within this Chebyshev radius... covered by phase 1's box (refinement's reach)
+    bool done = false;
+#ifdef GQ_STATS
+    unsigned st_coop = 0, st_ncand = 0, st_big = 0, st_pass = 0;
+#endif
+
+#ifdef GQ_SEG
+    // Phase 1 in up to GQ_SEG passes: each pass serves the lanes whose cells
+    // lie within one cell (two in z) of the first unserved lane's.
+    unsigned todo = full;
+    for (int pass = 0; pass < GQ_SEG && todo; pass++) {
+        const int leader = __ffs(todo) - 1;
+        const int lx = __shfl_sync(full, cx, leader), ly = __shfl_sync(full, cy, leader),
+                  lz = __shfl_sync(full, cz, leader);
+        const bool member = ((todo >> lane) & 1u) && abs(cx - lx) <= 1 && abs(cy - ly) <= 1 && abs(cz - lz) <= 2;
+        const unsigned mask = __ballot_sync(full, member);
+        const int x0 = max((int)__reduce_min_sync(full, member ? (unsigned)cx : 0xffffu) - 1, 0);
+        const int x1 = min((int)__reduce_max_sync(full, member ? (unsigned)cx : 0u) + 1, g - 1);
+        const int y0 = max((int)__reduce_min_sync(full, member ? (unsigned)cy : 0xffffu) - 1, 0);
+        const int y1 = min((int)__reduce_max_sync(full, member ? (unsigned)cy : 0u) + 1, g - 1);
+        const int z0 = max((int)__reduce_min_sync(full, member ? (unsigned)cz : 0xffffu) - 1, 0);
+        const int z1 = min((int)__reduce_max_sync(full, member ? (unsigned)cz : 0u) + 1, g - 1);
+        const int nx = x1 - x0 + 1, ny = y1 - y0 + 1;
+#else
+    {
+        const bool member = true;
+        const unsigned mask = full;
+        const int x0 = max((int)__reduce_min_sync(full, (unsigned)cx) - 1, 0);
+        const int x1 = min((int)__reduce_max_sync(full, (unsigned)cx) + 1, g - 1);
+        const int y0 = max((int)__reduce_min_sync(full, (unsigned)cy) - 1, 0);
+        const int y1 = min((int)__reduce_max_sync(full, (unsigned)cy) + 1, g - 1);
+        const int z0 = max((int)__reduce_min_sync(full, (unsigned)cz) - 1, 0);
+        const int z1 = min((int)__reduce_max_sync(full, (unsigned)cz) + 1, g - 1);
+        const int nx = x1 - x0 + 1, ny = y1 - y0 + 1;
+        if (nx <= 4 && ny <= 4 && z1 - z0 <= 5)
+#endif
+        {
+            uint32_t s0 = 0, e0 = 0, s1 = 0, e1 = 0;
+            if (lane < nx * ny) {
+                const int ci = x0 + lane / ny, cj = y0 + lane % ny;
+                const short4 run = runs[ci * g + cj];
+                const uint32_t* cs = cell_start + (size_t)(ci * g + cj) * g;
+                int lo = max((int)run.x, z0), hi = min((int)run.y, z1);
+                if (lo <= hi) s0 = cs[lo], e0 = cs[hi + 1];
+                lo = max((int)run.z, z0), hi = min((int)run.w, z1);
+                if (lo <= hi) s1 = cs[lo], e1 = cs[hi + 1];
+            }
+            const uint32_t n = (e0 - s0) + (e1 - s1);
+            uint32_t off = n;
+#pragma unroll
+            for (int k = 1; k < 32; k <<= 1) {
+                const uint32_t v = __shfl_up_sync(full, off, k);
+                if (lane >= k) off += v;
+            }
+            const int ncand = (int)__shfl_sync(full, off, 31);
+            off -= n;
+#ifdef GQ_STATS
+            st_pass++;
+            if (ncand > GQ_CAND) st_big = 1;
+#endif
+            if (ncand <= GQ_CAND) {
+                for (int c = 0; c < nx * ny; c++) {
+                    const uint32_t a0 = __shfl_sync(full, s0, c), b0 = __shfl_sync(full, e0, c);
+                    const uint32_t a1 = __shfl_sync(full, s1, c), b1 = __shfl_sync(full, e1, c);
+                    const uint32_t o0 = __shfl_sync(full, off, c), o1 = o0 + (b0 - a0);
+                    for (uint32_t q = lane; q < b0 - a0; q += 32) wc[o0 + q] = refs[a0 + q];
+                    for (uint32_t q = lane; q < b1 - a1; q += 32) wc[o1 + q] = refs[a1 + q];
+                }
+                __syncwarp();
+#ifdef GQ_STATS
+                st_coop++;
+                st_ncand += ncand;
+#endif
+                if (member) {
+                    for (int q = 0; q < ncand; q++) {
+                        const float4 rf = wc[q];
+                        const float d = chord2f(px, py, pz, rf);
+                        const uint32_t id = __float_as_uint(rf.w);
+                        if (d < d1 || (d == d1 && id < i1)) {
+                            d2 = d1;
+                            d1 = d;
+                            i1 = id;
+                        } else {
+                            d2 = fminf(d2, d);
+                        }
+                    }
+                    const float tc = prune_chord(d1);
+                    thr2 = d1 < INFINITY ? tc * tc : INFINITY;
+                    // Shells within the box around this thread's cell (grid edges count as covered).
+                    const int ax = min(x0 > 0 ? cx - x0 : g, x1 < g - 1 ? x1 - cx : g);
+                    const int ay = min(y0 > 0 ? cy - y0 : g, y1 < g - 1 ? y1 - cy : g);
+                    const int az = min(z0 > 0 ? cz - z0 : g, z1 < g - 1 ? z1 - cz : g);
+                    rcov = max(max(max(cx - x0, x1 - cx), max(cy - y0, y1 - cy)), max(cz - z0, z1 - cz));
+#ifdef GQ_BOXSTOP
+                    done = box_done(px, py, pz, x0, x1, y0, y1, z0, z1, g, h, d1);
+                    r = min(min(ax, ay), az) + 1;
+#else
+                    bool all;
+                    done = shell_done(1, px, py, pz, cx, cy, cz, g, h, d1, &all);
+                    r = 2;
+                    (void)ax, (void)ay, (void)az;
+#endif
+                }
+                __syncwarp();
+            }
+#ifdef GQ_SEG
+            else {
+                break;
+            }
+#endif
+        }
+#ifdef GQ_SEG
+        todo &= ~mask;
+    }
+#else
+    }
+#endif
+#ifdef GQ_STATS
+    const bool entered = !done;
+    unsigned st_cells = 0, st_refs = 0;
+#endif
+    for (; !done && r < g; r++) {
+        SHELL_CELLS(r, thr2, {
+#ifdef GQ_STATS
+            st_cells++;
+            st_refs += ce - cs;
+#endif
+            for (uint32_t p = cs; p < ce; p++) {
+                const float4 rf = refs[p];
+                const float d = chord2f(px, py, pz, rf);
+                const uint32_t id = __float_as_uint(rf.w);
+                if (id == i1) continue;
+                if (d < d1 || (d == d1 && id < i1)) {
+                    d2 = d1;
+                    d1 = d;
+                    i1 = id;
+                    const float tc = prune_chord(d1);
+                    thr2 = tc * tc;
+                } else {
+                    d2 = fminf(d2, d);
+                }
+            }
+        });
+        bool all;
+        if (shell_done(r, px, py, pz, cx, cy, cz, g, h, d1, &all)) break;
+    }
+    const int rref = min(max(r, rcov), g - 1);
+    const double c1 = sqrt((double)d1), c2 = sqrt((double)d2);
+    const bool tie = active && d2 < INFINITY && c2 - c1 <= chord_err(c1) + chord_err(c2);
+#ifdef GQ_STATS
+    {
+        const unsigned act = active ? 1u : 0u;
+        const unsigned ent = (entered && active) ? 1u : 0u;
+        const unsigned v_ent = __reduce_add_sync(full, ent);
+        const unsigned v_cells = __reduce_add_sync(full, active ? st_cells : 0u);
+        const unsigned v_refs = __reduce_add_sync(full, active ? st_refs : 0u);
+        const unsigned v_r = __reduce_add_sync(full, ent ? (unsigned)r : 0u);
+        const unsigned v_act = __reduce_add_sync(full, act);
+        const unsigned v_tie = __reduce_add_sync(full, tie ? 1u : 0u);
+        const unsigned anyent = __any_sync(full, entered) ? 1u : 0u;
+        if (lane == 0) {
+            STAT(0, 1);
+            STAT(1, st_coop ? 1 : 0);
+            STAT(2, st_ncand);
+            STAT(3, v_ent);
+            STAT(4, st_coop ? 0 : v_act);
+            STAT(5, v_cells);
+            STAT(6, v_refs);
+            STAT(7, anyent);
+            STAT(8, v_r);
+            STAT(9, v_tie);
+            STAT(10, st_big);
+            STAT(11, st_pass);
+            __threadfence();
+            const unsigned long long nw = (unsigned long long)gridDim.x * (GQ_THREADS / 32);
+            const unsigned long long t = atomicAdd(&gq_ticket, 1ull);
+            if (t + 1 == nw) {
+                gq_ticket = 0;
+                __threadfence();
+                unsigned long long s[12];
+                for (int i = 0; i < 12; i++) s[i] = *(volatile unsigned long long*)&gq_stats[i];
+                printf("gq_stats warps %llu coopwarps %llu ncand %llu phase2_threads %llu noncoop_threads %llu "
+                       "p2_cells %llu p2_refs %llu p2_warps %llu p2_rsum %llu ties %llu bigwarps %llu passes %llu\n",
+                       s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11]);
+            }
+        }
+    }
+#endif
+    if (!active) return;
+    double best;
+    if (tie) {
+        best = INFINITY;
+        i1 = 0xffffffffu;
+        for (int q = 0; q <= rref; q++) {
+            SHELL_CELLS(q, thr2, {
+                for (uint32_t p = cs; p < ce; p++) {
+                    const uint32_t id = __float_as_uint(refs[p].w);
+                    const double* rp = ref64 + 3 * (size_t)id;
+                    const double d = chord2d(o.x, o.y, o.z, rp[0], rp[1], rp[2]);
+                    if (d < best || (d == best && id < i1)) {
+                        best = d;
+                        i1 = id;
+                    }
+                }
+            });
+        }
+        atomicAdd(nrefined, 1u);
+    } else {
+        const double* rp = ref64 + 3 * (size_t)i1;
+        best = chord2d(o.x, o.y, o.z, rp[0], rp[1], rp[2]);
+    }
+    out_idx[o.i] = i1;
+    out_dist[o.i] = (float)chord2_to_angle(best);
+}
+
+
+#define EXPORT(T, S)                                                                             \
+    extern "C" __global__ void __launch_bounds__(PREP_THREADS) grid_obs_prep_##S(                \
+        const T* lat, const T* lon, int n,                                                       \
+                                                 uint32_t first, int g, float h, ObsRec* recs,   \
+                                                 uint2* keys, uint32_t* hist) {                  \
+        obs_prep<T>(lat, lon, n, first, g, h, recs, keys, hist);                                 \
+    }
+
+EXPORT(double, f64)
+EXPORT(float, f32)
