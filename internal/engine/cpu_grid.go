@@ -316,7 +316,13 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide)
 	end()
 	if plan.tree != nil {
-		st, err := c.nearestEach(ctx, req, out, refs, plan.tree.nearest, start)
+		var st Stats
+		var err error
+		if req.Obs.Len() >= cellOrderMin {
+			st, err = c.nearestTreeOrdered(ctx, req, out, refs, plan.tree, start)
+		} else {
+			st, err = c.nearestEach(ctx, req, out, refs, plan.tree.nearest, start)
+		}
 		st.Note = plan.note()
 		return st, err
 	}
