@@ -18,7 +18,10 @@ type gridKernels struct {
 	prepArgs, keysArgs, scanArgs, sumsArgs   *cuda.Args
 	addArgs, refScatArgs, obsScatArgs, qArgs *cuda.Args
 	trimArgs, obsKeysArgs                    *cuda.Args
-	queryThreads                             int // grid_query's block size
+	// The sort straight from radian columns ([0] float64, [1] float32).
+	colKeys, colScatter         [2]cuda.Function
+	colKeysArgs, colScatterArgs *cuda.Args
+	queryThreads                int // grid_query's block size
 }
 
 func loadGrid(drv *cuda.Driver, mod cuda.Module) (*gridKernels, error) {
@@ -30,6 +33,9 @@ func loadGrid(drv *cuda.Driver, mod cuda.Module) (*gridKernels, error) {
 		{"grid_scan_add", &k.scanAdd, &k.addArgs}, {"grid_obs_scatter", &k.obsScatter, &k.obsScatArgs},
 		{"grid_ref_scatter", &k.refScatter, &k.refScatArgs}, {"grid_query", &k.query, &k.qArgs},
 		{"grid_runs_trim", &k.trim, &k.trimArgs},
+		{"grid_obs_keys_cols_f64", &k.colKeys[0], &k.colKeysArgs}, {"grid_obs_keys_cols_f32", &k.colKeys[1], nil},
+		{"grid_obs_scatter_cols_f64", &k.colScatter[0], &k.colScatterArgs},
+		{"grid_obs_scatter_cols_f32", &k.colScatter[1], nil},
 	})
 	if err != nil {
 		return nil, err
@@ -140,18 +146,14 @@ func (k *gridKernels) trimRuns(drv *cuda.Driver, stream cuda.Stream, b indexBuil
 }
 
 // obsPrep is one grid_obs_prep launch: the unit-vector records of n
-// observations (indices first, first+1, ...) from their radian columns into
-// recs; with a shape (g > 0) it also counts their cells into scratch.hist,
-// which must be zeroed before, and writes their sort keys.
+// observations (indices first, first+1, ...) from their radian columns
+// into recs.
 type obsPrep struct {
 	prec     int // 0: float64 columns, 1: float32
 	lat, lon cuda.DevicePtr
 	n        int
 	first    uint32
-	shape    gridShape
-	bands    obsBands
 	recs     cuda.DevicePtr
-	scratch  sortBufs
 }
 
 func (k *gridKernels) prepObs(drv *cuda.Driver, stream cuda.Stream, p obsPrep) error {
@@ -160,12 +162,7 @@ func (k *gridKernels) prepObs(drv *cuda.Driver, stream cuda.Stream, p obsPrep) e
 	a.SetPtr(1, p.lon)
 	a.SetInt32(2, int32(p.n))
 	a.SetUint32(3, p.first)
-	a.SetInt32(4, int32(p.shape.g))
-	a.SetFloat32(5, p.shape.h)
-	a.SetInt32(6, int32(p.bands.shift))
-	a.SetPtr(7, p.recs)
-	a.SetPtr(8, p.scratch.keys)
-	a.SetPtr(9, p.scratch.hist)
+	a.SetPtr(4, p.recs)
 	if err := drv.Launch(k.prep[p.prec], blocksFor(p.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
 		return fmt.Errorf("grid_obs_prep: %w", err)
 	}
@@ -173,9 +170,9 @@ func (k *gridKernels) prepObs(drv *cuda.Driver, stream cuda.Stream, p obsPrep) e
 }
 
 // obsSort is one counting sort of n observations by cell: from their
-// radian columns (lat, lon set: records written to recs first) or from the
-// records already in recs (lat == 0), into sorted; pos (if not 0) receives
-// each record's position in sorted.
+// radian columns (lat, lon set: each record made as it is moved) or from
+// the records already in recs (lat == 0), into sorted; pos (if not 0, only
+// from records) receives each record's position in sorted.
 type obsSort struct {
 	prec        int
 	lat, lon    cuda.DevicePtr
@@ -200,6 +197,9 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 	if err := k.scan(drv, stream, bands.keys, o.scratch); err != nil {
 		return err
 	}
+	if o.lat != 0 {
+		return k.scatterCols(drv, stream, o)
+	}
 	a := k.obsScatArgs
 	a.SetPtr(0, o.recs)
 	a.SetPtr(1, o.scratch.keys)
@@ -213,12 +213,23 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 	return nil
 }
 
-// obsSortKeys counts the observations' cells and writes their keys: with
-// the records made from the columns on the way, or from the records.
+// obsSortKeys counts the observations' cells and writes their keys, from
+// the columns or from the records.
 func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort, bands obsBands) error {
 	if o.lat != 0 {
-		return k.prepObs(drv, stream, obsPrep{prec: o.prec, lat: o.lat, lon: o.lon, n: o.n, shape: o.shape,
-			bands: bands, recs: o.recs, scratch: o.scratch})
+		a := k.colKeysArgs
+		a.SetPtr(0, o.lat)
+		a.SetPtr(1, o.lon)
+		a.SetInt32(2, int32(o.n))
+		a.SetInt32(3, int32(o.shape.g))
+		a.SetFloat32(4, o.shape.h)
+		a.SetInt32(5, int32(bands.shift))
+		a.SetPtr(6, o.scratch.keys)
+		a.SetPtr(7, o.scratch.hist)
+		if err := drv.Launch(k.colKeys[o.prec], blocksFor(o.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
+			return fmt.Errorf("grid_obs_keys_cols: %w", err)
+		}
+		return nil
 	}
 	a := k.obsKeysArgs
 	a.SetPtr(0, o.recs)
@@ -291,6 +302,26 @@ func (k *gridKernels) launchKeys(drv *cuda.Driver, stream cuda.Stream, p keyPass
 	a.SetPtr(5, p.scratch.hist)
 	if err := drv.Launch(p.fn, blocksFor(p.n, p.threads), cuda.Dim3{X: uint32(p.threads)}, 0, stream, a); err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	return nil
+}
+
+// scatterCols moves observations to their sorted places straight from
+// their radian columns, making each one's record on the way.
+func (k *gridKernels) scatterCols(drv *cuda.Driver, stream cuda.Stream, o obsSort) error {
+	if o.pos != 0 {
+		return fmt.Errorf("grid sort: positions are kept only when sorting records")
+	}
+	a := k.colScatterArgs
+	a.SetPtr(0, o.lat)
+	a.SetPtr(1, o.lon)
+	a.SetPtr(2, o.scratch.keys)
+	a.SetInt32(3, int32(o.n))
+	a.SetUint32(4, 0)
+	a.SetPtr(5, o.scratch.hist)
+	a.SetPtr(6, o.sorted)
+	if err := drv.Launch(k.colScatter[o.prec], blocksFor(o.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_obs_scatter_cols: %w", err)
 	}
 	return nil
 }

@@ -41,7 +41,7 @@
 #ifndef GQ_PASSES
 #define GQ_PASSES 2  // cooperative passes a warp makes before the shell walk
 #endif
-#define PREP_THREADS 256  // grid_obs_prep, grid_obs_keys, grid_obs_scatter
+#define PREP_THREADS 256  // the observation sort's kernels: grid_obs_prep, grid_obs_keys(_cols), grid_obs_scatter(_cols)
 #ifndef GQ_MIN_BLOCKS
 #define GQ_MIN_BLOCKS 16  // resident blocks an SM asked of the register allocator: 64 registers at 64 threads
 #endif
@@ -60,12 +60,11 @@ __device__ __forceinline__ uint32_t obs_key(float x, float y, float z, int g, fl
     return (k >> band_shift) * (uint32_t)(g * g * g) + cell_key(x, y, z, g, h);
 }
 
-// grid_obs_prep: unit vectors of observations [0, n) as ObsRec (index i =
-// first + k), and, when g > 0, their keys counted into hist.
+// grid_obs_prep: the records (unit vector, index i = first + k) of
+// observations [0, n), from their radian columns (a session's resident set).
 template <typename T>
 __device__ void obs_prep(const T* __restrict__ lat, const T* __restrict__ lon, int n, uint32_t first,
-                         int g, float h, int band_shift, ObsRec* __restrict__ recs, uint2* __restrict__ keys,
-                         uint32_t* __restrict__ hist) {
+                         ObsRec* __restrict__ recs) {
     __shared__ ObsRec srec[PREP_THREADS];
     const long long base = (long long)blockIdx.x * PREP_THREADS;
     const int k = (int)base + threadIdx.x;
@@ -80,13 +79,46 @@ __device__ void obs_prep(const T* __restrict__ lat, const T* __restrict__ lon, i
         r.i = first + (uint32_t)k;
         r.pad = 0;
         srec[threadIdx.x] = r;
-        if (g > 0) {
-            const uint32_t key = obs_key((float)r.x, (float)r.y, (float)r.z, g, h, (uint32_t)k, band_shift);
-            keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
-        }
     }
     __syncthreads();
     shared_to_recs(srec, recs, base, (int)min((long long)PREP_THREADS, n - base));
+}
+
+// obs_keys_cols: the sort keys and ranks of observations [0, n) straight
+// from their radian columns, counted into hist. The key only orders the
+// query (which takes each observation's cell from its fp64 record), so fp32
+// trigonometry serves; obs_scatter_cols makes the fp64 records as it moves
+// them, so no record is written and read back in between.
+template <typename T>
+__device__ void obs_keys_cols(const T* __restrict__ lat, const T* __restrict__ lon, int n, int g, float h,
+                              int band_shift, uint2* __restrict__ keys, uint32_t* __restrict__ hist) {
+    const int k = blockIdx.x * PREP_THREADS + threadIdx.x;
+    if (k >= n) return;
+    float sl, cl, sn, cn;
+    __sincosf((float)lat[k], &sl, &cl);
+    __sincosf((float)lon[k], &sn, &cn);
+    const uint32_t key = obs_key(cl * cn, cl * sn, sl, g, h, (uint32_t)k, band_shift);
+    keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
+}
+
+// obs_scatter_cols: observation k's record (index first + k, the fp64
+// unit vector obs_prep makes) to start[key] + rank.
+template <typename T>
+__device__ void obs_scatter_cols(const T* __restrict__ lat, const T* __restrict__ lon, const uint2* __restrict__ keys,
+                                 int n, uint32_t first, const uint32_t* __restrict__ start, ObsRec* __restrict__ out) {
+    const int k = blockIdx.x * PREP_THREADS + threadIdx.x;
+    if (k >= n) return;
+    double sl, cl, sn, cn;
+    sincos((double)lat[k], &sl, &cl);
+    sincos((double)lon[k], &sn, &cn);
+    ObsRec r;
+    r.x = cl * cn;
+    r.y = cl * sn;
+    r.z = sl;
+    r.i = first + (uint32_t)k;
+    r.pad = 0;
+    const uint2 kr = keys[k];
+    copy_rec(out + start[kr.x] + kr.y, &r);
 }
 
 // stage_block copies the block's PREP_THREADS records of in[0, n) to srec
@@ -407,12 +439,25 @@ extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
     out_dist[o.i] = (float)chord2_to_angle(best);
 }
 
-#define EXPORT(T, S)                                                                             \
-    extern "C" __global__ void __launch_bounds__(PREP_THREADS) grid_obs_prep_##S(                \
-        const T* lat, const T* lon, int n, uint32_t first, int g, float h, int band_shift,       \
-        ObsRec* recs, uint2* keys, uint32_t* hist) {                                             \
-        obs_prep<T>(lat, lon, n, first, g, h, band_shift, recs, keys, hist);                     \
+#define EXPORT(T, S)                                                                                         \
+    extern "C" __global__ void __launch_bounds__(PREP_THREADS)                                               \
+        grid_obs_prep_##S(const T* lat, const T* lon, int n, uint32_t first, ObsRec* recs) {                 \
+        obs_prep<T>(lat, lon, n, first, recs);                                                               \
     }
 
 EXPORT(double, f64)
 EXPORT(float, f32)
+
+#define EXPORT_COLS(T, S)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(PREP_THREADS) grid_obs_keys_cols_##S(                     \
+        const T* lat, const T* lon, int n, int g, float h, int band_shift, uint2* keys, uint32_t* hist) {   \
+        obs_keys_cols<T>(lat, lon, n, g, h, band_shift, keys, hist);                                        \
+    }                                                                                                       \
+    extern "C" __global__ void __launch_bounds__(PREP_THREADS) grid_obs_scatter_cols_##S(                  \
+        const T* lat, const T* lon, const uint2* keys, int n, uint32_t first, const uint32_t* start,        \
+        ObsRec* out) {                                                                                      \
+        obs_scatter_cols<T>(lat, lon, keys, n, first, start, out);                                          \
+    }
+
+EXPORT_COLS(double, f64)
+EXPORT_COLS(float, f32)

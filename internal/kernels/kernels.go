@@ -117,7 +117,7 @@ const (
 	BlockMinTile    = 1024       // BM_TILE: slice lengths are multiples of this
 	RefineThreads   = 256        // RF_THREADS
 	SeedWidth       = 32         // SEED_WIDTH: partials per observation in the seed port
-	GridPrepThreads = 256        // PREP_THREADS: grid_obs_prep, grid_obs_keys, grid_obs_scatter
+	GridPrepThreads = 256        // PREP_THREADS: the observation sort's kernels
 	GridScanThreads = 1024       // SCAN_THREADS
 	GridScanChunk   = 8192       // SCAN_CHUNK: entries a grid_scan_blocks block scans
 	GenThreads      = 256        // GEN_THREADS: gen_sphere, gen_seed
@@ -151,9 +151,14 @@ var signatures = map[string][]cuda.Param{
 	"seed_block_min_f32": {U64, U64, U32, U64, U64, U32, U64, U64},
 	"seed_global_min":    {U64, U64, U32, U64, U64},
 
-	"grid_obs_prep_f64": {U64, U64, U32, U32, U32, F32, U32, U64, U64, U64},
-	"grid_obs_prep_f32": {U64, U64, U32, U32, U32, F32, U32, U64, U64, U64},
+	"grid_obs_prep_f64": {U64, U64, U32, U32, U64},
+	"grid_obs_prep_f32": {U64, U64, U32, U32, U64},
 	"grid_obs_keys":     {U64, U32, U32, F32, U32, U64, U64},
+
+	"grid_obs_keys_cols_f64":    {U64, U64, U32, U32, F32, U32, U64, U64},
+	"grid_obs_keys_cols_f32":    {U64, U64, U32, U32, F32, U32, U64, U64},
+	"grid_obs_scatter_cols_f64": {U64, U64, U64, U32, U32, U64, U64},
+	"grid_obs_scatter_cols_f32": {U64, U64, U64, U32, U32, U64, U64},
 	"grid_ref_keys":     {U64, U32, U32, F32, U64, U64},
 	"grid_scan_blocks":  {U64, U64, U64},
 	"grid_scan_sums":    {U64, U32},
