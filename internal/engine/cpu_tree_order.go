@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
+	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
@@ -12,7 +14,10 @@ import (
 // observations sorted by a cell of a treeOrderSide^3 grid over the unit
 // cube: consecutive observations then descend much the same path, whose
 // nodes and leaves stay in the core's caches, where observations in input
-// order would fetch a fresh path from memory for each.
+// order would fetch a fresh path from memory for each; and each starts
+// with its predecessor's winner as the bound to prune by, so it skips the
+// boxes a blind descent would open before finding one as good. The walk
+// reads the packed layout tree.cu walks (nearestPacked).
 const treeOrderSide = 64
 
 // treeOrderKey is the cell of (x, y, z) in the ordering grid.
@@ -26,6 +31,14 @@ func treeOrderKey(x, y, z float64) uint32 {
 // nearestTreeOrdered answers req through t in sorted chunks.
 func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, refs *refSet, t *kdTree, start time.Time) (Stats, error) {
 	n := req.Obs.Len()
+	packed, err := newGPUTree(t)
+	if err != nil { // a tree outside the packed layout's bounds: the node-by-node walk
+		return c.nearestEach(ctx, req, out, refs, t.nearest, start)
+	}
+	leafPos := make([]uint32, len(t.id)) // each distinct reference's place in leaf order
+	for p, id := range t.id {
+		leafPos[id] = uint32(p)
+	}
 	recs, sorted := make([]cellRec, min(n, cellChunk)), make([]cellRec, min(n, cellChunk))
 	hist := make([]uint32, treeOrderSide*treeOrderSide*treeOrderSide+1)
 	chunks := 0
@@ -42,8 +55,10 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, r
 			if ctx.Err() != nil {
 				return
 			}
+			hint := -1
 			for _, r := range sorted[a:b] {
-				d, k := t.nearest(r.x, r.y, r.z, nil)
+				d, k := t.nearestPacked(packed, r.x, r.y, r.z, hint)
+				hint = int(leafPos[k])
 				i := lo + int(r.pos)
 				out.Index[i] = refs.orig[k]
 				out.Distance[i] = float32(ChordToAngle(d))
@@ -81,4 +96,76 @@ func sortTreeChunk(obs Points, lo int, recs, sorted []cellRec, hist []uint32, wo
 		sorted[hist[r.cell]] = r
 		hist[r.cell]++
 	}
+}
+
+// nearestPacked is kdTree.nearest over the tree as tree.cu lays it out (b):
+// a visit reads one 64-byte node holding both children's boxes, descends
+// to the nearer child and keeps the farther for later, where nearest reads
+// three nodes and pushes both. Boxes are float32 rounded outwards, so their
+// distances never exceed the float64 boxes' and nothing is pruned that
+// nearest keeps; the leaves are ranked in float64 as nearest ranks them.
+func (t *kdTree) nearestPacked(b *gpuTree, px, py, pz float64, hint int) (float64, uint32) {
+	best, bestID := math.Inf(1), uint32(math.MaxUint32)
+	if hint >= 0 { // an upper bound to prune with from the start
+		best, bestID = chord2(px, py, pz, t.x[hint], t.y[hint], t.z[hint]), t.id[hint]
+	}
+	bound := fittedChordBound(best)
+	type pending struct {
+		node uint32
+		d2   float64
+	}
+	var stack [kernels.TreeStack]pending
+	top := 0
+	cur := uint32(0)
+	for {
+		n := (*[16]float32)(b.nodes[16*cur : 16*cur+16])
+		dn, df := packedBoxDist2(n[0:6], px, py, pz), packedBoxDist2(n[6:12], px, py, pz)
+		near, far := math.Float32bits(n[12]), math.Float32bits(n[13])
+		if df < dn {
+			dn, df, near, far = df, dn, far, near
+		}
+		next := uint32(kernels.TreeLeaf)
+		for _, c := range [2]struct {
+			child uint32
+			d2    float64
+		}{{near, dn}, {far, df}} {
+			switch {
+			case c.d2 > bound:
+			case c.child&kernels.TreeLeaf != 0:
+				first := int(c.child&^kernels.TreeLeaf) >> 4
+				for k := first; k < first+int(c.child&15); k++ {
+					d := chord2(px, py, pz, t.x[k], t.y[k], t.z[k])
+					if d < best || (d == best && t.id[k] < bestID) {
+						best, bestID = d, t.id[k]
+						bound = fittedChordBound(best)
+					}
+				}
+			case next == kernels.TreeLeaf:
+				next = c.child
+			default:
+				stack[top] = pending{c.child, c.d2}
+				top++
+			}
+		}
+		for next == kernels.TreeLeaf && top > 0 {
+			top--
+			if stack[top].d2 <= bound {
+				next = stack[top].node
+			}
+		}
+		if next == kernels.TreeLeaf {
+			return best, bestID
+		}
+		cur = next
+	}
+}
+
+// packedBoxDist2 is the squared distance from p to the box (lo x, y, z,
+// hi x, y, z).
+func packedBoxDist2(box []float32, px, py, pz float64) float64 {
+	box = box[:6]
+	dx := max(float64(box[0])-px, px-float64(box[3]), 0)
+	dy := max(float64(box[1])-py, py-float64(box[4]), 0)
+	dz := max(float64(box[2])-pz, pz-float64(box[5]), 0)
+	return dx*dx + dy*dy + dz*dz
 }

@@ -64,3 +64,35 @@ func TestGPUTreeLayout(t *testing.T) {
 		t.Errorf("a tree of one leaf: %v, want errTreeShape", err)
 	}
 }
+
+// The walk over the packed layout answers as the node-by-node walk does,
+// from any starting hint: references in clusters, exact duplicates' stand-
+// ins and mirror-image ties included.
+func TestNearestPackedMatchesNearest(t *testing.T) {
+	ref := spherePoints(3000, 11)
+	for i := 0; i < 200; i++ { // pairs mirrored about a point, so some observations are equidistant
+		la, lo := ref.At(i)
+		ref.Lat64 = append(ref.Lat64, 0.6-la)
+		ref.Lon64 = append(ref.Lon64, lo)
+	}
+	refs := prepareRefs(ref)
+	kd := buildKDTree(refs)
+	packed, err := newGPUTree(kd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := spherePoints(20000, 12)
+	for i := range 200 { // on the mirror line, equidistant from reference i and its image
+		_, lo := ref.At(i)
+		obs.Lat64[i], obs.Lon64[i] = 0.3, lo
+	}
+	for i := range obs.Len() {
+		x, y, z := unit(obs.At(i))
+		wantD, wantK := kd.nearest(x, y, z, nil)
+		for _, hint := range []int{-1, i % refs.n, (i * 7919) % refs.n} {
+			if d, k := kd.nearestPacked(packed, x, y, z, hint); d != wantD || k != wantK {
+				t.Fatalf("obs %d, hint %d: packed %d at %v, node by node %d at %v", i, hint, k, d, wantK, wantD)
+			}
+		}
+	}
+}
