@@ -56,20 +56,38 @@ func newCellOrder(n, cols int) *cellOrder {
 // nearestGridCells answers the request through ix in chunks of cellChunk
 // observations.
 func (c *CPU) nearestGridCells(ctx context.Context, req Request, out Result, refs *refSet, ix *gridIndex, start time.Time) (Stats, error) {
-	n := req.Obs.Len()
-	co := newCellOrder(min(n, cellChunk), ix.g*ix.g)
-	chunks := 0
+	co := newCellOrder(min(req.Obs.Len(), cellChunk), ix.g*ix.g)
+	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
+		co.prepare(req.Obs, lo, hi, ix, c.workers)
+	}, func(lo, hi int) error {
+		return co.answer(ctx, lo, hi-lo, ix, refs, out, c.workers)
+	})
+	if err != nil {
+		return Stats{}, err
+	}
+	return c.stats(chunks, start), nil
+}
+
+// inCellChunks runs a large query's chunks of cellChunk observations: sort
+// (traced as the sort by cell) then answer (traced as the query), with the
+// progress after each; it returns the chunks run.
+func inCellChunks(ctx context.Context, req Request, sort func(lo, hi int), answer func(lo, hi int) error) (int, error) {
+	n, chunks := req.Obs.Len(), 0
 	for lo := 0; lo < n; lo += cellChunk {
 		if err := ctx.Err(); err != nil {
-			return Stats{}, fmt.Errorf("cpu engine: %w", err)
+			return 0, fmt.Errorf("cpu engine: %w", err)
 		}
 		hi := min(lo+cellChunk, n)
 		t := time.Now()
-		co.prepare(req.Obs, lo, hi, ix, c.workers)
+		sort(lo, hi)
 		req.Trace.Add("host", "sort by cell", t, time.Since(t))
 		t = time.Now()
-		if err := co.answer(ctx, lo, hi-lo, ix, refs, out, c.workers); err != nil {
-			return Stats{}, fmt.Errorf("cpu engine: %w", err)
+		err := answer(lo, hi)
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return 0, fmt.Errorf("cpu engine: %w", err)
 		}
 		req.Trace.Add("host", "query", t, time.Since(t))
 		if req.Progress != nil {
@@ -77,7 +95,7 @@ func (c *CPU) nearestGridCells(ctx context.Context, req Request, out Result, ref
 		}
 		chunks++
 	}
-	return c.stats(chunks, start), nil
+	return chunks, nil
 }
 
 // prepare fills the chunk with observations [lo, hi): unit vectors, cells,

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
@@ -31,7 +30,7 @@ func treeOrderKey(x, y, z float64) uint32 {
 // nearestTreeOrdered answers req through t in sorted chunks.
 func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, refs *refSet, t *kdTree, start time.Time) (Stats, error) {
 	n := req.Obs.Len()
-	packed, err := newGPUTree(t)
+	packed, err := packNodes(t)
 	if err != nil { // a tree outside the packed layout's bounds: the node-by-node walk
 		return c.nearestEach(ctx, req, out, refs, t.nearest, start)
 	}
@@ -41,16 +40,9 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, r
 	}
 	recs, sorted := make([]cellRec, min(n, cellChunk)), make([]cellRec, min(n, cellChunk))
 	hist := make([]uint32, treeOrderSide*treeOrderSide*treeOrderSide+1)
-	chunks := 0
-	for lo := 0; lo < n; lo += cellChunk {
-		if err := ctx.Err(); err != nil {
-			return Stats{}, fmt.Errorf("cpu engine: %w", err)
-		}
-		hi := min(lo+cellChunk, n)
-		tm := time.Now()
+	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
 		sortTreeChunk(req.Obs, lo, recs[:hi-lo], sorted[:hi-lo], hist, c.workers)
-		req.Trace.Add("host", "sort by cell", tm, time.Since(tm))
-		tm = time.Now()
+	}, func(lo, hi int) error {
 		parallel.Blocks(hi-lo, 1024, c.workers, func(_, a, b int) {
 			if ctx.Err() != nil {
 				return
@@ -64,14 +56,10 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, r
 				out.Distance[i] = float32(ChordToAngle(d))
 			}
 		})
-		req.Trace.Add("host", "query", tm, time.Since(tm))
-		if req.Progress != nil {
-			req.Progress(hi, n)
-		}
-		chunks++
-	}
-	if err := ctx.Err(); err != nil {
-		return Stats{}, fmt.Errorf("cpu engine: %w", err)
+		return nil
+	})
+	if err != nil {
+		return Stats{}, err
 	}
 	return c.stats(chunks, start), nil
 }

@@ -299,13 +299,14 @@ func (d *gpuDevice) close() error {
 // Bytes of device memory per observation in one slot: input columns,
 // answers, the flagged list, and either the partials of one slice (brute
 // force; slices beyond the first use the spare room small jobs leave) or the
-// grid's records (unsorted and sorted) and sort keys.
+// grid's sorted records and sort keys (the records are made from the
+// columns as they are sorted).
 func bytesPerObs(is32 bool) int {
 	in := 16
 	if is32 {
 		in = 8
 	}
-	return in + 8 + 4 + max(12, 2*kernels.ObsRecBytes+sortKeyBytes)
+	return in + 8 + 4 + max(12, kernels.ObsRecBytes+sortKeyBytes)
 }
 
 // maxJob is the largest job (observations) whose slots fit in 40% of the

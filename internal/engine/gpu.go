@@ -209,8 +209,8 @@ func (g *GPU) releaseBuffers() {
 }
 
 // newGPURun prepares the references of req and plans its algorithm: the
-// grid's cells, or brute force when the plan says it is cheaper (the note
-// says which, and why).
+// grid's cells, the k-d tree where no grid suits the references, or brute
+// force when the plan says it is cheaper (the note says which, and why).
 func newGPURun(req Request, out Result) (*gpuRun, string) {
 	end := req.Trace.Begin("host", "prepare references")
 	run := &gpuRun{req: req, out: out, refs: req.merged(), n: req.Obs.Len()}

@@ -109,16 +109,17 @@ type alloc struct {
 	managed bool
 }
 
-// ensureRanking sizes the buffers the ranking of m observations needs
-// besides the columns and answers: the flagged list, and the grid sort's
-// scratch for shape or brute force's partials (at least partials entries).
+// ensureRanking sizes the buffers the ranking of up to m observations
+// needs besides the columns and answers: the flagged list, and the grid
+// sort's output and scratch for shape (sessions keep their own unsorted
+// records) or brute force's partials (at least partials entries).
 func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape gridShape, partials int) error {
 	allocs := []alloc{{buf: &q.flagged, bytes: 4 * m}, {buf: &q.nflag, bytes: 4}}
 	if shape.g > 0 {
-		bands := bandsFor(m, shape)
-		allocs = append(allocs, alloc{buf: &q.recs, bytes: m * kernels.ObsRecBytes},
-			alloc{buf: &q.sorted, bytes: m * kernels.ObsRecBytes}, alloc{buf: &q.keys, bytes: m * sortKeyBytes},
-			alloc{buf: &q.hist, bytes: 4 * bands.keys}, alloc{buf: &q.sums, bytes: 4 * scanSums(bands.keys)})
+		keys := sortHistLen(m, shape)
+		allocs = append(allocs, alloc{buf: &q.sorted, bytes: m * kernels.ObsRecBytes},
+			alloc{buf: &q.keys, bytes: m * sortKeyBytes},
+			alloc{buf: &q.hist, bytes: 4 * keys}, alloc{buf: &q.sums, bytes: 4 * scanSums(keys)})
 	} else {
 		allocs = append(allocs, alloc{buf: &q.partD1, bytes: 4 * partials},
 			alloc{buf: &q.partD2, bytes: 4 * partials}, alloc{buf: &q.partIdx, bytes: 4 * partials})
@@ -137,8 +138,9 @@ type rankPlan struct {
 }
 
 // sortByCell queues the observation sort for the grid: from the radian
-// columns (fromColumns: the records are written first) or from the records
-// already in recs, into sorted; pos (0: none) receives each record's place.
+// columns (fromColumns: each record made as it is moved) or from the
+// records already in recs (a session's), into sorted; pos (0: none)
+// receives each record's place.
 func (q *gpuQuery) sortByCell(d *gpuDevice, m int, p rankPlan, fromColumns bool, pos cuda.DevicePtr) error {
 	lat, lon := cuda.DevicePtr(0), cuda.DevicePtr(0)
 	if fromColumns {
@@ -149,13 +151,32 @@ func (q *gpuQuery) sortByCell(d *gpuDevice, m int, p rankPlan, fromColumns bool,
 }
 
 func (q *gpuQuery) sortBufs() sortBufs {
-	return sortBufs{keys: q.keys.ptr, hist: q.hist.ptr, sums: q.sums.ptr}
+	return sortBufs{keys: q.keys.ptr, hist: q.hist.ptr, sums: q.sums.ptr, histLen: q.hist.bytes / 4}
 }
 
-// rank queues the ranking of m observations against refs: the grid query
-// over the sorted records, brute force over the columns, or the seed port;
+// rank queues the ranking of m observations against refs: the grid or k-d
+// tree query over the sorted records, brute force over the columns, or the
+// seed port;
 // then, when duplicates were merged, the map back to input indices.
 func (q *gpuQuery) rank(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) error {
+	if err := q.rankOnly(d, m, refs, p); err != nil {
+		return err
+	}
+	return q.mapAnswers(d, m, refs, p)
+}
+
+// mapAnswers queues the map of the m answers from distinct-reference
+// indices back to input ones, when duplicates were merged (the seed port
+// ranks the input references themselves).
+func (q *gpuQuery) mapAnswers(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) error {
+	if p.algo == Seed || !refs.dups {
+		return nil
+	}
+	return d.resident.runMapIndex(d.drv, q.stream, q.outIdx.ptr, m, refs.orig.ptr)
+}
+
+// rankOnly is rank without the map back to input indices.
+func (q *gpuQuery) rankOnly(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) error {
 	if p.algo == Seed {
 		return d.seed[p.prec].run(d.drv, q.stream, seedLaunch{refLat: refs.lat.ptr, refLon: refs.lon.ptr, nref: p.nref,
 			lat: q.lat.ptr, lon: q.lon.ptr, nobs: m, blockIdx: q.partIdx.ptr, blockDist: q.partD1.ptr,
@@ -177,10 +198,7 @@ func (q *gpuQuery) rank(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) error
 	default:
 		err = d.brute[p.prec].run(d.drv, q.stream, q.bruteLaunch(d, m, refs, p.nref))
 	}
-	if err != nil || !refs.dups {
-		return err
-	}
-	return d.resident.runMapIndex(d.drv, q.stream, q.outIdx.ptr, m, refs.orig.ptr)
+	return err
 }
 
 func (q *gpuQuery) bruteLaunch(d *gpuDevice, m int, refs *deviceRefs, nref int) bruteLaunch {

@@ -94,11 +94,15 @@ type residentPart struct {
 	lo, hi int
 	refs   deviceRefs
 
-	pos                    buffer // pos[i]: where record i is in sorted
-	prev, count            buffer // the previous query's answers; the changed count
-	repIdx, repLat, repLon buffer // a replacement's staging on the device
-	hostRep                pinnedHost
-	movers                 moverBufs
+	pos buffer // pos[i]: where record i is in sorted
+	// The places in sorted that replacements patched since the sort (plist,
+	// pcount of them), and those records sorted among themselves.
+	plist, pcount              buffer
+	patchedRecs, patchedSorted buffer
+	prev, count                buffer // the previous query's answers; the changed count
+	repIdx, repLat, repLon     buffer // a replacement's staging on the device
+	hostRep                    pinnedHost
+	movers                     moverBufs
 
 	shape       gridShape // the cells of the query in flight (g == 0: brute force)
 	sortedShape gridShape // the cells recs were last sorted by (g == 0: not sorted)
@@ -143,7 +147,7 @@ func (p *residentPart) checkFits(s *gpuSession) error {
 	m := p.n()
 	bytes := m * (2*elemBytes(s.is32) + 4*3 + 4)
 	if s.opts.Algorithm == Grid {
-		bytes += m * (2*kernels.ObsRecBytes + sortKeyBytes + 4)
+		bytes += m*(2*kernels.ObsRecBytes+sortKeyBytes+4) + patchCapacity(m)*(2*kernels.ObsRecBytes+4)
 	}
 	free, _, err := p.d.drv.MemGetInfo()
 	if err != nil {
@@ -163,9 +167,12 @@ func (p *residentPart) allocs(s *gpuSession) []alloc {
 		{buf: &p.outIdx, bytes: 4 * m}, {buf: &p.outDist, bytes: 4 * m}, {buf: &p.prev, bytes: 4 * m},
 		{buf: &p.flagged, bytes: 4 * m}, {buf: &p.nflag, bytes: 4}, {buf: &p.count, bytes: 8}}
 	if s.opts.Algorithm == Grid {
+		np := patchCapacity(m)
 		allocs = append(allocs, alloc{buf: &p.recs, bytes: m * kernels.ObsRecBytes},
 			alloc{buf: &p.sorted, bytes: m * kernels.ObsRecBytes}, alloc{buf: &p.keys, bytes: sortKeyBytes * m},
-			alloc{buf: &p.pos, bytes: 4 * m})
+			alloc{buf: &p.pos, bytes: 4 * m}, alloc{buf: &p.plist, bytes: 4 * np}, alloc{buf: &p.pcount, bytes: 4},
+			alloc{buf: &p.patchedRecs, bytes: np * kernels.ObsRecBytes},
+			alloc{buf: &p.patchedSorted, bytes: np * kernels.ObsRecBytes})
 	}
 	return allocs
 }
@@ -347,8 +354,8 @@ func (p *residentPart) stageReplacement(is32 bool, idx []uint32, pts Points, col
 // query's Wait, or the next replacement).
 func (p *residentPart) queueReplace(s *gpuSession, k int) error {
 	// Replaced records are patched into the sorted copy where the old ones
-	// were: out of cell order, which costs the query a little speed until
-	// the next sort (a query re-sorts once 1/resortFraction is out of order).
+	// were, marked and listed: the query answers them apart, sorted among
+	// themselves, until the next sort (once 1/resortFraction is patched).
 	var sorted, pos cuda.DevicePtr
 	if p.sortedShape.g > 0 {
 		sorted, pos = p.sorted.ptr, p.pos.ptr
@@ -357,7 +364,20 @@ func (p *residentPart) queueReplace(s *gpuSession, k int) error {
 	p.repQueued = true
 	return p.d.resident.runReplace(p.d.drv, p.stream, replaceLaunch{prec: prec(s.is32), idx: p.repIdx.ptr,
 		newLat: p.repLat.ptr, newLon: p.repLon.ptr, k: k, lat: p.lat.ptr, lon: p.lon.ptr, recs: p.recs.ptr,
-		sorted: sorted, pos: pos, prev: p.prev.ptr})
+		sorted: sorted, pos: pos, prev: p.prev.ptr, patched: p.patchList()})
+}
+
+// patchCapacity is the patched places a part of m observations lists: as
+// many as a query takes without re-sorting (1/resortFraction of them).
+func patchCapacity(m int) int { return m/resortFraction + 1 }
+
+// patchList is where replacements list the places they patch in sorted
+// (none before the first sort).
+func (p *residentPart) patchList() patchList {
+	if p.sortedShape.g == 0 {
+		return patchList{}
+	}
+	return patchList{list: p.plist.ptr, count: p.pcount.ptr, capacity: patchCapacity(p.n())}
 }
 
 func (s *gpuSession) Nearest(ctx context.Context, ref Points, out Result) (SessionStats, error) {
@@ -515,7 +535,13 @@ func (p *residentPart) enqueue(s *gpuSession, movers, want bool, t *stageTimes) 
 	if err := p.prepareIndex(plan, nref); err != nil {
 		return err
 	}
-	if err := p.rank(d, m, &p.refs, plan); err != nil {
+	if err := p.rankOnly(d, m, &p.refs, plan); err != nil {
+		return err
+	}
+	if err := p.rankPatched(plan); err != nil {
+		return err
+	}
+	if err := p.mapAnswers(d, m, &p.refs, plan); err != nil {
 		return err
 	}
 	if err := p.countChanged(); err != nil {
@@ -547,9 +573,10 @@ func (p *residentPart) enqueueRefs(s *gpuSession, movers bool, t *stageTimes) (i
 
 // resortFraction: a session re-sorts its observations by cell once more
 // than 1/resortFraction of them were replaced in place since the last sort.
-// Each patched record makes its warp walk two cells' neighbourhoods: on an
-// H200 at 2^24 x 2^16 with 1% replaced a step, re-sorting at 1/8 gave a
-// median step of 3.5 ms, at 1/32 3.1 ms (BENCHMARKS.md, Simulation).
+// Until then the patched records are answered by a query of their own
+// (rankPatched), sorted among themselves; on an H200 at 2^24 x 2^16 with 1%
+// replaced a step, 1/32 measured best of 1/16 to 1/64 (BENCHMARKS.md,
+// Simulation).
 const resortFraction = 32
 
 // prepareIndex queues the grid index build and, when the cells changed or
@@ -573,7 +600,32 @@ func (p *residentPart) prepareIndex(plan rankPlan, nref int) error {
 		return err
 	}
 	p.sortedShape, p.patched = plan.shape, 0
-	return nil
+	return drv.MemsetD32Async(p.pcount.ptr, 0, 1, p.stream)
+}
+
+// rankPatched queues the query of the records replacements patched into
+// sorted since the sort, which the main query leaves out: gathered, sorted
+// by cell among themselves (their bands are the part's), and ranked, their
+// answers written at their own indices.
+func (p *residentPart) rankPatched(plan rankPlan) error {
+	np := p.patched
+	if plan.shape.g == 0 || np == 0 {
+		return nil
+	}
+	drv, d := p.d.drv, p.d
+	if err := d.resident.runGatherPatched(drv, p.stream, p.sorted.ptr, p.plist.ptr, np, p.patchedRecs.ptr); err != nil {
+		return err
+	}
+	err := d.grid.sortObs(drv, p.stream, obsSort{prec: plan.prec, n: np, span: p.n(), shape: plan.shape,
+		recs: p.patchedRecs.ptr, scratch: p.sortBufs(), sorted: p.patchedSorted.ptr})
+	if err != nil {
+		return err
+	}
+	return d.grid.runQuery(drv, p.stream, gridQuery{
+		obs: p.patchedSorted.ptr, nobs: np, cellStart: p.refs.cellStart.ptr, sorted: p.refs.sorted.ptr,
+		runs: p.refs.trimmed.ptr, shape: plan.shape, ref64: p.refs.ref64.ptr, outIdx: p.outIdx.ptr,
+		outDist: p.outDist.ptr, refined: p.nflag.ptr,
+	})
 }
 
 // countChanged queues the count of answers that differ from the previous

@@ -126,7 +126,7 @@ func (p *residentPart) advance(s *gpuSession, a Advance) error {
 		return nil
 	}
 	// As for replacements sent by the host: patched where the old records
-	// were, out of cell order until the next sort.
+	// were, marked and listed, until the next sort.
 	var sorted, pos = p.sorted.ptr, p.pos.ptr
 	if p.sortedShape.g == 0 {
 		sorted, pos = 0, 0
@@ -139,7 +139,7 @@ func (p *residentPart) advance(s *gpuSession, a Advance) error {
 	}
 	return p.d.resident.runDraw(p.d.drv, p.stream, drawLaunch{prec: prec(s.is32), rep: a.replacement(), gen: a.Gen,
 		n: s.n, lo: p.lo, hi: p.hi, lat: p.lat.ptr, lon: p.lon.ptr, recs: recs, sorted: sorted, pos: pos,
-		prev: p.prev.ptr})
+		prev: p.prev.ptr, patched: p.patchList()})
 }
 
 // StartMovers queues the query against the movers on every GPU. The grid

@@ -118,7 +118,7 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 }
 
 // prepareRefs sends the run's references on the first slot's stream and
-// builds the grid index there; it returns the event the first job's kernels
+// builds the grid index there (or sends the k-d tree); it returns the event the first job's kernels
 // wait for (0 when they need none).
 func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 	stream := d.slots[0].stream

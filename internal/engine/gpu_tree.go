@@ -15,7 +15,7 @@ import (
 // the references in leaf order as float4 (x, y, z, distinct index bits).
 type gpuTree struct {
 	nodes []float32 // 16 a node (kernels.TreeNodeBytes)
-	refs  []float32 // 4 a reference
+	refs  []float32 // 4 a reference (empty when packed for the CPU's walk)
 	depth int       // internal nodes on the longest path from the root
 }
 
@@ -23,17 +23,30 @@ type gpuTree struct {
 // plans a grid instead.
 var errTreeShape = errors.New("k-d tree outside the GPU's bounds")
 
-// newGPUTree lays t out for tree.cu.
+// newGPUTree lays t out for tree.cu: its nodes (packNodes) and its
+// references in leaf order.
 func newGPUTree(t *kdTree) (*gpuTree, error) {
-	n := len(t.id)
-	if n <= kdLeaf || n >= 1<<27 {
-		return nil, fmt.Errorf("%w: %d references (%d to 2^27)", errTreeShape, n, kdLeaf+1)
+	g, err := packNodes(t)
+	if err != nil {
+		return nil, err
 	}
-	g := &gpuTree{refs: make([]float32, 4*n)}
+	n := len(t.id)
+	g.refs = make([]float32, 4*n)
 	for k := range n {
 		g.refs[4*k], g.refs[4*k+1], g.refs[4*k+2] = float32(t.x[k]), float32(t.y[k]), float32(t.z[k])
 		g.refs[4*k+3] = math.Float32frombits(t.id[k])
 	}
+	return g, nil
+}
+
+// packNodes lays out t's nodes for tree.cu (and the CPU's nearestPacked,
+// which reads the references from t), leaving refs empty.
+func packNodes(t *kdTree) (*gpuTree, error) {
+	n := len(t.id)
+	if n <= kdLeaf || n >= 1<<27 {
+		return nil, fmt.Errorf("%w: %d references (%d to 2^27)", errTreeShape, n, kdLeaf+1)
+	}
+	g := &gpuTree{}
 	internal := make([]int32, len(t.nodes)) // the GPU index of each internal CPU node
 	count := int32(0)
 	for k, nd := range t.nodes {

@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/geoknn/geoknn/internal/kernels"
 )
@@ -27,6 +30,11 @@ func TestGPUTreeLayout(t *testing.T) {
 				var clo, chi [3]float32
 				copy(clo[:], at[6*c:6*c+3])
 				copy(chi[:], at[6*c+3:6*c+6])
+				for a := range 3 { // a child's box lies within its parent's
+					if clo[a] < lo[a] || chi[a] > hi[a] {
+						t.Fatalf("n %d: node %d child %d axis %d [%v, %v] outside [%v, %v]", n, node, c, a, clo[a], chi[a], lo[a], hi[a])
+					}
+				}
 				ref := math.Float32bits(at[12+c])
 				if ref&kernels.TreeLeaf == 0 {
 					walk(ref, clo, chi)
@@ -50,7 +58,8 @@ func TestGPUTreeLayout(t *testing.T) {
 				}
 			}
 		}
-		walk(0, [3]float32{}, [3]float32{})
+		inf := float32(math.Inf(1))
+		walk(0, [3]float32{-inf, -inf, -inf}, [3]float32{inf, inf, inf})
 		for p, k := range seen {
 			if k != 1 {
 				t.Fatalf("n %d: leaf position %d in %d leaves", n, p, k)
@@ -93,6 +102,64 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 			if d, k := kd.nearestPacked(packed, x, y, z, hint); d != wantD || k != wantK {
 				t.Fatalf("obs %d, hint %d: packed %d at %v, node by node %d at %v", i, hint, k, d, wantK, wantD)
 			}
+		}
+	}
+}
+
+// A tree query of several chunks in cell order answers as the node-by-node
+// walk in input order does, through merged duplicates, and stops when
+// cancelled.
+func TestNearestTreeOrdered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ref := Radians64(make([]float64, 5000), make([]float64, 5000))
+	for i := range ref.Lat64 {
+		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-3, 0.2+rng.Float64()*1e-3
+	}
+	ref.Lat64[4000], ref.Lon64[4000] = ref.Lat64[17], ref.Lon64[17] // merged: index 17 answers for both
+	obs := spherePoints(cellChunk+3000, 5)
+	for i := range 1000 { // and observations near the cluster, where the tree's leaves matter
+		obs.Lat64[i], obs.Lon64[i] = 0.3+rng.Float64()*2e-3, 0.2+rng.Float64()*2e-3
+	}
+	refs := prepareRefs(ref)
+	tree := buildKDTree(refs)
+	c := NewCPU(0)
+	want, got := newResult(obs.Len()), newResult(obs.Len())
+	req := Request{Obs: obs, Ref: ref}
+	if _, err := c.nearestEach(context.Background(), req, want, refs, tree.nearest, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.nearestTreeOrdered(context.Background(), req, got, refs, tree, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Jobs != 2 {
+		t.Errorf("%d chunks, want 2", st.Jobs)
+	}
+	for i := range want.Index {
+		if got.Index[i] != want.Index[i] || got.Distance[i] != want.Distance[i] {
+			t.Fatalf("obs %d: in cell order %d at %v, node by node %d at %v", i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.nearestTreeOrdered(ctx, req, got, refs, tree, time.Now()); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// The ordering key clamps points on and beyond the cube's faces.
+func TestTreeOrderKey(t *testing.T) {
+	last := uint32(treeOrderSide - 1)
+	for _, tc := range []struct {
+		x, y, z float64
+		want    uint32
+	}{
+		{-1, -1, -1, 0},
+		{1, 1, 1, (last*treeOrderSide+last)*treeOrderSide + last},
+		{1.0000001, -1.0000001, 0, (last*treeOrderSide+0)*treeOrderSide + treeOrderSide/2},
+	} {
+		if got := treeOrderKey(tc.x, tc.y, tc.z); got != tc.want {
+			t.Errorf("treeOrderKey(%v, %v, %v) = %d, want %d", tc.x, tc.y, tc.z, got, tc.want)
 		}
 	}
 }

@@ -104,6 +104,15 @@ type obsBands struct {
 // minBandShift: 2^22 observations' answers fit the L2 of an H100 or H200.
 const minBandShift = 22
 
+// sortHistLen is a histogram length that holds bandsFor(m, shape).keys for
+// every m up to capacity: the keys grow with m while the bands are 2^22
+// observations, and stay within one scan once they widen.
+func sortHistLen(capacity int, shape gridShape) int {
+	cells := shape.g * shape.g * shape.g
+	bands := max(1, (capacity+1<<minBandShift-1)>>minBandShift)
+	return max(cells+1, min(bands*cells+1, maxScan))
+}
+
 // bandsFor bands m observations on shape's cells, widening the bands until
 // the histogram fits one scan.
 func bandsFor(m int, shape gridShape) obsBands {

@@ -321,3 +321,22 @@ func TestBandsFor(t *testing.T) {
 		}
 	}
 }
+
+// A slot's histogram, sized by sortHistLen for its capacity, holds the keys
+// of every job up to that capacity, whatever bands the job takes.
+func TestSortHistLenHoldsEveryJob(t *testing.T) {
+	for _, g := range []int{4, 84, 200, 256, 281, 322} {
+		shape := newGridShape(g)
+		for _, capacity := range []int{1 << 20, 1 << 22, 3 << 22, 1 << 24, 9 << 21, 1 << 26} {
+			n := sortHistLen(capacity, shape)
+			for m := 1; m <= capacity; m += max(1, capacity/997) {
+				if k := bandsFor(m, shape).keys; k > n {
+					t.Fatalf("g %d, capacity %d: a job of %d needs %d keys, the histogram holds %d", g, capacity, m, k, n)
+				}
+			}
+			if k := bandsFor(capacity, shape).keys; k > n {
+				t.Fatalf("g %d, capacity %d: %d keys, the histogram holds %d", g, capacity, k, n)
+			}
+		}
+	}
+}

@@ -50,11 +50,13 @@ func loadGrid(drv *cuda.Driver, mod cuda.Module) (*gridKernels, error) {
 	return k, nil
 }
 
-// sortBufs is the scratch of one counting sort: a (cell, rank) key an item
-// (sortKeyBytes), the histogram that becomes the cell starts and the scan's
-// chunk totals (of gridShape's sizes).
+// sortBufs is the scratch of one counting sort: a (key, rank) pair an item
+// (sortKeyBytes), the histogram that becomes the keys' starts and the
+// scan's chunk totals (for the index, of gridShape's sizes; for
+// observations, of histLen keys: sortHistLen).
 type sortBufs struct {
 	keys, hist, sums cuda.DevicePtr
+	histLen          int // the observation sort's histogram length (0: the index's)
 }
 
 // sortKeyBytes is the size of one sort key: a uint2 (cell, rank in cell).
@@ -66,7 +68,7 @@ func blocksFor(n, threads int) cuda.Dim3 { return cuda.Dim3{X: uint32((n + threa
 func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, n int, b sortBufs) error {
 	nb := scanSums(n)
 	if n > maxScan {
-		return fmt.Errorf("grid kernels: %d cells exceed the scan's %d", n, maxScan)
+		return fmt.Errorf("grid kernels: %d keys exceed the scan's %d", n, maxScan)
 	}
 	a := k.scanArgs
 	a.SetPtr(0, b.hist)
@@ -110,10 +112,15 @@ func (k *gridKernels) buildIndex(drv *cuda.Driver, stream cuda.Stream, b indexBu
 	if err := drv.MemsetD32Async(b.scratch.hist, 0, uint64(b.shape.cells()), stream); err != nil {
 		return err
 	}
-	err := k.launchKeys(drv, stream, keyPass{fn: k.refKeys, name: "grid_ref_keys", in: b.xyzw, n: b.nref,
-		shape: b.shape, scratch: b.scratch, threads: 256})
-	if err != nil {
-		return err
+	a := k.keysArgs
+	a.SetPtr(0, b.xyzw)
+	a.SetInt32(1, int32(b.nref))
+	a.SetInt32(2, int32(b.shape.g))
+	a.SetFloat32(3, b.shape.h)
+	a.SetPtr(4, b.scratch.keys)
+	a.SetPtr(5, b.scratch.hist)
+	if err := drv.Launch(k.refKeys, blocksFor(b.nref, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
+		return fmt.Errorf("grid_ref_keys: %w", err)
 	}
 	if err := k.scan(drv, stream, b.shape.cells(), b.scratch); err != nil {
 		return err
@@ -121,7 +128,7 @@ func (k *gridKernels) buildIndex(drv *cuda.Driver, stream cuda.Stream, b indexBu
 	if err := k.trimRuns(drv, stream, b); err != nil {
 		return err
 	}
-	a := k.refScatArgs
+	a = k.refScatArgs
 	a.SetPtr(0, b.xyzw)
 	a.SetPtr(1, b.scratch.keys)
 	a.SetInt32(2, int32(b.nref))
@@ -146,13 +153,11 @@ func (k *gridKernels) trimRuns(drv *cuda.Driver, stream cuda.Stream, b indexBuil
 }
 
 // obsPrep is one grid_obs_prep launch: the unit-vector records of n
-// observations (indices first, first+1, ...) from their radian columns
-// into recs.
+// observations (indices 0, 1, ...) from their radian columns into recs.
 type obsPrep struct {
 	prec     int // 0: float64 columns, 1: float32
 	lat, lon cuda.DevicePtr
 	n        int
-	first    uint32
 	recs     cuda.DevicePtr
 }
 
@@ -161,8 +166,7 @@ func (k *gridKernels) prepObs(drv *cuda.Driver, stream cuda.Stream, p obsPrep) e
 	a.SetPtr(0, p.lat)
 	a.SetPtr(1, p.lon)
 	a.SetInt32(2, int32(p.n))
-	a.SetUint32(3, p.first)
-	a.SetPtr(4, p.recs)
+	a.SetPtr(3, p.recs)
 	if err := drv.Launch(k.prep[p.prec], blocksFor(p.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
 		return fmt.Errorf("grid_obs_prep: %w", err)
 	}
@@ -177,6 +181,7 @@ type obsSort struct {
 	prec        int
 	lat, lon    cuda.DevicePtr
 	n           int
+	span        int // the records' indices lie in [0, span) (0: n): the bands are of span
 	shape       gridShape
 	recs        cuda.DevicePtr
 	scratch     sortBufs
@@ -187,7 +192,10 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 	if o.n <= 0 || o.shape.g <= 0 {
 		return fmt.Errorf("grid sort: bad shape (%d observations, grid %d)", o.n, o.shape.g)
 	}
-	bands := bandsFor(o.n, o.shape)
+	bands := bandsFor(max(o.n, o.span), o.shape)
+	if bands.keys > o.scratch.histLen {
+		return fmt.Errorf("grid sort: %d keys, the histogram holds %d", bands.keys, o.scratch.histLen)
+	}
 	if err := drv.MemsetD32Async(o.scratch.hist, 0, uint64(bands.keys), stream); err != nil {
 		return err
 	}
@@ -280,32 +288,6 @@ func (k *gridKernels) runQuery(drv *cuda.Driver, stream cuda.Stream, q gridQuery
 	return nil
 }
 
-// keyPass is one grid_ref_keys launch: n items of in get their (cell,
-// rank) keys in scratch.keys, counted into scratch.hist.
-type keyPass struct {
-	fn      cuda.Function
-	name    string
-	in      cuda.DevicePtr
-	n       int
-	shape   gridShape
-	scratch sortBufs
-	threads int
-}
-
-func (k *gridKernels) launchKeys(drv *cuda.Driver, stream cuda.Stream, p keyPass) error {
-	a := k.keysArgs
-	a.SetPtr(0, p.in)
-	a.SetInt32(1, int32(p.n))
-	a.SetInt32(2, int32(p.shape.g))
-	a.SetFloat32(3, p.shape.h)
-	a.SetPtr(4, p.scratch.keys)
-	a.SetPtr(5, p.scratch.hist)
-	if err := drv.Launch(p.fn, blocksFor(p.n, p.threads), cuda.Dim3{X: uint32(p.threads)}, 0, stream, a); err != nil {
-		return fmt.Errorf("%s: %w", p.name, err)
-	}
-	return nil
-}
-
 // scatterCols moves observations to their sorted places straight from
 // their radian columns, making each one's record on the way.
 func (k *gridKernels) scatterCols(drv *cuda.Driver, stream cuda.Stream, o obsSort) error {
@@ -317,9 +299,8 @@ func (k *gridKernels) scatterCols(drv *cuda.Driver, stream cuda.Stream, o obsSor
 	a.SetPtr(1, o.lon)
 	a.SetPtr(2, o.scratch.keys)
 	a.SetInt32(3, int32(o.n))
-	a.SetUint32(4, 0)
-	a.SetPtr(5, o.scratch.hist)
-	a.SetPtr(6, o.sorted)
+	a.SetPtr(4, o.scratch.hist)
+	a.SetPtr(5, o.sorted)
 	if err := drv.Launch(k.colScatter[o.prec], blocksFor(o.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
 		return fmt.Errorf("grid_obs_scatter_cols: %w", err)
 	}

@@ -12,8 +12,9 @@ import (
 // mapping merged-duplicate indices and counting changed answers.
 type residentKernels struct {
 	replace, draw, gather                             [2]cuda.Function // [0] float64 columns, [1] float32
-	countChanged, mapIndex                            cuda.Function
+	countChanged, mapIndex, gatherPatched             cuda.Function
 	repArgs, drawArgs, gatherArgs, countArgs, mapArgs *cuda.Args
+	patchedArgs                                       *cuda.Args
 }
 
 func loadResident(drv *cuda.Driver, mod cuda.Module) (*residentKernels, error) {
@@ -23,19 +24,50 @@ func loadResident(drv *cuda.Driver, mod cuda.Module) (*residentKernels, error) {
 		{"draw_replace_f64", &k.draw[0], &k.drawArgs}, {"draw_replace_f32", &k.draw[1], nil},
 		{"gather_f64", &k.gather[0], &k.gatherArgs}, {"gather_f32", &k.gather[1], nil},
 		{"count_changed", &k.countChanged, &k.countArgs}, {"map_index", &k.mapIndex, &k.mapArgs},
+		{"gather_patched", &k.gatherPatched, &k.patchedArgs},
 	})
+}
+
+// patchList is where replacements list the places in the sorted records
+// they patched: count (a device uint32) entries of list, at most capacity
+// kept (resident.cu's PatchList; all zero when nothing is sorted).
+type patchList struct {
+	list, count cuda.DevicePtr
+	capacity    int
+}
+
+// setArgs puts the list in a launch's arguments from i on.
+func (l patchList) setArgs(a *cuda.Args, i int) {
+	a.SetPtr(i, l.list)
+	a.SetPtr(i+1, l.count)
+	a.SetInt32(i+2, int32(l.capacity))
+}
+
+// runGatherPatched copies the n patched records that list names out of
+// sorted into out, unmarked.
+func (r *residentKernels) runGatherPatched(drv *cuda.Driver, stream cuda.Stream, sorted cuda.DevicePtr, list cuda.DevicePtr, n int, out cuda.DevicePtr) error {
+	a := r.patchedArgs
+	a.SetPtr(0, sorted)
+	a.SetPtr(1, list)
+	a.SetInt32(2, int32(n))
+	a.SetPtr(3, out)
+	if err := drv.Launch(r.gatherPatched, blocksFor(n, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
+		return fmt.Errorf("gather_patched: %w", err)
+	}
+	return nil
 }
 
 // replaceLaunch writes k new observations (device columns newLat, newLon
 // at local indices idx) into the resident columns, their records (recs may
-// be 0) and their sorted copies at pos (sorted may be 0), and resets their
-// previous answers.
+// be 0) and their sorted copies at pos (sorted may be 0; the places go to
+// patched), and resets their previous answers.
 type replaceLaunch struct {
 	prec                   int
 	idx, newLat, newLon    cuda.DevicePtr
 	k                      int
 	lat, lon, recs, sorted cuda.DevicePtr
 	pos, prev              cuda.DevicePtr
+	patched                patchList
 }
 
 func (r *residentKernels) runReplace(drv *cuda.Driver, stream cuda.Stream, l replaceLaunch) error {
@@ -50,6 +82,7 @@ func (r *residentKernels) runReplace(drv *cuda.Driver, stream cuda.Stream, l rep
 	for i, p := range []cuda.DevicePtr{l.lat, l.lon, l.recs, l.sorted, l.pos, l.prev} {
 		a.SetPtr(4+i, p)
 	}
+	l.patched.setArgs(a, 10)
 	if err := drv.Launch(r.replace[l.prec], blocksFor(l.k, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
 		return fmt.Errorf("replace: %w", err)
 	}
@@ -58,8 +91,8 @@ func (r *residentKernels) runReplace(drv *cuda.Driver, stream cuda.Stream, l rep
 
 // drawLaunch applies the replacement rep of n observations to those in
 // [lo, hi), whose columns (lat, lon), records (recs, may be 0) and sorted
-// copies at pos (sorted may be 0) start at index lo, and resets their
-// previous answers (prev).
+// copies at pos (sorted may be 0; the places go to patched) start at index
+// lo, and resets their previous answers (prev).
 type drawLaunch struct {
 	prec                   int
 	rep                    sphere.Replacement
@@ -67,6 +100,7 @@ type drawLaunch struct {
 	n, lo, hi              int
 	lat, lon, recs, sorted cuda.DevicePtr
 	pos, prev              cuda.DevicePtr
+	patched                patchList
 }
 
 func (r *residentKernels) runDraw(drv *cuda.Driver, stream cuda.Stream, l drawLaunch) error {
@@ -86,6 +120,7 @@ func (r *residentKernels) runDraw(drv *cuda.Driver, stream cuda.Stream, l drawLa
 	for i, p := range []cuda.DevicePtr{l.lat, l.lon, l.recs, l.sorted, l.pos, l.prev} {
 		a.SetPtr(8+i, p)
 	}
+	l.patched.setArgs(a, 14)
 	grid := cuda.Dim3{X: uint32(last - first + 1)}
 	if err := drv.Launch(r.draw[l.prec], grid, cuda.Dim3{X: kernels.DrawThreads}, 0, stream, a); err != nil {
 		return fmt.Errorf("draw_replace: %w", err)

@@ -13,8 +13,10 @@
 // further atomics:
 //   index        references -> cell_start[G^3 + 1] and float4 (x, y, z,
 //                index bits) sorted by cell
-//   observations unit vectors (ObsRec) sorted by cell, so the threads of a
-//                warp search the same cells with coalesced, cached loads
+//   observations unit vectors (ObsRec) sorted by (band, cell): a band is
+//                2^22 or more consecutive observations, whose scattered
+//                answers the L2 cache then holds; within it the threads of
+//                a warp search the same cells with coalesced, cached loads
 // The query (one thread an observation, in sorted order) scans shells of
 // cells around its own (Chebyshev radius r = 0, 1, ...), visiting in each
 // column only the z-cells that the unit sphere crosses (the runs table, two
@@ -60,26 +62,14 @@ __device__ __forceinline__ uint32_t obs_key(float x, float y, float z, int g, fl
     return (k >> band_shift) * (uint32_t)(g * g * g) + cell_key(x, y, z, g, h);
 }
 
-// grid_obs_prep: the records (unit vector, index i = first + k) of
-// observations [0, n), from their radian columns (a session's resident set).
+// grid_obs_prep: the records of observations [0, n) from their radian
+// columns (a session's resident set).
 template <typename T>
-__device__ void obs_prep(const T* __restrict__ lat, const T* __restrict__ lon, int n, uint32_t first,
-                         ObsRec* __restrict__ recs) {
+__device__ void obs_prep(const T* __restrict__ lat, const T* __restrict__ lon, int n, ObsRec* __restrict__ recs) {
     __shared__ ObsRec srec[PREP_THREADS];
     const long long base = (long long)blockIdx.x * PREP_THREADS;
     const int k = (int)base + threadIdx.x;
-    if (k < n) {
-        double sl, cl, sn, cn;
-        sincos((double)lat[k], &sl, &cl);
-        sincos((double)lon[k], &sn, &cn);
-        ObsRec r;
-        r.x = cl * cn;
-        r.y = cl * sn;
-        r.z = sl;
-        r.i = first + (uint32_t)k;
-        r.pad = 0;
-        srec[threadIdx.x] = r;
-    }
+    if (k < n) srec[threadIdx.x] = make_rec((double)lat[k], (double)lon[k], (uint32_t)k);
     __syncthreads();
     shared_to_recs(srec, recs, base, (int)min((long long)PREP_THREADS, n - base));
 }
@@ -101,22 +91,13 @@ __device__ void obs_keys_cols(const T* __restrict__ lat, const T* __restrict__ l
     keys[k] = make_uint2(key, atomicAdd(&hist[key], 1u));
 }
 
-// obs_scatter_cols: observation k's record (index first + k, the fp64
-// unit vector obs_prep makes) to start[key] + rank.
+// obs_scatter_cols: observation k's record to start[key] + rank.
 template <typename T>
 __device__ void obs_scatter_cols(const T* __restrict__ lat, const T* __restrict__ lon, const uint2* __restrict__ keys,
-                                 int n, uint32_t first, const uint32_t* __restrict__ start, ObsRec* __restrict__ out) {
+                                 int n, const uint32_t* __restrict__ start, ObsRec* __restrict__ out) {
     const int k = blockIdx.x * PREP_THREADS + threadIdx.x;
     if (k >= n) return;
-    double sl, cl, sn, cn;
-    sincos((double)lat[k], &sl, &cl);
-    sincos((double)lon[k], &sn, &cn);
-    ObsRec r;
-    r.x = cl * cn;
-    r.y = cl * sn;
-    r.z = sl;
-    r.i = first + (uint32_t)k;
-    r.pad = 0;
+    const ObsRec r = make_rec((double)lat[k], (double)lon[k], (uint32_t)k);
     const uint2 kr = keys[k];
     copy_rec(out + start[kr.x] + kr.y, &r);
 }
@@ -130,8 +111,9 @@ __device__ __forceinline__ int stage_block(const ObsRec* __restrict__ in, int n,
     return (int)base + threadIdx.x;
 }
 
-// grid_obs_keys: the keys and ranks of resident observation records (each
-// banded by its index).
+// grid_obs_keys: the keys and ranks of resident observation records, each
+// banded by its index (which must lie within the bands the histogram was
+// sized for: the session part's).
 extern "C" __global__ void __launch_bounds__(PREP_THREADS)
     grid_obs_keys(const ObsRec* __restrict__ recs, int n, int g, float h, int band_shift,
                   uint2* __restrict__ keys, uint32_t* __restrict__ hist) {
@@ -311,15 +293,18 @@ extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
     const int lane = threadIdx.x & 31;
     float4* wc = cand[threadIdx.x >> 5];
     const unsigned full = 0xffffffffu;
+    // A session's record patched in out of cell order is answered by the
+    // patched records' own query (sorted among themselves): here it sits out.
+    const bool patched = o.pad & OBS_PATCHED;
 
     float d1 = INFINITY, d2 = INFINITY;
     uint32_t i1 = 0xffffffffu;
     float thr2 = INFINITY;  // cells whose box is farther (squared) cannot matter
     int r = 0;              // the first shell phase 2 searches
-    bool done = false;
+    bool done = patched;
 
     // Phase 1: pass by pass, the lanes near the first unserved one.
-    unsigned todo = full;
+    unsigned todo = __ballot_sync(full, !patched);
     for (int pass = 0; pass < GQ_PASSES && todo; pass++) {
         const int lead = __ffs(todo) - 1;
         const int lx = __shfl_sync(full, cx, lead), ly = __shfl_sync(full, cy, lead);
@@ -404,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
         bool all;
         if (shell_done(r, px, py, pz, cx, cy, cz, g, h, d1, &all)) break;
     }
-    if (!active) return;
+    if (!active || patched) return;
     r = min(r, g - 1);
     // No runner-up seen (d2 infinite) means none within the margin exists.
     const double c1 = sqrt((double)d1), c2 = sqrt((double)d2);
@@ -441,8 +426,8 @@ extern "C" __global__ void __launch_bounds__(GQ_THREADS, GQ_MIN_BLOCKS)
 
 #define EXPORT(T, S)                                                                                         \
     extern "C" __global__ void __launch_bounds__(PREP_THREADS)                                               \
-        grid_obs_prep_##S(const T* lat, const T* lon, int n, uint32_t first, ObsRec* recs) {                 \
-        obs_prep<T>(lat, lon, n, first, recs);                                                               \
+        grid_obs_prep_##S(const T* lat, const T* lon, int n, ObsRec* recs) {                                 \
+        obs_prep<T>(lat, lon, n, recs);                                                                      \
     }
 
 EXPORT(double, f64)
@@ -454,9 +439,8 @@ EXPORT(float, f32)
         obs_keys_cols<T>(lat, lon, n, g, h, band_shift, keys, hist);                                        \
     }                                                                                                       \
     extern "C" __global__ void __launch_bounds__(PREP_THREADS) grid_obs_scatter_cols_##S(                  \
-        const T* lat, const T* lon, const uint2* keys, int n, uint32_t first, const uint32_t* start,        \
-        ObsRec* out) {                                                                                      \
-        obs_scatter_cols<T>(lat, lon, keys, n, first, start, out);                                          \
+        const T* lat, const T* lon, const uint2* keys, int n, const uint32_t* start, ObsRec* out) {          \
+        obs_scatter_cols<T>(lat, lon, keys, n, start, out);                                                 \
     }
 
 EXPORT_COLS(double, f64)

@@ -151,14 +151,14 @@ var signatures = map[string][]cuda.Param{
 	"seed_block_min_f32": {U64, U64, U32, U64, U64, U32, U64, U64},
 	"seed_global_min":    {U64, U64, U32, U64, U64},
 
-	"grid_obs_prep_f64": {U64, U64, U32, U32, U64},
-	"grid_obs_prep_f32": {U64, U64, U32, U32, U64},
+	"grid_obs_prep_f64": {U64, U64, U32, U64},
+	"grid_obs_prep_f32": {U64, U64, U32, U64},
 	"grid_obs_keys":     {U64, U32, U32, F32, U32, U64, U64},
 
 	"grid_obs_keys_cols_f64":    {U64, U64, U32, U32, F32, U32, U64, U64},
 	"grid_obs_keys_cols_f32":    {U64, U64, U32, U32, F32, U32, U64, U64},
-	"grid_obs_scatter_cols_f64": {U64, U64, U64, U32, U32, U64, U64},
-	"grid_obs_scatter_cols_f32": {U64, U64, U64, U32, U32, U64, U64},
+	"grid_obs_scatter_cols_f64": {U64, U64, U64, U32, U64, U64},
+	"grid_obs_scatter_cols_f32": {U64, U64, U64, U32, U64, U64},
 
 	"grid_ref_keys":    {U64, U32, U32, F32, U64, U64},
 	"grid_scan_blocks": {U64, U64, U64},
@@ -169,15 +169,16 @@ var signatures = map[string][]cuda.Param{
 	"grid_runs_trim":   {U64, U64, U32, U64},
 	"grid_query":       {U64, U32, U64, U64, U64, U32, F32, U64, U64, U64, U64},
 
-	"replace_f64":   {U64, U64, U64, U32, U64, U64, U64, U64, U64, U64},
-	"replace_f32":   {U64, U64, U64, U32, U64, U64, U64, U64, U64, U64},
-	"count_changed": {U64, U64, U32, U64},
-	"map_index":     {U64, U32, U64},
+	"replace_f64":    {U64, U64, U64, U32, U64, U64, U64, U64, U64, U64, U64, U64, U32},
+	"replace_f32":    {U64, U64, U64, U32, U64, U64, U64, U64, U64, U64, U64, U64, U32},
+	"count_changed":  {U64, U64, U32, U64},
+	"map_index":      {U64, U32, U64},
+	"gather_patched": {U64, U64, U32, U64},
 
 	"gather_f64":       {U64, U32, U64, U64, U64},
 	"gather_f32":       {U64, U32, U64, U64, U64},
-	"draw_replace_f64": {U32, U32, U32, F64, U64, U64, U32, U32, U64, U64, U64, U64, U64, U64},
-	"draw_replace_f32": {U32, U32, U32, F64, U64, U64, U32, U32, U64, U64, U64, U64, U64, U64},
+	"draw_replace_f64": {U32, U32, U32, F64, U64, U64, U32, U32, U64, U64, U64, U64, U64, U64, U64, U64, U32},
+	"draw_replace_f32": {U32, U32, U32, F64, U64, U64, U32, U32, U64, U64, U64, U64, U64, U64, U64, U64, U32},
 
 	"move_refs":     {U32, U64, U64, U64, U64, F64, U32, U64, U64},
 	"go_twin_check": {U32, U64, U64},

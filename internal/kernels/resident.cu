@@ -11,35 +11,38 @@
 // No previous answer: the observation is new since the last query.
 #define NO_ANSWER 0xffffffffu
 
-// replace_T: observation idx[j] becomes (new_lat[j], new_lon[j]) for j < k:
-// its radian columns, its unit-vector record (when recs is not null), its
-// copy in the cell-sorted records (when sorted is not null; at pos[idx],
-// out of cell order until the next sort, which only costs speed) and its
-// previous answer (reset, so it does not count as changed).
+// The places in the cell-sorted records that replacements patched since the
+// last sort: count (a device counter) entries of list, at most cap kept.
+struct PatchList {
+    uint32_t* list;
+    uint32_t* count;
+    int cap;
+};
+
 // replace_one: observation i becomes (la, lo): its radian columns, its
 // unit-vector record (when recs is not null), its copy in the cell-sorted
 // records (when sorted is not null; at pos[i], out of cell order until the
-// next sort, which only costs speed) and its previous answer (reset, so it
-// does not count as changed).
+// next sort, marked OBS_PATCHED and its place listed in patched, so the
+// query answers it apart) and its previous answer (reset, so it does not
+// count as changed).
 template <typename T>
 __device__ __forceinline__ void replace_one(uint32_t i, T la, T lo, T* __restrict__ lat, T* __restrict__ lon,
                                             ObsRec* __restrict__ recs, ObsRec* __restrict__ sorted,
-                                            const uint32_t* __restrict__ pos, uint32_t* __restrict__ prev) {
+                                            const uint32_t* __restrict__ pos, uint32_t* __restrict__ prev,
+                                            PatchList patched) {
     lat[i] = la;
     lon[i] = lo;
     prev[i] = NO_ANSWER;
     if (recs) {
-        double sl, cl, sn, cn;
-        sincos((double)la, &sl, &cl);
-        sincos((double)lo, &sn, &cn);
-        ObsRec r;
-        r.x = cl * cn;
-        r.y = cl * sn;
-        r.z = sl;
-        r.i = i;
-        r.pad = 0;
+        ObsRec r = make_rec((double)la, (double)lo, i);
         recs[i] = r;
-        if (sorted) sorted[pos[i]] = r;
+        if (sorted) {
+            const uint32_t at = pos[i];
+            r.pad = OBS_PATCHED;
+            sorted[at] = r;
+            const uint32_t j = atomicAdd(patched.count, 1u);
+            if (j < (uint32_t)patched.cap) patched.list[j] = at;
+        }
     }
 }
 
@@ -48,10 +51,10 @@ template <typename T>
 __device__ void replace(const uint32_t* __restrict__ idx, const T* __restrict__ new_lat,
                         const T* __restrict__ new_lon, int k, T* __restrict__ lat, T* __restrict__ lon,
                         ObsRec* __restrict__ recs, ObsRec* __restrict__ sorted,
-                        const uint32_t* __restrict__ pos, uint32_t* __restrict__ prev) {
+                        const uint32_t* __restrict__ pos, uint32_t* __restrict__ prev, PatchList patched) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= k) return;
-    replace_one<T>(idx[j], new_lat[j], new_lon[j], lat, lon, recs, sorted, pos, prev);
+    replace_one<T>(idx[j], new_lat[j], new_lon[j], lat, lon, recs, sorted, pos, prev, patched);
 }
 
 // gather_T: out[2j], out[2j+1] = lat[idx[j]], lon[idx[j]] as float64, for
@@ -92,7 +95,7 @@ template <typename T>
 __device__ void draw_replace(int n, int lo, int hi, double frac, uint64_t slot_key, uint64_t point_seed, int gen,
                              int first_block, T* __restrict__ lat, T* __restrict__ lon,
                              ObsRec* __restrict__ recs, ObsRec* __restrict__ sorted,
-                             const uint32_t* __restrict__ pos, uint32_t* __restrict__ prev) {
+                             const uint32_t* __restrict__ pos, uint32_t* __restrict__ prev, PatchList patched) {
     __shared__ unsigned long long set[REPLACE_BLOCK / 64];
     __shared__ int offset[REPLACE_BLOCK / 64];
     const int b = first_block + blockIdx.x;
@@ -128,7 +131,7 @@ __device__ void draw_replace(int n, int lo, int hi, double frac, uint64_t slot_k
                 } else {
                     seed_at((uint64_t)t, point_seed, &la, &ln);
                 }
-                replace_one<T>((uint32_t)(i - lo), (T)la, (T)ln, lat, lon, recs, sorted, pos, prev);
+                replace_one<T>((uint32_t)(i - lo), (T)la, (T)ln, lat, lon, recs, sorted, pos, prev, patched);
             }
             t++;
         }
@@ -150,6 +153,17 @@ extern "C" __global__ void count_changed(const uint32_t* __restrict__ cur, uint3
     if ((threadIdx.x & 31) == 0 && votes) atomicAdd(count, (unsigned long long)__popc(votes));
 }
 
+// gather_patched: out[j] = the record at place list[j] of sorted, for j < n,
+// unmarked: the patched records, to be sorted by cell and queried apart.
+extern "C" __global__ void gather_patched(const ObsRec* __restrict__ sorted, const uint32_t* __restrict__ list, int n,
+                                          ObsRec* __restrict__ out) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    ObsRec r = sorted[list[j]];
+    r.pad = 0;
+    out[j] = r;
+}
+
 // map_index: idx[i] = orig[idx[i]], from distinct-reference indices to the
 // caller's when duplicate references were merged.
 extern "C" __global__ void map_index(uint32_t* __restrict__ idx, int n, const uint32_t* __restrict__ orig) {
@@ -161,8 +175,10 @@ extern "C" __global__ void map_index(uint32_t* __restrict__ idx, int n, const ui
     extern "C" __global__ void replace_##S(const uint32_t* idx, const T* new_lat,                \
                                            const T* new_lon, int k, T* lat, T* lon,              \
                                            ObsRec* recs, ObsRec* sorted, const uint32_t* pos,    \
-                                           uint32_t* prev) {                                     \
-        replace<T>(idx, new_lat, new_lon, k, lat, lon, recs, sorted, pos, prev);                 \
+                                           uint32_t* prev, uint32_t* plist, uint32_t* pcount,    \
+                                           int pcap) {                                           \
+        replace<T>(idx, new_lat, new_lon, k, lat, lon, recs, sorted, pos, prev,                  \
+                   PatchList{plist, pcount, pcap});                                              \
     }
 
 EXPORT(double, f64)
@@ -181,9 +197,10 @@ EXPORT_GATHER(float, f32)
     extern "C" __global__ void __launch_bounds__(DRAW_THREADS)                                             \
         draw_replace_##S(int n, int lo, int hi, double frac, uint64_t slot_key, uint64_t point_seed,      \
                          int gen, int first_block, T* lat, T* lon, ObsRec* recs, ObsRec* sorted,          \
-                         const uint32_t* pos, uint32_t* prev) {                                            \
+                         const uint32_t* pos, uint32_t* prev, uint32_t* plist, uint32_t* pcount,          \
+                         int pcap) {                                                                       \
         draw_replace<T>(n, lo, hi, frac, slot_key, point_seed, gen, first_block, lat, lon, recs, sorted,   \
-                        pos, prev);                                                                        \
+                        pos, prev, PatchList{plist, pcount, pcap});                                        \
     }
 
 EXPORT_DRAW(double, f64)

@@ -55,8 +55,27 @@ __device__ __forceinline__ double chord_err(double c) { return 1.5e-7 + 3.0e-7 *
 struct __align__(16) ObsRec {
     double x, y, z;
     uint32_t i;
-    uint32_t pad;
+    uint32_t pad;  // OBS_PATCHED, or 0
 };
+
+// ObsRec.pad of a record a session patched into its sorted copy out of cell
+// order: the main query leaves it to the patched records' own query.
+#define OBS_PATCHED 1u
+
+// make_rec: observation i's record from its radians, the unit vector as
+// every kernel that makes one computes it.
+__device__ __forceinline__ ObsRec make_rec(double la, double lo, uint32_t i) {
+    double sl, cl, sn, cn;
+    sincos(la, &sl, &cl);
+    sincos(lo, &sn, &cn);
+    ObsRec r;
+    r.x = cl * cn;
+    r.y = cl * sn;
+    r.z = sl;
+    r.i = i;
+    r.pad = 0;
+    return r;
+}
 static_assert(sizeof(ObsRec) == OBS_REC_BYTES, "ObsRec must stay 32 bytes: the Go side sizes its buffers by it");
 
 // A block's records [base, base + cnt) moved between global and shared

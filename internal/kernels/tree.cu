@@ -105,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(TQ_THREADS)
     tree_query(const ObsRec* __restrict__ obs, int nobs, const float4* __restrict__ nodes,
                const float4* __restrict__ refs, const double* __restrict__ ref64, uint32_t* __restrict__ out_idx,
                float* __restrict__ out_dist, uint32_t* __restrict__ nrefined) {
-    const int k = blockIdx.x * TQ_THREADS + threadIdx.x;
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= nobs) return;
     const ObsRec o = obs[k];
     const float px = (float)o.x, py = (float)o.y, pz = (float)o.z;
