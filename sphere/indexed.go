@@ -1,6 +1,10 @@
 package sphere
 
-import "math"
+import (
+	"math"
+
+	"github.com/geoknn/geoknn/internal/fdlibm"
+)
 
 // Indexed is a generator defined point by point: point i of the set drawn
 // with seed is a pure function of (i, seed), in radians. It needs no
@@ -23,7 +27,7 @@ const (
 // so the GPU twin gets the same bits.
 func SphereAt(i, seed uint64) (lat, lon float64) {
 	u, v := uniforms(i, seed, streamSphere)
-	return asin(float64(2*u) - 1), float64(float64(float64(2*v)-1) * math.Pi)
+	return fdlibm.Asin(float64(2*u) - 1), float64(float64(float64(2*v)-1) * math.Pi)
 }
 
 // SeedUniformAt is point i of SeedUniform's set: latitude (u-1/2)π and

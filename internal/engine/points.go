@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/geoknn/geoknn/internal/fdlibm"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/sphere"
 )
@@ -196,7 +197,7 @@ func ChordToAngle(d2 float64) float64 {
 	if h > 1 {
 		h = 1
 	}
-	return 2 * math.Asin(h)
+	return 2 * fdlibm.Asin(h)
 }
 
 // parallelFor splits [0, n) over the cores for memory-bound loops.

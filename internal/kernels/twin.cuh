@@ -1,6 +1,6 @@
 // twin.cuh: device twins of the Go functions whose bits the GPU must
 // reproduce, so that the GPU and CPU engines see the same points: Philox4x32-10
-// and the indexed generators (sphere/philox.go, sphere/indexed.go, asin.go),
+// and the indexed generators (sphere/philox.go, sphere/indexed.go, internal/fdlibm/asin.go),
 // the standard library's sincos and atan2 (sphere/trig.go) and the motion
 // model (sphere/motion.go). Every operation rounds on its own (the _rn
 // intrinsics, which nvcc never fuses into FMAs), as the Go code's explicit
@@ -38,7 +38,7 @@ __device__ __forceinline__ void uniforms(uint64_t i, uint64_t seed, uint64_t str
     *v = __dmul_rn((double)(b >> 11), 0x1p-53);
 }
 
-// asin_ratio: fdlibm's p(t)/q(t), term by term as sphere/asin.go.
+// asin_ratio: fdlibm's p(t)/q(t), term by term as internal/fdlibm/asin.go.
 __device__ __forceinline__ double asin_ratio(double t) {
     double p = __dmul_rn(t, __dadd_rn(7.91534994289814532176e-04, __dmul_rn(t, 3.47933107596021167570e-05)));
     p = __dmul_rn(t, __dadd_rn(-4.00555345006794114027e-02, p));
@@ -52,7 +52,7 @@ __device__ __forceinline__ double asin_ratio(double t) {
     return __ddiv_rn(p, q);
 }
 
-// asin_fdlibm: fdlibm's __ieee754_asin for |x| <= 1, as sphere/asin.go.
+// asin_fdlibm: fdlibm's __ieee754_asin for |x| <= 1, as internal/fdlibm/asin.go.
 __device__ __forceinline__ double asin_fdlibm(double x) {
     const double pio2_hi = 1.57079632679489655800e+00, pio2_lo = 6.12323399573676603587e-17,
                  pio4_hi = 7.85398163397448278999e-01;

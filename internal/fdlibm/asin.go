@@ -1,12 +1,15 @@
-package sphere
+// Package fdlibm holds the fdlibm functions geoknn needs bit for bit on the
+// CPU and in its CUDA twins: each operation rounds on its own (the explicit
+// float64 conversions forbid fused multiply-adds), so a kernel doing the
+// same operations gets the same bits, which the math package does not
+// promise. Asin also costs about half of math.Asin.
+package fdlibm
 
 import "math"
 
-// asin is fdlibm's __ieee754_asin (error below one ulp), written so that
-// every operation rounds on its own: a CUDA kernel doing the same
-// operations (generate.cu) gets the same bits, which math.Asin does not
-// promise. The explicit float64 conversions forbid fused multiply-adds.
-func asin(x float64) float64 {
+// Asin is fdlibm's __ieee754_asin (error below one ulp); generate.cu's
+// twin computes the same bits.
+func Asin(x float64) float64 {
 	const (
 		pio2Hi = 1.57079632679489655800e+00
 		pio2Lo = 6.12323399573676603587e-17
