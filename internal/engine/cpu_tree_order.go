@@ -34,10 +34,7 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, r
 	if err != nil { // a tree outside the packed layout's bounds: the node-by-node walk
 		return c.nearestEach(ctx, req, out, refs, t.nearest, start)
 	}
-	leafPos := make([]uint32, len(t.id)) // each distinct reference's place in leaf order
-	for p, id := range t.id {
-		leafPos[id] = uint32(p)
-	}
+	leafOf := packed.leaves(t.id) // each distinct reference's leaf
 	recs, sorted := make([]cellRec, min(n, cellChunk)), make([]cellRec, min(n, cellChunk))
 	hist := make([]uint32, treeOrderSide*treeOrderSide*treeOrderSide+1)
 	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
@@ -47,10 +44,10 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, r
 			if ctx.Err() != nil {
 				return
 			}
-			hint := -1
+			hint, from := uint32(0), &treeStart{}
 			for _, r := range sorted[a:b] {
-				d, k := t.nearestPacked(packed, r.x, r.y, r.z, hint)
-				hint = int(leafPos[k])
+				d, k := t.nearestPacked(packed, r.x, r.y, r.z, hint, from)
+				hint = leafOf[k]
 				i := lo + int(r.pos)
 				out.Index[i] = refs.orig[k]
 				out.Distance[i] = float32(ChordToAngle(d))
@@ -92,10 +89,15 @@ func sortTreeChunk(obs Points, lo int, recs, sorted []cellRec, hist []uint32, wo
 // three nodes and pushes both. Boxes are float32 rounded outwards, so their
 // distances never exceed the float64 boxes' and nothing is pruned that
 // nearest keeps; the leaves are ranked in float64 as nearest ranks them.
-func (t *kdTree) nearestPacked(b *gpuTree, px, py, pz float64, hint int) (float64, uint32) {
+func (t *kdTree) nearestPacked(b *gpuTree, px, py, pz float64, hint uint32, from *treeStart) (float64, uint32) {
 	best, bestID := math.Inf(1), uint32(math.MaxUint32)
-	if hint >= 0 { // an upper bound to prune with from the start
-		best, bestID = chord2(px, py, pz, t.x[hint], t.y[hint], t.z[hint]), t.id[hint]
+	if hint != 0 { // a leaf to take the first bound from
+		first := int(hint&^kernels.TreeLeaf) >> 4
+		for k := first; k < first+int(hint&15); k++ {
+			if d := chord2(px, py, pz, t.x[k], t.y[k], t.z[k]); d < best || (d == best && t.id[k] < bestID) {
+				best, bestID = d, t.id[k]
+			}
+		}
 	}
 	bound := fittedChordBound(best)
 	type pending struct {
@@ -105,6 +107,9 @@ func (t *kdTree) nearestPacked(b *gpuTree, px, py, pz float64, hint int) (float6
 	var stack [kernels.TreeStack]pending
 	top := 0
 	cur := uint32(0)
+	if from != nil && hint != 0 {
+		cur = from.find(b, [3]float64{px, py, pz}, math.Sqrt(bound))
+	}
 	for {
 		n := (*[16]float32)(b.nodes[16*cur : 16*cur+16])
 		dn, df := packedBoxDist2(n[0:6], px, py, pz), packedBoxDist2(n[6:12], px, py, pz)
@@ -146,6 +151,67 @@ func (t *kdTree) nearestPacked(b *gpuTree, px, py, pz float64, hint int) (float6
 		}
 		cur = next
 	}
+}
+
+// treeStart is where a goroutine's walks over the packed tree start: the
+// path from the root to the deepest node whose box held the last query's
+// ball (its point and bound). Everything outside a k-d tree node's box lies
+// beyond the planes that split it off, so a ball within the box holds no
+// reference of any other subtree, and the walk need not open the nodes
+// above; the next observation, a neighbour in cell order, mostly starts at
+// the same node.
+type treeStart struct {
+	path []uint32
+}
+
+// treeBoxMargin covers the outward rounding of the packed float32 boxes
+// (half a float32 ulp at 1, with room): a ball must lie this far within.
+const treeBoxMargin = 0x1p-22
+
+// find is the node to start a walk for the ball of radius r around p.
+func (s *treeStart) find(b *gpuTree, p [3]float64, r float64) uint32 {
+	if len(s.path) == 0 {
+		s.path = append(s.path, 0)
+	}
+	for len(s.path) > 1 && !ballInNode(b, s.path[len(s.path)-1], p, r) {
+		s.path = s.path[:len(s.path)-1]
+	}
+	for {
+		n := b.nodes[16*s.path[len(s.path)-1]:][:16]
+		next := uint32(kernels.TreeLeaf)
+		for c := range 2 {
+			child := math.Float32bits(n[12+c])
+			if child&kernels.TreeLeaf == 0 && ballInBox(n[6*c:6*c+6], p, r) {
+				next = child
+			}
+		}
+		if next == kernels.TreeLeaf {
+			return s.path[len(s.path)-1]
+		}
+		s.path = append(s.path, next)
+	}
+}
+
+// ballInNode is ballInBox for node n's box, the union of its children's.
+func ballInNode(b *gpuTree, n uint32, p [3]float64, r float64) bool {
+	box := b.nodes[16*n:][:12]
+	var u [6]float32
+	for a := range 3 {
+		u[a], u[3+a] = min(box[a], box[6+a]), max(box[3+a], box[9+a])
+	}
+	return ballInBox(u[:], p, r)
+}
+
+// ballInBox says whether the ball of radius r around p lies within the box
+// (lo x, y, z, hi x, y, z) by treeBoxMargin.
+func ballInBox(box []float32, p [3]float64, r float64) bool {
+	box = box[:6]
+	for a := range 3 {
+		if p[a]-r < float64(box[a])+treeBoxMargin || p[a]+r > float64(box[3+a])-treeBoxMargin {
+			return false
+		}
+	}
+	return true
 }
 
 // packedBoxDist2 is the squared distance from p to the box (lo x, y, z,

@@ -115,3 +115,23 @@ func (t *kdTree) depth(n int32) int {
 	}
 	return 1 + max(t.depth(nd.left), t.depth(nd.right))
 }
+
+// leaves maps each distinct reference to its leaf, as a node names it
+// (kernels.TreeLeaf | first<<4 | count); id is the references' distinct
+// indices in leaf order.
+func (g *gpuTree) leaves(id []uint32) []uint32 {
+	of := make([]uint32, len(id))
+	for k := 0; k < len(g.nodes); k += 16 {
+		for c := range 2 {
+			child := math.Float32bits(g.nodes[k+12+c])
+			if child&kernels.TreeLeaf == 0 {
+				continue
+			}
+			first := int(child&^kernels.TreeLeaf) >> 4
+			for p := first; p < first+int(child&15); p++ {
+				of[id[p]] = child
+			}
+		}
+	}
+	return of
+}

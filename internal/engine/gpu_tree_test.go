@@ -95,12 +95,17 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 		_, lo := ref.At(i)
 		obs.Lat64[i], obs.Lon64[i] = 0.3, lo
 	}
+	from := &treeStart{} // kept from observation to observation, as a goroutine keeps it
 	for i := range obs.Len() {
 		x, y, z := unit(obs.At(i))
 		wantD, wantK := kd.nearest(x, y, z, nil)
-		for _, hint := range []int{-1, i % refs.n, (i * 7919) % refs.n} {
-			if d, k := kd.nearestPacked(packed, x, y, z, hint); d != wantD || k != wantK {
+		leafOf := packed.leaves(kd.id)
+		for _, hint := range []uint32{0, leafOf[i%refs.n], leafOf[(i*7919)%refs.n]} {
+			if d, k := kd.nearestPacked(packed, x, y, z, hint, nil); d != wantD || k != wantK {
 				t.Fatalf("obs %d, hint %d: packed %d at %v, node by node %d at %v", i, hint, k, d, wantK, wantD)
+			}
+			if d, k := kd.nearestPacked(packed, x, y, z, hint, from); d != wantD || k != wantK {
+				t.Fatalf("obs %d, hint %d, from a start node: packed %d at %v, node by node %d at %v", i, hint, k, d, wantK, wantD)
 			}
 		}
 	}
