@@ -150,6 +150,22 @@ func TestNearestTreeOrdered(t *testing.T) {
 	if _, err := c.nearestTreeOrdered(ctx, req, got, refs, tree, time.Now()); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
+	// A tree of one leaf, which the packed layout refuses: the node-by-node walk answers.
+	few := spherePoints(5, 6)
+	fewRefs := prepareRefs(few)
+	small := obs.Slice(0, 20000)
+	want, got = newResult(small.Len()), newResult(small.Len())
+	if _, err := c.Nearest(context.Background(), Request{Obs: small, Ref: few, Algorithm: Brute}, want); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.nearestTreeOrdered(context.Background(), Request{Obs: small, Ref: few}, got, fewRefs, buildKDTree(fewRefs), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.Index {
+		if got.Index[i] != want.Index[i] || got.Distance[i] != want.Distance[i] {
+			t.Fatalf("one leaf, obs %d: %d at %v, brute force %d at %v", i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
+		}
+	}
 }
 
 // The ordering key clamps points on and beyond the cube's faces.
