@@ -88,6 +88,34 @@ func (r Replacement) BlockSlots(b, n int, set []uint64, slots []uint32) (first i
 	return first, slots
 }
 
+// CountIn is how many of observations [lo, hi) of n the replacement
+// replaces: the blocks wholly inside by ReplaceCount, each block the range
+// cuts by drawing its slots (a part of the observations, on one GPU, whose
+// edges need not fall on blocks).
+func (r Replacement) CountIn(n, lo, hi int) int {
+	lo, hi = max(lo, 0), min(hi, n)
+	if lo >= hi {
+		return 0
+	}
+	count := 0
+	var set [ReplaceBlockSize / 64]uint64
+	var slots []uint32
+	for b := lo / ReplaceBlockSize; b <= (hi-1)/ReplaceBlockSize; b++ {
+		blo, bhi := b*ReplaceBlockSize, min((b+1)*ReplaceBlockSize, n)
+		if lo <= blo && bhi <= hi {
+			count += ReplaceCount(r.Fraction, bhi) - ReplaceCount(r.Fraction, blo)
+			continue
+		}
+		_, slots = r.BlockSlots(b, n, set[:], slots[:0])
+		for _, s := range slots {
+			if int(s) >= lo && int(s) < hi {
+				count++
+			}
+		}
+	}
+	return count
+}
+
 // drawBelow is draw j of block b: an integer uniform in [0, bound) (64-bit
 // multiply-high; the bias, below bound/2^64, is far below any use here).
 func drawBelow(key uint64, b, j uint32, bound uint64) uint64 {

@@ -67,3 +67,29 @@ func (r Replacement) all(n int) []uint32 {
 	}
 	return slots
 }
+
+// CountIn counts what BlockSlots draws, for ranges whose edges cut blocks.
+func TestReplacementCountIn(t *testing.T) {
+	const n = 5*ReplaceBlockSize + 1234
+	r := Replacement{Seed: 3, Step: 7, Fraction: 0.013}
+	var all []uint32
+	var set [ReplaceBlockSize / 64]uint64
+	for b := range Blocks(n) {
+		_, all = r.BlockSlots(b, n, set[:], all)
+	}
+	for _, tc := range [][2]int{{0, n}, {0, 1}, {100, 200}, {4000, 4200}, {1, n - 1}, {ReplaceBlockSize, 3 * ReplaceBlockSize},
+		{n / 3, 2 * n / 3}, {2 * n / 3, n}, {n, n}, {-5, n + 5}} {
+		want := 0
+		for _, s := range all {
+			if int(s) >= tc[0] && int(s) < tc[1] {
+				want++
+			}
+		}
+		if got := r.CountIn(n, tc[0], tc[1]); got != want {
+			t.Errorf("CountIn(%d, %d, %d) = %d, want %d", n, tc[0], tc[1], got, want)
+		}
+	}
+	if got, want := r.CountIn(n, 0, n), ReplaceCount(r.Fraction, n); got != want {
+		t.Errorf("CountIn of all = %d, ReplaceCount %d", got, want)
+	}
+}

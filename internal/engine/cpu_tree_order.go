@@ -155,17 +155,20 @@ func (t *kdTree) nearestPacked(b *gpuTree, px, py, pz float64, hint uint32, from
 
 // treeStart is where a goroutine's walks over the packed tree start: the
 // path from the root to the deepest node whose box held the last query's
-// ball (its point and bound). Everything outside a k-d tree node's box lies
-// beyond the planes that split it off, so a ball within the box holds no
-// reference of any other subtree, and the walk need not open the nodes
-// above; the next observation, a neighbour in cell order, mostly starts at
-// the same node.
+// ball (its point and bound). Every reference of another subtree lies on or
+// beyond a split plane that bounds the node's box (equal keys may fall on
+// either side of a split, so on the box's face), so a ball strictly within
+// the box, by treeBoxMargin, holds none of them, and the walk need not open
+// the nodes above; the next observation, a neighbour in cell order, mostly
+// starts at the same node.
 type treeStart struct {
 	path []uint32
 }
 
 // treeBoxMargin covers the outward rounding of the packed float32 boxes
-// (half a float32 ulp at 1, with room): a ball must lie this far within.
+// (at most a float32 ulp of a coordinate, 2^-24 below 1; four times that):
+// a ball must lie this far within. About 1.5 m on the Earth, so nodes a few
+// metres across never start a walk, which costs only speed.
 const treeBoxMargin = 0x1p-22
 
 // find is the node to start a walk for the ball of radius r around p.

@@ -107,7 +107,7 @@ type residentPart struct {
 	shape       gridShape // the cells of the query in flight (g == 0: brute force)
 	sortedShape gridShape // the cells recs were last sorted by (g == 0: not sorted)
 	repQueued   bool      // a replacement's copies may still be reading hostRep
-	patched     int       // records replaced in place in sorted since the sort
+	patched     int       // records replaced in place in sorted since the sort: the device's list count, exactly
 }
 
 func (p *residentPart) n() int { return p.hi - p.lo }
@@ -235,7 +235,8 @@ func (p *residentPart) close() error {
 	if p.gpuQuery != nil {
 		errs = append(errs, p.gpuQuery.free(drv))
 	}
-	for _, b := range []*buffer{&p.pos, &p.prev, &p.count, &p.repIdx, &p.repLat, &p.repLon} {
+	for _, b := range []*buffer{&p.pos, &p.prev, &p.count, &p.repIdx, &p.repLat, &p.repLon,
+		&p.plist, &p.pcount, &p.patchedRecs, &p.patchedSorted} {
 		errs = append(errs, b.free(drv))
 	}
 	errs = append(errs, p.refs.free(drv), p.hostRep.free(drv), p.movers.free(p))
@@ -599,8 +600,11 @@ func (p *residentPart) prepareIndex(plan rankPlan, nref int) error {
 	if err := p.sortByCell(p.d, m, plan, false, p.pos.ptr); err != nil {
 		return err
 	}
+	if err := drv.MemsetD32Async(p.pcount.ptr, 0, 1, p.stream); err != nil {
+		return err
+	}
 	p.sortedShape, p.patched = plan.shape, 0
-	return drv.MemsetD32Async(p.pcount.ptr, 0, 1, p.stream)
+	return nil
 }
 
 // rankPatched queues the query of the records replacements patched into

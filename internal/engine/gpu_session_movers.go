@@ -131,7 +131,7 @@ func (p *residentPart) advance(s *gpuSession, a Advance) error {
 	if p.sortedShape.g == 0 {
 		sorted, pos = 0, 0
 	} else {
-		p.patched += sphere.ReplaceCount(a.Fraction, p.hi) - sphere.ReplaceCount(a.Fraction, p.lo)
+		p.patched += a.replacement().CountIn(s.n, p.lo, p.hi)
 	}
 	var recs = p.recs.ptr
 	if s.opts.Algorithm != Grid {

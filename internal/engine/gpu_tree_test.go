@@ -96,10 +96,10 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 		obs.Lat64[i], obs.Lon64[i] = 0.3, lo
 	}
 	from := &treeStart{} // kept from observation to observation, as a goroutine keeps it
+	leafOf := packed.leaves(kd.id)
 	for i := range obs.Len() {
 		x, y, z := unit(obs.At(i))
 		wantD, wantK := kd.nearest(x, y, z, nil)
-		leafOf := packed.leaves(kd.id)
 		for _, hint := range []uint32{0, leafOf[i%refs.n], leafOf[(i*7919)%refs.n]} {
 			if d, k := kd.nearestPacked(packed, x, y, z, hint, nil); d != wantD || k != wantK {
 				t.Fatalf("obs %d, hint %d: packed %d at %v, node by node %d at %v", i, hint, k, d, wantK, wantD)
@@ -181,6 +181,60 @@ func TestTreeOrderKey(t *testing.T) {
 	} {
 		if got := treeOrderKey(tc.x, tc.y, tc.z); got != tc.want {
 			t.Errorf("treeOrderKey(%v, %v, %v) = %d, want %d", tc.x, tc.y, tc.z, got, tc.want)
+		}
+	}
+}
+
+// selectNth leaves every key before nth no greater than nth's and every key
+// after it no smaller, equal keys included: the split planes the walk's
+// start node (treeStart) relies on.
+func TestSelectNthPartitions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for trial := range 300 {
+		n := 2 + rng.IntN(200)
+		refs := prepareRefs(spherePoints(n, uint64(trial)))
+		kd := &kdTree{x: refs.x[:n], y: refs.y[:n], z: refs.z[:n], id: make([]uint32, n)}
+		for k := range kd.x { // few distinct keys: many ties
+			kd.x[k] = float64(rng.IntN(5))
+		}
+		nth := rng.IntN(n)
+		kd.selectNth(0, n, nth, 0)
+		for k := range n {
+			if (k < nth && kd.x[k] > kd.x[nth]) || (k > nth && kd.x[k] < kd.x[nth]) {
+				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, kd.x[k], k, kd.x[nth], nth)
+			}
+		}
+	}
+}
+
+// References on a lattice (coordinates shared by many, so splits fall among
+// equal keys) and observations on and between its points: the walk from a
+// start node answers as the node-by-node walk does.
+func TestNearestPackedOnALattice(t *testing.T) {
+	var lat, lon []float64
+	for i := range 40 {
+		for j := range 40 {
+			lat, lon = append(lat, 0.2+float64(i)*1e-4), append(lon, 0.3+float64(j)*1e-4)
+		}
+	}
+	refs := prepareRefs(Radians64(lat, lon))
+	kd := buildKDTree(refs)
+	packed, err := packNodes(kd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leafOf := packed.leaves(kd.id)
+	from := &treeStart{}
+	hint := uint32(0)
+	for i := range 60 {
+		for j := range 60 {
+			x, y, z := unit(0.2+float64(i)*0.67e-4, 0.3+float64(j)*0.67e-4)
+			wantD, wantK := kd.nearest(x, y, z, nil)
+			d, k := kd.nearestPacked(packed, x, y, z, hint, from)
+			if d != wantD || k != wantK {
+				t.Fatalf("(%d, %d): from a start node %d at %v, node by node %d at %v", i, j, k, d, wantK, wantD)
+			}
+			hint = leafOf[k]
 		}
 	}
 }

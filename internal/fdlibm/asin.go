@@ -7,8 +7,9 @@ package fdlibm
 
 import "math"
 
-// Asin is fdlibm's __ieee754_asin (error below one ulp); generate.cu's
-// twin computes the same bits.
+// Asin is fdlibm's __ieee754_asin (error below one ulp), its branches cut
+// at 0.5 and 0.975 by value rather than by fdlibm's high-word tests (the
+// twin in twin.cuh cuts at the same values and computes the same bits).
 func Asin(x float64) float64 {
 	const (
 		pio2Hi = 1.57079632679489655800e+00
