@@ -232,7 +232,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m), .npz (NumPy: ref_index, distance_m), .parquet or .arrow (the CSV's columns); - for CSV on stdout")
 	fs.StringVar(&f.out, "o", "", "short for --out")
 	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
-	fs.StringVar(&f.algo, "algo", "grid", "grid (exact, cell index, falls back to brute when that is cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
+	fs.StringVar(&f.algo, "algo", "grid", "grid (exact, cell index; a k-d tree for references no grid suits, brute force when cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
 	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
 	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
 	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")

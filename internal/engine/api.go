@@ -14,9 +14,12 @@ type Algorithm int
 
 const (
 	// Grid searches a cell index over the references, rebuilt every query
-	// (exact: the same answers as Brute). It is the default; it runs as
-	// Brute when a sample of the query says brute force is cheaper
-	// (references packed into few places, or very few references).
+	// (exact: the same answers as Brute). It is the default. Where a sample
+	// of the query says no grid suits the references (crowded into a few
+	// places, observations far from them) it walks a k-d tree instead (a
+	// GPU session, which rebuilds its index on the device every query, runs
+	// brute force there), and it runs as Brute where brute force is cheaper
+	// (very few references).
 	Grid Algorithm = iota
 	// Brute compares every observation with every reference (exact).
 	Brute
