@@ -2,7 +2,8 @@
 // CPU and in its CUDA twins: each operation rounds on its own (the explicit
 // float64 conversions forbid fused multiply-adds), so a kernel doing the
 // same operations gets the same bits, which the math package does not
-// promise. Asin also costs about half of math.Asin.
+// promise. Asin is also cheaper than math.Asin, which takes an arctangent
+// of a quotient.
 package fdlibm
 
 import "math"
