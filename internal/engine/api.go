@@ -77,10 +77,13 @@ type Request struct {
 }
 
 // Prepared is a reference set prepared for many queries: unit vectors with
-// exact duplicates merged (nearest) and kept (k nearest, radius). It is
+// exact duplicates merged (nearest) and kept (k nearest, radius), and the
+// CPU's indexes over them (nil: built by each query that needs one). It is
 // read-only.
 type Prepared struct {
-	merged, all *refSet
+	merged, all   *refSet
+	tree, treeAll *kdTree    // k-d trees of merged and all
+	gridAll       *gridIndex // the fitted grid of all at the planned side
 }
 
 // merged is the request's references with duplicates merged.
@@ -89,6 +92,31 @@ func (r Request) merged() *refSet {
 		return r.Prepared.merged
 	}
 	return prepareRefs(r.Ref)
+}
+
+// mergedTree is the prepared k-d tree of merged(), or nil.
+func (r Request) mergedTree() *kdTree {
+	if r.Prepared != nil {
+		return r.Prepared.tree
+	}
+	return nil
+}
+
+// allTree is the k-d tree of all (refs): the prepared one, or built.
+func (r Request) allTree(refs *refSet) *kdTree {
+	if r.Prepared != nil && r.Prepared.treeAll != nil {
+		return r.Prepared.treeAll
+	}
+	return buildKDTree(refs)
+}
+
+// allGrid is the fitted grid of side g over all (refs): the prepared one
+// when it has that side, or built.
+func (r Request) allGrid(refs *refSet, g int) *gridIndex {
+	if r.Prepared != nil && r.Prepared.gridAll != nil && r.Prepared.gridAll.g == g {
+		return r.Prepared.gridAll
+	}
+	return buildFittedGrid(refs, g)
 }
 
 // all is the request's references with duplicates kept.

@@ -155,11 +155,11 @@ func (ix *gridIndex) lower(c, a int) float64 { return ix.origin[a] + float64(c)*
 
 // chordBound is the squared distance a cell's box must be within to hold a
 // reference at squared chord d2: the chord plus the grid's slack.
-func (ix *gridIndex) chordBound(d2 float64) float64 {
-	if math.IsInf(d2, 1) {
-		return d2
-	}
-	t := math.Sqrt(d2) + ix.slack
+func (ix *gridIndex) chordBound(d2 float64) float64 { return slackBound(d2, ix.slack) }
+
+// slackBound is the squared distance sqrt(d2) + slack (+Inf for +Inf).
+func slackBound(d2, slack float64) float64 {
+	t := math.Sqrt(d2) + slack
 	return t * t
 }
 
@@ -313,7 +313,7 @@ func slabDist(d, rest float64) float64 {
 // observations, float64 throughout, the same answer as brute force.
 func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
 	end := req.Trace.Begin("host", "plan")
-	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide)
+	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide, req.mergedTree())
 	end()
 	if plan.tree != nil {
 		var st Stats

@@ -60,7 +60,7 @@ func (c *CPU) nearestGridCells(ctx context.Context, req Request, out Result, ref
 	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
 		co.prepare(req.Obs, lo, hi, ix, c.workers)
 	}, func(lo, hi int) error {
-		return co.answer(ctx, lo, hi-lo, ix, refs, out, c.workers)
+		return co.answer(ctx, lo, ix, refs, out, c.workers)
 	})
 	if err != nil {
 		return Stats{}, err
@@ -140,9 +140,9 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int)
 	})
 }
 
-// answer ranks the chunk's observations (request indices first ...
-// first+m) column by column on the engine's goroutines.
-func (co *cellOrder) answer(ctx context.Context, first, m int, ix *gridIndex, refs *refSet, out Result, workers int) error {
+// answer ranks the chunk's observations (request indices from first on)
+// column by column on the engine's goroutines.
+func (co *cellOrder) answer(ctx context.Context, first int, ix *gridIndex, refs *refSet, out Result, workers int) error {
 	cols := ix.g * ix.g
 	for len(co.scratch) < parallel.Workers(cols, cellColsBlock, workers) {
 		co.scratch = append(co.scratch, newCellScratch(ix.g))

@@ -22,15 +22,23 @@ func NewCPUIndex(ref Points) (*CPUIndex, error) {
 	if ref.Len() == 0 || ref.Len() > 1<<31-1 {
 		return nil, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
 	}
-	x := &CPUIndex{refs: prepareRefs(ref), all: prepareRefsAll(ref)}
+	x := &CPUIndex{refs: prepareRefs(ref)}
+	x.tree = buildKDTree(x.refs)
+	if x.refs.dups {
+		x.all = prepareRefsAll(ref)
+		x.treeAll = buildKDTree(x.all)
+	} else { // the same references in the same order: the same tree
+		x.all, x.treeAll = x.refs, x.tree
+	}
 	x.gridAll = buildFittedGrid(x.all, max(4, gridSide(x.all.n, 2)))
-	x.tree, x.treeAll = buildKDTree(x.refs), buildKDTree(x.all)
 	return x, nil
 }
 
-// Prepared is the index's references as the engines take them
+// Prepared is the index's references and indexes as the engines take them
 // (Request.Prepared), for the queries too large to answer here.
-func (x *CPUIndex) Prepared() *Prepared { return &Prepared{merged: x.refs, all: x.all} }
+func (x *CPUIndex) Prepared() *Prepared {
+	return &Prepared{merged: x.refs, all: x.all, tree: x.tree, treeAll: x.treeAll, gridAll: x.gridAll}
+}
 
 // Nearest answers obs into out on the calling goroutine.
 func (x *CPUIndex) Nearest(obs Points, out Result) error {
@@ -72,11 +80,14 @@ func (x *CPUIndex) Within(obs Points, rad float64, list bool) (WithinResult, err
 	maxD2 := chordLimit(rad)
 	for i := range obs.Len() {
 		px, py, pz := unit(obs.At(i))
-		scratch = x.gridAll.within([3]float64{px, py, pz}, maxD2, scratch[:0])
-		res.Counts[i] = uint32(len(scratch))
-		if list {
-			found = append(found, scratch...)
+		p := [3]float64{px, py, pz}
+		if !list {
+			res.Counts[i] = x.gridAll.count(p, maxD2)
+			continue
 		}
+		scratch = x.gridAll.within(p, maxD2, scratch[:0])
+		res.Counts[i] = uint32(len(scratch))
+		found = append(found, scratch...)
 	}
 	if list {
 		res.gather([][]neighbour{found})

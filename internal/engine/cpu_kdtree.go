@@ -225,10 +225,7 @@ func (t *kdTree) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
 
 // fittedChordBound is gridIndex.chordBound with a fitted grid's slack: the
 // tree's boxes are float64 bounds of the float64 points themselves.
-func fittedChordBound(d2 float64) float64 {
-	t := math.Sqrt(d2) + fittedSlack
-	return t * t
-}
+func fittedChordBound(d2 float64) float64 { return slackBound(d2, fittedSlack) }
 
 // kNearest is gridIndex.kNearest through the tree: the k references nearest
 // to p within the squared chord maxD2, nearest first, ties to the lower

@@ -240,7 +240,7 @@ func (c *CPU) kSearch(req Request, refs *refSet, k int, maxRad float64) func(p [
 		ix := buildFittedGrid(refs, cappedSide(req.GridSide, refs.n))
 		return func(p [3]float64, t *topK) []neighbour { return ix.kNearest(p, k, maxD2, t) }
 	}
-	tr := buildKDTree(refs)
+	tr := req.allTree(refs)
 	return func(p [3]float64, t *topK) []neighbour { return tr.kNearest(p, k, maxD2, t) }
 }
 
@@ -318,9 +318,9 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 	var tree *kdTree
 	var ix *gridIndex
 	if _, cube := fittedCube(refs); req.GridSide == 0 && math.Sqrt(maxD2) > 2*cube/float64(side) {
-		tree = buildKDTree(refs)
+		tree = req.allTree(refs)
 	} else {
-		ix = buildFittedGrid(refs, side)
+		ix = req.allGrid(refs, side)
 	}
 	res := WithinResult{Counts: make([]uint32, n)}
 	batches := make([][]neighbour, (n+cpuBatch-1)/cpuBatch)

@@ -37,14 +37,18 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, r
 	leafOf := packed.leaves(t.id) // each distinct reference's leaf
 	recs, sorted := make([]cellRec, min(n, cellChunk)), make([]cellRec, min(n, cellChunk))
 	hist := make([]uint32, treeOrderSide*treeOrderSide*treeOrderSide+1)
+	var starts []*treeStart // one a goroutine
 	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
 		sortTreeChunk(req.Obs, lo, recs[:hi-lo], sorted[:hi-lo], hist, c.workers)
 	}, func(lo, hi int) error {
-		parallel.Blocks(hi-lo, 1024, c.workers, func(_, a, b int) {
+		for len(starts) < parallel.Workers(hi-lo, 1024, c.workers) {
+			starts = append(starts, &treeStart{})
+		}
+		parallel.Blocks(hi-lo, 1024, c.workers, func(w, a, b int) {
 			if ctx.Err() != nil {
 				return
 			}
-			hint, from := uint32(0), &treeStart{}
+			hint, from := uint32(0), starts[w] // a goroutine's start path stays valid: the tree is the query's
 			for _, r := range sorted[a:b] {
 				d, k := t.nearestPacked(packed, r.x, r.y, r.z, hint, from)
 				hint = leafOf[k]

@@ -219,13 +219,13 @@ func newGPURun(req Request, out Result) (*gpuRun, string) {
 		return run, ""
 	}
 	defer req.Trace.Begin("host", "plan")()
-	plan := planGrid(req.Obs, run.refs, gpuGridCost, req.GridSide)
+	plan := planGrid(req.Obs, run.refs, gpuGridCost, req.GridSide, req.mergedTree())
 	if plan.tree != nil {
 		if tree, err := newGPUTree(plan.tree); err == nil {
 			run.tree, run.grid = tree, newGridShape(treeSortSide)
 			return run, plan.note()
 		}
-		plan = planGrid(req.Obs, run.refs, gpuSessionGridCost, req.GridSide)
+		plan = planGrid(req.Obs, run.refs, gpuSessionGridCost, req.GridSide, nil)
 	}
 	if plan.index == nil {
 		run.req.Algorithm = Brute

@@ -16,7 +16,6 @@ import (
 type gpuTree struct {
 	nodes []float32 // 16 a node (kernels.TreeNodeBytes)
 	refs  []float32 // 4 a reference (empty when packed for the CPU's walk)
-	depth int       // internal nodes on the longest path from the root
 }
 
 // errTreeShape says a tree does not fit tree.cu's encoding; the caller
@@ -66,9 +65,8 @@ func packNodes(t *kdTree) (*gpuTree, error) {
 		at[12] = math.Float32frombits(childRef(t, internal, nd.left))
 		at[13] = math.Float32frombits(childRef(t, internal, nd.right))
 	}
-	g.depth = t.depth(0)
-	if g.depth > kernels.TreeStack {
-		return nil, fmt.Errorf("%w: depth %d (at most %d)", errTreeShape, g.depth, kernels.TreeStack)
+	if depth := t.depth(0); depth > kernels.TreeStack {
+		return nil, fmt.Errorf("%w: depth %d (at most %d)", errTreeShape, depth, kernels.TreeStack)
 	}
 	return g, nil
 }

@@ -65,8 +65,8 @@ func TestGPUTreeLayout(t *testing.T) {
 				t.Fatalf("n %d: leaf position %d in %d leaves", n, p, k)
 			}
 		}
-		if want := int(math.Ceil(math.Log2(float64(n) / kdLeaf))); g.depth < want || g.depth > want+1 {
-			t.Errorf("n %d: depth %d, want about %d", n, g.depth, want)
+		if want := int(math.Ceil(math.Log2(float64(n) / kdLeaf))); kd.depth(0) < want || kd.depth(0) > want+1 {
+			t.Errorf("n %d: depth %d, want about %d", n, kd.depth(0), want)
 		}
 	}
 	if _, err := newGPUTree(buildKDTree(prepareRefs(spherePoints(kdLeaf, 1)))); !errors.Is(err, errTreeShape) {

@@ -121,7 +121,7 @@ func cellOrderAnswer(t *testing.T, obs Points, ix *gridIndex, refs *refSet) Resu
 	out := newResult(obs.Len())
 	co := newCellOrder(obs.Len(), ix.g*ix.g)
 	co.prepare(obs, 0, obs.Len(), ix, 2)
-	if err := co.answer(context.Background(), 0, obs.Len(), ix, refs, out, 2); err != nil {
+	if err := co.answer(context.Background(), 0, ix, refs, out, 2); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -196,13 +196,13 @@ func TestGridFallsBackWhenSkewed(t *testing.T) {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
 	}
 	obs := spherePoints(20000, 3)
-	if plan := planGrid(obs, prepareRefs(ref), gpuSessionGridCost, 0); plan.index != nil || plan.tree != nil {
+	if plan := planGrid(obs, prepareRefs(ref), gpuSessionGridCost, 0, nil); plan.index != nil || plan.tree != nil {
 		t.Errorf("GPU session plan kept the grid (%v) or planned a tree (%v)", plan.index != nil, plan.tree != nil)
 	}
-	if plan := planGrid(obs, prepareRefs(ref), gpuGridCost, 0); plan.tree == nil {
+	if plan := planGrid(obs, prepareRefs(ref), gpuGridCost, 0, nil); plan.tree == nil {
 		t.Errorf("GPU plan: no k-d tree (grid %v: %s)", plan.index != nil, plan.reason)
 	}
-	plan := planGrid(obs, prepareRefs(ref), cpuGridCost, 0)
+	plan := planGrid(obs, prepareRefs(ref), cpuGridCost, 0, nil)
 	if plan.tree == nil {
 		t.Fatalf("CPU plan: no k-d tree (grid %v: %s)", plan.index != nil, plan.reason)
 	}
@@ -256,7 +256,7 @@ func BenchmarkPlanGrid(b *testing.B) {
 	refs := prepareRefs(ref)
 	obs := spherePoints(512, 2)
 	for b.Loop() {
-		planGrid(obs, refs, gpuGridCost, 0)
+		planGrid(obs, refs, gpuGridCost, 0, nil)
 	}
 }
 
@@ -293,7 +293,7 @@ func TestCellOrderCancelled(t *testing.T) {
 	co.prepare(obs, 0, obs.Len(), ix, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := co.answer(ctx, 0, obs.Len(), ix, refs, newResult(obs.Len()), 4); err != context.Canceled {
+	if err := co.answer(ctx, 0, ix, refs, newResult(obs.Len()), 4); err != context.Canceled {
 		t.Errorf("answer on a cancelled context: %v", err)
 	}
 }

@@ -53,8 +53,9 @@ func (p gridPlan) note() string {
 // observations through each on the CPU and keeps the cheaper, or none when
 // brute force would cost less. Costs are in units of one brute-force pair
 // (which the tiled kernels and the CPU loop run at full rate); a brute-force
-// query costs one pair a reference plus m.bruteQuery.
-func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
+// query costs one pair a reference plus m.bruteQuery. tree is refs' k-d tree
+// when one is prepared (nil: built if the plan samples one).
+func planGrid(obs Points, refs *refSet, m gridCost, side int, tree *kdTree) gridPlan {
 	brute := float64(refs.n) + m.bruteQuery
 	idx := planSample(obs.Len(), refs.n)
 	sides := candidateSides(refs, side)
@@ -77,7 +78,7 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 	// (references in a few clusters or one, observations far from them):
 	// elsewhere the grid wins and the tree's build would only add to the plan.
 	if m.trees && side == 0 && costs[k] > brute/10 {
-		if tree, cost := sampleTree(obs, idx, refs, m, brute); cost < min(costs[k], brute) {
+		if tree, cost := sampleTree(obs, idx, refs, m, brute, tree); cost < min(costs[k], brute) {
 			tree.reason = fmt.Sprintf("the cheapest grid, %d^3, would visit %.0f cells and rank %.0f references a query",
 				plan.index.g, plan.cellsPerQuery, plan.candidatesPerQuery)
 			return tree
@@ -91,9 +92,12 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int) gridPlan {
 	return plan
 }
 
-// sampleTree is sampleSide for a k-d tree, a node costing what a cell does.
-func sampleTree(obs Points, idx []int, refs *refSet, m gridCost, brute float64) (gridPlan, float64) {
-	t := buildKDTree(refs)
+// sampleTree is sampleSide for a k-d tree (t, or built when nil), a node
+// costing what a cell does.
+func sampleTree(obs Points, idx []int, refs *refSet, m gridCost, brute float64, t *kdTree) (gridPlan, float64) {
+	if t == nil {
+		t = buildKDTree(refs)
+	}
 	nodes, cands, cost := sampleCost(obs, idx, m, brute, t.nearest)
 	return gridPlan{tree: t, cellsPerQuery: nodes, candidatesPerQuery: cands}, cost
 }

@@ -190,7 +190,7 @@ func (p *sessionPlan) update(opts SessionOptions, sample *obsSample, refs *refSe
 		p.uses++
 		return
 	}
-	plan := planGrid(sample.pts, refs, cost, opts.GridSide)
+	plan := planGrid(sample.pts, refs, cost, opts.GridSide, nil)
 	if plan.index == nil {
 		p.shape, p.note = gridShape{}, "grid fell back to brute force: "+plan.reason
 	} else {
