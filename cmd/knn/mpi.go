@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -88,13 +87,13 @@ func (j *mpiJob) run(ctx context.Context) error {
 	}
 	defer s.Close()
 	t := time.Now()
-	byRows, err := j.obsByRows()
+	rows, err := j.obsByRows()
 	if err != nil {
 		return err
 	}
 	var obs, ref pointSet
 	switch {
-	case j.rank == 0 && byRows >= 0:
+	case j.rank == 0 && rows != nil:
 		obs.desc = j.f.obs + ", each rank reading its rows"
 		if ref, err = loadRef(ctx, j.f); err != nil {
 			return err
@@ -104,21 +103,23 @@ func (j *mpiJob) run(ctx context.Context) error {
 			return err
 		}
 	}
+	var part geoknn.Points
+	var counts []int
+	if rows != nil {
+		if part, counts, err = j.readRows(ctx, rows); err != nil {
+			return err
+		}
+	}
 	j.times.load = time.Since(t)
 	t = time.Now()
 	refs, err := j.world.BcastPoints(ref.cols, 0)
 	if err != nil {
 		return err
 	}
-	var part geoknn.Points
-	var counts []int
-	if byRows >= 0 {
-		part, counts, err = j.readRows(ctx, byRows)
-	} else {
-		part, counts, err = j.spreadObs(obs.cols)
-	}
-	if err != nil {
-		return err
+	if rows == nil {
+		if part, counts, err = j.spreadObs(obs.cols); err != nil {
+			return err
+		}
 	}
 	j.nobs = sum(counts)
 	if j.own, err = j.ownLabels(obs, ref, counts); err != nil {
@@ -131,9 +132,9 @@ func (j *mpiJob) run(ctx context.Context) error {
 	if j.f.neighbours() {
 		return j.runK(ctx, s, obs, ref, part, refs, counts)
 	}
-	// Gathered only for --out or --validate; rank 0 answers its own range
-	// in place in the whole result, made before the query.
-	gather := (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
+	// Rank 0 answers its own range in place in the whole result, made
+	// before the query.
+	gather := j.gathers()
 	var all *geoknn.Result
 	var res *geoknn.Result
 	if j.rank == 0 && gather {
@@ -162,22 +163,22 @@ func (j *mpiJob) run(ctx context.Context) error {
 	}
 	j.times.gather = time.Since(t)
 	return j.complete(ctx, obs, ref, answered{
-		own: j.own.nearest(res), gathered: gather,
+		own:   j.own.nearest(res),
 		check: func(in *runInputs) error { return in.validate(ctx, in.log, all, j.f.validate, j.f.seed) },
-		write: func(format string) error {
-			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, idLabels(obs, ref))
+		write: func(in *runInputs, format string) error {
+			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, in.labels())
 		},
 	}, s)
 }
 
-// obsByRows is how many observations every rank reads its own rows of, or
-// -1 when rank 0 reads them all and scatters: by rows where --obs is a file
-// whose rows can be found without reading the rest (obsRowFile) and rank 0
-// need not hold them all (no --validate, which samples them there, and no
-// --obs-id). Rank 0 reads the count; every rank then opens the file, and
-// one that cannot (a file on rank 0's disk only) sends the job back to
-// reading at rank 0.
-func (j *mpiJob) obsByRows() (int, error) {
+// obsByRows is --obs as every rank reads its own rows of it, with its row
+// count in n, or nil when rank 0 reads them all and scatters: by rows where
+// --obs is a file whose rows can be found without reading the rest
+// (obsRowFile) and rank 0 need not hold them all (no --validate, which
+// samples them there, and no --obs-id). Rank 0 reads the count; every rank
+// then opens the file, and one that cannot (a file on rank 0's disk only)
+// sends the job back to reading at rank 0.
+func (j *mpiJob) obsByRows() (*rowFile, error) {
 	rf := obsRowFile(j.f)
 	head := []int64{-1}
 	if j.rank == 0 && rf != nil {
@@ -186,25 +187,29 @@ func (j *mpiJob) obsByRows() (int, error) {
 		}
 	}
 	if err := j.world.Bcast(mpi.Bytes(head), 0); err != nil || head[0] < 0 {
-		return -1, err
+		return nil, err
 	}
 	cannot := 0.0
-	if j.rank != 0 { // rank 0 has just read it
-		if n, err := rf.rows(); err != nil || n != head[0] {
+	if j.rank != 0 { // rank 0 has just read it; a rank may see no row file where rank 0 sniffed one
+		if rf == nil {
+			cannot = 1
+		} else if n, err := rf.rows(); err != nil || n != head[0] {
 			cannot = 1
 		}
 	}
 	ranks, err := j.world.SumFloat64(cannot)
 	if err != nil || ranks > 0 {
-		return -1, err
+		return nil, err
 	}
-	return int(head[0]), nil
+	rf.n = head[0]
+	return rf, nil
 }
 
 // rowFile reads a points file by row range.
 type rowFile struct {
 	rows func() (int64, error) // how many (an error where it cannot be read by rows)
 	read func(ctx context.Context, lo, hi int64) (lat, lon []float64, err error)
+	n    int64 // the rows, once every rank agreed on them (obsByRows)
 }
 
 // obsRowFile is --obs read by row range: a C-order .npy file (rows at
@@ -214,8 +219,8 @@ func obsRowFile(f runFlags) *rowFile {
 	if f.validate > 0 || f.obsID != "" {
 		return nil
 	}
-	switch strings.ToLower(filepath.Ext(f.obs)) {
-	case ".npy":
+	switch {
+	case strings.ToLower(filepath.Ext(f.obs)) == ".npy":
 		return &rowFile{
 			rows: func() (int64, error) {
 				n, ok, err := pointio.NPYRows(f.obs)
@@ -228,12 +233,11 @@ func obsRowFile(f runFlags) *rowFile {
 				return pointio.ReadNPYRadiansRows(ctx, f.obs, f.radians, int(lo), int(hi))
 			},
 		}
-	case ".parquet":
+	case pointio.IsParquet(f.obs): // by extension or, without one, by content, as the readers tell
 		return &rowFile{
 			rows: func() (int64, error) { return arrowio.ParquetRows(f.obs) },
 			read: func(ctx context.Context, lo, hi int64) ([]float64, []float64, error) {
-				opts := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians}
-				lat, lon, _, err := arrowio.ReadFileRadiansRows(ctx, f.obs, opts, lo, hi)
+				lat, lon, _, err := arrowio.ReadFileRadiansRows(ctx, f.obs, f.readOptions(""), lo, hi)
 				return lat, lon, err
 			},
 		}
@@ -241,13 +245,11 @@ func obsRowFile(f runFlags) *rowFile {
 	return nil
 }
 
-// readRows reads this rank's share of the n rows of --obs.
-func (j *mpiJob) readRows(ctx context.Context, n int) (geoknn.Points, []int, error) {
-	counts := mpi.Shares(n, j.size)
+// readRows reads this rank's share of the rows of --obs.
+func (j *mpiJob) readRows(ctx context.Context, rf *rowFile) (geoknn.Points, []int, error) {
+	counts := mpi.Shares(int(rf.n), j.size)
 	lo, hi := mpi.Range(counts, j.rank)
-	t := time.Now()
-	lat, lon, err := obsRowFile(j.f).read(ctx, int64(lo), int64(hi))
-	j.times.load += time.Since(t)
+	lat, lon, err := rf.read(ctx, int64(lo), int64(hi))
 	return geoknn.Radians64(lat, lon), counts, err
 }
 
@@ -334,7 +336,7 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 // lists) the references within --within-m of its range; rank 0 gathers the
 // counts, then the lists, whose lengths it learns from the counts.
 func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
-	gather := (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
+	gather := j.gathers()
 	t := time.Now()
 	res, err := s.Within(ctx, part, refs, j.f.withinM, j.f.list)
 	if err != nil {
@@ -355,13 +357,19 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 		all.Stats = res.Stats
 	}
 	return j.complete(ctx, obs, ref, answered{
-		own: j.own.within(res), gathered: gather,
+		own:   j.own.within(res),
 		check: func(in *runInputs) error { return checkWithin(ctx, in, j.f, all) },
-		write: func(format string) error {
-			lb := idLabels(obs, ref)
-			return j.writeGathered(ctx, format, lb.within(all), withinWriter(all), lb)
+		write: func(in *runInputs, format string) error {
+			lb := in.labels()
+			return writeNeighbours(ctx, j.f.out, j.stdout, format, lb.within(all), withinWriter(all), lb)
 		},
 	}, s)
+}
+
+// gathers says whether rank 0 gathers every rank's answers: for --out or
+// --validate, unless each rank writes its own.
+func (j *mpiJob) gathers() bool {
+	return (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
 }
 
 // queried records the rank's query of n observations, begun at t, and
@@ -374,10 +382,9 @@ func (j *mpiJob) queried(t time.Time, n int, s *geoknn.Searcher, st geoknn.Stats
 
 // answered is a rank's finished query as complete takes it.
 type answered struct {
-	own      table                     // the rank's rows, for --out-per-rank
-	gathered bool                      // rank 0 holds every rank's answers
-	check    func(in *runInputs) error // validates the gathered answers
-	write    func(format string) error // writes them to --out
+	own   table                                    // the rank's rows, for --out-per-rank
+	check func(in *runInputs) error                // validates the gathered answers
+	write func(in *runInputs, format string) error // writes them to --out
 }
 
 // complete is the end of a job: a file a rank, or at
@@ -396,11 +403,12 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 	if j.f.outPerRank {
 		j.perRankNote()
 	}
-	if !a.gathered {
+	if !j.gathers() {
 		return nil
 	}
+	in := &runInputs{s: s, obs: obs, ref: ref, log: j.stderr}
 	if j.f.validate > 0 {
-		if err := a.check(&runInputs{s: s, obs: obs, ref: ref, log: j.stderr}); err != nil {
+		if err := a.check(in); err != nil {
 			return err
 		}
 	}
@@ -408,16 +416,7 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 		return nil
 	}
 	format, _ := j.f.format() // checked before the work
-	return a.write(format)
-}
-
-// writeGathered writes gathered k-nearest or radius answers: as rows
-// with ids when the inputs carry them, else through the format's writer.
-func (j *mpiJob) writeGathered(ctx context.Context, format string, withIDs table, write func(w *bufio.Writer, format string) error, lb labels) error {
-	if lb.any() {
-		return withIDs.write(ctx, j.f.out, j.stdout, format)
-	}
-	return pointio.Write(ctx, j.f.out, j.stdout, func(w *bufio.Writer) error { return write(w, format) })
+	return a.write(in, format)
 }
 
 // gatherWithin collects the ranks' counts and lists at rank 0 (nil
@@ -551,10 +550,6 @@ func (j *mpiJob) gatherTimes() (rankReports, error) {
 	return rep, nil
 }
 
-// idLabels are rank 0's --obs-id and --ref-id columns, which the gathered
-// answers carry.
-func idLabels(obs, ref pointSet) labels { return labels{obs: obs.ids, ref: ref.ids} }
-
 // perRankNote says where --out-per-rank wrote.
 func (j *mpiJob) perRankNote() {
 	fmt.Fprintf(j.stderr, "wrote        %s ... %s, a file a rank\n", rankPath(j.f.out, 0), rankPath(j.f.out, j.size-1))
@@ -589,12 +584,8 @@ func (j *mpiJob) selfOf(counts []int) func(i int) uint32 {
 // runK is run's k-nearest half: the k nearest (within --max-m) of the
 // rank's range, gathered to rank 0 k answers an observation.
 func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
-	k := j.f.k
-	if j.f.excludeSelf {
-		k++ // one more, then each row's own reference dropped
-	}
-	k = min(k, refs.Len())
-	gather := (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
+	k := j.f.kAsked(refs.Len())
+	gather := j.gathers()
 	res := &geoknn.KResult{K: k}
 	var all *geoknn.KResult
 	var allIndex []uint32
@@ -632,11 +623,11 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 		all.Stats = res.Stats
 	}
 	return j.complete(ctx, obs, ref, answered{
-		own: j.own.kNearest(res), gathered: gather,
+		own:   j.own.kNearest(res),
 		check: func(in *runInputs) error { return checkK(ctx, in, j.f, all) },
-		write: func(format string) error {
-			lb := idLabels(obs, ref)
-			return j.writeGathered(ctx, format, lb.kNearest(all), kWriter(all), lb)
+		write: func(in *runInputs, format string) error {
+			lb := in.labels()
+			return writeNeighbours(ctx, j.f.out, j.stdout, format, lb.kNearest(all), kWriter(all), lb)
 		},
 	}, s)
 }

@@ -34,11 +34,7 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 		st, write, check = res.Stats, withinWriter(res), func(ctx context.Context) error { return checkWithin(ctx, in, f, res) }
 		labelled = in.labels().within(res)
 	} else {
-		k := f.k
-		if f.excludeSelf {
-			k++
-		}
-		res, err := in.s.KNearest(ctx, in.obs.cols, in.ref.cols, min(k, in.ref.cols.Len()), f.maxM)
+		res, err := in.s.KNearest(ctx, in.obs.cols, in.ref.cols, f.kAsked(in.ref.cols.Len()), f.maxM)
 		if err != nil {
 			return err
 		}
@@ -65,10 +61,27 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	if err != nil {
 		return err
 	}
-	if lb := in.labels(); lb.any() {
-		return labelled.write(ctx, f.out, stdout, format)
+	return writeNeighbours(ctx, f.out, stdout, format, labelled, write, in.labels())
+}
+
+// writeNeighbours writes k-nearest or radius answers to out: as rows with
+// ids when the inputs carry them, else through the format's writer.
+func writeNeighbours(ctx context.Context, out string, stdout io.Writer, format string, withIDs table,
+	write func(w *bufio.Writer, format string) error, lb labels) error {
+	if lb.any() {
+		return withIDs.write(ctx, out, stdout, format)
 	}
-	return pointio.Write(ctx, f.out, stdout, func(w *bufio.Writer) error { return write(w, format) })
+	return pointio.Write(ctx, out, stdout, func(w *bufio.Writer) error { return write(w, format) })
+}
+
+// kAsked is how many neighbours to ask of nref references for --k: one
+// more with --exclude-self, whose own reference each row then drops.
+func (f runFlags) kAsked(nref int) int {
+	k := f.k
+	if f.excludeSelf {
+		k++
+	}
+	return min(k, nref)
 }
 
 func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {

@@ -468,8 +468,7 @@ func readDegrees(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 }
 
 func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
-	obsCols := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians, IDColumn: f.obsID}
-	if obs, err = loadPoints(ctx, pointsArg{flag: "--obs", arg: f.obs, gen: f.gen, seed: f.seed, onHost: f.hostPoints, cols: obsCols}); err != nil {
+	if obs, err = loadPoints(ctx, pointsArg{flag: "--obs", arg: f.obs, gen: f.gen, seed: f.seed, onHost: f.hostPoints, cols: f.readOptions(f.obsID)}); err != nil {
 		return obs, ref, err
 	}
 	// The engine reads the radian columns; validation reads them back as
@@ -479,10 +478,15 @@ func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
 	return obs, ref, err
 }
 
+// readOptions is how the points files are read: the coordinate columns
+// and units the flags name, and the id column (none: "").
+func (f runFlags) readOptions(id string) pointio.ReadOptions {
+	return pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians, IDColumn: id}
+}
+
 // loadRef loads (or generates) the references alone.
 func loadRef(ctx context.Context, f runFlags) (pointSet, error) {
-	cols := pointio.ReadOptions{LatColumn: f.latCol, LonColumn: f.lonCol, Radians: f.radians, IDColumn: f.refID}
-	ref, err := loadPoints(ctx, pointsArg{flag: "--ref", arg: f.ref, gen: f.gen, seed: f.seed + 1, cols: cols})
+	ref, err := loadPoints(ctx, pointsArg{flag: "--ref", arg: f.ref, gen: f.gen, seed: f.seed + 1, cols: f.readOptions(f.refID)})
 	if err != nil {
 		return ref, err
 	}
