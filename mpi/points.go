@@ -34,11 +34,11 @@ func (c Comm) BcastPoints(p geoknn.Points, root int) (geoknn.Points, error) {
 	if err := c.Bcast(Bytes(n), root); err != nil {
 		return geoknn.Points{}, err
 	}
-	lat, lon := make([]float64, n[0]), make([]float64, n[0])
+	var lat, lon []float64
 	if me == root {
-		for i := range lat {
-			lat[i], lon[i] = p.At(i)
-		}
+		lat, lon = float64Cols(p)
+	} else {
+		lat, lon = make([]float64, n[0]), make([]float64, n[0])
 	}
 	for _, col := range [][]float64{lat, lon} {
 		if err := c.Bcast(Bytes(col), root); err != nil {
@@ -46,6 +46,19 @@ func (c Comm) BcastPoints(p geoknn.Points, root int) (geoknn.Points, error) {
 		}
 	}
 	return geoknn.Radians64(lat, lon), nil
+}
+
+// float64Cols is p as float64 radian columns: its own where it holds them,
+// else a copy.
+func float64Cols(p geoknn.Points) (lat, lon []float64) {
+	if lat, lon = p.Float64(); lat != nil {
+		return lat, lon
+	}
+	lat, lon = make([]float64, p.Len()), make([]float64, p.Len())
+	for i := range lat {
+		lat[i], lon[i] = p.At(i)
+	}
+	return lat, lon
 }
 
 // ScatterPoints sends each process its range (counts, as Shares gives) of
@@ -61,12 +74,7 @@ func (c Comm) ScatterPoints(p geoknn.Points, counts []int, root int) (geoknn.Poi
 	}
 	var srcLat, srcLon []float64
 	if me == root {
-		if srcLat, srcLon = p.Float64(); srcLat == nil {
-			srcLat, srcLon = make([]float64, p.Len()), make([]float64, p.Len())
-			for i := range srcLat {
-				srcLat[i], srcLon[i] = p.At(i)
-			}
-		}
+		srcLat, srcLon = float64Cols(p)
 	}
 	lat, lon := make([]float64, counts[me]), make([]float64, counts[me])
 	if err := c.Scatterv(Bytes(srcLat), bytes, Bytes(lat), root); err != nil {

@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/sphere"
@@ -17,13 +16,10 @@ type replacer struct {
 	gen     sphere.Generator
 	seed    uint64
 	workers int
-	scratch sync.Pool // a worker's bit set of one replacement block
 }
 
 func newReplacer(frac float64, gen sphere.Generator, seed uint64, workers int) *replacer {
-	r := &replacer{frac: frac, gen: gen, seed: seed, workers: workers}
-	r.scratch.New = func() any { set := make([]uint64, sphere.ReplaceBlockSize/64); return &set }
-	return r
+	return &replacer{frac: frac, gen: gen, seed: seed, workers: workers}
 }
 
 // replace overwrites round(frac*n) of the points lat[:n], lon[:n] with
@@ -46,14 +42,12 @@ func (r *replacer) replace(step int, lat, lon []float64, slots []uint32) {
 func (r *replacer) draw(step, n int, slots []uint32, newLat, newLon []float64) {
 	rep := sphere.Replacement{Fraction: r.frac, Seed: r.seed, Step: uint64(step)}
 	parallel.Blocks(sphere.Blocks(n), 1, r.workers, func(_, b, _ int) {
-		set := r.scratch.Get().(*[]uint64)
-		defer r.scratch.Put(set)
-		first := sphere.ReplaceCount(r.frac, b*sphere.ReplaceBlockSize)
-		k := sphere.ReplaceCount(r.frac, min((b+1)*sphere.ReplaceBlockSize, n)) - first
+		var set [sphere.ReplaceBlockSize / 64]uint64 // stays on the stack
+		first, k := rep.BlockRange(b, n)
 		if k == 0 {
 			return
 		}
-		rep.BlockSlots(b, n, *set, slots[first:first])
+		rep.BlockSlots(b, n, set[:], slots[first:first])
 		rep.BlockPoints(r.gen, b, newLat[first:first+k], newLon[first:first+k])
 	})
 }

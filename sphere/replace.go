@@ -63,8 +63,7 @@ func Blocks(n int) int { return (n + ReplaceBlockSize - 1) / ReplaceBlockSize }
 // is scratch of ReplaceBlockSize/64 words; slots is appended to.
 func (r Replacement) BlockSlots(b, n int, set []uint64, slots []uint32) (first int, _ []uint32) {
 	lo, hi := b*ReplaceBlockSize, min((b+1)*ReplaceBlockSize, n)
-	first = ReplaceCount(r.Fraction, lo)
-	k := ReplaceCount(r.Fraction, hi) - first
+	first, k := r.BlockRange(b, n)
 	if k <= 0 {
 		return first, slots
 	}
@@ -88,6 +87,13 @@ func (r Replacement) BlockSlots(b, n int, set []uint64, slots []uint32) (first i
 	return first, slots
 }
 
+// BlockRange is block b's share of the replaced observations of n: the
+// ordinal of its first among all replaced ones, and how many it replaces.
+func (r Replacement) BlockRange(b, n int) (first, k int) {
+	first = ReplaceCount(r.Fraction, b*ReplaceBlockSize)
+	return first, ReplaceCount(r.Fraction, min((b+1)*ReplaceBlockSize, n)) - first
+}
+
 // CountIn is how many of observations [lo, hi) of n the replacement
 // replaces: the blocks wholly inside by ReplaceCount, each block the range
 // cuts by drawing its slots (a part of the observations, on one GPU, whose
@@ -101,9 +107,9 @@ func (r Replacement) CountIn(n, lo, hi int) int {
 	var set [ReplaceBlockSize / 64]uint64
 	var slots []uint32
 	for b := lo / ReplaceBlockSize; b <= (hi-1)/ReplaceBlockSize; b++ {
-		blo, bhi := b*ReplaceBlockSize, min((b+1)*ReplaceBlockSize, n)
-		if lo <= blo && bhi <= hi {
-			count += ReplaceCount(r.Fraction, bhi) - ReplaceCount(r.Fraction, blo)
+		if lo <= b*ReplaceBlockSize && min((b+1)*ReplaceBlockSize, n) <= hi {
+			_, k := r.BlockRange(b, n)
+			count += k
 			continue
 		}
 		_, slots = r.BlockSlots(b, n, set[:], slots[:0])

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -506,7 +508,7 @@ func offsetOf(counts []int, r int) int {
 	return lo
 }
 
-// rankRecord is the fixed size of a rank's report line.
+// rankRecord is the fixed size of a rank's report: its query seconds and its line.
 const rankRecord = 512
 
 // rankReports are every rank's report line and query time, at rank 0.
@@ -520,8 +522,10 @@ func (j *mpiJob) gatherTimes() (rankReports, error) {
 	line := fmt.Sprintf("rank %d on %s (%s): %d observations, load %.3f s, spread %.3f s, query %.3f s, gather %.3f s",
 		j.rank, j.host, j.times.devices, j.times.n, j.times.load.Seconds(), j.times.spread.Seconds(),
 		j.times.query.Seconds(), j.times.gather.Seconds())
+	// A record: the query's seconds (8 bytes), then the line.
 	rec := make([]byte, rankRecord)
-	copy(rec, line)
+	binary.LittleEndian.PutUint64(rec, math.Float64bits(j.times.query.Seconds()))
+	copy(rec[8:], line)
 	counts := make([]int, j.size)
 	for r := range counts {
 		counts[r] = rankRecord
@@ -534,18 +538,9 @@ func (j *mpiJob) gatherTimes() (rankReports, error) {
 		return rankReports{}, err
 	}
 	var rep rankReports
-	ones := make([]int, j.size)
-	for r := range ones {
-		ones[r] = 1
-	}
-	if j.rank == 0 {
-		rep.query = make([]float64, j.size)
-	}
-	if err := mpi.Gather(j.world, []float64{j.times.query.Seconds()}, rep.query, ones, 1, 0, 6); err != nil {
-		return rankReports{}, err
-	}
 	for r := 0; r < len(all); r += rankRecord {
-		rep.lines = append(rep.lines, strings.TrimRight(string(all[r:r+rankRecord]), "\x00"))
+		rep.query = append(rep.query, math.Float64frombits(binary.LittleEndian.Uint64(all[r:])))
+		rep.lines = append(rep.lines, strings.TrimRight(string(all[r+8:r+rankRecord]), "\x00"))
 	}
 	return rep, nil
 }
