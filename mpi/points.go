@@ -99,7 +99,8 @@ func Gather[T any](c Comm, own, all []T, counts []int, per, root, tag int) error
 		return c.Send(Bytes(own), root, tag)
 	}
 	for r := range counts {
-		lo, hi := offset(counts, r)*per, (offset(counts, r)+counts[r])*per
+		lo, hi := Range(counts, r)
+		lo, hi = lo*per, hi*per
 		if r == root {
 			if len(own) > 0 && &own[0] != &all[lo] {
 				copy(all[lo:hi], own)

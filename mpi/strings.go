@@ -1,7 +1,5 @@
 package mpi
 
-import "strings"
-
 // BcastStrings sends root's strings (ids, names) to every process; the
 // others' ss is ignored.
 func (c Comm) BcastStrings(ss []string, root int) ([]string, error) {
@@ -69,13 +67,16 @@ func encodeStrings(ss []string, sends bool) ([]uint32, []byte) {
 	if !sends {
 		return nil, nil
 	}
-	lens := make([]uint32, len(ss))
-	var b strings.Builder
+	lens, total := make([]uint32, len(ss)), 0
 	for i, s := range ss {
 		lens[i] = uint32(len(s))
-		b.WriteString(s)
+		total += len(s)
 	}
-	return lens, []byte(b.String())
+	b := make([]byte, 0, total)
+	for _, s := range ss {
+		b = append(b, s...)
+	}
+	return lens, b
 }
 
 // decodeStrings splits joined by lens.
