@@ -115,6 +115,7 @@ type gpuDevice struct {
 	generate *generateKernels
 	move     *moveKernels
 	tree     *treeKernels
+	cells    *cellsKernels
 	mods     []cuda.Module
 
 	refs           deviceRefs
@@ -269,6 +270,9 @@ func (d *gpuDevice) loadKernels(mods map[string]cuda.Module) error {
 		return err
 	}
 	if d.tree, err = loadTree(d.drv, mods["tree"]); err != nil {
+		return err
+	}
+	if d.cells, err = loadCells(d.drv, mods["cells"]); err != nil {
 		return err
 	}
 	d.move, err = loadMove(d.drv, mods["move"])

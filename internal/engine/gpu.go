@@ -223,6 +223,7 @@ func newGPURun(req Request, out Result) (*gpuRun, string) {
 	if plan.tree != nil {
 		if tree, err := newGPUTree(plan.tree); err == nil {
 			run.tree, run.grid = tree, newGridShape(treeSortSide)
+			run.cellsGrid, run.cellsSide = newGridShape(cellsGridSide(run.refs.n)), cellsSideFor(run.n, run.refs.n, true)
 			return run, plan.note()
 		}
 		plan = planGrid(req.Obs, run.refs, gpuSessionGridCost, req.GridSide, nil)
@@ -232,6 +233,9 @@ func newGPURun(req Request, out Result) (*gpuRun, string) {
 		return run, "grid fell back to brute force: " + plan.reason
 	}
 	run.grid = newGridShape(plan.index.g)
+	if req.GridSide == 0 {
+		run.cellsGrid, run.cellsSide = run.grid, cellsSideFor(run.n, run.refs.n, false)
+	}
 	return run, plan.note()
 }
 

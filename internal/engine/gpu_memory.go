@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -147,4 +148,27 @@ func (h *pinnedHost) free(drv *cuda.Driver) error {
 func view[T any](p unsafe.Pointer, offsetElems, n int) []T {
 	var zero T
 	return unsafe.Slice((*T)(unsafe.Add(p, uintptr(offsetElems)*unsafe.Sizeof(zero))), n)
+}
+
+// growKeep enlarges device buffer b to at least bytes, keeping what it
+// holds (a synchronous copy: the caller has synchronized the streams that
+// write b).
+func (b *buffer) growKeep(drv *cuda.Driver, bytes int) error {
+	if b.ptr != 0 && b.bytes >= bytes {
+		return nil
+	}
+	var nb buffer
+	if err := nb.ensure(drv, bytes, false, 0); err != nil {
+		return err
+	}
+	if b.ptr != 0 {
+		if err := drv.MemcpyDtoD(nb.ptr, b.ptr, uint64(b.bytes)); err != nil {
+			return errors.Join(err, nb.free(drv))
+		}
+	}
+	if err := b.free(drv); err != nil {
+		return errors.Join(err, nb.free(drv))
+	}
+	*b = nb
+	return nil
 }

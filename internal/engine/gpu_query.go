@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -14,6 +15,7 @@ import (
 type stageTimes struct {
 	index, upload, kernel, download time.Duration
 	refined                         int
+	note                            string // how this GPU's index came out, when it differs by GPU
 }
 
 // addDevice folds one GPU's stage times into st.
@@ -23,6 +25,9 @@ func (st *Stats) addDevice(t stageTimes) {
 	st.Upload = max(st.Upload, t.upload)
 	st.Download = max(st.Download, t.download)
 	st.Refined += t.refined
+	if t.note != "" && !strings.Contains(st.Note, t.note) {
+		st.Note = strings.TrimPrefix(st.Note+"; "+t.note, "; ")
+	}
 }
 
 // gpuQuery is one query in flight on a GPU stream, the unit both streaming
@@ -133,6 +138,7 @@ type rankPlan struct {
 	algo  Algorithm
 	shape gridShape // g > 0: the grid query over records sorted by cell
 	tree  bool      // the k-d tree query instead, over the records sorted by shape's cells
+	cells int       // > 0: the face-cell query instead (cells a face edge), over the columns, unsorted
 	prec  int       // 0: float64 radian columns, 1: float32
 	nref  int       // references on the device (distinct ones for the exact kernels)
 }
@@ -187,6 +193,11 @@ func (q *gpuQuery) rankOnly(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) e
 	}
 	var err error
 	switch {
+	case p.cells > 0:
+		c := &refs.cells
+		err = d.cells.run(d.drv, q.stream, cellsQuery{prec: p.prec, lat: q.lat.ptr, lon: q.lon.ptr, nobs: m, side: p.cells,
+			counts: c.counts.ptr, lists: c.lists.ptr, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr,
+			nflag: q.nflag.ptr})
 	case p.tree:
 		err = d.tree.run(d.drv, q.stream, treeQuery{obs: q.sorted.ptr, nobs: m, nodes: refs.treeNodes.ptr,
 			refs: refs.treeRefs.ptr, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr, refined: q.nflag.ptr})

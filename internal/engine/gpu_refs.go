@@ -24,6 +24,9 @@ type deviceRefs struct {
 	runsPtr                          cuda.DevicePtr // the buffer runsSide was uploaded to
 	// The k-d tree (gpu_tree.go), when the plan chose one.
 	treeNodes, treeRefs buffer
+	// The face cells' candidate lists (gpu_cells.go), when the plan
+	// allows them and they could be made.
+	cells cellLists
 	// from is the prepared set (Request.Prepared, read-only) the vectors
 	// were last staged from: a query against it again sends nothing.
 	from *refSet
@@ -185,5 +188,5 @@ func (r *deviceRefs) free(drv *cuda.Driver) error {
 	return errors.Join(r.ref32.free(drv), r.ref64.free(drv), r.orig.free(drv), r.lat.free(drv), r.lon.free(drv),
 		r.host.free(drv),
 		r.cellStart.free(drv), r.sorted.free(drv), r.runs.free(drv),
-		r.keys.free(drv), r.sums.free(drv), r.trimmed.free(drv), r.treeNodes.free(drv), r.treeRefs.free(drv))
+		r.keys.free(drv), r.sums.free(drv), r.trimmed.free(drv), r.treeNodes.free(drv), r.treeRefs.free(drv), r.cells.free(drv))
 }

@@ -22,9 +22,16 @@ type gpuRun struct {
 	grid gridShape // the cells when the query runs the grid algorithm (g > 0)
 	// tree, when the plan chose a k-d tree: grid then only orders the
 	// observations.
-	tree  *gpuTree
-	queue *partition.Queue
-	n     int
+	tree *gpuTree
+	// cellsSide, when the plan allows the face-cell query: its cells a
+	// face edge. Each GPU builds the lists from the references' grid index
+	// of shape cellsGrid (the query's grid, or with a k-d tree the grid
+	// the tree beat), or answers through the plan's index where they
+	// cannot be made.
+	cellsSide int
+	cellsGrid gridShape
+	queue     *partition.Queue
+	n         int
 	// direct: out lives in the engine's page-locked memory, and jobs copy
 	// their answers straight into it; directIn: so do the observations'
 	// columns, which jobs copy in straight from there.
@@ -100,6 +107,9 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 	if err != nil {
 		return err
 	}
+	if run.cellsSide > 0 {
+		t.note = d.refs.cells.note()
+	}
 	cfg := slotConfig{batch: batch, is32: run.req.Obs.Is32(), managed: d.memory == ManagedMemory, dev: d.dev,
 		partials: max(batch, d.minPartials()), grid: run.grid,
 		stageIn: run.req.Obs.Gen == nil && !run.directIn, stageOut: !run.direct}
@@ -122,6 +132,7 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 // wait for (0 when they need none).
 func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 	stream := d.slots[0].stream
+	d.refs.cells.side = 0
 	stage := func() error { return d.refs.stage(d.drv, stream, run.refs, run.seedRefs()) }
 	if run.req.Prepared != nil && run.req.Algorithm != Seed {
 		stage = func() error { return d.refs.stagePrepared(d.drv, stream, run.refs, true) }
@@ -139,8 +150,20 @@ func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 		if err := d.refs.uploadTree(d.drv, run.tree); err != nil {
 			return 0, fmt.Errorf("uploading the k-d tree: %w", err)
 		}
-	} else if err := d.refs.buildGrid(d.drv, d.grid, stream, run.grid, run.refs.n); err != nil {
-		return 0, fmt.Errorf("building the grid index: %w", err)
+	}
+	index := run.grid // the references' grid index: the query's, or the one the face cells are built from
+	if run.tree != nil {
+		index = run.cellsGrid
+	}
+	if index.g > 0 {
+		if err := d.refs.buildGrid(d.drv, d.grid, stream, index, run.refs.n); err != nil {
+			return 0, fmt.Errorf("building the grid index: %w", err)
+		}
+	}
+	if run.cellsSide > 0 {
+		if _, err := d.refs.cells.build(d.drv, d.cells, stream, &d.refs, index, run.refs.n, run.cellsSide); err != nil {
+			return 0, fmt.Errorf("building the face cells: %w", err)
+		}
 	}
 	return d.evIdx1, d.drv.EventRecord(d.evIdx1, stream)
 }
@@ -318,7 +341,8 @@ func (s *slot) kernels(d *gpuDevice, run *gpuRun, m int) error {
 		return err
 	}
 	p := run.plan()
-	if p.shape.g > 0 {
+	p.cells = d.refs.cells.side
+	if p.shape.g > 0 && p.cells == 0 {
 		if err := s.sortByCell(d, m, p, true, 0); err != nil {
 			return err
 		}

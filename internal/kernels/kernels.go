@@ -40,6 +40,9 @@ var movePTX string
 //go:embed tree.ptx
 var treePTX string
 
+//go:embed cells.ptx
+var cellsPTX string
+
 // PTX returns the PTX of the named kernel file: "haversine" (the exact
 // brute force: block_min, global_min, refine), "seed" (the reference
 // notebook's kernels, ported as the benchmark baseline), "grid" (the exact
@@ -47,14 +50,16 @@ var treePTX string
 // observations kept on the GPU, mapping merged duplicates, counting changed
 // answers), "generate" (synthetic observations made on the GPU) or "knn"
 // (k nearest and within a radius, through the grid index), "move"
-// (references moved on the GPU, sphere.Propagate's twin) or "tree" (the
-// exact query through a k-d tree, for references no grid suits). When the
-// environment variable GEOKNN_PTX_DIR is set, the file NAME.ptx is read from
+// (references moved on the GPU, sphere.Propagate's twin), "tree" (the
+// exact query through a k-d tree) or "cells" (the exact query through
+// candidate lists of cube-face cells, which needs no observation sort).
+// When the environment variable GEOKNN_PTX_DIR is set, the file NAME.ptx is read from
 // that folder instead of the embedded copy: kernel developers use it to run
 // freshly built PTX without rebuilding the binary.
 func PTX(name string) (string, error) {
 	embedded, ok := map[string]string{"haversine": haversinePTX, "seed": seedPTX, "grid": gridPTX,
-		"resident": residentPTX, "generate": generatePTX, "knn": knnPTX, "move": movePTX, "tree": treePTX}[name]
+		"resident": residentPTX, "generate": generatePTX, "knn": knnPTX, "move": movePTX, "tree": treePTX,
+		"cells": cellsPTX}[name]
 	if !ok {
 		return "", fmt.Errorf("no kernel file %q", name)
 	}
@@ -107,7 +112,7 @@ func gunzip(gz io.Reader, name string) ([]byte, error) {
 }
 
 // Files are the kernel files PTX knows, in load order.
-var Files = []string{"haversine", "seed", "grid", "resident", "generate", "knn", "move", "tree"}
+var Files = []string{"haversine", "seed", "grid", "resident", "generate", "knn", "move", "tree", "cells"}
 
 // Block-min launch shape, mirrored from haversine.cu's #defines; the test
 // checks that the two agree.
@@ -130,6 +135,17 @@ const (
 	TreeStack       = 32         // TREE_STACK: the deepest k-d tree tree_query walks
 	TreeLeaf        = 0x80000000 // TREE_LEAF: a tree node's child that is a leaf
 	TreeNodeBytes   = 64         // sizeof(TreeNode), asserted in tree.cu
+	CellsCap        = 32         // CL_CAP: entries a face cell's candidate list holds
+	CellsBuildWarps = 4          // CB_WARPS: cells (one a warp) a cells_build block
+	CellsThreads    = 256        // CQ_THREADS: cells_query_f64, cells_query_f32
+	CellsStatusLen  = 4          // CS_WORDS: cells_build's status words
+	CellsFailed     = 0          // CS_FAILED: status word, cells whose list could not be made
+	CellsEntries    = 1          // CS_ENTRIES: status word, entries in all lists
+	CellsLongest    = 2          // CS_LONGEST: status word, the longest list
+	CellsSplit      = 3          // CS_SPLIT: status word, cells split into the next level
+	CellsSplitN     = 4          // CL_SPLIT_N: a split cell's children an edge
+	CellsPass       = 512        // CL_PASS: survivors a split cell passes down to its children
+	CellsPassSlots  = 16384      // CL_PASS_SLOTS: split cells a level that can pass them down
 )
 
 // NoAnswer marks an observation with no previous answer in a session (new
@@ -192,6 +208,10 @@ var signatures = map[string][]cuda.Param{
 	"gen_seed":   {U64, U32, U64, U64, U64},
 
 	"tree_query": {U64, U32, U64, U64, U64, U64, U64, U64},
+
+	"cells_build":     {U32, U32, U64, U32, U32, U32, F32, F32, U64, U64, U64, U64, U64, U64, U64, U64, U64},
+	"cells_query_f64": {U64, U64, U32, U32, U64, U64, U64, U64, U64, U64},
+	"cells_query_f32": {U64, U64, U32, U32, U64, U64, U64, U64, U64, U64},
 }
 
 // Short names for the table above.

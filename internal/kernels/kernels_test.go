@@ -182,6 +182,17 @@ func TestLaunchConstantsMatchSource(t *testing.T) {
 		{"tree.cu", "TREE_STACK", TreeStack},
 		{"tree.cu", "TREE_LEAF", TreeLeaf},
 		{"tree.cu", "TREE_NODE_BYTES", TreeNodeBytes},
+		{"cells.cu", "CL_CAP", CellsCap},
+		{"cells.cu", "CB_WARPS", CellsBuildWarps},
+		{"cells.cu", "CQ_THREADS", CellsThreads},
+		{"cells.cu", "CS_WORDS", CellsStatusLen},
+		{"cells.cu", "CS_FAILED", CellsFailed},
+		{"cells.cu", "CS_ENTRIES", CellsEntries},
+		{"cells.cu", "CS_LONGEST", CellsLongest},
+		{"cells.cu", "CS_SPLIT", CellsSplit},
+		{"cells.cu", "CL_SPLIT_N", CellsSplitN},
+		{"cells.cu", "CL_PASS", CellsPass},
+		{"cells.cu", "CL_PASS_SLOTS", CellsPassSlots},
 	} {
 		src, err := os.ReadFile(tc.file)
 		if err != nil {
