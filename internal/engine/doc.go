@@ -23,9 +23,11 @@
 //     the grid search or the AVX2 brute-force scan.
 //  4. On GPUs (gpu*.go), each device's thread stages the references once
 //     (gpu_refs.go), builds the grid index on the device (or sends the k-d
-//     tree the host built, laid out by gpu_tree.go), then streams jobs
-//     through three slots (gpu_stream.go): copy in, sort by cell, rank, copy
-//     out, the kernels of successive jobs in order while copies overlap.
+//     tree the host built, laid out by gpu_tree.go) and from it the face
+//     cells' candidate lists (gpu_cells.go), then streams jobs through three
+//     slots (gpu_stream.go): copy in, rank (through the face cells, else
+//     sorted by cell for the grid or tree query), copy out, the kernels of
+//     successive jobs in order while copies overlap.
 //     Sessions (gpu_session.go) keep observations resident instead and send
 //     only references and replacements. Both run the same query path
 //     (gpu_query.go), and kern_X.go wraps the kernels of X.cu.
@@ -41,6 +43,7 @@
 //	gpu_memory.go, gpu_refs.go      device, managed and pinned buffers; references on a GPU
 //	gpu_query.go                    one query on a stream: sort, rank, answers out, stage times
 //	cpu_kdtree.go, gpu_tree.go      the k-d tree; its layout for tree.cu
+//	gpu_cells.go                    the face cells' lists (cells.cu): layout, levels, refusal
 //	gpu_stream.go, gpu_session.go   streamed jobs; resident sessions
 //	kern.go, kern_*.go              typed kernel wrappers, one file per .cu
 package engine

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -107,6 +108,8 @@ type residentPart struct {
 	shape       gridShape // the cells of the query in flight (g == 0: brute force)
 	sortedShape gridShape // the cells recs were last sorted by (g == 0: not sorted)
 	repQueued   bool      // a replacement's copies may still be reading hostRep
+	cellsNote   string    // how the query in flight's face cells came out ("": none built)
+	noCells     bool      // the plan's lists were refused: not built again until the next plan
 	patched     int       // records replaced in place in sorted since the sort: the device's list count, exactly
 }
 
@@ -503,6 +506,9 @@ func (q *gpuPending) sessionStats() SessionStats {
 	s := q.s
 	st := SessionStats{Stats: Stats{Engine: "gpu", Jobs: len(s.parts), Note: s.plan.note}, Replaced: s.replaced,
 		Prepare: q.prepare}
+	if note := s.parts[0].cellsNote; note != "" {
+		st.Note = strings.TrimPrefix(st.Note+"; "+note, "; ")
+	}
 	for k, p := range s.parts {
 		st.Devices = append(st.Devices, p.d.info.String())
 		st.addDevice(q.times[k])
@@ -533,7 +539,7 @@ func (p *residentPart) enqueue(s *gpuSession, movers, want bool, t *stageTimes) 
 	if err := drv.EventRecord(p.evStart, stream); err != nil {
 		return err
 	}
-	if err := p.prepareIndex(plan, nref); err != nil {
+	if err := p.prepareIndex(s, &plan, nref); err != nil {
 		return err
 	}
 	if err := p.rankOnly(d, m, &p.refs, plan); err != nil {
@@ -580,30 +586,68 @@ func (p *residentPart) enqueueRefs(s *gpuSession, movers bool, t *stageTimes) (i
 // Simulation).
 const resortFraction = 32
 
-// prepareIndex queues the grid index build and, when the cells changed or
-// 1/resortFraction of the sorted records were patched, the observations' re-sort;
-// evIndex marks the end of the index build (brute force: of nothing).
-func (p *residentPart) prepareIndex(plan rankPlan, nref int) error {
+// prepareIndex queues the grid index build and the face cells' lists,
+// which set plan.cells where they could be made; failing that, when the
+// cells changed or 1/resortFraction of the sorted records were patched, the
+// observations' re-sort for the grid query. evIndex marks the end of the
+// index build (brute force: of nothing).
+func (p *residentPart) prepareIndex(s *gpuSession, plan *rankPlan, nref int) error {
 	drv, m := p.d.drv, p.n()
+	p.cellsNote = ""
 	if plan.shape.g == 0 {
 		return drv.EventRecord(p.evIndex, p.stream)
 	}
 	if err := p.refs.buildGrid(drv, p.d.grid, p.stream, plan.shape, nref); err != nil {
 		return fmt.Errorf("building the grid index: %w", err)
 	}
+	if err := p.buildCells(s, plan, nref); err != nil {
+		return err
+	}
 	if err := drv.EventRecord(p.evIndex, p.stream); err != nil {
 		return err
+	}
+	if plan.cells > 0 {
+		// The face-cell query reads the columns, which replacements
+		// update: the records' sorted copy is left behind, and sorted
+		// again should a later query need it.
+		p.sortedShape, p.patched = gridShape{}, 0
+		return nil
 	}
 	if p.sortedShape == plan.shape && resortFraction*p.patched <= m {
 		return nil
 	}
-	if err := p.sortByCell(p.d, m, plan, false, p.pos.ptr); err != nil {
+	if err := p.sortByCell(p.d, m, *plan, false, p.pos.ptr); err != nil {
 		return err
 	}
 	if err := drv.MemsetD32Async(p.pcount.ptr, 0, 1, p.stream); err != nil {
 		return err
 	}
 	p.sortedShape, p.patched = plan.shape, 0
+	return nil
+}
+
+// buildCells builds the face cells' lists from the grid index just
+// queued, for the part's observations, unless the session fixed the
+// grid's side or the lists were refused since the plan was made (a refused
+// build costs the most: every level is tried); plan.cells is set where
+// every cell got its list.
+func (p *residentPart) buildCells(s *gpuSession, plan *rankPlan, nref int) error {
+	c := &p.refs.cells
+	if s.opts.GridSide != 0 {
+		return nil
+	}
+	if p.noCells && s.plan.uses > 1 {
+		p.cellsNote = c.note()
+		return nil
+	}
+	ok, err := c.build(p.d.drv, p.d.cells, p.stream, &p.refs, plan.shape, nref, cellsSideFor(p.n(), nref, false))
+	if err != nil {
+		return fmt.Errorf("building the face cells: %w", err)
+	}
+	if ok {
+		plan.cells = c.side
+	}
+	p.noCells, p.cellsNote = !ok, c.note()
 	return nil
 }
 

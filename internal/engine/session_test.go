@@ -10,10 +10,13 @@ import (
 )
 
 // sessionSteps drives a session through steps that move the references,
-// replace observations, change the reference count, add duplicates and skip
-// the answers, and checks every answered step against a CPU brute-force
-// query on the same points and every changed count against the host's.
-func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
+// replace observations, change the reference count, add duplicates, crowd
+// most references into one spot (no face cells can be made: the GPU's grid
+// query answers those two steps, the second without trying the lists again,
+// then the cells again) and skip the answers, and checks every answered step against a CPU brute-force query
+// on the same points and every changed count against the host's. nref
+// references: enough that the GPU's plan is a grid rather than brute force.
+func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int) {
 	t.Helper()
 	ctx := context.Background()
 	n := obs.Len()
@@ -37,10 +40,11 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
 		t.Fatalf("Len = %d, want %d", s.Len(), n)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	ref := spherePoints(3000, 21)
+	ref := spherePoints(nref, 21)
 	var prev []uint32
 	replacedSince := map[uint32]bool{}
-	for step := 1; step <= 7; step++ {
+	withCells := 0 // steps the GPU answered through the face cells
+	for step := 1; step <= 8; step++ {
 		if step > 1 {
 			for i := range ref.Lat64 { // small moves, clamped into range
 				ref.Lat64[i] = math.Max(-math.Pi/2, math.Min(math.Pi/2, ref.Lat64[i]+0.002*(rng.Float64()-0.5)))
@@ -81,6 +85,12 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
 		case 5: // duplicated references: the lowest index must win
 			q = Radians64(append(append([]float64(nil), ref.Lat64...), ref.Lat64[:700]...),
 				append(append([]float64(nil), ref.Lon64...), ref.Lon64[:700]...))
+		case 6, 7: // 20,000 more within a few metres of one spot, twice under one plan
+			q = Radians64(slices.Clone(ref.Lat64), slices.Clone(ref.Lon64))
+			for k := range 20000 {
+				q.Lat64 = append(q.Lat64, 0.4+1e-6*float64(k%139)/139)
+				q.Lon64 = append(q.Lon64, 0.9+1e-6*float64(k%149)/149)
+			}
 		}
 		want := newResult(n)
 		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: host, Ref: q, Algorithm: Brute}, want); err != nil {
@@ -111,18 +121,31 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
 		}
 		t.Logf("step %d: changed %d, replaced %d, kernels %v (index %v), %d refined; %s",
 			step, st.Changed, st.Replaced, st.Kernel, st.Index, st.Refined, st.Note)
+		if _, gpu := eng.(*GPU); gpu && algo == Grid {
+			cells := strings.Contains(st.Note, "face cells 6 x")
+			if cells {
+				withCells++
+			}
+			crowded := step == 6 || step == 7
+			if strings.HasPrefix(st.Note, "grid ") && !strings.Contains(st.Note, "fell back") && cells == crowded {
+				t.Errorf("step %d: %s; want face cells on every grid step but the crowded ones", step, st.Note)
+			}
+		}
 		if answered {
 			compareResults(t, host, q, want, got)
 		}
 		prev = want.Index
 		clear(replacedSince)
 	}
+	if _, gpu := eng.(*GPU); gpu && algo == Grid && withCells == 0 {
+		t.Error("no step answered through the face cells")
+	}
 }
 
 func TestCPUSession(t *testing.T) {
 	for _, algo := range []Algorithm{Grid, Brute} {
 		t.Run(algo.String(), func(t *testing.T) {
-			sessionSteps(t, NewCPU(0), spherePoints(20000, 5), algo)
+			sessionSteps(t, NewCPU(0), spherePoints(20000, 5), algo, 3000)
 		})
 	}
 }
@@ -140,7 +163,7 @@ func TestGPUSession(t *testing.T) {
 		}()},
 	} {
 		for _, algo := range []Algorithm{Grid, Brute} {
-			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { sessionSteps(t, g, tc.obs, algo) })
+			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { sessionSteps(t, g, tc.obs, algo, 30000) })
 		}
 	}
 }
