@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -90,35 +89,18 @@ func TestGPUCells(t *testing.T) {
 		{"seams and cell edges", obs, seams, true},
 		{"mirror ties", onEquator, mirror, true},
 		{"near duplicates", spherePoints(1<<16, 31), nearDup, true},
-		{"float32 columns", to32(o32), to32(r32), true},
+		{"float32 columns", points32(o32), points32(r32), true},
 		{"crowded poles: split cells", onFaceEdges(1<<16, side, rng), poles, true},
 		{"clustered references (a k-d tree plan)", spherePoints(1<<16, 36), Radians64(clat, clon), true},
 		{"crowded references", spherePoints(1<<16, 32), crowded, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want, got := newResult(tc.obs.Len()), newResult(tc.obs.Len())
-			if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: tc.obs, Ref: tc.ref, Algorithm: Brute}, want); err != nil {
-				t.Fatal(err)
-			}
-			st, err := g.Nearest(context.Background(), Request{Obs: tc.obs, Ref: tc.ref, Algorithm: Grid, BatchSize: 1 << 15}, got)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%d jobs, kernels %v, %d refined; %s", st.Jobs, st.Kernel, st.Refined, st.Note)
+			st := gridMatchesBrute(t, g, tc.obs, tc.ref, 1<<15)
 			if tc.cells && !strings.Contains(st.Note, "face cells 6 x") {
 				t.Errorf("planned %q, want the face cells", st.Note)
 			}
-			compareResults(t, tc.obs, tc.ref, want, got)
 		})
 	}
-}
-
-func to32(p Points) Points {
-	lat, lon := make([]float32, p.Len()), make([]float32, p.Len())
-	for i := range lat {
-		lat[i], lon[i] = float32(p.Lat64[i]), float32(p.Lon64[i])
-	}
-	return Radians32(lat, lon)
 }
 
 // The cube has cells for the job's size, fewer where the references are

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -108,7 +107,6 @@ type residentPart struct {
 	shape       gridShape // the cells of the query in flight (g == 0: brute force)
 	sortedShape gridShape // the cells recs were last sorted by (g == 0: not sorted)
 	repQueued   bool      // a replacement's copies may still be reading hostRep
-	cellsNote   string    // how the query in flight's face cells came out ("": none built)
 	noCells     bool      // the plan's lists were refused: not built again until the next plan
 	patched     int       // records replaced in place in sorted since the sort: the device's list count, exactly
 }
@@ -506,9 +504,6 @@ func (q *gpuPending) sessionStats() SessionStats {
 	s := q.s
 	st := SessionStats{Stats: Stats{Engine: "gpu", Jobs: len(s.parts), Note: s.plan.note}, Replaced: s.replaced,
 		Prepare: q.prepare}
-	if note := s.parts[0].cellsNote; note != "" {
-		st.Note = strings.TrimPrefix(st.Note+"; "+note, "; ")
-	}
 	for k, p := range s.parts {
 		st.Devices = append(st.Devices, p.d.info.String())
 		st.addDevice(q.times[k])
@@ -539,7 +534,7 @@ func (p *residentPart) enqueue(s *gpuSession, movers, want bool, t *stageTimes) 
 	if err := drv.EventRecord(p.evStart, stream); err != nil {
 		return err
 	}
-	if err := p.prepareIndex(s, &plan, nref); err != nil {
+	if t.note, err = p.prepareIndex(s, &plan, nref); err != nil {
 		return err
 	}
 	if err := p.rankOnly(d, m, &p.refs, plan); err != nil {
@@ -590,65 +585,66 @@ const resortFraction = 32
 // which set plan.cells where they could be made; failing that, when the
 // cells changed or 1/resortFraction of the sorted records were patched, the
 // observations' re-sort for the grid query. evIndex marks the end of the
-// index build (brute force: of nothing).
-func (p *residentPart) prepareIndex(s *gpuSession, plan *rankPlan, nref int) error {
+// index build (brute force: of nothing). It returns how the face cells
+// came out ("": none tried).
+func (p *residentPart) prepareIndex(s *gpuSession, plan *rankPlan, nref int) (string, error) {
 	drv, m := p.d.drv, p.n()
-	p.cellsNote = ""
 	if plan.shape.g == 0 {
-		return drv.EventRecord(p.evIndex, p.stream)
+		return "", drv.EventRecord(p.evIndex, p.stream)
 	}
 	if err := p.refs.buildGrid(drv, p.d.grid, p.stream, plan.shape, nref); err != nil {
-		return fmt.Errorf("building the grid index: %w", err)
+		return "", fmt.Errorf("building the grid index: %w", err)
 	}
-	if err := p.buildCells(s, plan, nref); err != nil {
-		return err
+	note, err := p.buildCells(s, plan, nref)
+	if err != nil {
+		return "", err
 	}
 	if err := drv.EventRecord(p.evIndex, p.stream); err != nil {
-		return err
+		return "", err
 	}
 	if plan.cells > 0 {
 		// The face-cell query reads the columns, which replacements
 		// update: the records' sorted copy is left behind, and sorted
 		// again should a later query need it.
 		p.sortedShape, p.patched = gridShape{}, 0
-		return nil
+		return note, nil
 	}
 	if p.sortedShape == plan.shape && resortFraction*p.patched <= m {
-		return nil
+		return note, nil
 	}
 	if err := p.sortByCell(p.d, m, *plan, false, p.pos.ptr); err != nil {
-		return err
+		return "", err
 	}
 	if err := drv.MemsetD32Async(p.pcount.ptr, 0, 1, p.stream); err != nil {
-		return err
+		return "", err
 	}
 	p.sortedShape, p.patched = plan.shape, 0
-	return nil
+	return note, nil
 }
 
 // buildCells builds the face cells' lists from the grid index just
 // queued, for the part's observations, unless the session fixed the
 // grid's side or the lists were refused since the plan was made (a refused
 // build costs the most: every level is tried); plan.cells is set where
-// every cell got its list.
-func (p *residentPart) buildCells(s *gpuSession, plan *rankPlan, nref int) error {
+// every cell got its list. It returns how the lists came out ("": not
+// tried).
+func (p *residentPart) buildCells(s *gpuSession, plan *rankPlan, nref int) (string, error) {
 	c := &p.refs.cells
 	if s.opts.GridSide != 0 {
-		return nil
+		return "", nil
 	}
 	if p.noCells && s.plan.uses > 1 {
-		p.cellsNote = c.note()
-		return nil
+		return c.note(), nil
 	}
 	ok, err := c.build(p.d.drv, p.d.cells, p.stream, &p.refs, plan.shape, nref, cellsSideFor(p.n(), nref, false))
 	if err != nil {
-		return fmt.Errorf("building the face cells: %w", err)
+		return "", fmt.Errorf("building the face cells: %w", err)
 	}
 	if ok {
 		plan.cells = c.side
 	}
-	p.noCells, p.cellsNote = !ok, c.note()
-	return nil
+	p.noCells = !ok
+	return c.note(), nil
 }
 
 // rankPatched queues the query of the records replacements patched into

@@ -140,6 +140,24 @@ func TestGPUMatchesCPU(t *testing.T) {
 
 // compareResults requires identical indices and distances within 1 m; the
 // first answers (up to 200k) are also checked against the naive oracle.
+// gridMatchesBrute answers obs against ref on g with the grid algorithm in
+// jobs of batch observations, checks the answers against the CPU's brute
+// force and returns the query's stats.
+func gridMatchesBrute(t *testing.T, g *GPU, obs, ref Points, batch int) Stats {
+	t.Helper()
+	want, got := newResult(obs.Len()), newResult(obs.Len())
+	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+		t.Fatal(err)
+	}
+	st, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid, BatchSize: batch}, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d jobs, kernels %v, %d refined; %s", st.Jobs, st.Kernel, st.Refined, st.Note)
+	compareResults(t, obs, ref, want, got)
+	return st
+}
+
 func compareResults(t *testing.T, obs, ref Points, want, got Result) {
 	t.Helper()
 	bad := 0
@@ -170,7 +188,7 @@ func TestGPUNeighboursMatchCPU(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	cities, airports := realSets(t)
 	obs32 := spherePoints(1<<18, 31)
-	obs32 = Radians32(toFloat32(obs32.Lat64), toFloat32(obs32.Lon64))
+	obs32 = points32(obs32)
 	for _, tc := range []struct {
 		name     string
 		obs, ref Points
@@ -369,19 +387,9 @@ func TestGPUTree(t *testing.T) {
 		{"five clusters, near them", near, many},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want, got := newResult(tc.obs.Len()), newResult(tc.obs.Len())
-			if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: tc.obs, Ref: tc.ref, Algorithm: Brute}, want); err != nil {
-				t.Fatal(err)
-			}
-			st, err := g.Nearest(context.Background(), Request{Obs: tc.obs, Ref: tc.ref, Algorithm: Grid, BatchSize: 1 << 14}, got)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%d jobs, kernels %v, %d refined; %s", st.Jobs, st.Kernel, st.Refined, st.Note)
-			if !strings.Contains(st.Note, "k-d tree") {
+			if st := gridMatchesBrute(t, g, tc.obs, tc.ref, 1<<14); !strings.Contains(st.Note, "k-d tree") {
 				t.Errorf("planned %q, want the k-d tree", st.Note)
 			}
-			compareResults(t, tc.obs, tc.ref, want, got)
 		})
 	}
 }

@@ -143,7 +143,7 @@ func TestGPUSessionMovers(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		obs  Points
-	}{{"float64", spherePoints(1<<18+3, 5)}, {"float32", Radians32(toFloat32(p.Lat64), toFloat32(p.Lon64))}} {
+	}{{"float64", spherePoints(1<<18+3, 5)}, {"float32", points32(p)}} {
 		for _, algo := range []Algorithm{Grid, Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { moverSteps(t, g, tc.obs, algo) })
 		}

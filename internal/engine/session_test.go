@@ -25,7 +25,7 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 		host.Lat64[i], host.Lon64[i] = obs.At(i)
 	}
 	if obs.Is32() {
-		host = Radians32(toFloat32(host.Lat64), toFloat32(host.Lon64))
+		host = points32(host)
 	}
 	s, err := eng.NewSession(host, SessionOptions{Algorithm: algo, Replan: 2})
 	if err != nil {
@@ -57,7 +57,7 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 			}
 			fresh := spherePoints(len(idx), uint64(100+step))
 			if obs.Is32() {
-				fresh = Radians32(toFloat32(fresh.Lat64), toFloat32(fresh.Lon64))
+				fresh = points32(fresh)
 			}
 			// Two calls before the query: the second must not disturb the
 			// first's copies still in flight.
@@ -157,10 +157,7 @@ func TestGPUSession(t *testing.T) {
 		obs  Points
 	}{
 		{"float64", spherePoints(1<<18, 5)},
-		{"float32", func() Points {
-			p := spherePoints(1<<17, 6)
-			return Radians32(toFloat32(p.Lat64), toFloat32(p.Lon64))
-		}()},
+		{"float32", points32(spherePoints(1<<17, 6))},
 	} {
 		for _, algo := range []Algorithm{Grid, Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { sessionSteps(t, g, tc.obs, algo, 30000) })
@@ -246,6 +243,9 @@ func TestObsSampleFollowsReplacements(t *testing.T) {
 		t.Errorf("sample of 10 observations holds %d", len(small.idx))
 	}
 }
+
+// points32 is p (float64 columns) in float32 columns.
+func points32(p Points) Points { return Radians32(toFloat32(p.Lat64), toFloat32(p.Lon64)) }
 
 func toFloat32(s []float64) []float32 {
 	out := make([]float32, len(s))

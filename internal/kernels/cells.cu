@@ -173,6 +173,19 @@ __device__ __forceinline__ uint2 cube_run(const Cube& q, int t, int g, float h, 
                       cell_start[col + min(q.khi, cell_of(q.z + dz, g, h)) + 1]);
 }
 
+// warp_argmin is the least of the lanes' squared chords d, *at its place p
+// (the lowest on ties); every lane returns the same.
+__device__ __forceinline__ float warp_argmin(float d, uint32_t p, uint32_t* at) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float od = __shfl_xor_sync(0xffffffffu, d, o);
+        const uint32_t op = __shfl_xor_sync(0xffffffffu, p, o);
+        if (od < d || (od == d && op < p)) d = od, p = op;
+    }
+    *at = p;
+    return d;
+}
+
 // nearest_in_cube is the fp32 squared chord from q's centre to the nearest
 // reference of the cells its ball meets (infinite when they hold none), *at
 // its sorted place, the lowest on ties: every lane returns the same. When
@@ -188,14 +201,7 @@ __device__ float nearest_in_cube(const Cube& q, int g, float h, const uint32_t* 
             if (d < dmin) dmin = d, pmin = p;
         }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float od = __shfl_xor_sync(0xffffffffu, dmin, o);
-        const uint32_t op = __shfl_xor_sync(0xffffffffu, pmin, o);
-        if (od < dmin || (od == dmin && op < pmin)) dmin = od, pmin = op;
-    }
-    *at = pmin;
-    return dmin;
+    return warp_argmin(dmin, pmin, at);
 }
 
 // ball finds the chord within which the cell's candidates lie, d0 + 2 alpha
@@ -295,14 +301,7 @@ __device__ float nearest_in_list(const uint32_t* __restrict__ list, uint32_t n, 
         const float d = chord2f(x, y, z, refs[p]);
         if (d < dmin || (d == dmin && p < pmin)) dmin = d, pmin = p;
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float od = __shfl_xor_sync(0xffffffffu, dmin, o);
-        const uint32_t op = __shfl_xor_sync(0xffffffffu, pmin, o);
-        if (od < dmin || (od == dmin && op < pmin)) dmin = od, pmin = op;
-    }
-    *at = pmin;
-    return dmin;
+    return warp_argmin(dmin, pmin, at);
 }
 
 __device__ __forceinline__ double max4(const double* d) { return fmax(fmax(d[0], d[1]), fmax(d[2], d[3])); }
@@ -315,6 +314,16 @@ __device__ __forceinline__ bool beaten_f32(const float4* corners, float4 r, doub
 #pragma unroll
     for (int k = 0; k < 4; k++) m = fmaxf(m, corners[k].x * r.x + corners[k].y * r.y + corners[k].z * r.z);
     return m + 1e-5f < (float)bound;
+}
+
+// can_win tells whether r (fp32 vector, index bits in w) can be nearest
+// somewhere in cell c against a reference whose worst corner dot is bound:
+// its best corner reaches bound. d receives r's fp64 corner dots.
+__device__ __forceinline__ bool can_win(const FaceCell& c, const float4* corners, float4 r, double bound,
+                                        const double* __restrict__ ref64, double* d) {
+    if (beaten_f32(corners, r, bound)) return false;
+    corner_dots(c, ref64 + 3 * (size_t)__float_as_uint(r.w), d);
+    return !(max4(d) < bound);
 }
 
 // pass_down writes the survivors of a split cell (references whose best
@@ -330,10 +339,8 @@ __device__ void pass_down(const Source& src, const FaceCell& c, const float4* co
     __syncwarp();
     each_ref(src, refs, [&](uint32_t p, float4 r) {
         if (*(volatile uint32_t*)cnt > CL_PASS) return false;
-        if (beaten_f32(corners, r, bound)) return true;
         double d[4];
-        corner_dots(c, ref64 + 3 * (size_t)__float_as_uint(r.w), d);
-        if (max4(d) < bound) return true;
+        if (!can_win(c, corners, r, bound, ref64, d)) return true;
         const uint32_t s = atomicAdd(cnt, 1u);
         if (s >= CL_PASS) return false;
         dst[s] = p;
@@ -410,16 +417,14 @@ extern "C" __global__ void __launch_bounds__(CB_WARPS * 32)
     if (lane == 0) {
 #pragma unroll
         for (int e = 0; e < 4; e++) corners[w][e] = make_float4((float)c.cx[e], (float)c.cy[e], (float)c.cz[e], 0.0f);
+        count[w] = 0;
     }
-    if (lane == 0) count[w] = 0;
     __syncwarp();
     float reach = 0.0f;  // the farthest survivor's squared chord from the centre
     each_ref(src, refs, [&](uint32_t p, float4 r) {
         if (*(volatile uint32_t*)&count[w] > CL_SURVIVE) return false;
-        if (beaten_f32(corners[w], r, bound)) return true;
         double d[4];
-        corner_dots(c, ref64 + 3 * (size_t)__float_as_uint(r.w), d);
-        if (max4(d) < bound) return true;
+        if (!can_win(c, corners[w], r, bound, ref64, d)) return true;
         reach = fmaxf(reach, chord2f(x0, y0, z0, r));
         const uint32_t s = atomicAdd(&count[w], 1u);
         if (s >= CL_SURVIVE) return false;  // too many: the cell splits or fails
@@ -437,9 +442,14 @@ extern "C" __global__ void __launch_bounds__(CB_WARPS * 32)
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) reach = fmaxf(reach, __shfl_xor_sync(0xffffffffu, reach, o));
     const bool split = split_above > 0 && (d0 <= 2.0f * (float)c.alpha || sqrtf(reach) - d0 > 0.5f * (float)c.alpha);
+    // No list: the cell splits (its survivors passed down) or fails.
+    const auto give_up = [&]() {
+        pass_down(src, c, corners[w], bound, cell_failed(split, pool, f, i, j, counts, todo, status), refs, ref64,
+                  pass_out);
+    };
     const int ns = (int)count[w];
     if (ns > CL_SURVIVE) {
-        pass_down(src, c, corners[w], bound, cell_failed(split, pool, f, i, j, counts, todo, status), refs, ref64, pass_out);
+        give_up();
         return;
     }
     // Second filter: r is out when one q beats it at every corner.
@@ -461,7 +471,7 @@ extern "C" __global__ void __launch_bounds__(CB_WARPS * 32)
         nkept += __popc(ballot);
     }
     if (nkept > CL_CAP || nkept == 0 || (split && nkept > (uint32_t)split_above)) {
-        pass_down(src, c, corners[w], bound, cell_failed(split, pool, f, i, j, counts, todo, status), refs, ref64, pass_out);
+        give_up();
     } else if (lane == 0) {
         counts[pool] = nkept;
         atomicAdd(&status[CS_ENTRIES], nkept);
