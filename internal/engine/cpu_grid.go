@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -312,6 +313,38 @@ func slabDist(d, rest float64) float64 {
 // nearestGrid answers a grid query on the CPU: goroutines over batches of
 // observations, float64 throughout, the same answer as brute force.
 func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
+	refused := ""
+	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.n) {
+		fc, why, err := c.faceIndex(ctx, req, refs)
+		if err != nil {
+			return Stats{}, fmt.Errorf("cpu engine: %w", err)
+		}
+		if fc != nil {
+			st, err := c.nearestFaces(ctx, req, out, refs, fc, start)
+			st.Note = fc.note()
+			return st, err
+		}
+		refused = "no face cells: " + why + "; "
+	}
+	st, err := c.nearestPlanned(ctx, req, out, refs, start)
+	st.Note = refused + st.Note
+	return st, err
+}
+
+// faceIndex builds the face cells of the request's references from their
+// k-d tree; nil and why when they are refused.
+func (c *CPU) faceIndex(ctx context.Context, req Request, refs *refSet) (*faceIndex, string, error) {
+	defer req.Trace.Begin("host", "face cells")()
+	tree := req.mergedTree()
+	if tree == nil {
+		tree = buildKDTree(refs)
+	}
+	return buildFaceCells(ctx, refs, tree, faceSideCPU(req.Obs.Len(), refs.n), c.workers)
+}
+
+// nearestPlanned answers a grid query through the index the plan picks:
+// the grid, the k-d tree or brute force.
+func (c *CPU) nearestPlanned(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
 	end := req.Trace.Begin("host", "plan")
 	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide, req.mergedTree())
 	end()

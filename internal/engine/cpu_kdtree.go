@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // kdTree is the CPU engine's index for references no grid suits: crowded
@@ -36,25 +37,71 @@ func buildKDTree(refs *refSet) *kdTree {
 	for k := range t.id {
 		t.id[k] = uint32(k)
 	}
-	t.nodes = make([]kdNode, 0, refs.n/2+1) // leaves hold kdLeaf/2 to kdLeaf
-	t.build(0, refs.n)
+	sizes := kdSizes{}
+	t.nodes = make([]kdNode, sizes.nodes(refs.n))
+	t.build(0, 0, refs.n, sizes, kdSpawnDepth)
 	return t
 }
 
-// build adds the node of references [start, end) and its subtree; it
-// returns the node's index.
-func (t *kdTree) build(start, end int) int32 {
-	at := int32(len(t.nodes))
-	t.nodes = append(t.nodes, kdNode{start: int32(start), end: int32(end), left: -1, right: -1})
+// kdSizes is the number of nodes of a subtree by its number of
+// references: the split at the middle makes it a function of the count
+// alone, so a node's children have known places (pre-order: the left
+// child next, the right one after the left's subtree) and subtrees can be
+// built at once. Filled before the build, read-only during it.
+type kdSizes map[int]int
+
+func (s kdSizes) nodes(n int) int {
+	if n <= kdLeaf {
+		return 1
+	}
+	if c, ok := s[n]; ok {
+		return c
+	}
+	c := 1 + s.nodes(n/2) + s.nodes(n-n/2)
+	s[n] = c
+	return c
+}
+
+// count is nodes(n) once nodes has filled s for the whole tree: a read,
+// safe on concurrent goroutines.
+func (s kdSizes) count(n int) int {
+	if n <= kdLeaf {
+		return 1
+	}
+	return s[n]
+}
+
+// kdSpawnDepth is how many levels of the build hand their left subtree to
+// another goroutine: up to 16 at once, the tree's build being the serial
+// part of a CPU face-cell query otherwise.
+const kdSpawnDepth = 4
+
+// kdSpawnMin is the fewest references a subtree must hold to be built on a
+// goroutine of its own.
+const kdSpawnMin = 1 << 12
+
+// build makes node at, of references [start, end), and its subtree; spawn
+// levels below may build their left subtree concurrently.
+func (t *kdTree) build(at int32, start, end int, sizes kdSizes, spawn int) {
+	t.nodes[at] = kdNode{start: int32(start), end: int32(end), left: -1, right: -1}
 	if end-start <= kdLeaf {
 		t.nodes[at].lo, t.nodes[at].hi = t.box(start, end)
-		return at
+		return
 	}
 	axis := t.widest(start, end)
 	mid := (start + end) / 2
 	t.selectNth(start, end, mid, axis)
-	left := t.build(start, mid)
-	right := t.build(mid, end)
+	left := at + 1
+	right := left + int32(sizes.count(mid-start))
+	if spawn > 0 && end-start >= kdSpawnMin {
+		var wg sync.WaitGroup
+		wg.Go(func() { t.build(left, start, mid, sizes, spawn-1) })
+		t.build(right, mid, end, sizes, spawn-1)
+		wg.Wait()
+	} else {
+		t.build(left, start, mid, sizes, 0)
+		t.build(right, mid, end, sizes, 0)
+	}
 	n := &t.nodes[at]
 	n.left, n.right = left, right
 	l, r := &t.nodes[left], &t.nodes[right]
@@ -67,7 +114,6 @@ func (t *kdTree) build(start, end int) int32 {
 			n.hi[a] = r.hi[a]
 		}
 	}
-	return at
 }
 
 // widest is the axis along which references [start, end) spread most: a
@@ -163,8 +209,10 @@ func (t *kdTree) selectNth(start, end, nth, axis int) {
 // boxDist2 is the squared distance from p to node n's box.
 func (n *kdNode) boxDist2(p [3]float64) float64 {
 	d := 0.0
-	for a := range 3 {
-		if v := max(n.lo[a]-p[a], p[a]-n.hi[a], 0); v > 0 {
+	for a := range 3 { // plain compares: the builtin max, with its NaN rules, measured slower here
+		if v := n.lo[a] - p[a]; v > 0 {
+			d += v * v
+		} else if v := p[a] - n.hi[a]; v > 0 {
 			d += v * v
 		}
 	}

@@ -72,3 +72,61 @@ func (st *lanes3) result(k int) (best, runup float64, idx int32) {
 	}
 	return st.best[k][w], runup, int32(st.idx[k][w])
 }
+
+// lanes1 is lanes3 for one observation ranked against a face cell's list
+// (faceBlock l's lane k holds candidate 4l + k).
+type lanes1 struct {
+	best, second [4]float64
+	idx          [4]int64
+}
+
+// rankLanes1 ranks observation o (x, y, z) against blocks: the largest dot
+// product, the largest of the rest and the winner's place in the list,
+// through lanes1AVX2 where the CPU has it, else the same rules in Go.
+func rankLanes1(o *[3]float64, blocks []faceBlock) (best, runup float64, idx int) {
+	if haveAVX2FMA {
+		return lanes1AVX2(o, &blocks[0], len(blocks))
+	}
+	var st lanes1
+	rankLanes1Go(&st, o, blocks)
+	return st.result()
+}
+
+// rankLanes1Go is lanes1AVX2 in Go, with the same fused arithmetic.
+func rankLanes1Go(st *lanes1, o *[3]float64, blocks []faceBlock) {
+	for l := range 4 {
+		st.best[l], st.second[l], st.idx[l] = math.Inf(-1), math.Inf(-1), 0
+	}
+	for s := range blocks {
+		b := &blocks[s]
+		for l := range 4 {
+			d := math.FMA(o[0], b.x[l], math.FMA(o[1], b.y[l], o[2]*b.z[l]))
+			if math.IsNaN(d) { // padding
+				continue
+			}
+			best := st.best[l]
+			st.second[l] = max(st.second[l], min(best, d))
+			if d > best {
+				st.best[l], st.idx[l] = d, int64(4*s+l)
+			}
+		}
+	}
+}
+
+// result folds the lanes: the largest dot product, the largest of the rest
+// and the winner's place in the list.
+func (st *lanes1) result() (best, runup float64, idx int) {
+	w := 0
+	for l := 1; l < 4; l++ {
+		if st.best[l] > st.best[w] {
+			w = l
+		}
+	}
+	runup = st.second[w]
+	for l := range 4 {
+		if l != w {
+			runup = max(runup, st.best[l])
+		}
+	}
+	return st.best[w], runup, int(st.idx[w])
+}

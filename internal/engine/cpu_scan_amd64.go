@@ -65,3 +65,12 @@ func scan3(sc *cpuScratch, i int, t refTile) {
 
 //go:noescape
 func lanes3AVX2(o *[9]float64, rx, ry, rz *float64, groups int, st *lanes3)
+
+//go:noescape
+func lanes1AVX2(o *[3]float64, blocks *faceBlock, n int) (best, runup float64, idx int)
+
+//go:noescape
+func prefetchBlocks(p *faceBlock, n int)
+
+//go:noescape
+func prefetchHead(p *faceHead)

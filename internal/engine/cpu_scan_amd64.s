@@ -86,6 +86,18 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	MOVL AX, eax+0(FP)
 	RET
 
+// The lane kernels' constants: the lanes' first places (0, 1, 2, 3), the
+// step between groups of four, -Inf. Loaded by VEX instructions only: a
+// legacy-SSE move into an XMM register after YMM ones were touched costs a
+// state transition at every call.
+DATA lanesK<>+0(SB)/8, $0
+DATA lanesK<>+8(SB)/8, $1
+DATA lanesK<>+16(SB)/8, $2
+DATA lanesK<>+24(SB)/8, $3
+DATA lanesK<>+32(SB)/8, $4
+DATA lanesK<>+40(SB)/8, $0xfff0000000000000
+GLOBL lanesK<>(SB), RODATA|NOPTR, $48
+
 // LANE_OBS ranks one observation (its z, y, x at those offsets from AX)
 // against the references in Y0-Y2 (indices Y3): Y4 the dot product, Y5
 // scratch; BEST, SECOND, IDX its lane state.
@@ -121,9 +133,7 @@ TEXT ·lanes3AVX2(SB), NOSPLIT, $0-48
 	MOVQ rz+24(FP), DX
 	MOVQ groups+32(FP), CX
 	MOVQ st+40(FP), BX
-	MOVQ $0xfff0000000000000, R8 // -Inf
-	MOVQ R8, X6
-	VPBROADCASTQ X6, Y6
+	VPBROADCASTQ lanesK<>+40(SB), Y6
 	VMOVDQA Y6, Y7
 	VMOVDQA Y6, Y8
 	VMOVDQA Y6, Y9
@@ -132,20 +142,8 @@ TEXT ·lanes3AVX2(SB), NOSPLIT, $0-48
 	VPXOR   Y12, Y12, Y12
 	VPXOR   Y13, Y13, Y13
 	VPXOR   Y14, Y14, Y14
-	MOVQ $0, R8
-	MOVQ R8, X3
-	MOVQ $1, R8
-	MOVQ R8, X5
-	VPUNPCKLQDQ X5, X3, X3
-	MOVQ $2, R8
-	MOVQ R8, X5
-	MOVQ $3, R8
-	MOVQ R8, X4
-	VPUNPCKLQDQ X4, X5, X5
-	VINSERTI128 $1, X5, Y3, Y3
-	MOVQ $4, R8
-	MOVQ R8, X15
-	VPBROADCASTQ X15, Y15
+	VMOVDQU lanesK<>+0(SB), Y3
+	VPBROADCASTQ lanesK<>+32(SB), Y15
 	XORQ R8, R8
 
 loop3:
@@ -175,4 +173,108 @@ done3:
 	VMOVDQU Y13, 224(BX)
 	VMOVDQU Y14, 256(BX)
 	VZEROUPPER
+	RET
+
+// func lanes1AVX2(o *[3]float64, blocks *faceBlock, n int) (best, runup float64, idx int)
+//
+// lanes3AVX2 for one observation o (x, y, z) against n blocks of a face
+// cell's list (128 bytes each: x[4], y[4], z[4], id[4], orig[4]), its lanes folded
+// as lanes1.result folds them: the largest dot product, the largest of the
+// rest and the winner's place in the list (the lowest lane on equal
+// bests). A NaN (padding) candidate changes nothing. Registers: Y0-Y2 the
+// observation, Y3 the candidates' places, Y4 the dot product, Y5 scratch,
+// Y6 best, Y7 second, Y8 idx, Y9-Y11 the block, Y14 the lane numbers, Y15
+// the step.
+TEXT ·lanes1AVX2(SB), NOSPLIT, $0-48
+	MOVQ o+0(FP), AX
+	MOVQ blocks+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD 0(AX), Y0
+	VBROADCASTSD 8(AX), Y1
+	VBROADCASTSD 16(AX), Y2
+	VPBROADCASTQ lanesK<>+40(SB), Y6
+	VMOVDQA Y6, Y7
+	VPXOR   Y8, Y8, Y8
+	VMOVDQU lanesK<>+0(SB), Y3
+	VMOVDQA Y3, Y14
+	VPBROADCASTQ lanesK<>+32(SB), Y15
+
+loop1:
+	CMPQ CX, $0
+	JLE  fold1
+	VMOVUPD 0(SI), Y9
+	VMOVUPD 32(SI), Y10
+	VMOVUPD 64(SI), Y11
+	VMULPD      Y11, Y2, Y4
+	VFMADD231PD Y10, Y1, Y4
+	VFMADD231PD Y9, Y0, Y4
+	VMINPD      Y4, Y6, Y5
+	VMAXPD      Y7, Y5, Y7
+	VCMPPD      $0x1e, Y6, Y4, Y5
+	VMAXPD      Y6, Y4, Y6
+	VBLENDVPD   Y5, Y3, Y8, Y8
+	VPADDQ Y15, Y3, Y3
+	ADDQ   $128, SI
+	DECQ   CX
+	JMP    loop1
+
+fold1:
+	// best: the largest lane, in every lane of Y10; w its lowest lane.
+	VEXTRACTF128 $1, Y6, X9
+	VMAXPD       X9, X6, X10
+	VPERMILPD    $1, X10, X11
+	VMAXPD       X11, X10, X10
+	VMOVDDUP     X10, X10
+	VINSERTF128  $1, X10, Y10, Y10
+	VCMPPD       $0, Y10, Y6, Y11
+	VMOVMSKPD    Y11, R9
+	BSFQ         R9, R9
+	// runup: the largest of lane w's second and the other lanes' bests.
+	VMOVQ        R9, X12
+	VPBROADCASTQ X12, Y12
+	VPCMPEQQ     Y12, Y14, Y13
+	VBLENDVPD    Y13, Y7, Y6, Y12
+	VEXTRACTF128 $1, Y12, X9
+	VMAXPD       X9, X12, X12
+	VPERMILPD    $1, X12, X11
+	VMAXPD       X11, X12, X12
+	// idx: lane w of Y8.
+	VPAND        Y13, Y8, Y11
+	VEXTRACTI128 $1, Y11, X9
+	VPOR         X9, X11, X11
+	VPSHUFD      $0x4e, X11, X9
+	VPOR         X9, X11, X11
+	VMOVQ        X11, R10
+	VZEROUPPER
+	MOVSD X10, best+24(FP)
+	MOVSD X12, runup+32(FP)
+	MOVQ  R10, idx+40(FP)
+	RET
+
+// func prefetchBlocks(p *faceBlock, n int)
+//
+// Asks for the cache lines of n blocks from p (PREFETCHT0), so that a
+// batch of observations' lists load while earlier ones rank.
+TEXT ·prefetchBlocks(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHLQ $7, CX
+	ADDQ SI, CX
+
+pf:
+	CMPQ SI, CX
+	JGE  pfdone
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	JMP  pf
+
+pfdone:
+	RET
+
+// func prefetchHead(p *faceHead)
+//
+// Asks for p's cache line (PREFETCHT0).
+TEXT ·prefetchHead(SB), NOSPLIT, $0-8
+	MOVQ p+0(FP), SI
+	PREFETCHT0 (SI)
 	RET

@@ -19,8 +19,12 @@
 //     cheapest by a cost model; where no grid suits the references
 //     (crowded into a few places) it samples a k-d tree (cpu_kdtree.go),
 //     which both engines walk; otherwise it falls back to brute force.
-//  3. On the CPU (cpu*.go), goroutines take batches of observations and run
-//     the grid search or the AVX2 brute-force scan.
+//  3. On the CPU (cpu*.go), a grid query of at least 8 observations a
+//     reference goes through the CPU's face cells (cpu_cells.go: cells.cu's
+//     lists built in float64 from the k-d tree, each observation ranking
+//     its own cell's list in input order); a smaller one, or one whose cells
+//     are refused, through the plan's index. Goroutines take batches of
+//     observations and run that search or the AVX2 brute-force scan.
 //  4. On GPUs (gpu*.go), each device's thread stages the references once
 //     (gpu_refs.go), builds the grid index on the device (or sends the k-d
 //     tree the host built, laid out by gpu_tree.go) and from it the face
@@ -43,6 +47,7 @@
 //	gpu_memory.go, gpu_refs.go      device, managed and pinned buffers; references on a GPU
 //	gpu_query.go                    one query on a stream: sort, rank, answers out, stage times
 //	cpu_kdtree.go, gpu_tree.go      the k-d tree; its layout for tree.cu
+//	cpu_cells.go                    the CPU's face cells: build, refusal, query
 //	gpu_cells.go                    the face cells' lists (cells.cu): layout, levels, refusal
 //	gpu_stream.go, gpu_session.go   streamed jobs; resident sessions
 //	kern.go, kern_*.go              typed kernel wrappers, one file per .cu

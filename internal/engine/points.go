@@ -208,3 +208,17 @@ func parallelFor(n int, fn func(lo, hi int)) {
 func parallelCopy[T any](dst, src []T) {
 	parallelFor(len(src), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 }
+
+// unit4Go is unit of four points: out holds their x, then y, then z.
+func unit4Go(lat, lon *[4]float64, out *[12]float64) {
+	for e := range 4 {
+		out[e], out[4+e], out[8+e] = unit(lat[e], lon[e])
+	}
+}
+
+// chordToAngle4Go is ChordToAngle of four squared chords.
+func chordToAngle4Go(d2, out *[4]float64) {
+	for e := range 4 {
+		out[e] = ChordToAngle(d2[e])
+	}
+}

@@ -1,0 +1,720 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/geoknn/geoknn/internal/parallel"
+)
+
+// The CPU's face cells: the GPU's cells.cu in float64. The sphere is cut as
+// the six faces of the cube [-1, 1]^3 seen from the centre, each face into
+// side x side cells of equal steps in its gnomonic coordinates (u, v) =
+// (p[b], p[c]) / |p[a]| (a the face's axis, b and c the next two), so a
+// cell is exactly the cone of its four corner rays. Each cell keeps the
+// list of references that can be nearest somewhere in it, and an
+// observation ranks only its own cell's list: no observation sort, no
+// stop test, answers written in input order.
+//
+// A reference r leaves a cell's list when another, q, beats it at all four
+// corners by faceDomEps in dot product: a point p of the cell is a
+// non-negative combination of the corners with weights summing to at least
+// 1, so p . q exceeds p . r by faceDomEps too, a squared chord 2 faceDomEps
+// nearer, far above float64 rounding. The candidates lie within chord
+// d0 + 2 alpha of the cell's centre (d0 the centre's nearest reference,
+// alpha the chord to the farthest corner), which the build collects from
+// the references' k-d tree. A cell whose list would be longer than
+// faceCap splits into faceSplitN^2 cells, each collecting its own, at most
+// faceLevels times; where a list still cannot be made (references crowded
+// into one spot) the whole index is refused and the plan's index answers.
+// The build runs level by level on every goroutine; the query in groups
+// whose memory is asked for a stage ahead (faceQueries).
+
+const (
+	faceSplitN  = 4     // a split cell's children an edge
+	faceCap     = 32    // candidates a list holds; a longer one splits
+	faceLevels  = 4     // times a cell may split: a 4^4-times finer edge where references crowd
+	faceDilate  = 1e-12 // cell widening in (u, v): far above the float64 rounding of a point's (u, v)
+	faceDomEps  = 1e-12 // dot-product margin of the build's filters
+	faceSurvive = 8192  // first-filter survivors beyond which a cell splits or fails
+	faceSplit   = 1 << 31
+	// maxFacePlaces bounds the cells of all levels (8 bytes a cell).
+	maxFacePlaces = 16 << 20
+)
+
+// faceBlock is four candidates of a list, laid out for lanes1AVX2: their
+// unit vectors lane by lane, their distinct-reference indices (ties) and
+// input indices (the answer), two cache lines; a list is padded to whole
+// blocks with NaN candidates, which rank nowhere.
+type faceBlock struct {
+	x, y, z  [4]float64
+	id, orig [4]uint32
+}
+
+// faceHead is a cell's entry: its list (blocks from first, n candidates),
+// or, when n has faceSplit set, its first child's place.
+type faceHead struct {
+	first, n uint32
+}
+
+// faceIndex is the face-cell index: heads by place (the side x side cells
+// of the six faces first, face by face, row by row, then the children of
+// split cells, faceSplitN^2 in a row) and the lists' blocks.
+type faceIndex struct {
+	side   int
+	head   []faceHead
+	blocks []faceBlock
+	// For the note: the cells split, the levels below the first, the
+	// candidates in all lists and the longest.
+	split, levels, entries, longest int
+}
+
+// find is the list of the cell that holds unit vector (x, y, z): its first
+// block and its length.
+func (fc *faceIndex) find(x, y, z float64) (first, n uint32) {
+	return fc.resolve(fc.top(x, y, z))
+}
+
+// faceSpot is where a point lies on the first level: its cell's place and
+// its coordinates in cell units.
+type faceSpot struct {
+	place  int
+	uf, vf float64
+}
+
+// top is the first-level cell of unit vector (x, y, z).
+func (fc *faceIndex) top(x, y, z float64) faceSpot {
+	a, m, u, v := faceAxis(x, y, z)
+	inv := 1 / math.Abs(m)
+	half := 0.5 * float64(fc.side)
+	uf, vf := (u*inv+1)*half, (v*inv+1)*half
+	f := 2 * a
+	if m < 0 {
+		f++
+	}
+	return faceSpot{place: (f*fc.side+clampCell(uf, fc.side))*fc.side + clampCell(vf, fc.side), uf: uf, vf: vf}
+}
+
+// resolve is the list of the cell at spot, down through the split cells.
+// The coordinates in cell units are refined exactly at each level (the
+// integer part subtracted, a product by a power of two), so every level
+// sees the same rounding of (u, v).
+func (fc *faceIndex) resolve(at faceSpot) (first, n uint32) {
+	h := fc.head[at.place]
+	if h.n&faceSplit == 0 {
+		return h.first, h.n
+	}
+	uf, vf := at.uf, at.vf
+	i, j := clampCell(uf, fc.side), clampCell(vf, fc.side)
+	for h.n&faceSplit != 0 {
+		uf, vf = (uf-float64(i))*faceSplitN, (vf-float64(j))*faceSplitN
+		i, j = clampCell(uf, faceSplitN), clampCell(vf, faceSplitN)
+		h = fc.head[int(h.first)+i*faceSplitN+j]
+	}
+	return h.first, h.n
+}
+
+// faceAxis is the cube face's axis a of unit vector p (its largest
+// coordinate, x before y before z on ties), that coordinate m, and the
+// next two (u, v) unscaled.
+func faceAxis(x, y, z float64) (a int, m, u, v float64) {
+	ax, ay, az := math.Abs(x), math.Abs(y), math.Abs(z)
+	switch {
+	case ax >= ay && ax >= az:
+		return 0, x, y, z
+	case ay >= az:
+		return 1, y, z, x
+	}
+	return 2, z, x, y
+}
+
+// clampCell is the cell of coordinate x (in cell units, above -1: a unit
+// vector's (u, v) lies within rounding of [-1, 1]) among n: truncation is
+// the floor from 0 up, and below 0 it gives the clamped cell 0 too.
+func clampCell(x float64, n int) int {
+	return min(int(x), n-1)
+}
+
+// faceCell is cell (i, j) of face f, n cells a face edge.
+type faceCell struct{ f, i, j, n int }
+
+// children are c's faceSplitN^2 cells of the next level, row by row.
+func (c faceCell) children() [faceSplitN * faceSplitN]faceCell {
+	var k [faceSplitN * faceSplitN]faceCell
+	for a := range faceSplitN {
+		for b := range faceSplitN {
+			k[a*faceSplitN+b] = faceCell{c.f, c.i*faceSplitN + a, c.j*faceSplitN + b, c.n * faceSplitN}
+		}
+	}
+	return k
+}
+
+// faceGeom is a cell's (widened) corner rays as unit vectors, its centre
+// and alpha, the chord from the centre to its farthest corner.
+type faceGeom struct {
+	corner [4][3]float64
+	centre [3]float64
+	alpha  float64
+}
+
+func (c faceCell) geometry() faceGeom {
+	step := 2 / float64(c.n)
+	u := [2]float64{-1 + float64(c.i)*step - faceDilate, -1 + float64(c.i+1)*step + faceDilate}
+	v := [2]float64{-1 + float64(c.j)*step - faceDilate, -1 + float64(c.j+1)*step + faceDilate}
+	var g faceGeom
+	g.centre = c.point(0.5*(u[0]+u[1]), 0.5*(v[0]+v[1]))
+	for k := range 4 {
+		p := c.point(u[k&1], v[k>>1])
+		g.corner[k] = p
+		g.alpha = max(g.alpha, math.Sqrt(chord2(p[0], p[1], p[2], g.centre[0], g.centre[1], g.centre[2])))
+	}
+	return g
+}
+
+// point is the unit vector of the cell's face at (u, v).
+func (c faceCell) point(u, v float64) [3]float64 {
+	a := c.f >> 1
+	var p [3]float64
+	p[a] = 1
+	if c.f&1 != 0 {
+		p[a] = -1
+	}
+	p[(a+1)%3], p[(a+2)%3] = u, v
+	s := 1 / math.Sqrt(p[0]*p[0]+p[1]*p[1]+p[2]*p[2])
+	return [3]float64{p[0] * s, p[1] * s, p[2] * s}
+}
+
+// cornerDots are the dot products of the corners with reference k.
+func (g *faceGeom) cornerDots(refs *refSet, k uint32) [4]float64 {
+	return g.cornerDotsOf(refs.x[k], refs.y[k], refs.z[k])
+}
+
+// cornerDotsOf are the dot products of the corners with (x, y, z).
+func (g *faceGeom) cornerDotsOf(x, y, z float64) [4]float64 {
+	var d [4]float64
+	for c := range 4 {
+		d[c] = g.corner[c][0]*x + g.corner[c][1]*y + g.corner[c][2]*z
+	}
+	return d
+}
+
+// faceOut is a built cell: its list (candidates nearest its centre first),
+// or its children when it split.
+type faceOut struct {
+	ids  []uint32
+	kids []faceOut
+}
+
+// faceBuilder is one goroutine's scratch for the build, padded so that two
+// builders' slice headers, rewritten at every append, never share a pair
+// of cache lines.
+type faceBuilder struct {
+	refs  *refSet
+	tree  *kdTree
+	surv  []faceSurvivor
+	arena []uint32 // the lists it made, sliced out
+	_     [128]byte
+}
+
+// faceSurvivor is a reference that passed a cell's first filter: its
+// squared chord from the cell's centre and its corner dots.
+type faceSurvivor struct {
+	id   uint32
+	d2   float64
+	dots [4]float64
+}
+
+// faceFail says why a cell has no list.
+type faceFail struct{ why string }
+
+// build makes cell c's list, or says that it splits; level counts the
+// splits above it. It returns a failure when no list can be made and the
+// cell may not split.
+func (b *faceBuilder) build(c faceCell, level int) (ids []uint32, split bool, fail *faceFail) {
+	g := c.geometry()
+	p := g.centre
+	d2, q0 := b.tree.nearest(p[0], p[1], p[2], nil)
+	d0 := math.Sqrt(d2)
+	reach := b.firstFilter(&g, q0, d0+2*g.alpha+1e-12)
+	// A list too long splits the cell where a finer one keeps fewer: near
+	// its references, or far from them when the survivors lie at depths
+	// from the centre that a child's narrower band tells apart. Each child
+	// walks the tree itself: handing down the parent's survivors measured
+	// slower, the tree's boxes pruning more than a long list does.
+	splits := level < faceLevels && (d0 <= 2*g.alpha || reach-d0 > 0.5*g.alpha)
+	n := len(b.surv)
+	if n <= faceSurvive {
+		start := len(b.arena)
+		b.arena = b.secondFilter(b.arena, faceCap+1)
+		if n = len(b.arena) - start; n <= faceCap {
+			return b.arena[start:len(b.arena):len(b.arena)], false, nil
+		}
+		b.arena = b.arena[:start]
+	}
+	if !splits {
+		return nil, false, &faceFail{fmt.Sprintf("a cell at level %d keeps over %d candidates", level, min(n, faceSurvive)-1)}
+	}
+	return nil, true, nil
+}
+
+// firstFilter puts in b.surv the references within chord need of the
+// cell's centre that q0 (the centre's nearest) does not beat at every
+// corner, nearest the centre first (ties by index), at most faceSurvive+1;
+// it returns the farthest one's chord from the centre. A reference nearest
+// somewhere in the cell lies within d0 + 2 alpha of the centre and is
+// beaten nowhere, so it passes. The tree walk skips every box that is
+// beyond the chord or beaten by q0 at every corner; its stack is inline,
+// as in the tree's own walks.
+func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64) float64 {
+	t, p := b.tree, g.centre
+	dq := g.cornerDots(b.refs, q0)
+	need2, limit := need*need, fittedChordBound(need*need)
+	b.surv = b.surv[:0]
+	reach := 0.0
+	var stack [64]int32
+	n := 1
+	for n > 0 && len(b.surv) <= faceSurvive {
+		n--
+		nd := &t.nodes[stack[n]]
+		if nd.boxDist2(p) > limit || g.boxBeaten(nd, &dq) {
+			continue
+		}
+		if nd.left >= 0 {
+			stack[n], stack[n+1] = nd.left, nd.right
+			n += 2
+			continue
+		}
+		for r := nd.start; r < nd.end; r++ {
+			d2 := chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r])
+			if d2 > need2 {
+				continue
+			}
+			d := g.cornerDotsOf(t.x[r], t.y[r], t.z[r])
+			if t.id[r] != q0 && beats(&dq, &d) {
+				continue
+			}
+			b.surv = append(b.surv, faceSurvivor{id: t.id[r], d2: d2, dots: d})
+			reach = max(reach, d2)
+		}
+	}
+	sortSurvivors(b.surv)
+	return math.Sqrt(reach)
+}
+
+// sortSurvivors orders s nearest the centre first, ties by index: an
+// insertion sort for the short lists of most cells (the tree's leaves come
+// roughly by distance), slices.SortFunc past that.
+func sortSurvivors(s []faceSurvivor) {
+	if len(s) > 32 {
+		slices.SortFunc(s, func(a, b faceSurvivor) int {
+			if c := cmp.Compare(a.d2, b.d2); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		v := s[i]
+		j := i
+		for ; j > 0 && (v.d2 < s[j-1].d2 || (v.d2 == s[j-1].d2 && v.id < s[j-1].id)); j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = v
+	}
+}
+
+// boxBeaten tells whether corner dots dq beat every point of node n's box
+// at every corner: the box's largest dot product with each corner (the
+// larger end of each axis's span) is below dq's by faceDomEps.
+func (g *faceGeom) boxBeaten(n *kdNode, dq *[4]float64) bool {
+	for k := range 4 {
+		c := &g.corner[k]
+		m := max(c[0]*n.lo[0], c[0]*n.hi[0]) + max(c[1]*n.lo[1], c[1]*n.hi[1]) + max(c[2]*n.lo[2], c[2]*n.hi[2])
+		if dq[k]-m <= faceDomEps {
+			return false
+		}
+	}
+	return true
+}
+
+// beats tells whether the reference of corner dots q is nearer than that
+// of corner dots r at every corner by faceDomEps: everywhere in the cell.
+func beats(q, r *[4]float64) bool {
+	return q[0]-r[0] > faceDomEps && q[1]-r[1] > faceDomEps && q[2]-r[2] > faceDomEps && q[3]-r[3] > faceDomEps
+}
+
+// secondFilter appends to out the survivors that no other beats at every
+// corner, in b.surv's order, stopping once it has appended stop. A
+// reference beaten everywhere in the cell is beaten at its centre too, so
+// only those nearer the centre, before it in b.surv, can beat it; the
+// nearest are tried first.
+func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
+	kept := 0
+	for t := range b.surv {
+		dt := &b.surv[t].dots
+		beaten := false
+		for q := range t {
+			if beats(&b.surv[q].dots, dt) {
+				beaten = true
+				break
+			}
+		}
+		if !beaten {
+			out = append(out, b.surv[t].id)
+			if kept++; kept == stop {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// buildFaceCells builds the face cells of side cells a face edge over refs
+// through their k-d tree on workers goroutines, level by level: the
+// children of the cells one level splits are the next level's work, so a
+// crowded region's cells spread over every goroutine. It returns nil and
+// why when a cell's list cannot be made.
+func buildFaceCells(ctx context.Context, refs *refSet, tree *kdTree, side, workers int) (*faceIndex, string, error) {
+	outs := make([]faceOut, faceCells(side))
+	tasks := make([]faceTask, len(outs))
+	per := side * side
+	for k := range tasks {
+		tasks[k] = faceTask{c: faceCell{f: k / per, i: k % per / side, j: k % side, n: side}, out: &outs[k]}
+	}
+	// A builder for every goroutine any level may use: the levels below
+	// can have more cells than the first.
+	builders := make([]*faceBuilder, parallel.Workers(math.MaxInt32, 1, workers))
+	for w := range builders {
+		builders[w] = &faceBuilder{refs: refs, tree: tree}
+	}
+	for level := 0; len(tasks) > 0; level++ {
+		next, why := buildLevel(ctx, tasks, level, builders)
+		if err := ctx.Err(); err != nil {
+			return nil, "", err
+		}
+		if why != "" {
+			return nil, why, nil
+		}
+		tasks = next
+	}
+	fc := &faceIndex{side: side}
+	if why := fc.assemble(outs, refs, workers); why != "" {
+		return nil, why, nil
+	}
+	return fc, "", nil
+}
+
+// faceTask is a cell to build and where its outcome goes.
+type faceTask struct {
+	c   faceCell
+	out *faceOut
+}
+
+// faceTaskBlock is the cells a goroutine takes at a time.
+const faceTaskBlock = 16
+
+// buildLevel builds the cells of one level; it returns the children of
+// those that split (in the order of their parents, whatever the
+// goroutines' timing), or why a cell has no list.
+func buildLevel(ctx context.Context, tasks []faceTask, level int, builders []*faceBuilder) ([]faceTask, string) {
+	fails := make([]*faceFail, len(builders))
+	splitAt := make([]bool, len(tasks))
+	parallel.Blocks(len(tasks), faceTaskBlock, len(builders), func(w, lo, hi int) {
+		if fails[w] != nil || ctx.Err() != nil {
+			return
+		}
+		for k := lo; k < hi; k++ {
+			t := &tasks[k]
+			var ids []uint32
+			if ids, splitAt[k], fails[w] = builders[w].build(t.c, level); fails[w] != nil {
+				return
+			}
+			t.out.ids = ids
+		}
+	})
+	for _, f := range fails {
+		if f != nil {
+			return nil, f.why
+		}
+	}
+	var next []faceTask
+	for k, split := range splitAt {
+		if !split {
+			continue
+		}
+		t := &tasks[k]
+		t.out.kids = make([]faceOut, faceSplitN*faceSplitN)
+		for e, child := range t.c.children() {
+			next = append(next, faceTask{c: child, out: &t.out.kids[e]})
+		}
+	}
+	return next, ""
+}
+
+// faceSpan is what a first-level cell's subtree takes: its descendants'
+// places, its blocks, and for the note its splits, depth, candidates and
+// longest list.
+type faceSpan struct {
+	places, blocks, split, levels, entries, longest int
+}
+
+func (o *faceOut) span(level int) faceSpan {
+	if o.kids == nil {
+		return faceSpan{blocks: (len(o.ids) + 3) / 4, levels: level, entries: len(o.ids), longest: len(o.ids)}
+	}
+	sp := faceSpan{places: len(o.kids), split: 1}
+	for k := range o.kids {
+		c := o.kids[k].span(level + 1)
+		sp.places += c.places
+		sp.blocks += c.blocks
+		sp.split += c.split
+		sp.levels = max(sp.levels, c.levels)
+		sp.entries += c.entries
+		sp.longest = max(sp.longest, c.longest)
+	}
+	return sp
+}
+
+// assemble lays out the built cells on workers goroutines: the first
+// level at places 0 .. len(outs)-1, then each first-level cell's
+// descendants in a range of their own (children in a row, depth first),
+// its blocks likewise.
+func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, workers int) string {
+	spans := make([]faceSpan, len(outs))
+	parallel.Blocks(len(outs), 256, workers, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			spans[k] = outs[k].span(0)
+		}
+	})
+	places, blocks := len(outs), 0
+	placeAt, blockAt := make([]int, len(outs)), make([]int, len(outs))
+	for k, sp := range spans {
+		placeAt[k], blockAt[k] = places, blocks
+		places += sp.places
+		blocks += sp.blocks
+		fc.split += sp.split
+		fc.levels = max(fc.levels, sp.levels)
+		fc.entries += sp.entries
+		fc.longest = max(fc.longest, sp.longest)
+	}
+	if places > maxFacePlaces {
+		return fmt.Sprintf("%d cells (at most %d)", places, maxFacePlaces)
+	}
+	fc.head = make([]faceHead, places)
+	fc.blocks = make([]faceBlock, blocks)
+	parallel.Blocks(len(outs), 256, workers, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			next, block := placeAt[k], blockAt[k]
+			fc.place(k, &outs[k], &next, &block, refs)
+		}
+	})
+	return ""
+}
+
+// place writes cell o at place at: its list's blocks from *block, or its
+// children from *next (their subtrees after them), advancing both.
+func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *refSet) {
+	if o.kids == nil {
+		fc.head[at] = faceHead{first: uint32(*block), n: uint32(len(o.ids))}
+		*block += fc.list(fc.blocks[*block:], o.ids, refs)
+		return
+	}
+	first := *next
+	fc.head[at] = faceHead{first: uint32(first), n: faceSplit}
+	*next += len(o.kids)
+	for k := range o.kids {
+		fc.place(first+k, &o.kids[k], next, block, refs)
+	}
+}
+
+// list writes the blocks of a list of candidates into dst and returns how
+// many.
+func (fc *faceIndex) list(dst []faceBlock, ids []uint32, refs *refSet) int {
+	nan := math.NaN()
+	n := (len(ids) + 3) / 4
+	for s := range n {
+		b := &dst[s]
+		for l := range 4 {
+			e := 4*s + l
+			if e >= len(ids) {
+				b.x[l], b.y[l], b.z[l], b.id[l], b.orig[l] = nan, nan, nan, math.MaxUint32, math.MaxUint32
+				continue
+			}
+			id := ids[e]
+			b.x[l], b.y[l], b.z[l], b.id[l], b.orig[l] = refs.x[id], refs.y[id], refs.z[id], id, refs.orig[id]
+		}
+	}
+	return n
+}
+
+// note says how the cells came out.
+func (fc *faceIndex) note() string {
+	finer := ""
+	if fc.levels > 0 {
+		finer = fmt.Sprintf(" (%d split into %d finer levels)", fc.split, fc.levels)
+	}
+	leaves := len(fc.head) - fc.split
+	return fmt.Sprintf("face cells 6 x %d^2%s, %.1f candidates a cell (at most %d), no observation sort",
+		fc.side, finer, float64(fc.entries)/float64(leaves), fc.longest)
+}
+
+// nearest is the reference nearest to unit vector (x, y, z) in float64,
+// ties to the lowest distinct-reference index: its squared chord and
+// index.
+func (fc *faceIndex) nearest(x, y, z float64) (float64, uint32) {
+	first, n := fc.find(x, y, z)
+	d2, b, l := fc.rank(&[3]float64{x, y, z}, first, n)
+	return d2, b.id[l]
+}
+
+// rank is the nearest of the n candidates from block first to o: its
+// squared chord, block and lane. The list is ranked by dot product; a
+// winner whose lead is within dotMargin is re-ranked by chord2, ties to
+// the lowest index, as the grid's tile is.
+func (fc *faceIndex) rank(o *[3]float64, first, n uint32) (float64, *faceBlock, int) {
+	blocks := fc.blocks[first : first+(n+3)/4]
+	x, y, z := o[0], o[1], o[2]
+	best, runup, e := rankLanes1(o, blocks)
+	if best-runup > dotMargin {
+		b, l := &blocks[e>>2], e&3
+		return chord2(x, y, z, b.x[l], b.y[l], b.z[l]), b, l
+	}
+	d2, bb, bl := math.Inf(1), &blocks[0], 0
+	for s := range blocks {
+		b := &blocks[s]
+		for l := range 4 {
+			if b.id[l] == math.MaxUint32 {
+				continue
+			}
+			if d := chord2(x, y, z, b.x[l], b.y[l], b.z[l]); d < d2 || (d == d2 && b.id[l] < bb.id[bl]) {
+				d2, bb, bl = d, b, l
+			}
+		}
+	}
+	return d2, bb, bl
+}
+
+// The CPU's cells balance the build against the query as the GPU's do:
+// faceScaleCPU * sqrt(nobs * nref) cells, within [minCellsPerRef,
+// maxCellsPerRef] a reference.
+var faceScaleCPU = 0.044
+
+// faceSideCPU is the cells a face edge of the CPU's first level for nobs
+// observations and nref references.
+func faceSideCPU(nobs, nref int) int {
+	cells := faceScaleCPU * math.Sqrt(float64(nobs)*float64(nref))
+	cells = min(max(cells, minCellsPerRef*float64(nref)), maxCellsPerRef*float64(nref))
+	return max(1, min(int(math.Round(math.Sqrt(cells/6))), maxCellsSide))
+}
+
+// useFaces tells whether the CPU answers nobs observations against nref
+// references through face cells: the build costs about what answering 4 to
+// 8 observations a reference through the grid saves (measured on 2^16
+// sphere references), so fewer take the plan's index.
+func useFaces(nobs, nref int) bool { return nobs >= max(cellOrderMin, faceObsPerRef*nref) }
+
+const faceObsPerRef = 8
+
+// nearestFaces answers the request through fc in input order, in batches
+// on every goroutine.
+func (c *CPU) nearestFaces(ctx context.Context, req Request, out Result, refs *refSet, fc *faceIndex, start time.Time) (Stats, error) {
+	batch := req.BatchSize
+	if batch == 0 {
+		batch = 4096
+	}
+	return c.run(ctx, req, batch, start, func() func(lo, hi int) {
+		var q faceQueries
+		return func(lo, hi int) { q.answer(req.Obs, lo, hi, fc, out) }
+	})
+}
+
+// faceGroup is the observations a stage of the query pipeline takes at a
+// time; a multiple of 4 (unit4, chordToAngle4).
+const faceGroup = 16
+
+// faceQueries is a goroutine's pipeline: three groups of observations in
+// flight, each a stage behind the one before.
+type faceQueries struct {
+	g [3]faceObs
+}
+
+// faceObs is a group of observations on its way through the pipeline:
+// from lo, m of them.
+type faceObs struct {
+	lo, m int
+	p     [faceGroup][3]float64
+	spot  [faceGroup]faceSpot
+	first [faceGroup]uint32
+	n     [faceGroup]uint32
+	d2    [faceGroup]float64
+}
+
+// answer answers observations [lo, hi) in groups through three stages,
+// each asking for the memory the next reads, a whole group's work ahead:
+// unit vectors and first-level cells (the heads prefetched); the lists
+// (the blocks prefetched); the ranking and the answers.
+func (q *faceQueries) answer(obs Points, lo, hi int, fc *faceIndex, out Result) {
+	groups := (hi - lo + faceGroup - 1) / faceGroup
+	for s := 0; s < groups+2; s++ {
+		if s < groups {
+			g := &q.g[s%3]
+			g.lo = lo + s*faceGroup
+			g.m = min(faceGroup, hi-g.lo)
+			g.locate(obs, fc)
+		}
+		if s >= 1 && s-1 < groups {
+			q.g[(s-1)%3].lists(fc)
+		}
+		if s >= 2 {
+			q.g[(s-2)%3].rank(fc, out)
+		}
+	}
+}
+
+// locate finds the group's unit vectors (four at a time) and first-level
+// cells, and asks for their heads.
+func (g *faceObs) locate(obs Points, fc *faceIndex) {
+	for k := 0; k < g.m; k += 4 {
+		var lat, lon [4]float64 // a last group padded with (0, 0)
+		for e := range min(4, g.m-k) {
+			lat[e], lon[e] = obs.At(g.lo + k + e)
+		}
+		var u [12]float64
+		unit4(&lat, &lon, &u)
+		for e := range min(4, g.m-k) {
+			g.p[k+e] = [3]float64{u[e], u[4+e], u[8+e]}
+			g.spot[k+e] = fc.top(u[e], u[4+e], u[8+e])
+			prefetchHead(&fc.head[g.spot[k+e].place])
+		}
+	}
+}
+
+// lists finds the group's lists and asks for their blocks.
+func (g *faceObs) lists(fc *faceIndex) {
+	for k := range g.m {
+		g.first[k], g.n[k] = fc.resolve(g.spot[k])
+		prefetchBlocks(&fc.blocks[g.first[k]], int(g.n[k]+3)/4)
+	}
+}
+
+// rank answers the group: each observation's list ranked, then the
+// distances converted four at a time.
+func (g *faceObs) rank(fc *faceIndex, out Result) {
+	for k := range g.m {
+		d, b, l := fc.rank(&g.p[k], g.first[k], g.n[k])
+		g.d2[k] = d
+		out.Index[g.lo+k] = b.orig[l]
+	}
+	for k := 0; k < g.m; k += 4 { // past m: earlier chords, converted and dropped
+		var rad [4]float64
+		chordToAngle4((*[4]float64)(g.d2[k:k+4]), &rad)
+		for e := range min(4, g.m-k) {
+			out.Distance[g.lo+k+e] = float32(rad[e])
+		}
+	}
+}

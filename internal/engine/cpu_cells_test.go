@@ -1,0 +1,215 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// faceIndexOf builds the face cells of ref with side cells a face edge on
+// 7 goroutines (more than most cells of a level need, whatever the
+// machine), failing the test where they are refused.
+func faceIndexOf(t *testing.T, ref Points, side int) (*faceIndex, *refSet) {
+	t.Helper()
+	refs := prepareRefs(ref)
+	fc, why, err := buildFaceCells(context.Background(), refs, buildKDTree(refs), side, 7)
+	if err != nil || fc == nil {
+		t.Fatalf("face cells refused: %s %v", why, err)
+	}
+	return fc, refs
+}
+
+// checkFaceIndex compares fc's answer for every observation with chord2
+// over every reference, ties to the lowest index: the same squared chord
+// and the same reference.
+func checkFaceIndex(t *testing.T, fc *faceIndex, refs *refSet, obs Points) {
+	t.Helper()
+	for i := range obs.Len() {
+		x, y, z := unit(obs.At(i))
+		d, id := fc.nearest(x, y, z)
+		want, wid := exactNearest(x, y, z, refs)
+		if d != want || id != uint32(wid) {
+			t.Fatalf("obs %d (%v): face cells %d at %g, brute force %d at %g (%s)", i, [3]float64{x, y, z}, id, d, wid, want, fc.note())
+		}
+	}
+}
+
+// cellEdgePoints are observations on the cells' edges and corners of a
+// cube of side cells a face edge, and the cube's own edges and corners.
+func cellEdgePoints(side int) Points {
+	var lat, lon []float64
+	add := func(p [3]float64) {
+		n := math.Sqrt(p[0]*p[0] + p[1]*p[1] + p[2]*p[2])
+		lat = append(lat, math.Asin(p[2]/n))
+		lon = append(lon, math.Atan2(p[1], p[0]))
+	}
+	for f := range 6 {
+		for i := 0; i <= side; i += max(1, side/7) {
+			for j := 0; j <= side; j += max(1, side/5) {
+				c := faceCell{f: f, n: side}
+				u, v := -1+2*float64(i)/float64(side), -1+2*float64(j)/float64(side)
+				add(c.point(u, v))
+				add(c.point(u, v+1e-9))
+			}
+		}
+	}
+	return Radians64(lat, lon)
+}
+
+func TestFaceCellsMatchBrute(t *testing.T) {
+	cities, airports := realSets(t)
+	crowd := func(n int, spreadRad float64) Points {
+		r := rand.New(rand.NewPCG(7, 8))
+		lat, lon := make([]float64, n), make([]float64, n)
+		for i := range lat {
+			lat[i], lon[i] = 0.9+spreadRad*r.NormFloat64(), -2.1+spreadRad*r.NormFloat64()
+		}
+		return Radians64(lat, lon)
+	}
+	corners := Radians64([]float64{math.Pi / 2, -math.Pi / 2, 0, 0, 0, 0, math.Atan(1 / math.Sqrt2), -math.Atan(1 / math.Sqrt2)},
+		[]float64{0, 0, 0, math.Pi / 2, math.Pi, -math.Pi / 4, math.Pi / 4, -3 * math.Pi / 4})
+	for _, tc := range []struct {
+		name string
+		ref  Points
+		side int
+	}{
+		{"one reference", spherePoints(1, 3), 4},
+		{"two", spherePoints(2, 3), 4},
+		{"five", spherePoints(5, 3), 1},
+		{"cube corners and poles", corners, 8},
+		{"sphere 4096", spherePoints(4096, 3), 26},
+		{"sphere 4096, coarse", spherePoints(4096, 3), 6},
+		{"airports", airports, 30},
+		{"cities", cities, 40},
+		{"clustered within 1,000 km", crowd(3000, 0.1), 8},
+		{"with duplicates", Radians64(append(spherePoints(500, 4).Lat64, spherePoints(500, 4).Lat64[:100]...),
+			append(spherePoints(500, 4).Lon64, spherePoints(500, 4).Lon64[:100]...)), 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc, refs := faceIndexOf(t, tc.ref, tc.side)
+			checkFaceIndex(t, fc, refs, spherePoints(min(20000, 1e8/refs.n), 11))
+			checkFaceIndex(t, fc, refs, cellEdgePoints(tc.side))
+			checkFaceIndex(t, fc, refs, tc.ref.Slice(0, min(tc.ref.Len(), 2000)))
+		})
+	}
+}
+
+// References crowded into a metre cannot be told apart by cells 4^4 times
+// finer than the first level: the build refuses, and the CPU engine answers
+// through its plan's index, exactly, saying why.
+func TestFaceCellsRefusedCrowd(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 2000
+	lat, lon := make([]float64, n), make([]float64, n)
+	for i := range lat {
+		lat[i], lon[i] = 0.7+1e-7*r.Float64(), 0.3+1e-7*r.Float64()
+	}
+	ref := Radians64(lat, lon)
+	refs := prepareRefs(ref)
+	fc, why, err := buildFaceCells(context.Background(), refs, buildKDTree(refs), 16, 0)
+	if err != nil || fc != nil || why == "" {
+		t.Fatalf("face cells of a 1 m crowd: index %v, why %q, err %v", fc != nil, why, err)
+	}
+	obs := spherePoints(max(cellOrderMin, faceObsPerRef*n), 5)
+	out := newResult(obs.Len())
+	st, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(st.Note, "no face cells: ") {
+		t.Errorf("note %q: want the refusal first", st.Note)
+	}
+	checkAgainstBrute(t, obs, ref, out)
+}
+
+// checkAgainstBrute compares a nearest answer with the CPU's brute force,
+// index for index and distance for distance.
+func checkAgainstBrute(t *testing.T, obs, ref Points, got Result) {
+	t.Helper()
+	want := newResult(obs.Len())
+	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.Index {
+		if got.Index[i] != want.Index[i] || got.Distance[i] != want.Distance[i] {
+			t.Fatalf("obs %d: %d at %g, brute force %d at %g", i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
+		}
+	}
+}
+
+// The CPU engine answers a large grid query through face cells, the same
+// as brute force, for uniform and for skewed references.
+func TestCPUNearestFaceCells(t *testing.T) {
+	cities, _ := realSets(t)
+	for _, ref := range []Points{spherePoints(3000, 2), cities.Slice(0, min(cities.Len(), 20000))} {
+		obs := spherePoints(max(cellOrderMin, faceObsPerRef*ref.Len())+123, 9)
+		out := newResult(obs.Len())
+		st, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(st.Note, "face cells ") {
+			t.Fatalf("note %q: want face cells", st.Note)
+		}
+		t.Log(st.Note)
+		checkAgainstBrute(t, obs, ref, out)
+	}
+}
+
+// lanes1AVX2 and its Go twin give the same ranking, NaN padding and
+// equal dot products included.
+func TestLanes1Twin(t *testing.T) {
+	if !haveAVX2FMA {
+		t.Skip("no AVX2 and FMA on this CPU: only the Go loop runs")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 2000 {
+		n := 1 + trial%40
+		blocks := make([]faceBlock, (n+3)/4)
+		for k := range 4 * len(blocks) {
+			b, l := &blocks[k/4], k%4
+			if k >= n {
+				b.x[l], b.y[l], b.z[l] = math.NaN(), math.NaN(), math.NaN()
+				continue
+			}
+			b.x[l], b.y[l], b.z[l] = r.NormFloat64(), r.NormFloat64(), r.NormFloat64()
+			if trial%3 == 0 && k > 0 { // equal dot products
+				b.x[l], b.y[l], b.z[l] = blocks[0].x[0], blocks[0].y[0], blocks[0].z[0]
+			}
+		}
+		o := [3]float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
+		var st lanes1
+		rankLanes1Go(&st, &o, blocks)
+		b, r, i := st.result()
+		ab, ar, ai := lanes1AVX2(&o, &blocks[0], len(blocks))
+		if ab != b || ar != r || ai != i {
+			t.Fatalf("trial %d (n %d): AVX2 %g %g %d, Go %g %g %d", trial, n, ab, ar, ai, b, r, i)
+		}
+	}
+}
+
+// BenchmarkFaceBuild is the CPU's face-cell build at the side a 2^22
+// observation query picks: 2^16 sphere references, and the cities.
+func BenchmarkFaceBuild(b *testing.B) {
+	cities, _ := realSets(b)
+	for _, tc := range []struct {
+		name string
+		ref  Points
+	}{{"sphere", spherePoints(1<<16, 2)}, {"cities", cities}} {
+		refs := prepareRefs(tc.ref)
+		tree := buildKDTree(refs)
+		side := faceSideCPU(1<<22, refs.n)
+		b.Run(tc.name, func(b *testing.B) {
+			var fc *faceIndex
+			for b.Loop() {
+				var err error
+				if fc, _, err = buildFaceCells(context.Background(), refs, tree, side, 0); err != nil || fc == nil {
+					b.Fatal("refused", err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(fc.head)), "ns/cell")
+		})
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package engine
+
+// unit4 is unit of four points: out holds their x, then y, then z.
+func unit4(lat, lon *[4]float64, out *[12]float64) { unit4Go(lat, lon, out) }
+
+// chordToAngle4 is ChordToAngle of four squared chords.
+func chordToAngle4(d2, out *[4]float64) { chordToAngle4Go(d2, out) }
