@@ -30,18 +30,21 @@ import (
 // the references' k-d tree. A cell whose list would be longer than
 // faceCap splits into faceSplitN^2 cells, each collecting its own, at most
 // faceLevels times; where a list still cannot be made (references crowded
-// into one spot) the whole index is refused and the plan's index answers.
+// into one spot, or a ring of them equally far from the cell) the k-d tree
+// answers that cell's observations. Only an index past maxFacePlaces cells
+// is refused, and the plan's index answers.
 // The build runs level by level on every goroutine; the query in groups
 // whose memory is asked for a stage ahead (faceQueries).
 
 const (
-	faceSplitN  = 4     // a split cell's children an edge
-	faceCap     = 32    // candidates a list holds; a longer one splits
-	faceLevels  = 4     // times a cell may split: a 4^4-times finer edge where references crowd
-	faceDilate  = 1e-12 // cell widening in (u, v): far above the float64 rounding of a point's (u, v)
-	faceDomEps  = 1e-12 // dot-product margin of the build's filters
-	faceSurvive = 8192  // first-filter survivors beyond which a cell splits or fails
-	faceSplit   = 1 << 31
+	faceSplitN  = 4       // a split cell's children an edge
+	faceCap     = 32      // candidates a list holds; a longer one splits
+	faceLevels  = 4       // times a cell may split: a 4^4-times finer edge where references crowd
+	faceDilate  = 1e-12   // cell widening in (u, v): far above the float64 rounding of a point's (u, v)
+	faceDomEps  = 1e-12   // dot-product margin of the build's filters
+	faceSurvive = 8192    // first-filter survivors beyond which a cell splits or has no list
+	faceSplit   = 1 << 31 // a head's n: a split cell (first: its first child's place)
+	faceTree    = 1 << 30 // a head's n: a cell without a list, which the k-d tree answers
 	// maxFacePlaces bounds the cells of all levels (8 bytes a cell).
 	maxFacePlaces = 16 << 20
 )
@@ -56,7 +59,8 @@ type faceBlock struct {
 }
 
 // faceHead is a cell's entry: its list (blocks from first, n candidates),
-// or, when n has faceSplit set, its first child's place.
+// or, when n has faceSplit set, its first child's place, or, when n is
+// faceTree, no list.
 type faceHead struct {
 	first, n uint32
 }
@@ -68,15 +72,11 @@ type faceIndex struct {
 	side   int
 	head   []faceHead
 	blocks []faceBlock
+	tree   *kdTree  // answers the cells without a list
+	orig   []uint32 // the references' input indices, for the tree's answers
 	// For the note: the cells split, the levels below the first, the
-	// candidates in all lists and the longest.
-	split, levels, entries, longest int
-}
-
-// find is the list of the cell that holds unit vector (x, y, z): its first
-// block and its length.
-func (fc *faceIndex) find(x, y, z float64) (first, n uint32) {
-	return fc.resolve(fc.top(x, y, z))
+	// candidates in all lists and the longest, the cells without a list.
+	split, levels, entries, longest, treeCells int
 }
 
 // faceSpot is where a point lies on the first level: its cell's place and
@@ -207,6 +207,7 @@ func (g *faceGeom) cornerDotsOf(x, y, z float64) [4]float64 {
 type faceOut struct {
 	ids  []uint32
 	kids []faceOut
+	tree bool // no list: the k-d tree answers
 }
 
 // faceBuilder is one goroutine's scratch for the build, padded so that two
@@ -228,13 +229,10 @@ type faceSurvivor struct {
 	dots [4]float64
 }
 
-// faceFail says why a cell has no list.
-type faceFail struct{ why string }
-
 // build makes cell c's list, or says that it splits; level counts the
-// splits above it. It returns a failure when no list can be made and the
-// cell may not split.
-func (b *faceBuilder) build(c faceCell, level int) (ids []uint32, split bool, fail *faceFail) {
+// splits above it. It says noList when no list can be made and the cell
+// may not split.
+func (b *faceBuilder) build(c faceCell, level int) (ids []uint32, split, noList bool) {
 	g := c.geometry()
 	p := g.centre
 	d2, q0 := b.tree.nearest(p[0], p[1], p[2], nil)
@@ -246,19 +244,15 @@ func (b *faceBuilder) build(c faceCell, level int) (ids []uint32, split bool, fa
 	// walks the tree itself: handing down the parent's survivors measured
 	// slower, the tree's boxes pruning more than a long list does.
 	splits := level < faceLevels && (d0 <= 2*g.alpha || reach-d0 > 0.5*g.alpha)
-	n := len(b.surv)
-	if n <= faceSurvive {
+	if n := len(b.surv); n <= faceSurvive {
 		start := len(b.arena)
 		b.arena = b.secondFilter(b.arena, faceCap+1)
 		if n = len(b.arena) - start; n <= faceCap {
-			return b.arena[start:len(b.arena):len(b.arena)], false, nil
+			return b.arena[start:len(b.arena):len(b.arena)], false, false
 		}
 		b.arena = b.arena[:start]
 	}
-	if !splits {
-		return nil, false, &faceFail{fmt.Sprintf("a cell at level %d keeps over %d candidates", level, min(n, faceSurvive)-1)}
-	}
-	return nil, true, nil
+	return nil, splits, !splits
 }
 
 // firstFilter puts in b.surv the references within chord need of the
@@ -378,7 +372,7 @@ func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
 // through their k-d tree on workers goroutines, level by level: the
 // children of the cells one level splits are the next level's work, so a
 // crowded region's cells spread over every goroutine. It returns nil and
-// why when a cell's list cannot be made.
+// why when the cells of all levels would pass maxFacePlaces.
 func buildFaceCells(ctx context.Context, refs *refSet, tree *kdTree, side, workers int) (*faceIndex, string, error) {
 	outs := make([]faceOut, faceCells(side))
 	tasks := make([]faceTask, len(outs))
@@ -392,20 +386,18 @@ func buildFaceCells(ctx context.Context, refs *refSet, tree *kdTree, side, worke
 	for w := range builders {
 		builders[w] = &faceBuilder{refs: refs, tree: tree}
 	}
+	places := len(tasks)
 	for level := 0; len(tasks) > 0; level++ {
-		next, why := buildLevel(ctx, tasks, level, builders)
+		tasks = buildLevel(ctx, tasks, level, builders)
 		if err := ctx.Err(); err != nil {
 			return nil, "", err
 		}
-		if why != "" {
-			return nil, why, nil
+		if places += len(tasks); places > maxFacePlaces {
+			return nil, fmt.Sprintf("over %d cells", maxFacePlaces), nil
 		}
-		tasks = next
 	}
-	fc := &faceIndex{side: side}
-	if why := fc.assemble(outs, refs, workers); why != "" {
-		return nil, why, nil
-	}
+	fc := &faceIndex{side: side, tree: tree, orig: refs.orig}
+	fc.assemble(outs, refs, workers)
 	return fc, "", nil
 }
 
@@ -419,29 +411,19 @@ type faceTask struct {
 const faceTaskBlock = 16
 
 // buildLevel builds the cells of one level; it returns the children of
-// those that split (in the order of their parents, whatever the
-// goroutines' timing), or why a cell has no list.
-func buildLevel(ctx context.Context, tasks []faceTask, level int, builders []*faceBuilder) ([]faceTask, string) {
-	fails := make([]*faceFail, len(builders))
+// those that split, in the order of their parents whatever the
+// goroutines' timing.
+func buildLevel(ctx context.Context, tasks []faceTask, level int, builders []*faceBuilder) []faceTask {
 	splitAt := make([]bool, len(tasks))
 	parallel.Blocks(len(tasks), faceTaskBlock, len(builders), func(w, lo, hi int) {
-		if fails[w] != nil || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return
 		}
 		for k := lo; k < hi; k++ {
 			t := &tasks[k]
-			var ids []uint32
-			if ids, splitAt[k], fails[w] = builders[w].build(t.c, level); fails[w] != nil {
-				return
-			}
-			t.out.ids = ids
+			t.out.ids, splitAt[k], t.out.tree = builders[w].build(t.c, level)
 		}
 	})
-	for _, f := range fails {
-		if f != nil {
-			return nil, f.why
-		}
-	}
 	var next []faceTask
 	for k, split := range splitAt {
 		if !split {
@@ -453,17 +435,20 @@ func buildLevel(ctx context.Context, tasks []faceTask, level int, builders []*fa
 			next = append(next, faceTask{c: child, out: &t.out.kids[e]})
 		}
 	}
-	return next, ""
+	return next
 }
 
 // faceSpan is what a first-level cell's subtree takes: its descendants'
 // places, its blocks, and for the note its splits, depth, candidates and
 // longest list.
 type faceSpan struct {
-	places, blocks, split, levels, entries, longest int
+	places, blocks, split, levels, entries, longest, tree int
 }
 
 func (o *faceOut) span(level int) faceSpan {
+	if o.tree {
+		return faceSpan{levels: level, tree: 1}
+	}
 	if o.kids == nil {
 		return faceSpan{blocks: (len(o.ids) + 3) / 4, levels: level, entries: len(o.ids), longest: len(o.ids)}
 	}
@@ -476,6 +461,7 @@ func (o *faceOut) span(level int) faceSpan {
 		sp.levels = max(sp.levels, c.levels)
 		sp.entries += c.entries
 		sp.longest = max(sp.longest, c.longest)
+		sp.tree += c.tree
 	}
 	return sp
 }
@@ -484,7 +470,7 @@ func (o *faceOut) span(level int) faceSpan {
 // level at places 0 .. len(outs)-1, then each first-level cell's
 // descendants in a range of their own (children in a row, depth first),
 // its blocks likewise.
-func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, workers int) string {
+func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, workers int) {
 	spans := make([]faceSpan, len(outs))
 	parallel.Blocks(len(outs), 256, workers, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
@@ -501,9 +487,7 @@ func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, workers int) string 
 		fc.levels = max(fc.levels, sp.levels)
 		fc.entries += sp.entries
 		fc.longest = max(fc.longest, sp.longest)
-	}
-	if places > maxFacePlaces {
-		return fmt.Sprintf("%d cells (at most %d)", places, maxFacePlaces)
+		fc.treeCells += sp.tree
 	}
 	fc.head = make([]faceHead, places)
 	fc.blocks = make([]faceBlock, blocks)
@@ -513,12 +497,15 @@ func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, workers int) string 
 			fc.place(k, &outs[k], &next, &block, refs)
 		}
 	})
-	return ""
 }
 
 // place writes cell o at place at: its list's blocks from *block, or its
 // children from *next (their subtrees after them), advancing both.
 func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *refSet) {
+	if o.tree {
+		fc.head[at] = faceHead{n: faceTree}
+		return
+	}
 	if o.kids == nil {
 		fc.head[at] = faceHead{first: uint32(*block), n: uint32(len(o.ids))}
 		*block += fc.list(fc.blocks[*block:], o.ids, refs)
@@ -558,18 +545,13 @@ func (fc *faceIndex) note() string {
 	if fc.levels > 0 {
 		finer = fmt.Sprintf(" (%d split into %d finer levels)", fc.split, fc.levels)
 	}
-	leaves := len(fc.head) - fc.split
-	return fmt.Sprintf("face cells 6 x %d^2%s, %.1f candidates a cell (at most %d), no observation sort",
-		fc.side, finer, float64(fc.entries)/float64(leaves), fc.longest)
-}
-
-// nearest is the reference nearest to unit vector (x, y, z) in float64,
-// ties to the lowest distinct-reference index: its squared chord and
-// index.
-func (fc *faceIndex) nearest(x, y, z float64) (float64, uint32) {
-	first, n := fc.find(x, y, z)
-	d2, b, l := fc.rank(&[3]float64{x, y, z}, first, n)
-	return d2, b.id[l]
+	tree := ""
+	if fc.treeCells > 0 {
+		tree = fmt.Sprintf(", %d cells without a list answered by the k-d tree", fc.treeCells)
+	}
+	leaves := len(fc.head) - fc.split - fc.treeCells
+	return fmt.Sprintf("face cells 6 x %d^2%s, %.1f candidates a cell (at most %d)%s, no observation sort",
+		fc.side, finer, float64(fc.entries)/float64(max(leaves, 1)), fc.longest, tree)
 }
 
 // rank is the nearest of the n candidates from block first to o: its
@@ -698,7 +680,9 @@ func (g *faceObs) locate(obs Points, fc *faceIndex) {
 func (g *faceObs) lists(fc *faceIndex) {
 	for k := range g.m {
 		g.first[k], g.n[k] = fc.resolve(g.spot[k])
-		prefetchBlocks(&fc.blocks[g.first[k]], int(g.n[k]+3)/4)
+		if g.n[k] != faceTree {
+			prefetchBlocks(&fc.blocks[g.first[k]], int(g.n[k]+3)/4)
+		}
 	}
 }
 
@@ -706,6 +690,12 @@ func (g *faceObs) lists(fc *faceIndex) {
 // distances converted four at a time.
 func (g *faceObs) rank(fc *faceIndex, out Result) {
 	for k := range g.m {
+		if g.n[k] == faceTree {
+			p := &g.p[k]
+			d, id := fc.tree.nearest(p[0], p[1], p[2], nil)
+			g.d2[k], out.Index[g.lo+k] = d, fc.orig[id]
+			continue
+		}
 		d, b, l := fc.rank(&g.p[k], g.first[k], g.n[k])
 		g.d2[k] = d
 		out.Index[g.lo+k] = b.orig[l]

@@ -28,12 +28,23 @@ func checkFaceIndex(t *testing.T, fc *faceIndex, refs *refSet, obs Points) {
 	t.Helper()
 	for i := range obs.Len() {
 		x, y, z := unit(obs.At(i))
-		d, id := fc.nearest(x, y, z)
+		d, id := faceNearest(fc, x, y, z)
 		want, wid := exactNearest(x, y, z, refs)
 		if d != want || id != uint32(wid) {
 			t.Fatalf("obs %d (%v): face cells %d at %g, brute force %d at %g (%s)", i, [3]float64{x, y, z}, id, d, wid, want, fc.note())
 		}
 	}
+}
+
+// faceNearest is fc's answer for unit vector (x, y, z): the squared chord
+// and the distinct reference's index.
+func faceNearest(fc *faceIndex, x, y, z float64) (float64, uint32) {
+	first, n := fc.resolve(fc.top(x, y, z))
+	if n == faceTree {
+		return fc.tree.nearest(x, y, z, nil)
+	}
+	d2, b, l := fc.rank(&[3]float64{x, y, z}, first, n)
+	return d2, b.id[l]
 }
 
 // cellEdgePoints are observations on the cells' edges and corners of a
@@ -97,31 +108,38 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 }
 
 // References crowded into a metre cannot be told apart by cells 4^4 times
-// finer than the first level: the build refuses, and the CPU engine answers
-// through its plan's index, exactly, saying why.
-func TestFaceCellsRefusedCrowd(t *testing.T) {
+// finer than the first level, nor can a ring of references around a pole
+// by the cells at its centre: those cells have no list, the k-d tree
+// answers their observations, exactly, and the note says how many.
+func TestFaceCellsWithoutList(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	n := 2000
 	lat, lon := make([]float64, n), make([]float64, n)
 	for i := range lat {
 		lat[i], lon[i] = 0.7+1e-7*r.Float64(), 0.3+1e-7*r.Float64()
 	}
-	ref := Radians64(lat, lon)
-	refs := prepareRefs(ref)
-	fc, why, err := buildFaceCells(context.Background(), refs, buildKDTree(refs), 16, 0)
-	if err != nil || fc != nil || why == "" {
-		t.Fatalf("face cells of a 1 m crowd: index %v, why %q, err %v", fc != nil, why, err)
+	crowd := Radians64(lat, lon)
+	var glat, glon []float64 // a 1-degree lattice up to 1 degree from the poles: rings of 360 at 89 degrees
+	for la := -89; la <= 89; la++ {
+		for lo := -180; lo < 180; lo += 4 {
+			glat, glon = append(glat, float64(la)*math.Pi/180), append(glon, float64(lo)*math.Pi/180)
+		}
 	}
-	obs := spherePoints(max(cellOrderMin, faceObsPerRef*n), 5)
-	out := newResult(obs.Len())
-	st, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid}, out)
-	if err != nil {
-		t.Fatal(err)
+	for _, ref := range []Points{crowd, Radians64(glat, glon)} {
+		obs := spherePoints(max(cellOrderMin, faceObsPerRef*ref.Len()), 5)
+		out := newResult(obs.Len())
+		st, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(st.Note, "answered by the k-d tree") {
+			t.Errorf("note %q: want cells answered by the k-d tree", st.Note)
+		}
+		t.Log(st.Note)
+		checkAgainstBrute(t, obs, ref, out)
+		fc, refs := faceIndexOf(t, ref, 16)
+		checkFaceIndex(t, fc, refs, cellEdgePoints(16))
 	}
-	if !strings.HasPrefix(st.Note, "no face cells: ") {
-		t.Errorf("note %q: want the refusal first", st.Note)
-	}
-	checkAgainstBrute(t, obs, ref, out)
 }
 
 // checkAgainstBrute compares a nearest answer with the CPU's brute force,

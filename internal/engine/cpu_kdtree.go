@@ -2,6 +2,8 @@ package engine
 
 import (
 	"math"
+	"math/bits"
+	"runtime"
 	"slices"
 	"sync"
 )
@@ -39,7 +41,7 @@ func buildKDTree(refs *refSet) *kdTree {
 	}
 	sizes := kdSizes{}
 	t.nodes = make([]kdNode, sizes.nodes(refs.n))
-	t.build(0, 0, refs.n, sizes, kdSpawnDepth)
+	t.build(0, 0, refs.n, sizes, kdSpawnDepth(runtime.GOMAXPROCS(0)))
 	return t
 }
 
@@ -72,9 +74,10 @@ func (s kdSizes) count(n int) int {
 }
 
 // kdSpawnDepth is how many levels of the build hand their left subtree to
-// another goroutine: up to 16 at once, the tree's build being the serial
-// part of a CPU face-cell query otherwise.
-const kdSpawnDepth = 4
+// another goroutine for procs processors: up to 16 goroutines at once, no
+// more than procs, the tree's build being the serial part of a CPU
+// face-cell query otherwise.
+func kdSpawnDepth(procs int) int { return min(bits.Len(uint(max(procs, 1)))-1, 4) }
 
 // kdSpawnMin is the fewest references a subtree must hold to be built on a
 // goroutine of its own.

@@ -1,4 +1,4 @@
-//go:build amd64 && !purego
+//go:build amd64 && !purego && !amd64.v3
 
 #include "textflag.h"
 
@@ -50,7 +50,8 @@ GLOBL unitK<>(SB), RODATA|NOPTR, $272
 
 // SINCOS sets S, C to math.Sincos of the four lanes of IN (finite, |x| <
 // 2^29), the same operations in the same order, none fused, so the same
-// bits. Scratch: Y1-Y9.
+// bits as math.Sincos built for GOAMD64 below v3 (above it, the compiler
+// fuses and this file is not built). Scratch: Y1-Y9.
 #define SINCOS(IN, S, C) \
 	KD(144, Y1); VANDPD IN, Y1, Y1; \
 	KD(152, Y2); VANDPD IN, Y2, Y2; \

@@ -1,6 +1,10 @@
-//go:build !amd64 || purego
+//go:build !amd64 || purego || amd64.v3
 
 package engine
+
+// Built with GOAMD64=v3 or above, the compiler fuses math.Sincos's
+// multiply-adds, so unit's bits are no longer those of the unfused AVX2
+// code: the Go loops below keep unit4 and unit agreeing.
 
 // unit4 is unit of four points: out holds their x, then y, then z.
 func unit4(lat, lon *[4]float64, out *[12]float64) { unit4Go(lat, lon, out) }

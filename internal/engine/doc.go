@@ -20,10 +20,11 @@
 //     (crowded into a few places) it samples a k-d tree (cpu_kdtree.go),
 //     which both engines walk; otherwise it falls back to brute force.
 //  3. On the CPU (cpu*.go), a grid query of at least 8 observations a
-//     reference goes through the CPU's face cells (cpu_cells.go: cells.cu's
-//     lists built in float64 from the k-d tree, each observation ranking
-//     its own cell's list in input order); a smaller one, or one whose cells
-//     are refused, through the plan's index. Goroutines take batches of
+//     reference (and 2^14), its grid side not chosen, goes through the
+//     CPU's face cells (cpu_cells.go: cells.cu's lists built in float64
+//     from the k-d tree, each observation ranking its own cell's list in
+//     input order, the tree answering the cells without one); a smaller
+//     one, or one whose cells are refused, through the plan's index. Goroutines take batches of
 //     observations and run that search or the AVX2 brute-force scan.
 //  4. On GPUs (gpu*.go), each device's thread stages the references once
 //     (gpu_refs.go), builds the grid index on the device (or sends the k-d
