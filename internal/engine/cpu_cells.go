@@ -210,15 +210,12 @@ type faceOut struct {
 	tree bool // no list: the k-d tree answers
 }
 
-// faceBuilder is one goroutine's scratch for the build, padded so that two
-// builders' slice headers, rewritten at every append, never share a pair
-// of cache lines.
+// faceBuilder is one goroutine's scratch for the build.
 type faceBuilder struct {
 	refs  *refSet
 	tree  *kdTree
 	surv  []faceSurvivor
 	arena []uint32 // the lists it made, sliced out
-	_     [128]byte
 }
 
 // faceSurvivor is a reference that passed a cell's first filter: its
@@ -508,7 +505,7 @@ func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *refSet) {
 	}
 	if o.kids == nil {
 		fc.head[at] = faceHead{first: uint32(*block), n: uint32(len(o.ids))}
-		*block += fc.list(fc.blocks[*block:], o.ids, refs)
+		*block += fillBlocks(fc.blocks[*block:], o.ids, refs)
 		return
 	}
 	first := *next
@@ -519,9 +516,9 @@ func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *refSet) {
 	}
 }
 
-// list writes the blocks of a list of candidates into dst and returns how
-// many.
-func (fc *faceIndex) list(dst []faceBlock, ids []uint32, refs *refSet) int {
+// fillBlocks writes the blocks of a list of candidates into dst and
+// returns how many.
+func fillBlocks(dst []faceBlock, ids []uint32, refs *refSet) int {
 	nan := math.NaN()
 	n := (len(ids) + 3) / 4
 	for s := range n {
@@ -579,19 +576,6 @@ func (fc *faceIndex) rank(o *[3]float64, first, n uint32) (float64, *faceBlock, 
 		}
 	}
 	return d2, bb, bl
-}
-
-// The CPU's cells balance the build against the query as the GPU's do:
-// faceScaleCPU * sqrt(nobs * nref) cells, within [minCellsPerRef,
-// maxCellsPerRef] a reference.
-var faceScaleCPU = 0.044
-
-// faceSideCPU is the cells a face edge of the CPU's first level for nobs
-// observations and nref references.
-func faceSideCPU(nobs, nref int) int {
-	cells := faceScaleCPU * math.Sqrt(float64(nobs)*float64(nref))
-	cells = min(max(cells, minCellsPerRef*float64(nref)), maxCellsPerRef*float64(nref))
-	return max(1, min(int(math.Round(math.Sqrt(cells/6))), maxCellsSide))
 }
 
 // useFaces tells whether the CPU answers nobs observations against nref

@@ -47,28 +47,6 @@ func faceNearest(fc *faceIndex, x, y, z float64) (float64, uint32) {
 	return d2, b.id[l]
 }
 
-// cellEdgePoints are observations on the cells' edges and corners of a
-// cube of side cells a face edge, and the cube's own edges and corners.
-func cellEdgePoints(side int) Points {
-	var lat, lon []float64
-	add := func(p [3]float64) {
-		n := math.Sqrt(p[0]*p[0] + p[1]*p[1] + p[2]*p[2])
-		lat = append(lat, math.Asin(p[2]/n))
-		lon = append(lon, math.Atan2(p[1], p[0]))
-	}
-	for f := range 6 {
-		for i := 0; i <= side; i += max(1, side/7) {
-			for j := 0; j <= side; j += max(1, side/5) {
-				c := faceCell{f: f, n: side}
-				u, v := -1+2*float64(i)/float64(side), -1+2*float64(j)/float64(side)
-				add(c.point(u, v))
-				add(c.point(u, v+1e-9))
-			}
-		}
-	}
-	return Radians64(lat, lon)
-}
-
 func TestFaceCellsMatchBrute(t *testing.T) {
 	cities, airports := realSets(t)
 	crowd := func(n int, spreadRad float64) Points {
@@ -101,7 +79,7 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fc, refs := faceIndexOf(t, tc.ref, tc.side)
 			checkFaceIndex(t, fc, refs, spherePoints(min(20000, 1e8/refs.n), 11))
-			checkFaceIndex(t, fc, refs, cellEdgePoints(tc.side))
+			checkFaceIndex(t, fc, refs, onFaceEdges(3000, tc.side, rand.New(rand.NewPCG(9, uint64(tc.side)))))
 			checkFaceIndex(t, fc, refs, tc.ref.Slice(0, min(tc.ref.Len(), 2000)))
 		})
 	}
@@ -138,7 +116,7 @@ func TestFaceCellsWithoutList(t *testing.T) {
 		t.Log(st.Note)
 		checkAgainstBrute(t, obs, ref, out)
 		fc, refs := faceIndexOf(t, ref, 16)
-		checkFaceIndex(t, fc, refs, cellEdgePoints(16))
+		checkFaceIndex(t, fc, refs, onFaceEdges(3000, 16, rand.New(rand.NewPCG(9, 16))))
 	}
 }
 
@@ -218,7 +196,7 @@ func BenchmarkFaceBuild(b *testing.B) {
 	}{{"sphere", spherePoints(1<<16, 2)}, {"cities", cities}} {
 		refs := prepareRefs(tc.ref)
 		tree := buildKDTree(refs)
-		side := faceSideCPU(1<<22, refs.n)
+		side := cellsSideFor(1<<22, refs.n, false)
 		b.Run(tc.name, func(b *testing.B) {
 			var fc *faceIndex
 			for b.Loop() {

@@ -313,9 +313,15 @@ func slabDist(d, rest float64) float64 {
 // nearestGrid answers a grid query on the CPU: goroutines over batches of
 // observations, float64 throughout, the same answer as brute force.
 func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
-	refused := ""
+	refused, tree := "", req.mergedTree()
 	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.n) {
-		fc, why, err := c.faceIndex(ctx, req, refs)
+		end := req.Trace.Begin("host", "face cells")
+		if tree == nil {
+			tree = buildKDTree(refs)
+		}
+		side := cellsSideFor(req.Obs.Len(), refs.n, false) // the GPU's balance of build and query
+		fc, why, err := buildFaceCells(ctx, refs, tree, side, c.workers)
+		end()
 		if err != nil {
 			return Stats{}, fmt.Errorf("cpu engine: %w", err)
 		}
@@ -326,27 +332,16 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 		}
 		refused = "no face cells: " + why + "; "
 	}
-	st, err := c.nearestPlanned(ctx, req, out, refs, start)
+	st, err := c.nearestPlanned(ctx, req, out, refs, tree, start)
 	st.Note = refused + st.Note
 	return st, err
 }
 
-// faceIndex builds the face cells of the request's references from their
-// k-d tree; nil and why when they are refused.
-func (c *CPU) faceIndex(ctx context.Context, req Request, refs *refSet) (*faceIndex, string, error) {
-	defer req.Trace.Begin("host", "face cells")()
-	tree := req.mergedTree()
-	if tree == nil {
-		tree = buildKDTree(refs)
-	}
-	return buildFaceCells(ctx, refs, tree, faceSideCPU(req.Obs.Len(), refs.n), c.workers)
-}
-
 // nearestPlanned answers a grid query through the index the plan picks:
-// the grid, the k-d tree or brute force.
-func (c *CPU) nearestPlanned(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
+// the grid, the k-d tree (tree, when one is built already) or brute force.
+func (c *CPU) nearestPlanned(ctx context.Context, req Request, out Result, refs *refSet, tree *kdTree, start time.Time) (Stats, error) {
 	end := req.Trace.Begin("host", "plan")
-	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide, req.mergedTree())
+	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide, tree)
 	end()
 	if plan.tree != nil {
 		var st Stats

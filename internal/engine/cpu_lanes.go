@@ -54,23 +54,30 @@ func rankLanes3From(st *lanes3, o *[9]float64, t refTile, from int) {
 	}
 }
 
-// result folds observation k's lanes: the largest dot product, the
-// largest of the rest (the winning lane's second and the other lanes'
-// bests) and the winner's tile index.
+// result folds observation k's lanes (foldLanes).
 func (st *lanes3) result(k int) (best, runup float64, idx int32) {
+	best, runup, i := foldLanes(&st.best[k], &st.second[k], &st.idx[k])
+	return best, runup, int32(i)
+}
+
+// foldLanes is one observation's ranking from its four lanes: the largest
+// dot product, the largest of the rest (the winning lane's second and the
+// other lanes' bests) and the winner's index (the first lane on equal
+// bests).
+func foldLanes(best, second *[4]float64, idx *[4]int64) (float64, float64, int64) {
 	w := 0
 	for l := 1; l < 4; l++ {
-		if st.best[k][l] > st.best[k][w] {
+		if best[l] > best[w] {
 			w = l
 		}
 	}
-	runup = st.second[k][w]
+	runup := second[w]
 	for l := range 4 {
 		if l != w {
-			runup = max(runup, st.best[k][l])
+			runup = max(runup, best[l])
 		}
 	}
-	return st.best[k][w], runup, int32(st.idx[k][w])
+	return best[w], runup, idx[w]
 }
 
 // lanes1 is lanes3 for one observation ranked against a face cell's list
@@ -116,17 +123,6 @@ func rankLanes1Go(st *lanes1, o *[3]float64, blocks []faceBlock) {
 // result folds the lanes: the largest dot product, the largest of the rest
 // and the winner's place in the list.
 func (st *lanes1) result() (best, runup float64, idx int) {
-	w := 0
-	for l := 1; l < 4; l++ {
-		if st.best[l] > st.best[w] {
-			w = l
-		}
-	}
-	runup = st.second[w]
-	for l := range 4 {
-		if l != w {
-			runup = max(runup, st.best[l])
-		}
-	}
-	return st.best[w], runup, int(st.idx[w])
+	best, runup, i := foldLanes(&st.best, &st.second, &st.idx)
+	return best, runup, int(i)
 }
