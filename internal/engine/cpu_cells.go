@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -33,18 +32,27 @@ import (
 // into one spot, or a ring of them equally far from the cell) the k-d tree
 // answers that cell's observations. Only an index past maxFacePlaces cells
 // is refused, and the plan's index answers.
-// The build runs level by level on every goroutine; the query in groups
+// The build runs level by level on every goroutine, in tiles of up to
+// faceTileN^2 neighbouring cells: one tree walk gathers a pool of the
+// references near a tile, which its cells scan four at a time
+// (cpu_cells_pool.go), and a tile whose pool would be too large (crowded
+// references) walks the tree for each cell. The query runs in groups
 // whose memory is asked for a stage ahead (faceQueries).
 
 const (
-	faceSplitN  = 4       // a split cell's children an edge
-	faceCap     = 32      // candidates a list holds; a longer one splits
-	faceLevels  = 4       // times a cell may split: a 4^4-times finer edge where references crowd
-	faceDilate  = 1e-12   // cell widening in (u, v): far above the float64 rounding of a point's (u, v)
-	faceDomEps  = 1e-12   // dot-product margin of the build's filters
-	faceSurvive = 8192    // first-filter survivors beyond which a cell splits or has no list
-	faceSplit   = 1 << 31 // a head's n: a split cell (first: its first child's place)
-	faceTree    = 1 << 30 // a head's n: a cell without a list, which the k-d tree answers
+	faceSplitN  = 4     // a split cell's children an edge
+	faceCap     = 32    // candidates a list holds; a longer one splits
+	faceLevels  = 4     // times a cell may split: a 4^4-times finer edge where references crowd
+	faceDilate  = 1e-12 // cell widening in (u, v): far above the float64 rounding of a point's (u, v)
+	faceDomEps  = 1e-12 // dot-product margin of the build's filters
+	faceSurvive = 8192  // first-filter survivors beyond which a cell splits or has no list
+	// faceSplitSurvive is the first-filter survivors at which a cell that
+	// may split stops and splits, when those it has say it should, its
+	// list not tried: few such lists come out short, and each costs a
+	// sort and a second filter as long.
+	faceSplitSurvive = 256
+	faceSplit        = 1 << 31 // a head's n: a split cell (first: its first child's place)
+	faceTree         = 1 << 30 // a head's n: a cell without a list, which the k-d tree answers
 	// maxFacePlaces bounds the cells of all levels (8 bytes a cell).
 	maxFacePlaces = 16 << 20
 )
@@ -86,17 +94,43 @@ type faceSpot struct {
 	uf, vf float64
 }
 
-// top is the first-level cell of unit vector (x, y, z).
+// top is the first-level cell of unit vector (x, y, z). Each product is
+// rounded on its own (the conversions keep the compiler from fusing
+// them), as top4's vector code rounds it.
 func (fc *faceIndex) top(x, y, z float64) faceSpot {
 	a, m, u, v := faceAxis(x, y, z)
 	inv := 1 / math.Abs(m)
 	half := 0.5 * float64(fc.side)
-	uf, vf := (u*inv+1)*half, (v*inv+1)*half
+	uf, vf := (float64(u*inv)+1)*half, (float64(v*inv)+1)*half
 	f := 2 * a
 	if m < 0 {
 		f++
 	}
 	return faceSpot{place: (f*fc.side+clampCell(uf, fc.side))*fc.side + clampCell(vf, fc.side), uf: uf, vf: vf}
+}
+
+// faceSpots are top's answers for four unit vectors, field by field.
+type faceSpots struct {
+	place  [4]int32
+	uf, vf [4]float64
+}
+
+// top4 is top of four unit vectors u (x, then y, then z), through
+// faceTop4AVX2 where the CPU has AVX2: the same cells and bits, without
+// the branches of the face's choice.
+func (fc *faceIndex) top4(u *[12]float64, s *faceSpots) {
+	if haveAVX2FMA {
+		faceTop4AVX2(u, fc.side, 0.5*float64(fc.side), s)
+		return
+	}
+	fc.top4Go(u, s)
+}
+
+func (fc *faceIndex) top4Go(u *[12]float64, s *faceSpots) {
+	for e := range 4 {
+		t := fc.top(u[e], u[4+e], u[8+e])
+		s.place[e], s.uf[e], s.vf[e] = int32(t.place), t.uf, t.vf
+	}
 }
 
 // resolve is the list of the cell at spot, down through the split cells.
@@ -142,15 +176,10 @@ func clampCell(x float64, n int) int {
 // faceCell is cell (i, j) of face f, n cells a face edge.
 type faceCell struct{ f, i, j, n int }
 
-// children are c's faceSplitN^2 cells of the next level, row by row.
-func (c faceCell) children() [faceSplitN * faceSplitN]faceCell {
-	var k [faceSplitN * faceSplitN]faceCell
-	for a := range faceSplitN {
-		for b := range faceSplitN {
-			k[a*faceSplitN+b] = faceCell{c.f, c.i*faceSplitN + a, c.j*faceSplitN + b, c.n * faceSplitN}
-		}
-	}
-	return k
+// firstChild is the first of c's faceSplitN^2 cells of the next level,
+// which lie in a square from it.
+func (c faceCell) firstChild() faceCell {
+	return faceCell{c.f, c.i * faceSplitN, c.j * faceSplitN, c.n * faceSplitN}
 }
 
 // faceGeom is a cell's (widened) corner rays as unit vectors, its centre
@@ -212,10 +241,22 @@ type faceOut struct {
 
 // faceBuilder is one goroutine's scratch for the build.
 type faceBuilder struct {
-	refs  *refSet
-	tree  *kdTree
-	surv  []faceSurvivor
-	arena []uint32 // the lists it made, sliced out
+	refs *refSet
+	tree *kdTree
+	surv []faceSurvivor
+	// sortSurvivors' scratch: the keys, and the survivors in order.
+	keys   []faceKey
+	sorted []faceSurvivor
+	arena  []uint32 // the lists it made, sliced out
+	// A tile's pool, its most references (faceTilePool), and a cell's
+	// filter of it.
+	pool     facePool
+	poolMost int
+	cell     facePoolCell
+	// The second filter's scratch: the kept survivors' corner dots, and
+	// their places.
+	keptDots [4][faceKeptMax]float64
+	keptAt   [faceKeptMax]int32
 }
 
 // faceSurvivor is a reference that passed a cell's first filter: its
@@ -226,25 +267,104 @@ type faceSurvivor struct {
 	dots [4]float64
 }
 
-// build makes cell c's list, or says that it splits; level counts the
-// splits above it. It says noList when no list can be made and the cell
-// may not split.
-func (b *faceBuilder) build(c faceCell, level int) (ids []uint32, split, noList bool) {
-	g := c.geometry()
+// buildTile builds the cells of tile t, level splits above them, and
+// returns which split (bit a*faceTileN+b for cell (a, b)). The cells take
+// their candidates from one pool of the references near the tile when it
+// holds at most b.poolMost, else each walks the tree.
+func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16) {
+	var gs [faceTileN * faceTileN]faceGeom
+	for a := range t.rows {
+		for c := range t.cols {
+			gs[a*faceTileN+c] = t.cell(a, c).geometry()
+		}
+	}
+	pooled := t.rows*t.cols > 1 && b.gatherPool(gs[:], t) && len(b.pool.id) > 0
+	for a := range t.rows {
+		for c := range t.cols {
+			o := t.out(a, c)
+			var split bool
+			if o.ids, split, o.tree = b.build(&gs[a*faceTileN+c], level, pooled); split {
+				splits |= 1 << (a*faceTileN + c)
+			}
+		}
+	}
+	return splits
+}
+
+// gatherPool fills b.pool with every reference within reach of the
+// tile's cells' balls: around a centre c of the tile, the chord d_c to
+// c's nearest reference plus, for the farthest cell, twice its centre's
+// chord from c and twice its alpha. A cell's nearest reference then lies
+// within its centre's chord from c plus that chord plus d_c, and so does
+// every reference within d0 + 2 alpha of its centre. It returns false,
+// the pool unusable, past b.poolMost references.
+func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile) bool {
+	var c [3]float64
+	for a := range t.rows {
+		for k := range t.cols {
+			g := &gs[a*faceTileN+k]
+			c[0], c[1], c[2] = c[0]+g.centre[0], c[1]+g.centre[1], c[2]+g.centre[2]
+		}
+	}
+	s := 1 / math.Sqrt(c[0]*c[0]+c[1]*c[1]+c[2]*c[2])
+	c = [3]float64{c[0] * s, c[1] * s, c[2] * s}
+	reach := 0.0
+	for a := range t.rows {
+		for k := range t.cols {
+			g := &gs[a*faceTileN+k]
+			reach = max(reach, 2*math.Sqrt(chord2(c[0], c[1], c[2], g.centre[0], g.centre[1], g.centre[2]))+2*g.alpha)
+		}
+	}
+	dc2, _ := b.tree.nearest(c[0], c[1], c[2], nil)
+	return b.pool.gather(b.tree, c, math.Sqrt(dc2)+reach+facePoolSlack, b.poolMost)
+}
+
+// build makes the list of the cell of geometry g, or says that it splits;
+// level counts the splits above it. It says noList when no list can be
+// made and the cell may not split. pooled says that b.pool holds every
+// candidate of the cell.
+func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, split, noList bool) {
 	p := g.centre
-	d2, q0 := b.tree.nearest(p[0], p[1], p[2], nil)
+	var d2 float64
+	var q0 uint32
+	at := 0 // q0's place in the pool
+	if pooled {
+		d2, at = b.pool.nearest(&p)
+	} else {
+		d2, q0 = b.tree.nearest(p[0], p[1], p[2], nil)
+	}
 	d0 := math.Sqrt(d2)
-	reach := b.firstFilter(&g, q0, d0+2*g.alpha+1e-12)
+	need := d0 + 2*g.alpha + 1e-12
+	filter := func(most int) float64 {
+		if pooled {
+			return b.poolFilter(g, at, need, most)
+		}
+		return b.firstFilter(g, q0, need, most)
+	}
 	// A list too long splits the cell where a finer one keeps fewer: near
 	// its references, or far from them when the survivors lie at depths
-	// from the centre that a child's narrower band tells apart. Each child
-	// walks the tree itself: handing down the parent's survivors measured
-	// slower, the tree's boxes pruning more than a long list does.
-	splits := level < faceLevels && (d0 <= 2*g.alpha || reach-d0 > 0.5*g.alpha)
-	if n := len(b.surv); n <= faceSurvive {
+	// from the centre that a child's narrower band tells apart. A cell
+	// that may split stops at faceSplitSurvive survivors when those it has
+	// say so: few such lists come out short, and each costs a sort and a
+	// second filter as long. Each child gathers its own candidates: handing
+	// down the parent's survivors measured slower, the tree's boxes pruning
+	// more than a long list does.
+	splitsBy := func(reach float64) bool { return d0 <= 2*g.alpha || reach-d0 > 0.5*g.alpha }
+	var reach float64
+	if level >= faceLevels {
+		reach = filter(faceSurvive)
+	} else if reach = filter(faceSplitSurvive); len(b.surv) > faceSplitSurvive {
+		if splitsBy(reach) {
+			return nil, true, false
+		}
+		reach = filter(faceSurvive)
+	}
+	splits := level < faceLevels && splitsBy(reach)
+	if len(b.surv) <= faceSurvive {
+		b.sortSurvivors()
 		start := len(b.arena)
 		b.arena = b.secondFilter(b.arena, faceCap+1)
-		if n = len(b.arena) - start; n <= faceCap {
+		if n := len(b.arena) - start; n <= faceCap {
 			return b.arena[start:len(b.arena):len(b.arena)], false, false
 		}
 		b.arena = b.arena[:start]
@@ -254,13 +374,13 @@ func (b *faceBuilder) build(c faceCell, level int) (ids []uint32, split, noList 
 
 // firstFilter puts in b.surv the references within chord need of the
 // cell's centre that q0 (the centre's nearest) does not beat at every
-// corner, nearest the centre first (ties by index), at most faceSurvive+1;
-// it returns the farthest one's chord from the centre. A reference nearest
+// corner, in the tree's order, stopping past most; it returns the
+// farthest one's chord from the centre. A reference nearest
 // somewhere in the cell lies within d0 + 2 alpha of the centre and is
 // beaten nowhere, so it passes. The tree walk skips every box that is
 // beyond the chord or beaten by q0 at every corner; its stack is inline,
 // as in the tree's own walks.
-func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64) float64 {
+func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64, most int) float64 {
 	t, p := b.tree, g.centre
 	dq := g.cornerDots(b.refs, q0)
 	need2, limit := need*need, fittedChordBound(need*need)
@@ -268,7 +388,7 @@ func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64) float64 
 	reach := 0.0
 	var stack [64]int32
 	n := 1
-	for n > 0 && len(b.surv) <= faceSurvive {
+	for n > 0 && len(b.surv) <= most {
 		n--
 		nd := &t.nodes[stack[n]]
 		if nd.boxDist2(p) > limit || g.boxBeaten(nd, &dq) {
@@ -292,32 +412,76 @@ func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64) float64 
 			reach = max(reach, d2)
 		}
 	}
-	sortSurvivors(b.surv)
 	return math.Sqrt(reach)
 }
 
-// sortSurvivors orders s nearest the centre first, ties by index: an
-// insertion sort for the short lists of most cells (the tree's leaves come
-// roughly by distance), slices.SortFunc past that.
-func sortSurvivors(s []faceSurvivor) {
-	if len(s) > 32 {
-		slices.SortFunc(s, func(a, b faceSurvivor) int {
-			if c := cmp.Compare(a.d2, b.d2); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.id, b.id)
-		})
+// poolFilter is firstFilter over b.pool, whose chords from the centre
+// pool.nearest left in pool.d2, q0 at place at; its vector scan tests
+// q0's margin as q0's dot product less faceDomEps, a rounding of beats'
+// test.
+func (b *faceBuilder) poolFilter(g *faceGeom, at int, need float64, most int) float64 {
+	pl := &b.pool
+	dq := g.cornerDotsOf(pl.x[at], pl.y[at], pl.z[at])
+	b.cell.set(g, &dq, need*need)
+	b.surv = b.surv[:0]
+	reach := 0.0
+	for _, k := range pl.survivors(&b.cell) {
+		d2 := pl.d2[k]
+		b.surv = append(b.surv, faceSurvivor{id: pl.id[k], d2: d2, dots: g.cornerDotsOf(pl.x[k], pl.y[k], pl.z[k])})
+		reach = max(reach, d2)
+		if len(b.surv) > most {
+			break
+		}
+	}
+	return math.Sqrt(reach)
+}
+
+// sortSurvivors orders b.surv nearest the centre first, ties by index,
+// through keys of a third its size: an insertion sort for the short lists
+// of most cells (the tree's leaves come roughly by distance),
+// slices.SortFunc past that.
+func (b *faceBuilder) sortSurvivors() {
+	n := len(b.surv)
+	if n < 2 {
 		return
 	}
-	for i := 1; i < len(s); i++ {
-		v := s[i]
-		j := i
-		for ; j > 0 && (v.d2 < s[j-1].d2 || (v.d2 == s[j-1].d2 && v.id < s[j-1].id)); j-- {
-			s[j] = s[j-1]
-		}
-		s[j] = v
+	keys := b.keys[:0]
+	for k := range b.surv {
+		keys = append(keys, faceKey{d2: b.surv[k].d2, id: b.surv[k].id, at: int32(k)})
 	}
+	b.keys = keys
+	if n > 32 {
+		slices.SortFunc(keys, func(a, b faceKey) int {
+			if a.before(b) {
+				return -1
+			}
+			return 1 // keys are never equal: their indices differ
+		})
+	} else {
+		for i := 1; i < n; i++ {
+			v := keys[i]
+			j := i
+			for ; j > 0 && v.before(keys[j-1]); j-- {
+				keys[j] = keys[j-1]
+			}
+			keys[j] = v
+		}
+	}
+	sorted := grow(b.sorted, n)
+	for k, key := range keys {
+		sorted[k] = b.surv[key.at]
+	}
+	b.surv, b.sorted = sorted, b.surv
 }
+
+// faceKey is a survivor's sort key and place.
+type faceKey struct {
+	d2 float64
+	id uint32
+	at int32
+}
+
+func (a faceKey) before(b faceKey) bool { return a.d2 < b.d2 || (a.d2 == b.d2 && a.id < b.id) }
 
 // boxBeaten tells whether corner dots dq beat every point of node n's box
 // at every corner: the box's largest dot product with each corner (the
@@ -340,27 +504,15 @@ func beats(q, r *[4]float64) bool {
 }
 
 // secondFilter appends to out the survivors that no other beats at every
-// corner, in b.surv's order, stopping once it has appended stop. A
-// reference beaten everywhere in the cell is beaten at its centre too, so
-// only those nearer the centre, before it in b.surv, can beat it; the
-// nearest are tried first.
+// corner, in b.surv's order, stopping once it has appended stop (at most
+// faceKeptMax). A reference beaten everywhere in the cell is beaten at
+// its centre too, so only those nearer the centre, before it in b.surv,
+// can beat it; and one beaten by a survivor that is itself beaten is
+// beaten by the survivor's beater too, its margins adding up, so only the
+// kept survivors need be tried.
 func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
-	kept := 0
-	for t := range b.surv {
-		dt := &b.surv[t].dots
-		beaten := false
-		for q := range t {
-			if beats(&b.surv[q].dots, dt) {
-				beaten = true
-				break
-			}
-		}
-		if !beaten {
-			out = append(out, b.surv[t].id)
-			if kept++; kept == stop {
-				break
-			}
-		}
+	for _, t := range b.keptAt[:secondFilterPlaces(b.surv, stop, &b.keptDots, &b.keptAt)] {
+		out = append(out, b.surv[t].id)
 	}
 	return out
 }
@@ -371,25 +523,30 @@ func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
 // crowded region's cells spread over every goroutine. It returns nil and
 // why when the cells of all levels would pass maxFacePlaces.
 func buildFaceCells(ctx context.Context, refs *refSet, tree *kdTree, side, workers int) (*faceIndex, string, error) {
+	return buildFaceCellsPooled(ctx, refs, tree, side, workers, faceTilePool)
+}
+
+// buildFaceCellsPooled is buildFaceCells with tile pools of at most
+// poolMost references (0: every cell walks the tree).
+func buildFaceCellsPooled(ctx context.Context, refs *refSet, tree *kdTree, side, workers, poolMost int) (*faceIndex, string, error) {
 	outs := make([]faceOut, faceCells(side))
-	tasks := make([]faceTask, len(outs))
-	per := side * side
-	for k := range tasks {
-		tasks[k] = faceTask{c: faceCell{f: k / per, i: k % per / side, j: k % side, n: side}, out: &outs[k]}
+	var tiles []faceTile
+	for f := range 6 {
+		tiles = tilesOf(faceCell{f: f, n: side}, side, outs[f*side*side:], side, tiles)
 	}
 	// A builder for every goroutine any level may use: the levels below
 	// can have more cells than the first.
 	builders := make([]*faceBuilder, parallel.Workers(math.MaxInt32, 1, workers))
 	for w := range builders {
-		builders[w] = &faceBuilder{refs: refs, tree: tree}
+		builders[w] = &faceBuilder{refs: refs, tree: tree, poolMost: poolMost}
 	}
-	places := len(tasks)
-	for level := 0; len(tasks) > 0; level++ {
-		tasks = buildLevel(ctx, tasks, level, builders)
-		if err := ctx.Err(); err != nil {
-			return nil, "", err
+	places := len(outs)
+	for level := 0; len(tiles) > 0; level++ {
+		var cells int
+		if tiles, cells = buildLevel(ctx, tiles, level, builders); ctx.Err() != nil {
+			return nil, "", ctx.Err()
 		}
-		if places += len(tasks); places > maxFacePlaces {
+		if places += cells; places > maxFacePlaces {
 			return nil, fmt.Sprintf("over %d cells", maxFacePlaces), nil
 		}
 	}
@@ -398,41 +555,74 @@ func buildFaceCells(ctx context.Context, refs *refSet, tree *kdTree, side, worke
 	return fc, "", nil
 }
 
-// faceTask is a cell to build and where its outcome goes.
-type faceTask struct {
-	c   faceCell
-	out *faceOut
+const (
+	// faceTileN is a tile's edge in cells: a tile's cells share one walk
+	// of the references' tree.
+	faceTileN = 4
+	// faceTilePool is the most references a tile's pool holds; a tile
+	// whose pool would hold more (references crowded near it) walks the
+	// tree for each cell.
+	faceTilePool = 1024
+	// facePoolSlack widens a pool's chord far beyond the rounding of the
+	// chords it is made of.
+	facePoolSlack = 1e-9
+)
+
+// faceTile is up to faceTileN x faceTileN neighbouring cells of one face
+// and level (first-level cells, or a split cell's children) that the
+// build takes together.
+type faceTile struct {
+	c          faceCell  // its first cell
+	rows, cols int       // its cells down and across
+	outs       []faceOut // cell (a, b)'s outcome at a*stride+b
+	stride     int
 }
 
-// faceTaskBlock is the cells a goroutine takes at a time.
-const faceTaskBlock = 16
+func (t *faceTile) cell(a, b int) faceCell { return faceCell{t.c.f, t.c.i + a, t.c.j + b, t.c.n} }
+func (t *faceTile) out(a, b int) *faceOut  { return &t.outs[a*t.stride+b] }
 
-// buildLevel builds the cells of one level; it returns the children of
-// those that split, in the order of their parents whatever the
-// goroutines' timing.
-func buildLevel(ctx context.Context, tasks []faceTask, level int, builders []*faceBuilder) []faceTask {
-	splitAt := make([]bool, len(tasks))
-	parallel.Blocks(len(tasks), faceTaskBlock, len(builders), func(w, lo, hi int) {
+// tilesOf appends to dst the tiles of a square of n x n cells from c,
+// their outcomes in outs at stride a row.
+func tilesOf(c faceCell, n int, outs []faceOut, stride int, dst []faceTile) []faceTile {
+	for a := 0; a < n; a += faceTileN {
+		for b := 0; b < n; b += faceTileN {
+			dst = append(dst, faceTile{c: faceCell{c.f, c.i + a, c.j + b, c.n}, rows: min(faceTileN, n-a),
+				cols: min(faceTileN, n-b), outs: outs[a*stride+b:], stride: stride})
+		}
+	}
+	return dst
+}
+
+// buildLevel builds the cells of one level's tiles; it returns the tiles
+// of the children of those that split, in the order of their parents
+// whatever the goroutines' timing, and how many cells they hold.
+func buildLevel(ctx context.Context, tiles []faceTile, level int, builders []*faceBuilder) ([]faceTile, int) {
+	splits := make([]uint16, len(tiles))
+	parallel.Blocks(len(tiles), 1, len(builders), func(w, lo, hi int) {
 		if ctx.Err() != nil {
 			return
 		}
 		for k := lo; k < hi; k++ {
-			t := &tasks[k]
-			t.out.ids, splitAt[k], t.out.tree = builders[w].build(t.c, level)
+			splits[k] = builders[w].buildTile(&tiles[k], level)
 		}
 	})
-	var next []faceTask
-	for k, split := range splitAt {
-		if !split {
-			continue
-		}
-		t := &tasks[k]
-		t.out.kids = make([]faceOut, faceSplitN*faceSplitN)
-		for e, child := range t.c.children() {
-			next = append(next, faceTask{c: child, out: &t.out.kids[e]})
+	var next []faceTile
+	cells := 0
+	for k := range tiles {
+		t := &tiles[k]
+		for a := range t.rows {
+			for b := range t.cols {
+				if splits[k]>>(a*faceTileN+b)&1 == 0 {
+					continue
+				}
+				o, c := t.out(a, b), t.cell(a, b)
+				o.kids = make([]faceOut, faceSplitN*faceSplitN)
+				next = tilesOf(c.firstChild(), faceSplitN, o.kids, faceSplitN, next)
+				cells += len(o.kids)
+			}
 		}
 	}
-	return next
+	return next, cells
 }
 
 // faceSpan is what a first-level cell's subtree takes: its descendants'
@@ -614,7 +804,7 @@ type faceQueries struct {
 type faceObs struct {
 	lo, m int
 	p     [faceGroup][3]float64
-	spot  [faceGroup]faceSpot
+	spot  [faceGroup / 4]faceSpots
 	first [faceGroup]uint32
 	n     [faceGroup]uint32
 	d2    [faceGroup]float64
@@ -647,15 +837,20 @@ func (q *faceQueries) answer(obs Points, lo, hi int, fc *faceIndex, out Result) 
 func (g *faceObs) locate(obs Points, fc *faceIndex) {
 	for k := 0; k < g.m; k += 4 {
 		var lat, lon [4]float64 // a last group padded with (0, 0)
-		for e := range min(4, g.m-k) {
-			lat[e], lon[e] = obs.At(g.lo + k + e)
+		if at := g.lo + k; obs.Lat64 != nil && g.m-k >= 4 {
+			lat, lon = [4]float64(obs.Lat64[at:at+4]), [4]float64(obs.Lon64[at:at+4])
+		} else {
+			for e := range min(4, g.m-k) {
+				lat[e], lon[e] = obs.At(at + e)
+			}
 		}
 		var u [12]float64
 		unit4(&lat, &lon, &u)
+		s := &g.spot[k/4]
+		fc.top4(&u, s)
 		for e := range min(4, g.m-k) {
 			g.p[k+e] = [3]float64{u[e], u[4+e], u[8+e]}
-			g.spot[k+e] = fc.top(u[e], u[4+e], u[8+e])
-			prefetchHead(&fc.head[g.spot[k+e].place])
+			prefetchHead(&fc.head[s.place[e]])
 		}
 	}
 }
@@ -663,7 +858,8 @@ func (g *faceObs) locate(obs Points, fc *faceIndex) {
 // lists finds the group's lists and asks for their blocks.
 func (g *faceObs) lists(fc *faceIndex) {
 	for k := range g.m {
-		g.first[k], g.n[k] = fc.resolve(g.spot[k])
+		s, e := &g.spot[k/4], k%4
+		g.first[k], g.n[k] = fc.resolve(faceSpot{place: int(s.place[e]), uf: s.uf[e], vf: s.vf[e]})
 		if g.n[k] != faceTree {
 			prefetchBlocks(&fc.blocks[g.first[k]], int(g.n[k]+3)/4)
 		}

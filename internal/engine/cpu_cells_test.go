@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,8 +14,15 @@ import (
 // machine), failing the test where they are refused.
 func faceIndexOf(t *testing.T, ref Points, side int) (*faceIndex, *refSet) {
 	t.Helper()
+	return faceIndexPooled(t, ref, side, faceTilePool)
+}
+
+// faceIndexPooled is faceIndexOf with tile pools of at most poolMost
+// references (0: every cell walks the tree).
+func faceIndexPooled(t *testing.T, ref Points, side, poolMost int) (*faceIndex, *refSet) {
+	t.Helper()
 	refs := prepareRefs(ref)
-	fc, why, err := buildFaceCells(context.Background(), refs, buildKDTree(refs), side, 7)
+	fc, why, err := buildFaceCellsPooled(context.Background(), refs, buildKDTree(refs), side, 7, poolMost)
 	if err != nil || fc == nil {
 		t.Fatalf("face cells refused: %s %v", why, err)
 	}
@@ -76,12 +84,34 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 		{"with duplicates", Radians64(append(spherePoints(500, 4).Lat64, spherePoints(500, 4).Lat64[:100]...),
 			append(spherePoints(500, 4).Lon64, spherePoints(500, 4).Lon64[:100]...)), 9},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fc, refs := faceIndexOf(t, tc.ref, tc.side)
-			checkFaceIndex(t, fc, refs, spherePoints(min(20000, 1e8/refs.n), 11))
-			checkFaceIndex(t, fc, refs, onFaceEdges(3000, tc.side, rand.New(rand.NewPCG(9, uint64(tc.side)))))
-			checkFaceIndex(t, fc, refs, tc.ref.Slice(0, min(tc.ref.Len(), 2000)))
-		})
+		for _, pool := range []struct {
+			name string
+			most int
+		}{{"tile pools", faceTilePool}, {"tree walks", 0}} {
+			t.Run(tc.name+", "+pool.name, func(t *testing.T) {
+				fc, refs := faceIndexPooled(t, tc.ref, tc.side, pool.most)
+				checkFaceIndex(t, fc, refs, spherePoints(min(20000, 1e8/refs.n), 11))
+				checkFaceIndex(t, fc, refs, onFaceEdges(3000, tc.side, rand.New(rand.NewPCG(9, uint64(tc.side)))))
+				checkFaceIndex(t, fc, refs, tc.ref.Slice(0, min(tc.ref.Len(), 2000)))
+			})
+		}
+	}
+}
+
+// A tile's cells built from its pool keep the lists the tree walks give
+// them: the same first-filter survivors, scanned four at a time (random
+// references, where no two lie equally far from a cell's centre).
+func TestFaceTilesMatchWalks(t *testing.T) {
+	for _, tc := range []struct {
+		n, side int
+	}{{1 << 12, 20}, {1 << 14, 31}, {1 << 16, 62}} {
+		ref := spherePoints(tc.n, 5)
+		pooled, _ := faceIndexPooled(t, ref, tc.side, faceTilePool)
+		walked, _ := faceIndexPooled(t, ref, tc.side, 0)
+		if !slices.Equal(pooled.head, walked.head) || !slices.EqualFunc(pooled.blocks, walked.blocks,
+			func(a, b faceBlock) bool { return a.orig == b.orig }) {
+			t.Fatalf("%d references, side %d: pooled %s, walked %s", tc.n, tc.side, pooled.note(), walked.note())
+		}
 	}
 }
 

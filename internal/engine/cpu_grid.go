@@ -315,10 +315,12 @@ func slabDist(d, rest float64) float64 {
 func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
 	refused, tree := "", req.mergedTree()
 	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.n) {
-		end := req.Trace.Begin("host", "face cells")
 		if tree == nil {
+			end := req.Trace.Begin("host", "k-d tree")
 			tree = buildKDTree(refs)
+			end()
 		}
+		end := req.Trace.Begin("host", "face cells")
 		side := cellsSideFor(req.Obs.Len(), refs.n, false) // the GPU's balance of build and query
 		fc, why, err := buildFaceCells(ctx, refs, tree, side, c.workers)
 		end()

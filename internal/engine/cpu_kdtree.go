@@ -4,8 +4,9 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
-	"slices"
 	"sync"
+
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // kdTree is the CPU engine's index for references no grid suits: crowded
@@ -34,15 +35,45 @@ const kdLeaf = 8 // references a leaf holds at most
 
 // buildKDTree builds the tree over refs.
 func buildKDTree(refs *refSet) *kdTree {
-	t := &kdTree{x: slices.Clone(refs.x[:refs.n]), y: slices.Clone(refs.y[:refs.n]), z: slices.Clone(refs.z[:refs.n]),
-		id: make([]uint32, refs.n)}
-	for k := range t.id {
-		t.id[k] = uint32(k)
-	}
+	n := refs.n
+	pts := make([]kdPoint, n)
+	parallel.Blocks(n, 1<<13, 0, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			pts[k] = kdPoint{c: [3]float64{refs.x[k], refs.y[k], refs.z[k]}, id: uint32(k)}
+		}
+	})
 	sizes := kdSizes{}
-	t.nodes = make([]kdNode, sizes.nodes(refs.n))
-	t.build(0, 0, refs.n, sizes, kdSpawnDepth(runtime.GOMAXPROCS(0)))
+	t := &kdTree{nodes: make([]kdNode, sizes.nodes(n))}
+	b := kdBuild{t: t, pts: pts, sizes: sizes}
+	spawn := kdSpawnDepth(runtime.GOMAXPROCS(0))
+	if 1<<spawn >= kdParallelWorkers && n >= kdParallelMin {
+		b.scratch = make([]kdPoint, n)
+	}
+	b.build(0, 0, n, spawn)
+	t.x, t.y, t.z, t.id = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint32, n)
+	parallel.Blocks(n, 1<<13, 0, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			p := &pts[k]
+			t.x[k], t.y[k], t.z[k], t.id[k] = p.c[0], p.c[1], p.c[2], p.id
+		}
+	})
 	return t
+}
+
+// kdPoint is a reference as the build moves it: a swap moves one 32-byte
+// value, where the tree's four arrays would take four cache lines.
+type kdPoint struct {
+	c  [3]float64
+	id uint32
+}
+
+// kdBuild is a tree's build: its references in the order the splits
+// leave them, and the subtrees' sizes.
+type kdBuild struct {
+	t       *kdTree
+	pts     []kdPoint
+	scratch []kdPoint // selectNthParallel's, as long as pts
+	sizes   kdSizes
 }
 
 // kdSizes is the number of nodes of a subtree by its number of
@@ -85,25 +116,29 @@ const kdSpawnMin = 1 << 12
 
 // build makes node at, of references [start, end), and its subtree; spawn
 // levels below may build their left subtree concurrently.
-func (t *kdTree) build(at int32, start, end int, sizes kdSizes, spawn int) {
+func (b *kdBuild) build(at int32, start, end int, spawn int) {
+	t := b.t
 	t.nodes[at] = kdNode{start: int32(start), end: int32(end), left: -1, right: -1}
 	if end-start <= kdLeaf {
-		t.nodes[at].lo, t.nodes[at].hi = t.box(start, end)
+		t.nodes[at].lo, t.nodes[at].hi = box(b.pts[start:end])
 		return
 	}
-	axis := t.widest(start, end)
 	mid := (start + end) / 2
-	t.selectNth(start, end, mid, axis)
+	if axis := widest(b.pts[start:end]); b.scratch != nil && end-start >= kdParallelMin {
+		selectNthParallel(b.pts[start:end], b.scratch[start:end], mid-start, axis, 1<<spawn)
+	} else {
+		selectNth(b.pts[start:end], mid-start, axis)
+	}
 	left := at + 1
-	right := left + int32(sizes.count(mid-start))
+	right := left + int32(b.sizes.count(mid-start))
 	if spawn > 0 && end-start >= kdSpawnMin {
 		var wg sync.WaitGroup
-		wg.Go(func() { t.build(left, start, mid, sizes, spawn-1) })
-		t.build(right, mid, end, sizes, spawn-1)
+		wg.Go(func() { b.build(left, start, mid, spawn-1) })
+		b.build(right, mid, end, spawn-1)
 		wg.Wait()
 	} else {
-		t.build(left, start, mid, sizes, 0)
-		t.build(right, mid, end, sizes, 0)
+		b.build(left, start, mid, 0)
+		b.build(right, mid, end, 0)
 	}
 	n := &t.nodes[at]
 	n.left, n.right = left, right
@@ -119,19 +154,18 @@ func (t *kdTree) build(at int32, start, end int, sizes kdSizes, spawn int) {
 	}
 }
 
-// widest is the axis along which references [start, end) spread most: a
-// sample of at most 64 of them decides, as the split only needs a good axis.
-func (t *kdTree) widest(start, end int) int {
-	step := max(1, (end-start)/64)
+// widest is the axis along which pts spread most: a sample of at most 64
+// of them decides, as the split only needs a good axis.
+func widest(pts []kdPoint) int {
+	step := max(1, len(pts)/64)
 	best, spread := 0, -1.0
-	for a, c := range t.coords() {
-		lo, hi := c[start], c[start]
-		for k := start; k < end; k += step {
-			if c[k] < lo {
-				lo = c[k]
-			}
-			if c[k] > hi {
-				hi = c[k]
+	for a := range 3 {
+		lo, hi := pts[0].c[a], pts[0].c[a]
+		for k := 0; k < len(pts); k += step {
+			if v := pts[k].c[a]; v < lo {
+				lo = v
+			} else if v > hi {
+				hi = v
 			}
 		}
 		if hi-lo > spread {
@@ -141,15 +175,14 @@ func (t *kdTree) widest(start, end int) int {
 	return best
 }
 
-// box is the bounding box of references [start, end).
-func (t *kdTree) box(start, end int) (lo, hi [3]float64) {
-	for a, c := range t.coords() {
-		lo[a], hi[a] = c[start], c[start]
-		for _, v := range c[start:end] {
-			if v < lo[a] {
+// box is the bounding box of pts.
+func box(pts []kdPoint) (lo, hi [3]float64) {
+	lo, hi = pts[0].c, pts[0].c
+	for k := range pts {
+		for a := range 3 {
+			if v := pts[k].c[a]; v < lo[a] {
 				lo[a] = v
-			}
-			if v > hi[a] {
+			} else if v > hi[a] {
 				hi[a] = v
 			}
 		}
@@ -157,44 +190,34 @@ func (t *kdTree) box(start, end int) (lo, hi [3]float64) {
 	return lo, hi
 }
 
-// coords is the tree's references by axis.
-func (t *kdTree) coords() [3][]float64 { return [3][]float64{t.x, t.y, t.z} }
-
-func (t *kdTree) swap(i, j int) {
-	t.x[i], t.x[j] = t.x[j], t.x[i]
-	t.y[i], t.y[j] = t.y[j], t.y[i]
-	t.z[i], t.z[j] = t.z[j], t.z[i]
-	t.id[i], t.id[j] = t.id[j], t.id[i]
-}
-
-// selectNth reorders [start, end) so that position nth holds the reference
-// that sorting by the axis would put there, smaller ones before it and
-// larger ones after (quickselect, median-of-three pivots).
-func (t *kdTree) selectNth(start, end, nth, axis int) {
-	key := t.coords()[axis]
-	lo, hi := start, end-1
+// selectNth reorders pts so that position nth holds the reference that
+// sorting by the axis would put there, smaller ones before it and larger
+// ones after (quickselect, median-of-three pivots).
+func selectNth(pts []kdPoint, nth, axis int) {
+	key := func(i int) float64 { return pts[i].c[axis] }
+	lo, hi := 0, len(pts)-1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if key[mid] < key[lo] {
-			t.swap(mid, lo)
+		if key(mid) < key(lo) {
+			pts[mid], pts[lo] = pts[lo], pts[mid]
 		}
-		if key[hi] < key[lo] {
-			t.swap(hi, lo)
+		if key(hi) < key(lo) {
+			pts[hi], pts[lo] = pts[lo], pts[hi]
 		}
-		if key[hi] < key[mid] {
-			t.swap(hi, mid)
+		if key(hi) < key(mid) {
+			pts[hi], pts[mid] = pts[mid], pts[hi]
 		}
-		pivot := key[mid]
+		pivot := key(mid)
 		i, j := lo, hi
 		for i <= j {
-			for key[i] < pivot {
+			for key(i) < pivot {
 				i++
 			}
-			for key[j] > pivot {
+			for key(j) > pivot {
 				j--
 			}
 			if i <= j {
-				t.swap(i, j)
+				pts[i], pts[j] = pts[j], pts[i]
 				i, j = i+1, j-1
 			}
 		}

@@ -70,6 +70,9 @@ func lanes3AVX2(o *[9]float64, rx, ry, rz *float64, groups int, st *lanes3)
 func lanes1AVX2(o *[3]float64, blocks *faceBlock, n int) (best, runup float64, idx int)
 
 //go:noescape
+func faceTop4AVX2(u *[12]float64, side int, half float64, s *faceSpots)
+
+//go:noescape
 func prefetchBlocks(p *faceBlock, n int)
 
 //go:noescape

@@ -251,6 +251,85 @@ fold1:
 	MOVQ  R10, idx+40(FP)
 	RET
 
+// func faceTop4AVX2(u *[12]float64, side int, half float64, s *faceSpots)
+//
+// faceIndex.top of four unit vectors u (x, then y, then z), the face's
+// choice in masks: a = 0 where |x| >= |y| and |x| >= |z|, else 1 where
+// |y| >= |z|, else 2; m, u, v the axis's coordinate and the next two;
+// uf = (u/|m| + 1) half, each step rounded as top rounds it; the cell
+// place (f side + min(trunc uf, side-1)) side + min(trunc vf, side-1),
+// f = 2a + (m < 0). s: places (4 int32) at 0, uf at 16, vf at 48.
+// Registers: Y0-Y2 x, y, z; Y3-Y5 their magnitudes; Y6 a = 0; Y7 |y| >=
+// |z|; Y8 m; Y9 u; Y10 v; Y11 ones; Y13 f; Y15 the magnitude mask.
+TEXT ·faceTop4AVX2(SB), NOSPLIT, $0-32
+	MOVQ u+0(FP), AX
+	MOVQ side+8(FP), BX
+	MOVQ s+24(FP), DI
+	VMOVUPD      0(AX), Y0
+	VMOVUPD      32(AX), Y1
+	VMOVUPD      64(AX), Y2
+	VBROADCASTSD topK<>+0(SB), Y15
+	VBROADCASTSD topK<>+8(SB), Y11
+	VBROADCASTSD topK<>+16(SB), Y12
+	VANDPD       Y15, Y0, Y3
+	VANDPD       Y15, Y1, Y4
+	VANDPD       Y15, Y2, Y5
+	VCMPPD       $0x1d, Y4, Y3, Y6
+	VCMPPD       $0x1d, Y5, Y3, Y7
+	VANDPD       Y7, Y6, Y6
+	VCMPPD       $0x1d, Y5, Y4, Y7
+	VBLENDVPD    Y7, Y1, Y2, Y8
+	VBLENDVPD    Y6, Y0, Y8, Y8
+	VBLENDVPD    Y7, Y2, Y0, Y9
+	VBLENDVPD    Y6, Y1, Y9, Y9
+	VBLENDVPD    Y7, Y0, Y1, Y10
+	VBLENDVPD    Y6, Y2, Y10, Y10
+
+	// f = 2a + (m < 0), in doubles.
+	VBLENDVPD Y7, Y11, Y12, Y13
+	VXORPD    Y14, Y14, Y14
+	VBLENDVPD Y6, Y14, Y13, Y13
+	VADDPD    Y13, Y13, Y13
+	VCMPPD    $0x11, Y14, Y8, Y14
+	VANDPD    Y11, Y14, Y14
+	VADDPD    Y14, Y13, Y13
+
+	// uf and vf.
+	VANDPD       Y15, Y8, Y8
+	VDIVPD       Y8, Y11, Y8
+	VBROADCASTSD half+16(FP), Y14
+	VMULPD       Y8, Y9, Y9
+	VADDPD       Y11, Y9, Y9
+	VMULPD       Y14, Y9, Y9
+	VMULPD       Y8, Y10, Y10
+	VADDPD       Y11, Y10, Y10
+	VMULPD       Y14, Y10, Y10
+	VMOVUPD      Y9, 16(DI)
+	VMOVUPD      Y10, 48(DI)
+
+	// The place, in int32 lanes.
+	VCVTTPD2DQY  Y9, X9
+	VCVTTPD2DQY  Y10, X10
+	VCVTTPD2DQY  Y13, X13
+	VMOVQ        BX, X12
+	VPBROADCASTD X12, X12
+	VPCMPEQD     X11, X11, X11
+	VPADDD       X11, X12, X11
+	VPMINSD      X11, X9, X9
+	VPMINSD      X11, X10, X10
+	VPMULLD      X12, X13, X13
+	VPADDD       X9, X13, X13
+	VPMULLD      X12, X13, X13
+	VPADDD       X10, X13, X13
+	VMOVDQU      X13, 0(DI)
+	VZEROUPPER
+	RET
+
+DATA topK<>+0(SB)/8, $0x7fffffffffffffff // the magnitude mask
+DATA topK<>+8(SB)/8, $0x3ff0000000000000 // 1
+DATA topK<>+16(SB)/8, $0x4000000000000000 // 2
+GLOBL topK<>(SB), RODATA|NOPTR, $24
+
 // func prefetchBlocks(p *faceBlock, n int)
 //
 // Asks for the cache lines of n blocks from p (PREFETCHT0), so that a

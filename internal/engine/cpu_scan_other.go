@@ -12,6 +12,8 @@ func lanes1AVX2(o *[3]float64, blocks *faceBlock, n int) (best, runup float64, i
 	return 0, 0, 0
 }
 
+func faceTop4AVX2(u *[12]float64, side int, half float64, s *faceSpots) {}
+
 func prefetchBlocks(p *faceBlock, n int) {}
 
 func prefetchHead(p *faceHead) {}

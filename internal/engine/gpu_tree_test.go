@@ -192,16 +192,15 @@ func TestSelectNthPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	for trial := range 300 {
 		n := 2 + rng.IntN(200)
-		refs := prepareRefs(spherePoints(n, uint64(trial)))
-		kd := &kdTree{x: refs.x[:n], y: refs.y[:n], z: refs.z[:n], id: make([]uint32, n)}
-		for k := range kd.x { // few distinct keys: many ties
-			kd.x[k] = float64(rng.IntN(5))
+		pts := make([]kdPoint, n)
+		for k := range pts { // few distinct keys: many ties
+			pts[k] = kdPoint{c: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, id: uint32(k)}
 		}
 		nth := rng.IntN(n)
-		kd.selectNth(0, n, nth, 0)
+		selectNth(pts, nth, 0)
 		for k := range n {
-			if (k < nth && kd.x[k] > kd.x[nth]) || (k > nth && kd.x[k] < kd.x[nth]) {
-				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, kd.x[k], k, kd.x[nth], nth)
+			if (k < nth && pts[k].c[0] > pts[nth].c[0]) || (k > nth && pts[k].c[0] < pts[nth].c[0]) {
+				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].c[0], k, pts[nth].c[0], nth)
 			}
 		}
 	}
@@ -235,6 +234,39 @@ func TestNearestPackedOnALattice(t *testing.T) {
 				t.Fatalf("(%d, %d): from a start node %d at %v, node by node %d at %v", i, j, k, d, wantK, wantD)
 			}
 			hint = leafOf[k]
+		}
+	}
+}
+
+// selectNthParallel leaves the same ordering around nth as selectNth,
+// whatever the keys: spread, few and repeated, or sorted (a sample that
+// brackets the median, or one that misses it).
+func TestSelectNthParallelPartitions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	for trial := range 60 {
+		n := kdParallelMin + rng.IntN(3*kdParallelMin)
+		pts := make([]kdPoint, n)
+		for k := range pts {
+			key := rng.NormFloat64()
+			switch trial % 3 {
+			case 1:
+				key = float64(rng.IntN(7))
+			case 2:
+				key = float64(k)
+			}
+			pts[k] = kdPoint{c: [3]float64{rng.Float64(), key, rng.Float64()}, id: uint32(k)}
+		}
+		nth := rng.IntN(n)
+		selectNthParallel(pts, make([]kdPoint, n), nth, 1, kdParallelWorkers+rng.IntN(13))
+		seen := make([]bool, n)
+		for k := range n {
+			if seen[pts[k].id] {
+				t.Fatalf("trial %d: reference %d twice", trial, pts[k].id)
+			}
+			seen[pts[k].id] = true
+			if (k < nth && pts[k].c[1] > pts[nth].c[1]) || (k > nth && pts[k].c[1] < pts[nth].c[1]) {
+				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].c[1], k, pts[nth].c[1], nth)
+			}
 		}
 	}
 }

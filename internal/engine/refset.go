@@ -73,8 +73,13 @@ func (s *refSet) unitVectors(ref Points) {
 	hash := grow(s.hash, n)
 	s.ux, s.uy, s.uz, s.hash = ux, uy, uz, hash
 	parallel.Blocks(n, 1<<11, 0, func(_, lo, hi int) {
+		var u [12]float64
 		for i := lo; i < hi; i++ {
-			x, y, z := unit(ref.At(i))
+			e := (i - lo) % 4
+			if e == 0 {
+				unitsFrom(ref, i, min(4, hi-i), &u)
+			}
+			x, y, z := u[e], u[4+e], u[8+e]
 			ux[i], uy[i], uz[i] = x, y, z
 			// +0 turns -0 into +0: equal as map keys, so hashed alike.
 			bx, by, bz := math.Float64bits(x+0), math.Float64bits(y+0), math.Float64bits(z+0)
@@ -82,6 +87,23 @@ func (s *refSet) unitVectors(ref Points) {
 			hash[i] = h ^ h>>29
 		}
 	})
+}
+
+// unitsFrom writes into u (x, then y, then z) the unit vectors of the n
+// (at most 4) points of ref from i, four at a time through unit4 when
+// their angles lie within the checked ranges, as unit gives them.
+func unitsFrom(ref Points, i, n int, u *[12]float64) {
+	var lat, lon [4]float64
+	inRange := true
+	for k := range n {
+		lat[k], lon[k] = ref.At(i + k)
+		inRange = inRange && math.Abs(lat[k]) <= 2*math.Pi && math.Abs(lon[k]) <= 2*math.Pi
+	}
+	if inRange {
+		unit4(&lat, &lon, u)
+		return
+	}
+	unit4Go(&lat, &lon, u)
 }
 
 // markDuplicates sets dup[i] for every vector equal to an earlier one, and
