@@ -367,12 +367,22 @@ func printSummary(w io.Writer, f simFlags, sum simulator.Summary, obs, ref sourc
 	fmt.Fprintf(w, "engine:       %s (%s), algorithm %s\n", sum.Engine, strings.Join(sum.Devices, ", "), f.engineOpts.Algorithm)
 	fmt.Fprintf(w, "observations: %d (%s), %.4g%% replaced per step\n", nObs, obs.desc, 100*f.replace)
 	fmt.Fprintf(w, "references:   %d (%s), speed %g-%g m/s, dt %g s\n", nRef, ref.desc, f.minSpeed, f.speed, f.dt)
-	fmt.Fprintf(w, "steps:        %d; query median %.4f s (min %.4f, max %.4f), %.3g pairs/s; whole step median %.4f s; %.3f steps/s\n",
-		sum.Steps, sum.Median.Seconds(), sum.Min.Seconds(), sum.Max.Seconds(),
-		float64(nObs)*float64(nRef)/max(sum.Median.Seconds(), 1e-9), sum.StepMedian.Seconds(), sum.StepsPerSecond)
+	fmt.Fprintf(w, "steps:        %d; query median %s (min %s, max %s), %.3g pairs/s; whole step median %s; %.3f steps/s\n",
+		sum.Steps, stepTime(sum.Median), stepTime(sum.Min), stepTime(sum.Max),
+		float64(nObs)*float64(nRef)/max(sum.Median.Seconds(), 1e-9), stepTime(sum.StepMedian), sum.StepsPerSecond)
 	ph := sum.PhaseMedians
 	fmt.Fprintf(w, "step phases:  median replace %.2f ms, start %.2f ms, host work during the query %.2f ms, wait %.2f ms\n",
 		ms(ph.Replace), ms(ph.Start), ms(ph.Host), ms(ph.Wait))
+}
+
+// stepTime is a step's duration for the summary: milliseconds to two
+// decimals below a second (a resident query takes one or two), seconds
+// above.
+func stepTime(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%.2f ms", ms(d))
+	}
+	return fmt.Sprintf("%.3f s", d.Seconds())
 }
 
 // writeStep writes one step's answers to dir/step-NNNN.FORMAT (csv, npz,
