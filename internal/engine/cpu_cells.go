@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -30,8 +31,10 @@ import (
 // faceCap splits into faceSplitN^2 cells, each collecting its own, at most
 // faceLevels times; where a list still cannot be made (references crowded
 // into one spot, or a ring of them equally far from the cell) the k-d tree
-// answers that cell's observations. Only an index past maxFacePlaces cells
-// is refused, and the plan's index answers.
+// answers that cell's observations. A cell that may split does so as
+// soon as faceSplitSurvive first-filter survivors say it must, its list
+// not tried. Only an index past maxFacePlaces cells is refused, and the
+// plan's index answers.
 // The build runs level by level on every goroutine, in tiles of up to
 // faceTileN^2 neighbouring cells: one tree walk gathers a pool of the
 // references near a tile, which its cells scan four at a time
@@ -40,12 +43,15 @@ import (
 // whose memory is asked for a stage ahead (faceQueries).
 
 const (
-	faceSplitN  = 4     // a split cell's children an edge
-	faceCap     = 32    // candidates a list holds; a longer one splits
-	faceLevels  = 4     // times a cell may split: a 4^4-times finer edge where references crowd
-	faceDilate  = 1e-12 // cell widening in (u, v): far above the float64 rounding of a point's (u, v)
-	faceDomEps  = 1e-12 // dot-product margin of the build's filters
-	faceSurvive = 8192  // first-filter survivors beyond which a cell splits or has no list
+	faceSplitN = 4     // a split cell's children an edge
+	faceCap    = 32    // candidates a list holds; a longer one splits
+	faceLevels = 4     // times a cell may split: a 4^4-times finer edge where references crowd
+	faceDilate = 1e-12 // cell widening in (u, v): far above the float64 rounding of a point's (u, v)
+	faceDomEps = 1e-12 // dot-product margin of the build's filters
+	// faceNeedSlack widens a cell's ball (chord d0 + 2 alpha) far above
+	// the rounding of d0 and alpha.
+	faceNeedSlack = 1e-12
+	faceSurvive   = 8192 // first-filter survivors beyond which a cell splits or has no list
 	// faceSplitSurvive is the first-filter survivors at which a cell that
 	// may split stops and splits, when those it has say it should, its
 	// list not tried: few such lists come out short, and each costs a
@@ -253,6 +259,7 @@ type faceBuilder struct {
 	pool     facePool
 	poolMost int
 	cell     facePoolCell
+	found    []int32 // the cell's first-filter survivors' places in the pool
 	// The second filter's scratch: the kept survivors' corner dots, and
 	// their places.
 	keptDots [4][faceKeptMax]float64
@@ -278,7 +285,7 @@ func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16) {
 			gs[a*faceTileN+c] = t.cell(a, c).geometry()
 		}
 	}
-	pooled := t.rows*t.cols > 1 && b.gatherPool(gs[:], t) && len(b.pool.id) > 0
+	pooled := t.rows*t.cols > 1 && b.poolMost > 0 && b.gatherPool(gs[:], t) && len(b.pool.id) > 0
 	for a := range t.rows {
 		for c := range t.cols {
 			o := t.out(a, c)
@@ -334,10 +341,10 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 		d2, q0 = b.tree.nearest(p[0], p[1], p[2], nil)
 	}
 	d0 := math.Sqrt(d2)
-	need := d0 + 2*g.alpha + 1e-12
-	filter := func(most int) float64 {
+	need := d0 + 2*g.alpha + faceNeedSlack
+	filter := func(most int, resume bool) float64 {
 		if pooled {
-			return b.poolFilter(g, at, need, most)
+			return b.poolFilter(g, at, need, most, resume)
 		}
 		return b.firstFilter(g, q0, need, most)
 	}
@@ -346,18 +353,18 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 	// from the centre that a child's narrower band tells apart. A cell
 	// that may split stops at faceSplitSurvive survivors when those it has
 	// say so: few such lists come out short, and each costs a sort and a
-	// second filter as long. Each child gathers its own candidates: handing
-	// down the parent's survivors measured slower, the tree's boxes pruning
-	// more than a long list does.
+	// second filter as long. Each child tile gathers its own pool:
+	// handing down the parent's survivors measured slower, the tree's
+	// boxes pruning more than a long list does.
 	splitsBy := func(reach float64) bool { return d0 <= 2*g.alpha || reach-d0 > 0.5*g.alpha }
 	var reach float64
 	if level >= faceLevels {
-		reach = filter(faceSurvive)
-	} else if reach = filter(faceSplitSurvive); len(b.surv) > faceSplitSurvive {
+		reach = filter(faceSurvive, false)
+	} else if reach = filter(faceSplitSurvive, false); len(b.surv) > faceSplitSurvive {
 		if splitsBy(reach) {
 			return nil, true, false
 		}
-		reach = filter(faceSurvive)
+		reach = filter(faceSurvive, true)
 	}
 	splits := level < faceLevels && splitsBy(reach)
 	if len(b.surv) <= faceSurvive {
@@ -418,20 +425,24 @@ func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64, most int
 // poolFilter is firstFilter over b.pool, whose chords from the centre
 // pool.nearest left in pool.d2, q0 at place at; its vector scan tests
 // q0's margin as q0's dot product less faceDomEps, a rounding of beats'
-// test.
-func (b *faceBuilder) poolFilter(g *faceGeom, at int, need float64, most int) float64 {
+// test. With resume it goes on where the cell's last call stopped.
+func (b *faceBuilder) poolFilter(g *faceGeom, at int, need float64, most int, resume bool) float64 {
 	pl := &b.pool
-	dq := g.cornerDotsOf(pl.x[at], pl.y[at], pl.z[at])
-	b.cell.set(g, &dq, need*need)
-	b.surv = b.surv[:0]
-	reach := 0.0
-	for _, k := range pl.survivors(&b.cell) {
-		d2 := pl.d2[k]
-		b.surv = append(b.surv, faceSurvivor{id: pl.id[k], d2: d2, dots: g.cornerDotsOf(pl.x[k], pl.y[k], pl.z[k])})
-		reach = max(reach, d2)
+	if !resume {
+		dq := g.cornerDotsOf(pl.x[at], pl.y[at], pl.z[at])
+		b.cell.set(g, &dq, need*need)
+		b.found = pl.survivors(&b.cell)
+		b.surv = b.surv[:0]
+	}
+	for _, k := range b.found[len(b.surv):] {
+		b.surv = append(b.surv, faceSurvivor{id: pl.id[k], d2: pl.d2[k], dots: g.cornerDotsOf(pl.x[k], pl.y[k], pl.z[k])})
 		if len(b.surv) > most {
 			break
 		}
+	}
+	reach := 0.0
+	for k := range b.surv {
+		reach = max(reach, b.surv[k].d2)
 	}
 	return math.Sqrt(reach)
 }
@@ -452,10 +463,7 @@ func (b *faceBuilder) sortSurvivors() {
 	b.keys = keys
 	if n > 32 {
 		slices.SortFunc(keys, func(a, b faceKey) int {
-			if a.before(b) {
-				return -1
-			}
-			return 1 // keys are never equal: their indices differ
+			return cmp.Or(cmp.Compare(a.d2, b.d2), cmp.Compare(a.id, b.id))
 		})
 	} else {
 		for i := 1; i < n; i++ {
@@ -563,8 +571,9 @@ const (
 	// whose pool would hold more (references crowded near it) walks the
 	// tree for each cell.
 	faceTilePool = 1024
-	// facePoolSlack widens a pool's chord far beyond the rounding of the
-	// chords it is made of.
+	// facePoolSlack widens a pool's chord beyond its cells' balls'
+	// faceNeedSlack and far beyond the rounding of the chords it is made
+	// of.
 	facePoolSlack = 1e-9
 )
 

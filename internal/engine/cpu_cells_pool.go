@@ -16,7 +16,8 @@ type facePool struct {
 }
 
 // facePoolPad is the coordinate of the padding: its squared chord from
-// any unit vector is above 16, beyond every cell's ball.
+// any unit vector is above 35, beyond the ball of every cell of a tile
+// (sides of 2 cells or more: squared chords below 11).
 const facePoolPad = 4
 
 // gather fills the pool with the references within chord r of p, in the

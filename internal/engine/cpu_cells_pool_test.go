@@ -24,6 +24,8 @@ func TestPoolScanLayout(t *testing.T) {
 		{"facePoolCell.need2", unsafe.Offsetof(c.need2), 512},
 		{"faceSpots.uf", unsafe.Offsetof(sp.uf), 16},
 		{"faceSpots.vf", unsafe.Offsetof(sp.vf), 48},
+		{"secondFilterAVX2's corner stride", faceKeptMax * 8, 288},
+		{"poolK's faceDomEps bits", uintptr(math.Float64bits(faceDomEps)), 0x3d719799812dea11},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %d, the assembly reads %d", tc.name, tc.got, tc.want)

@@ -44,19 +44,15 @@ func buildKDTree(refs *refSet) *kdTree {
 	})
 	sizes := kdSizes{}
 	t := &kdTree{nodes: make([]kdNode, sizes.nodes(n))}
-	b := kdBuild{t: t, pts: pts, sizes: sizes}
-	spawn := kdSpawnDepth(runtime.GOMAXPROCS(0))
-	if 1<<spawn >= kdParallelWorkers && n >= kdParallelMin {
-		b.scratch = make([]kdPoint, n)
-	}
-	b.build(0, 0, n, spawn)
-	t.x, t.y, t.z, t.id = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint32, n)
+	cols := kdColumns{x: make([]float64, n), y: make([]float64, n), z: make([]float64, n), id: make([]uint32, n)}
+	b := kdBuild{t: t, pts: pts, cols: cols, sizes: sizes}
+	b.build(0, 0, n, kdSpawnDepth(runtime.GOMAXPROCS(0)))
 	parallel.Blocks(n, 1<<13, 0, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			p := &pts[k]
-			t.x[k], t.y[k], t.z[k], t.id[k] = p.c[0], p.c[1], p.c[2], p.id
+			cols.set(k, &pts[k])
 		}
 	})
+	t.x, t.y, t.z, t.id = cols.x, cols.y, cols.z, cols.id
 	return t
 }
 
@@ -70,10 +66,28 @@ type kdPoint struct {
 // kdBuild is a tree's build: its references in the order the splits
 // leave them, and the subtrees' sizes.
 type kdBuild struct {
-	t       *kdTree
-	pts     []kdPoint
-	scratch []kdPoint // selectNthParallel's, as long as pts
-	sizes   kdSizes
+	t     *kdTree
+	pts   []kdPoint
+	cols  kdColumns // the tree's arrays, selectNthParallel's scratch until the end
+	sizes kdSizes
+}
+
+// kdColumns is the tree's reference arrays.
+type kdColumns struct {
+	x, y, z []float64
+	id      []uint32
+}
+
+func (c kdColumns) slice(lo, hi int) kdColumns {
+	return kdColumns{x: c.x[lo:hi], y: c.y[lo:hi], z: c.z[lo:hi], id: c.id[lo:hi]}
+}
+
+func (c kdColumns) set(k int, p *kdPoint) {
+	c.x[k], c.y[k], c.z[k], c.id[k] = p.c[0], p.c[1], p.c[2], p.id
+}
+
+func (c kdColumns) at(k int) kdPoint {
+	return kdPoint{c: [3]float64{c.x[k], c.y[k], c.z[k]}, id: c.id[k]}
 }
 
 // kdSizes is the number of nodes of a subtree by its number of
@@ -124,8 +138,8 @@ func (b *kdBuild) build(at int32, start, end int, spawn int) {
 		return
 	}
 	mid := (start + end) / 2
-	if axis := widest(b.pts[start:end]); b.scratch != nil && end-start >= kdParallelMin {
-		selectNthParallel(b.pts[start:end], b.scratch[start:end], mid-start, axis, 1<<spawn)
+	if axis := widest(b.pts[start:end]); end-start >= kdParallelMin {
+		selectNthParallel(b.pts[start:end], b.cols.slice(start, end), mid-start, axis, 1<<spawn)
 	} else {
 		selectNth(b.pts[start:end], mid-start, axis)
 	}

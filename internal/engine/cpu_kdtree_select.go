@@ -10,35 +10,28 @@ import (
 // node at a time, while the goroutines that build the subtrees below wait
 // for them: selectNthParallel shares that selection among the subtree's
 // goroutines. A sample of the keys brackets the median in a band of about
-// an eighth of the references; one parallel pass moves the references
-// below the band, in it and above it into place, and only the band is
-// selected serially.
+// an eighth of the references; one pass, in kdSelectChunks chunks, moves
+// the references below the band, in it and above it into place, and only
+// the band is selected serially. The chunks do not depend on the
+// goroutines, so neither does the tree.
 
 // kdParallelMin is the fewest references whose split selectNthParallel
-// shares among goroutines.
+// makes.
 const kdParallelMin = 1 << 14
 
-// kdParallelWorkers is the fewest goroutines that share a selection: its
-// three passes over the references cost two goroutines what the serial
-// selection does.
-const kdParallelWorkers = 4
-
 const (
-	kdSample     = 1024 // keys sampled to bracket the median
-	kdSampleBand = 64   // sampled keys on either side of the median's rank: four of the sample's deviations
+	kdSelectChunks = 16   // the pass's chunks: at most its goroutines
+	kdSample       = 1024 // keys sampled to bracket the median
+	kdSampleBand   = 64   // sampled keys on either side of the median's rank: four of the sample's deviations
 )
 
-// selectNthParallel is selectNth on up to workers goroutines, scratch as
-// long as pts: the same ordering around nth (smaller keys before it,
-// larger after), not the same order.
-func selectNthParallel(pts, scratch []kdPoint, nth, axis, workers int) {
+// selectNthParallel is selectNth on up to workers goroutines, through
+// scratch (as long as pts): the same ordering around nth (smaller keys
+// before it, larger after), not the same order.
+func selectNthParallel(pts []kdPoint, scratch kdColumns, nth, axis, workers int) {
 	n := len(pts)
-	if workers < kdParallelWorkers || n < kdParallelMin {
-		selectNth(pts, nth, axis)
-		return
-	}
 	lo, hi := sampleBand(pts, nth, axis)
-	chunk := (n + workers - 1) / workers
+	chunk := (n + kdSelectChunks - 1) / kdSelectChunks
 	counts := make([][3]int, (n+chunk-1)/chunk) // below, in and above the band, chunk by chunk
 	parallel.Blocks(n, chunk, workers, func(_, from, to int) {
 		c := &counts[from/chunk]
@@ -69,12 +62,16 @@ func selectNthParallel(pts, scratch []kdPoint, nth, axis, workers int) {
 		at := counts[from/chunk]
 		for k := from; k < to; k++ {
 			p := bandOf(pts[k].c[axis], lo, hi)
-			scratch[at[p]] = pts[k]
+			scratch.set(at[p], &pts[k])
 			at[p]++
 		}
 	})
-	selectNth(scratch[below:below+band], nth-below, axis)
-	parallel.Blocks(n, chunk, workers, func(_, from, to int) { copy(pts[from:to], scratch[from:to]) })
+	parallel.Blocks(n, chunk, workers, func(_, from, to int) {
+		for k := from; k < to; k++ {
+			pts[k] = scratch.at(k)
+		}
+	})
+	selectNth(pts[below:below+band], nth-below, axis)
 }
 
 // bandOf is 0 below lo, 1 from lo to hi, 2 above hi.

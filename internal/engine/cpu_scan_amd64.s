@@ -260,7 +260,8 @@ fold1:
 // place (f side + min(trunc uf, side-1)) side + min(trunc vf, side-1),
 // f = 2a + (m < 0). s: places (4 int32) at 0, uf at 16, vf at 48.
 // Registers: Y0-Y2 x, y, z; Y3-Y5 their magnitudes; Y6 a = 0; Y7 |y| >=
-// |z|; Y8 m; Y9 u; Y10 v; Y11 ones; Y13 f; Y15 the magnitude mask.
+// |z|; Y8 m, then 1/|m|; Y9 u, then uf; Y10 v, then vf; Y11 ones; Y12
+// twos, then side; Y13 f; Y14 scratch, then half; Y15 the magnitude mask.
 TEXT ·faceTop4AVX2(SB), NOSPLIT, $0-32
 	MOVQ u+0(FP), AX
 	MOVQ side+8(FP), BX

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -206,6 +208,20 @@ func TestSelectNthPartitions(t *testing.T) {
 	}
 }
 
+// The tree is the same whatever the goroutines that build it.
+func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
+	refs := prepareRefs(spherePoints(3*kdParallelMin, 12))
+	want := buildKDTree(refs)
+	for _, procs := range []int{1, 3, 16} {
+		was := runtime.GOMAXPROCS(procs)
+		got := buildKDTree(refs)
+		runtime.GOMAXPROCS(was)
+		if !slices.Equal(got.id, want.id) || !slices.Equal(got.nodes, want.nodes) {
+			t.Fatalf("GOMAXPROCS %d: another tree", procs)
+		}
+	}
+}
+
 // References on a lattice (coordinates shared by many, so splits fall among
 // equal keys) and observations on and between its points: the walk from a
 // start node answers as the node-by-node walk does.
@@ -239,8 +255,7 @@ func TestNearestPackedOnALattice(t *testing.T) {
 }
 
 // selectNthParallel leaves the same ordering around nth as selectNth,
-// whatever the keys: spread, few and repeated, or sorted (a sample that
-// brackets the median, or one that misses it).
+// whatever the keys (spread, few and repeated, or sorted) and goroutines.
 func TestSelectNthParallelPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
 	for trial := range 60 {
@@ -257,7 +272,8 @@ func TestSelectNthParallelPartitions(t *testing.T) {
 			pts[k] = kdPoint{c: [3]float64{rng.Float64(), key, rng.Float64()}, id: uint32(k)}
 		}
 		nth := rng.IntN(n)
-		selectNthParallel(pts, make([]kdPoint, n), nth, 1, kdParallelWorkers+rng.IntN(13))
+		scratch := kdColumns{x: make([]float64, n), y: make([]float64, n), z: make([]float64, n), id: make([]uint32, n)}
+		selectNthParallel(pts, scratch, nth, 1, 1+rng.IntN(16))
 		seen := make([]bool, n)
 		for k := range n {
 			if seen[pts[k].id] {
