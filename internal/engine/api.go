@@ -74,6 +74,9 @@ type Request struct {
 	// engines skip preparing it, and a GPU that holds it from an earlier
 	// query does not send it again.
 	Prepared *Prepared
+	// obsCheck, when set, is the observations' check, which whatever
+	// reads them waits for (CPU.Nearest).
+	obsCheck *obsCheck
 }
 
 // Prepared is a reference set prepared for many queries: unit vectors with

@@ -35,14 +35,18 @@ const (
 	cpuRefTile = 1024 // references per tile: 24 KiB of float64 unit vectors, L1 resident
 )
 
-// Nearest answers req into out.
+// Nearest answers req into out. The observations' values are checked
+// while the references are prepared and indexed (a memory-bound pass
+// beside compute-bound ones); nothing reads the observations before the
+// check has passed.
 func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, error) {
 	start := time.Now()
 	end := req.Trace.Begin("host", "check points")
-	if err := checkRequest(req, out, true); err != nil {
+	if err := checkRequest(req, out, false); err != nil {
 		return Stats{}, err
 	}
 	end()
+	req.obsCheck = startObsCheck(req)
 	end = req.Trace.Begin("host", "prepare references")
 	refs := req.merged()
 	end()
@@ -76,6 +80,9 @@ func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *r
 // goroutines; newWorker gives each goroutine its own job function (and
 // scratch), which answers observations [lo, hi).
 func (c *CPU) run(ctx context.Context, req Request, batch int, start time.Time, newWorker func() func(lo, hi int)) (Stats, error) {
+	if err := req.obsCheck.wait(); err != nil {
+		return Stats{}, err
+	}
 	n := req.Obs.Len()
 	jobs := (n + batch - 1) / batch
 	var next atomic.Int64
@@ -120,4 +127,31 @@ func (c *CPU) stats(jobs int, start time.Time) Stats {
 		Jobs:    jobs,
 		Wall:    time.Since(start),
 	}
+}
+
+// obsCheck is a check of the observations' values under way.
+type obsCheck struct {
+	done chan struct{}
+	err  error
+}
+
+// startObsCheck checks req's observations on a goroutine of its own.
+func startObsCheck(req Request) *obsCheck {
+	c := &obsCheck{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		end := req.Trace.Begin("host checks", "check observations")
+		c.err = req.Obs.CheckValues("observations", 0)
+		end()
+	}()
+	return c
+}
+
+// wait is the check's outcome once it is done; no check (nil) passes.
+func (c *obsCheck) wait() error {
+	if c == nil {
+		return nil
+	}
+	<-c.done
+	return c.err
 }

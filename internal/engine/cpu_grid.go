@@ -342,6 +342,9 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 // nearestPlanned answers a grid query through the index the plan picks:
 // the grid, the k-d tree (tree, when one is built already) or brute force.
 func (c *CPU) nearestPlanned(ctx context.Context, req Request, out Result, refs *refSet, tree *kdTree, start time.Time) (Stats, error) {
+	if err := req.obsCheck.wait(); err != nil { // the plan samples the observations
+		return Stats{}, err
+	}
 	end := req.Trace.Begin("host", "plan")
 	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide, tree)
 	end()

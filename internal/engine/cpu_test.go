@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/geoknn/geoknn/sphere"
@@ -163,6 +164,28 @@ func TestCPUScanMatchesExact(t *testing.T) {
 		for k := 0; k < 3; k++ {
 			if s.best[i+k]-s.runup[i+k] > dotMargin && refs.orig[s.idx[i+k]] != out.Index[i+k] {
 				t.Fatalf("obs %d: portable scan gives ref %d, vector scan ref %d", i+k, refs.orig[s.idx[i+k]], out.Index[i+k])
+			}
+		}
+	}
+}
+
+// A bad observation fails the query with its place and value, whichever
+// path answers it (face cells, the planned index, brute force), though the
+// check runs beside the references' preparation.
+func TestCPUNearestBadObservation(t *testing.T) {
+	ref := spherePoints(1<<10, 2)
+	for _, tc := range []struct {
+		name string
+		nobs int
+		algo Algorithm
+	}{{"face cells", 1 << 15, Grid}, {"planned index", 1 << 10, Grid}, {"brute force", 1 << 10, Brute}} {
+		obs := spherePoints(tc.nobs, 1)
+		for _, bad := range []float64{math.NaN(), 2, math.Inf(-1)} {
+			obs.Lat64[tc.nobs-3] = bad
+			out := newResult(tc.nobs)
+			_, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: tc.algo}, out)
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("point %d: latitude", tc.nobs-3)) {
+				t.Errorf("%s, latitude %v: %v", tc.name, bad, err)
 			}
 		}
 	}
