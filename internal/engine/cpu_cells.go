@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -259,7 +258,6 @@ type faceBuilder struct {
 	pool     facePool
 	poolMost int
 	cell     facePoolCell
-	found    []int32 // the cell's first-filter survivors' places in the pool
 	// The second filter's scratch: the kept survivors' corner dots, and
 	// their places.
 	keptDots [4][faceKeptMax]float64
@@ -352,10 +350,10 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 	// its references, or far from them when the survivors lie at depths
 	// from the centre that a child's narrower band tells apart. A cell
 	// that may split stops at faceSplitSurvive survivors when those it has
-	// say so: few such lists come out short, and each costs a sort and a
-	// second filter as long. Each child tile gathers its own pool:
-	// handing down the parent's survivors measured slower, the tree's
-	// boxes pruning more than a long list does.
+	// say so: few such lists come out short (BENCHMARKS), and each costs a
+	// sort and a second filter as long. Each child tile gathers its own
+	// pool: handing down the parent's survivors measured slower when each
+	// child walked the tree, its boxes pruning more than a long list does.
 	splitsBy := func(reach float64) bool { return d0 <= 2*g.alpha || reach-d0 > 0.5*g.alpha }
 	var reach float64
 	if level >= faceLevels {
@@ -431,10 +429,10 @@ func (b *faceBuilder) poolFilter(g *faceGeom, at int, need float64, most int, re
 	if !resume {
 		dq := g.cornerDotsOf(pl.x[at], pl.y[at], pl.z[at])
 		b.cell.set(g, &dq, need*need)
-		b.found = pl.survivors(&b.cell)
+		pl.survivors(&b.cell)
 		b.surv = b.surv[:0]
 	}
-	for _, k := range b.found[len(b.surv):] {
+	for _, k := range pl.found[len(b.surv):] {
 		b.surv = append(b.surv, faceSurvivor{id: pl.id[k], d2: pl.d2[k], dots: g.cornerDotsOf(pl.x[k], pl.y[k], pl.z[k])})
 		if len(b.surv) > most {
 			break
@@ -458,18 +456,21 @@ func (b *faceBuilder) sortSurvivors() {
 	}
 	keys := b.keys[:0]
 	for k := range b.surv {
-		keys = append(keys, faceKey{d2: b.surv[k].d2, id: b.surv[k].id, at: int32(k)})
+		keys = append(keys, faceKey{neighbour{b.surv[k].d2, b.surv[k].id}, int32(k)})
 	}
 	b.keys = keys
 	if n > 32 {
 		slices.SortFunc(keys, func(a, b faceKey) int {
-			return cmp.Or(cmp.Compare(a.d2, b.d2), cmp.Compare(a.id, b.id))
+			if a.before(b.neighbour) {
+				return -1
+			}
+			return 1 // keys are never equal: their indices differ
 		})
 	} else {
 		for i := 1; i < n; i++ {
 			v := keys[i]
 			j := i
-			for ; j > 0 && v.before(keys[j-1]); j-- {
+			for ; j > 0 && v.before(keys[j-1].neighbour); j-- {
 				keys[j] = keys[j-1]
 			}
 			keys[j] = v
@@ -482,14 +483,12 @@ func (b *faceBuilder) sortSurvivors() {
 	b.surv, b.sorted = sorted, b.surv
 }
 
-// faceKey is a survivor's sort key and place.
+// faceKey is a survivor's sort key (its squared chord and index, ordered
+// as neighbours are) and place.
 type faceKey struct {
-	d2 float64
-	id uint32
+	neighbour
 	at int32
 }
-
-func (a faceKey) before(b faceKey) bool { return a.d2 < b.d2 || (a.d2 == b.d2 && a.id < b.id) }
 
 // boxBeaten tells whether corner dots dq beat every point of node n's box
 // at every corner: the box's largest dot product with each corner (the
@@ -845,16 +844,8 @@ func (q *faceQueries) answer(obs Points, lo, hi int, fc *faceIndex, out Result) 
 // cells, and asks for their heads.
 func (g *faceObs) locate(obs Points, fc *faceIndex) {
 	for k := 0; k < g.m; k += 4 {
-		var lat, lon [4]float64 // a last group padded with (0, 0)
-		if at := g.lo + k; obs.Lat64 != nil && g.m-k >= 4 {
-			lat, lon = [4]float64(obs.Lat64[at:at+4]), [4]float64(obs.Lon64[at:at+4])
-		} else {
-			for e := range min(4, g.m-k) {
-				lat[e], lon[e] = obs.At(at + e)
-			}
-		}
 		var u [12]float64
-		unit4(&lat, &lon, &u)
+		unitsFrom(obs, g.lo+k, min(4, g.m-k), &u)
 		s := &g.spot[k/4]
 		fc.top4(&u, s)
 		for e := range min(4, g.m-k) {

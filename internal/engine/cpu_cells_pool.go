@@ -12,7 +12,7 @@ type facePool struct {
 	x, y, z []float64
 	id      []uint32
 	d2      []float64 // the chords from the centre of the cell at hand
-	found   []int32   // the survivors of its first filter, by place
+	found   []int32   // the cell at hand's first-filter survivors, by place
 }
 
 // facePoolPad is the coordinate of the padding: its squared chord from
@@ -63,11 +63,11 @@ func (pl *facePool) nearest(p *[3]float64) (float64, int) {
 	return poolChords(p, pl.x, pl.y, pl.z, pl.d2)
 }
 
-// survivors puts in pl.found the places of the references within the
+// survivors sets pl.found to the places of the references within the
 // cell's ball that q0 does not beat at every corner, as c says them.
-func (pl *facePool) survivors(c *facePoolCell) []int32 {
+func (pl *facePool) survivors(c *facePoolCell) {
 	pl.found = grow(pl.found, len(pl.id))
-	return pl.found[:poolSurvivors(c, pl.x, pl.y, pl.z, pl.d2, pl.found)]
+	pl.found = pl.found[:poolSurvivors(c, pl.x, pl.y, pl.z, pl.d2, pl.found)]
 }
 
 // facePoolCell is a cell's first filter for the vector scan, each value in

@@ -18,9 +18,8 @@ import (
 // so a query descends nearest box first and skips every box farther than
 // the best found: exact, float64 chords, ties to the lowest index.
 type kdTree struct {
-	nodes   []kdNode
-	x, y, z []float64 // the references in leaf order
-	id      []uint32  // their distinct-reference indices
+	nodes []kdNode
+	kdColumns
 }
 
 // kdNode is a box of references [start, end) in leaf order; a leaf has no
@@ -52,7 +51,7 @@ func buildKDTree(refs *refSet) *kdTree {
 			cols.set(k, &pts[k])
 		}
 	})
-	t.x, t.y, t.z, t.id = cols.x, cols.y, cols.z, cols.id
+	t.kdColumns = cols
 	return t
 }
 
@@ -72,7 +71,8 @@ type kdBuild struct {
 	sizes kdSizes
 }
 
-// kdColumns is the tree's reference arrays.
+// kdColumns is the tree's references in leaf order and their
+// distinct-reference indices.
 type kdColumns struct {
 	x, y, z []float64
 	id      []uint32

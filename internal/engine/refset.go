@@ -90,13 +90,20 @@ func (s *refSet) unitVectors(ref Points) {
 }
 
 // unitsFrom writes into u (x, then y, then z) the unit vectors of the n
-// (at most 4) points of ref from i, four at a time through unit4 when
-// their angles lie within the checked ranges, as unit gives them.
-func unitsFrom(ref Points, i, n int, u *[12]float64) {
+// (at most 4) points of p from i, padded with (0, 0), four at a time
+// through unit4 when their angles lie within the checked ranges, as unit
+// gives them.
+func unitsFrom(p Points, i, n int, u *[12]float64) {
 	var lat, lon [4]float64
+	if p.Lat64 != nil && n == 4 {
+		lat, lon = [4]float64(p.Lat64[i:i+4]), [4]float64(p.Lon64[i:i+4])
+	} else {
+		for k := range n {
+			lat[k], lon[k] = p.At(i + k)
+		}
+	}
 	inRange := true
-	for k := range n {
-		lat[k], lon[k] = ref.At(i + k)
+	for k := range 4 {
 		inRange = inRange && math.Abs(lat[k]) <= 2*math.Pi && math.Abs(lon[k]) <= 2*math.Pi
 	}
 	if inRange {
