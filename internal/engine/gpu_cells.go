@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/kernels"
@@ -81,7 +80,9 @@ type cellLists struct {
 	side                  int       // cells a face edge of the lists on the device; 0: none usable
 	places, split, levels int       // cells of all levels, the ones split, and levels below the first
 	refused               string    // why there are no lists, when side is 0
+	unchecked             bool      // the first level was queued alone, its outcome not yet read (speculate)
 	statusHost            [kernels.CellsStatusLen]uint32
+	statusPinned          pinnedHost // the status words, copied back after each level
 }
 
 // build makes the lists of side cells a face edge, and of the finer levels
@@ -91,32 +92,15 @@ type cellLists struct {
 // c.side 0 and returns no error: the caller queries through the plan's
 // index.
 func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape gridShape, nref, side int) (bool, error) {
-	c.side, c.split, c.levels, c.refused = 0, 0, 0, ""
-	c.places = faceCells(side)
-	if err := c.status.ensure(drv, 4*kernels.CellsStatusLen, false, 0); err != nil {
+	lv, ok, err := c.start(drv, k, stream, r, shape, nref, side)
+	if err != nil || !ok {
 		return false, err
 	}
-	if err := drv.MemsetD32Async(c.status.ptr, 0, kernels.CellsStatusLen, stream); err != nil {
-		return false, err
-	}
-	lv := cellsBuild{side: side, ncells: c.places, grid: shape, nref: nref, splitAbove: c.splitAbove(0),
-		cellStart: r.cellStart.ptr, sorted: r.sorted.ptr, ref64: r.ref64.ptr, status: c.status.ptr}
 	for level := 0; ; level++ {
-		if ok, err := c.room(drv, level, lv.ncells); err != nil || !ok {
-			c.refused = fmt.Sprintf("%d cells would not fit in %d MiB", c.places, 16*kernels.CellsCap*min(c.places, maxCellsPlaces)>>20)
-			return false, errors.Join(err, c.freeLists(drv))
-		}
-		lv.lists, lv.counts, lv.todo = c.lists.ptr, c.counts.ptr, c.todo[level%2].ptr
-		lv.passOut = 0
-		if lv.splitAbove > 0 {
-			lv.passOut = c.pass[level%2].ptr
-		}
-		if err := k.runBuild(drv, stream, lv); err != nil {
+		if err := drv.StreamSynchronize(stream); err != nil {
 			return false, err
 		}
-		if err := c.readStatus(drv, stream); err != nil {
-			return false, err
-		}
+		c.statusHost = *(*[kernels.CellsStatusLen]uint32)(c.statusPinned.p)
 		nsplit := int(c.statusHost[kernels.CellsSplit])
 		if c.statusHost[kernels.CellsFailed] > 0 || nsplit == 0 {
 			break
@@ -133,6 +117,9 @@ func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream,
 		if err := drv.MemsetD32Async(c.status.ptr+4*kernels.CellsSplit, 0, 1, stream); err != nil {
 			return false, err
 		}
+		if ok, err := c.queueLevel(drv, k, stream, &lv, level+1); err != nil || !ok {
+			return false, err
+		}
 	}
 	if n := c.statusHost[kernels.CellsFailed]; n > 0 {
 		c.refused = fmt.Sprintf("%d cells without a list after %d levels", n, c.levels+1)
@@ -140,6 +127,72 @@ func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream,
 	}
 	c.side = side
 	return true, nil
+}
+
+// speculate queues the first level's lists alone and takes them as made,
+// with no wait: the query through them (cells_query) checks the status on
+// the device and answers nothing where a cell split or failed, and confirm
+// tells the host so once the stream is done. It reports false where the
+// lists would not fit (c.side 0, as build).
+func (c *cellLists) speculate(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape gridShape, nref, side int) (bool, error) {
+	if _, ok, err := c.start(drv, k, stream, r, shape, nref, side); err != nil || !ok {
+		return false, err
+	}
+	c.side, c.unchecked = side, true
+	return true, nil
+}
+
+// confirm reads, after the stream's work, the outcome of a speculated first
+// level: whether every cell got its list there, as the query assumed.
+// Where one did not, the lists are dropped (c.side 0) for a build.
+func (c *cellLists) confirm() bool {
+	c.unchecked = false
+	c.statusHost = *(*[kernels.CellsStatusLen]uint32)(c.statusPinned.p)
+	if c.statusHost[kernels.CellsSplit] > 0 || c.statusHost[kernels.CellsFailed] > 0 {
+		c.side = 0
+		return false
+	}
+	return true
+}
+
+// start queues the first level of the lists: the six faces' cells, and
+// returns its launch, which build goes on from; false where the lists
+// would not fit (c.side 0, the reason in c.refused).
+func (c *cellLists) start(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape gridShape, nref, side int) (cellsBuild, bool, error) {
+	c.side, c.split, c.levels, c.refused, c.unchecked = 0, 0, 0, "", false
+	c.places = faceCells(side)
+	lv := cellsBuild{side: side, ncells: c.places, grid: shape, nref: nref, splitAbove: c.splitAbove(0),
+		cellStart: r.cellStart.ptr, sorted: r.sorted.ptr, ref64: r.ref64.ptr}
+	if err := c.status.ensure(drv, 4*kernels.CellsStatusLen, false, 0); err != nil {
+		return lv, false, err
+	}
+	if err := c.statusPinned.ensure(drv, 4*kernels.CellsStatusLen); err != nil {
+		return lv, false, err
+	}
+	if err := drv.MemsetD32Async(c.status.ptr, 0, kernels.CellsStatusLen, stream); err != nil {
+		return lv, false, err
+	}
+	lv.status = c.status.ptr
+	ok, err := c.queueLevel(drv, k, stream, &lv, 0)
+	return lv, ok, err
+}
+
+// queueLevel queues level's build, lv, and the copy of its status back;
+// false where its lists would not fit (the lists freed, c.side 0).
+func (c *cellLists) queueLevel(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, lv *cellsBuild, level int) (bool, error) {
+	if ok, err := c.room(drv, level, lv.ncells); err != nil || !ok {
+		c.refused = fmt.Sprintf("%d cells would not fit in %d MiB", c.places, 16*kernels.CellsCap*min(c.places, maxCellsPlaces)>>20)
+		return false, errors.Join(err, c.freeLists(drv))
+	}
+	lv.lists, lv.counts, lv.todo = c.lists.ptr, c.counts.ptr, c.todo[level%2].ptr
+	lv.passOut = 0
+	if lv.splitAbove > 0 {
+		lv.passOut = c.pass[level%2].ptr
+	}
+	if err := k.runBuild(drv, stream, *lv); err != nil {
+		return false, err
+	}
+	return true, drv.MemcpyDtoHAsync(c.statusPinned.p, c.status.ptr, 4*kernels.CellsStatusLen, stream)
 }
 
 // splitAbove is the list length above which a cell of level splits (0:
@@ -181,16 +234,6 @@ func (c *cellLists) room(drv *cuda.Driver, level, ncells int) (bool, error) {
 	return true, nil
 }
 
-// readStatus waits for the build on stream and reads its status words.
-func (c *cellLists) readStatus(drv *cuda.Driver, stream cuda.Stream) error {
-	// The synchronous copy runs on the legacy stream, which does not wait
-	// for the non-blocking stream the build ran on.
-	if err := drv.StreamSynchronize(stream); err != nil {
-		return err
-	}
-	return drv.MemcpyDtoH(unsafe.Pointer(&c.statusHost[0]), c.status.ptr, 4*kernels.CellsStatusLen)
-}
-
 // note says how the lists came out.
 func (c *cellLists) note() string {
 	s := c.statusHost
@@ -214,5 +257,5 @@ func (c *cellLists) freeLists(drv *cuda.Driver) error {
 }
 
 func (c *cellLists) free(drv *cuda.Driver) error {
-	return errors.Join(c.freeLists(drv), c.status.free(drv))
+	return errors.Join(c.freeLists(drv), c.status.free(drv), c.statusPinned.free(drv))
 }

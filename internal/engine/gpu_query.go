@@ -197,7 +197,7 @@ func (q *gpuQuery) rankOnly(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) e
 		c := &refs.cells
 		err = d.cells.run(d.drv, q.stream, cellsQuery{prec: p.prec, lat: q.lat.ptr, lon: q.lon.ptr, nobs: m, side: p.cells,
 			counts: c.counts.ptr, lists: c.lists.ptr, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr,
-			nflag: q.nflag.ptr})
+			nflag: q.nflag.ptr, status: c.status.ptr})
 	case p.tree:
 		err = d.tree.run(d.drv, q.stream, treeQuery{obs: q.sorted.ptr, nobs: m, nodes: refs.treeNodes.ptr,
 			refs: refs.treeRefs.ptr, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr, refined: q.nflag.ptr})

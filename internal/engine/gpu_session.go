@@ -108,6 +108,8 @@ type residentPart struct {
 	sortedShape gridShape // the cells recs were last sorted by (g == 0: not sorted)
 	repQueued   bool      // a replacement's copies may still be reading hostRep
 	noCells     bool      // the plan's lists were refused: not built again until the next plan
+	onMovers    bool      // the query in flight is against the movers
+	waitCells   bool      // build the lists level by level, each level's outcome read first
 	patched     int       // records replaced in place in sorted since the sort: the device's list count, exactly
 }
 
@@ -487,7 +489,7 @@ func (q *gpuPending) Wait() (SessionStats, error) {
 	defer s.g.mu.Unlock()
 	q.err = onEach(context.Background(), s.devices(), func(_ context.Context, k int) error {
 		var err error
-		q.changed[k], err = s.parts[k].collect(q.out, q.want, &q.times[k])
+		q.changed[k], err = s.parts[k].collect(s, q.out, q.want, &q.times[k])
 		return err
 	})
 	if q.err != nil {
@@ -519,6 +521,7 @@ func (q *gpuPending) sessionStats() SessionStats {
 // it.
 func (p *residentPart) enqueue(s *gpuSession, movers, want bool, t *stageTimes) error {
 	drv, stream, m, d := p.d.drv, p.stream, p.n(), p.d
+	p.onMovers = movers
 	nref, err := p.enqueueRefs(s, movers, t)
 	if err != nil {
 		return err
@@ -628,6 +631,12 @@ func (p *residentPart) prepareIndex(s *gpuSession, plan *rankPlan, nref int) (st
 // build costs the most: every level is tried); plan.cells is set where
 // every cell got its list. It returns how the lists came out ("": not
 // tried).
+//
+// Where the last lists of the same side took one level, the references
+// moved but a little since: the first level is queued alone and the query
+// behind it with no wait (cellLists.speculate), which collect checks. Not
+// with duplicates merged, whose map back to input indices would run over
+// answers the query left unwritten.
 func (p *residentPart) buildCells(s *gpuSession, plan *rankPlan, nref int) (string, error) {
 	c := &p.refs.cells
 	if s.opts.GridSide != 0 {
@@ -636,7 +645,12 @@ func (p *residentPart) buildCells(s *gpuSession, plan *rankPlan, nref int) (stri
 	if p.noCells && s.plan.uses > 1 {
 		return c.note(), nil
 	}
-	ok, err := c.build(p.d.drv, p.d.cells, p.stream, &p.refs, plan.shape, nref, cellsSideFor(p.n(), nref, false))
+	side := cellsSideFor(p.n(), nref, false)
+	build := c.build
+	if !p.waitCells && c.side == side && c.levels == 0 && !p.refs.dups {
+		build = c.speculate
+	}
+	ok, err := build(p.d.drv, p.d.cells, p.stream, &p.refs, plan.shape, nref, side)
 	if err != nil {
 		return "", fmt.Errorf("building the face cells: %w", err)
 	}
@@ -672,6 +686,18 @@ func (p *residentPart) rankPatched(plan rankPlan) error {
 	})
 }
 
+// requery queues the query in flight again, its face cells built level by
+// level, and waits for it. The answers the first try left unwritten are
+// the previous query's, which the changed count compared with themselves.
+func (p *residentPart) requery(s *gpuSession, want bool, t *stageTimes) error {
+	p.waitCells = true
+	defer func() { p.waitCells = false }()
+	if err := p.enqueue(s, p.onMovers, want, t); err != nil {
+		return err
+	}
+	return p.d.drv.StreamSynchronize(p.stream)
+}
+
 // countChanged queues the count of answers that differ from the previous
 // query's (which they then replace).
 func (p *residentPart) countChanged() error {
@@ -699,10 +725,21 @@ func (p *residentPart) downloadResults(want bool) error {
 
 // collect waits for the part's queued query and reads its results: stage
 // times into t, answers into out when want is set, and the changed count.
-func (p *residentPart) collect(out Result, want bool, t *stageTimes) (int, error) {
+// Where the face cells' first level, queued unchecked, split or failed, the
+// query answered nothing: the lists are built level by level and the query
+// queued again.
+func (p *residentPart) collect(s *gpuSession, out Result, want bool, t *stageTimes) (int, error) {
 	drv, m := p.d.drv, p.n()
 	if err := drv.StreamSynchronize(p.stream); err != nil {
 		return 0, err
+	}
+	if c := &p.refs.cells; c.unchecked {
+		if !c.confirm() {
+			if err := p.requery(s, want, t); err != nil {
+				return 0, err
+			}
+		}
+		t.note = c.note()
 	}
 	p.repQueued = false
 	spans := []eventSpan{{p.evStart, p.evStop, &t.kernel}, {p.evStop, p.evOut, &t.download}}

@@ -571,7 +571,7 @@ func TestGPUFaults(t *testing.T) {
 		{"cuMemcpyDtoHAsync_v2", 4, cuda.ErrorUnknown, false},
 		{"cuStreamSynchronize", 3, cuda.ErrorLaunchTimeout, false},
 		{"cuEventRecord", 11, cuda.ErrorInvalidHandle, false},
-		{"cuMemcpyDtoH_v2", 1, cuda.ErrorIllegalAddress, false}, // the face cells' status
+		{"cuMemcpyDtoHAsync_v2", 1, cuda.ErrorIllegalAddress, false}, // the face cells' status
 	} {
 		t.Run(tc.op, func(t *testing.T) {
 			g.releaseBuffers() // so that the query allocates again

@@ -74,25 +74,28 @@ func (k *cellsKernels) runBuild(drv *cuda.Driver, stream cuda.Stream, b cellsBui
 }
 
 // cellsQuery is one cells_query launch: the observations' radian columns
-// (prec 0: float64, 1: float32) against the lists; answers in input order.
+// (prec 0: float64, 1: float32) against the lists; answers in input order,
+// none where the build's status (kernels.CellsStatusLen words) says a cell
+// split or failed at the last level built.
 type cellsQuery struct {
 	prec                   int
 	lat, lon               cuda.DevicePtr
 	nobs, side             int
 	counts, lists, ref64   cuda.DevicePtr
 	outIdx, outDist, nflag cuda.DevicePtr
+	status                 cuda.DevicePtr
 }
 
 func (k *cellsKernels) run(drv *cuda.Driver, stream cuda.Stream, q cellsQuery) error {
-	if q.nobs <= 0 || q.side <= 0 || q.lists == 0 {
-		return fmt.Errorf("cells_query: %d observations, %d cells a face edge, lists %#x", q.nobs, q.side, q.lists)
+	if q.nobs <= 0 || q.side <= 0 || q.lists == 0 || q.status == 0 {
+		return fmt.Errorf("cells_query: %d observations, %d cells a face edge, lists %#x, status %#x", q.nobs, q.side, q.lists, q.status)
 	}
 	a := k.queryArgs
 	a.SetPtr(0, q.lat)
 	a.SetPtr(1, q.lon)
 	a.SetInt32(2, int32(q.nobs))
 	a.SetInt32(3, int32(q.side))
-	for i, p := range []cuda.DevicePtr{q.counts, q.lists, q.ref64, q.outIdx, q.outDist, q.nflag} {
+	for i, p := range []cuda.DevicePtr{q.counts, q.lists, q.ref64, q.outIdx, q.outDist, q.nflag, q.status} {
 		a.SetPtr(4+i, p)
 	}
 	err := drv.Launch(k.query[q.prec], blocksFor(q.nobs, kernels.CellsThreads), cuda.Dim3{X: kernels.CellsThreads}, 0, stream, a)

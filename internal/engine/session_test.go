@@ -165,6 +165,71 @@ func TestGPUSession(t *testing.T) {
 	}
 }
 
+// A GPU session queues the face cells' first level and the query at once
+// where the last lists took one level; when the references then crowd (the
+// same count, so the same cells), the first level splits or fails, the
+// query answers nothing, and the step is queried again through lists built
+// level by level, or through the grid where they are refused.
+func TestGPUSessionCellsSpeculation(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	ctx := context.Background()
+	obs := spherePoints(1<<18, 9)
+	const nref = 30000
+	s, err := g.NewSession(obs, SessionOptions{Algorithm: Grid, Replan: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	uniform := func(seed uint64) Points { return spherePoints(nref, seed) }
+	crowded := func(k int, spread float64) Points { // k of the references within spread radians of one spot
+		q := spherePoints(nref, 44)
+		for i := range k {
+			q.Lat64[i] = 0.4 + spread*float64(i%139)/139
+			q.Lon64[i] = 0.9 + spread*float64(i%149)/149
+		}
+		return q
+	}
+	var prev []uint32
+	for step, tc := range []struct {
+		ref   Points
+		split bool // the step's lists split into finer levels
+	}{
+		{uniform(41), false},
+		{uniform(42), false}, // queued unchecked, and right
+		{crowded(3000, 0.02), true},
+		{uniform(43), false},
+		{uniform(45), false},
+		{crowded(20000, 1e-6), false}, // refused: the grid answers
+		{uniform(46), false},
+	} {
+		want, got := newResult(obs.Len()), newResult(obs.Len())
+		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: obs, Ref: tc.ref, Algorithm: Brute}, want); err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.Nearest(ctx, tc.ref, got)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		t.Logf("step %d: changed %d; %s", step, st.Changed, st.Note)
+		compareResults(t, obs, tc.ref, want, got)
+		if prev != nil {
+			changed := 0
+			for i := range prev {
+				if prev[i] != want.Index[i] {
+					changed++
+				}
+			}
+			if st.Changed != changed {
+				t.Errorf("step %d: changed %d, want %d", step, st.Changed, changed)
+			}
+		}
+		if split := strings.Contains(st.Note, "split into"); split != tc.split {
+			t.Errorf("step %d: %q; want lists split into finer levels %v", step, st.Note, tc.split)
+		}
+		prev = want.Index
+	}
+}
+
 func TestSessionRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
 	s, err := NewCPU(1).NewSession(spherePoints(100, 1), SessionOptions{})

@@ -33,6 +33,12 @@
 // radian columns, finds its cell, ranks the cell's list in fp32 (tracking
 // the runner-up) and re-ranks the list in fp64 when the two are too close
 // to call, as grid_query does; the answers are written in input order.
+//
+// A session whose last lists needed one level queues the first level and
+// the query at once, with no wait for the level's outcome: the query reads
+// the build's status first and, where a cell split or failed, writes
+// nothing, and the host, seeing the same status after the step, builds the
+// levels and queries again.
 
 #include <stdint.h>
 
@@ -482,15 +488,16 @@ extern "C" __global__ void __launch_bounds__(CB_WARPS * 32)
 // cells_query: the nearest reference of each observation in the radian
 // columns lat, lon through the cells' lists; answers at the observation's
 // place in out_idx, out_dist (radians); the near ties re-ranked in fp64 are
-// counted in *nrefined.
+// counted in *nrefined. Nothing is written where the build's status says a
+// cell split or failed at its last level (the lists were queued unchecked).
 template <typename T>
 __device__ __forceinline__ void cells_query_body(const T* __restrict__ lat, const T* __restrict__ lon, int nobs,
                                                  int n, const uint32_t* __restrict__ counts,
                                                  const float4* __restrict__ lists, const double* __restrict__ ref64,
                                                  uint32_t* __restrict__ out_idx, float* __restrict__ out_dist,
-                                                 uint32_t* __restrict__ nrefined) {
+                                                 uint32_t* __restrict__ nrefined, const uint32_t* __restrict__ status) {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= nobs) return;
+    if (k >= nobs || (status[CS_SPLIT] | status[CS_FAILED]) != 0) return;
     const ObsRec o = make_rec((double)lat[k], (double)lon[k], (uint32_t)k);
     const float px = (float)o.x, py = (float)o.y, pz = (float)o.z;
     uint32_t cnt;
@@ -539,8 +546,8 @@ __device__ __forceinline__ void cells_query_body(const T* __restrict__ lat, cons
         NAME(const T* __restrict__ lat, const T* __restrict__ lon, int nobs, int n,                            \
              const uint32_t* __restrict__ counts, const float4* __restrict__ lists,                            \
              const double* __restrict__ ref64, uint32_t* __restrict__ out_idx, float* __restrict__ out_dist, \
-             uint32_t* __restrict__ nrefined) {                                                                \
-        cells_query_body<T>(lat, lon, nobs, n, counts, lists, ref64, out_idx, out_dist, nrefined);            \
+             uint32_t* __restrict__ nrefined, const uint32_t* __restrict__ status) {                           \
+        cells_query_body<T>(lat, lon, nobs, n, counts, lists, ref64, out_idx, out_dist, nrefined, status);    \
     }
 
 CELLS_QUERY(cells_query_f64, double)

@@ -210,8 +210,8 @@ var signatures = map[string][]cuda.Param{
 	"tree_query": {U64, U32, U64, U64, U64, U64, U64, U64},
 
 	"cells_build":     {U32, U32, U64, U32, U32, U32, F32, F32, U64, U64, U64, U64, U64, U64, U64, U64, U64},
-	"cells_query_f64": {U64, U64, U32, U32, U64, U64, U64, U64, U64, U64},
-	"cells_query_f32": {U64, U64, U32, U32, U64, U64, U64, U64, U64, U64},
+	"cells_query_f64": {U64, U64, U32, U32, U64, U64, U64, U64, U64, U64, U64},
+	"cells_query_f32": {U64, U64, U32, U32, U64, U64, U64, U64, U64, U64, U64},
 }
 
 // Short names for the table above.
