@@ -85,7 +85,7 @@ type faceIndex struct {
 	side   int
 	head   []faceHead
 	blocks []faceBlock
-	tree   *kdTree  // answers the cells without a list
+	tree   *kdTree  // answers the cells without a list (nil: none)
 	orig   []uint32 // the references' input indices, for the tree's answers
 	// For the note: the cells split, the levels below the first, the
 	// candidates in all lists and the longest, the cells without a list.
@@ -246,9 +246,10 @@ type faceOut struct {
 
 // faceBuilder is one goroutine's scratch for the build.
 type faceBuilder struct {
-	refs *refSet
-	tree *kdTree
-	surv []faceSurvivor
+	refs  *refSet
+	trees *lazyTree
+	grid  *gridIndex // the first level's pools' index; nil: the tree
+	surv  []faceSurvivor
 	// sortSurvivors' scratch: the keys, and the survivors in order.
 	keys   []faceKey
 	sorted []faceSurvivor
@@ -275,7 +276,8 @@ type faceSurvivor struct {
 // buildTile builds the cells of tile t, level splits above them, and
 // returns which split (bit a*faceTileN+b for cell (a, b)). The cells take
 // their candidates from one pool of the references near the tile when it
-// holds at most b.poolMost, else each walks the tree.
+// holds at most b.poolMost, else each walks the tree. A tile of one cell
+// pools only from the grid, sparing the tree's build.
 func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16) {
 	var gs [faceTileN * faceTileN]faceGeom
 	for a := range t.rows {
@@ -283,7 +285,8 @@ func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16) {
 			gs[a*faceTileN+c] = t.cell(a, c).geometry()
 		}
 	}
-	pooled := t.rows*t.cols > 1 && b.poolMost > 0 && b.gatherPool(gs[:], t) && len(b.pool.id) > 0
+	fromGrid := level == 0 && b.grid != nil
+	pooled := (t.rows*t.cols > 1 || fromGrid) && b.poolMost > 0 && b.gatherPool(gs[:], t, fromGrid) && len(b.pool.id) > 0
 	for a := range t.rows {
 		for c := range t.cols {
 			o := t.out(a, c)
@@ -302,8 +305,9 @@ func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16) {
 // chord from c and twice its alpha. A cell's nearest reference then lies
 // within its centre's chord from c plus that chord plus d_c, and so does
 // every reference within d0 + 2 alpha of its centre. It returns false,
-// the pool unusable, past b.poolMost references.
-func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile) bool {
+// the pool unusable, past b.poolMost references. fromGrid gathers through
+// b.grid instead of the tree.
+func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile, fromGrid bool) bool {
 	var c [3]float64
 	for a := range t.rows {
 		for k := range t.cols {
@@ -320,8 +324,13 @@ func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile) bool {
 			reach = max(reach, 2*math.Sqrt(chord2(c[0], c[1], c[2], g.centre[0], g.centre[1], g.centre[2]))+2*g.alpha)
 		}
 	}
-	dc2, _ := b.tree.nearest(c[0], c[1], c[2], nil)
-	return b.pool.gather(b.tree, c, math.Sqrt(dc2)+reach+facePoolSlack, b.poolMost)
+	if fromGrid {
+		dc2, _ := b.grid.nearest(c[0], c[1], c[2], nil)
+		return b.pool.gatherGrid(b.grid, c, math.Sqrt(dc2)+reach+facePoolSlack, b.poolMost)
+	}
+	tree := b.trees.get()
+	dc2, _ := tree.nearest(c[0], c[1], c[2], nil)
+	return b.pool.gather(tree, c, math.Sqrt(dc2)+reach+facePoolSlack, b.poolMost)
 }
 
 // build makes the list of the cell of geometry g, or says that it splits;
@@ -336,7 +345,7 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 	if pooled {
 		d2, at = b.pool.nearest(&p)
 	} else {
-		d2, q0 = b.tree.nearest(p[0], p[1], p[2], nil)
+		d2, q0 = b.trees.get().nearest(p[0], p[1], p[2], nil)
 	}
 	d0 := math.Sqrt(d2)
 	need := d0 + 2*g.alpha + faceNeedSlack
@@ -386,7 +395,7 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 // beyond the chord or beaten by q0 at every corner; its stack is inline,
 // as in the tree's own walks.
 func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64, most int) float64 {
-	t, p := b.tree, g.centre
+	t, p := b.trees.get(), g.centre
 	dq := g.cornerDots(b.refs, q0)
 	need2, limit := need*need, fittedChordBound(need*need)
 	b.surv = b.surv[:0]
@@ -525,17 +534,24 @@ func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
 }
 
 // buildFaceCells builds the face cells of side cells a face edge over refs
-// through their k-d tree on workers goroutines, level by level: the
-// children of the cells one level splits are the next level's work, so a
-// crowded region's cells spread over every goroutine. It returns nil and
-// why when the cells of all levels would pass maxFacePlaces.
-func buildFaceCells(ctx context.Context, refs *refSet, tree *kdTree, side, workers int) (*faceIndex, string, error) {
-	return buildFaceCellsPooled(ctx, refs, tree, side, workers, faceTilePool)
+// on workers goroutines, level by level: the children of the cells one
+// level splits are the next level's work, so a crowded region's cells
+// spread over every goroutine. The first level's pools come from a fitted
+// grid unless trees holds a tree already; the rest from the tree, built
+// on first use. It returns nil and why when the cells of all levels would
+// pass maxFacePlaces.
+func buildFaceCells(ctx context.Context, refs *refSet, trees *lazyTree, side, workers int) (*faceIndex, string, error) {
+	return buildFaceCellsPooled(ctx, refs, trees, side, workers, faceTilePool, trees.built() == nil)
 }
 
 // buildFaceCellsPooled is buildFaceCells with tile pools of at most
-// poolMost references (0: every cell walks the tree).
-func buildFaceCellsPooled(ctx context.Context, refs *refSet, tree *kdTree, side, workers, poolMost int) (*faceIndex, string, error) {
+// poolMost references (0: every cell walks the tree), the first level's
+// from a grid when fromGrid is set.
+func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, side, workers, poolMost int, fromGrid bool) (*faceIndex, string, error) {
+	var grid *gridIndex
+	if fromGrid {
+		grid = buildFittedGrid(refs, faceGridSide(side))
+	}
 	outs := make([]faceOut, faceCells(side))
 	var tiles []faceTile
 	for f := range 6 {
@@ -545,7 +561,7 @@ func buildFaceCellsPooled(ctx context.Context, refs *refSet, tree *kdTree, side,
 	// can have more cells than the first.
 	builders := make([]*faceBuilder, parallel.Workers(math.MaxInt32, 1, workers))
 	for w := range builders {
-		builders[w] = &faceBuilder{refs: refs, tree: tree, poolMost: poolMost}
+		builders[w] = &faceBuilder{refs: refs, trees: trees, grid: grid, poolMost: poolMost}
 	}
 	places := len(outs)
 	for level := 0; len(tiles) > 0; level++ {
@@ -557,8 +573,11 @@ func buildFaceCellsPooled(ctx context.Context, refs *refSet, tree *kdTree, side,
 			return nil, fmt.Sprintf("over %d cells", maxFacePlaces), nil
 		}
 	}
-	fc := &faceIndex{side: side, tree: tree, orig: refs.orig}
+	fc := &faceIndex{side: side, orig: refs.orig}
 	fc.assemble(outs, refs, workers)
+	if fc.treeCells > 0 {
+		fc.tree = trees.get()
+	}
 	return fc, "", nil
 }
 

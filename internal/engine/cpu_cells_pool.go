@@ -48,10 +48,7 @@ func (pl *facePool) gather(t *kdTree, p [3]float64, r float64, most int) bool {
 			}
 		}
 	}
-	for len(pl.id)%4 != 0 {
-		pl.x, pl.y, pl.z = append(pl.x, facePoolPad), append(pl.y, facePoolPad), append(pl.z, facePoolPad)
-		pl.id = append(pl.id, math.MaxUint32)
-	}
+	pl.pad()
 	return true
 }
 

@@ -18,11 +18,23 @@ func faceIndexOf(t *testing.T, ref Points, side int) (*faceIndex, *refSet) {
 }
 
 // faceIndexPooled is faceIndexOf with tile pools of at most poolMost
-// references (0: every cell walks the tree).
+// references (0: every cell walks the tree), gathered through the tree.
 func faceIndexPooled(t *testing.T, ref Points, side, poolMost int) (*faceIndex, *refSet) {
 	t.Helper()
+	return faceIndexGathered(t, ref, side, poolMost, false)
+}
+
+// faceIndexGathered is faceIndexPooled with the first level's pools
+// gathered through the grid when fromGrid is set, the tree then built only
+// where a cell needs it.
+func faceIndexGathered(t *testing.T, ref Points, side, poolMost int, fromGrid bool) (*faceIndex, *refSet) {
+	t.Helper()
 	refs := prepareRefs(ref)
-	fc, why, err := buildFaceCellsPooled(context.Background(), refs, buildKDTree(refs), side, 7, poolMost)
+	var tree *kdTree
+	if !fromGrid {
+		tree = buildKDTree(refs)
+	}
+	fc, why, err := buildFaceCellsPooled(context.Background(), refs, newLazyTree(refs, tree, nil), side, 7, poolMost, fromGrid)
 	if err != nil || fc == nil {
 		t.Fatalf("face cells refused: %s %v", why, err)
 	}
@@ -87,9 +99,10 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 		for _, pool := range []struct {
 			name string
 			most int
-		}{{"tile pools", faceTilePool}, {"tree walks", 0}} {
+			grid bool
+		}{{"tile pools", faceTilePool, false}, {"tree walks", 0, false}, {"grid pools", faceTilePool, true}} {
 			t.Run(tc.name+", "+pool.name, func(t *testing.T) {
-				fc, refs := faceIndexPooled(t, tc.ref, tc.side, pool.most)
+				fc, refs := faceIndexGathered(t, tc.ref, tc.side, pool.most, pool.grid)
 				checkFaceIndex(t, fc, refs, spherePoints(min(20000, 1e8/refs.n), 11))
 				checkFaceIndex(t, fc, refs, onFaceEdges(3000, tc.side, rand.New(rand.NewPCG(9, uint64(tc.side)))))
 				checkFaceIndex(t, fc, refs, tc.ref.Slice(0, min(tc.ref.Len(), 2000)))
@@ -106,11 +119,14 @@ func TestFaceTilesMatchWalks(t *testing.T) {
 		n, side int
 	}{{1 << 12, 20}, {1 << 14, 31}, {1 << 16, 62}} {
 		ref := spherePoints(tc.n, 5)
-		pooled, _ := faceIndexPooled(t, ref, tc.side, faceTilePool)
 		walked, _ := faceIndexPooled(t, ref, tc.side, 0)
-		if !slices.Equal(pooled.head, walked.head) || !slices.EqualFunc(pooled.blocks, walked.blocks,
-			func(a, b faceBlock) bool { return a.orig == b.orig }) {
-			t.Fatalf("%d references, side %d: pooled %s, walked %s", tc.n, tc.side, pooled.note(), walked.note())
+		for _, grid := range []bool{false, true} {
+			pooled, _ := faceIndexGathered(t, ref, tc.side, faceTilePool, grid)
+			if !slices.Equal(pooled.head, walked.head) || !slices.EqualFunc(pooled.blocks, walked.blocks,
+				func(a, b faceBlock) bool { return a.orig == b.orig }) {
+				t.Fatalf("%d references, side %d, pools from the grid %v: pooled %s, walked %s", tc.n, tc.side, grid,
+					pooled.note(), walked.note())
+			}
 		}
 	}
 }
@@ -225,13 +241,13 @@ func BenchmarkFaceBuild(b *testing.B) {
 		ref  Points
 	}{{"sphere", spherePoints(1<<16, 2)}, {"cities", cities}} {
 		refs := prepareRefs(tc.ref)
-		tree := buildKDTree(refs)
 		side := cellsSideFor(1<<22, refs.n, false)
 		b.Run(tc.name, func(b *testing.B) {
 			var fc *faceIndex
 			for b.Loop() {
 				var err error
-				if fc, _, err = buildFaceCells(context.Background(), refs, tree, side, 0); err != nil || fc == nil {
+				trees := newLazyTree(refs, nil, nil)
+				if fc, _, err = buildFaceCells(context.Background(), refs, trees, side, 0); err != nil || fc == nil {
 					b.Fatal("refused", err)
 				}
 			}

@@ -315,14 +315,11 @@ func slabDist(d, rest float64) float64 {
 func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
 	refused, tree := "", req.mergedTree()
 	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.n) {
-		if tree == nil {
-			end := req.Trace.Begin("host", "k-d tree")
-			tree = buildKDTree(refs)
-			end()
-		}
 		end := req.Trace.Begin("host", "face cells")
 		side := cellsSideFor(req.Obs.Len(), refs.n, false) // the GPU's balance of build and query
-		fc, why, err := buildFaceCells(ctx, refs, tree, side, c.workers)
+		trees := newLazyTree(refs, tree, req.Trace)
+		fc, why, err := buildFaceCells(ctx, refs, trees, side, c.workers)
+		tree = trees.built()
 		end()
 		if err != nil {
 			return Stats{}, fmt.Errorf("cpu engine: %w", err)

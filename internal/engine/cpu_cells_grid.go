@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/geoknn/geoknn/internal/trace"
+)
+
+// The first level's tile pools come from a coarse fitted grid of the
+// references (gridIndex) rather than the k-d tree: the grid is bucketed in
+// two passes over the references, the tree sorted level by level, and
+// where every first-level tile's pool fits (references spread over the
+// sphere) nothing else needs the tree, so it is never built. The finer
+// levels' small tiles, crowded tiles and cells without a list use the
+// tree, built on first use (lazyTree).
+
+// faceGridCells is the first level's face cells a grid cell spans along a
+// face edge: a tile's pool (a ball about two tiles wide) then spans about
+// three grid cells an axis.
+const faceGridCells = 3
+
+// faceGridSide is the pools' grid's cells an axis for first-level cells of
+// side cells a face edge.
+func faceGridSide(side int) int { return max(4, side/faceGridCells) }
+
+// lazyTree is the references' k-d tree, built once on first use by
+// whichever goroutine asks first.
+type lazyTree struct {
+	refs  *refSet
+	trace *trace.Recorder
+	once  sync.Once
+	tree  atomic.Pointer[kdTree]
+}
+
+// newLazyTree holds tree when one is built already (nil: built on first
+// use).
+func newLazyTree(refs *refSet, tree *kdTree, tr *trace.Recorder) *lazyTree {
+	lt := &lazyTree{refs: refs, trace: tr}
+	lt.tree.Store(tree)
+	return lt
+}
+
+func (lt *lazyTree) get() *kdTree {
+	if t := lt.tree.Load(); t != nil {
+		return t
+	}
+	lt.once.Do(func() {
+		end := lt.trace.Begin("host", "k-d tree")
+		lt.tree.Store(buildKDTree(lt.refs))
+		end()
+	})
+	return lt.tree.Load()
+}
+
+// built is the tree if it was built, else nil.
+func (lt *lazyTree) built() *kdTree { return lt.tree.Load() }
+
+// gatherGrid is gather through the grid ix: the references within chord r
+// of p, in the grid's order; false past most.
+func (pl *facePool) gatherGrid(ix *gridIndex, p [3]float64, r float64, most int) bool {
+	limit := fittedChordBound(r * r)
+	pl.x, pl.y, pl.z, pl.id = pl.x[:0], pl.y[:0], pl.z[:0], pl.id[:0]
+	over := false
+	ix.walk(p, func() float64 { return ix.chordBound(limit) }, func(c int) {
+		lo, hi := ix.start[c], ix.start[c+1]
+		if over || len(pl.id)+int(hi-lo) > most {
+			over = true
+			return
+		}
+		for k := lo; k < hi; k++ {
+			if chord2(p[0], p[1], p[2], ix.x[k], ix.y[k], ix.z[k]) <= limit {
+				pl.x, pl.y, pl.z = append(pl.x, ix.x[k]), append(pl.y, ix.y[k]), append(pl.z, ix.z[k])
+				pl.id = append(pl.id, ix.id[k])
+			}
+		}
+	})
+	if over {
+		return false
+	}
+	pl.pad()
+	return true
+}
+
+// pad fills the pool to whole groups of four with references far from
+// every cell.
+func (pl *facePool) pad() {
+	for len(pl.id)%4 != 0 {
+		pl.x, pl.y, pl.z = append(pl.x, facePoolPad), append(pl.y, facePoolPad), append(pl.z, facePoolPad)
+		pl.id = append(pl.id, math.MaxUint32)
+	}
+}
