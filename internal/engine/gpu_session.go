@@ -522,6 +522,7 @@ func (q *gpuPending) sessionStats() SessionStats {
 func (p *residentPart) enqueue(s *gpuSession, movers, want bool, t *stageTimes) error {
 	drv, stream, m, d := p.d.drv, p.stream, p.n(), p.d
 	p.onMovers = movers
+	p.refs.cells.unchecked = false // a query that failed to queue left it
 	nref, err := p.enqueueRefs(s, movers, t)
 	if err != nil {
 		return err
@@ -687,24 +688,30 @@ func (p *residentPart) rankPatched(plan rankPlan) error {
 }
 
 // requery queues the query in flight again, its face cells built level by
-// level, and waits for it. The answers the first try left unwritten are
-// the previous query's, which the changed count compared with themselves.
+// level, and waits for it. The first try left the answers, the previous
+// ones and the changed count as they were (count_changed reads the same
+// status); the stage times are the second try's, the uploads' summed.
 func (p *residentPart) requery(s *gpuSession, want bool, t *stageTimes) error {
 	p.waitCells = true
 	defer func() { p.waitCells = false }()
-	if err := p.enqueue(s, p.onMovers, want, t); err != nil {
-		return err
-	}
-	return p.d.drv.StreamSynchronize(p.stream)
+	err := p.enqueue(s, p.onMovers, want, t)
+	// Leave nothing in flight behind an error: the next query reuses the
+	// staging its copies read.
+	return errors.Join(err, p.d.drv.StreamSynchronize(p.stream))
 }
 
 // countChanged queues the count of answers that differ from the previous
-// query's (which they then replace).
+// query's (which they then replace), which a query behind unchecked face
+// cells skips with it where they split or failed.
 func (p *residentPart) countChanged() error {
 	if err := p.d.drv.MemsetD32Async(p.count.ptr, 0, 2, p.stream); err != nil {
 		return err
 	}
-	return p.d.resident.runCountChanged(p.d.drv, p.stream, p.outIdx.ptr, p.prev.ptr, p.n(), p.count.ptr)
+	status := cuda.DevicePtr(0)
+	if c := &p.refs.cells; c.unchecked {
+		status = c.status.ptr
+	}
+	return p.d.resident.runCountChanged(p.d.drv, p.stream, p.outIdx.ptr, p.prev.ptr, p.n(), p.count.ptr, status)
 }
 
 // downloadResults queues the changed count back, and with it the answers

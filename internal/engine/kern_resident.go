@@ -146,13 +146,15 @@ func (r *residentKernels) runGather(drv *cuda.Driver, stream cuda.Stream, prec i
 }
 
 // runCountChanged adds to *count (a device uint64) the answers in cur that
-// differ from prev, then copies cur to prev.
-func (r *residentKernels) runCountChanged(drv *cuda.Driver, stream cuda.Stream, cur, prev cuda.DevicePtr, n int, count cuda.DevicePtr) error {
+// differ from prev, then copies cur to prev; nothing where the face cells'
+// status words at cellsStatus (0: none) say the query answered nothing.
+func (r *residentKernels) runCountChanged(drv *cuda.Driver, stream cuda.Stream, cur, prev cuda.DevicePtr, n int, count, cellsStatus cuda.DevicePtr) error {
 	a := r.countArgs
 	a.SetPtr(0, cur)
 	a.SetPtr(1, prev)
 	a.SetInt32(2, int32(n))
 	a.SetPtr(3, count)
+	a.SetPtr(4, cellsStatus)
 	if err := drv.Launch(r.countChanged, blocksFor(n, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
 		return fmt.Errorf("count_changed: %w", err)
 	}

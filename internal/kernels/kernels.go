@@ -187,7 +187,7 @@ var signatures = map[string][]cuda.Param{
 
 	"replace_f64":    {U64, U64, U64, U32, U64, U64, U64, U64, U64, U64, U64, U64, U32},
 	"replace_f32":    {U64, U64, U64, U32, U64, U64, U64, U64, U64, U64, U64, U64, U32},
-	"count_changed":  {U64, U64, U32, U64},
+	"count_changed":  {U64, U64, U32, U64, U64},
 	"map_index":      {U64, U32, U64},
 	"gather_patched": {U64, U64, U32, U64},
 

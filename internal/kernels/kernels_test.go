@@ -190,6 +190,8 @@ func TestLaunchConstantsMatchSource(t *testing.T) {
 		{"cells.cu", "CS_ENTRIES", CellsEntries},
 		{"cells.cu", "CS_LONGEST", CellsLongest},
 		{"cells.cu", "CS_SPLIT", CellsSplit},
+		{"resident.cu", "CELLS_FAILED", CellsFailed},
+		{"resident.cu", "CELLS_SPLIT", CellsSplit},
 		{"cells.cu", "CL_SPLIT_N", CellsSplitN},
 		{"cells.cu", "CL_PASS", CellsPass},
 		{"cells.cu", "CL_PASS_SLOTS", CellsPassSlots},

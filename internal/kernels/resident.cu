@@ -138,10 +138,20 @@ __device__ void draw_replace(int n, int lo, int hi, double frac, uint64_t slot_k
     }
 }
 
+// The face cells' build status words that say the query answered nothing
+// (cells.cu's CS_FAILED and CS_SPLIT).
+#define CELLS_FAILED 0
+#define CELLS_SPLIT 3
+
 // count_changed: adds to *count the observations whose answer differs from
 // the previous query's (leaving out new ones), then makes cur the previous.
+// Nothing is done where the face cells' status (when not null) says the
+// query behind it answered nothing: prev keeps the marks of the replaced
+// observations for the query that answers.
 extern "C" __global__ void count_changed(const uint32_t* __restrict__ cur, uint32_t* __restrict__ prev,
-                                         int n, unsigned long long* __restrict__ count) {
+                                         int n, unsigned long long* __restrict__ count,
+                                         const uint32_t* __restrict__ cells_status) {
+    if (cells_status != nullptr && (cells_status[CELLS_SPLIT] | cells_status[CELLS_FAILED]) != 0) return;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     bool changed = false;
     if (i < n) {
