@@ -42,6 +42,7 @@ func newLazyTree(refs *refSet, tree *kdTree, tr *trace.Recorder) *lazyTree {
 	return lt
 }
 
+// get is the tree, built by the first caller; the others wait for it.
 func (lt *lazyTree) get() *kdTree {
 	if t := lt.tree.Load(); t != nil {
 		return t

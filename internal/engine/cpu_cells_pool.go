@@ -3,7 +3,8 @@ package engine
 import "math"
 
 // facePool is the references near a tile of face cells, gathered by one
-// walk of the tree for all its cells, and one cell's chords to them: a
+// walk of the grid or the tree for all its cells, and one cell's chords to
+// them: a
 // cell then scans a few hundred references in a row, four at a time,
 // instead of walking the tree, whose boxes' tests branch past prediction.
 // The arrays are padded to whole groups of four with references far from
@@ -17,7 +18,8 @@ type facePool struct {
 
 // facePoolPad is the coordinate of the padding: its squared chord from
 // any unit vector is above 35, beyond the ball of every cell of a tile
-// (sides of 2 cells or more: squared chords below 11).
+// (sides of 2 cells or more: squared chords below 11; a one-cell tile of a
+// face of one cell: below 15).
 const facePoolPad = 4
 
 // gather fills the pool with the references within chord r of p, in the
