@@ -22,8 +22,10 @@
 //  3. On the CPU (cpu*.go), a grid query of at least 8 observations a
 //     reference (and 2^14), its grid side not chosen, goes through the
 //     CPU's face cells (cpu_cells.go: cells.cu's lists built in float64
-//     from the k-d tree, each observation ranking its own cell's list in
-//     input order, the tree answering the cells without one); a smaller
+//     from tile pools, gathered through a fitted grid for the first level
+//     and the k-d tree, built where needed, below it; each observation
+//     ranking its own cell's list in input order, the tree answering the
+//     cells without one); a smaller
 //     one, or one whose cells are refused, through the plan's index. Goroutines take batches of
 //     observations and run that search or the AVX2 brute-force scan.
 //  4. On GPUs (gpu*.go), each device's thread stages the references once
@@ -49,7 +51,8 @@
 //	gpu_query.go                    one query on a stream: sort, rank, answers out, stage times
 //	cpu_kdtree.go, gpu_tree.go      the k-d tree; its layout for tree.cu
 //	cpu_cells.go                    the CPU's face cells: build, refusal, query
-//	gpu_cells.go                    the face cells' lists (cells.cu): layout, levels, refusal
+//	cpu_cells_pool*.go, _grid.go    the build's tile pools: vector scans; gathered through a grid
+//	gpu_cells.go                    the face cells' lists (cells.cu): layout, levels, unchecked first level, refusal
 //	gpu_stream.go, gpu_session.go   streamed jobs; resident sessions
 //	kern.go, kern_*.go              typed kernel wrappers, one file per .cu
 package engine
