@@ -48,6 +48,7 @@
 #define CL_CAP 32          // entries a cell's list holds; a longer one splits the cell
 #define CL_SURVIVE 128     // references that pass the build's first filter
 #define CB_WARPS 4         // cells_build: warps (cells) a block
+#define CB_MIN_BLOCKS 8    // cells_build: blocks a SM asked of ptxas (64 registers: more warps hide the ball scans' loads)
 #define CB_ITERS 8         // cubes a cell may search for its ball before it fails
 #define CB_MAX_COLS 16384  // grid columns one cube may have (most of a far cell's miss its ball: cheap)
 #define CQ_THREADS 256     // cells_query's block
@@ -368,7 +369,7 @@ __device__ void pass_down(const Source& src, const FaceCell& c, const float4* co
 // split_above entries (or more than CL_CAP) is split, where a finer cell
 // would keep fewer, into todo, and its survivors go to pass_out; 0: this
 // level splits none.
-extern "C" __global__ void __launch_bounds__(CB_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(CB_WARPS * 32, CB_MIN_BLOCKS)
     cells_build(int n, int ncells, const uint4* __restrict__ parents, uint32_t base, int split_above, int g, float h,
                 float r0, const uint32_t* __restrict__ cell_start, const float4* __restrict__ refs,
                 const double* __restrict__ ref64, float4* __restrict__ lists, uint32_t* __restrict__ counts,
