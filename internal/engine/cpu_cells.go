@@ -324,9 +324,12 @@ func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile, fromGrid bool) bool
 			reach = max(reach, 2*math.Sqrt(chord2(c[0], c[1], c[2], g.centre[0], g.centre[1], g.centre[2]))+2*g.alpha)
 		}
 	}
-	if fromGrid {
-		dc2, _ := b.grid.nearest(c[0], c[1], c[2], nil)
-		return b.pool.gatherGrid(b.grid, c, math.Sqrt(dc2)+reach+facePoolSlack, b.poolMost)
+	if fromGrid && b.grid.nearCube(c, faceGridShells/2) {
+		if dc2, ok := b.grid.nearestWithin(c, faceGridShells); ok {
+			if pooled, decided := b.pool.gatherGrid(b.grid, c, math.Sqrt(dc2)+reach+facePoolSlack, b.poolMost); decided {
+				return pooled
+			}
+		}
 	}
 	tree := b.trees.get()
 	dc2, _ := tree.nearest(c[0], c[1], c[2], nil)
@@ -550,7 +553,7 @@ func buildFaceCells(ctx context.Context, refs *refSet, trees *lazyTree, side, wo
 func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, side, workers, poolMost int, fromGrid bool) (*faceIndex, string, error) {
 	var grid *gridIndex
 	if fromGrid {
-		grid = buildFittedGrid(refs, faceGridSide(side))
+		grid = faceGridFor(refs, side)
 	}
 	outs := make([]faceOut, faceCells(side))
 	var tiles []faceTile

@@ -25,6 +25,27 @@ const faceGridCells = 3
 // side cells a face edge.
 func faceGridSide(side int) int { return max(4, side/faceGridCells) }
 
+// faceGridShells bounds the shells of grid cells a tile's search walks
+// before the tile is left to the tree: its ball spans a few cells where
+// the references spread, but a centre far from all of them (references in
+// one region only) would walk most of the grid.
+const faceGridShells = 8
+
+// faceGridMinCube is the least side of the references' bounding cube for
+// which the grid gathers: the first level's balls then span a few of its
+// cells. References crowded into a smaller region (a country, a city) are
+// far from most tiles, which the tree serves better.
+const faceGridMinCube = 1.0
+
+// faceGridFor is the grid the first level's pools are gathered through,
+// or nil where the references crowd into less than faceGridMinCube.
+func faceGridFor(refs *refSet, side int) *gridIndex {
+	if _, cube := fittedCube(refs); cube < faceGridMinCube {
+		return nil
+	}
+	return buildFittedGrid(refs, faceGridSide(side))
+}
+
 // lazyTree is the references' k-d tree, built once on first use by
 // whichever goroutine asks first.
 type lazyTree struct {
@@ -58,17 +79,32 @@ func (lt *lazyTree) get() *kdTree {
 // built is the tree if it was built, else nil.
 func (lt *lazyTree) built() *kdTree { return lt.tree.Load() }
 
+// nearCube tells whether p lies within cells cells of ix's cube: farther
+// out, its nearest reference is more shells away than a tile's search
+// walks.
+func (ix *gridIndex) nearCube(p [3]float64, cells int) bool {
+	margin := float64(cells) * ix.h
+	for a := range 3 {
+		if p[a] < ix.origin[a]-margin || p[a] > ix.top[a]+margin {
+			return false
+		}
+	}
+	return true
+}
+
 // gatherGrid is gather through the grid ix: the references within chord r
-// of p, in the grid's order; false past most.
-func (pl *facePool) gatherGrid(ix *gridIndex, p [3]float64, r float64, most int) bool {
+// of p, in the grid's order; pooled false past most. decided is false
+// where the ball takes more than faceGridShells shells of cells: the
+// tree's walk is then the cheaper gather.
+func (pl *facePool) gatherGrid(ix *gridIndex, p [3]float64, r float64, most int) (pooled, decided bool) {
 	limit := fittedChordBound(r * r)
 	pl.x, pl.y, pl.z, pl.id = pl.x[:0], pl.y[:0], pl.z[:0], pl.id[:0]
 	over := false
-	ix.walk(p, func() float64 { return ix.chordBound(limit) }, func(c int) {
+	finished := ix.walkWithin(p, func() float64 { return ix.chordBound(limit) }, func(c int) bool {
 		lo, hi := ix.start[c], ix.start[c+1]
-		if over || len(pl.id)+int(hi-lo) > most {
+		if len(pl.id)+int(hi-lo) > most {
 			over = true
-			return
+			return false
 		}
 		for k := lo; k < hi; k++ {
 			if chord2(p[0], p[1], p[2], ix.x[k], ix.y[k], ix.z[k]) <= limit {
@@ -76,12 +112,13 @@ func (pl *facePool) gatherGrid(ix *gridIndex, p [3]float64, r float64, most int)
 				pl.id = append(pl.id, ix.id[k])
 			}
 		}
-	})
-	if over {
-		return false
+		return true
+	}, faceGridShells)
+	if over || !finished {
+		return false, over
 	}
 	pl.pad()
-	return true
+	return true, true
 }
 
 // pad fills the pool to whole groups of four with references far from

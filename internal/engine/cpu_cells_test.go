@@ -67,6 +67,36 @@ func faceNearest(fc *faceIndex, x, y, z float64) (float64, uint32) {
 	return d2, b.id[l]
 }
 
+// northern is p with every latitude made north.
+func northern(p Points) Points {
+	lat := slices.Clone(p.Lat64)
+	for i := range lat {
+		lat[i] = math.Abs(lat[i])
+	}
+	return Radians64(lat, p.Lon64)
+}
+
+// The grid gathers the first level's pools where the references spread
+// over the sphere, not where they crowd into a region, whose tiles lie far
+// from them; a tile far from the references is left to the tree.
+func TestFaceGridFor(t *testing.T) {
+	crowd := Radians64([]float64{0.7, 0.7001, 0.7002}, []float64{0.3, 0.3001, 0.3002})
+	if g := faceGridFor(prepareRefs(crowd), 62); g != nil {
+		t.Errorf("references within 30 m got a grid of side %d", g.g)
+	}
+	north := prepareRefs(northern(spherePoints(4096, 6)))
+	g := faceGridFor(north, 62)
+	if g == nil {
+		t.Fatal("a hemisphere of references got no grid")
+	}
+	if !g.nearCube([3]float64{0, 0, 1}, faceGridShells/2) || g.nearCube([3]float64{0, 0, -1}, faceGridShells/2) {
+		t.Error("the north pole should be near the grid's cube, the south pole not")
+	}
+	if _, ok := g.nearestWithin([3]float64{0, 0, 1}, faceGridShells); !ok {
+		t.Error("the north pole's nearest reference is not within the shells")
+	}
+}
+
 func TestFaceCellsMatchBrute(t *testing.T) {
 	cities, airports := realSets(t)
 	crowd := func(n int, spreadRad float64) Points {
@@ -93,6 +123,7 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 		{"airports", airports, 30},
 		{"cities", cities, 40},
 		{"clustered within 1,000 km", crowd(3000, 0.1), 8},
+		{"northern hemisphere (grid pools, the south's tiles through the tree)", northern(spherePoints(4096, 6)), 40},
 		{"with duplicates", Radians64(append(spherePoints(500, 4).Lat64, spherePoints(500, 4).Lat64[:100]...),
 			append(spherePoints(500, 4).Lon64, spherePoints(500, 4).Lon64[:100]...)), 9},
 	} {

@@ -175,16 +175,38 @@ type gridWork struct {
 // Chebyshev distance r around the point's own cell and stops once every
 // cell outside the shells scanned is provably farther than the best found.
 func (ix *gridIndex) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
-	q := gridSearch{ix: ix, p: [3]float64{px, py, pz}, best: math.Inf(1), bestID: math.MaxUint32,
+	q := ix.search([3]float64{px, py, pz}, w)
+	q.run(ix.g)
+	return q.best, q.bestID
+}
+
+// nearestWithin is nearest's squared chord, or false where proving it
+// would take more than shells shells of cells (p far from every
+// reference).
+func (ix *gridIndex) nearestWithin(p [3]float64, shells int) (float64, bool) {
+	q := ix.search(p, nil)
+	return q.best, q.run(shells)
+}
+
+// search is a nearest search from p, nothing found yet.
+func (ix *gridIndex) search(p [3]float64, w *gridWork) gridSearch {
+	return gridSearch{ix: ix, p: p, c: ix.cells(p[0], p[1], p[2]), best: math.Inf(1), bestID: math.MaxUint32,
 		thr2: math.Inf(1), w: w}
-	q.c = ix.cells(px, py, pz)
-	for r := 0; r < ix.g; r++ {
+}
+
+// run scans shells of cells until the best is proven or shells of them are
+// scanned, and reports whether it is proven.
+func (q *gridSearch) run(shells int) bool {
+	for r := 0; r < q.ix.g; r++ {
+		if r == shells {
+			return false
+		}
 		q.shell(r)
 		if q.done(r) {
-			break
+			return true
 		}
 	}
-	return q.best, q.bestID
+	return true
 }
 
 // gridSearch is one query's state in the CPU grid: the point p in cell c,

@@ -15,15 +15,30 @@ import (
 // again as the search narrows it (k nearest) or stays put (a radius). It is
 // the grid search of gridIndex.nearest for any number of answers.
 func (ix *gridIndex) walk(p [3]float64, bound func() float64, visit func(cell int)) {
+	ix.walkWithin(p, bound, func(c int) bool { visit(c); return true }, ix.g)
+}
+
+// walkWithin is walk over at most shells shells, stopped where visit
+// returns false; it reports whether every cell within the bound was
+// visited.
+func (ix *gridIndex) walkWithin(p [3]float64, bound func() float64, visit func(cell int) bool, shells int) bool {
 	q := gridSearch{ix: ix, p: p, c: ix.cells(p[0], p[1], p[2])}
+	stopped := false
+	each := func(c int) { stopped = stopped || !visit(c) }
 	for r := 0; r < ix.g; r++ {
-		q.walkShell(r, bound, visit)
+		if r == shells {
+			return false
+		}
+		if q.walkShell(r, bound, each); stopped {
+			return false
+		}
 		q.best = math.Max(0, math.Sqrt(bound())-ix.slack)
 		q.best *= q.best
 		if q.done(r) {
-			return
+			return true
 		}
 	}
+	return true
 }
 
 // walkShell visits the cells at Chebyshev distance r within the bound.
