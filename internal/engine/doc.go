@@ -23,7 +23,8 @@
 //     reference (and 2^14), its grid side not chosen, goes through the
 //     CPU's face cells (cpu_cells.go: cells.cu's lists built in float64
 //     from tile pools, gathered through a fitted grid for the first level
-//     and the k-d tree, built where needed, below it; each observation
+//     where the references spread and the k-d tree, built where needed,
+//     elsewhere; each observation
 //     ranking its own cell's list in input order, the tree answering the
 //     cells without one); a smaller
 //     one, or one whose cells are refused, through the plan's index. Goroutines take batches of
