@@ -324,17 +324,20 @@ func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile, fromGrid bool) bool
 			reach = max(reach, 2*math.Sqrt(chord2(c[0], c[1], c[2], g.centre[0], g.centre[1], g.centre[2]))+2*g.alpha)
 		}
 	}
-	if fromGrid && b.grid.nearCube(c, faceGridShells/2) {
-		if dc2, ok := b.grid.nearestWithin(c, faceGridShells); ok {
-			if pooled, decided := b.pool.gatherGrid(b.grid, c, math.Sqrt(dc2)+reach+facePoolSlack, b.poolMost); decided {
-				return pooled
-			}
+	if fromGrid {
+		if pooled, decided := b.gatherFromGrid(c, reach); decided {
+			return pooled
 		}
 	}
 	tree := b.trees.get()
 	dc2, _ := tree.nearest(c[0], c[1], c[2], nil)
-	return b.pool.gather(tree, c, math.Sqrt(dc2)+reach+facePoolSlack, b.poolMost)
+	return b.pool.gather(tree, c, poolChord(dc2, reach), b.poolMost)
 }
+
+// poolChord is the chord of a tile's pool around a centre whose nearest
+// reference lies at squared chord dc2, reach farther than its cells'
+// balls.
+func poolChord(dc2, reach float64) float64 { return math.Sqrt(dc2) + reach + facePoolSlack }
 
 // build makes the list of the cell of geometry g, or says that it splits;
 // level counts the splits above it. It says noList when no list can be

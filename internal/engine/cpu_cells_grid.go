@@ -79,6 +79,20 @@ func (lt *lazyTree) get() *kdTree {
 // built is the tree if it was built, else nil.
 func (lt *lazyTree) built() *kdTree { return lt.tree.Load() }
 
+// gatherFromGrid is gatherPool's pool for a tile of centre c and reach
+// through b.grid; decided is false where the grid's searches would walk
+// far (c far from the references), leaving the tile to the tree.
+func (b *faceBuilder) gatherFromGrid(c [3]float64, reach float64) (pooled, decided bool) {
+	if !b.grid.nearCube(c, faceGridShells/2) {
+		return false, false
+	}
+	dc2, ok := b.grid.nearestWithin(c, faceGridShells)
+	if !ok {
+		return false, false
+	}
+	return b.pool.gatherGrid(b.grid, c, poolChord(dc2, reach), b.poolMost)
+}
+
 // nearCube tells whether p lies within cells cells of ix's cube: farther
 // out, its nearest reference is more shells away than a tile's search
 // walks.
@@ -98,21 +112,13 @@ func (ix *gridIndex) nearCube(p [3]float64, cells int) bool {
 // tree's walk is then the cheaper gather.
 func (pl *facePool) gatherGrid(ix *gridIndex, p [3]float64, r float64, most int) (pooled, decided bool) {
 	limit := fittedChordBound(r * r)
-	pl.x, pl.y, pl.z, pl.id = pl.x[:0], pl.y[:0], pl.z[:0], pl.id[:0]
+	pl.reset()
 	over := false
 	finished := ix.walkWithin(p, func() float64 { return ix.chordBound(limit) }, func(c int) bool {
 		lo, hi := ix.start[c], ix.start[c+1]
-		if len(pl.id)+int(hi-lo) > most {
-			over = true
-			return false
-		}
-		for k := lo; k < hi; k++ {
-			if chord2(p[0], p[1], p[2], ix.x[k], ix.y[k], ix.z[k]) <= limit {
-				pl.x, pl.y, pl.z = append(pl.x, ix.x[k]), append(pl.y, ix.y[k]), append(pl.z, ix.z[k])
-				pl.id = append(pl.id, ix.id[k])
-			}
-		}
-		return true
+		cols := kdColumns{x: ix.x[lo:hi], y: ix.y[lo:hi], z: ix.z[lo:hi], id: ix.id[lo:hi]}
+		over = !pl.take(p, limit, cols, most)
+		return !over
 	}, faceGridShells)
 	if over || !finished {
 		return false, over

@@ -26,31 +26,31 @@ const facePoolPad = 4
 // tree's order; it stops and returns false past most.
 func (pl *facePool) gather(t *kdTree, p [3]float64, r float64, most int) bool {
 	limit := fittedChordBound(r * r)
-	pl.x, pl.y, pl.z, pl.id = pl.x[:0], pl.y[:0], pl.z[:0], pl.id[:0]
-	var stack [64]int32
-	n := 1
-	for n > 0 {
-		n--
-		nd := &t.nodes[stack[n]]
-		if nd.boxDist2(p) > limit {
-			continue
-		}
-		if nd.left >= 0 {
-			stack[n], stack[n+1] = nd.left, nd.right
-			n += 2
-			continue
-		}
-		if len(pl.id)+int(nd.end-nd.start) > most {
-			return false
-		}
-		for k := nd.start; k < nd.end; k++ {
-			if chord2(p[0], p[1], p[2], t.x[k], t.y[k], t.z[k]) <= limit {
-				pl.x, pl.y, pl.z = append(pl.x, t.x[k]), append(pl.y, t.y[k]), append(pl.z, t.z[k])
-				pl.id = append(pl.id, t.id[k])
-			}
+	pl.reset()
+	all := t.leavesWithin(p, limit, func(start, end int32) bool {
+		return pl.take(p, limit, t.kdColumns.slice(int(start), int(end)), most)
+	})
+	if all {
+		pl.pad()
+	}
+	return all
+}
+
+// reset empties the pool.
+func (pl *facePool) reset() { pl.x, pl.y, pl.z, pl.id = pl.x[:0], pl.y[:0], pl.z[:0], pl.id[:0] }
+
+// take adds the references of cols within the squared chord limit of p,
+// unless the pool could then pass most: false.
+func (pl *facePool) take(p [3]float64, limit float64, cols kdColumns, most int) bool {
+	if len(pl.id)+len(cols.id) > most {
+		return false
+	}
+	for k := range cols.id {
+		if chord2(p[0], p[1], p[2], cols.x[k], cols.y[k], cols.z[k]) <= limit {
+			pl.x, pl.y, pl.z = append(pl.x, cols.x[k]), append(pl.y, cols.y[k]), append(pl.z, cols.z[k])
+			pl.id = append(pl.id, cols.id[k])
 		}
 	}
-	pl.pad()
 	return true
 }
 

@@ -66,6 +66,18 @@ least:
 	VZEROUPPER
 	RET
 
+// CORNER_BEATEN sets DST to the lanes of references Y0-Y2 beaten at the
+// corner whose x, y, z lanes are at XYZ(AX) and beaten dot product at
+// BEATEN(AX): ((cx*x + cy*y) + cz*z) < beaten, each product rounded. Y5,
+// Y6 scratch.
+#define CORNER_BEATEN(XYZ, BEATEN, DST) \
+	VMULPD XYZ(AX), Y0, Y5         \
+	VMULPD XYZ+32(AX), Y1, Y6      \
+	VADDPD Y6, Y5, Y5              \
+	VMULPD XYZ+64(AX), Y2, Y6      \
+	VADDPD Y6, Y5, Y5              \
+	VCMPPD $0x11, BEATEN(AX), Y5, DST
+
 // func poolSurvivorsAVX2(c *facePoolCell, x, y, z, d2 *float64, n int, out *int32) int
 //
 // The places of the n references x, y, z (n a multiple of 4, their squared
@@ -100,35 +112,12 @@ group:
 	VMOVUPD   (DI)(R9*8), Y1
 	VMOVUPD   (DX)(R9*8), Y2
 
-	VMULPD 0(AX), Y0, Y5
-	VMULPD 32(AX), Y1, Y6
-	VADDPD Y6, Y5, Y5
-	VMULPD 64(AX), Y2, Y6
-	VADDPD Y6, Y5, Y5
-	VCMPPD $0x11, 384(AX), Y5, Y7
-
-	VMULPD 96(AX), Y0, Y5
-	VMULPD 128(AX), Y1, Y6
-	VADDPD Y6, Y5, Y5
-	VMULPD 160(AX), Y2, Y6
-	VADDPD Y6, Y5, Y5
-	VCMPPD $0x11, 416(AX), Y5, Y6
+	CORNER_BEATEN(0, 384, Y7)
+	CORNER_BEATEN(96, 416, Y6)
 	VANDPD Y6, Y7, Y7
-
-	VMULPD 192(AX), Y0, Y5
-	VMULPD 224(AX), Y1, Y6
-	VADDPD Y6, Y5, Y5
-	VMULPD 256(AX), Y2, Y6
-	VADDPD Y6, Y5, Y5
-	VCMPPD $0x11, 448(AX), Y5, Y6
+	CORNER_BEATEN(192, 448, Y6)
 	VANDPD Y6, Y7, Y7
-
-	VMULPD 288(AX), Y0, Y5
-	VMULPD 320(AX), Y1, Y6
-	VADDPD Y6, Y5, Y5
-	VMULPD 352(AX), Y2, Y6
-	VADDPD Y6, Y5, Y5
-	VCMPPD $0x11, 480(AX), Y5, Y6
+	CORNER_BEATEN(288, 480, Y6)
 	VANDPD Y6, Y7, Y7
 
 	VANDNPD   Y4, Y7, Y7
@@ -152,6 +141,14 @@ done:
 	MOVQ R11, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// KEPT_BEATS sets DST to the lanes of the kept group at R9 whose corner
+// dots at CORNER(DI) beat the survivor's, DOT, by more than faceDomEps
+// (Y15), as beats tests it.
+#define KEPT_BEATS(CORNER, DOT, DST) \
+	VMOVUPD CORNER(DI)(R9*1), DST \
+	VSUBPD  DOT, DST, DST         \
+	VCMPPD  $0x1e, Y15, DST, DST
 
 // func secondFilterAVX2(surv *faceSurvivor, n, stop int, kept *[4][36]float64, out *int32) int
 //
@@ -189,20 +186,12 @@ survivor:
 group:
 	CMPQ      R9, R12
 	JGE       keep
-	VMOVUPD   0(DI)(R9*1), Y4
-	VSUBPD    Y0, Y4, Y4
-	VCMPPD    $0x1e, Y15, Y4, Y4
-	VMOVUPD   288(DI)(R9*1), Y5
-	VSUBPD    Y1, Y5, Y5
-	VCMPPD    $0x1e, Y15, Y5, Y5
+	KEPT_BEATS(0, Y0, Y4)
+	KEPT_BEATS(288, Y1, Y5)
 	VANDPD    Y5, Y4, Y4
-	VMOVUPD   576(DI)(R9*1), Y5
-	VSUBPD    Y2, Y5, Y5
-	VCMPPD    $0x1e, Y15, Y5, Y5
+	KEPT_BEATS(576, Y2, Y5)
 	VANDPD    Y5, Y4, Y4
-	VMOVUPD   864(DI)(R9*1), Y5
-	VSUBPD    Y3, Y5, Y5
-	VCMPPD    $0x1e, Y15, Y5, Y5
+	KEPT_BEATS(864, Y3, Y5)
 	VANDPD    Y5, Y4, Y4
 	VMOVMSKPD Y4, BX
 	TESTQ     BX, BX

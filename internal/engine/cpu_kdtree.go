@@ -411,9 +411,25 @@ func (n *kdNode) farDist2(p [3]float64) float64 {
 // references within the squared chord maxD2 of p, nearest first, ties to
 // the lower index.
 func (t *kdTree) within(p [3]float64, maxD2 float64, dst []neighbour) []neighbour {
-	limit := fittedChordBound(maxD2)
+	from := len(dst)
+	t.leavesWithin(p, fittedChordBound(maxD2), func(start, end int32) bool {
+		for r := start; r < end; r++ {
+			if d := chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
+				dst = append(dst, neighbour{d, t.id[r]})
+			}
+		}
+		return true
+	})
+	sortNeighbours(dst[from:])
+	return dst
+}
+
+// leavesWithin visits the leaves (references [start, end) in leaf order)
+// whose boxes lie within the squared chord limit of p, until visit returns
+// false; it reports whether it visited them all.
+func (t *kdTree) leavesWithin(p [3]float64, limit float64, visit func(start, end int32) bool) bool {
 	var stack [64]int32
-	n, from := 1, len(dst)
+	n := 1
 	for n > 0 {
 		n--
 		nd := &t.nodes[stack[n]]
@@ -425,12 +441,9 @@ func (t *kdTree) within(p [3]float64, maxD2 float64, dst []neighbour) []neighbou
 			n += 2
 			continue
 		}
-		for r := nd.start; r < nd.end; r++ {
-			if d := chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
-				dst = append(dst, neighbour{d, t.id[r]})
-			}
+		if !visit(nd.start, nd.end) {
+			return false
 		}
 	}
-	sortNeighbours(dst[from:])
-	return dst
+	return true
 }
