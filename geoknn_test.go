@@ -274,11 +274,12 @@ func ExampleTrace() {
 		fmt.Println(err)
 		return
 	}
-	for _, s := range tr.Stages()[:2] {
+	for _, s := range tr.Stages()[:3] {
 		fmt.Println(s.Name)
 	}
 	// Output:
 	// check points
+	// check observations
 	// prepare references
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/trace"
 )
 
@@ -74,9 +75,10 @@ type Request struct {
 	// engines skip preparing it, and a GPU that holds it from an earlier
 	// query does not send it again.
 	Prepared *Prepared
-	// obsCheck, when set, is the observations' check, which whatever
-	// reads them waits for (CPU.Nearest).
-	obsCheck *obsCheck
+	// team, when set, runs the request's parallel steps, and faces, when
+	// set, is memory for its face cells (CPU.Nearest).
+	team  *parallel.Team
+	faces *faceMemory
 }
 
 // Prepared is a reference set prepared for many queries: unit vectors with
@@ -94,7 +96,16 @@ func (r Request) merged() *refSet {
 	if r.Prepared != nil {
 		return r.Prepared.merged
 	}
-	return prepareRefs(r.Ref)
+	return prepareRefsOn(r.Ref, r.team)
+}
+
+// mergedInto is merged, prepared into s unless prepared already.
+func (r Request) mergedInto(s *refSet) *refSet {
+	if r.Prepared != nil {
+		return r.Prepared.merged
+	}
+	s.prepareOn(r.Ref, r.team)
+	return s
 }
 
 // mergedTree is the prepared k-d tree of merged(), or nil.

@@ -5,17 +5,48 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
-// CPU is the exact brute-force engine on all cores: goroutines pull batches
-// of observations and scan every reference in float64. It is the reference
+// CPU is the exact engine on all cores: a team of workers pulls batches of
+// observations and answers them in float64, through face cells, a grid, a
+// k-d tree or every reference. It is the reference
 // implementation that the GPU engine must agree with.
 type CPU struct {
 	workers int
+	mu      sync.Mutex
+	spare   *cpuMemory // the last query's memory, for the next one
+}
+
+// cpuMemory is the memory of a query's prepared references and face cells
+// (about 13 MB for 2^16 references), which the engine keeps for its next
+// query: fresh memory costs a page fault every 4 KiB as it is first
+// written, and the system takes them one at a time.
+type cpuMemory struct {
+	refs  refSet
+	faces faceMemory
+}
+
+// takeMemory is the engine's spare memory, or new memory while another
+// query holds it.
+func (c *CPU) takeMemory() *cpuMemory {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.spare
+	c.spare = nil
+	if m == nil {
+		m = &cpuMemory{}
+	}
+	return m
+}
+
+// keepMemory keeps m for the next query.
+func (c *CPU) keepMemory(m *cpuMemory) {
+	c.mu.Lock()
+	c.spare = m
+	c.mu.Unlock()
 }
 
 // NewCPU returns a CPU engine with the given number of goroutines; 0 means
@@ -27,18 +58,21 @@ func NewCPU(workers int) *CPU {
 	return &CPU{workers: workers}
 }
 
-// Close releases nothing: the CPU engine holds no resources between calls.
-func (c *CPU) Close() error { return nil }
+// Close lets go of the memory the engine kept from its last query.
+func (c *CPU) Close() error {
+	c.keepMemory(nil)
+	return nil
+}
 
 const (
 	cpuBatch   = 1024 // observations per job unless the request says otherwise
 	cpuRefTile = 1024 // references per tile: 24 KiB of float64 unit vectors, L1 resident
 )
 
-// Nearest answers req into out. The observations' values are checked
-// while the references are prepared and indexed (a memory-bound pass
-// beside compute-bound ones); nothing reads the observations before the
-// check has passed.
+// Nearest answers req into out. A team of workers checks the
+// observations' values, prepares the references, builds the face cells and
+// answers, step after step, awake throughout; nothing reads the
+// observations before the check has passed.
 func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, error) {
 	start := time.Now()
 	end := req.Trace.Begin("host", "check points")
@@ -46,9 +80,18 @@ func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 		return Stats{}, err
 	}
 	end()
-	req.obsCheck = startObsCheck(req)
+	req.team = parallel.NewTeam(c.workers)
+	defer req.team.Close()
+	end = req.Trace.Begin("host", "check observations")
+	if err := req.Obs.checkValues("observations", 0, req.team); err != nil {
+		return Stats{}, err
+	}
+	end()
+	mem := c.takeMemory()
+	defer c.keepMemory(mem)
+	req.faces = &mem.faces
 	end = req.Trace.Begin("host", "prepare references")
-	refs := req.merged()
+	refs := req.mergedInto(&mem.refs)
 	end()
 	switch req.Algorithm {
 	case Brute:
@@ -76,44 +119,40 @@ func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *r
 	})
 }
 
-// run answers the request's observations in jobs of batch on the engine's
-// goroutines; newWorker gives each goroutine its own job function (and
-// scratch), which answers observations [lo, hi).
+// run answers the request's observations in jobs of batch on the
+// request's team, or a team of the engine's own; newWorker gives each
+// worker its own job function (and scratch), which answers observations
+// [lo, hi).
 func (c *CPU) run(ctx context.Context, req Request, batch int, start time.Time, newWorker func() func(lo, hi int)) (Stats, error) {
-	if err := req.obsCheck.wait(); err != nil {
-		return Stats{}, err
+	team := req.team
+	if team == nil {
+		team = parallel.NewTeam(c.workers)
+		defer team.Close()
 	}
 	n := req.Obs.Len()
 	jobs := (n + batch - 1) / batch
-	var next atomic.Int64
+	workers := make([]func(lo, hi int), team.Workers())
 	var mu sync.Mutex
 	done := 0
-	g, gctx := errgroup.WithContext(ctx)
-	for w := 0; w < c.workers; w++ {
-		g.Go(func() error {
-			job := newWorker()
-			for {
-				j := int(next.Add(1) - 1)
-				if j >= jobs {
-					return nil
-				}
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				lo, hi := j*batch, min((j+1)*batch, n)
-				t := time.Now()
-				job(lo, hi)
-				req.Trace.Add(fmt.Sprintf("CPU %d", w), "batch", t, time.Since(t))
-				if req.Progress != nil {
-					mu.Lock()
-					done += hi - lo
-					req.Progress(done, n)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	if err := g.Wait(); err != nil {
+	team.Blocks(jobs, 1, func(w, j, _ int) {
+		if ctx.Err() != nil {
+			return
+		}
+		if workers[w] == nil {
+			workers[w] = newWorker()
+		}
+		lo, hi := j*batch, min((j+1)*batch, n)
+		t := time.Now()
+		workers[w](lo, hi)
+		req.Trace.Add(fmt.Sprintf("CPU %d", w), "batch", t, time.Since(t))
+		if req.Progress != nil {
+			mu.Lock()
+			done += hi - lo
+			req.Progress(done, n)
+			mu.Unlock()
+		}
+	})
+	if err := ctx.Err(); err != nil {
 		return Stats{}, fmt.Errorf("cpu engine: %w", err)
 	}
 	return c.stats(jobs, start), nil
@@ -127,31 +166,4 @@ func (c *CPU) stats(jobs int, start time.Time) Stats {
 		Jobs:    jobs,
 		Wall:    time.Since(start),
 	}
-}
-
-// obsCheck is a check of the observations' values under way.
-type obsCheck struct {
-	done chan struct{}
-	err  error
-}
-
-// startObsCheck checks req's observations on a goroutine of its own.
-func startObsCheck(req Request) *obsCheck {
-	c := &obsCheck{done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		end := req.Trace.Begin("host checks", "check observations")
-		c.err = req.Obs.CheckValues("observations", 0)
-		end()
-	}()
-	return c
-}
-
-// wait is the check's outcome once it is done; no check (nil) passes.
-func (c *obsCheck) wait() error {
-	if c == nil {
-		return nil
-	}
-	<-c.done
-	return c.err
 }

@@ -542,37 +542,49 @@ func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
 // buildFaceCells builds the face cells of side cells a face edge over refs
 // on workers goroutines, level by level: the children of the cells one
 // level splits are the next level's work, so a crowded region's cells
-// spread over every goroutine. The first level's pools come from a fitted
-// grid unless trees holds a tree already; the rest from the tree, built
-// on first use. It returns nil and why when the cells of all levels would
-// pass maxFacePlaces.
-func buildFaceCells(ctx context.Context, refs *refSet, trees *lazyTree, side, workers int) (*faceIndex, string, error) {
-	return buildFaceCellsPooled(ctx, refs, trees, side, workers, faceTilePool, trees.built() == nil)
+// spread over every worker of team. The first level's pools come from a
+// fitted grid unless trees holds a tree already; the rest from the tree,
+// built on first use. It returns nil and why when the cells of all levels
+// would pass maxFacePlaces.
+func buildFaceCells(ctx context.Context, refs *refSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory) (*faceIndex, string, error) {
+	return buildFaceCellsPooled(ctx, refs, trees, side, team, mem, faceTilePool, trees.built() == nil)
+}
+
+// faceMemory is memory a face index may take its lists and heads from
+// (a nil one: none), and leaves them in when it is done with them.
+type faceMemory struct {
+	head   []faceHead
+	blocks []faceBlock
+}
+
+// release leaves fc's lists and heads in m for another index.
+func (m *faceMemory) release(fc *faceIndex) {
+	m.head, m.blocks = fc.head, fc.blocks
 }
 
 // buildFaceCellsPooled is buildFaceCells with tile pools of at most
 // poolMost references (0: every cell walks the tree), the first level's
 // from a grid when fromGrid is set.
-func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, side, workers, poolMost int, fromGrid bool) (*faceIndex, string, error) {
+func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory, poolMost int, fromGrid bool) (*faceIndex, string, error) {
 	var grid *gridIndex
 	if fromGrid {
-		grid = faceGridFor(refs, side)
+		grid = faceGridFor(refs, side, team)
 	}
 	outs := make([]faceOut, faceCells(side))
 	var tiles []faceTile
 	for f := range 6 {
 		tiles = tilesOf(faceCell{f: f, n: side}, side, outs[f*side*side:], side, tiles)
 	}
-	// A builder for every goroutine any level may use: the levels below
-	// can have more cells than the first.
-	builders := make([]*faceBuilder, parallel.Workers(math.MaxInt32, 1, workers))
+	// A builder for every worker any level may use: the levels below can
+	// have more cells than the first.
+	builders := make([]*faceBuilder, team.Workers())
 	for w := range builders {
 		builders[w] = &faceBuilder{refs: refs, trees: trees, grid: grid, poolMost: poolMost}
 	}
 	places := len(outs)
 	for level := 0; len(tiles) > 0; level++ {
 		var cells int
-		if tiles, cells = buildLevel(ctx, tiles, level, builders); ctx.Err() != nil {
+		if tiles, cells = buildLevel(ctx, tiles, level, builders, team); ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}
 		if places += cells; places > maxFacePlaces {
@@ -580,7 +592,7 @@ func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, si
 		}
 	}
 	fc := &faceIndex{side: side, orig: refs.orig}
-	fc.assemble(outs, refs, workers)
+	fc.assemble(outs, refs, team, mem)
 	if fc.treeCells > 0 {
 		fc.tree = trees.get()
 	}
@@ -629,9 +641,9 @@ func tilesOf(c faceCell, n int, outs []faceOut, stride int, dst []faceTile) []fa
 // buildLevel builds the cells of one level's tiles; it returns the tiles
 // of the children of those that split, in the order of their parents
 // whatever the goroutines' timing, and how many cells they hold.
-func buildLevel(ctx context.Context, tiles []faceTile, level int, builders []*faceBuilder) ([]faceTile, int) {
+func buildLevel(ctx context.Context, tiles []faceTile, level int, builders []*faceBuilder, team *parallel.Team) ([]faceTile, int) {
 	splits := make([]uint16, len(tiles))
-	parallel.Blocks(len(tiles), 1, len(builders), func(w, lo, hi int) {
+	team.Blocks(len(tiles), 1, func(w, lo, hi int) {
 		if ctx.Err() != nil {
 			return
 		}
@@ -686,13 +698,13 @@ func (o *faceOut) span(level int) faceSpan {
 	return sp
 }
 
-// assemble lays out the built cells on workers goroutines: the first
+// assemble lays out the built cells on team's workers: the first
 // level at places 0 .. len(outs)-1, then each first-level cell's
 // descendants in a range of their own (children in a row, depth first),
-// its blocks likewise.
-func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, workers int) {
+// its blocks likewise; in mem's memory where it has some.
+func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, team *parallel.Team, mem *faceMemory) {
 	spans := make([]faceSpan, len(outs))
-	parallel.Blocks(len(outs), 256, workers, func(_, lo, hi int) {
+	team.Blocks(len(outs), 256, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			spans[k] = outs[k].span(0)
 		}
@@ -709,9 +721,12 @@ func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, workers int) {
 		fc.longest = max(fc.longest, sp.longest)
 		fc.treeCells += sp.tree
 	}
-	fc.head = make([]faceHead, places)
-	fc.blocks = make([]faceBlock, blocks)
-	parallel.Blocks(len(outs), 256, workers, func(_, lo, hi int) {
+	if mem == nil {
+		mem = &faceMemory{}
+	}
+	// place writes every head and block: none needs clearing.
+	fc.head, fc.blocks = grow(mem.head, places), grow(mem.blocks, blocks)
+	team.Blocks(len(outs), 256, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			next, block := placeAt[k], blockAt[k]
 			fc.place(k, &outs[k], &next, &block, refs)

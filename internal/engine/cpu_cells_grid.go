@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/trace"
 )
 
@@ -39,11 +40,11 @@ const faceGridMinCube = 1.0
 
 // faceGridFor is the grid the first level's pools are gathered through,
 // or nil where the references crowd into less than faceGridMinCube.
-func faceGridFor(refs *refSet, side int) *gridIndex {
+func faceGridFor(refs *refSet, side int, team *parallel.Team) *gridIndex {
 	if _, cube := fittedCube(refs); cube < faceGridMinCube {
 		return nil
 	}
-	return buildFittedGrid(refs, faceGridSide(side))
+	return buildFittedGridOn(refs, faceGridSide(side), team)
 }
 
 // lazyTree is the references' k-d tree, built once on first use by

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // faceIndexOf builds the face cells of ref with side cells a face edge on
@@ -34,7 +36,9 @@ func faceIndexGathered(t *testing.T, ref Points, side, poolMost int, fromGrid bo
 	if !fromGrid {
 		tree = buildKDTree(refs)
 	}
-	fc, why, err := buildFaceCellsPooled(context.Background(), refs, newLazyTree(refs, tree, nil), side, 7, poolMost, fromGrid)
+	team := parallel.NewTeam(7) // an odd team: blocks left over at every level
+	defer team.Close()
+	fc, why, err := buildFaceCellsPooled(context.Background(), refs, newLazyTree(refs, tree, nil), side, team, nil, poolMost, fromGrid)
 	if err != nil || fc == nil {
 		t.Fatalf("face cells refused: %s %v", why, err)
 	}
@@ -81,11 +85,11 @@ func northern(p Points) Points {
 // from them; a tile far from the references is left to the tree.
 func TestFaceGridFor(t *testing.T) {
 	crowd := Radians64([]float64{0.7, 0.7001, 0.7002}, []float64{0.3, 0.3001, 0.3002})
-	if g := faceGridFor(prepareRefs(crowd), 62); g != nil {
+	if g := faceGridFor(prepareRefs(crowd), 62, nil); g != nil {
 		t.Errorf("references within 30 m got a grid of side %d", g.g)
 	}
 	north := prepareRefs(northern(spherePoints(4096, 6)))
-	g := faceGridFor(north, 62)
+	g := faceGridFor(north, 62, nil)
 	if g == nil {
 		t.Fatal("a hemisphere of references got no grid")
 	}
@@ -275,12 +279,17 @@ func BenchmarkFaceBuild(b *testing.B) {
 		side := cellsSideFor(1<<22, refs.n, false)
 		b.Run(tc.name, func(b *testing.B) {
 			var fc *faceIndex
+			var mem faceMemory // reused, as the engine's queries do
 			for b.Loop() {
 				var err error
 				trees := newLazyTree(refs, nil, nil)
-				if fc, _, err = buildFaceCells(context.Background(), refs, trees, side, 0); err != nil || fc == nil {
+				team := parallel.NewTeam(0)
+				fc, _, err = buildFaceCells(context.Background(), refs, trees, side, team, &mem)
+				team.Close()
+				if err != nil || fc == nil {
 					b.Fatal("refused", err)
 				}
+				mem.release(fc)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(fc.head)), "ns/cell")
 		})

@@ -57,21 +57,24 @@ func buildGrid(refs *refSet, g int) *gridIndex {
 		slack: gridSlack}
 	ix.fill(refs, func(k int) int {
 		return ix.cell32(refs.xyzw[4*k], refs.xyzw[4*k+1], refs.xyzw[4*k+2])
-	})
+	}, nil)
 	ix.runs = sphereRunsTable(g)
 	return ix
 }
 
 // buildFittedGrid is the fitted grid of side g over refs: the cube whose
 // side is the bounding box's longest, centred on the box.
-func buildFittedGrid(refs *refSet, g int) *gridIndex {
+func buildFittedGrid(refs *refSet, g int) *gridIndex { return buildFittedGridOn(refs, g, nil) }
+
+// buildFittedGridOn is buildFittedGrid on team's workers.
+func buildFittedGridOn(refs *refSet, g int, team *parallel.Team) *gridIndex {
 	lo, side := fittedCube(refs)
 	ix := &gridIndex{g: g, h: side / float64(g), invH: float64(g) / side, origin: lo, fitted: true, slack: fittedSlack}
 	for a := range 3 {
 		ix.top[a] = ix.lower(g, a)
 	}
-	ix.fill(refs, func(k int) int { return ix.cellOf(refs.x[k], refs.y[k], refs.z[k]) })
-	ix.runs = occupiedRuns(ix)
+	ix.fill(refs, func(k int) int { return ix.cellOf(refs.x[k], refs.y[k], refs.z[k]) }, team)
+	ix.runs = occupiedRuns(ix, team)
 	return ix
 }
 
@@ -79,13 +82,14 @@ func buildFittedGrid(refs *refSet, g int) *gridIndex {
 // references' bounding box (a side of at least 1e-9, about 6 mm: identical
 // points merge, so only one reference can have none).
 func fittedCube(refs *refSet) (lo [3]float64, side float64) {
-	hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
-	lo = [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
-	for k := range refs.n {
-		for a, v := range [3]float64{refs.x[k], refs.y[k], refs.z[k]} {
-			lo[a], hi[a] = min(lo[a], v), max(hi[a], v)
+	box := refs.box
+	if !refs.boxed {
+		box = emptyBox()
+		for k := range refs.n {
+			box.add(refs.x[k], refs.y[k], refs.z[k])
 		}
 	}
+	lo, hi := box[0], box[1]
 	for a := range 3 {
 		side = max(side, hi[a]-lo[a])
 	}
@@ -96,35 +100,62 @@ func fittedCube(refs *refSet) (lo [3]float64, side float64) {
 	return lo, side
 }
 
-// fill counts the references into cells (cellOf(k) is reference k's) and
-// lists them cell by cell; the placement stays serial so that each cell
-// lists its references in index order.
-func (ix *gridIndex) fill(refs *refSet, cellOf func(k int) int) {
-	cells := ix.g * ix.g * ix.g
-	cellIDs := make([]uint32, refs.n)
-	parallel.Blocks(refs.n, 1<<13, 0, func(_, lo, hi int) {
+// fill lists the references cell by cell (cellOf(k) is reference k's
+// cell), each cell's in index order, on team's workers: a counting sort
+// whose blocks of references count their cells, then place each
+// reference after those of the same cell in the blocks before.
+func (ix *gridIndex) fill(refs *refSet, cellOf func(k int) int, team *parallel.Team) {
+	cells, n := ix.g*ix.g*ix.g, refs.n
+	blocks := max(1, min(team.Workers(), n/fillBlockMin, 8*n/cells))
+	per := (n + blocks - 1) / blocks
+	cellIDs := make([]uint32, n)
+	at := make([]uint32, blocks*cells) // block b's count, then first place, in cell c at b*cells+c
+	team.Blocks(n, per, func(_, lo, hi int) {
+		count := at[lo/per*cells:][:cells]
 		for k := lo; k < hi; k++ {
-			cellIDs[k] = uint32(cellOf(k))
+			c := uint32(cellOf(k))
+			cellIDs[k] = c
+			count[c]++
 		}
 	})
-	counts := make([]uint32, cells+1)
-	for _, c := range cellIDs {
-		counts[c+1]++
-	}
+	ix.start = make([]uint32, cells+1)
+	team.Blocks(cells, fillCellsBlock, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			for b := range blocks {
+				ix.start[c+1] += at[b*cells+c]
+			}
+		}
+	})
 	for c := 1; c <= cells; c++ {
-		counts[c] += counts[c-1]
+		ix.start[c] += ix.start[c-1]
 	}
-	ix.start = counts
-	ix.x, ix.y, ix.z = make([]float64, refs.n), make([]float64, refs.n), make([]float64, refs.n)
-	ix.id = make([]uint32, refs.n)
-	next := append([]uint32(nil), counts[:cells]...)
-	for k := 0; k < refs.n; k++ { // ascending k: each cell lists references in index order
-		p := next[cellIDs[k]]
-		next[cellIDs[k]]++
-		ix.x[p], ix.y[p], ix.z[p] = refs.x[k], refs.y[k], refs.z[k]
-		ix.id[p] = uint32(k)
-	}
+	team.Blocks(cells, fillCellsBlock, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			next := ix.start[c]
+			for b := range blocks {
+				next, at[b*cells+c] = next+at[b*cells+c], next
+			}
+		}
+	})
+	ix.x, ix.y, ix.z = make([]float64, n), make([]float64, n), make([]float64, n)
+	ix.id = make([]uint32, n)
+	team.Blocks(n, per, func(_, lo, hi int) {
+		next := at[lo/per*cells:][:cells]
+		for k := lo; k < hi; k++ { // ascending k: each cell lists references in index order
+			p := next[cellIDs[k]]
+			next[cellIDs[k]]++
+			ix.x[p], ix.y[p], ix.z[p] = refs.x[k], refs.y[k], refs.z[k]
+			ix.id[p] = uint32(k)
+		}
+	})
 }
+
+const (
+	// fillBlockMin is the fewest references a block of fill takes.
+	fillBlockMin = 1 << 12
+	// fillCellsBlock is the cells a step of fill's offsets takes at a time.
+	fillCellsBlock = 1 << 12
+)
 
 // cell32 is the global grid's cell of a float32 unit vector.
 func (ix *gridIndex) cell32(x, y, z float32) int {
@@ -340,7 +371,7 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 		end := req.Trace.Begin("host", "face cells")
 		side := cellsSideFor(req.Obs.Len(), refs.n, false) // the GPU's balance of build and query
 		trees := newLazyTree(refs, tree, req.Trace)
-		fc, why, err := buildFaceCells(ctx, refs, trees, side, c.workers)
+		fc, why, err := buildFaceCells(ctx, refs, trees, side, req.team, req.faces)
 		tree = trees.built()
 		end()
 		if err != nil {
@@ -349,6 +380,9 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 		if fc != nil {
 			st, err := c.nearestFaces(ctx, req, out, refs, fc, start)
 			st.Note = fc.note()
+			if req.faces != nil {
+				req.faces.release(fc)
+			}
 			return st, err
 		}
 		refused = "no face cells: " + why + "; "
@@ -361,9 +395,11 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 // nearestPlanned answers a grid query through the index the plan picks:
 // the grid, the k-d tree (tree, when one is built already) or brute force.
 func (c *CPU) nearestPlanned(ctx context.Context, req Request, out Result, refs *refSet, tree *kdTree, start time.Time) (Stats, error) {
-	if err := req.obsCheck.wait(); err != nil { // the plan samples the observations
-		return Stats{}, err
-	}
+	// The paths below start goroutines of their own, which a team spinning
+	// beside them would keep from the cores: brute force and the
+	// observations one by one take a team of their own in run.
+	req.team.Close()
+	req.team = nil
 	end := req.Trace.Begin("host", "plan")
 	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide, tree)
 	end()

@@ -129,10 +129,10 @@ func bandsFor(m int, shape gridShape) obsBands {
 // occupied z cells as at most two runs, split at the column's longest gap
 // of empty cells (a column that crosses the sphere twice has its gap
 // between the crossings).
-func occupiedRuns(ix *gridIndex) []int16 {
+func occupiedRuns(ix *gridIndex, team *parallel.Team) []int16 {
 	g := ix.g
 	runs := make([]int16, 4*g*g)
-	parallel.Blocks(g*g, 64, 0, func(_, lo, hi int) {
+	team.Blocks(g*g, 64, func(_, lo, hi int) {
 		for col := lo; col < hi; col++ {
 			q := runs[4*col : 4*col+4]
 			q[0], q[1], q[2], q[3] = 1, 0, 1, 0

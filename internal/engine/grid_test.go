@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // Grid answers must equal brute force's, index for index, on thousands of
@@ -185,6 +187,34 @@ func TestCPUGridEngine(t *testing.T) {
 	}
 }
 
+// An engine keeps a query's memory for the next: queries of other sizes,
+// with duplicates and without, through face cells and not, answer as a
+// fresh engine's do.
+func TestCPUReusesMemory(t *testing.T) {
+	plain := spherePoints(3000, 41)
+	dups := Radians64(append(slices.Clone(plain.Lat64[:1000]), plain.Lat64[:200]...),
+		append(slices.Clone(plain.Lon64[:1000]), plain.Lon64[:200]...))
+	e := NewCPU(3)
+	for q, tc := range []struct {
+		obs int
+		ref Points
+	}{{1 << 15, plain}, {1 << 15, dups}, {1 << 16, spherePoints(5000, 42)}, {1 << 14, spherePoints(900, 43)}, {500, plain}, {1 << 15, plain}} {
+		obs := spherePoints(tc.obs, uint64(50+q))
+		want, got := newResult(tc.obs), newResult(tc.obs)
+		req := Request{Obs: obs, Ref: tc.ref, Algorithm: Grid}
+		if _, err := NewCPU(3).Nearest(context.Background(), req, want); err != nil {
+			t.Fatal(err)
+		}
+		st, err := e.Nearest(context.Background(), req, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Index, want.Index) || !slices.Equal(got.Distance, want.Distance) {
+			t.Fatalf("query %d (%d x %d, %s): the reused engine's answers differ", q, tc.obs, tc.ref.Len(), st.Note)
+		}
+	}
+}
+
 // All references in one tiny cluster (about 600 m): on the GPU's global
 // grid they share a cell, so both engines plan a k-d tree (the GPU's
 // sessions, which take no tree, fall back to brute force), and the CPU's
@@ -268,11 +298,13 @@ func TestRefSetReuse(t *testing.T) {
 		append(append([]float64(nil), plain.Lon64...), plain.Lon64[:500]...))
 	small := spherePoints(100, 2)
 	var s refSet
+	team := parallel.NewTeam(3)
+	defer team.Close()
 	for _, ref := range []Points{withDups, plain, small, withDups, plain} {
-		s.prepare(ref)
+		s.prepareOn(ref, team)
 		want := prepareRefs(ref)
 		if s.n != want.n || s.dups != want.dups || !slices.Equal(s.orig, want.orig) ||
-			!slices.Equal(s.xyz64, want.xyz64) || !slices.Equal(s.xyzw, want.xyzw) || !slices.Equal(s.x, want.x) {
+			!slices.Equal(s.xyz64, want.xyz64) || !slices.Equal(s.xyzw, want.xyzw) || !slices.Equal(s.x, want.x) || s.box != want.box {
 			t.Fatalf("reused refSet differs for %d references (n %d/%d, dups %v/%v)", ref.Len(), s.n, want.n, s.dups, want.dups)
 		}
 	}
@@ -282,6 +314,55 @@ func TestRefSetReuse(t *testing.T) {
 	s.prepare(withDups)
 	if s.n != 3000 || !s.dups || len(s.orig) != 3000 {
 		t.Errorf("with duplicates: n = %d, dups = %v", s.n, s.dups)
+	}
+}
+
+// A fitted grid lists each cell's references in index order, whatever the
+// team that fills it (blocks of references counting and placing their
+// own), and its cube is the one around the box the references' unit
+// vectors were found with.
+func TestFittedGridFill(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ref  Points
+		g    int
+	}{
+		{"sphere", spherePoints(40000, 3), 20},
+		{"northern", northern(spherePoints(30000, 4)), 7},
+		{"few", spherePoints(50, 5), 4},
+		{"more cells than references", spherePoints(9000, 6), 64},
+	} {
+		refs := prepareRefs(tc.ref)
+		lo, side := fittedCube(refs)
+		scanned := *refs
+		scanned.boxed = false // fittedCube scans the vectors
+		if lo2, side2 := fittedCube(&scanned); lo2 != lo || side2 != side {
+			t.Errorf("%s: cube from the box %v %g, from the vectors %v %g", tc.name, lo, side, lo2, side2)
+		}
+		for _, workers := range []int{1, 3, 8} {
+			team := parallel.NewTeam(workers)
+			ix := buildFittedGridOn(refs, tc.g, team)
+			team.Close()
+			want := make([][]uint32, tc.g*tc.g*tc.g)
+			for k := range refs.n {
+				c := ix.cellOf(refs.x[k], refs.y[k], refs.z[k])
+				want[c] = append(want[c], uint32(k))
+			}
+			for c := range want {
+				lo, hi := ix.start[c], ix.start[c+1]
+				if got := ix.id[lo:hi]; !slices.Equal(got, want[c]) {
+					t.Fatalf("%s, %d workers: cell %d lists %v, want %v", tc.name, workers, c, got, want[c])
+				}
+				for p := lo; p < hi; p++ {
+					if k := ix.id[p]; ix.x[p] != refs.x[k] || ix.y[p] != refs.y[k] || ix.z[p] != refs.z[k] {
+						t.Fatalf("%s, %d workers: place %d holds another vector than reference %d's", tc.name, workers, p, k)
+					}
+				}
+			}
+			if int(ix.start[len(ix.start)-1]) != refs.n {
+				t.Fatalf("%s, %d workers: %d references listed of %d", tc.name, workers, ix.start[len(ix.start)-1], refs.n)
+			}
+		}
 	}
 }
 

@@ -117,7 +117,10 @@ func (p Points) CheckShape(what string) error {
 // CheckValues verifies that every point is a valid latitude/longitude
 // (generated points are, by construction); errors number the points from
 // first, for a slice of a larger set.
-func (p Points) CheckValues(what string, first int) error {
+func (p Points) CheckValues(what string, first int) error { return p.checkValues(what, first, nil) }
+
+// checkValues is CheckValues on team's workers.
+func (p Points) checkValues(what string, first int, team *parallel.Team) error {
 	if p.Gen != nil {
 		return nil
 	}
@@ -126,9 +129,9 @@ func (p Points) CheckValues(what string, first int) error {
 	slack, bad := 1e-12, -1
 	if p.Is32() {
 		slack = 1e-6
-		bad = firstInvalid(p.Lat32, p.Lon32, slack)
+		bad = firstInvalid(p.Lat32, p.Lon32, slack, team)
 	} else {
-		bad = firstInvalid(p.Lat64, p.Lon64, slack)
+		bad = firstInvalid(p.Lat64, p.Lon64, slack, team)
 	}
 	if bad < 0 {
 		return nil
@@ -143,11 +146,11 @@ func (p Points) CheckValues(what string, first int) error {
 // firstInvalid is the index of the first point out of range (or NaN), or
 // -1, checked on every core: a query of 2^27 points would otherwise spend
 // a noticeable part of a GPU run here.
-func firstInvalid[T float32 | float64](lat, lon []T, slack float64) int {
+func firstInvalid[T float32 | float64](lat, lon []T, slack float64, team *parallel.Team) int {
 	latMax, lonMax := T(math.Pi/2+slack), T(math.Pi+slack)
 	var first atomic.Int64
 	first.Store(math.MaxInt64)
-	parallelFor(len(lat), func(lo, hi int) {
+	team.Blocks(len(lat), 1<<18, func(_, lo, hi int) {
 		la, ln := lat[lo:hi], lon[lo:hi:hi]
 		for i := range la {
 			if !(la[i] >= -latMax && la[i] <= latMax && ln[i] >= -lonMax && ln[i] <= lonMax) {

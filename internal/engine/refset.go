@@ -18,6 +18,10 @@ type refSet struct {
 	xyzw  []float32 // float32 unit vectors as float4 (x, y, z, 0), for the GPU
 	orig  []uint32  // orig[k] = input index of distinct reference k
 	dups  bool      // whether any duplicate was merged (orig is not the identity)
+	// box is the unit vectors' bounding box, found with them when boxed
+	// (fittedCube).
+	box   bbox
+	boxed bool
 
 	// Scratch kept for the next prepare (a session prepares every query).
 	ux, uy, uz, cx, cy, cz []float64
@@ -26,9 +30,12 @@ type refSet struct {
 	tables                 [][]int32
 }
 
-func prepareRefs(ref Points) *refSet {
+func prepareRefs(ref Points) *refSet { return prepareRefsOn(ref, nil) }
+
+// prepareRefsOn is prepareRefs on team's workers.
+func prepareRefsOn(ref Points, team *parallel.Team) *refSet {
 	s := &refSet{}
-	s.prepare(ref)
+	s.prepareOn(ref, team)
 	return s
 }
 
@@ -37,13 +44,13 @@ func prepareRefs(ref Points) *refSet {
 // one of them, ties to the lower index.
 func prepareRefsAll(ref Points) *refSet {
 	s := &refSet{}
-	s.unitVectors(ref)
+	s.unitVectors(ref, nil)
 	s.x, s.y, s.z, s.n = s.ux, s.uy, s.uz, len(s.ux)
 	s.orig = make([]uint32, s.n)
 	for i := range s.orig {
 		s.orig[i] = uint32(i)
 	}
-	s.interleave()
+	s.interleave(nil)
 	return s
 }
 
@@ -58,22 +65,30 @@ func grow[T any](b []T, n int) []T {
 // prepare fills s from ref, reusing s's memory: unit vectors, exact
 // duplicates merged, the interleaved forms the GPU reads. About a
 // millisecond for 2^16 references, per query and per simulation step.
-func (s *refSet) prepare(ref Points) {
-	s.unitVectors(ref)
-	s.markDuplicates()
+func (s *refSet) prepare(ref Points) { s.prepareOn(ref, nil) }
+
+// prepareOn is prepare on team's workers.
+func (s *refSet) prepareOn(ref Points, team *parallel.Team) {
+	s.unitVectors(ref, team)
+	s.markDuplicates(team)
 	s.keepDistinct()
-	s.interleave()
+	s.interleave(team)
 }
 
-// unitVectors fills ux, uy, uz and their hashes, in parallel (the sincos
-// dominates).
-func (s *refSet) unitVectors(ref Points) {
+// unitVectorsBlock is the references unitVectors takes at a time.
+const unitVectorsBlock = 1 << 11
+
+// unitVectors fills ux, uy, uz, their hashes and their bounding box, in
+// parallel (the sincos dominates).
+func (s *refSet) unitVectors(ref Points, team *parallel.Team) {
 	n := ref.Len()
 	ux, uy, uz := grow(s.ux, n), grow(s.uy, n), grow(s.uz, n)
 	hash := grow(s.hash, n)
 	s.ux, s.uy, s.uz, s.hash = ux, uy, uz, hash
-	parallel.Blocks(n, 1<<11, 0, func(_, lo, hi int) {
+	boxes := make([]bbox, (n+unitVectorsBlock-1)/unitVectorsBlock)
+	team.Blocks(n, unitVectorsBlock, func(_, lo, hi int) {
 		var u [12]float64
+		box := emptyBox()
 		for i := lo; i < hi; i++ {
 			e := (i - lo) % 4
 			if e == 0 {
@@ -81,12 +96,41 @@ func (s *refSet) unitVectors(ref Points) {
 			}
 			x, y, z := u[e], u[4+e], u[8+e]
 			ux[i], uy[i], uz[i] = x, y, z
+			box.add(x, y, z)
 			// +0 turns -0 into +0: equal as map keys, so hashed alike.
 			bx, by, bz := math.Float64bits(x+0), math.Float64bits(y+0), math.Float64bits(z+0)
 			h := bx*0x9e3779b97f4a7c15 ^ by*0xc2b2ae3d27d4eb4f ^ bz*0x165667b19e3779f9
 			hash[i] = h ^ h>>29
 		}
+		boxes[lo/unitVectorsBlock] = box
 	})
+	s.box, s.boxed = emptyBox(), true
+	for _, b := range boxes {
+		s.box.join(&b)
+	}
+}
+
+// bbox is a bounding box: its lower corner, then its upper.
+type bbox [2][3]float64
+
+// emptyBox is the bounding box of no point, which any point widens.
+func emptyBox() bbox {
+	inf := math.Inf(1)
+	return bbox{{inf, inf, inf}, {-inf, -inf, -inf}}
+}
+
+// add widens b to hold (x, y, z).
+func (b *bbox) add(x, y, z float64) {
+	for a, v := range [3]float64{x, y, z} {
+		b[0][a], b[1][a] = min(b[0][a], v), max(b[1][a], v)
+	}
+}
+
+// join widens b to hold c.
+func (b *bbox) join(c *bbox) {
+	for a := range 3 {
+		b[0][a], b[1][a] = min(b[0][a], c[0][a]), max(b[1][a], c[1][a])
+	}
 }
 
 // unitsFrom writes into u (x, then y, then z) the unit vectors of the n
@@ -118,10 +162,10 @@ func unitsFrom(p Points, i, n int, u *[12]float64) {
 // partitions (equal vectors share one), searched in parallel, each through
 // an open-addressing table filled in index order, which keeps the first of
 // equal vectors.
-func (s *refSet) markDuplicates() {
+func (s *refSet) markDuplicates(team *parallel.Team) {
 	n := len(s.hash)
 	parts := 1
-	for parts < parallel.Workers(n, 1<<12, 0) {
+	for parts < parallel.Workers(n, 1<<12, team.Workers()) {
 		parts <<= 1
 	}
 	s.dup = grow(s.dup, n)
@@ -130,7 +174,7 @@ func (s *refSet) markDuplicates() {
 		s.tables = append(s.tables, make([][]int32, parts-len(s.tables))...)
 	}
 	var anyDup atomic.Bool
-	parallel.Blocks(parts, 1, parts, func(_, part, _ int) {
+	team.Blocks(parts, 1, func(_, part, _ int) {
 		if s.markPartition(part, parts) {
 			anyDup.Store(true)
 		}
@@ -212,9 +256,9 @@ func (s *refSet) keepDistinct() {
 
 // interleave writes the distinct vectors as (x, y, z) float64 triples and
 // (x, y, z, 0) float32 quadruples, as the GPU kernels read them.
-func (s *refSet) interleave() {
+func (s *refSet) interleave(team *parallel.Team) {
 	s.xyz64, s.xyzw = grow(s.xyz64, 3*s.n), grow(s.xyzw, 4*s.n)
-	parallel.Blocks(s.n, 1<<13, 0, func(_, lo, hi int) {
+	team.Blocks(s.n, 1<<13, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			s.xyz64[3*k], s.xyz64[3*k+1], s.xyz64[3*k+2] = s.x[k], s.y[k], s.z[k]
 			s.xyzw[4*k], s.xyzw[4*k+1], s.xyzw[4*k+2], s.xyzw[4*k+3] = float32(s.x[k]), float32(s.y[k]), float32(s.z[k]), 0

@@ -1,6 +1,7 @@
 // Package parallel runs loops over index ranges on several goroutines: the
-// one scheduling primitive the engines, the simulator and the validator
-// share.
+// scheduling primitive the engines, the simulator and the validator share.
+// Blocks starts its goroutines for each loop; a Team keeps one set awake
+// across the loops of one task, which then start on every core at once.
 package parallel
 
 import (
