@@ -96,15 +96,16 @@ func (r Request) merged() *refSet {
 	if r.Prepared != nil {
 		return r.Prepared.merged
 	}
-	return prepareRefsOn(r.Ref, r.team)
+	return prepareRefs(r.Ref)
 }
 
-// mergedInto is merged, prepared into s unless prepared already.
-func (r Request) mergedInto(s *refSet) *refSet {
+// mergedCPU is merged as the CPU engine reads it, prepared into s on the
+// request's team unless prepared already.
+func (r Request) mergedCPU(s *refSet) *refSet {
 	if r.Prepared != nil {
 		return r.Prepared.merged
 	}
-	s.prepareOn(r.Ref, r.team)
+	s.prepareCPU(r.Ref, r.team)
 	return s
 }
 

@@ -91,7 +91,7 @@ func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	defer c.keepMemory(mem)
 	req.faces = &mem.faces
 	end = req.Trace.Begin("host", "prepare references")
-	refs := req.mergedInto(&mem.refs)
+	refs := req.mergedCPU(&mem.refs)
 	end()
 	switch req.Algorithm {
 	case Brute:

@@ -540,7 +540,7 @@ func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
 }
 
 // buildFaceCells builds the face cells of side cells a face edge over refs
-// on workers goroutines, level by level: the children of the cells one
+// on team's workers, level by level: the children of the cells one
 // level splits are the next level's work, so a crowded region's cells
 // spread over every worker of team. The first level's pools come from a
 // fitted grid unless trees holds a tree already; the rest from the tree,
@@ -557,9 +557,12 @@ type faceMemory struct {
 	blocks []faceBlock
 }
 
-// release leaves fc's lists and heads in m for another index.
+// release leaves fc's lists and heads in m for another index; a nil m
+// keeps nothing.
 func (m *faceMemory) release(fc *faceIndex) {
-	m.head, m.blocks = fc.head, fc.blocks
+	if m != nil {
+		m.head, m.blocks = fc.head, fc.blocks
+	}
 }
 
 // buildFaceCellsPooled is buildFaceCells with tile pools of at most

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -126,13 +125,4 @@ func (pl *facePool) gatherGrid(ix *gridIndex, p [3]float64, r float64, most int)
 	}
 	pl.pad()
 	return true, true
-}
-
-// pad fills the pool to whole groups of four with references far from
-// every cell.
-func (pl *facePool) pad() {
-	for len(pl.id)%4 != 0 {
-		pl.x, pl.y, pl.z = append(pl.x, facePoolPad), append(pl.y, facePoolPad), append(pl.z, facePoolPad)
-		pl.id = append(pl.id, math.MaxUint32)
-	}
 }

@@ -39,6 +39,15 @@ func (pl *facePool) gather(t *kdTree, p [3]float64, r float64, most int) bool {
 // reset empties the pool.
 func (pl *facePool) reset() { pl.x, pl.y, pl.z, pl.id = pl.x[:0], pl.y[:0], pl.z[:0], pl.id[:0] }
 
+// pad fills the pool to whole groups of four with references far from
+// every cell.
+func (pl *facePool) pad() {
+	for len(pl.id)%4 != 0 {
+		pl.x, pl.y, pl.z = append(pl.x, facePoolPad), append(pl.y, facePoolPad), append(pl.z, facePoolPad)
+		pl.id = append(pl.id, math.MaxUint32)
+	}
+}
+
 // take adds the references of cols within the squared chord limit of p,
 // unless the pool could then pass most: false.
 func (pl *facePool) take(p [3]float64, limit float64, cols kdColumns, most int) bool {

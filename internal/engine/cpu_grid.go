@@ -82,14 +82,7 @@ func buildFittedGridOn(refs *refSet, g int, team *parallel.Team) *gridIndex {
 // references' bounding box (a side of at least 1e-9, about 6 mm: identical
 // points merge, so only one reference can have none).
 func fittedCube(refs *refSet) (lo [3]float64, side float64) {
-	box := refs.box
-	if !refs.boxed {
-		box = emptyBox()
-		for k := range refs.n {
-			box.add(refs.x[k], refs.y[k], refs.z[k])
-		}
-	}
-	lo, hi := box[0], box[1]
+	lo, hi := refs.box[0], refs.box[1]
 	for a := range 3 {
 		side = max(side, hi[a]-lo[a])
 	}
@@ -380,9 +373,7 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 		if fc != nil {
 			st, err := c.nearestFaces(ctx, req, out, refs, fc, start)
 			st.Note = fc.note()
-			if req.faces != nil {
-				req.faces.release(fc)
-			}
+			req.faces.release(fc)
 			return st, err
 		}
 		refused = "no face cells: " + why + "; "

@@ -170,8 +170,7 @@ func TestCPUScanMatchesExact(t *testing.T) {
 }
 
 // A bad observation fails the query with its place and value, whichever
-// path answers it (face cells, the planned index, brute force), though the
-// check runs beside the references' preparation.
+// path answers it (face cells, the planned index, brute force).
 func TestCPUNearestBadObservation(t *testing.T) {
 	ref := spherePoints(1<<10, 2)
 	for _, tc := range []struct {

@@ -100,7 +100,7 @@ func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream,
 		if err := drv.StreamSynchronize(stream); err != nil {
 			return false, err
 		}
-		c.statusHost = *(*[kernels.CellsStatusLen]uint32)(c.statusPinned.p)
+		c.takeStatus()
 		nsplit := int(c.statusHost[kernels.CellsSplit])
 		if c.statusHost[kernels.CellsFailed] > 0 || nsplit == 0 {
 			break
@@ -147,12 +147,18 @@ func (c *cellLists) speculate(drv *cuda.Driver, k *cellsKernels, stream cuda.Str
 // Where one did not, the lists are dropped (c.side 0) for a build.
 func (c *cellLists) confirm() bool {
 	c.unchecked = false
-	c.statusHost = *(*[kernels.CellsStatusLen]uint32)(c.statusPinned.p)
+	c.takeStatus()
 	if c.statusHost[kernels.CellsSplit] > 0 || c.statusHost[kernels.CellsFailed] > 0 {
 		c.side = 0
 		return false
 	}
 	return true
+}
+
+// takeStatus reads the status words the last queued level copied back,
+// once the stream is done with them.
+func (c *cellLists) takeStatus() {
+	c.statusHost = *(*[kernels.CellsStatusLen]uint32)(c.statusPinned.p)
 }
 
 // start queues the first level of the lists: the six faces' cells, and

@@ -301,7 +301,8 @@ func TestRefSetReuse(t *testing.T) {
 	team := parallel.NewTeam(3)
 	defer team.Close()
 	for _, ref := range []Points{withDups, plain, small, withDups, plain} {
-		s.prepareOn(ref, team)
+		s.prepareCPU(ref, team)
+		s.interleave(team)
 		want := prepareRefs(ref)
 		if s.n != want.n || s.dups != want.dups || !slices.Equal(s.orig, want.orig) ||
 			!slices.Equal(s.xyz64, want.xyz64) || !slices.Equal(s.xyzw, want.xyzw) || !slices.Equal(s.x, want.x) || s.box != want.box {
@@ -319,8 +320,8 @@ func TestRefSetReuse(t *testing.T) {
 
 // A fitted grid lists each cell's references in index order, whatever the
 // team that fills it (blocks of references counting and placing their
-// own), and its cube is the one around the box the references' unit
-// vectors were found with.
+// own); the box its cube is fitted to, found with the references' unit
+// vectors, is a scan of them.
 func TestFittedGridFill(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -333,11 +334,12 @@ func TestFittedGridFill(t *testing.T) {
 		{"more cells than references", spherePoints(9000, 6), 64},
 	} {
 		refs := prepareRefs(tc.ref)
-		lo, side := fittedCube(refs)
-		scanned := *refs
-		scanned.boxed = false // fittedCube scans the vectors
-		if lo2, side2 := fittedCube(&scanned); lo2 != lo || side2 != side {
-			t.Errorf("%s: cube from the box %v %g, from the vectors %v %g", tc.name, lo, side, lo2, side2)
+		scanned := emptyBox()
+		for k := range refs.n {
+			scanned.add(refs.x[k], refs.y[k], refs.z[k])
+		}
+		if refs.box != scanned {
+			t.Errorf("%s: box found with the vectors %v, scanned %v", tc.name, refs.box, scanned)
 		}
 		for _, workers := range []int{1, 3, 8} {
 			team := parallel.NewTeam(workers)

@@ -150,7 +150,7 @@ func firstInvalid[T float32 | float64](lat, lon []T, slack float64, team *parall
 	latMax, lonMax := T(math.Pi/2+slack), T(math.Pi+slack)
 	var first atomic.Int64
 	first.Store(math.MaxInt64)
-	team.Blocks(len(lat), 1<<18, func(_, lo, hi int) {
+	team.Blocks(len(lat), memoryBoundBlock, func(_, lo, hi int) {
 		la, ln := lat[lo:hi], lon[lo:hi:hi]
 		for i := range la {
 			if !(la[i] >= -latMax && la[i] <= latMax && ln[i] >= -lonMax && ln[i] <= lonMax) {
@@ -203,9 +203,13 @@ func ChordToAngle(d2 float64) float64 {
 	return 2 * fdlibm.Asin(h)
 }
 
+// memoryBoundBlock is the elements a goroutine takes at a time in a
+// memory-bound loop.
+const memoryBoundBlock = 1 << 18
+
 // parallelFor splits [0, n) over the cores for memory-bound loops.
 func parallelFor(n int, fn func(lo, hi int)) {
-	parallel.Blocks(n, 1<<18, 0, func(_, lo, hi int) { fn(lo, hi) })
+	parallel.Blocks(n, memoryBoundBlock, 0, func(_, lo, hi int) { fn(lo, hi) })
 }
 
 func parallelCopy[T any](dst, src []T) {

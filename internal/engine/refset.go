@@ -18,10 +18,7 @@ type refSet struct {
 	xyzw  []float32 // float32 unit vectors as float4 (x, y, z, 0), for the GPU
 	orig  []uint32  // orig[k] = input index of distinct reference k
 	dups  bool      // whether any duplicate was merged (orig is not the identity)
-	// box is the unit vectors' bounding box, found with them when boxed
-	// (fittedCube).
-	box   bbox
-	boxed bool
+	box   bbox      // the unit vectors' bounding box, found with them (fittedCube)
 
 	// Scratch kept for the next prepare (a session prepares every query).
 	ux, uy, uz, cx, cy, cz []float64
@@ -30,12 +27,9 @@ type refSet struct {
 	tables                 [][]int32
 }
 
-func prepareRefs(ref Points) *refSet { return prepareRefsOn(ref, nil) }
-
-// prepareRefsOn is prepareRefs on team's workers.
-func prepareRefsOn(ref Points, team *parallel.Team) *refSet {
+func prepareRefs(ref Points) *refSet {
 	s := &refSet{}
-	s.prepareOn(ref, team)
+	s.prepare(ref)
 	return s
 }
 
@@ -65,14 +59,17 @@ func grow[T any](b []T, n int) []T {
 // prepare fills s from ref, reusing s's memory: unit vectors, exact
 // duplicates merged, the interleaved forms the GPU reads. About a
 // millisecond for 2^16 references, per query and per simulation step.
-func (s *refSet) prepare(ref Points) { s.prepareOn(ref, nil) }
+func (s *refSet) prepare(ref Points) {
+	s.prepareCPU(ref, nil)
+	s.interleave(nil)
+}
 
-// prepareOn is prepare on team's workers.
-func (s *refSet) prepareOn(ref Points, team *parallel.Team) {
+// prepareCPU is prepare on team's workers without the GPU's interleaved
+// forms: what the CPU engine reads.
+func (s *refSet) prepareCPU(ref Points, team *parallel.Team) {
 	s.unitVectors(ref, team)
 	s.markDuplicates(team)
 	s.keepDistinct()
-	s.interleave(team)
 }
 
 // unitVectorsBlock is the references unitVectors takes at a time.
@@ -104,7 +101,7 @@ func (s *refSet) unitVectors(ref Points, team *parallel.Team) {
 		}
 		boxes[lo/unitVectorsBlock] = box
 	})
-	s.box, s.boxed = emptyBox(), true
+	s.box = emptyBox()
 	for _, b := range boxes {
 		s.box.join(&b)
 	}

@@ -11,10 +11,10 @@ import (
 // task (a query's check, preparation, index build and answers), so that
 // each step starts on every worker at once. Blocks starts goroutines for
 // every call, and the runtime wakes idle cores for them one after another
-// (a futex each, and on a virtual machine an interrupt to a halted CPU):
-// the last of 16 then starts 0.5 to 9 ms after the first, a loss paid at
-// every step. A team's workers spin between steps instead, yielding their
-// core to any other goroutine, and sleep only after TeamSpin without one.
+// (a futex each, and on a virtual machine an interrupt to a halted CPU), a
+// loss of milliseconds paid at every step (BENCHMARKS.md). A team's
+// workers spin between steps instead, yielding their core to any other
+// goroutine, and sleep only after teamSpin without one.
 //
 // Steps are handed to the team from one goroutine at a time, which takes
 // part as worker 0; a step's function must not hand the team a step of its
@@ -29,10 +29,10 @@ type Team struct {
 	done    sync.WaitGroup
 }
 
-// TeamSpin is how long a worker waits for the next step awake: longer than
+// teamSpin is how long a worker waits for the next step awake: longer than
 // the serial stretches between a query's steps, short enough that an idle
 // team soon leaves its cores to the rest of the program.
-const TeamSpin = 2 * time.Millisecond
+const teamSpin = 2 * time.Millisecond
 
 // teamYieldEvery is how many polls of the next step a spinning worker makes
 // between yields of its core.
@@ -96,11 +96,12 @@ func (t *Team) Blocks(n, block int, fn func(w, lo, hi int)) {
 		return
 	}
 	block = max(block, 1)
-	s := &teamStep{n: n, block: block, blocks: (n + block - 1) / block, fn: fn}
-	if s.blocks == 1 || t.workers == 1 {
+	blocks := (n + block - 1) / block
+	if blocks == 1 || t.workers == 1 {
 		Blocks(n, block, 1, fn)
 		return
 	}
+	s := &teamStep{n: n, block: block, blocks: blocks, fn: fn}
 	t.step.Store(s)
 	if t.parked.Load() > 0 {
 		t.mu.Lock()
@@ -145,10 +146,10 @@ func (t *Team) work(w int) {
 }
 
 // await is the first step other than seen, or nil once the team closes:
-// polled for TeamSpin, yielding the core every teamYieldEvery polls, then
+// polled for teamSpin, yielding the core every teamYieldEvery polls, then
 // waited for asleep.
 func (t *Team) await(seen *teamStep) *teamStep {
-	deadline := time.Now().Add(TeamSpin)
+	deadline := time.Now().Add(teamSpin)
 	for polls := 1; ; polls++ {
 		if s := t.step.Load(); s != seen {
 			return s

@@ -14,7 +14,7 @@ func TestTeamCoversEveryIndexOnce(t *testing.T) {
 		}
 		for step, tc := range []struct{ n, block int }{{0, 4}, {1, 4}, {10, 3}, {1000, 7}, {1000, 1000}, {5, 0}, {100000, 64}} {
 			if step == 3 {
-				time.Sleep(3 * TeamSpin) // the workers asleep: the next step wakes them
+				time.Sleep(3 * teamSpin) // the workers asleep: the next step wakes them
 			}
 			hits := make([]atomic.Int32, tc.n)
 			team.Blocks(tc.n, tc.block, func(w, lo, hi int) {
@@ -61,7 +61,7 @@ func TestTeamStepsInOrder(t *testing.T) {
 
 func TestTeamCloseIdle(t *testing.T) {
 	team := NewTeam(8)
-	time.Sleep(3 * TeamSpin)
+	time.Sleep(3 * teamSpin)
 	team.Close() // wakes the sleeping workers and waits for them
 	var nilTeam *Team
 	nilTeam.Close()
