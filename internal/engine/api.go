@@ -75,10 +75,11 @@ type Request struct {
 	// engines skip preparing it, and a GPU that holds it from an earlier
 	// query does not send it again.
 	Prepared *Prepared
-	// team, when set, runs the request's parallel steps, and faces, when
-	// set, is memory for its face cells (CPU.Nearest).
+	// team, when set, runs the request's parallel steps; faces and trees,
+	// when set, are memory for its face cells and k-d tree (CPU.Nearest).
 	team  *parallel.Team
 	faces *faceMemory
+	trees *kdMemory
 }
 
 // Prepared is a reference set prepared for many queries: unit vectors with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -277,8 +278,10 @@ type faceSurvivor struct {
 // returns which split (bit a*faceTileN+b for cell (a, b)). The cells take
 // their candidates from one pool of the references near the tile when it
 // holds at most b.poolMost, else each walks the tree. A tile of one cell
-// pools only from the grid, sparing the tree's build.
-func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16) {
+// pools only from the grid, sparing the tree's build. A tile that needs
+// the tree before it is built is left (later true), none of its cells
+// built.
+func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16, later bool) {
 	var gs [faceTileN * faceTileN]faceGeom
 	for a := range t.rows {
 		for c := range t.cols {
@@ -286,7 +289,14 @@ func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16) {
 		}
 	}
 	fromGrid := level == 0 && b.grid != nil
-	pooled := (t.rows*t.cols > 1 || fromGrid) && b.poolMost > 0 && b.gatherPool(gs[:], t, fromGrid) && len(b.pool.id) > 0
+	pooled, gathered := false, true
+	if (t.rows*t.cols > 1 || fromGrid) && b.poolMost > 0 {
+		pooled, gathered = b.gatherPool(gs[:], t, fromGrid)
+		pooled = pooled && len(b.pool.id) > 0
+	}
+	if !gathered || (!pooled && b.trees.built() == nil) {
+		return 0, true
+	}
 	for a := range t.rows {
 		for c := range t.cols {
 			o := t.out(a, c)
@@ -296,7 +306,7 @@ func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16) {
 			}
 		}
 	}
-	return splits
+	return splits, false
 }
 
 // gatherPool fills b.pool with every reference within reach of the
@@ -304,10 +314,11 @@ func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16) {
 // c's nearest reference plus, for the farthest cell, twice its centre's
 // chord from c and twice its alpha. A cell's nearest reference then lies
 // within its centre's chord from c plus that chord plus d_c, and so does
-// every reference within d0 + 2 alpha of its centre. It returns false,
-// the pool unusable, past b.poolMost references. fromGrid gathers through
-// b.grid instead of the tree.
-func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile, fromGrid bool) bool {
+// every reference within d0 + 2 alpha of its centre. pooled is false, the
+// pool unusable, past b.poolMost references. fromGrid gathers through
+// b.grid instead of the tree; gathered is false where the grid cannot
+// decide and the tree is not built yet.
+func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile, fromGrid bool) (pooled, gathered bool) {
 	var c [3]float64
 	for a := range t.rows {
 		for k := range t.cols {
@@ -326,12 +337,15 @@ func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile, fromGrid bool) bool
 	}
 	if fromGrid {
 		if pooled, decided := b.gatherFromGrid(c, reach); decided {
-			return pooled
+			return pooled, true
 		}
 	}
-	tree := b.trees.get()
+	tree := b.trees.built()
+	if tree == nil {
+		return false, false
+	}
 	dc2, _ := tree.nearest(c[0], c[1], c[2], nil)
-	return b.pool.gather(tree, c, poolChord(dc2, reach), b.poolMost)
+	return b.pool.gather(tree, c, poolChord(dc2, reach), b.poolMost), true
 }
 
 // poolChord is the chord of a tile's pool around a centre whose nearest
@@ -551,10 +565,38 @@ func buildFaceCells(ctx context.Context, refs *refSet, trees *lazyTree, side int
 }
 
 // faceMemory is memory a face index may take its lists and heads from
-// (a nil one: none), and leaves them in when it is done with them.
+// (a nil one: none), and leaves them in when it is done with them, and
+// the build's scratch: the cells' outcomes (the first level's, then each
+// level's children's), the workers' builders and the layout's spans.
 type faceMemory struct {
-	head   []faceHead
-	blocks []faceBlock
+	head     []faceHead
+	blocks   []faceBlock
+	outs     []faceOut
+	kids     [faceLevels][]faceOut
+	builders []*faceBuilder
+	spans    []faceSpan
+}
+
+// takeBuilders is a builder for each of workers, from m's where it has
+// them, set for this build; their scratch and lists' arena are kept.
+func (m *faceMemory) takeBuilders(workers int, refs *refSet, trees *lazyTree, grid *gridIndex, poolMost int) []*faceBuilder {
+	for len(m.builders) < workers {
+		m.builders = append(m.builders, &faceBuilder{})
+	}
+	bs := m.builders[:workers]
+	for _, b := range bs {
+		b.refs, b.trees, b.grid, b.poolMost, b.arena = refs, trees, grid, poolMost, b.arena[:0]
+	}
+	return bs
+}
+
+// cleared is n outcomes from mem (kept in *mem for the next build), set
+// to none on team's workers.
+func cleared(mem *[]faceOut, n int, team *parallel.Team) []faceOut {
+	outs := grow(*mem, n)
+	*mem = outs
+	team.Blocks(n, 1<<12, func(_, lo, hi int) { clear(outs[lo:hi]) })
+	return outs
 }
 
 // release leaves fc's lists and heads in m for another index; a nil m
@@ -571,33 +613,40 @@ func (m *faceMemory) release(fc *faceIndex) {
 func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory, poolMost int, fromGrid bool) (*faceIndex, string, error) {
 	var grid *gridIndex
 	if fromGrid {
+		end := trees.trace.Begin("host", "face cells, grid")
 		grid = faceGridFor(refs, side, team)
+		end()
 	}
-	outs := make([]faceOut, faceCells(side))
+	if mem == nil {
+		mem = &faceMemory{}
+	}
+	outs := cleared(&mem.outs, faceCells(side), team)
 	var tiles []faceTile
 	for f := range 6 {
 		tiles = tilesOf(faceCell{f: f, n: side}, side, outs[f*side*side:], side, tiles)
 	}
 	// A builder for every worker any level may use: the levels below can
 	// have more cells than the first.
-	builders := make([]*faceBuilder, team.Workers())
-	for w := range builders {
-		builders[w] = &faceBuilder{refs: refs, trees: trees, grid: grid, poolMost: poolMost}
-	}
+	builders := mem.takeBuilders(team.Workers(), refs, trees, grid, poolMost)
+	defer mem.takeBuilders(team.Workers(), nil, nil, nil, 0) // the kept builders hold no query's references
 	places := len(outs)
 	for level := 0; len(tiles) > 0; level++ {
 		var cells int
-		if tiles, cells = buildLevel(ctx, tiles, level, builders, team); ctx.Err() != nil {
+		end := trees.trace.Begin("host", fmt.Sprintf("face cells, level %d", level))
+		tiles, cells = buildLevel(ctx, tiles, level, builders, team, mem)
+		if end(); ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}
 		if places += cells; places > maxFacePlaces {
 			return nil, fmt.Sprintf("over %d cells", maxFacePlaces), nil
 		}
 	}
+	end := trees.trace.Begin("host", "face cells, layout")
 	fc := &faceIndex{side: side, orig: refs.orig}
 	fc.assemble(outs, refs, team, mem)
+	end()
 	if fc.treeCells > 0 {
-		fc.tree = trees.get()
+		fc.tree = trees.buildOn(team)
 	}
 	return fc, "", nil
 }
@@ -643,19 +692,47 @@ func tilesOf(c faceCell, n int, outs []faceOut, stride int, dst []faceTile) []fa
 
 // buildLevel builds the cells of one level's tiles; it returns the tiles
 // of the children of those that split, in the order of their parents
-// whatever the goroutines' timing, and how many cells they hold.
-func buildLevel(ctx context.Context, tiles []faceTile, level int, builders []*faceBuilder, team *parallel.Team) ([]faceTile, int) {
-	splits := make([]uint16, len(tiles))
+// whatever the goroutines' timing, and how many cells they hold. The
+// tree is built first where every tile of the level may walk it (a level
+// below the first, or no grid), else once the level's other tiles are
+// built, if any tile could not do without it.
+func buildLevel(ctx context.Context, tiles []faceTile, level int, builders []*faceBuilder, team *parallel.Team, mem *faceMemory) ([]faceTile, int) {
+	trees := builders[0].trees
+	if level > 0 || builders[0].grid == nil {
+		trees.buildOn(team)
+	}
+	splits, later := make([]uint16, len(tiles)), make([]bool, len(tiles))
 	team.Blocks(len(tiles), 1, func(w, lo, hi int) {
 		if ctx.Err() != nil {
 			return
 		}
 		for k := lo; k < hi; k++ {
-			splits[k] = builders[w].buildTile(&tiles[k], level)
+			splits[k], later[k] = builders[w].buildTile(&tiles[k], level)
 		}
 	})
-	var next []faceTile
-	cells := 0
+	var waiting []int
+	for k := range later {
+		if later[k] {
+			waiting = append(waiting, k)
+		}
+	}
+	if len(waiting) > 0 && ctx.Err() == nil {
+		trees.buildOn(team)
+		team.Blocks(len(waiting), 1, func(w, lo, hi int) {
+			for _, k := range waiting[lo:hi] {
+				splits[k], _ = builders[w].buildTile(&tiles[k], level)
+			}
+		})
+	}
+	split := 0
+	for _, s := range splits {
+		split += bits.OnesCount16(s)
+	}
+	if split == 0 {
+		return nil, 0
+	}
+	kids := cleared(&mem.kids[level], split*faceSplitN*faceSplitN, team)
+	next := make([]faceTile, 0, split*faceSplitN*faceSplitN/(faceTileN*faceTileN))
 	for k := range tiles {
 		t := &tiles[k]
 		for a := range t.rows {
@@ -664,13 +741,12 @@ func buildLevel(ctx context.Context, tiles []faceTile, level int, builders []*fa
 					continue
 				}
 				o, c := t.out(a, b), t.cell(a, b)
-				o.kids = make([]faceOut, faceSplitN*faceSplitN)
+				o.kids, kids = kids[:faceSplitN*faceSplitN:faceSplitN*faceSplitN], kids[faceSplitN*faceSplitN:]
 				next = tilesOf(c.firstChild(), faceSplitN, o.kids, faceSplitN, next)
-				cells += len(o.kids)
 			}
 		}
 	}
-	return next, cells
+	return next, split * faceSplitN * faceSplitN
 }
 
 // faceSpan is what a first-level cell's subtree takes: its descendants'
@@ -706,36 +782,38 @@ func (o *faceOut) span(level int) faceSpan {
 // descendants in a range of their own (children in a row, depth first),
 // its blocks likewise; in mem's memory where it has some.
 func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, team *parallel.Team, mem *faceMemory) {
-	spans := make([]faceSpan, len(outs))
-	team.Blocks(len(outs), 256, func(_, lo, hi int) {
+	spans := grow(mem.spans, len(outs))
+	mem.spans = spans
+	team.Blocks(len(outs), faceLayoutBlock, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			spans[k] = outs[k].span(0)
 		}
 	})
 	places, blocks := len(outs), 0
-	placeAt, blockAt := make([]int, len(outs)), make([]int, len(outs))
-	for k, sp := range spans {
-		placeAt[k], blockAt[k] = places, blocks
-		places += sp.places
-		blocks += sp.blocks
+	for k := range spans { // each span's places and blocks become its first ones
+		sp := &spans[k]
 		fc.split += sp.split
 		fc.levels = max(fc.levels, sp.levels)
 		fc.entries += sp.entries
 		fc.longest = max(fc.longest, sp.longest)
 		fc.treeCells += sp.tree
-	}
-	if mem == nil {
-		mem = &faceMemory{}
+		places, sp.places = places+sp.places, places
+		blocks, sp.blocks = blocks+sp.blocks, blocks
 	}
 	// place writes every head and block: none needs clearing.
 	fc.head, fc.blocks = grow(mem.head, places), grow(mem.blocks, blocks)
-	team.Blocks(len(outs), 256, func(_, lo, hi int) {
+	team.Blocks(len(outs), faceLayoutBlock, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			next, block := placeAt[k], blockAt[k]
+			next, block := spans[k].places, spans[k].blocks
 			fc.place(k, &outs[k], &next, &block, refs)
 		}
 	})
 }
+
+// faceLayoutBlock is the first-level cells a step of the layout takes at
+// a time: few enough that a crowded region's split cells spread over the
+// workers.
+const faceLayoutBlock = 64
 
 // place writes cell o at place at: its list's blocks from *block, or its
 // children from *next (their subtrees after them), advancing both.

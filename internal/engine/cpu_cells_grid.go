@@ -14,7 +14,9 @@ import (
 // where every first-level tile's pool fits (references spread over the
 // sphere) nothing else needs the tree, so it is never built. The finer
 // levels' small tiles, crowded tiles and cells without a list use the
-// tree, built on first use (lazyTree).
+// tree, built on the build's team when first needed (lazyTree): a
+// first-level tile that needs it before then waits for the rest of its
+// level, after which the tree is built and the waiting tiles are built.
 
 // faceGridCells is the first level's face cells a grid cell spans along a
 // face edge: a tile's pool (a ball about two tiles wide) then spans about
@@ -46,31 +48,44 @@ func faceGridFor(refs *refSet, side int, team *parallel.Team) *gridIndex {
 	return buildFittedGridOn(refs, faceGridSide(side), team)
 }
 
-// lazyTree is the references' k-d tree, built once on first use by
-// whichever goroutine asks first.
+// lazyTree is the references' k-d tree, built between the build's steps
+// on its team when a level first needs it (buildOn), or by get's first
+// caller otherwise.
 type lazyTree struct {
 	refs  *refSet
 	trace *trace.Recorder
+	mem   *kdMemory // where the tree is built; nil: fresh memory
 	once  sync.Once
 	tree  atomic.Pointer[kdTree]
+	made  bool // the tree was built here, in mem
 }
 
 // newLazyTree holds tree when one is built already (nil: built on first
-// use).
-func newLazyTree(refs *refSet, tree *kdTree, tr *trace.Recorder) *lazyTree {
-	lt := &lazyTree{refs: refs, trace: tr}
+// use, in mem's memory).
+func newLazyTree(refs *refSet, tree *kdTree, tr *trace.Recorder, mem *kdMemory) *lazyTree {
+	lt := &lazyTree{refs: refs, trace: tr, mem: mem}
 	lt.tree.Store(tree)
 	return lt
 }
 
 // get is the tree, built by the first caller; the others wait for it.
-func (lt *lazyTree) get() *kdTree {
+func (lt *lazyTree) get() *kdTree { return lt.buildOn(nil) }
+
+// buildOn is the tree, built on team's workers (nil: a team of its own)
+// unless it is built already. It hands team steps: never call it inside
+// one.
+func (lt *lazyTree) buildOn(team *parallel.Team) *kdTree {
 	if t := lt.tree.Load(); t != nil {
 		return t
 	}
 	lt.once.Do(func() {
 		end := lt.trace.Begin("host", "k-d tree")
-		lt.tree.Store(buildKDTree(lt.refs))
+		if team == nil && lt.refs.n >= kdParallelMin {
+			team = parallel.NewTeam(0)
+			defer team.Close()
+		}
+		lt.tree.Store(buildKDTreeOn(lt.refs, team, lt.mem))
+		lt.made = true
 		end()
 	})
 	return lt.tree.Load()
@@ -78,6 +93,14 @@ func (lt *lazyTree) get() *kdTree {
 
 // built is the tree if it was built, else nil.
 func (lt *lazyTree) built() *kdTree { return lt.tree.Load() }
+
+// release leaves the tree built here in its memory, for the next query's;
+// nothing may read the tree after.
+func (lt *lazyTree) release() {
+	if lt.made {
+		lt.mem.release(lt.tree.Load())
+	}
+}
 
 // gatherFromGrid is gatherPool's pool for a tile of centre c and reach
 // through b.grid; decided is false where the grid's searches would walk

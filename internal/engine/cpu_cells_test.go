@@ -38,7 +38,7 @@ func faceIndexGathered(t *testing.T, ref Points, side, poolMost int, fromGrid bo
 	}
 	team := parallel.NewTeam(7) // an odd team: blocks left over at every level
 	defer team.Close()
-	fc, why, err := buildFaceCellsPooled(context.Background(), refs, newLazyTree(refs, tree, nil), side, team, nil, poolMost, fromGrid)
+	fc, why, err := buildFaceCellsPooled(context.Background(), refs, newLazyTree(refs, tree, nil, nil), side, team, nil, poolMost, fromGrid)
 	if err != nil || fc == nil {
 		t.Fatalf("face cells refused: %s %v", why, err)
 	}
@@ -148,18 +148,27 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 
 // A tile's cells built from its pool keep the lists the tree walks give
 // them: the same first-filter survivors, scanned four at a time (random
-// references, where no two lie equally far from a cell's centre).
+// references, where no two lie equally far from a cell's centre). In the
+// northern hemisphere the grid cannot pool the south's first-level tiles,
+// which wait for the tree's build; near a crowd, tiles' pools overflow and
+// their cells walk the tree.
 func TestFaceTilesMatchWalks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	crowd := Radians64(make([]float64, 1<<14), make([]float64, 1<<14))
+	for i := range crowd.Lat64 {
+		crowd.Lat64[i], crowd.Lon64[i] = 0.4+0.3*rng.NormFloat64(), 2+0.3*rng.NormFloat64()
+	}
 	for _, tc := range []struct {
-		n, side int
-	}{{1 << 12, 20}, {1 << 14, 31}, {1 << 16, 62}} {
-		ref := spherePoints(tc.n, 5)
-		walked, _ := faceIndexPooled(t, ref, tc.side, 0)
+		ref  Points
+		side int
+	}{{spherePoints(1<<12, 5), 20}, {spherePoints(1<<14, 5), 31}, {spherePoints(1<<16, 5), 62},
+		{northern(spherePoints(1<<14, 5)), 31}, {crowd, 31}} {
+		walked, _ := faceIndexPooled(t, tc.ref, tc.side, 0)
 		for _, grid := range []bool{false, true} {
-			pooled, _ := faceIndexGathered(t, ref, tc.side, faceTilePool, grid)
+			pooled, _ := faceIndexGathered(t, tc.ref, tc.side, faceTilePool, grid)
 			if !slices.Equal(pooled.head, walked.head) || !slices.EqualFunc(pooled.blocks, walked.blocks,
 				func(a, b faceBlock) bool { return a.orig == b.orig }) {
-				t.Fatalf("%d references, side %d, pools from the grid %v: pooled %s, walked %s", tc.n, tc.side, grid,
+				t.Fatalf("%d references, side %d, pools from the grid %v: pooled %s, walked %s", tc.ref.Len(), tc.side, grid,
 					pooled.note(), walked.note())
 			}
 		}
@@ -280,9 +289,10 @@ func BenchmarkFaceBuild(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var fc *faceIndex
 			var mem faceMemory // reused, as the engine's queries do
+			var kd kdMemory
 			for b.Loop() {
 				var err error
-				trees := newLazyTree(refs, nil, nil)
+				trees := newLazyTree(refs, nil, nil, &kd)
 				team := parallel.NewTeam(0)
 				fc, _, err = buildFaceCells(context.Background(), refs, trees, side, team, &mem)
 				team.Close()
@@ -290,6 +300,7 @@ func BenchmarkFaceBuild(b *testing.B) {
 					b.Fatal("refused", err)
 				}
 				mem.release(fc)
+				trees.release()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(fc.head)), "ns/cell")
 		})

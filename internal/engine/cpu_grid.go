@@ -147,7 +147,7 @@ const (
 	// fillBlockMin is the fewest references a block of fill takes.
 	fillBlockMin = 1 << 12
 	// fillCellsBlock is the cells a step of fill's offsets takes at a time.
-	fillCellsBlock = 1 << 12
+	fillCellsBlock = 1 << 10
 )
 
 // cell32 is the global grid's cell of a float32 unit vector.
@@ -363,7 +363,8 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.n) {
 		end := req.Trace.Begin("host", "face cells")
 		side := cellsSideFor(req.Obs.Len(), refs.n, false) // the GPU's balance of build and query
-		trees := newLazyTree(refs, tree, req.Trace)
+		trees := newLazyTree(refs, tree, req.Trace, req.trees)
+		defer trees.release() // after every path below that reads the tree
 		fc, why, err := buildFaceCells(ctx, refs, trees, side, req.team, req.faces)
 		tree = trees.built()
 		end()

@@ -2,9 +2,6 @@ package engine
 
 import (
 	"math"
-	"math/bits"
-	"runtime"
-	"sync"
 
 	"github.com/geoknn/geoknn/internal/parallel"
 )
@@ -32,27 +29,199 @@ type kdNode struct {
 
 const kdLeaf = 8 // references a leaf holds at most
 
-// buildKDTree builds the tree over refs.
+// buildKDTree builds the tree over refs, on a team of its own when they
+// are many.
 func buildKDTree(refs *refSet) *kdTree {
+	if refs.n < kdParallelMin {
+		return buildKDTreeOn(refs, nil, nil)
+	}
+	team := parallel.NewTeam(0)
+	defer team.Close()
+	return buildKDTreeOn(refs, team, nil)
+}
+
+// buildKDTreeOn builds the tree over refs on team's workers (nil: one
+// goroutine), in mem's memory where it has some (nil: none); it hands the
+// team steps, so it must not run inside one.
+//
+// The top levels split level by level: while a level has fewer nodes than
+// half the workers, their selections share every worker; then a node a
+// worker, until there are kdSubtrees subtrees a worker, which a last step
+// builds, one a worker at a time. The tree is the same for any team.
+func buildKDTreeOn(refs *refSet, team *parallel.Team, mem *kdMemory) *kdTree {
 	n := refs.n
-	pts := make([]kdPoint, n)
-	parallel.Blocks(n, 1<<13, 0, func(_, lo, hi int) {
+	run := serialBlocks
+	if team != nil {
+		run = team.Blocks
+	}
+	if mem == nil {
+		mem = &kdMemory{}
+	}
+	// Every point, node and column is written below: none needs clearing.
+	pts := grow(mem.pts, n)
+	run(n, 1<<13, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			pts[k] = kdPoint{c: [3]float64{refs.x[k], refs.y[k], refs.z[k]}, id: uint32(k)}
 		}
 	})
 	sizes := kdSizes{}
-	t := &kdTree{nodes: make([]kdNode, sizes.nodes(n))}
-	cols := kdColumns{x: make([]float64, n), y: make([]float64, n), z: make([]float64, n), id: make([]uint32, n)}
+	t := &kdTree{nodes: grow(mem.nodes, sizes.nodes(n))}
+	cols := kdColumns{x: grow(mem.cols.x, n), y: grow(mem.cols.y, n), z: grow(mem.cols.z, n), id: grow(mem.cols.id, n)}
 	b := kdBuild{t: t, pts: pts, cols: cols, sizes: sizes}
-	b.build(0, 0, n, kdSpawnDepth(runtime.GOMAXPROCS(0)))
-	parallel.Blocks(n, 1<<13, 0, func(_, lo, hi int) {
+	if team == nil {
+		b.build(kdSpan{0, 0, n})
+	} else {
+		b.buildOn(team)
+	}
+	run(n, 1<<13, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			cols.set(k, &pts[k])
 		}
 	})
 	t.kdColumns = cols
+	*mem = kdMemory{pts: pts} // the tree's own arrays come back with release
 	return t
+}
+
+// kdMemory is memory a tree may be built in (a nil one: none): the build's
+// scratch, and the arrays of a tree that is done with.
+type kdMemory struct {
+	pts   []kdPoint
+	nodes []kdNode
+	cols  kdColumns
+}
+
+// release leaves t's arrays in m for another tree; a nil m keeps nothing.
+// Nothing may read t after.
+func (m *kdMemory) release(t *kdTree) {
+	if m != nil && t != nil {
+		m.nodes, m.cols = t.nodes, t.kdColumns
+	}
+}
+
+// kdSubtrees is the subtrees a worker that buildOn's last step builds:
+// enough that workers finishing early take another.
+const kdSubtrees = 4
+
+// kdSpan is a node to build: its place, and its references [start, end).
+type kdSpan struct {
+	at         int32
+	start, end int
+}
+
+func (s kdSpan) mid() int { return (s.start + s.end) / 2 }
+
+// buildOn builds the tree on team's workers.
+func (b *kdBuild) buildOn(team *parallel.Team) {
+	workers := team.Workers()
+	level := []kdSpan{{0, 0, len(b.pts)}}
+	var inner []int32 // the nodes split above the subtrees, parents first
+	for len(level) > 0 && len(level) < kdSubtrees*workers {
+		kids := make([][2]kdSpan, len(level))
+		split := make([]bool, len(level))
+		if 2*len(level) < workers { // few, large nodes: their selections share every worker
+			b.splitLevel(level, kids, split, team)
+		} else {
+			team.Blocks(len(level), 1, func(_, lo, hi int) {
+				for k := lo; k < hi; k++ {
+					kids[k], split[k] = b.split(level[k], serialBlocks)
+				}
+			})
+		}
+		var next []kdSpan
+		for k := range level {
+			if split[k] {
+				inner = append(inner, level[k].at)
+				next = append(next, kids[k][0], kids[k][1])
+			}
+		}
+		level = next
+	}
+	team.Blocks(len(level), 1, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			b.build(level[k])
+		}
+	})
+	for k := len(inner) - 1; k >= 0; k-- {
+		b.join(inner[k])
+	}
+}
+
+// splitLevel is split for each node of level at once, their selections'
+// passes in shared steps of team; kids[k] and split[k] are node k's.
+func (b *kdBuild) splitLevel(level []kdSpan, kids [][2]kdSpan, split []bool, team *parallel.Team) {
+	jobs := make([]kdSelectJob, 0, len(level))
+	for k, s := range level {
+		var axis int
+		if axis, split[k] = b.open(s); split[k] {
+			jobs = append(jobs, kdSelectJob{pts: b.pts[s.start:s.end], scratch: b.cols.slice(s.start, s.end),
+				nth: s.mid() - s.start, axis: axis})
+		}
+	}
+	selectNthMany(jobs, team.Blocks)
+	for k, s := range level {
+		if split[k] {
+			kids[k] = b.children(s)
+		}
+	}
+}
+
+// build makes node s and its subtree on the calling goroutine.
+func (b *kdBuild) build(s kdSpan) {
+	kids, split := b.split(s, serialBlocks)
+	if !split {
+		return
+	}
+	b.build(kids[0])
+	b.build(kids[1])
+	b.join(s.at)
+}
+
+// split makes node s: a leaf (false) when open says so, else its
+// references split at their median along the widest axis (through run
+// when they are many), and its children.
+func (b *kdBuild) split(s kdSpan, run blockRunner) ([2]kdSpan, bool) {
+	axis, ok := b.open(s)
+	if !ok {
+		return [2]kdSpan{}, false
+	}
+	pts, nth := b.pts[s.start:s.end], s.mid()-s.start
+	if len(pts) >= kdParallelMin {
+		selectNthParallel(pts, b.cols.slice(s.start, s.end), nth, axis, run)
+	} else {
+		selectNth(pts, nth, axis)
+	}
+	return b.children(s), true
+}
+
+// open writes node s's range; a node of at most kdLeaf references is a
+// leaf, given its box (false), any other is split along axis.
+func (b *kdBuild) open(s kdSpan) (axis int, split bool) {
+	nd := &b.t.nodes[s.at]
+	*nd = kdNode{start: int32(s.start), end: int32(s.end), left: -1, right: -1}
+	if s.end-s.start <= kdLeaf {
+		nd.lo, nd.hi = box(b.pts[s.start:s.end])
+		return 0, false
+	}
+	return widest(b.pts[s.start:s.end]), true
+}
+
+// children links split node s to its children, at their pre-order
+// places, once its references are split at the median.
+func (b *kdBuild) children(s kdSpan) [2]kdSpan {
+	left := s.at + 1
+	right := left + int32(b.sizes.count(s.mid()-s.start))
+	b.t.nodes[s.at].left, b.t.nodes[s.at].right = left, right
+	return [2]kdSpan{{left, s.start, s.mid()}, {right, s.mid(), s.end}}
+}
+
+// join makes split node at's box the union of its children's.
+func (b *kdBuild) join(at int32) {
+	n := &b.t.nodes[at]
+	l, r := &b.t.nodes[n.left], &b.t.nodes[n.right]
+	for a := range 3 {
+		n.lo[a], n.hi[a] = min(l.lo[a], r.lo[a]), max(l.hi[a], r.hi[a])
+	}
 }
 
 // kdPoint is a reference as the build moves it: a swap moves one 32-byte
@@ -118,72 +287,25 @@ func (s kdSizes) count(n int) int {
 	return s[n]
 }
 
-// kdSpawnDepth is how many levels of the build hand their left subtree to
-// another goroutine for procs processors: up to 16 goroutines at once, no
-// more than procs, the tree's build being the serial part of a CPU
-// face-cell query otherwise.
-func kdSpawnDepth(procs int) int { return min(bits.Len(uint(max(procs, 1)))-1, 4) }
-
-// kdSpawnMin is the fewest references a subtree must hold to be built on a
-// goroutine of its own.
-const kdSpawnMin = 1 << 12
-
-// build makes node at, of references [start, end), and its subtree; spawn
-// levels below may build their left subtree concurrently.
-func (b *kdBuild) build(at int32, start, end int, spawn int) {
-	t := b.t
-	t.nodes[at] = kdNode{start: int32(start), end: int32(end), left: -1, right: -1}
-	if end-start <= kdLeaf {
-		t.nodes[at].lo, t.nodes[at].hi = box(b.pts[start:end])
-		return
-	}
-	mid := (start + end) / 2
-	if axis := widest(b.pts[start:end]); end-start >= kdParallelMin {
-		selectNthParallel(b.pts[start:end], b.cols.slice(start, end), mid-start, axis, 1<<spawn)
-	} else {
-		selectNth(b.pts[start:end], mid-start, axis)
-	}
-	left := at + 1
-	right := left + int32(b.sizes.count(mid-start))
-	if spawn > 0 && end-start >= kdSpawnMin {
-		var wg sync.WaitGroup
-		wg.Go(func() { b.build(left, start, mid, spawn-1) })
-		b.build(right, mid, end, spawn-1)
-		wg.Wait()
-	} else {
-		b.build(left, start, mid, 0)
-		b.build(right, mid, end, 0)
-	}
-	n := &t.nodes[at]
-	n.left, n.right = left, right
-	l, r := &t.nodes[left], &t.nodes[right]
-	for a := range 3 { // the union of the children's boxes
-		n.lo[a], n.hi[a] = l.lo[a], l.hi[a]
-		if r.lo[a] < n.lo[a] {
-			n.lo[a] = r.lo[a]
-		}
-		if r.hi[a] > n.hi[a] {
-			n.hi[a] = r.hi[a]
-		}
-	}
-}
-
 // widest is the axis along which pts spread most: a sample of at most 64
 // of them decides, as the split only needs a good axis.
 func widest(pts []kdPoint) int {
 	step := max(1, len(pts)/64)
-	best, spread := 0, -1.0
-	for a := range 3 {
-		lo, hi := pts[0].c[a], pts[0].c[a]
-		for k := 0; k < len(pts); k += step {
-			if v := pts[k].c[a]; v < lo {
-				lo = v
-			} else if v > hi {
-				hi = v
+	lo, hi := pts[0].c, pts[0].c
+	for k := 0; k < len(pts); k += step { // one pass: a large node's samples are a cache miss each
+		c := &pts[k].c
+		for a := range 3 {
+			if c[a] < lo[a] {
+				lo[a] = c[a]
+			} else if c[a] > hi[a] {
+				hi[a] = c[a]
 			}
 		}
-		if hi-lo > spread {
-			best, spread = a, hi-lo
+	}
+	best := 0
+	for a := 1; a < 3; a++ {
+		if hi[a]-lo[a] > hi[best]-lo[best] {
+			best = a
 		}
 	}
 	return best

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -187,41 +185,6 @@ func TestTreeOrderKey(t *testing.T) {
 	}
 }
 
-// selectNth leaves every key before nth no greater than nth's and every key
-// after it no smaller, equal keys included: the split planes the walk's
-// start node (treeStart) relies on.
-func TestSelectNthPartitions(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 9))
-	for trial := range 300 {
-		n := 2 + rng.IntN(200)
-		pts := make([]kdPoint, n)
-		for k := range pts { // few distinct keys: many ties
-			pts[k] = kdPoint{c: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, id: uint32(k)}
-		}
-		nth := rng.IntN(n)
-		selectNth(pts, nth, 0)
-		for k := range n {
-			if (k < nth && pts[k].c[0] > pts[nth].c[0]) || (k > nth && pts[k].c[0] < pts[nth].c[0]) {
-				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].c[0], k, pts[nth].c[0], nth)
-			}
-		}
-	}
-}
-
-// The tree is the same whatever the goroutines that build it.
-func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
-	refs := prepareRefs(spherePoints(3*kdParallelMin, 12))
-	want := buildKDTree(refs)
-	for _, procs := range []int{1, 3, 16} {
-		was := runtime.GOMAXPROCS(procs)
-		got := buildKDTree(refs)
-		runtime.GOMAXPROCS(was)
-		if !slices.Equal(got.id, want.id) || !slices.Equal(got.nodes, want.nodes) {
-			t.Fatalf("GOMAXPROCS %d: another tree", procs)
-		}
-	}
-}
-
 // References on a lattice (coordinates shared by many, so splits fall among
 // equal keys) and observations on and between its points: the walk from a
 // start node answers as the node-by-node walk does.
@@ -250,39 +213,6 @@ func TestNearestPackedOnALattice(t *testing.T) {
 				t.Fatalf("(%d, %d): from a start node %d at %v, node by node %d at %v", i, j, k, d, wantK, wantD)
 			}
 			hint = leafOf[k]
-		}
-	}
-}
-
-// selectNthParallel leaves the same ordering around nth as selectNth,
-// whatever the keys (spread, few and repeated, or sorted) and goroutines.
-func TestSelectNthParallelPartitions(t *testing.T) {
-	rng := rand.New(rand.NewPCG(10, 11))
-	for trial := range 60 {
-		n := kdParallelMin + rng.IntN(3*kdParallelMin)
-		pts := make([]kdPoint, n)
-		for k := range pts {
-			key := rng.NormFloat64()
-			switch trial % 3 {
-			case 1:
-				key = float64(rng.IntN(7))
-			case 2:
-				key = float64(k)
-			}
-			pts[k] = kdPoint{c: [3]float64{rng.Float64(), key, rng.Float64()}, id: uint32(k)}
-		}
-		nth := rng.IntN(n)
-		scratch := kdColumns{x: make([]float64, n), y: make([]float64, n), z: make([]float64, n), id: make([]uint32, n)}
-		selectNthParallel(pts, scratch, nth, 1, 1+rng.IntN(16))
-		seen := make([]bool, n)
-		for k := range n {
-			if seen[pts[k].id] {
-				t.Fatalf("trial %d: reference %d twice", trial, pts[k].id)
-			}
-			seen[pts[k].id] = true
-			if (k < nth && pts[k].c[1] > pts[nth].c[1]) || (k > nth && pts[k].c[1] < pts[nth].c[1]) {
-				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].c[1], k, pts[nth].c[1], nth)
-			}
 		}
 	}
 }

@@ -194,11 +194,17 @@ func TestCPUReusesMemory(t *testing.T) {
 	plain := spherePoints(3000, 41)
 	dups := Radians64(append(slices.Clone(plain.Lat64[:1000]), plain.Lat64[:200]...),
 		append(slices.Clone(plain.Lon64[:1000]), plain.Lon64[:200]...))
+	rng := rand.New(rand.NewPCG(44, 45))
+	crowd := Radians64(make([]float64, 18000), make([]float64, 18000)) // the tree before the first level
+	for i := range crowd.Lat64 {
+		crowd.Lat64[i], crowd.Lon64[i] = 0.7+0.05*rng.NormFloat64(), 1.1+0.05*rng.NormFloat64()
+	}
 	e := NewCPU(3)
 	for q, tc := range []struct {
 		obs int
 		ref Points
-	}{{1 << 15, plain}, {1 << 15, dups}, {1 << 16, spherePoints(5000, 42)}, {1 << 14, spherePoints(900, 43)}, {500, plain}, {1 << 15, plain}} {
+	}{{1 << 15, plain}, {1 << 15, dups}, {1 << 16, spherePoints(5000, 42)}, {1 << 14, spherePoints(900, 43)}, {500, plain},
+		{1 << 18, northern(spherePoints(20000, 46))}, {1 << 18, crowd}, {1 << 15, northern(spherePoints(3000, 47))}, {1 << 15, plain}} {
 		obs := spherePoints(tc.obs, uint64(50+q))
 		want, got := newResult(tc.obs), newResult(tc.obs)
 		req := Request{Obs: obs, Ref: tc.ref, Algorithm: Grid}
@@ -212,6 +218,7 @@ func TestCPUReusesMemory(t *testing.T) {
 		if !slices.Equal(got.Index, want.Index) || !slices.Equal(got.Distance, want.Distance) {
 			t.Fatalf("query %d (%d x %d, %s): the reused engine's answers differ", q, tc.obs, tc.ref.Len(), st.Note)
 		}
+		t.Logf("query %d: %s", q, st.Note)
 	}
 }
 

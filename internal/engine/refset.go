@@ -69,7 +69,7 @@ func (s *refSet) prepare(ref Points) {
 func (s *refSet) prepareCPU(ref Points, team *parallel.Team) {
 	s.unitVectors(ref, team)
 	s.markDuplicates(team)
-	s.keepDistinct()
+	s.keepDistinct(team)
 }
 
 // unitVectorsBlock is the references unitVectors takes at a time.
@@ -225,31 +225,52 @@ func (s *refSet) probe(table []int32, slot, i int) (int, bool) {
 
 // keepDistinct sets x, y, z to the distinct vectors and orig to their input
 // indices.
-func (s *refSet) keepDistinct() {
+func (s *refSet) keepDistinct(team *parallel.Team) {
 	n := len(s.ux)
-	s.orig = grow(s.orig, n)[:0]
 	if !s.dups {
 		s.x, s.y, s.z = s.ux, s.uy, s.uz
-		s.orig = s.orig[:n]
-		for i := range s.orig {
-			s.orig[i] = uint32(i)
-		}
-		s.n = n
+		orig := grow(s.orig, n)
+		team.Blocks(n, distinctBlock, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				orig[i] = uint32(i)
+			}
+		})
+		s.orig, s.n = orig, n
 		return
 	}
-	for i := range n {
-		if !s.dup[i] {
-			s.orig = append(s.orig, uint32(i))
+	// Each block counts its distinct vectors, then writes them after the
+	// blocks before: the input order kept.
+	first := make([]int, (n+distinctBlock-1)/distinctBlock+1)
+	team.Blocks(n, distinctBlock, func(_, lo, hi int) {
+		kept := 0
+		for i := lo; i < hi; i++ {
+			if !s.dup[i] {
+				kept++
+			}
 		}
+		first[lo/distinctBlock+1] = kept
+	})
+	for b := 1; b < len(first); b++ {
+		first[b] += first[b-1]
 	}
-	m := len(s.orig)
-	s.cx, s.cy, s.cz = grow(s.cx, m), grow(s.cy, m), grow(s.cz, m)
-	s.x, s.y, s.z = s.cx, s.cy, s.cz
-	for k, i := range s.orig {
-		s.x[k], s.y[k], s.z[k] = s.ux[i], s.uy[i], s.uz[i]
-	}
-	s.n = m
+	m := first[len(first)-1]
+	orig := grow(s.orig, m)
+	x, y, z := grow(s.cx, m), grow(s.cy, m), grow(s.cz, m)
+	team.Blocks(n, distinctBlock, func(_, lo, hi int) {
+		k := first[lo/distinctBlock]
+		for i := lo; i < hi; i++ {
+			if !s.dup[i] {
+				orig[k], x[k], y[k], z[k] = uint32(i), s.ux[i], s.uy[i], s.uz[i]
+				k++
+			}
+		}
+	})
+	s.orig, s.cx, s.cy, s.cz = orig, x, y, z
+	s.x, s.y, s.z, s.n = x, y, z, m
 }
+
+// distinctBlock is the references keepDistinct takes at a time.
+const distinctBlock = 1 << 13
 
 // interleave writes the distinct vectors as (x, y, z) float64 triples and
 // (x, y, z, 0) float32 quadruples, as the GPU kernels read them.

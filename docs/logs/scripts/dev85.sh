@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The k-d tree built on the query's team between the face build's steps (new) beside b34d90e (prev): knn run
+# --repeat 11 medians against the sphere and the cities on 16 cores, alternating, two rounds; the stages of the
+# cities' query (the tree and each face level); the tree's and the face build's benchmarks on 16 cores.
+set -u
+tar xzf .carry/bin.tgz
+cd .carry/dev85 && gunzip -f ./*.gz && chmod +x ./* && cd ../..
+export GEOKNN_DATA=$PWD/.data
+D=$PWD/.carry/dev85
+nvidia-smi --query-gpu=name --format=csv,noheader; lscpu | grep -E "Model name"; date
+med() { grep -oE "query +[0-9]+: +[0-9.]+ s" | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {printf "median %.4f s  min %.4f  max %.4f  (%d queries)\n", a[int((NR+1)/2)], a[1], a[NR], NR}'; }
+for round in 1 2; do
+  for ref in 2^16 .data/cities.csv; do
+    echo "== prev --ref $ref, 16 cores"; $D/knnprev run --obs 2^22 --ref $ref --engine cpu --host-points --repeat 11 2>&1 | med
+    echo "== new --ref $ref, 16 cores"; bin/knn run --obs 2^22 --ref $ref --engine cpu --host-points --repeat 11 2>&1 | med
+  done
+done
+for v in prev new; do
+  K=$D/knnprev; [ $v = new ] && K=bin/knn
+  echo "== stages: $v, cities, 11 queries"
+  $K run --obs 2^22 --ref .data/cities.csv --engine cpu --host-points --repeat 11 -v --validate 20000 2>&1 | grep -E "validate:|index:|check obs|prepare|k-d tree|face cells|  batch|  query  "
+done
+cd internal/engine
+for v in prev new; do
+  T=$D/prev.test; [ $v = new ] && T=../../bin/engine.test
+  echo "== FaceBuild: $v"; $T -test.run XXX -test.bench 'FaceBuild' -test.benchtime 20x -test.count 3 -test.cpu 16 | grep Bench
+done
+../../bin/engine.test -test.run XXX -test.bench 'KDTreeBuild' -test.benchtime 20x -test.count 3 -test.cpu 16 | grep Bench
+../../bin/engine.test -test.run XXX -test.bench 'KDTreeBuild' -test.benchtime 20x -test.count 3 -test.cpu 1 | grep Bench
+date

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/geoknn/geoknn/internal/parallel"
+)
+
+// selectNth leaves every key before nth no greater than nth's and every key
+// after it no smaller, equal keys included: the split planes the walk's
+// start node (treeStart) relies on.
+func TestSelectNthPartitions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for trial := range 300 {
+		n := 2 + rng.IntN(200)
+		pts := make([]kdPoint, n)
+		for k := range pts { // few distinct keys: many ties
+			pts[k] = kdPoint{c: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, id: uint32(k)}
+		}
+		nth := rng.IntN(n)
+		selectNth(pts, nth, 0)
+		for k := range n {
+			if (k < nth && pts[k].c[0] > pts[nth].c[0]) || (k > nth && pts[k].c[0] < pts[nth].c[0]) {
+				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].c[0], k, pts[nth].c[0], nth)
+			}
+		}
+	}
+}
+
+// The tree is the same whatever the goroutines that build it (one, a team
+// of any size, or buildKDTree's own under any GOMAXPROCS) and whatever
+// memory it is built in: a larger tree's, left in a kdMemory.
+func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
+	refs := prepareRefs(spherePoints(5*kdParallelMin+7, 12))
+	want := buildKDTreeOn(refs, nil, nil)
+	same := func(got *kdTree) bool {
+		return slices.Equal(got.id, want.id) && slices.Equal(got.x, want.x) && slices.Equal(got.y, want.y) &&
+			slices.Equal(got.z, want.z) && slices.Equal(got.nodes, want.nodes)
+	}
+	var mem kdMemory
+	mem.release(buildKDTreeOn(prepareRefs(spherePoints(7*kdParallelMin, 13)), nil, &mem))
+	for _, workers := range []int{1, 2, 3, 16, 40} {
+		team := parallel.NewTeam(workers)
+		got := buildKDTreeOn(refs, team, &mem)
+		team.Close()
+		if !same(got) {
+			t.Fatalf("a team of %d: another tree", workers)
+		}
+		mem.release(got)
+	}
+	for _, procs := range []int{1, 3, 16} {
+		was := runtime.GOMAXPROCS(procs)
+		got := buildKDTree(refs)
+		runtime.GOMAXPROCS(was)
+		if !same(got) {
+			t.Fatalf("GOMAXPROCS %d: another tree", procs)
+		}
+	}
+}
+
+// selectNthParallel leaves the same ordering around nth as selectNth,
+// whatever the keys (spread, few and repeated, or sorted) and goroutines.
+func TestSelectNthParallelPartitions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	for trial := range 60 {
+		n := kdParallelMin + rng.IntN(3*kdParallelMin)
+		pts := make([]kdPoint, n)
+		for k := range pts {
+			key := rng.NormFloat64()
+			switch trial % 3 {
+			case 1:
+				key = float64(rng.IntN(7))
+			case 2:
+				key = float64(k)
+			}
+			pts[k] = kdPoint{c: [3]float64{rng.Float64(), key, rng.Float64()}, id: uint32(k)}
+		}
+		nth := rng.IntN(n)
+		scratch := kdColumns{x: make([]float64, n), y: make([]float64, n), z: make([]float64, n), id: make([]uint32, n)}
+		team := parallel.NewTeam(1 + rng.IntN(16))
+		selectNthParallel(pts, scratch, nth, 1, team.Blocks)
+		team.Close()
+		seen := make([]bool, n)
+		for k := range n {
+			if seen[pts[k].id] {
+				t.Fatalf("trial %d: reference %d twice", trial, pts[k].id)
+			}
+			seen[pts[k].id] = true
+			if (k < nth && pts[k].c[1] > pts[nth].c[1]) || (k > nth && pts[k].c[1] < pts[nth].c[1]) {
+				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].c[1], k, pts[nth].c[1], nth)
+			}
+		}
+	}
+}
+
+// BenchmarkKDTreeBuild is the references' k-d tree's build on a team of
+// GOMAXPROCS workers, in the last build's memory: 2^16 sphere references,
+// and the cities (the face cells' build waits for it).
+func BenchmarkKDTreeBuild(b *testing.B) {
+	cities, _ := realSets(b)
+	for _, tc := range []struct {
+		name string
+		ref  Points
+	}{{"sphere", spherePoints(1<<16, 2)}, {"cities", cities}} {
+		refs := prepareRefs(tc.ref)
+		b.Run(tc.name, func(b *testing.B) {
+			team := parallel.NewTeam(0)
+			defer team.Close()
+			var mem kdMemory // reused, as the engine's queries do
+			for b.Loop() {
+				mem.release(buildKDTreeOn(refs, team, &mem))
+			}
+		})
+	}
+}
