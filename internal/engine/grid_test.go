@@ -325,6 +325,44 @@ func TestRefSetReuse(t *testing.T) {
 	}
 }
 
+// The distinct references are the first of each set of equal vectors, in
+// input order, whatever the team: duplicates spread over every block of
+// keepDistinct, against a map of the vectors seen.
+func TestKeepDistinctAcrossBlocks(t *testing.T) {
+	n := 5*distinctBlock + 123
+	base := spherePoints(n, 7)
+	rng := rand.New(rand.NewPCG(8, 9))
+	for i := n / 3; i < n; i += 1 + rng.IntN(4) { // a copy of an earlier point, often one of another block
+		j := rng.IntN(i)
+		base.Lat64[i], base.Lon64[i] = base.Lat64[j], base.Lon64[j]
+	}
+	for _, workers := range []int{0, 1, 3, 8} {
+		var s refSet
+		var team *parallel.Team // 0 workers: none, the package's Blocks
+		if workers > 0 {
+			team = parallel.NewTeam(workers)
+		}
+		s.prepareCPU(base, team)
+		team.Close()
+		seen := map[[3]float64]bool{}
+		var orig []uint32
+		for i := range n {
+			if v := [3]float64{s.ux[i], s.uy[i], s.uz[i]}; !seen[v] {
+				seen[v] = true
+				orig = append(orig, uint32(i))
+			}
+		}
+		if !s.dups || s.n != len(orig) || !slices.Equal(s.orig, orig) {
+			t.Fatalf("%d workers: %d distinct of %d (dups %v), want %d", workers, s.n, n, s.dups, len(orig))
+		}
+		for k, i := range orig {
+			if s.x[k] != s.ux[i] || s.y[k] != s.uy[i] || s.z[k] != s.uz[i] {
+				t.Fatalf("%d workers: distinct vector %d is not input %d's", workers, k, i)
+			}
+		}
+	}
+}
+
 // A fitted grid lists each cell's references in index order, whatever the
 // team that fills it (blocks of references counting and placing their
 // own); the box its cube is fitted to, found with the references' unit
