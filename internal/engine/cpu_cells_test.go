@@ -276,14 +276,23 @@ func TestLanes1Twin(t *testing.T) {
 	}
 }
 
+// namedPoints is a point set and its name in a benchmark.
+type namedPoints struct {
+	name string
+	ref  Points
+}
+
+// buildBenchSets is the reference sets the index builds' benchmarks take:
+// 2^16 uniform on the sphere, and the cities.
+func buildBenchSets(b *testing.B) []namedPoints {
+	cities, _ := realSets(b)
+	return []namedPoints{{"sphere", spherePoints(1<<16, 2)}, {"cities", cities}}
+}
+
 // BenchmarkFaceBuild is the CPU's face-cell build at the side a 2^22
 // observation query picks: 2^16 sphere references, and the cities.
 func BenchmarkFaceBuild(b *testing.B) {
-	cities, _ := realSets(b)
-	for _, tc := range []struct {
-		name string
-		ref  Points
-	}{{"sphere", spherePoints(1<<16, 2)}, {"cities", cities}} {
+	for _, tc := range buildBenchSets(b) {
 		refs := prepareRefs(tc.ref)
 		side := cellsSideFor(1<<22, refs.n, false)
 		b.Run(tc.name, func(b *testing.B) {

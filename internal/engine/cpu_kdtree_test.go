@@ -100,11 +100,7 @@ func TestSelectNthParallelPartitions(t *testing.T) {
 // GOMAXPROCS workers, in the last build's memory: 2^16 sphere references,
 // and the cities (the face cells' build waits for it).
 func BenchmarkKDTreeBuild(b *testing.B) {
-	cities, _ := realSets(b)
-	for _, tc := range []struct {
-		name string
-		ref  Points
-	}{{"sphere", spherePoints(1<<16, 2)}, {"cities", cities}} {
+	for _, tc := range buildBenchSets(b) {
 		refs := prepareRefs(tc.ref)
 		b.Run(tc.name, func(b *testing.B) {
 			team := parallel.NewTeam(0)
