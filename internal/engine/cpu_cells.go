@@ -279,23 +279,27 @@ type faceSurvivor struct {
 // their candidates from one pool of the references near the tile when it
 // holds at most b.poolMost, else each walks the tree. A tile of one cell
 // pools only from the grid, sparing the tree's build. A tile that needs
-// the tree before it is built is left (later true), none of its cells
-// built.
-func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16, later bool) {
+// the tree before it is built waits, none of its cells built, and wait
+// says why; built again with retry set to that, it skips what the first
+// try found.
+func (b *faceBuilder) buildTile(t *faceTile, level int, retry faceWait) (splits uint16, wait faceWait) {
 	var gs [faceTileN * faceTileN]faceGeom
 	for a := range t.rows {
 		for c := range t.cols {
 			gs[a*faceTileN+c] = t.cell(a, c).geometry()
 		}
 	}
-	fromGrid := level == 0 && b.grid != nil
+	gridLevel := level == 0 && b.grid != nil
 	pooled, gathered := false, true
-	if (t.rows*t.cols > 1 || fromGrid) && b.poolMost > 0 {
-		pooled, gathered = b.gatherPool(gs[:], t, fromGrid)
+	if (t.rows*t.cols > 1 || gridLevel) && b.poolMost > 0 && retry != faceWalk {
+		pooled, gathered = b.gatherPool(gs[:], t, gridLevel && retry != faceGatherFromTree)
 		pooled = pooled && len(b.pool.id) > 0
 	}
-	if !gathered || (!pooled && b.trees.built() == nil) {
-		return 0, true
+	switch {
+	case !gathered:
+		return 0, faceGatherFromTree
+	case !pooled && b.trees.built() == nil:
+		return 0, faceWalk
 	}
 	for a := range t.rows {
 		for c := range t.cols {
@@ -306,8 +310,17 @@ func (b *faceBuilder) buildTile(t *faceTile, level int) (splits uint16, later bo
 			}
 		}
 	}
-	return splits, false
+	return splits, faceReady
 }
+
+// faceWait is why a first-level tile waits for the tree.
+type faceWait uint8
+
+const (
+	faceReady          faceWait = iota // it does not: built
+	faceGatherFromTree                 // the grid cannot gather its pool: the tree does
+	faceWalk                           // its pool would be too large (or empty): its cells walk the tree
+)
 
 // gatherPool fills b.pool with every reference within reach of the
 // tile's cells' balls: around a centre c of the tile, the chord d_c to
@@ -365,7 +378,7 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 	if pooled {
 		d2, at = b.pool.nearest(&p)
 	} else {
-		d2, q0 = b.trees.get().nearest(p[0], p[1], p[2], nil)
+		d2, q0 = b.trees.built().nearest(p[0], p[1], p[2], nil) // built: buildTile walks only once it is
 	}
 	d0 := math.Sqrt(d2)
 	need := d0 + 2*g.alpha + faceNeedSlack
@@ -415,7 +428,7 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 // beyond the chord or beaten by q0 at every corner; its stack is inline,
 // as in the tree's own walks.
 func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64, most int) float64 {
-	t, p := b.trees.get(), g.centre
+	t, p := b.trees.built(), g.centre
 	dq := g.cornerDots(b.refs, q0)
 	need2, limit := need*need, fittedChordBound(need*need)
 	b.surv = b.surv[:0]
@@ -558,8 +571,9 @@ func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
 // level splits are the next level's work, so a crowded region's cells
 // spread over every worker of team. The first level's pools come from a
 // fitted grid unless trees holds a tree already; the rest from the tree,
-// built on first use. It returns nil and why when the cells of all levels
-// would pass maxFacePlaces.
+// built on team between the steps when a level first needs it
+// (buildLevel). It returns nil and why when the cells of all levels would
+// pass maxFacePlaces.
 func buildFaceCells(ctx context.Context, refs *refSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory) (*faceIndex, string, error) {
 	return buildFaceCellsPooled(ctx, refs, trees, side, team, mem, faceTilePool, trees.built() == nil)
 }
@@ -588,6 +602,14 @@ func (m *faceMemory) takeBuilders(workers int, refs *refSet, trees *lazyTree, gr
 		b.refs, b.trees, b.grid, b.poolMost, b.arena = refs, trees, grid, poolMost, b.arena[:0]
 	}
 	return bs
+}
+
+// letGo drops the kept builders' hold on the last build's references,
+// tree and grid.
+func (m *faceMemory) letGo() {
+	for _, b := range m.builders {
+		b.refs, b.trees, b.grid = nil, nil, nil
+	}
 }
 
 // cleared is n outcomes from mem (kept in *mem for the next build), set
@@ -628,7 +650,7 @@ func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, si
 	// A builder for every worker any level may use: the levels below can
 	// have more cells than the first.
 	builders := mem.takeBuilders(team.Workers(), refs, trees, grid, poolMost)
-	defer mem.takeBuilders(team.Workers(), nil, nil, nil, 0) // the kept builders hold no query's references
+	defer mem.letGo()
 	places := len(outs)
 	for level := 0; len(tiles) > 0; level++ {
 		var cells int
@@ -701,18 +723,18 @@ func buildLevel(ctx context.Context, tiles []faceTile, level int, builders []*fa
 	if level > 0 || builders[0].grid == nil {
 		trees.buildOn(team)
 	}
-	splits, later := make([]uint16, len(tiles)), make([]bool, len(tiles))
+	splits, wait := make([]uint16, len(tiles)), make([]faceWait, len(tiles))
 	team.Blocks(len(tiles), 1, func(w, lo, hi int) {
 		if ctx.Err() != nil {
 			return
 		}
 		for k := lo; k < hi; k++ {
-			splits[k], later[k] = builders[w].buildTile(&tiles[k], level)
+			splits[k], wait[k] = builders[w].buildTile(&tiles[k], level, faceReady)
 		}
 	})
 	var waiting []int
-	for k := range later {
-		if later[k] {
+	for k := range wait {
+		if wait[k] != faceReady {
 			waiting = append(waiting, k)
 		}
 	}
@@ -720,7 +742,7 @@ func buildLevel(ctx context.Context, tiles []faceTile, level int, builders []*fa
 		trees.buildOn(team)
 		team.Blocks(len(waiting), 1, func(w, lo, hi int) {
 			for _, k := range waiting[lo:hi] {
-				splits[k], _ = builders[w].buildTile(&tiles[k], level)
+				splits[k], _ = builders[w].buildTile(&tiles[k], level, wait[k])
 			}
 		})
 	}

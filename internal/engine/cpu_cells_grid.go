@@ -1,9 +1,6 @@
 package engine
 
 import (
-	"sync"
-	"sync/atomic"
-
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/trace"
 )
@@ -48,57 +45,50 @@ func faceGridFor(refs *refSet, side int, team *parallel.Team) *gridIndex {
 	return buildFittedGridOn(refs, faceGridSide(side), team)
 }
 
-// lazyTree is the references' k-d tree, built between the build's steps
-// on its team when a level first needs it (buildOn), or by get's first
-// caller otherwise.
+// lazyTree is the references' k-d tree, built between the face build's
+// steps, on its team, when a level first needs it. The steps only read it
+// (built), after the step that built it: the team's hand-over of the next
+// step orders the write before their reads.
 type lazyTree struct {
 	refs  *refSet
 	trace *trace.Recorder
 	mem   *kdMemory // where the tree is built; nil: fresh memory
-	once  sync.Once
-	tree  atomic.Pointer[kdTree]
+	tree  *kdTree
 	made  bool // the tree was built here, in mem
 }
 
-// newLazyTree holds tree when one is built already (nil: built on first
-// use, in mem's memory).
+// newLazyTree holds tree when one is built already (nil: built when first
+// needed, in mem's memory).
 func newLazyTree(refs *refSet, tree *kdTree, tr *trace.Recorder, mem *kdMemory) *lazyTree {
-	lt := &lazyTree{refs: refs, trace: tr, mem: mem}
-	lt.tree.Store(tree)
-	return lt
+	return &lazyTree{refs: refs, trace: tr, mem: mem, tree: tree}
 }
 
-// get is the tree, built by the first caller; the others wait for it.
-func (lt *lazyTree) get() *kdTree { return lt.buildOn(nil) }
-
-// buildOn is the tree, built on team's workers (nil: a team of its own)
-// unless it is built already. It hands team steps: never call it inside
-// one.
+// buildOn is the tree, built on team's workers (nil: a team of its own
+// when the references are many) unless it is built already. It hands team
+// steps: never call it inside one.
 func (lt *lazyTree) buildOn(team *parallel.Team) *kdTree {
-	if t := lt.tree.Load(); t != nil {
-		return t
+	if lt.tree != nil {
+		return lt.tree
 	}
-	lt.once.Do(func() {
-		end := lt.trace.Begin("host", "k-d tree")
-		if team == nil && lt.refs.n >= kdParallelMin {
-			team = parallel.NewTeam(0)
-			defer team.Close()
-		}
-		lt.tree.Store(buildKDTreeOn(lt.refs, team, lt.mem))
-		lt.made = true
-		end()
-	})
-	return lt.tree.Load()
+	end := lt.trace.Begin("host", "k-d tree")
+	if team == nil {
+		lt.tree = buildKDTreeIn(lt.refs, lt.mem)
+	} else {
+		lt.tree = buildKDTreeOn(lt.refs, team, lt.mem)
+	}
+	lt.made = true
+	end()
+	return lt.tree
 }
 
 // built is the tree if it was built, else nil.
-func (lt *lazyTree) built() *kdTree { return lt.tree.Load() }
+func (lt *lazyTree) built() *kdTree { return lt.tree }
 
 // release leaves the tree built here in its memory, for the next query's;
 // nothing may read the tree after.
 func (lt *lazyTree) release() {
 	if lt.made {
-		lt.mem.release(lt.tree.Load())
+		lt.mem.release(lt.tree)
 	}
 }
 

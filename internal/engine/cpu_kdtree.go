@@ -31,13 +31,16 @@ const kdLeaf = 8 // references a leaf holds at most
 
 // buildKDTree builds the tree over refs, on a team of its own when they
 // are many.
-func buildKDTree(refs *refSet) *kdTree {
+func buildKDTree(refs *refSet) *kdTree { return buildKDTreeIn(refs, nil) }
+
+// buildKDTreeIn is buildKDTree in mem's memory (nil: fresh memory).
+func buildKDTreeIn(refs *refSet, mem *kdMemory) *kdTree {
 	if refs.n < kdParallelMin {
-		return buildKDTreeOn(refs, nil, nil)
+		return buildKDTreeOn(refs, nil, mem)
 	}
 	team := parallel.NewTeam(0)
 	defer team.Close()
-	return buildKDTreeOn(refs, team, nil)
+	return buildKDTreeOn(refs, team, mem)
 }
 
 // buildKDTreeOn builds the tree over refs on team's workers (nil: one
