@@ -87,31 +87,31 @@ type Request struct {
 // CPU's indexes over them (nil: built by each query that needs one). It is
 // read-only.
 type Prepared struct {
-	merged, all   *refSet
+	Merged, all   *RefSet
 	tree, treeAll *kdTree    // k-d trees of merged and all
 	gridAll       *gridIndex // the fitted grid of all at the planned side
 }
 
 // merged is the request's references with duplicates merged.
-func (r Request) merged() *refSet {
+func (r Request) Merged() *RefSet {
 	if r.Prepared != nil {
-		return r.Prepared.merged
+		return r.Prepared.Merged
 	}
-	return prepareRefs(r.Ref)
+	return PrepareRefs(r.Ref)
 }
 
 // mergedCPU is merged as the CPU engine reads it, prepared into s on the
 // request's team unless prepared already.
-func (r Request) mergedCPU(s *refSet) *refSet {
+func (r Request) mergedCPU(s *RefSet) *RefSet {
 	if r.Prepared != nil {
-		return r.Prepared.merged
+		return r.Prepared.Merged
 	}
 	s.prepareCPU(r.Ref, r.team)
 	return s
 }
 
 // mergedTree is the prepared k-d tree of merged(), or nil.
-func (r Request) mergedTree() *kdTree {
+func (r Request) MergedTree() *kdTree {
 	if r.Prepared != nil {
 		return r.Prepared.tree
 	}
@@ -119,7 +119,7 @@ func (r Request) mergedTree() *kdTree {
 }
 
 // allTree is the k-d tree of all (refs): the prepared one, or built.
-func (r Request) allTree(refs *refSet) *kdTree {
+func (r Request) allTree(refs *RefSet) *kdTree {
 	if r.Prepared != nil && r.Prepared.treeAll != nil {
 		return r.Prepared.treeAll
 	}
@@ -128,15 +128,15 @@ func (r Request) allTree(refs *refSet) *kdTree {
 
 // allGrid is the fitted grid of side g over all (refs): the prepared one
 // when it has that side, or built.
-func (r Request) allGrid(refs *refSet, g int) *gridIndex {
-	if r.Prepared != nil && r.Prepared.gridAll != nil && r.Prepared.gridAll.g == g {
+func (r Request) allGrid(refs *RefSet, g int) *gridIndex {
+	if r.Prepared != nil && r.Prepared.gridAll != nil && r.Prepared.gridAll.G == g {
 		return r.Prepared.gridAll
 	}
 	return buildFittedGrid(refs, g)
 }
 
 // all is the request's references with duplicates kept.
-func (r Request) all() *refSet {
+func (r Request) All() *RefSet {
 	if r.Prepared != nil {
 		return r.Prepared.all
 	}
@@ -184,17 +184,17 @@ type Engine interface {
 	Close() error
 }
 
-// badInput is an error in the caller's points found while a query runs: it
+// BadInput is an error in the caller's points found while a query runs: it
 // is reported as it is, without the GPU and job it was found on.
-type badInput struct{ error }
+type BadInput struct{ error }
 
-func (b badInput) Unwrap() error { return b.error }
+func (b BadInput) Unwrap() error { return b.error }
 
 // checkRequest checks a request before it runs: everything but the
 // observations' values unless values is set (the GPU engine checks each
 // job's as it sends them, beside the GPUs' work).
-func checkRequest(req Request, out Result, values bool) error {
-	if err := checkPoints(req, values); err != nil {
+func CheckRequest(req Request, out Result, values bool) error {
+	if err := CheckPoints(req, values); err != nil {
 		return err
 	}
 	if len(out.Index) != req.Obs.Len() || len(out.Distance) != req.Obs.Len() {
@@ -204,7 +204,7 @@ func checkRequest(req Request, out Result, values bool) error {
 }
 
 // checkPoints checks a request's points, sizes and batch.
-func checkPoints(req Request, values bool) error {
+func CheckPoints(req Request, values bool) error {
 	if err := req.Obs.CheckShape("observations"); err != nil {
 		return err
 	}

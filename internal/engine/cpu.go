@@ -26,7 +26,7 @@ type CPU struct {
 // next query: fresh memory costs a page fault every 4 KiB as it is first
 // written, and the system takes them one at a time.
 type cpuMemory struct {
-	refs  refSet
+	refs  RefSet
 	faces faceMemory
 	tree  kdMemory
 }
@@ -78,7 +78,7 @@ const (
 func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, error) {
 	start := time.Now()
 	end := req.Trace.Begin("host", "check points")
-	if err := checkRequest(req, out, false); err != nil {
+	if err := CheckRequest(req, out, false); err != nil {
 		return Stats{}, err
 	}
 	end()
@@ -104,7 +104,7 @@ func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	return Stats{}, fmt.Errorf("cpu engine: algorithm %v is GPU-only", req.Algorithm)
 }
 
-func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
+func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *RefSet, start time.Time) (Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = cpuBatch
@@ -114,7 +114,7 @@ func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *r
 		return func(lo, hi int) {
 			s.scan(req.Obs, lo, hi, refs)
 			for i := lo; i < hi; i++ {
-				out.Index[i] = refs.orig[s.idx[i-lo]]
+				out.Index[i] = refs.Orig[s.idx[i-lo]]
 				out.Distance[i] = float32(ChordToAngle(s.best[i-lo]))
 			}
 		}

@@ -205,7 +205,7 @@ func (c faceCell) geometry() faceGeom {
 	for k := range 4 {
 		p := c.point(u[k&1], v[k>>1])
 		g.corner[k] = p
-		g.alpha = max(g.alpha, math.Sqrt(chord2(p[0], p[1], p[2], g.centre[0], g.centre[1], g.centre[2])))
+		g.alpha = max(g.alpha, math.Sqrt(Chord2(p[0], p[1], p[2], g.centre[0], g.centre[1], g.centre[2])))
 	}
 	return g
 }
@@ -224,7 +224,7 @@ func (c faceCell) point(u, v float64) [3]float64 {
 }
 
 // cornerDots are the dot products of the corners with reference k.
-func (g *faceGeom) cornerDots(refs *refSet, k uint32) [4]float64 {
+func (g *faceGeom) cornerDots(refs *RefSet, k uint32) [4]float64 {
 	return g.cornerDotsOf(refs.x[k], refs.y[k], refs.z[k])
 }
 
@@ -247,7 +247,7 @@ type faceOut struct {
 
 // faceBuilder is one goroutine's scratch for the build.
 type faceBuilder struct {
-	refs  *refSet
+	refs  *RefSet
 	trees *lazyTree
 	grid  *gridIndex // the first level's pools' index; nil: the tree
 	surv  []faceSurvivor
@@ -345,7 +345,7 @@ func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile, fromGrid bool) (poo
 	for a := range t.rows {
 		for k := range t.cols {
 			g := &gs[a*faceTileN+k]
-			reach = max(reach, 2*math.Sqrt(chord2(c[0], c[1], c[2], g.centre[0], g.centre[1], g.centre[2]))+2*g.alpha)
+			reach = max(reach, 2*math.Sqrt(Chord2(c[0], c[1], c[2], g.centre[0], g.centre[1], g.centre[2]))+2*g.alpha)
 		}
 	}
 	if fromGrid {
@@ -447,7 +447,7 @@ func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64, most int
 			continue
 		}
 		for r := nd.start; r < nd.end; r++ {
-			d2 := chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r])
+			d2 := Chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r])
 			if d2 > need2 {
 				continue
 			}
@@ -498,12 +498,12 @@ func (b *faceBuilder) sortSurvivors() {
 	}
 	keys := b.keys[:0]
 	for k := range b.surv {
-		keys = append(keys, faceKey{neighbour{b.surv[k].d2, b.surv[k].id}, int32(k)})
+		keys = append(keys, faceKey{Neighbour{b.surv[k].d2, b.surv[k].id}, int32(k)})
 	}
 	b.keys = keys
 	if n > 32 {
 		slices.SortFunc(keys, func(a, b faceKey) int {
-			if a.before(b.neighbour) {
+			if a.Before(b.Neighbour) {
 				return -1
 			}
 			return 1 // keys are never equal: their indices differ
@@ -512,7 +512,7 @@ func (b *faceBuilder) sortSurvivors() {
 		for i := 1; i < n; i++ {
 			v := keys[i]
 			j := i
-			for ; j > 0 && v.before(keys[j-1].neighbour); j-- {
+			for ; j > 0 && v.Before(keys[j-1].Neighbour); j-- {
 				keys[j] = keys[j-1]
 			}
 			keys[j] = v
@@ -528,7 +528,7 @@ func (b *faceBuilder) sortSurvivors() {
 // faceKey is a survivor's sort key (its squared chord and index, ordered
 // as neighbours are) and place.
 type faceKey struct {
-	neighbour
+	Neighbour
 	at int32
 }
 
@@ -574,7 +574,7 @@ func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
 // built on team between the steps when a level first needs it
 // (buildLevel). It returns nil and why when the cells of all levels would
 // pass maxFacePlaces.
-func buildFaceCells(ctx context.Context, refs *refSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory) (*faceIndex, string, error) {
+func buildFaceCells(ctx context.Context, refs *RefSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory) (*faceIndex, string, error) {
 	return buildFaceCellsPooled(ctx, refs, trees, side, team, mem, faceTilePool, trees.built() == nil)
 }
 
@@ -593,7 +593,7 @@ type faceMemory struct {
 
 // takeBuilders is a builder for each of workers, from m's where it has
 // them, set for this build; their scratch and lists' arena are kept.
-func (m *faceMemory) takeBuilders(workers int, refs *refSet, trees *lazyTree, grid *gridIndex, poolMost int) []*faceBuilder {
+func (m *faceMemory) takeBuilders(workers int, refs *RefSet, trees *lazyTree, grid *gridIndex, poolMost int) []*faceBuilder {
 	for len(m.builders) < workers {
 		m.builders = append(m.builders, &faceBuilder{})
 	}
@@ -632,7 +632,7 @@ func (m *faceMemory) release(fc *faceIndex) {
 // buildFaceCellsPooled is buildFaceCells with tile pools of at most
 // poolMost references (0: every cell walks the tree), the first level's
 // from a grid when fromGrid is set.
-func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory, poolMost int, fromGrid bool) (*faceIndex, string, error) {
+func buildFaceCellsPooled(ctx context.Context, refs *RefSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory, poolMost int, fromGrid bool) (*faceIndex, string, error) {
 	var grid *gridIndex
 	if fromGrid {
 		end := trees.trace.Begin("host", "face cells, grid")
@@ -642,7 +642,7 @@ func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, si
 	if mem == nil {
 		mem = &faceMemory{}
 	}
-	outs := cleared(&mem.outs, faceCells(side), team)
+	outs := cleared(&mem.outs, FaceCells(side), team)
 	var tiles []faceTile
 	for f := range 6 {
 		tiles = tilesOf(faceCell{f: f, n: side}, side, outs[f*side*side:], side, tiles)
@@ -664,7 +664,7 @@ func buildFaceCellsPooled(ctx context.Context, refs *refSet, trees *lazyTree, si
 		}
 	}
 	end := trees.trace.Begin("host", "face cells, layout")
-	fc := &faceIndex{side: side, orig: refs.orig}
+	fc := &faceIndex{side: side, orig: refs.Orig}
 	fc.assemble(outs, refs, team, mem)
 	end()
 	if fc.treeCells > 0 {
@@ -803,7 +803,7 @@ func (o *faceOut) span(level int) faceSpan {
 // level at places 0 .. len(outs)-1, then each first-level cell's
 // descendants in a range of their own (children in a row, depth first),
 // its blocks likewise; in mem's memory where it has some.
-func (fc *faceIndex) assemble(outs []faceOut, refs *refSet, team *parallel.Team, mem *faceMemory) {
+func (fc *faceIndex) assemble(outs []faceOut, refs *RefSet, team *parallel.Team, mem *faceMemory) {
 	spans := grow(mem.spans, len(outs))
 	mem.spans = spans
 	team.Blocks(len(outs), faceLayoutBlock, func(_, lo, hi int) {
@@ -839,7 +839,7 @@ const faceLayoutBlock = 64
 
 // place writes cell o at place at: its list's blocks from *block, or its
 // children from *next (their subtrees after them), advancing both.
-func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *refSet) {
+func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *RefSet) {
 	if o.tree {
 		fc.head[at] = faceHead{n: faceTree}
 		return
@@ -859,7 +859,7 @@ func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *refSet) {
 
 // fillBlocks writes the blocks of a list of candidates into dst and
 // returns how many.
-func fillBlocks(dst []faceBlock, ids []uint32, refs *refSet) int {
+func fillBlocks(dst []faceBlock, ids []uint32, refs *RefSet) int {
 	nan := math.NaN()
 	n := (len(ids) + 3) / 4
 	for s := range n {
@@ -871,7 +871,7 @@ func fillBlocks(dst []faceBlock, ids []uint32, refs *refSet) int {
 				continue
 			}
 			id := ids[e]
-			b.x[l], b.y[l], b.z[l], b.id[l], b.orig[l] = refs.x[id], refs.y[id], refs.z[id], id, refs.orig[id]
+			b.x[l], b.y[l], b.z[l], b.id[l], b.orig[l] = refs.x[id], refs.y[id], refs.z[id], id, refs.Orig[id]
 		}
 	}
 	return n
@@ -902,7 +902,7 @@ func (fc *faceIndex) rank(o *[3]float64, first, n uint32) (float64, *faceBlock, 
 	best, runup, e := rankLanes1(o, blocks)
 	if best-runup > dotMargin {
 		b, l := &blocks[e>>2], e&3
-		return chord2(x, y, z, b.x[l], b.y[l], b.z[l]), b, l
+		return Chord2(x, y, z, b.x[l], b.y[l], b.z[l]), b, l
 	}
 	d2, bb, bl := math.Inf(1), &blocks[0], 0
 	for s := range blocks {
@@ -911,7 +911,7 @@ func (fc *faceIndex) rank(o *[3]float64, first, n uint32) (float64, *faceBlock, 
 			if b.id[l] == math.MaxUint32 {
 				continue
 			}
-			if d := chord2(x, y, z, b.x[l], b.y[l], b.z[l]); d < d2 || (d == d2 && b.id[l] < bb.id[bl]) {
+			if d := Chord2(x, y, z, b.x[l], b.y[l], b.z[l]); d < d2 || (d == d2 && b.id[l] < bb.id[bl]) {
 				d2, bb, bl = d, b, l
 			}
 		}
@@ -929,7 +929,7 @@ const faceObsPerRef = 8
 
 // nearestFaces answers the request through fc in input order, in batches
 // on every goroutine.
-func (c *CPU) nearestFaces(ctx context.Context, req Request, out Result, refs *refSet, fc *faceIndex, start time.Time) (Stats, error) {
+func (c *CPU) nearestFaces(ctx context.Context, req Request, out Result, refs *RefSet, fc *faceIndex, start time.Time) (Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = 4096

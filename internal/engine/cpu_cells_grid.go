@@ -38,7 +38,7 @@ const faceGridMinCube = 1.0
 
 // faceGridFor is the grid the first level's pools are gathered through,
 // or nil where the references crowd into less than faceGridMinCube.
-func faceGridFor(refs *refSet, side int, team *parallel.Team) *gridIndex {
+func faceGridFor(refs *RefSet, side int, team *parallel.Team) *gridIndex {
 	if _, cube := fittedCube(refs); cube < faceGridMinCube {
 		return nil
 	}
@@ -50,7 +50,7 @@ func faceGridFor(refs *refSet, side int, team *parallel.Team) *gridIndex {
 // (built), after the step that built it: the team's hand-over of the next
 // step orders the write before their reads.
 type lazyTree struct {
-	refs  *refSet
+	refs  *RefSet
 	trace *trace.Recorder
 	mem   *kdMemory // where the tree is built; nil: fresh memory
 	tree  *kdTree
@@ -59,7 +59,7 @@ type lazyTree struct {
 
 // newLazyTree holds tree when one is built already (nil: built when first
 // needed, in mem's memory).
-func newLazyTree(refs *refSet, tree *kdTree, tr *trace.Recorder, mem *kdMemory) *lazyTree {
+func newLazyTree(refs *RefSet, tree *kdTree, tr *trace.Recorder, mem *kdMemory) *lazyTree {
 	return &lazyTree{refs: refs, trace: tr, mem: mem, tree: tree}
 }
 

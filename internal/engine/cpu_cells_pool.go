@@ -55,7 +55,7 @@ func (pl *facePool) take(p [3]float64, limit float64, cols kdColumns, most int) 
 		return false
 	}
 	for k := range cols.id {
-		if chord2(p[0], p[1], p[2], cols.x[k], cols.y[k], cols.z[k]) <= limit {
+		if Chord2(p[0], p[1], p[2], cols.x[k], cols.y[k], cols.z[k]) <= limit {
 			pl.x, pl.y, pl.z = append(pl.x, cols.x[k]), append(pl.y, cols.y[k]), append(pl.z, cols.z[k])
 			pl.id = append(pl.id, cols.id[k])
 		}
@@ -105,7 +105,7 @@ func (c *facePoolCell) set(g *faceGeom, dq *[4]float64, need2 float64) {
 func poolChordsGo(p *[3]float64, x, y, z, d2 []float64) (float64, int) {
 	best, at := math.Inf(1), 0
 	for k := range d2 {
-		d := chord2(p[0], p[1], p[2], x[k], y[k], z[k])
+		d := Chord2(p[0], p[1], p[2], x[k], y[k], z[k])
 		d2[k] = d
 		if d < best {
 			best, at = d, k

@@ -14,14 +14,14 @@ import (
 // faceIndexOf builds the face cells of ref with side cells a face edge on
 // 7 goroutines (more than most cells of a level need, whatever the
 // machine), failing the test where they are refused.
-func faceIndexOf(t *testing.T, ref Points, side int) (*faceIndex, *refSet) {
+func faceIndexOf(t *testing.T, ref Points, side int) (*faceIndex, *RefSet) {
 	t.Helper()
 	return faceIndexPooled(t, ref, side, faceTilePool)
 }
 
 // faceIndexPooled is faceIndexOf with tile pools of at most poolMost
 // references (0: every cell walks the tree), gathered through the tree.
-func faceIndexPooled(t *testing.T, ref Points, side, poolMost int) (*faceIndex, *refSet) {
+func faceIndexPooled(t *testing.T, ref Points, side, poolMost int) (*faceIndex, *RefSet) {
 	t.Helper()
 	return faceIndexGathered(t, ref, side, poolMost, false)
 }
@@ -29,9 +29,9 @@ func faceIndexPooled(t *testing.T, ref Points, side, poolMost int) (*faceIndex, 
 // faceIndexGathered is faceIndexPooled with the first level's pools
 // gathered through the grid when fromGrid is set, the tree then built only
 // where a cell needs it.
-func faceIndexGathered(t *testing.T, ref Points, side, poolMost int, fromGrid bool) (*faceIndex, *refSet) {
+func faceIndexGathered(t *testing.T, ref Points, side, poolMost int, fromGrid bool) (*faceIndex, *RefSet) {
 	t.Helper()
-	refs := prepareRefs(ref)
+	refs := PrepareRefs(ref)
 	var tree *kdTree
 	if !fromGrid {
 		tree = buildKDTree(refs)
@@ -48,10 +48,10 @@ func faceIndexGathered(t *testing.T, ref Points, side, poolMost int, fromGrid bo
 // checkFaceIndex compares fc's answer for every observation with chord2
 // over every reference, ties to the lowest index: the same squared chord
 // and the same reference.
-func checkFaceIndex(t *testing.T, fc *faceIndex, refs *refSet, obs Points) {
+func checkFaceIndex(t *testing.T, fc *faceIndex, refs *RefSet, obs Points) {
 	t.Helper()
 	for i := range obs.Len() {
-		x, y, z := unit(obs.At(i))
+		x, y, z := Unit(obs.At(i))
 		d, id := faceNearest(fc, x, y, z)
 		want, wid := exactNearest(x, y, z, refs)
 		if d != want || id != uint32(wid) {
@@ -85,10 +85,10 @@ func northern(p Points) Points {
 // from them; a tile far from the references is left to the tree.
 func TestFaceGridFor(t *testing.T) {
 	crowd := Radians64([]float64{0.7, 0.7001, 0.7002}, []float64{0.3, 0.3001, 0.3002})
-	if g := faceGridFor(prepareRefs(crowd), 62, nil); g != nil {
-		t.Errorf("references within 30 m got a grid of side %d", g.g)
+	if g := faceGridFor(PrepareRefs(crowd), 62, nil); g != nil {
+		t.Errorf("references within 30 m got a grid of side %d", g.G)
 	}
-	north := prepareRefs(northern(spherePoints(4096, 6)))
+	north := PrepareRefs(northern(spherePoints(4096, 6)))
 	g := faceGridFor(north, 62, nil)
 	if g == nil {
 		t.Fatal("a hemisphere of references got no grid")
@@ -102,7 +102,7 @@ func TestFaceGridFor(t *testing.T) {
 }
 
 func TestFaceCellsMatchBrute(t *testing.T) {
-	cities, airports := realSets(t)
+	cities, airports := realSetsE(t)
 	crowd := func(n int, spreadRad float64) Points {
 		r := rand.New(rand.NewPCG(7, 8))
 		lat, lon := make([]float64, n), make([]float64, n)
@@ -138,7 +138,7 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 		}{{"tile pools", faceTilePool, false}, {"tree walks", 0, false}, {"grid pools", faceTilePool, true}} {
 			t.Run(tc.name+", "+pool.name, func(t *testing.T) {
 				fc, refs := faceIndexGathered(t, tc.ref, tc.side, pool.most, pool.grid)
-				checkFaceIndex(t, fc, refs, spherePoints(min(20000, 1e8/refs.n), 11))
+				checkFaceIndex(t, fc, refs, spherePoints(min(20000, 1e8/refs.N), 11))
 				checkFaceIndex(t, fc, refs, onFaceEdges(3000, tc.side, rand.New(rand.NewPCG(9, uint64(tc.side)))))
 				checkFaceIndex(t, fc, refs, tc.ref.Slice(0, min(tc.ref.Len(), 2000)))
 			})
@@ -228,7 +228,7 @@ func checkAgainstBrute(t *testing.T, obs, ref Points, got Result) {
 // The CPU engine answers a large grid query through face cells, the same
 // as brute force, for uniform and for skewed references.
 func TestCPUNearestFaceCells(t *testing.T) {
-	cities, _ := realSets(t)
+	cities, _ := realSetsE(t)
 	for _, ref := range []Points{spherePoints(3000, 2), cities.Slice(0, min(cities.Len(), 20000))} {
 		obs := spherePoints(max(cellOrderMin, faceObsPerRef*ref.Len())+123, 9)
 		out := newResult(obs.Len())
@@ -285,7 +285,7 @@ type namedPoints struct {
 // buildBenchSets is the reference sets the index builds' benchmarks take:
 // 2^16 uniform on the sphere, and the cities.
 func buildBenchSets(b *testing.B) []namedPoints {
-	cities, _ := realSets(b)
+	cities, _ := realSetsE(b)
 	return []namedPoints{{"sphere", spherePoints(1<<16, 2)}, {"cities", cities}}
 }
 
@@ -293,8 +293,8 @@ func buildBenchSets(b *testing.B) []namedPoints {
 // observation query picks: 2^16 sphere references, and the cities.
 func BenchmarkFaceBuild(b *testing.B) {
 	for _, tc := range buildBenchSets(b) {
-		refs := prepareRefs(tc.ref)
-		side := cellsSideFor(1<<22, refs.n, false)
+		refs := PrepareRefs(tc.ref)
+		side := CellsSideFor(1<<22, refs.N, false)
 		b.Run(tc.name, func(b *testing.B) {
 			var fc *faceIndex
 			var mem faceMemory // reused, as the engine's queries do

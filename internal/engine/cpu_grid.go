@@ -27,7 +27,7 @@ import (
 // metres get cells of their own scale (on the global grid they share one
 // cell and the query is brute force).
 type gridIndex struct {
-	g      int        // cells per axis
+	G      int        // cells per axis
 	h      float64    // cell side
 	h32    float32    // the global grid's cell side in float32, 2/g
 	origin [3]float64 // the grid's lower corner
@@ -52,24 +52,24 @@ type gridIndex struct {
 const fittedSlack = 1e-14
 
 // buildGrid is the global grid of side g over refs.
-func buildGrid(refs *refSet, g int) *gridIndex {
-	ix := &gridIndex{g: g, h: 2 / float64(g), h32: 2 / float32(g), origin: [3]float64{-1, -1, -1}, top: [3]float64{1, 1, 1},
+func buildGrid(refs *RefSet, g int) *gridIndex {
+	ix := &gridIndex{G: g, h: 2 / float64(g), h32: 2 / float32(g), origin: [3]float64{-1, -1, -1}, top: [3]float64{1, 1, 1},
 		slack: gridSlack}
 	ix.fill(refs, func(k int) int {
-		return ix.cell32(refs.xyzw[4*k], refs.xyzw[4*k+1], refs.xyzw[4*k+2])
+		return ix.cell32(refs.Xyzw[4*k], refs.Xyzw[4*k+1], refs.Xyzw[4*k+2])
 	}, nil)
-	ix.runs = sphereRunsTable(g)
+	ix.runs = SphereRunsTable(g)
 	return ix
 }
 
 // buildFittedGrid is the fitted grid of side g over refs: the cube whose
 // side is the bounding box's longest, centred on the box.
-func buildFittedGrid(refs *refSet, g int) *gridIndex { return buildFittedGridOn(refs, g, nil) }
+func buildFittedGrid(refs *RefSet, g int) *gridIndex { return buildFittedGridOn(refs, g, nil) }
 
 // buildFittedGridOn is buildFittedGrid on team's workers.
-func buildFittedGridOn(refs *refSet, g int, team *parallel.Team) *gridIndex {
+func buildFittedGridOn(refs *RefSet, g int, team *parallel.Team) *gridIndex {
 	lo, side := fittedCube(refs)
-	ix := &gridIndex{g: g, h: side / float64(g), invH: float64(g) / side, origin: lo, fitted: true, slack: fittedSlack}
+	ix := &gridIndex{G: g, h: side / float64(g), invH: float64(g) / side, origin: lo, fitted: true, slack: fittedSlack}
 	for a := range 3 {
 		ix.top[a] = ix.lower(g, a)
 	}
@@ -81,7 +81,7 @@ func buildFittedGridOn(refs *refSet, g int, team *parallel.Team) *gridIndex {
 // fittedCube is the lower corner and side of the cube around the
 // references' bounding box (a side of at least 1e-9, about 6 mm: identical
 // points merge, so only one reference can have none).
-func fittedCube(refs *refSet) (lo [3]float64, side float64) {
+func fittedCube(refs *RefSet) (lo [3]float64, side float64) {
 	lo, hi := refs.box[0], refs.box[1]
 	for a := range 3 {
 		side = max(side, hi[a]-lo[a])
@@ -97,8 +97,8 @@ func fittedCube(refs *refSet) (lo [3]float64, side float64) {
 // cell), each cell's in index order, on team's workers: a counting sort
 // whose blocks of references count their cells, then place each
 // reference after those of the same cell in the blocks before.
-func (ix *gridIndex) fill(refs *refSet, cellOf func(k int) int, team *parallel.Team) {
-	cells, n := ix.g*ix.g*ix.g, refs.n
+func (ix *gridIndex) fill(refs *RefSet, cellOf func(k int) int, team *parallel.Team) {
+	cells, n := ix.G*ix.G*ix.G, refs.N
 	blocks := max(1, min(team.Workers(), n/fillBlockMin, 8*n/cells))
 	per := (n + blocks - 1) / blocks
 	cellIDs := make([]uint32, n)
@@ -152,16 +152,16 @@ const (
 
 // cell32 is the global grid's cell of a float32 unit vector.
 func (ix *gridIndex) cell32(x, y, z float32) int {
-	return (cellOf(x, ix.g, ix.h32)*ix.g+cellOf(y, ix.g, ix.h32))*ix.g + cellOf(z, ix.g, ix.h32)
+	return (cellOf(x, ix.G, ix.h32)*ix.G+cellOf(y, ix.G, ix.h32))*ix.G + cellOf(z, ix.G, ix.h32)
 }
 
 // axisCell is the cell index along axis a of coordinate v.
 func (ix *gridIndex) axisCell(v float64, a int) int {
 	if !ix.fitted {
-		return cellOf(float32(v), ix.g, ix.h32)
+		return cellOf(float32(v), ix.G, ix.h32)
 	}
 	c := math.Floor((v - ix.origin[a]) * ix.invH) // within fittedSlack of the division's cell
-	return int(max(0, min(c, float64(ix.g-1))))
+	return int(max(0, min(c, float64(ix.G-1))))
 }
 
 // cells is the cell of unit vector (x, y, z) along each axis.
@@ -172,7 +172,7 @@ func (ix *gridIndex) cells(x, y, z float64) [3]int {
 // cellOf is the cell of unit vector (x, y, z).
 func (ix *gridIndex) cellOf(x, y, z float64) int {
 	c := ix.cells(x, y, z)
-	return (c[0]*ix.g+c[1])*ix.g + c[2]
+	return (c[0]*ix.G+c[1])*ix.G + c[2]
 }
 
 // lower is the lower bound along axis a of cell index c.
@@ -200,7 +200,7 @@ type gridWork struct {
 // cell outside the shells scanned is provably farther than the best found.
 func (ix *gridIndex) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
 	q := ix.search([3]float64{px, py, pz}, w)
-	q.run(ix.g)
+	q.run(ix.G)
 	return q.best, q.bestID
 }
 
@@ -221,7 +221,7 @@ func (ix *gridIndex) search(p [3]float64, w *gridWork) gridSearch {
 // run scans shells of cells until the best is proven or shells of them are
 // scanned, and reports whether it is proven.
 func (q *gridSearch) run(shells int) bool {
-	for r := 0; r < q.ix.g; r++ {
+	for r := 0; r < q.ix.G; r++ {
 		if r == shells {
 			return false
 		}
@@ -248,7 +248,7 @@ type gridSearch struct {
 // shell scans the columns (i, j) of the shell of cells at Chebyshev
 // distance r, skipping those whose (x, y) box is already too far.
 func (q *gridSearch) shell(r int) {
-	g := q.ix.g
+	g := q.ix.G
 	for i := max(q.c[0]-r, 0); i <= min(q.c[0]+r, g-1); i++ {
 		bx := q.boxDist(i, 0)
 		for j := max(q.c[1]-r, 0); j <= min(q.c[1]+r, g-1); j++ {
@@ -268,7 +268,7 @@ func (q *gridSearch) shell(r int) {
 // this is the CPU grid's hot path.
 func (q *gridSearch) column(i, j, r int, bxy2 float64) {
 	ix, cz := q.ix, q.c[2]
-	runs := ix.runs[4*(i*ix.g+j) : 4*(i*ix.g+j)+4]
+	runs := ix.runs[4*(i*ix.G+j) : 4*(i*ix.G+j)+4]
 	edge := abs(i-q.c[0]) == r || abs(j-q.c[1]) == r
 	px, py, pz, best, bestID, thr2 := q.p[0], q.p[1], q.p[2], q.best, q.bestID, q.thr2
 	for h := 0; h < 2; h++ {
@@ -282,9 +282,9 @@ func (q *gridSearch) column(i, j, r int, bxy2 float64) {
 			if bz := q.boxDist(k, 2); bxy2+bz*bz > thr2 {
 				continue
 			}
-			c := (i*ix.g+j)*ix.g + k
+			c := (i*ix.G+j)*ix.G + k
 			for p := ix.start[c]; p < ix.start[c+1]; p++ {
-				d := chord2(px, py, pz, ix.x[p], ix.y[p], ix.z[p])
+				d := Chord2(px, py, pz, ix.x[p], ix.y[p], ix.z[p])
 				if d < best || (d == best && ix.id[p] < bestID) {
 					best, bestID = d, ix.id[p]
 					thr2 = ix.chordBound(d)
@@ -340,7 +340,7 @@ func (q *gridSearch) done(r int) bool {
 		if q.c[a]-r > 0 {
 			lb = min(lb, slabDist(p[a]-ix.lower(q.c[a]-r, a), rest))
 		}
-		if q.c[a]+r < ix.g-1 {
+		if q.c[a]+r < ix.G-1 {
 			lb = min(lb, slabDist(ix.lower(q.c[a]+r+1, a)-p[a], rest))
 		}
 	}
@@ -358,11 +358,11 @@ func slabDist(d, rest float64) float64 {
 
 // nearestGrid answers a grid query on the CPU: goroutines over batches of
 // observations, float64 throughout, the same answer as brute force.
-func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *refSet, start time.Time) (Stats, error) {
-	refused, tree := "", req.mergedTree()
-	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.n) {
+func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *RefSet, start time.Time) (Stats, error) {
+	refused, tree := "", req.MergedTree()
+	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.N) {
 		end := req.Trace.Begin("host", "face cells")
-		side := cellsSideFor(req.Obs.Len(), refs.n, false) // the GPU's balance of build and query
+		side := CellsSideFor(req.Obs.Len(), refs.N, false) // the GPU's balance of build and query
 		trees := newLazyTree(refs, tree, req.Trace, req.trees)
 		defer trees.release() // after every path below that reads the tree
 		fc, why, err := buildFaceCells(ctx, refs, trees, side, req.team, req.faces)
@@ -386,45 +386,45 @@ func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *re
 
 // nearestPlanned answers a grid query through the index the plan picks:
 // the grid, the k-d tree (tree, when one is built already) or brute force.
-func (c *CPU) nearestPlanned(ctx context.Context, req Request, out Result, refs *refSet, tree *kdTree, start time.Time) (Stats, error) {
+func (c *CPU) nearestPlanned(ctx context.Context, req Request, out Result, refs *RefSet, tree *kdTree, start time.Time) (Stats, error) {
 	// The paths below start goroutines of their own, which a team spinning
 	// beside them would keep from the cores: brute force and the
 	// observations one by one take a team of their own in run.
 	req.team.Close()
 	req.team = nil
 	end := req.Trace.Begin("host", "plan")
-	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide, tree)
+	plan := PlanGrid(req.Obs, refs, cpuGridCost, req.GridSide, tree)
 	end()
-	if plan.tree != nil {
+	if plan.Tree != nil {
 		var st Stats
 		var err error
 		if req.Obs.Len() >= cellOrderMin {
-			st, err = c.nearestTreeOrdered(ctx, req, out, refs, plan.tree, start)
+			st, err = c.nearestTreeOrdered(ctx, req, out, refs, plan.Tree, start)
 		} else {
-			st, err = c.nearestEach(ctx, req, out, refs, plan.tree.nearest, start)
+			st, err = c.nearestEach(ctx, req, out, refs, plan.Tree.nearest, start)
 		}
-		st.Note = plan.note()
+		st.Note = plan.Note()
 		return st, err
 	}
-	if plan.index == nil {
+	if plan.Index == nil {
 		st, err := c.nearestBrute(ctx, req, out, refs, start)
-		st.Note = "grid fell back to brute force: " + plan.reason
+		st.Note = "grid fell back to brute force: " + plan.Reason
 		return st, err
 	}
-	ix := plan.index
+	ix := plan.Index
 	if req.Obs.Len() >= cellOrderMin {
 		st, err := c.nearestGridCells(ctx, req, out, refs, ix, start)
-		st.Note = plan.note()
+		st.Note = plan.Note()
 		return st, err
 	}
 	st, err := c.nearestEach(ctx, req, out, refs, ix.nearest, start)
-	st.Note = plan.note()
+	st.Note = plan.Note()
 	return st, err
 }
 
 // nearestEach answers the observations one by one through nearest (a grid
 // walk or the tree), in batches on every goroutine.
-func (c *CPU) nearestEach(ctx context.Context, req Request, out Result, refs *refSet,
+func (c *CPU) nearestEach(ctx context.Context, req Request, out Result, refs *RefSet,
 	nearest func(x, y, z float64, w *gridWork) (float64, uint32), start time.Time) (Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
@@ -433,9 +433,9 @@ func (c *CPU) nearestEach(ctx context.Context, req Request, out Result, refs *re
 	return c.run(ctx, req, batch, start, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				x, y, z := unit(req.Obs.At(i))
+				x, y, z := Unit(req.Obs.At(i))
 				d, k := nearest(x, y, z, nil)
-				out.Index[i] = refs.orig[k]
+				out.Index[i] = refs.Orig[k]
 				out.Distance[i] = float32(ChordToAngle(d))
 			}
 		}

@@ -55,8 +55,8 @@ func newCellOrder(n, cols int) *cellOrder {
 
 // nearestGridCells answers the request through ix in chunks of cellChunk
 // observations.
-func (c *CPU) nearestGridCells(ctx context.Context, req Request, out Result, refs *refSet, ix *gridIndex, start time.Time) (Stats, error) {
-	co := newCellOrder(min(req.Obs.Len(), cellChunk), ix.g*ix.g)
+func (c *CPU) nearestGridCells(ctx context.Context, req Request, out Result, refs *RefSet, ix *gridIndex, start time.Time) (Stats, error) {
+	co := newCellOrder(min(req.Obs.Len(), cellChunk), ix.G*ix.G)
 	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
 		co.prepare(req.Obs, lo, hi, ix, c.workers)
 	}, func(lo, hi int) error {
@@ -101,7 +101,7 @@ func inCellChunks(ctx context.Context, req Request, sort func(lo, hi int), answe
 // prepare fills the chunk with observations [lo, hi): unit vectors, cells,
 // and the order by column (a counting sort with one histogram a block).
 func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int) {
-	m, g := hi-lo, ix.g
+	m, g := hi-lo, ix.G
 	cols := g * g
 	blocks := parallel.Workers(m, 1<<14, workers) * 2
 	per := (m + blocks - 1) / blocks
@@ -114,7 +114,7 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int)
 		h := hist[a/per]
 		clear(h)
 		for k := a; k < b; k++ {
-			x, y, z := unit(obs.At(lo + k))
+			x, y, z := Unit(obs.At(lo + k))
 			cell := uint32(ix.cellOf(x, y, z))
 			co.recs[k] = cellRec{x: x, y: y, z: z, cell: cell, pos: uint32(k)}
 			h[cell/uint32(g)]++
@@ -142,10 +142,10 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int)
 
 // answer ranks the chunk's observations (request indices from first on)
 // column by column on the engine's goroutines.
-func (co *cellOrder) answer(ctx context.Context, first int, ix *gridIndex, refs *refSet, out Result, workers int) error {
-	cols := ix.g * ix.g
+func (co *cellOrder) answer(ctx context.Context, first int, ix *gridIndex, refs *RefSet, out Result, workers int) error {
+	cols := ix.G * ix.G
 	for len(co.scratch) < parallel.Workers(cols, cellColsBlock, workers) {
-		co.scratch = append(co.scratch, newCellScratch(ix.g))
+		co.scratch = append(co.scratch, newCellScratch(ix.G))
 	}
 	scratch := co.scratch
 	parallel.Blocks(cols, cellColsBlock, workers, func(wk, a, b int) {
@@ -175,12 +175,12 @@ func newCellScratch(g int) *cellScratch {
 }
 
 // column answers the chunk's observations in grid column col, cell by cell.
-func (s *cellScratch) column(co *cellOrder, col, first int, ix *gridIndex, refs *refSet, out Result) {
+func (s *cellScratch) column(co *cellOrder, col, first int, ix *gridIndex, refs *RefSet, out Result) {
 	in := co.sorted[co.colStart[col]:co.colStart[col+1]]
 	if len(in) == 0 {
 		return
 	}
-	g := uint32(ix.g)
+	g := uint32(ix.G)
 	clear(s.zStart)
 	for _, r := range in {
 		s.zStart[r.cell%g+2]++
@@ -197,9 +197,9 @@ func (s *cellScratch) column(co *cellOrder, col, first int, ix *gridIndex, refs 
 		s.byZ[s.zStart[z]] = uint32(e)
 		s.zStart[z]++
 	}
-	for z := 0; z < ix.g; z++ {
+	for z := 0; z < ix.G; z++ {
 		if cell := s.byZ[s.zStart[z]:s.zStart[z+1]]; len(cell) > 0 {
-			c := [3]int{col / ix.g, col % ix.g, z}
+			c := [3]int{col / ix.G, col % ix.G, z}
 			s.gather(ix, c)
 			s.rank(in, cell, c, first, ix, refs, out)
 		}
@@ -212,7 +212,7 @@ func (s *cellScratch) gather(ix *gridIndex, c [3]int) {
 	i, j, k := c[0], c[1], c[2]
 	t := &s.tile
 	t.x, t.y, t.z, s.ids = t.x[:0], t.y[:0], t.z[:0], s.ids[:0]
-	g := ix.g
+	g := ix.G
 	for ci := max(i-1, 0); ci <= min(i+1, g-1); ci++ {
 		for cj := max(j-1, 0); cj <= min(j+1, g-1); cj++ {
 			col := ci*g + cj
@@ -238,7 +238,7 @@ func (s *cellScratch) gather(ix *gridIndex, c [3]int) {
 // rank answers the observations recs[e] for e in cell, all in cell c,
 // whose neighbourhood is in the tile: three at a time against the whole
 // tile, then each finished.
-func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, ix *gridIndex, refs *refSet, out Result) {
+func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, ix *gridIndex, refs *RefSet, out Result) {
 	t := refTile{x: s.tile.x, y: s.tile.y, z: s.tile.z}
 	var st lanes3
 	for a := 0; a < len(cell); a += 3 {
@@ -251,7 +251,7 @@ func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, i
 		for k := 0; k < 3 && a+k < len(cell); k++ {
 			r := &recs[cell[a+k]]
 			d, id := s.finish(r, c, &st, k, ix)
-			out.Index[first+int(r.pos)] = refs.orig[id]
+			out.Index[first+int(r.pos)] = refs.Orig[id]
 			out.Distance[first+int(r.pos)] = float32(ChordToAngle(d))
 		}
 	}
@@ -274,16 +274,16 @@ func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *gridIn
 	case best-runup <= dotMargin:
 		q.best, q.bestID = math.Inf(1), math.MaxUint32
 		for e, id := range s.ids {
-			d := chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e])
+			d := Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e])
 			if d < q.best || (d == q.best && id < q.bestID) {
 				q.best, q.bestID = d, id
 			}
 		}
 	default:
-		q.best, q.bestID = chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e]), s.ids[e]
+		q.best, q.bestID = Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e]), s.ids[e]
 	}
 	q.thr2 = ix.chordBound(q.best)
-	for sh := 2; sh < ix.g && !q.done(sh-1); sh++ {
+	for sh := 2; sh < ix.G && !q.done(sh-1); sh++ {
 		q.shell(sh)
 	}
 	return q.best, q.bestID

@@ -9,7 +9,7 @@ import "fmt"
 // uniform references (BenchmarkIndexOnePoint) and stay fast where they
 // crowd. It is read-only after NewCPUIndex: safe for concurrent queries.
 type CPUIndex struct {
-	refs, all     *refSet
+	refs, all     *RefSet
 	tree, treeAll *kdTree
 	gridAll       *gridIndex
 }
@@ -22,22 +22,22 @@ func NewCPUIndex(ref Points) (*CPUIndex, error) {
 	if ref.Len() == 0 || ref.Len() > 1<<31-1 {
 		return nil, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
 	}
-	x := &CPUIndex{refs: prepareRefs(ref)}
+	x := &CPUIndex{refs: PrepareRefs(ref)}
 	x.tree = buildKDTree(x.refs)
-	if x.refs.dups {
+	if x.refs.Dups {
 		x.all = prepareRefsAll(ref)
 		x.treeAll = buildKDTree(x.all)
 	} else { // the same references in the same order: the same tree
 		x.all, x.treeAll = x.refs, x.tree
 	}
-	x.gridAll = buildFittedGrid(x.all, max(4, gridSide(x.all.n, 2)))
+	x.gridAll = buildFittedGrid(x.all, max(4, GridSide(x.all.N, 2)))
 	return x, nil
 }
 
 // Prepared is the index's references and indexes as the engines take them
 // (Request.Prepared), for the queries too large to answer here.
 func (x *CPUIndex) Prepared() *Prepared {
-	return &Prepared{merged: x.refs, all: x.all, tree: x.tree, treeAll: x.treeAll, gridAll: x.gridAll}
+	return &Prepared{Merged: x.refs, all: x.all, tree: x.tree, treeAll: x.treeAll, gridAll: x.gridAll}
 }
 
 // Nearest answers obs into out on the calling goroutine.
@@ -46,9 +46,9 @@ func (x *CPUIndex) Nearest(obs Points, out Result) error {
 		return err
 	}
 	for i := range obs.Len() {
-		px, py, pz := unit(obs.At(i))
+		px, py, pz := Unit(obs.At(i))
 		d, k := x.tree.nearest(px, py, pz, nil)
-		out.Index[i], out.Distance[i] = x.refs.orig[k], float32(ChordToAngle(d))
+		out.Index[i], out.Distance[i] = x.refs.Orig[k], float32(ChordToAngle(d))
 	}
 	return nil
 }
@@ -59,12 +59,12 @@ func (x *CPUIndex) KNearest(obs Points, maxRad float64, out KResult) error {
 	if err := checkSmall(obs, len(out.Index), len(out.Distance), out.K); err != nil {
 		return err
 	}
-	if out.K < 1 || out.K > x.all.n {
-		return fmt.Errorf("k = %d: want 1 to the %d references", out.K, x.all.n)
+	if out.K < 1 || out.K > x.all.N {
+		return fmt.Errorf("k = %d: want 1 to the %d references", out.K, x.all.N)
 	}
-	t, maxD2 := &topK{}, chordLimit(maxRad)
+	t, maxD2 := &topK{}, ChordLimit(maxRad)
 	for i := range obs.Len() {
-		px, py, pz := unit(obs.At(i))
+		px, py, pz := Unit(obs.At(i))
 		fillRow(out, i, x.treeAll.kNearest([3]float64{px, py, pz}, out.K, maxD2, t))
 	}
 	return nil
@@ -76,10 +76,10 @@ func (x *CPUIndex) Within(obs Points, rad float64, list bool) (WithinResult, err
 		return WithinResult{}, err
 	}
 	res := WithinResult{Counts: make([]uint32, obs.Len())}
-	var found, scratch []neighbour
-	maxD2 := chordLimit(rad)
+	var found, scratch []Neighbour
+	maxD2 := ChordLimit(rad)
 	for i := range obs.Len() {
-		px, py, pz := unit(obs.At(i))
+		px, py, pz := Unit(obs.At(i))
 		p := [3]float64{px, py, pz}
 		if !list {
 			res.Counts[i] = x.gridAll.count(p, maxD2)
@@ -90,7 +90,7 @@ func (x *CPUIndex) Within(obs Points, rad float64, list bool) (WithinResult, err
 		found = append(found, scratch...)
 	}
 	if list {
-		res.gather([][]neighbour{found})
+		res.gather([][]Neighbour{found})
 	}
 	return res, nil
 }

@@ -31,11 +31,11 @@ const kdLeaf = 8 // references a leaf holds at most
 
 // buildKDTree builds the tree over refs, on a team of its own when they
 // are many.
-func buildKDTree(refs *refSet) *kdTree { return buildKDTreeIn(refs, nil) }
+func buildKDTree(refs *RefSet) *kdTree { return buildKDTreeIn(refs, nil) }
 
 // buildKDTreeIn is buildKDTree in mem's memory (nil: fresh memory).
-func buildKDTreeIn(refs *refSet, mem *kdMemory) *kdTree {
-	if refs.n < kdParallelMin {
+func buildKDTreeIn(refs *RefSet, mem *kdMemory) *kdTree {
+	if refs.N < kdParallelMin {
 		return buildKDTreeOn(refs, nil, mem)
 	}
 	team := parallel.NewTeam(0)
@@ -51,8 +51,8 @@ func buildKDTreeIn(refs *refSet, mem *kdMemory) *kdTree {
 // half the workers, their selections share every worker; then a node a
 // worker, until there are kdSubtrees subtrees a worker, which a last step
 // builds, one a worker at a time. The tree is the same for any team.
-func buildKDTreeOn(refs *refSet, team *parallel.Team, mem *kdMemory) *kdTree {
-	n := refs.n
+func buildKDTreeOn(refs *RefSet, team *parallel.Team, mem *kdMemory) *kdTree {
+	n := refs.N
 	run := serialBlocks
 	if team != nil {
 		run = team.Blocks
@@ -413,7 +413,7 @@ func (t *kdTree) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
 		}
 		if n.left < 0 {
 			for k := n.start; k < n.end; k++ {
-				d := chord2(px, py, pz, t.x[k], t.y[k], t.z[k])
+				d := Chord2(px, py, pz, t.x[k], t.y[k], t.z[k])
 				if d < best || (d == best && t.id[k] < bestID) {
 					best, bestID = d, t.id[k]
 					bound = fittedChordBound(best)
@@ -443,7 +443,7 @@ func fittedChordBound(d2 float64) float64 { return slackBound(d2, fittedSlack) }
 // kNearest is gridIndex.kNearest through the tree: the k references nearest
 // to p within the squared chord maxD2, nearest first, ties to the lower
 // index.
-func (t *kdTree) kNearest(p [3]float64, k int, maxD2 float64, top *topK) []neighbour {
+func (t *kdTree) kNearest(p [3]float64, k int, maxD2 float64, top *topK) []Neighbour {
 	top.k, top.items = k, top.items[:0]
 	limit := fittedChordBound(maxD2) // +Inf for no limit
 	bound := limit
@@ -462,12 +462,12 @@ func (t *kdTree) kNearest(p [3]float64, k int, maxD2 float64, top *topK) []neigh
 		nd := &t.nodes[e.node]
 		if nd.left < 0 {
 			for r := nd.start; r < nd.end; r++ {
-				if d := chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
-					top.offer(neighbour{d, t.id[r]})
+				if d := Chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
+					top.offer(Neighbour{d, t.id[r]})
 				}
 			}
 			if top.full() {
-				bound = min(limit, fittedChordBound(top.worst().d2))
+				bound = min(limit, fittedChordBound(top.worst().D2))
 			}
 			continue
 		}
@@ -505,7 +505,7 @@ func (t *kdTree) count(p [3]float64, maxD2 float64) uint32 {
 		}
 		if nd.left < 0 {
 			for r := nd.start; r < nd.end; r++ {
-				if chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]) <= maxD2 {
+				if Chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]) <= maxD2 {
 					found++
 				}
 			}
@@ -535,12 +535,12 @@ func (n *kdNode) farDist2(p [3]float64) float64 {
 // within is gridIndex.within through the tree: appended to dst, the
 // references within the squared chord maxD2 of p, nearest first, ties to
 // the lower index.
-func (t *kdTree) within(p [3]float64, maxD2 float64, dst []neighbour) []neighbour {
+func (t *kdTree) within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
 	from := len(dst)
 	t.leavesWithin(p, fittedChordBound(maxD2), func(start, end int32) bool {
 		for r := start; r < end; r++ {
-			if d := chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
-				dst = append(dst, neighbour{d, t.id[r]})
+			if d := Chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
+				dst = append(dst, Neighbour{d, t.id[r]})
 			}
 		}
 		return true

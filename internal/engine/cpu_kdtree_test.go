@@ -34,14 +34,14 @@ func TestSelectNthPartitions(t *testing.T) {
 // of any size, or buildKDTree's own under any GOMAXPROCS) and whatever
 // memory it is built in: a larger tree's, left in a kdMemory.
 func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
-	refs := prepareRefs(spherePoints(5*kdParallelMin+7, 12))
+	refs := PrepareRefs(spherePoints(5*kdParallelMin+7, 12))
 	want := buildKDTreeOn(refs, nil, nil)
 	same := func(got *kdTree) bool {
 		return slices.Equal(got.id, want.id) && slices.Equal(got.x, want.x) && slices.Equal(got.y, want.y) &&
 			slices.Equal(got.z, want.z) && slices.Equal(got.nodes, want.nodes)
 	}
 	var mem kdMemory
-	mem.release(buildKDTreeOn(prepareRefs(spherePoints(7*kdParallelMin, 13)), nil, &mem))
+	mem.release(buildKDTreeOn(PrepareRefs(spherePoints(7*kdParallelMin, 13)), nil, &mem))
 	for _, workers := range []int{1, 2, 3, 16, 40} {
 		team := parallel.NewTeam(workers)
 		got := buildKDTreeOn(refs, team, &mem)
@@ -101,7 +101,7 @@ func TestSelectNthParallelPartitions(t *testing.T) {
 // and the cities (the face cells' build waits for it).
 func BenchmarkKDTreeBuild(b *testing.B) {
 	for _, tc := range buildBenchSets(b) {
-		refs := prepareRefs(tc.ref)
+		refs := PrepareRefs(tc.ref)
 		b.Run(tc.name, func(b *testing.B) {
 			team := parallel.NewTeam(0)
 			defer team.Close()

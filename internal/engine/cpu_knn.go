@@ -15,7 +15,7 @@ import (
 // again as the search narrows it (k nearest) or stays put (a radius). It is
 // the grid search of gridIndex.nearest for any number of answers.
 func (ix *gridIndex) walk(p [3]float64, bound func() float64, visit func(cell int)) {
-	ix.walkWithin(p, bound, func(c int) bool { visit(c); return true }, ix.g)
+	ix.walkWithin(p, bound, func(c int) bool { visit(c); return true }, ix.G)
 }
 
 // walkWithin is walk over at most shells shells, stopped where visit
@@ -25,7 +25,7 @@ func (ix *gridIndex) walkWithin(p [3]float64, bound func() float64, visit func(c
 	q := gridSearch{ix: ix, p: p, c: ix.cells(p[0], p[1], p[2])}
 	stopped := false
 	each := func(c int) { stopped = stopped || !visit(c) }
-	for r := 0; r < ix.g; r++ {
+	for r := 0; r < ix.G; r++ {
 		if r == shells {
 			return false
 		}
@@ -43,7 +43,7 @@ func (ix *gridIndex) walkWithin(p [3]float64, bound func() float64, visit func(c
 
 // walkShell visits the cells at Chebyshev distance r within the bound.
 func (q *gridSearch) walkShell(r int, bound func() float64, visit func(cell int)) {
-	ix, g, cz := q.ix, q.ix.g, q.c[2]
+	ix, g, cz := q.ix, q.ix.G, q.c[2]
 	for i := max(q.c[0]-r, 0); i <= min(q.c[0]+r, g-1); i++ {
 		bx := q.boxDist(i, 0)
 		for j := max(q.c[1]-r, 0); j <= min(q.c[1]+r, g-1); j++ {
@@ -69,24 +69,24 @@ func (q *gridSearch) walkShell(r int, bound func() float64, visit func(cell int)
 }
 
 // neighbour is one candidate answer: its squared chord and reference index.
-type neighbour struct {
-	d2 float64
-	id uint32
+type Neighbour struct {
+	D2 float64
+	Id uint32
 }
 
 // before orders neighbours by distance, ties to the lower index.
-func (a neighbour) before(b neighbour) bool { return a.d2 < b.d2 || (a.d2 == b.d2 && a.id < b.id) }
+func (a Neighbour) Before(b Neighbour) bool { return a.D2 < b.D2 || (a.D2 == b.D2 && a.Id < b.Id) }
 
 // topK keeps the k best neighbours seen, the worst on top of a heap.
 type topK struct {
 	k     int
-	items []neighbour
+	items []Neighbour
 }
 
 func (t *topK) Len() int           { return len(t.items) }
-func (t *topK) Less(i, j int) bool { return t.items[j].before(t.items[i]) }
+func (t *topK) Less(i, j int) bool { return t.items[j].Before(t.items[i]) }
 func (t *topK) Swap(i, j int)      { t.items[i], t.items[j] = t.items[j], t.items[i] }
-func (t *topK) Push(x any)         { t.items = append(t.items, x.(neighbour)) }
+func (t *topK) Push(x any)         { t.items = append(t.items, x.(Neighbour)) }
 func (t *topK) Pop() any {
 	last := t.items[len(t.items)-1]
 	t.items = t.items[:len(t.items)-1]
@@ -94,11 +94,11 @@ func (t *topK) Pop() any {
 }
 
 // offer adds n if it is among the k best so far.
-func (t *topK) offer(n neighbour) {
+func (t *topK) offer(n Neighbour) {
 	switch {
 	case len(t.items) < t.k:
 		heap.Push(t, n)
-	case n.before(t.items[0]):
+	case n.Before(t.items[0]):
 		t.items[0] = n
 		heap.Fix(t, 0)
 	}
@@ -106,8 +106,8 @@ func (t *topK) offer(n neighbour) {
 
 // full reports whether k neighbours are held; worst is the k-th best.
 func (t *topK) full() bool       { return len(t.items) == t.k }
-func (t *topK) worst() neighbour { return t.items[0] }
-func (t *topK) sorted() []neighbour {
+func (t *topK) worst() Neighbour { return t.items[0] }
+func (t *topK) sorted() []Neighbour {
 	sortNeighbours(t.items)
 	return t.items
 }
@@ -115,19 +115,19 @@ func (t *topK) sorted() []neighbour {
 // kNearest returns the k references nearest to p within the squared chord
 // maxD2 (chordLimit of the distance limit; math.Inf(1): none), nearest
 // first, ties to the lower index.
-func (ix *gridIndex) kNearest(p [3]float64, k int, maxD2 float64, t *topK) []neighbour {
+func (ix *gridIndex) kNearest(p [3]float64, k int, maxD2 float64, t *topK) []Neighbour {
 	t.k, t.items = k, t.items[:0]
 	limit := ix.chordBound(maxD2)
 	bound := func() float64 {
 		if t.full() {
-			return min(limit, ix.chordBound(t.worst().d2))
+			return min(limit, ix.chordBound(t.worst().D2))
 		}
 		return limit
 	}
 	ix.walk(p, bound, func(c int) {
 		for r := ix.start[c]; r < ix.start[c+1]; r++ {
-			if d := chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 {
-				t.offer(neighbour{d, ix.id[r]})
+			if d := Chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 {
+				t.offer(Neighbour{d, ix.id[r]})
 			}
 		}
 	})
@@ -136,12 +136,12 @@ func (ix *gridIndex) kNearest(p [3]float64, k int, maxD2 float64, t *topK) []nei
 
 // within appends to dst the references within the squared chord maxD2 of
 // p (chordLimit of the radius), nearest first, ties to the lower index.
-func (ix *gridIndex) within(p [3]float64, maxD2 float64, dst []neighbour) []neighbour {
+func (ix *gridIndex) within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
 	limit := ix.chordBound(maxD2)
 	ix.walk(p, func() float64 { return limit }, func(c int) {
 		for r := ix.start[c]; r < ix.start[c+1]; r++ {
-			if d := chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 {
-				dst = append(dst, neighbour{d, ix.id[r]})
+			if d := Chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 {
+				dst = append(dst, Neighbour{d, ix.id[r]})
 			}
 		}
 	})
@@ -150,9 +150,9 @@ func (ix *gridIndex) within(p [3]float64, maxD2 float64, dst []neighbour) []neig
 }
 
 // sortNeighbours orders ns nearest first, ties to the lower index.
-func sortNeighbours(ns []neighbour) {
-	slices.SortFunc(ns, func(a, b neighbour) int {
-		if a.before(b) {
+func sortNeighbours(ns []Neighbour) {
+	slices.SortFunc(ns, func(a, b Neighbour) int {
+		if a.Before(b) {
 			return -1
 		}
 		return 1
@@ -166,7 +166,7 @@ func (ix *gridIndex) count(p [3]float64, maxD2 float64) uint32 {
 	n := uint32(0)
 	ix.walk(p, func() float64 { return limit }, func(c int) {
 		for r := ix.start[c]; r < ix.start[c+1]; r++ {
-			if chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]) <= maxD2 {
+			if Chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]) <= maxD2 {
 				n++
 			}
 		}
@@ -179,7 +179,7 @@ func (ix *gridIndex) count(p [3]float64, maxD2 float64) uint32 {
 // reference at squared chord d is within rad exactly when d <= chordLimit(rad),
 // decided with no arcsine a pair, and the GPU kernels decide on the same
 // number.
-func chordLimit(rad float64) float64 {
+func ChordLimit(rad float64) float64 {
 	if rad >= math.Pi {
 		return math.Inf(1)
 	}
@@ -224,21 +224,21 @@ type KResult struct {
 func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error) {
 	start := time.Now()
 	k := out.K
-	if err := checkK(req, maxRad, out); err != nil {
+	if err := CheckK(req, maxRad, out); err != nil {
 		return Stats{}, err
 	}
-	refs := req.all()
+	refs := req.All()
 	search := c.kSearch(req, refs, k, maxRad)
 	st, err := c.run(ctx, req, cpuBatch, start, func() func(lo, hi int) {
 		t := &topK{}
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				x, y, z := unit(req.Obs.At(i))
+				x, y, z := Unit(req.Obs.At(i))
 				fillRow(out, i, search([3]float64{x, y, z}, t))
 			}
 		}
 	})
-	st.Note = fmt.Sprintf("%d nearest of %d references", k, refs.n)
+	st.Note = fmt.Sprintf("%d nearest of %d references", k, refs.N)
 	return st, err
 }
 
@@ -246,44 +246,44 @@ func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KRe
 // algorithm: brute force, a fitted grid of the side the request fixes, or
 // else the k-d tree, which ranks fewer references than the grid walk on
 // every set measured (BENCHMARKS.md, "Skewed references on the CPU").
-func (c *CPU) kSearch(req Request, refs *refSet, k int, maxRad float64) func(p [3]float64, t *topK) []neighbour {
-	maxD2 := chordLimit(maxRad)
+func (c *CPU) kSearch(req Request, refs *RefSet, k int, maxRad float64) func(p [3]float64, t *topK) []Neighbour {
+	maxD2 := ChordLimit(maxRad)
 	if req.Algorithm == Brute {
-		return func(p [3]float64, t *topK) []neighbour { return bruteK(p, refs, k, maxD2, t) }
+		return func(p [3]float64, t *topK) []Neighbour { return bruteK(p, refs, k, maxD2, t) }
 	}
 	if req.GridSide > 0 {
-		ix := buildFittedGrid(refs, cappedSide(req.GridSide, refs.n))
-		return func(p [3]float64, t *topK) []neighbour { return ix.kNearest(p, k, maxD2, t) }
+		ix := buildFittedGrid(refs, CappedSide(req.GridSide, refs.N))
+		return func(p [3]float64, t *topK) []Neighbour { return ix.kNearest(p, k, maxD2, t) }
 	}
 	tr := req.allTree(refs)
-	return func(p [3]float64, t *topK) []neighbour { return tr.kNearest(p, k, maxD2, t) }
+	return func(p [3]float64, t *topK) []Neighbour { return tr.kNearest(p, k, maxD2, t) }
 }
 
 // bruteK ranks every reference.
-func bruteK(p [3]float64, refs *refSet, k int, maxD2 float64, t *topK) []neighbour {
+func bruteK(p [3]float64, refs *RefSet, k int, maxD2 float64, t *topK) []Neighbour {
 	t.k, t.items = k, t.items[:0]
 	for j := range refs.x {
-		if d := chord2(p[0], p[1], p[2], refs.x[j], refs.y[j], refs.z[j]); d <= maxD2 {
-			t.offer(neighbour{d, uint32(j)})
+		if d := Chord2(p[0], p[1], p[2], refs.x[j], refs.y[j], refs.z[j]); d <= maxD2 {
+			t.offer(Neighbour{d, uint32(j)})
 		}
 	}
 	return t.sorted()
 }
 
 // fillRow writes observation i's neighbours into its row of out.
-func fillRow(out KResult, i int, ns []neighbour) {
+func fillRow(out KResult, i int, ns []Neighbour) {
 	row, dist := out.Index[i*out.K:(i+1)*out.K], out.Distance[i*out.K:(i+1)*out.K]
 	for j := range row {
 		if j < len(ns) {
-			row[j], dist[j] = ns[j].id, float32(ChordToAngle(ns[j].d2))
+			row[j], dist[j] = ns[j].Id, float32(ChordToAngle(ns[j].D2))
 		} else {
 			row[j], dist[j] = NoNeighbour, float32(math.Inf(1))
 		}
 	}
 }
 
-func checkK(req Request, maxRad float64, out KResult) error {
-	if err := checkPoints(req, true); err != nil {
+func CheckK(req Request, maxRad float64, out KResult) error {
+	if err := CheckPoints(req, true); err != nil {
 		return err
 	}
 	n := req.Obs.Len()
@@ -316,16 +316,16 @@ type WithinResult struct {
 // themselves, exactly, on the CPU.
 func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (WithinResult, Stats, error) {
 	start := time.Now()
-	if err := checkPoints(req, true); err != nil {
+	if err := CheckPoints(req, true); err != nil {
 		return WithinResult{}, Stats{}, err
 	}
 	if !(rad >= 0) || math.IsInf(rad, 1) {
 		return WithinResult{}, Stats{}, fmt.Errorf("radius %v rad: want a finite distance, 0 or more", rad)
 	}
 	n := req.Obs.Len()
-	refs := req.all()
-	side := c.radiusSide(req, refs.n)
-	maxD2 := chordLimit(rad)
+	refs := req.All()
+	side := c.radiusSide(req, refs.N)
+	maxD2 := ChordLimit(rad)
 	// A radius of more than two cells of the planned grid goes through the
 	// k-d tree, which skips boxes beyond it and counts a box wholly inside
 	// at once; the grid ranks every reference in every cell it visits. One
@@ -338,13 +338,13 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 		ix = req.allGrid(refs, side)
 	}
 	res := WithinResult{Counts: make([]uint32, n)}
-	batches := make([][]neighbour, (n+cpuBatch-1)/cpuBatch)
+	batches := make([][]Neighbour, (n+cpuBatch-1)/cpuBatch)
 	st, err := c.run(ctx, req, cpuBatch, start, func() func(lo, hi int) {
-		var scratch []neighbour
+		var scratch []Neighbour
 		return func(lo, hi int) {
-			var found []neighbour
+			var found []Neighbour
 			for i := lo; i < hi; i++ {
-				x, y, z := unit(req.Obs.At(i))
+				x, y, z := Unit(req.Obs.At(i))
 				p := [3]float64{x, y, z}
 				switch {
 				case !list && tree != nil:
@@ -370,7 +370,7 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 	if list {
 		res.gather(batches)
 	}
-	st.Note = fmt.Sprintf("within %.6g rad of %d references", rad, refs.n)
+	st.Note = fmt.Sprintf("within %.6g rad of %d references", rad, refs.N)
 	return res, st, nil
 }
 
@@ -378,13 +378,13 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 // cell the sphere crosses.
 func (c *CPU) radiusSide(req Request, nref int) int {
 	if req.GridSide > 0 {
-		return cappedSide(req.GridSide, nref)
+		return CappedSide(req.GridSide, nref)
 	}
-	return max(4, gridSide(nref, 2))
+	return max(4, GridSide(nref, 2))
 }
 
 // gather concatenates the batches' lists, in observation order.
-func (r *WithinResult) gather(batches [][]neighbour) {
+func (r *WithinResult) gather(batches [][]Neighbour) {
 	r.Offsets = make([]uint64, len(r.Counts)+1)
 	for i, c := range r.Counts {
 		r.Offsets[i+1] = r.Offsets[i] + uint64(c)
@@ -393,8 +393,8 @@ func (r *WithinResult) gather(batches [][]neighbour) {
 	r.Index, r.Distance = make([]uint32, 0, total), make([]float32, 0, total)
 	for _, b := range batches {
 		for _, nb := range b {
-			r.Index = append(r.Index, nb.id)
-			r.Distance = append(r.Distance, float32(ChordToAngle(nb.d2)))
+			r.Index = append(r.Index, nb.Id)
+			r.Distance = append(r.Distance, float32(ChordToAngle(nb.D2)))
 		}
 	}
 }

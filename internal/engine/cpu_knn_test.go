@@ -13,15 +13,15 @@ import (
 
 // naiveAll ranks every reference for observation i: squared chords, ties
 // to the lower index; the oracle for k nearest and radius queries.
-func naiveAll(obs, ref Points, i int) []neighbour {
-	x, y, z := unit(obs.At(i))
-	all := make([]neighbour, ref.Len())
+func naiveAll(obs, ref Points, i int) []Neighbour {
+	x, y, z := Unit(obs.At(i))
+	all := make([]Neighbour, ref.Len())
 	for j := range all {
-		a, b, c := unit(ref.At(j))
-		all[j] = neighbour{chord2(x, y, z, a, b, c), uint32(j)}
+		a, b, c := Unit(ref.At(j))
+		all[j] = Neighbour{Chord2(x, y, z, a, b, c), uint32(j)}
 	}
-	slices.SortFunc(all, func(a, b neighbour) int {
-		if a.before(b) {
+	slices.SortFunc(all, func(a, b Neighbour) int {
+		if a.Before(b) {
 			return -1
 		}
 		return 1
@@ -30,8 +30,8 @@ func naiveAll(obs, ref Points, i int) []neighbour {
 }
 
 // rankAll is naiveAll for every observation.
-func rankAll(obs, ref Points) [][]neighbour {
-	out := make([][]neighbour, obs.Len())
+func rankAll(obs, ref Points) [][]Neighbour {
+	out := make([][]Neighbour, obs.Len())
 	for i := range out {
 		out[i] = naiveAll(obs, ref, i)
 	}
@@ -54,7 +54,7 @@ func knnCases(t testing.TB) []struct {
 	if err := sphere.ClusteredRadians(3000, 5, 8, 50, clat, clon); err != nil {
 		t.Fatal(err)
 	}
-	cities, airports := realSets(t)
+	cities, airports := realSetsE(t)
 	cities, airports = cities.Slice(0, min(2000, cities.Len())), airports.Slice(0, min(2000, airports.Len()))
 	return []struct {
 		name     string
@@ -102,19 +102,19 @@ func kNearestMatchesNaive(t *testing.T, eng Engine) {
 
 // checkKRows compares every row with the oracle: the same references in
 // the same order, distances within 1 m.
-func checkKRows(t *testing.T, ranked [][]neighbour, out KResult, maxRad float64) {
+func checkKRows(t *testing.T, ranked [][]Neighbour, out KResult, maxRad float64) {
 	t.Helper()
 	for i, want := range ranked {
 		for j := range out.K {
 			got, gd := out.Index[i*out.K+j], float64(out.Distance[i*out.K+j])
-			if j >= len(want) || ChordToAngle(want[j].d2) > maxRad {
+			if j >= len(want) || ChordToAngle(want[j].D2) > maxRad {
 				if got != NoNeighbour || !math.IsInf(gd, 1) {
 					t.Fatalf("obs %d rank %d: %d at %v, want none", i, j, got, gd)
 				}
 				continue
 			}
-			if !sameOrTie(ranked[i], got, want[j]) || math.Abs(gd-ChordToAngle(want[j].d2))*earthRadius > 1 {
-				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].id, ChordToAngle(want[j].d2))
+			if !sameOrTie(ranked[i], got, want[j]) || math.Abs(gd-ChordToAngle(want[j].D2))*earthRadius > 1 {
+				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].Id, ChordToAngle(want[j].D2))
 			}
 		}
 	}
@@ -137,7 +137,7 @@ func withinMatchesNaive(t *testing.T, eng Engine) {
 	}
 }
 
-func withinCase(t *testing.T, eng Engine, obs, ref Points, ranked [][]neighbour, metres float64, algo Algorithm) {
+func withinCase(t *testing.T, eng Engine, obs, ref Points, ranked [][]Neighbour, metres float64, algo Algorithm) {
 	ctx := context.Background()
 	rad := metres / earthRadius
 	req := Request{Obs: obs, Ref: ref, Algorithm: algo}
@@ -155,8 +155,8 @@ func withinCase(t *testing.T, eng Engine, obs, ref Points, ranked [][]neighbour,
 	for i := range obs.Len() {
 		var want []uint32
 		for _, nb := range ranked[i] {
-			if ChordToAngle(nb.d2) <= rad {
-				want = append(want, nb.id)
+			if ChordToAngle(nb.D2) <= rad {
+				want = append(want, nb.Id)
 			}
 		}
 		got := res.Index[res.Offsets[i]:res.Offsets[i+1]]
@@ -177,13 +177,13 @@ func withinCase(t *testing.T, eng Engine, obs, ref Points, ranked [][]neighbour,
 // squared chords differ by rounding only (1e-13 relative): real places at
 // the same distance, which float64 sums on another engine (with CUDA's
 // sine and cosine) may order the other way.
-func sameOrTie(all []neighbour, got uint32, want neighbour) bool {
-	if got == want.id {
+func sameOrTie(all []Neighbour, got uint32, want Neighbour) bool {
+	if got == want.Id {
 		return true
 	}
 	for _, nb := range all {
-		if nb.id == got {
-			return math.Abs(nb.d2-want.d2) <= 1e-13*want.d2
+		if nb.Id == got {
+			return math.Abs(nb.D2-want.D2) <= 1e-13*want.D2
 		}
 	}
 	return false
@@ -191,7 +191,7 @@ func sameOrTie(all []neighbour, got uint32, want neighbour) bool {
 
 // sameRow reports whether a radius row holds the oracle's references in
 // its order, up to ties (sameOrTie).
-func sameRow(all []neighbour, got, want []uint32) bool {
+func sameRow(all []Neighbour, got, want []uint32) bool {
 	if slices.Equal(got, want) {
 		return true
 	}
@@ -200,10 +200,10 @@ func sameRow(all []neighbour, got, want []uint32) bool {
 	}
 	d2 := make(map[uint32]float64, len(all))
 	for _, nb := range all {
-		d2[nb.id] = nb.d2
+		d2[nb.Id] = nb.D2
 	}
 	for j := range got {
-		if got[j] != want[j] && !sameOrTie(all, got[j], neighbour{d2[want[j]], want[j]}) {
+		if got[j] != want[j] && !sameOrTie(all, got[j], Neighbour{d2[want[j]], want[j]}) {
 			return false
 		}
 	}
@@ -215,21 +215,21 @@ func sameRow(all []neighbour, got, want []uint32) bool {
 
 // naiveChord is the squared chord between observation i and reference j.
 func naiveChord(obs, ref Points, i int, j uint32) float64 {
-	x, y, z := unit(obs.At(i))
-	a, b, c := unit(ref.At(int(j)))
-	return chord2(x, y, z, a, b, c)
+	x, y, z := Unit(obs.At(i))
+	a, b, c := Unit(ref.At(int(j)))
+	return Chord2(x, y, z, a, b, c)
 }
 
 // chordLimit decides exactly as the angle does: the limit's angle is
 // within rad, the next squared chord's is not.
 func TestChordLimit(t *testing.T) {
 	for _, rad := range []float64{0, 1e-12, 1.5e-7, 1e-3, 0.5, 1, 2, 3, math.Pi - 1e-9} {
-		d := chordLimit(rad)
+		d := ChordLimit(rad)
 		if ChordToAngle(d) > rad || ChordToAngle(math.Nextafter(d, 5)) <= rad {
 			t.Errorf("chordLimit(%v) = %v: angle %v, next %v", rad, d, ChordToAngle(d), ChordToAngle(math.Nextafter(d, 5)))
 		}
 	}
-	if !math.IsInf(chordLimit(math.Pi), 1) {
+	if !math.IsInf(ChordLimit(math.Pi), 1) {
 		t.Error("chordLimit(pi) is not +Inf")
 	}
 }

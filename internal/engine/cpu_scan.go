@@ -29,15 +29,15 @@ const dotMargin = 4e-15
 // observations whose winner leads the runner-up by less than dotMargin are
 // re-ranked by chord2, so the answer is exactly chord2's, ties to the lowest
 // index, as on the GPU.
-func (s *cpuScratch) scan(obs Points, lo, hi int, refs *refSet) {
+func (s *cpuScratch) scan(obs Points, lo, hi int, refs *RefSet) {
 	m := hi - lo
 	for i := 0; i < m; i++ {
-		s.x[i], s.y[i], s.z[i] = unit(obs.At(lo + i))
+		s.x[i], s.y[i], s.z[i] = Unit(obs.At(lo + i))
 		s.best[i], s.runup[i] = math.Inf(-1), math.Inf(-1)
 		s.idx[i] = 0
 	}
-	for t0 := 0; t0 < refs.n; t0 += cpuRefTile {
-		t1 := min(t0+cpuRefTile, refs.n)
+	for t0 := 0; t0 < refs.N; t0 += cpuRefTile {
+		t1 := min(t0+cpuRefTile, refs.N)
 		t := refTile{x: refs.x[t0:t1], y: refs.y[t0:t1], z: refs.z[t0:t1], base: int32(t0)}
 		i := 0
 		for ; i+3 <= m; i += 3 {
@@ -53,16 +53,16 @@ func (s *cpuScratch) scan(obs Points, lo, hi int, refs *refSet) {
 			continue
 		}
 		k := s.idx[i]
-		s.best[i] = chord2(s.x[i], s.y[i], s.z[i], refs.x[k], refs.y[k], refs.z[k])
+		s.best[i] = Chord2(s.x[i], s.y[i], s.z[i], refs.x[k], refs.y[k], refs.z[k])
 	}
 }
 
 // exactNearest ranks every reference by chord2; strict < keeps the lowest
 // index on ties.
-func exactNearest(ox, oy, oz float64, refs *refSet) (float64, int32) {
+func exactNearest(ox, oy, oz float64, refs *RefSet) (float64, int32) {
 	best, bi := math.Inf(1), int32(0)
 	for j := range refs.x {
-		if d := chord2(ox, oy, oz, refs.x[j], refs.y[j], refs.z[j]); d < best {
+		if d := Chord2(ox, oy, oz, refs.x[j], refs.y[j], refs.z[j]); d < best {
 			best, bi = d, int32(j)
 		}
 	}

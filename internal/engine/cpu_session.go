@@ -13,7 +13,7 @@ import (
 // answers to count changes, and re-plans the grid every query (the plan is
 // cheap next to a CPU query).
 func (c *CPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
-	if err := checkSessionOptions(opts); err != nil {
+	if err := CheckSessionOptions(opts); err != nil {
 		return nil, err
 	}
 	if err := obs.Check("observations"); err != nil {
@@ -31,7 +31,7 @@ func (c *CPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
 		}
 	}
 	for i := range s.prev {
-		s.prev[i] = noAnswer
+		s.prev[i] = NoAnswer
 	}
 	return s, nil
 }
@@ -52,7 +52,7 @@ func (s *cpuSession) Len() int { return s.obs.Len() }
 func (s *cpuSession) Close() error { return nil }
 
 func (s *cpuSession) Replace(ctx context.Context, idx []uint32, pts Points) error {
-	if err := checkReplace(idx, pts, s.obs.Len()); err != nil {
+	if err := CheckReplace(idx, pts, s.obs.Len()); err != nil {
 		return err
 	}
 	for k, i := range idx {
@@ -62,7 +62,7 @@ func (s *cpuSession) Replace(ctx context.Context, idx []uint32, pts Points) erro
 		} else {
 			s.obs.Lat64[i], s.obs.Lon64[i] = lat, lon
 		}
-		s.prev[i] = noAnswer
+		s.prev[i] = NoAnswer
 	}
 	s.replaced += len(idx)
 	return nil
@@ -104,10 +104,10 @@ func (s *cpuSession) Nearest(ctx context.Context, ref Points, out Result) (Sessi
 	}
 	t := time.Now()
 	var changed atomic.Int64
-	parallelFor(n, func(lo, hi int) {
+	ParallelFor(n, func(lo, hi int) {
 		c := 0
 		for i := lo; i < hi; i++ {
-			if p := s.prev[i]; p != noAnswer && p != s.res.Index[i] {
+			if p := s.prev[i]; p != NoAnswer && p != s.res.Index[i] {
 				c++
 			}
 			s.prev[i] = s.res.Index[i]
@@ -115,8 +115,8 @@ func (s *cpuSession) Nearest(ctx context.Context, ref Points, out Result) (Sessi
 		changed.Add(int64(c))
 	})
 	if out.Index != nil {
-		parallelCopy(out.Index, s.res.Index)
-		parallelCopy(out.Distance, s.res.Distance)
+		ParallelCopy(out.Index, s.res.Index)
+		ParallelCopy(out.Distance, s.res.Distance)
 	}
 	st.Wall += time.Since(t)
 	ss := SessionStats{Stats: st, Changed: int(changed.Load()), Replaced: s.replaced}

@@ -14,14 +14,14 @@ func (s *cpuSession) SetMovers(_ context.Context, m Movers) error {
 	}
 	s.mv = Movers{Lat: slices.Clone(m.Lat), Lon: slices.Clone(m.Lon), Heading: slices.Clone(m.Heading),
 		Speed: slices.Clone(m.Speed)}
-	s.mvTop = m.maxSpeed()
+	s.mvTop = m.MaxSpeed()
 	return nil
 }
 
 // Advance moves the movers and replaces the drawn observations, each over
 // every core.
 func (s *cpuSession) Advance(ctx context.Context, a Advance) error {
-	if err := a.check(s.mv.Len(), s.mvTop); err != nil {
+	if err := a.Check(s.mv.Len(), s.mvTop); err != nil {
 		return err
 	}
 	if a.Dt != 0 {
@@ -35,7 +35,7 @@ func (s *cpuSession) Advance(ctx context.Context, a Advance) error {
 	if a.Fraction == 0 {
 		return ctx.Err()
 	}
-	n, rep := s.obs.Len(), a.replacement()
+	n, rep := s.obs.Len(), a.Replacement()
 	parallel.Blocks(sphere.Blocks(n), 1, 0, func(_, lo, hi int) {
 		set := make([]uint64, sphere.ReplaceBlockSize/64)
 		var slots []uint32
@@ -59,18 +59,18 @@ func (s *cpuSession) setObs(i int, lat, lon float64) {
 	} else {
 		s.obs.Lat64[i], s.obs.Lon64[i] = lat, lon
 	}
-	s.prev[i] = noAnswer
+	s.prev[i] = NoAnswer
 }
 
 func (s *cpuSession) StartMovers(ctx context.Context, out Result) (Pending, error) {
 	if s.mv.Len() == 0 {
-		return nil, errNoMovers
+		return nil, ErrNoMovers
 	}
 	return s.Start(ctx, Radians64(s.mv.Lat, s.mv.Lon), out)
 }
 
 func (s *cpuSession) Positions(_ context.Context, obsLat, obsLon, refLat, refLon []float64) error {
-	if err := checkPositions(obsLat, obsLon, s.obs.Len(), refLat, refLon, s.mv.Len()); err != nil {
+	if err := CheckPositions(obsLat, obsLon, s.obs.Len(), refLat, refLon, s.mv.Len()); err != nil {
 		return err
 	}
 	if obsLat != nil {

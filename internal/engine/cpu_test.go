@@ -140,7 +140,7 @@ func TestCPUScanMatchesExact(t *testing.T) {
 		ref.Lat64 = append(ref.Lat64, ref.Lat64[i]+1e-9)
 		ref.Lon64 = append(ref.Lon64, ref.Lon64[i])
 	}
-	refs := prepareRefs(ref)
+	refs := PrepareRefs(ref)
 	out := newResult(obs.Len())
 	if _, err := NewCPU(2).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, out); err != nil {
 		t.Fatal(err)
@@ -148,22 +148,22 @@ func TestCPUScanMatchesExact(t *testing.T) {
 	s := newCPUScratch(obs.Len())
 	s.x, s.y, s.z = s.x[:obs.Len()], s.y[:obs.Len()], s.z[:obs.Len()]
 	for i := 0; i < obs.Len(); i++ {
-		x, y, z := unit(obs.At(i))
+		x, y, z := Unit(obs.At(i))
 		d, k := exactNearest(x, y, z, refs)
-		if out.Index[i] != refs.orig[k] || out.Distance[i] != float32(ChordToAngle(d)) {
-			t.Fatalf("obs %d: scan gives ref %d, exact ref %d", i, out.Index[i], refs.orig[k])
+		if out.Index[i] != refs.Orig[k] || out.Distance[i] != float32(ChordToAngle(d)) {
+			t.Fatalf("obs %d: scan gives ref %d, exact ref %d", i, out.Index[i], refs.Orig[k])
 		}
 	}
 	// The portable scan agrees too.
 	for i := 0; i+3 <= obs.Len(); i += 3 {
 		for k := 0; k < 3; k++ {
-			s.x[i+k], s.y[i+k], s.z[i+k] = unit(obs.At(i + k))
+			s.x[i+k], s.y[i+k], s.z[i+k] = Unit(obs.At(i + k))
 			s.best[i+k], s.runup[i+k], s.idx[i+k] = math.Inf(-1), math.Inf(-1), 0
 		}
 		scan3Generic(s, i, refTile{x: refs.x, y: refs.y, z: refs.z})
 		for k := 0; k < 3; k++ {
-			if s.best[i+k]-s.runup[i+k] > dotMargin && refs.orig[s.idx[i+k]] != out.Index[i+k] {
-				t.Fatalf("obs %d: portable scan gives ref %d, vector scan ref %d", i+k, refs.orig[s.idx[i+k]], out.Index[i+k])
+			if s.best[i+k]-s.runup[i+k] > dotMargin && refs.Orig[s.idx[i+k]] != out.Index[i+k] {
+				t.Fatalf("obs %d: portable scan gives ref %d, vector scan ref %d", i+k, refs.Orig[s.idx[i+k]], out.Index[i+k])
 			}
 		}
 	}

@@ -28,7 +28,7 @@ func treeOrderKey(x, y, z float64) uint32 {
 }
 
 // nearestTreeOrdered answers req through t in sorted chunks.
-func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, refs *refSet, t *kdTree, start time.Time) (Stats, error) {
+func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, refs *RefSet, t *kdTree, start time.Time) (Stats, error) {
 	n := req.Obs.Len()
 	packed, err := packNodes(t)
 	if err != nil { // a tree outside the packed layout's bounds: the node-by-node walk
@@ -53,7 +53,7 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, r
 				d, k := t.nearestPacked(packed, r.x, r.y, r.z, hint, from)
 				hint = leafOf[k]
 				i := lo + int(r.pos)
-				out.Index[i] = refs.orig[k]
+				out.Index[i] = refs.Orig[k]
 				out.Distance[i] = float32(ChordToAngle(d))
 			}
 		})
@@ -70,7 +70,7 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req Request, out Result, r
 func sortTreeChunk(obs Points, lo int, recs, sorted []cellRec, hist []uint32, workers int) {
 	parallel.Blocks(len(recs), 1<<14, workers, func(_, a, b int) {
 		for k := a; k < b; k++ {
-			x, y, z := unit(obs.At(lo + k))
+			x, y, z := Unit(obs.At(lo + k))
 			recs[k] = cellRec{x: x, y: y, z: z, cell: treeOrderKey(x, y, z), pos: uint32(k)}
 		}
 	})
@@ -93,12 +93,12 @@ func sortTreeChunk(obs Points, lo int, recs, sorted []cellRec, hist []uint32, wo
 // three nodes and pushes both. Boxes are float32 rounded outwards, so their
 // distances never exceed the float64 boxes' and nothing is pruned that
 // nearest keeps; the leaves are ranked in float64 as nearest ranks them.
-func (t *kdTree) nearestPacked(b *gpuTree, px, py, pz float64, hint uint32, from *treeStart) (float64, uint32) {
+func (t *kdTree) nearestPacked(b *GpuTree, px, py, pz float64, hint uint32, from *treeStart) (float64, uint32) {
 	best, bestID := math.Inf(1), uint32(math.MaxUint32)
 	if hint != 0 { // a leaf to take the first bound from
 		first := int(hint&^kernels.TreeLeaf) >> 4
 		for k := first; k < first+int(hint&15); k++ {
-			if d := chord2(px, py, pz, t.x[k], t.y[k], t.z[k]); d < best || (d == best && t.id[k] < bestID) {
+			if d := Chord2(px, py, pz, t.x[k], t.y[k], t.z[k]); d < best || (d == best && t.id[k] < bestID) {
 				best, bestID = d, t.id[k]
 			}
 		}
@@ -115,7 +115,7 @@ func (t *kdTree) nearestPacked(b *gpuTree, px, py, pz float64, hint uint32, from
 		cur = from.find(b, [3]float64{px, py, pz}, math.Sqrt(bound))
 	}
 	for {
-		n := (*[16]float32)(b.nodes[16*cur : 16*cur+16])
+		n := (*[16]float32)(b.Nodes[16*cur : 16*cur+16])
 		dn, df := packedBoxDist2(n[0:6], px, py, pz), packedBoxDist2(n[6:12], px, py, pz)
 		near, far := math.Float32bits(n[12]), math.Float32bits(n[13])
 		if df < dn {
@@ -131,7 +131,7 @@ func (t *kdTree) nearestPacked(b *gpuTree, px, py, pz float64, hint uint32, from
 			case c.child&kernels.TreeLeaf != 0:
 				first := int(c.child&^kernels.TreeLeaf) >> 4
 				for k := first; k < first+int(c.child&15); k++ {
-					d := chord2(px, py, pz, t.x[k], t.y[k], t.z[k])
+					d := Chord2(px, py, pz, t.x[k], t.y[k], t.z[k])
 					if d < best || (d == best && t.id[k] < bestID) {
 						best, bestID = d, t.id[k]
 						bound = fittedChordBound(best)
@@ -176,7 +176,7 @@ type treeStart struct {
 const treeBoxMargin = 0x1p-22
 
 // find is the node to start a walk for the ball of radius r around p.
-func (s *treeStart) find(b *gpuTree, p [3]float64, r float64) uint32 {
+func (s *treeStart) find(b *GpuTree, p [3]float64, r float64) uint32 {
 	if len(s.path) == 0 {
 		s.path = append(s.path, 0)
 	}
@@ -184,7 +184,7 @@ func (s *treeStart) find(b *gpuTree, p [3]float64, r float64) uint32 {
 		s.path = s.path[:len(s.path)-1]
 	}
 	for {
-		n := b.nodes[16*s.path[len(s.path)-1]:][:16]
+		n := b.Nodes[16*s.path[len(s.path)-1]:][:16]
 		next := uint32(kernels.TreeLeaf)
 		for c := range 2 {
 			child := math.Float32bits(n[12+c])
@@ -200,8 +200,8 @@ func (s *treeStart) find(b *gpuTree, p [3]float64, r float64) uint32 {
 }
 
 // ballInNode is ballInBox for node n's box, the union of its children's.
-func ballInNode(b *gpuTree, n uint32, p [3]float64, r float64) bool {
-	box := b.nodes[16*n:][:12]
+func ballInNode(b *GpuTree, n uint32, p [3]float64, r float64) bool {
+	box := b.Nodes[16*n:][:12]
 	var u [6]float32
 	for a := range 3 {
 		u[a], u[3+a] = min(box[a], box[6+a]), max(box[3+a], box[9+a])

@@ -30,7 +30,7 @@ func TestUnit4MatchesUnit(t *testing.T) {
 		var got [12]float64
 		unit4(&lat, &lon, &got)
 		for e := range 4 {
-			x, y, z := unit(lat[e], lon[e])
+			x, y, z := Unit(lat[e], lon[e])
 			if math.Float64bits(got[e]) != math.Float64bits(x) || math.Float64bits(got[4+e]) != math.Float64bits(y) ||
 				math.Float64bits(got[8+e]) != math.Float64bits(z) {
 				t.Fatalf("unit(%v, %v): unit4 %v %v %v, unit %v %v %v", lat[e], lon[e], got[e], got[4+e], got[8+e], x, y, z)

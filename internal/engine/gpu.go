@@ -131,7 +131,7 @@ func (g *GPU) Close() error {
 func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, error) {
 	start := time.Now()
 	end := req.Trace.Begin("host", "check points")
-	if err := checkRequest(req, out, false); err != nil {
+	if err := CheckRequest(req, out, false); err != nil {
 		return Stats{}, err
 	}
 	end()
@@ -154,13 +154,13 @@ func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 		run.done = 0
 		jobs, times, err = g.runJobs(ctx, run, batch)
 	}
-	var bad badInput
+	var bad BadInput
 	if errors.As(err, &bad) {
 		// Jobs run out of order: name the first bad point of the whole set.
 		if first := req.Obs.CheckValues("observations", 0); first != nil {
 			return Stats{}, first
 		}
-		return Stats{}, bad.error
+		return Stats{}, bad.Unwrap()
 	}
 	if err != nil {
 		return Stats{}, fmt.Errorf("gpu engine: %w", err)
@@ -168,7 +168,7 @@ func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	st := Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start), Note: note}
 	for w, d := range g.devs {
 		st.Devices = append(st.Devices, d.info.String())
-		st.addDevice(times[w])
+		addDevice(&st, times[w])
 	}
 	return st, nil
 }
@@ -213,30 +213,30 @@ func (g *GPU) releaseBuffers() {
 // force when the plan says it is cheaper (the note says which, and why).
 func newGPURun(req Request, out Result) (*gpuRun, string) {
 	end := req.Trace.Begin("host", "prepare references")
-	run := &gpuRun{req: req, out: out, refs: req.merged(), n: req.Obs.Len()}
+	run := &gpuRun{req: req, out: out, refs: req.Merged(), n: req.Obs.Len()}
 	end()
 	if req.Algorithm != Grid {
 		return run, ""
 	}
 	defer req.Trace.Begin("host", "plan")()
-	plan := planGrid(req.Obs, run.refs, gpuGridCost, req.GridSide, req.mergedTree())
-	if plan.tree != nil {
-		if tree, err := newGPUTree(plan.tree); err == nil {
-			run.tree, run.grid = tree, newGridShape(treeSortSide)
-			run.cellsGrid, run.cellsSide = newGridShape(cellsGridSide(run.refs.n)), cellsSideFor(run.n, run.refs.n, true)
-			return run, plan.note()
+	plan := PlanGrid(req.Obs, run.refs, GpuGridCost, req.GridSide, req.MergedTree())
+	if plan.Tree != nil {
+		if tree, err := NewGPUTree(plan.Tree); err == nil {
+			run.tree, run.grid = tree, NewGridShape(treeSortSide)
+			run.cellsGrid, run.cellsSide = NewGridShape(CellsGridSide(run.refs.N)), CellsSideFor(run.n, run.refs.N, true)
+			return run, plan.Note()
 		}
-		plan = planGrid(req.Obs, run.refs, gpuSessionGridCost, req.GridSide, nil)
+		plan = PlanGrid(req.Obs, run.refs, GpuSessionGridCost, req.GridSide, nil)
 	}
-	if plan.index == nil {
+	if plan.Index == nil {
 		run.req.Algorithm = Brute
-		return run, "grid fell back to brute force: " + plan.reason
+		return run, "grid fell back to brute force: " + plan.Reason
 	}
-	run.grid = newGridShape(plan.index.g)
+	run.grid = NewGridShape(plan.Index.G)
 	if req.GridSide == 0 {
-		run.cellsGrid, run.cellsSide = run.grid, cellsSideFor(run.n, run.refs.n, false)
+		run.cellsGrid, run.cellsSide = run.grid, CellsSideFor(run.n, run.refs.N, false)
 	}
-	return run, plan.note()
+	return run, plan.Note()
 }
 
 // treeSortSide is the grid whose cells order the observations for the k-d
@@ -252,7 +252,7 @@ func (g *GPU) batchSize(run *gpuRun) int {
 	}
 	maxJob := math.MaxInt
 	for _, d := range g.devs {
-		maxJob = min(maxJob, d.maxJob(run.req.Obs.Is32(), run.refs.n, run.grid.g > 0))
+		maxJob = min(maxJob, d.maxJob(run.req.Obs.Is32(), run.refs.N, run.grid.G > 0))
 	}
 	return partition.BatchSize(run.n, len(g.devs), 8, 1<<20, maxJob, kernels.BlockMinThreads*kernels.BlockMinObs)
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/kernels"
@@ -16,52 +15,6 @@ import (
 // split into finer levels; where a list cannot be made even so (references
 // crowded into one spot, past maxCellsLevels), the GPU answers with the
 // plan's index (grid or k-d tree) instead.
-
-// The cube's cells balance the build against the query: a cell costs
-// its build a scan of the references near it, an observation its query a
-// rank of its cell's candidates, so the sum is least near
-// cellsScale*sqrt(nobs*nref) cells (fitted on the GPU machine: 2 cells a
-// reference best for 2^27 x 2^16, 0.5 for 2^27 x 2^20), within
-// [minCellsPerRef, maxCellsPerRef] cells a reference.
-const (
-	cellsScale     = 0.044
-	minCellsPerRef = 0.25
-	maxCellsPerRef = 2 // finer cells no longer shorten the lists
-)
-
-// skewedCellsShare is the first level's share of those cells where the
-// references are skewed (a k-d tree plan): its cells far from references
-// cost the most, scanning the farthest, and the crowded ones split.
-const skewedCellsShare = 0.25
-
-// maxCellsSide bounds the cube's cells a face edge: 6 x 512^2 cells hold
-// 800 MB of lists.
-const maxCellsSide = 512
-
-// cellsSideFor is the cells a face edge of the first level for nobs
-// observations and nref references, skewed or not.
-func cellsSideFor(nobs, nref int, skewed bool) int {
-	cells := cellsScale * math.Sqrt(float64(nobs)*float64(nref))
-	if skewed {
-		cells *= skewedCellsShare
-	}
-	cells = min(max(cells, minCellsPerRef*float64(nref)), maxCellsPerRef*float64(nref))
-	side := int(math.Round(math.Sqrt(cells / 6)))
-	return max(4, min(side, maxCellsSide))
-}
-
-// cellsGridSide is the side of the grid index the lists are built from
-// when the plan has none (a k-d tree): the uniform planner's for nref,
-// whose cells fit the balls a build scans more closely than a coarse grid
-// fitted to skewed references.
-func cellsGridSide(nref int) int { return gridSide(nref, 2) }
-
-// faceCells is the number of cells of a cube of side cells a face edge.
-func faceCells(side int) int { return 6 * side * side }
-
-// cellsSplitAbove is the list length above which a cell splits, where a
-// finer one keeps fewer.
-const cellsSplitAbove = kernels.CellsCap
 
 // maxCellsLevels is how many times a crowded cell may be split
 // (kernels.CellsSplitN^2 children each time): a 4^4-times finer edge
@@ -91,7 +44,7 @@ type cellLists struct {
 // whether every cell has its list; where one cannot be made it leaves
 // c.side 0 and returns no error: the caller queries through the plan's
 // index.
-func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape gridShape, nref, side int) (bool, error) {
+func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape GridShape, nref, side int) (bool, error) {
 	lv, ok, err := c.start(drv, k, stream, r, shape, nref, side)
 	if err != nil || !ok {
 		return false, err
@@ -134,7 +87,7 @@ func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream,
 // the device and answers nothing where a cell split or failed, and confirm
 // tells the host so once the stream is done. It reports false where the
 // lists would not fit (c.side 0, as build).
-func (c *cellLists) speculate(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape gridShape, nref, side int) (bool, error) {
+func (c *cellLists) speculate(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape GridShape, nref, side int) (bool, error) {
 	if _, ok, err := c.start(drv, k, stream, r, shape, nref, side); err != nil || !ok {
 		return false, err
 	}
@@ -164,9 +117,9 @@ func (c *cellLists) takeStatus() {
 // start queues the first level of the lists: the six faces' cells, and
 // returns its launch, which build goes on from; false where the lists
 // would not fit (c.side 0, the reason in c.refused).
-func (c *cellLists) start(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape gridShape, nref, side int) (cellsBuild, bool, error) {
+func (c *cellLists) start(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape GridShape, nref, side int) (cellsBuild, bool, error) {
 	c.side, c.split, c.levels, c.refused, c.unchecked = 0, 0, 0, "", false
-	c.places = faceCells(side)
+	c.places = FaceCells(side)
 	lv := cellsBuild{side: side, ncells: c.places, grid: shape, nref: nref, splitAbove: c.splitAbove(0),
 		cellStart: r.cellStart.ptr, sorted: r.sorted.ptr, ref64: r.ref64.ptr}
 	if err := c.status.ensure(drv, 4*kernels.CellsStatusLen, false, 0); err != nil {
@@ -207,7 +160,7 @@ func (c *cellLists) splitAbove(level int) int {
 	if level >= maxCellsLevels {
 		return 0
 	}
-	return cellsSplitAbove
+	return CellsSplitAbove
 }
 
 // room sizes the buffers for a level of ncells cells ending at c.places,

@@ -9,33 +9,6 @@ import (
 	"github.com/geoknn/geoknn/sphere"
 )
 
-// fromVector appends the radians of the direction (x, y, z) to p.
-func fromVector(p *Points, x, y, z float64) {
-	n := math.Sqrt(x*x + y*y + z*z)
-	p.Lat64 = append(p.Lat64, math.Asin(z/n))
-	p.Lon64 = append(p.Lon64, math.Atan2(y, x))
-}
-
-// onFaceEdges is n points on the cube map's seams: the edges and corners
-// of its faces, and the edges of the cells of side cells a face edge.
-func onFaceEdges(n, side int, rng *rand.Rand) Points {
-	var p Points
-	for len(p.Lat64) < n {
-		s := []float64{1, -1}[rng.IntN(2)]
-		var u, v float64
-		switch rng.IntN(3) {
-		case 0: // a face edge or corner
-			u, v = []float64{-1, 1}[rng.IntN(2)], []float64{-1, 1, rng.Float64()*2 - 1}[rng.IntN(3)]
-		default: // a cell edge
-			u, v = -1+2*float64(rng.IntN(side+1))/float64(side), rng.Float64()*2-1
-		}
-		c := [3]float64{s, u, v}
-		a := rng.IntN(3)
-		fromVector(&p, c[a], c[(a+1)%3], c[(a+2)%3])
-	}
-	return p
-}
-
 // The face-cell query answers as the CPU does where its cells are hard:
 // observations and references on the cube's seams and cell edges, ties
 // between mirror images, near duplicates, float32 columns, clustered
@@ -45,29 +18,29 @@ func TestGPUCells(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	rng := rand.New(rand.NewPCG(21, 22))
 	const nref = 1 << 13
-	side := cellsSideFor(1<<17, nref, false)
-	seams := spherePoints(nref, 23)
-	edge := onFaceEdges(nref/4, side, rng)
+	side := CellsSideFor(1<<17, nref, false)
+	seams := spherePointsG(nref, 23)
+	edge := onFaceEdgesG(nref/4, side, rng)
 	copy(seams.Lat64, edge.Lat64)
 	copy(seams.Lon64, edge.Lon64)
-	obs := spherePoints(1<<17, 24)
-	edgeObs := onFaceEdges(1<<16, side, rng)
+	obs := spherePointsG(1<<17, 24)
+	edgeObs := onFaceEdgesG(1<<16, side, rng)
 	copy(obs.Lat64, edgeObs.Lat64)
 	copy(obs.Lon64, edgeObs.Lon64)
 
-	mirror := spherePoints(nref, 25) // pairs mirrored about the equator, observations on it: ties
+	mirror := spherePointsG(nref, 25) // pairs mirrored about the equator, observations on it: ties
 	for i := 0; i < nref/2; i += 2 {
 		mirror.Lat64[i+1], mirror.Lon64[i+1] = -mirror.Lat64[i], mirror.Lon64[i]
 	}
-	onEquator := spherePoints(1<<16, 26)
+	onEquator := spherePointsG(1<<16, 26)
 	for i := range onEquator.Lat64[:1<<15] {
 		onEquator.Lat64[i], onEquator.Lon64[i] = 0, mirror.Lon64[2*(i%(nref/4))]
 	}
-	nearDup := spherePoints(nref, 27) // pairs 1e-9 rad apart (few enough that the plan stays a grid)
+	nearDup := spherePointsG(nref, 27) // pairs 1e-9 rad apart (few enough that the plan stays a grid)
 	for i := 0; i < nref; i += 32 {
 		nearDup.Lat64[i+1], nearDup.Lon64[i+1] = nearDup.Lat64[i]+1e-9, nearDup.Lon64[i]
 	}
-	r32, o32 := spherePoints(nref, 28), spherePoints(1<<16, 29)
+	r32, o32 := spherePointsG(nref, 28), spherePointsG(1<<16, 29)
 	poles := Radians64(make([]float64, nref), make([]float64, nref)) // uniform in degrees: crowded near the poles
 	for i := range poles.Lat64 {
 		poles.Lat64[i], poles.Lon64[i] = (rng.Float64()-0.5)*math.Pi, (rng.Float64()*2-1)*math.Pi
@@ -76,7 +49,7 @@ func TestGPUCells(t *testing.T) {
 	if err := sphere.ClusteredRadians(nref, 35, 64, 200, clat, clon); err != nil {
 		t.Fatal(err)
 	}
-	crowded := spherePoints(2000, 30)
+	crowded := spherePointsG(2000, 30)
 	for range 20000 {
 		crowded.Lat64 = append(crowded.Lat64, 0.4+1e-4*rng.NormFloat64())
 		crowded.Lon64 = append(crowded.Lon64, 1.1+1e-4*rng.NormFloat64())
@@ -88,11 +61,11 @@ func TestGPUCells(t *testing.T) {
 	}{
 		{"seams and cell edges", obs, seams, true},
 		{"mirror ties", onEquator, mirror, true},
-		{"near duplicates", spherePoints(1<<16, 31), nearDup, true},
+		{"near duplicates", spherePointsG(1<<16, 31), nearDup, true},
 		{"float32 columns", points32(o32), points32(r32), true},
-		{"crowded poles: split cells", onFaceEdges(1<<16, side, rng), poles, true},
-		{"clustered references (a k-d tree plan)", spherePoints(1<<16, 36), Radians64(clat, clon), true},
-		{"crowded references", spherePoints(1<<16, 32), crowded, false},
+		{"crowded poles: split cells", onFaceEdgesG(1<<16, side, rng), poles, true},
+		{"clustered references (a k-d tree plan)", spherePointsG(1<<16, 36), Radians64(clat, clon), true},
+		{"crowded references", spherePointsG(1<<16, 32), crowded, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := gridMatchesBrute(t, g, tc.obs, tc.ref, 1<<15)
@@ -103,35 +76,13 @@ func TestGPUCells(t *testing.T) {
 	}
 }
 
-// The cube has cells for the job's size, fewer where the references are
-// skewed, within its bounds.
-func TestCellsSideFor(t *testing.T) {
-	for _, tc := range []struct {
-		nobs, nref int
-		skewed     bool
-		want       int
-	}{
-		{1, 1, false, 4},
-		{1 << 27, 1 << 16, false, 147}, // about 2 cells a reference
-		{1 << 27, 1 << 16, true, 74},
-		{1 << 27, 1 << 20, false, 295}, // about 0.5
-		{1 << 10, 1 << 16, false, 52},  // at least 0.25
-		{1 << 27, 1 << 10, false, 18},  // at most 2
-		{1 << 30, 1 << 24, false, maxCellsSide},
-	} {
-		if got := cellsSideFor(tc.nobs, tc.nref, tc.skewed); got != tc.want {
-			t.Errorf("cellsSideFor(%d, %d, %v) = %d, want %d", tc.nobs, tc.nref, tc.skewed, got, tc.want)
-		}
-	}
-}
-
 // Cells too coarse for their references split into finer levels; cells
 // far from references crowded into one place refuse the lists (the run
 // then answers through the grid).
 func TestGPUCellsLevels(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	d := g.devs[0]
-	one := spherePoints(8192, 34)
+	one := spherePointsG(8192, 34)
 	for i := range one.Lat64 {
 		one.Lat64[i], one.Lon64[i] = 0.3+1e-3*one.Lat64[i], 0.2+1e-3*one.Lon64[i]
 	}
@@ -141,21 +92,21 @@ func TestGPUCellsLevels(t *testing.T) {
 		side   int
 		levels int // -1: refused, 0: none split, 1: some split
 	}{
-		{"fine", spherePoints(8192, 33), 64, 0},
-		{"coarse: split", spherePoints(8192, 33), 4, 1},
+		{"fine", spherePointsG(8192, 33), 64, 0},
+		{"coarse: split", spherePointsG(8192, 33), 4, 1},
 		{"one crowded place: refused", one, 64, -1},
 	} {
-		refs := prepareRefs(tc.ref)
+		refs := PrepareRefs(tc.ref)
 		err := d.onThread(func() error {
 			stream := d.slots[0].stream
 			if err := d.refs.stage(d.drv, stream, refs, Points{}); err != nil {
 				return err
 			}
-			shape := newGridShape(32)
-			if err := d.refs.buildGrid(d.drv, d.grid, stream, shape, refs.n); err != nil {
+			shape := NewGridShape(32)
+			if err := d.refs.buildGrid(d.drv, d.grid, stream, shape, refs.N); err != nil {
 				return err
 			}
-			ok, err := d.refs.cells.build(d.drv, d.cells, stream, &d.refs, shape, refs.n, tc.side)
+			ok, err := d.refs.cells.build(d.drv, d.cells, stream, &d.refs, shape, refs.N, tc.side)
 			if err != nil {
 				return err
 			}

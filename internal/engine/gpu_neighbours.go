@@ -21,8 +21,8 @@ import (
 // engine decides it) and where each job's answers go.
 type neighbourQuery struct {
 	req   Request
-	refs  *refSet
-	shape gridShape
+	refs  *RefSet
+	shape GridShape
 	maxD2 float64
 	// k nearest: k answers an observation into kOut. Otherwise within the
 	// limit: counts, or, with offsets (row starts, n+1 of them), the rows
@@ -42,7 +42,7 @@ type neighbourQuery struct {
 // answered on the host's cores.
 func (g *GPU) KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error) {
 	start := time.Now()
-	if err := checkK(req, maxRad, out); err != nil {
+	if err := CheckK(req, maxRad, out); err != nil {
 		return Stats{}, err
 	}
 	if out.K > kernels.KnnMax {
@@ -50,11 +50,11 @@ func (g *GPU) KNearest(ctx context.Context, req Request, maxRad float64, out KRe
 		st.Note += fmt.Sprintf("; on the CPU: the GPU kernels answer k up to %d", kernels.KnnMax)
 		return st, err
 	}
-	refs := req.all()
-	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.n, max(2, float64(out.K)/2)),
-		maxD2: chordLimit(maxRad), k: out.K, kOut: out}
+	refs := req.All()
+	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, max(2, float64(out.K)/2)),
+		maxD2: ChordLimit(maxRad), k: out.K, kOut: out}
 	st, err := g.runNeighbours(ctx, q, start)
-	st.Note = fmt.Sprintf("%d nearest of %d references, %s", out.K, refs.n, shapeNote(q.shape))
+	st.Note = fmt.Sprintf("%d nearest of %d references, %s", out.K, refs.N, shapeNote(q.shape))
 	return st, err
 }
 
@@ -67,8 +67,8 @@ func (g *GPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 		return WithinResult{}, Stats{}, err
 	}
 	n := req.Obs.Len()
-	refs := req.all()
-	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.n, 2), maxD2: chordLimit(rad),
+	refs := req.All()
+	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, 2), maxD2: ChordLimit(rad),
 		counts: make([]uint32, n)}
 	st, err := g.runNeighbours(ctx, q, start)
 	if err != nil {
@@ -86,12 +86,12 @@ func (g *GPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 		st = mergeStats(st, lst)
 		res.Offsets, res.Index, res.Distance = q.offsets, q.index, q.orderRows()
 	}
-	st.Note = fmt.Sprintf("within %.6g rad of %d references, %s", rad, refs.n, shapeNote(q.shape))
+	st.Note = fmt.Sprintf("within %.6g rad of %d references, %s", rad, refs.N, shapeNote(q.shape))
 	return res, st, nil
 }
 
 func checkWithin(req Request, rad float64) error {
-	if err := checkPoints(req, true); err != nil {
+	if err := CheckPoints(req, true); err != nil {
 		return err
 	}
 	if !(rad >= 0) || math.IsInf(rad, 1) {
@@ -103,21 +103,21 @@ func checkWithin(req Request, rad float64) error {
 // neighbourShape is the request's cells: one for brute force (and the seed
 // port, which has no k-nearest form), else the request's side or one of
 // about perCell references a cell the sphere crosses.
-func neighbourShape(req Request, nref int, perCell float64) gridShape {
+func neighbourShape(req Request, nref int, perCell float64) GridShape {
 	switch {
 	case req.Algorithm != Grid:
-		return newGridShape(1)
+		return NewGridShape(1)
 	case req.GridSide > 0:
-		return newGridShape(cappedSide(req.GridSide, nref))
+		return NewGridShape(CappedSide(req.GridSide, nref))
 	}
-	return newGridShape(max(4, gridSide(nref, perCell)))
+	return NewGridShape(max(4, GridSide(nref, perCell)))
 }
 
-func shapeNote(s gridShape) string {
-	if s.g == 1 {
+func shapeNote(s GridShape) string {
+	if s.G == 1 {
 		return "brute force"
 	}
-	return fmt.Sprintf("grid %d^3 cells", s.g)
+	return fmt.Sprintf("grid %d^3 cells", s.G)
 }
 
 // mergeStats adds a second pass's device times and jobs to the first's.
@@ -153,21 +153,21 @@ func (q *neighbourQuery) prepareRows() error {
 func (q *neighbourQuery) orderRows() []float32 {
 	dist := make([]float32, len(q.index))
 	parallel.Blocks(len(q.counts), 1<<12, 0, func(_, lo, hi int) {
-		var row []neighbour
+		var row []Neighbour
 		for i := lo; i < hi; i++ {
 			a, b := q.offsets[i], q.offsets[i+1]
 			row = row[:0]
 			for j := a; j < b; j++ {
-				row = append(row, neighbour{q.chord[j], q.index[j]})
+				row = append(row, Neighbour{q.chord[j], q.index[j]})
 			}
-			slices.SortFunc(row, func(x, y neighbour) int {
-				if x.before(y) {
+			slices.SortFunc(row, func(x, y Neighbour) int {
+				if x.Before(y) {
 					return -1
 				}
 				return 1
 			})
 			for j, nb := range row {
-				q.index[a+uint64(j)], dist[a+uint64(j)] = nb.id, float32(ChordToAngle(nb.d2))
+				q.index[a+uint64(j)], dist[a+uint64(j)] = nb.Id, float32(ChordToAngle(nb.D2))
 			}
 		}
 	})
@@ -192,12 +192,12 @@ func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.T
 	err = onEach(ctx, g.devs, func(ctx context.Context, w int) error {
 		return g.devs[w].neighbourJobs(ctx, w, q, queue, batch, &times[w])
 	})
-	var bad badInput
+	var bad BadInput
 	if errors.As(err, &bad) {
 		if first := q.req.Obs.CheckValues("observations", 0); first != nil {
 			return Stats{}, first
 		}
-		return Stats{}, bad.error
+		return Stats{}, bad.Unwrap()
 	}
 	if err != nil {
 		return Stats{}, fmt.Errorf("gpu engine: %w", err)
@@ -205,7 +205,7 @@ func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.T
 	st := Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start)}
 	for w, d := range g.devs {
 		st.Devices = append(st.Devices, d.info.String())
-		st.addDevice(times[w])
+		addDevice(&st, times[w])
 	}
 	return st, nil
 }
@@ -297,7 +297,7 @@ func (d *gpuDevice) neighbourIndex(stream cuda.Stream, q *neighbourQuery, t *sta
 	if err := d.drv.EventRecord(d.evIdx0, stream); err != nil {
 		return err
 	}
-	if err := d.refs.buildGrid(d.drv, d.grid, stream, q.shape, q.refs.n); err != nil {
+	if err := d.refs.buildGrid(d.drv, d.grid, stream, q.shape, q.refs.N); err != nil {
 		return fmt.Errorf("building the grid index: %w", err)
 	}
 	if err := d.drv.EventRecord(d.evIdx1, stream); err != nil {
@@ -356,7 +356,7 @@ func (d *gpuDevice) startNeighbours(s *slot, q *neighbourQuery, job partition.Jo
 	m := job.Len()
 	obs := q.req.Obs.Slice(job.Start, job.End)
 	if err := obs.CheckValues("observations", job.Start); err != nil {
-		return badInput{err}
+		return BadInput{err}
 	}
 	if err := s.upload(d, obs, q.req.Trace); err != nil {
 		return err

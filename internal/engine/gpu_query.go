@@ -19,7 +19,7 @@ type stageTimes struct {
 }
 
 // addDevice folds one GPU's stage times into st.
-func (st *Stats) addDevice(t stageTimes) {
+func addDevice(st *Stats, t stageTimes) {
 	st.Kernel = max(st.Kernel, t.kernel)
 	st.Index = max(st.Index, t.index)
 	st.Upload = max(st.Upload, t.upload)
@@ -118,13 +118,13 @@ type alloc struct {
 // needs besides the columns and answers: the flagged list, and the grid
 // sort's output and scratch for shape (sessions keep their own unsorted
 // records) or brute force's partials (at least partials entries).
-func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape gridShape, partials int) error {
+func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape GridShape, partials int) error {
 	allocs := []alloc{{buf: &q.flagged, bytes: 4 * m}, {buf: &q.nflag, bytes: 4}}
-	if shape.g > 0 {
-		keys := sortHistLen(m, shape)
+	if shape.G > 0 {
+		keys := SortHistLen(m, shape)
 		allocs = append(allocs, alloc{buf: &q.sorted, bytes: m * kernels.ObsRecBytes},
 			alloc{buf: &q.keys, bytes: m * sortKeyBytes},
-			alloc{buf: &q.hist, bytes: 4 * keys}, alloc{buf: &q.sums, bytes: 4 * scanSums(keys)})
+			alloc{buf: &q.hist, bytes: 4 * keys}, alloc{buf: &q.sums, bytes: 4 * ScanSums(keys)})
 	} else {
 		allocs = append(allocs, alloc{buf: &q.partD1, bytes: 4 * partials},
 			alloc{buf: &q.partD2, bytes: 4 * partials}, alloc{buf: &q.partIdx, bytes: 4 * partials})
@@ -136,7 +136,7 @@ func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape gridShape, parti
 // on the device.
 type rankPlan struct {
 	algo  Algorithm
-	shape gridShape // g > 0: the grid query over records sorted by cell
+	shape GridShape // g > 0: the grid query over records sorted by cell
 	tree  bool      // the k-d tree query instead, over the records sorted by shape's cells
 	cells int       // > 0: the face-cell query instead (cells a face edge), over the columns, unsorted
 	prec  int       // 0: float64 radian columns, 1: float32
@@ -201,7 +201,7 @@ func (q *gpuQuery) rankOnly(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) e
 	case p.tree:
 		err = d.tree.run(d.drv, q.stream, treeQuery{obs: q.sorted.ptr, nobs: m, nodes: refs.treeNodes.ptr,
 			refs: refs.treeRefs.ptr, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr, refined: q.nflag.ptr})
-	case p.shape.g > 0:
+	case p.shape.G > 0:
 		err = d.grid.runQuery(d.drv, q.stream, gridQuery{
 			obs: q.sorted.ptr, nobs: m, cellStart: refs.cellStart.ptr, sorted: refs.sorted.ptr, runs: refs.trimmed.ptr,
 			shape: p.shape, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr, refined: q.nflag.ptr,

@@ -29,15 +29,15 @@ type deviceRefs struct {
 	cells cellLists
 	// from is the prepared set (Request.Prepared, read-only) the vectors
 	// were last staged from: a query against it again sends nothing.
-	from *refSet
+	from *RefSet
 }
 
 // buildGrid builds the grid index of the uploaded references on the device,
 // on stream: keys, histogram, scan, scatter. The runs table depends only on
 // the grid side and is uploaded when the side changes.
-func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Stream, shape gridShape, nref int) error {
-	cells, sums := shape.cells(), shape.scanSums()
-	if r.runsSide != shape.g {
+func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Stream, shape GridShape, nref int) error {
+	cells, sums := shape.Cells(), shape.ScanSums()
+	if r.runsSide != shape.G {
 		r.runsSide = 0 // until the table of this side is on the device
 	}
 	for _, b := range []struct {
@@ -45,15 +45,15 @@ func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Str
 		bytes int
 	}{
 		{&r.cellStart, 4 * cells}, {&r.sums, 4 * sums},
-		{&r.keys, sortKeyBytes * nref}, {&r.sorted, 16 * nref}, {&r.runs, 8 * shape.g * shape.g},
-		{&r.trimmed, 8 * shape.g * shape.g},
+		{&r.keys, sortKeyBytes * nref}, {&r.sorted, 16 * nref}, {&r.runs, 8 * shape.G * shape.G},
+		{&r.trimmed, 8 * shape.G * shape.G},
 	} {
 		if err := b.buf.ensure(drv, b.bytes, false, 0); err != nil {
 			return fmt.Errorf("allocating the grid index (%d MiB): %w", b.bytes>>20, err)
 		}
 	}
-	if r.runsSide != shape.g || r.runs.ptr != r.runsPtr {
-		runs := sphereRunsTable(shape.g)
+	if r.runsSide != shape.G || r.runs.ptr != r.runsPtr {
+		runs := SphereRunsTable(shape.G)
 		if err := pinned(runs, func(p unsafe.Pointer) error { return drv.MemcpyHtoD(r.runs.ptr, p, uint64(2*len(runs))) }); err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Str
 		if err := drv.Synchronize(); err != nil {
 			return err
 		}
-		r.runsSide, r.runsPtr = shape.g, r.runs.ptr
+		r.runsSide, r.runsPtr = shape.G, r.runs.ptr
 	}
 	return k.buildIndex(drv, stream, indexBuild{shape: shape, xyzw: r.ref32.ptr, nref: nref,
 		scratch: sortBufs{keys: r.keys.ptr, hist: r.cellStart.ptr, sums: r.sums.ptr},
@@ -71,11 +71,11 @@ func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Str
 }
 
 // uploadTree sends a k-d tree to the device.
-func (r *deviceRefs) uploadTree(drv *cuda.Driver, t *gpuTree) error {
+func (r *deviceRefs) uploadTree(drv *cuda.Driver, t *GpuTree) error {
 	for _, a := range []struct {
 		buf *buffer
 		src []float32
-	}{{&r.treeNodes, t.nodes}, {&r.treeRefs, t.refs}} {
+	}{{&r.treeNodes, t.Nodes}, {&r.treeRefs, t.Refs}} {
 		if err := a.buf.ensure(drv, 4*len(a.src), false, 0); err != nil {
 			return fmt.Errorf("allocating the k-d tree (%d MiB): %w", len(a.src)>>18, err)
 		}
@@ -94,7 +94,7 @@ func (r *deviceRefs) uploadTree(drv *cuda.Driver, t *gpuTree) error {
 // to input index when duplicates were merged, and for the seed port the
 // original radian columns (seed holds them, in the observations' precision).
 // The staging is free again once stream has synchronized.
-func (r *deviceRefs) stage(drv *cuda.Driver, stream cuda.Stream, refs *refSet, seed Points) error {
+func (r *deviceRefs) stage(drv *cuda.Driver, stream cuda.Stream, refs *RefSet, seed Points) error {
 	r.from = nil
 	parts := r.stagedParts(refs, seed)
 	total := 0
@@ -116,7 +116,7 @@ func (r *deviceRefs) stage(drv *cuda.Driver, stream cuda.Stream, refs *refSet, s
 		}
 		off += align8(p.bytes)
 	}
-	r.dups = refs.dups
+	r.dups = refs.Dups
 	return nil
 }
 
@@ -127,14 +127,14 @@ type stagedPart struct {
 	fill  func(dst unsafe.Pointer)
 }
 
-func (r *deviceRefs) stagedParts(refs *refSet, seed Points) []stagedPart {
+func (r *deviceRefs) stagedParts(refs *RefSet, seed Points) []stagedPart {
 	parts := []stagedPart{
-		{&r.ref32, 4 * len(refs.xyzw), func(dst unsafe.Pointer) { copy(view[float32](dst, 0, len(refs.xyzw)), refs.xyzw) }},
-		{&r.ref64, 8 * len(refs.xyz64), func(dst unsafe.Pointer) { copy(view[float64](dst, 0, len(refs.xyz64)), refs.xyz64) }},
+		{&r.ref32, 4 * len(refs.Xyzw), func(dst unsafe.Pointer) { copy(view[float32](dst, 0, len(refs.Xyzw)), refs.Xyzw) }},
+		{&r.ref64, 8 * len(refs.Xyz64), func(dst unsafe.Pointer) { copy(view[float64](dst, 0, len(refs.Xyz64)), refs.Xyz64) }},
 	}
-	if refs.dups {
-		parts = append(parts, stagedPart{&r.orig, 4 * len(refs.orig),
-			func(dst unsafe.Pointer) { copy(view[uint32](dst, 0, len(refs.orig)), refs.orig) }})
+	if refs.Dups {
+		parts = append(parts, stagedPart{&r.orig, 4 * len(refs.Orig),
+			func(dst unsafe.Pointer) { copy(view[uint32](dst, 0, len(refs.Orig)), refs.Orig) }})
 	}
 	if n := seed.Len(); n > 0 {
 		parts = append(parts, seedColumn(&r.lat, seed, n, true), seedColumn(&r.lon, seed, n, false))
@@ -170,7 +170,7 @@ func align8(n int) int { return (n + 7) &^ 7 }
 
 // stagePrepared is stage for a prepared set: nothing is sent when the
 // device holds it already.
-func (r *deviceRefs) stagePrepared(drv *cuda.Driver, stream cuda.Stream, refs *refSet, prepared bool) error {
+func (r *deviceRefs) stagePrepared(drv *cuda.Driver, stream cuda.Stream, refs *RefSet, prepared bool) error {
 	if prepared && r.from == refs {
 		return nil
 	}

@@ -19,7 +19,7 @@ import (
 // records and the copy sorted by cell, plus the answers of the last query;
 // the observations must fit in 80% of each GPU's free memory.
 func (g *GPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
-	if err := checkSessionOptions(opts); err != nil {
+	if err := CheckSessionOptions(opts); err != nil {
 		return nil, err
 	}
 	if err := obs.Check("observations"); err != nil {
@@ -38,8 +38,8 @@ func (g *GPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
 	if replan == 0 {
 		replan = 16
 	}
-	s := &gpuSession{g: g, opts: opts, n: n, is32: obs.Is32(), sample: newObsSample(obs),
-		plan: sessionPlan{replan: replan}}
+	s := &gpuSession{g: g, opts: opts, n: n, is32: obs.Is32(), sample: NewObsSample(obs),
+		plan: SessionPlan{Replan: replan}}
 	per := (n + len(g.devs) - 1) / len(g.devs)
 	for k, d := range g.devs {
 		lo, hi := min(k*per, n), min((k+1)*per, n)
@@ -66,9 +66,9 @@ type gpuSession struct {
 	n        int
 	is32     bool
 	parts    []*residentPart
-	sample   *obsSample
-	plan     sessionPlan
-	refs     refSet // reused every query
+	sample   *ObsSample
+	plan     SessionPlan
+	refs     RefSet // reused every query
 	replaced int
 	closed   bool
 
@@ -104,8 +104,8 @@ type residentPart struct {
 	hostRep                    pinnedHost
 	movers                     moverBufs
 
-	shape       gridShape // the cells of the query in flight (g == 0: brute force)
-	sortedShape gridShape // the cells recs were last sorted by (g == 0: not sorted)
+	shape       GridShape // the cells of the query in flight (g == 0: brute force)
+	sortedShape GridShape // the cells recs were last sorted by (g == 0: not sorted)
 	repQueued   bool      // a replacement's copies may still be reading hostRep
 	noCells     bool      // the plan's lists were refused: not built again until the next plan
 	onMovers    bool      // the query in flight is against the movers
@@ -131,7 +131,7 @@ func (p *residentPart) open(s *gpuSession, obs Points) error {
 	if err := p.uploadObs(obs); err != nil {
 		return fmt.Errorf("uploading observations: %w", err)
 	}
-	if err := drv.MemsetD32Async(p.prev.ptr, noAnswer, uint64(m), p.stream); err != nil {
+	if err := drv.MemsetD32Async(p.prev.ptr, NoAnswer, uint64(m), p.stream); err != nil {
 		return err
 	}
 	if s.opts.Algorithm == Grid {
@@ -269,7 +269,7 @@ func (s *gpuSession) closeLocked() error {
 }
 
 func (s *gpuSession) Replace(ctx context.Context, idx []uint32, pts Points) error {
-	if err := checkReplace(idx, pts, s.n); err != nil {
+	if err := CheckReplace(idx, pts, s.n); err != nil {
 		return err
 	}
 	s.g.mu.Lock()
@@ -289,7 +289,7 @@ func (s *gpuSession) Replace(ctx context.Context, idx []uint32, pts Points) erro
 	if err != nil {
 		return fmt.Errorf("session: replace: %w", err)
 	}
-	s.sample.replace(idx, pts)
+	s.sample.Replace(idx, pts)
 	s.replaced += len(idx)
 	return nil
 }
@@ -361,7 +361,7 @@ func (p *residentPart) queueReplace(s *gpuSession, k int) error {
 	// were, marked and listed: the query answers them apart, sorted among
 	// themselves, until the next sort (once 1/resortFraction is patched).
 	var sorted, pos cuda.DevicePtr
-	if p.sortedShape.g > 0 {
+	if p.sortedShape.G > 0 {
 		sorted, pos = p.sorted.ptr, p.pos.ptr
 		p.patched += k
 	}
@@ -378,7 +378,7 @@ func patchCapacity(m int) int { return m/resortFraction + 1 }
 // patchList is where replacements list the places they patch in sorted
 // (none before the first sort).
 func (p *residentPart) patchList() patchList {
-	if p.sortedShape.g == 0 {
+	if p.sortedShape.G == 0 {
 		return patchList{}
 	}
 	return patchList{list: p.plist.ptr, count: p.pcount.ptr, capacity: patchCapacity(p.n())}
@@ -405,8 +405,8 @@ func (s *gpuSession) Start(ctx context.Context, ref Points, out Result) (Pending
 		s.g.mu.Unlock()
 		return nil, errors.New("session: closed")
 	}
-	s.refs.prepare(ref)
-	s.plan.update(s.opts, s.sample, &s.refs, gpuSessionGridCost)
+	s.refs.Prepare(ref)
+	s.plan.Update(s.opts, s.sample, &s.refs, GpuSessionGridCost)
 	return s.enqueueAll(ctx, start, out, want, false)
 }
 
@@ -504,11 +504,11 @@ func (q *gpuPending) Wait() (SessionStats, error) {
 // sessionStats sums the parts' results.
 func (q *gpuPending) sessionStats() SessionStats {
 	s := q.s
-	st := SessionStats{Stats: Stats{Engine: "gpu", Jobs: len(s.parts), Note: s.plan.note}, Replaced: s.replaced,
+	st := SessionStats{Stats: Stats{Engine: "gpu", Jobs: len(s.parts), Note: s.plan.Note}, Replaced: s.replaced,
 		Prepare: q.prepare}
 	for k, p := range s.parts {
 		st.Devices = append(st.Devices, p.d.info.String())
-		st.addDevice(q.times[k])
+		addDevice(&st.Stats, q.times[k])
 		st.Changed += q.changed[k]
 	}
 	st.Wall = time.Since(q.start)
@@ -527,8 +527,8 @@ func (p *residentPart) enqueue(s *gpuSession, movers, want bool, t *stageTimes) 
 	if err != nil {
 		return err
 	}
-	plan := rankPlan{algo: s.opts.Algorithm, shape: s.plan.shape, prec: prec(s.is32), nref: nref}
-	if plan.algo == Grid && plan.shape.g == 0 {
+	plan := rankPlan{algo: s.opts.Algorithm, shape: s.plan.Shape, prec: prec(s.is32), nref: nref}
+	if plan.algo == Grid && plan.shape.G == 0 {
 		plan.algo = Brute // the plan fell back
 	}
 	p.shape = plan.shape
@@ -574,7 +574,7 @@ func (p *residentPart) enqueueRefs(s *gpuSession, movers bool, t *stageTimes) (i
 		return 0, fmt.Errorf("uploading references: %w", err)
 	}
 	t.upload += time.Since(up)
-	return s.refs.n, nil
+	return s.refs.N, nil
 }
 
 // resortFraction: a session re-sorts its observations by cell once more
@@ -593,7 +593,7 @@ const resortFraction = 32
 // came out ("": none tried).
 func (p *residentPart) prepareIndex(s *gpuSession, plan *rankPlan, nref int) (string, error) {
 	drv, m := p.d.drv, p.n()
-	if plan.shape.g == 0 {
+	if plan.shape.G == 0 {
 		return "", drv.EventRecord(p.evIndex, p.stream)
 	}
 	if err := p.refs.buildGrid(drv, p.d.grid, p.stream, plan.shape, nref); err != nil {
@@ -610,7 +610,7 @@ func (p *residentPart) prepareIndex(s *gpuSession, plan *rankPlan, nref int) (st
 		// The face-cell query reads the columns, which replacements
 		// update: the records' sorted copy is left behind, and sorted
 		// again should a later query need it.
-		p.sortedShape, p.patched = gridShape{}, 0
+		p.sortedShape, p.patched = GridShape{}, 0
 		return note, nil
 	}
 	if p.sortedShape == plan.shape && resortFraction*p.patched <= m {
@@ -643,10 +643,10 @@ func (p *residentPart) buildCells(s *gpuSession, plan *rankPlan, nref int) (stri
 	if s.opts.GridSide != 0 {
 		return "", nil
 	}
-	if p.noCells && s.plan.uses > 1 {
+	if p.noCells && s.plan.Uses > 1 {
 		return c.note(), nil
 	}
-	side := cellsSideFor(p.n(), nref, false)
+	side := CellsSideFor(p.n(), nref, false)
 	build := c.build
 	if !p.waitCells && c.side == side && c.levels == 0 && !p.refs.dups {
 		build = c.speculate
@@ -668,7 +668,7 @@ func (p *residentPart) buildCells(s *gpuSession, plan *rankPlan, nref int) (stri
 // answers written at their own indices.
 func (p *residentPart) rankPatched(plan rankPlan) error {
 	np := p.patched
-	if plan.shape.g == 0 || np == 0 {
+	if plan.shape.G == 0 || np == 0 {
 		return nil
 	}
 	drv, d := p.d.drv, p.d
@@ -750,7 +750,7 @@ func (p *residentPart) collect(s *gpuSession, out Result, want bool, t *stageTim
 	}
 	p.repQueued = false
 	spans := []eventSpan{{p.evStart, p.evStop, &t.kernel}, {p.evStop, p.evOut, &t.download}}
-	if p.shape.g > 0 {
+	if p.shape.G > 0 {
 		spans = append(spans, eventSpan{p.evStart, p.evIndex, &t.index})
 	}
 	if err := elapsed(drv, spans); err != nil {
@@ -759,8 +759,8 @@ func (p *residentPart) collect(s *gpuSession, out Result, want bool, t *stageTim
 	t.refined += p.refined()
 	if want {
 		idx, dist := p.answers(m)
-		parallelCopy(out.Index[p.lo:p.hi], idx)
-		parallelCopy(out.Distance[p.lo:p.hi], dist)
+		ParallelCopy(out.Index[p.lo:p.hi], idx)
+		ParallelCopy(out.Distance[p.lo:p.hi], dist)
 	}
 	return int(*(*uint64)(p.hostSmall.p)), nil
 }

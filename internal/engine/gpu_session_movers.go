@@ -40,10 +40,10 @@ func (s *gpuSession) SetMovers(ctx context.Context, m Movers) error {
 		s.nmov = 0
 		return fmt.Errorf("session: movers: %w", err)
 	}
-	s.nmov, s.mvTop = m.Len(), m.maxSpeed()
+	s.nmov, s.mvTop = m.Len(), m.MaxSpeed()
 	s.mvLat, s.mvLon = slices.Clone(m.Lat), slices.Clone(m.Lon)
 	s.mvHostFresh, s.mvUnitsStale = true, false
-	s.plan.uses = 0 // new references: plan again
+	s.plan.Uses = 0 // new references: plan again
 	return nil
 }
 
@@ -94,7 +94,7 @@ func (p *residentPart) moveMovers(n int, dt float64, move bool) error {
 // Advance queues the step on every GPU: the movers moved, the replaced
 // observations drawn and written where they live.
 func (s *gpuSession) Advance(ctx context.Context, a Advance) error {
-	if err := a.check(s.nmov, s.mvTop); err != nil {
+	if err := a.Check(s.nmov, s.mvTop); err != nil {
 		return err
 	}
 	s.g.mu.Lock()
@@ -128,16 +128,16 @@ func (p *residentPart) advance(s *gpuSession, a Advance) error {
 	// As for replacements sent by the host: patched where the old records
 	// were, marked and listed, until the next sort.
 	var sorted, pos = p.sorted.ptr, p.pos.ptr
-	if p.sortedShape.g == 0 {
+	if p.sortedShape.G == 0 {
 		sorted, pos = 0, 0
 	} else {
-		p.patched += a.replacement().CountIn(s.n, p.lo, p.hi)
+		p.patched += a.Replacement().CountIn(s.n, p.lo, p.hi)
 	}
 	var recs = p.recs.ptr
 	if s.opts.Algorithm != Grid {
 		recs = 0
 	}
-	return p.d.resident.runDraw(p.d.drv, p.stream, drawLaunch{prec: prec(s.is32), rep: a.replacement(), gen: a.Gen,
+	return p.d.resident.runDraw(p.d.drv, p.stream, drawLaunch{prec: prec(s.is32), rep: a.Replacement(), gen: a.Gen,
 		n: s.n, lo: p.lo, hi: p.hi, lat: p.lat.ptr, lon: p.lon.ptr, recs: recs, sorted: sorted, pos: pos,
 		prev: p.prev.ptr, patched: p.patchList()})
 }
@@ -157,7 +157,7 @@ func (s *gpuSession) StartMovers(ctx context.Context, out Result) (Pending, erro
 		if s.closed {
 			return nil, errors.New("session: closed")
 		}
-		return nil, errNoMovers
+		return nil, ErrNoMovers
 	}
 	if err := s.planMovers(); err != nil {
 		s.g.mu.Unlock()
@@ -168,13 +168,13 @@ func (s *gpuSession) StartMovers(ctx context.Context, out Result) (Pending, erro
 
 // planMovers brings the grid plan up to date for the movers.
 func (s *gpuSession) planMovers() error {
-	if s.opts.Algorithm == Grid && s.plan.due(s.refs.n) {
+	if s.opts.Algorithm == Grid && s.plan.Due(s.refs.N) {
 		if err := s.refreshHost(); err != nil {
 			return err
 		}
-		s.refs.prepare(Radians64(s.mvLat, s.mvLon))
+		s.refs.Prepare(Radians64(s.mvLat, s.mvLon))
 	}
-	s.plan.update(s.opts, s.sample, &s.refs, gpuSessionGridCost)
+	s.plan.Update(s.opts, s.sample, &s.refs, GpuSessionGridCost)
 	return nil
 }
 
@@ -211,14 +211,14 @@ func (s *gpuSession) refreshHost() error {
 // into it.
 func (p *residentPart) gatherSample(s *gpuSession) error {
 	drv, mv := p.d.drv, &p.movers
-	a, _ := slices.BinarySearch(s.sample.idx, uint32(p.lo))
-	b, _ := slices.BinarySearch(s.sample.idx, uint32(p.hi))
+	a, _ := slices.BinarySearch(s.sample.Idx, uint32(p.lo))
+	b, _ := slices.BinarySearch(s.sample.Idx, uint32(p.hi))
 	k := b - a
 	if k == 0 {
 		return nil
 	}
 	local := make([]uint32, k)
-	for j, i := range s.sample.idx[a:b] {
+	for j, i := range s.sample.Idx[a:b] {
 		local[j] = i - uint32(p.lo)
 	}
 	if err := ensureAll(drv, []alloc{{buf: &mv.sampleIdx, bytes: 4 * k}, {buf: &mv.sampleOut, bytes: 16 * k}}, 0); err != nil {
@@ -244,14 +244,14 @@ func (p *residentPart) gatherSample(s *gpuSession) error {
 		return err
 	}
 	for j := range k {
-		s.sample.pts.Lat64[a+j], s.sample.pts.Lon64[a+j] = pairs[2*j], pairs[2*j+1]
+		s.sample.Pts.Lat64[a+j], s.sample.Pts.Lon64[a+j] = pairs[2*j], pairs[2*j+1]
 	}
 	return nil
 }
 
 // Positions reads the observations and the movers back.
 func (s *gpuSession) Positions(ctx context.Context, obsLat, obsLon, refLat, refLon []float64) error {
-	if err := checkPositions(obsLat, obsLon, s.n, refLat, refLon, s.nmov); err != nil {
+	if err := CheckPositions(obsLat, obsLon, s.n, refLat, refLon, s.nmov); err != nil {
 		return err
 	}
 	s.g.mu.Lock()

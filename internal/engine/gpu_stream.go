@@ -18,18 +18,18 @@ import (
 type gpuRun struct {
 	req  Request
 	out  Result
-	refs *refSet
-	grid gridShape // the cells when the query runs the grid algorithm (g > 0)
+	refs *RefSet
+	grid GridShape // the cells when the query runs the grid algorithm (g > 0)
 	// tree, when the plan chose a k-d tree: grid then only orders the
 	// observations.
-	tree *gpuTree
+	tree *GpuTree
 	// cellsSide, when the plan allows the face-cell query: its cells a
 	// face edge. Each GPU builds the lists from the references' grid index
 	// of shape cellsGrid (the query's grid, or with a k-d tree the grid
 	// the tree beat), or answers through the plan's index where they
 	// cannot be made.
 	cellsSide int
-	cellsGrid gridShape
+	cellsGrid GridShape
 	queue     *partition.Queue
 	n         int
 	// direct: out lives in the engine's page-locked memory, and jobs copy
@@ -53,7 +53,7 @@ func (r *gpuRun) progress(k int) {
 
 // plan is how the run's jobs are ranked.
 func (r *gpuRun) plan() rankPlan {
-	p := rankPlan{algo: r.req.Algorithm, shape: r.grid, tree: r.tree != nil, prec: prec(r.req.Obs.Is32()), nref: r.refs.n}
+	p := rankPlan{algo: r.req.Algorithm, shape: r.grid, tree: r.tree != nil, prec: prec(r.req.Obs.Is32()), nref: r.refs.N}
 	if p.algo == Seed {
 		p.nref = r.req.Ref.Len()
 	}
@@ -140,7 +140,7 @@ func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 	if err := stage(); err != nil {
 		return 0, fmt.Errorf("uploading references: %w", err)
 	}
-	if run.grid.g == 0 {
+	if run.grid.G == 0 {
 		return 0, nil
 	}
 	if err := d.drv.EventRecord(d.evIdx0, stream); err != nil {
@@ -155,13 +155,13 @@ func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 	if run.tree != nil {
 		index = run.cellsGrid
 	}
-	if index.g > 0 {
-		if err := d.refs.buildGrid(d.drv, d.grid, stream, index, run.refs.n); err != nil {
+	if index.G > 0 {
+		if err := d.refs.buildGrid(d.drv, d.grid, stream, index, run.refs.N); err != nil {
 			return 0, fmt.Errorf("building the grid index: %w", err)
 		}
 	}
 	if run.cellsSide > 0 {
-		if _, err := d.refs.cells.build(d.drv, d.cells, stream, &d.refs, index, run.refs.n, run.cellsSide); err != nil {
+		if _, err := d.refs.cells.build(d.drv, d.cells, stream, &d.refs, index, run.refs.N, run.cellsSide); err != nil {
 			return 0, fmt.Errorf("building the face cells: %w", err)
 		}
 	}
@@ -206,7 +206,7 @@ func (d *gpuDevice) runJobs(ctx context.Context, w int, run *gpuRun, after cuda.
 
 // indexTime adds the index build's device time to t.
 func (d *gpuDevice) indexTime(run *gpuRun, t *stageTimes) error {
-	if run.grid.g == 0 {
+	if run.grid.G == 0 {
 		return nil
 	}
 	if err := d.drv.StreamSynchronize(d.slots[0].stream); err != nil {
@@ -236,7 +236,7 @@ type slotConfig struct {
 	partials int // (observation, slice) entries of partial results
 	is32     bool
 	managed  bool
-	grid     gridShape // g > 0: grid scratch for this shape
+	grid     GridShape // g > 0: grid scratch for this shape
 	dev      cuda.Device
 	// stageIn and stageOut: the jobs' observations and answers pass
 	// through pinned staging (not for generated observations, nor for
@@ -312,7 +312,7 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Ev
 	err := obs.CheckValues("observations", job.Start)
 	end()
 	if err != nil {
-		return badInput{err}
+		return BadInput{err}
 	}
 	if err := s.upload(d, obs, run.req.Trace); err != nil {
 		return err
@@ -342,7 +342,7 @@ func (s *slot) kernels(d *gpuDevice, run *gpuRun, m int) error {
 	}
 	p := run.plan()
 	p.cells = d.refs.cells.side
-	if p.shape.g > 0 && p.cells == 0 {
+	if p.shape.G > 0 && p.cells == 0 {
 		if err := s.sortByCell(d, m, p, true, 0); err != nil {
 			return err
 		}
@@ -416,12 +416,12 @@ func (s *slot) generate(d *gpuDevice, g Generated) error {
 func copyColumns(dst unsafe.Pointer, obs Points) {
 	m := obs.Len()
 	if obs.Is32() {
-		parallelCopy(view[float32](dst, 0, m), obs.Lat32)
-		parallelCopy(view[float32](dst, m, m), obs.Lon32)
+		ParallelCopy(view[float32](dst, 0, m), obs.Lat32)
+		ParallelCopy(view[float32](dst, m, m), obs.Lon32)
 		return
 	}
-	parallelCopy(view[float64](dst, 0, m), obs.Lat64)
-	parallelCopy(view[float64](dst, m, m), obs.Lon64)
+	ParallelCopy(view[float64](dst, 0, m), obs.Lat64)
+	ParallelCopy(view[float64](dst, m, m), obs.Lon64)
 }
 
 func (s *slot) uploadManaged(drv *cuda.Driver, obs Points) error {
@@ -440,11 +440,11 @@ func (s *slot) uploadManaged(drv *cuda.Driver, obs Points) error {
 		return err
 	}
 	if obs.Is32() {
-		parallelCopy(hostView[float32](&s.lat, m), obs.Lat32)
-		parallelCopy(hostView[float32](&s.lon, m), obs.Lon32)
+		ParallelCopy(hostView[float32](&s.lat, m), obs.Lat32)
+		ParallelCopy(hostView[float32](&s.lon, m), obs.Lon32)
 	} else {
-		parallelCopy(hostView[float64](&s.lat, m), obs.Lat64)
-		parallelCopy(hostView[float64](&s.lon, m), obs.Lon64)
+		ParallelCopy(hostView[float64](&s.lat, m), obs.Lat64)
+		ParallelCopy(hostView[float64](&s.lon, m), obs.Lon64)
 	}
 	return prefetchAll(drv, s.stream, s.cfg.dev, []alloc{{buf: &s.lat, bytes: m * elem}, {buf: &s.lon, bytes: m * elem},
 		{buf: &s.outIdx, bytes: 4 * m}, {buf: &s.outDist, bytes: 4 * m}})
@@ -517,8 +517,8 @@ func (s *slot) finish(d *gpuDevice, run *gpuRun, t *stageTimes) error {
 	} else {
 		idx, dist = s.answers(m)
 	}
-	parallelCopy(run.out.Index[job.Start:job.End], idx)
-	parallelCopy(run.out.Distance[job.Start:job.End], dist)
+	ParallelCopy(run.out.Index[job.Start:job.End], idx)
+	ParallelCopy(run.out.Distance[job.Start:job.End], dist)
 	return nil
 }
 

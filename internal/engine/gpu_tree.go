@@ -13,9 +13,9 @@ import (
 // float64 references and their float32 roundings) and the two children,
 // an internal node's index or a leaf (kernels.TreeLeaf | first<<4 | count);
 // the references in leaf order as float4 (x, y, z, distinct index bits).
-type gpuTree struct {
-	nodes []float32 // 16 a node (kernels.TreeNodeBytes)
-	refs  []float32 // 4 a reference (empty when packed for the CPU's walk)
+type GpuTree struct {
+	Nodes []float32 // 16 a node (kernels.TreeNodeBytes)
+	Refs  []float32 // 4 a reference (empty when packed for the CPU's walk)
 }
 
 // errTreeShape says a tree does not fit tree.cu's encoding; the caller
@@ -24,28 +24,28 @@ var errTreeShape = errors.New("k-d tree outside the GPU's bounds")
 
 // newGPUTree lays t out for tree.cu: its nodes (packNodes) and its
 // references in leaf order.
-func newGPUTree(t *kdTree) (*gpuTree, error) {
+func NewGPUTree(t *kdTree) (*GpuTree, error) {
 	g, err := packNodes(t)
 	if err != nil {
 		return nil, err
 	}
 	n := len(t.id)
-	g.refs = make([]float32, 4*n)
+	g.Refs = make([]float32, 4*n)
 	for k := range n {
-		g.refs[4*k], g.refs[4*k+1], g.refs[4*k+2] = float32(t.x[k]), float32(t.y[k]), float32(t.z[k])
-		g.refs[4*k+3] = math.Float32frombits(t.id[k])
+		g.Refs[4*k], g.Refs[4*k+1], g.Refs[4*k+2] = float32(t.x[k]), float32(t.y[k]), float32(t.z[k])
+		g.Refs[4*k+3] = math.Float32frombits(t.id[k])
 	}
 	return g, nil
 }
 
 // packNodes lays out t's nodes for tree.cu (and the CPU's nearestPacked,
 // which reads the references from t), leaving refs empty.
-func packNodes(t *kdTree) (*gpuTree, error) {
+func packNodes(t *kdTree) (*GpuTree, error) {
 	n := len(t.id)
 	if n <= kdLeaf || n >= 1<<27 {
 		return nil, fmt.Errorf("%w: %d references (%d to 2^27)", errTreeShape, n, kdLeaf+1)
 	}
-	g := &gpuTree{}
+	g := &GpuTree{}
 	internal := make([]int32, len(t.nodes)) // the GPU index of each internal CPU node
 	count := int32(0)
 	for k, nd := range t.nodes {
@@ -54,12 +54,12 @@ func packNodes(t *kdTree) (*gpuTree, error) {
 			count++
 		}
 	}
-	g.nodes = make([]float32, 16*int(count))
+	g.Nodes = make([]float32, 16*int(count))
 	for k, nd := range t.nodes {
 		if nd.left < 0 {
 			continue
 		}
-		at := g.nodes[16*int(internal[k]):]
+		at := g.Nodes[16*int(internal[k]):]
 		outwardBox(at[0:6], &t.nodes[nd.left])
 		outwardBox(at[6:12], &t.nodes[nd.right])
 		at[12] = math.Float32frombits(childRef(t, internal, nd.left))
@@ -117,11 +117,11 @@ func (t *kdTree) depth(n int32) int {
 // leaves maps each distinct reference to its leaf, as a node names it
 // (kernels.TreeLeaf | first<<4 | count); id is the references' distinct
 // indices in leaf order.
-func (g *gpuTree) leaves(id []uint32) []uint32 {
+func (g *GpuTree) leaves(id []uint32) []uint32 {
 	of := make([]uint32, len(id))
-	for k := 0; k < len(g.nodes); k += 16 {
+	for k := 0; k < len(g.Nodes); k += 16 {
 		for c := range 2 {
-			child := math.Float32bits(g.nodes[k+12+c])
+			child := math.Float32bits(g.Nodes[k+12+c])
 			if child&kernels.TreeLeaf == 0 {
 				continue
 			}

@@ -16,16 +16,16 @@ import (
 // internal nodes reachable from the root.
 func TestGPUTreeLayout(t *testing.T) {
 	for _, n := range []int{9, 100, 4097, 1 << 15} {
-		refs := prepareRefs(spherePoints(n, uint64(n)))
+		refs := PrepareRefs(spherePoints(n, uint64(n)))
 		kd := buildKDTree(refs)
-		g, err := newGPUTree(kd)
+		g, err := NewGPUTree(kd)
 		if err != nil {
 			t.Fatal(err)
 		}
 		seen := make([]int, n)
 		var walk func(node uint32, lo, hi [3]float32)
 		walk = func(node uint32, lo, hi [3]float32) {
-			at := g.nodes[16*node:]
+			at := g.Nodes[16*node:]
 			for c := range 2 {
 				var clo, chi [3]float32
 				copy(clo[:], at[6*c:6*c+3])
@@ -46,10 +46,10 @@ func TestGPUTreeLayout(t *testing.T) {
 				}
 				for p := first; p < first+count; p++ {
 					seen[p]++
-					id := math.Float32bits(g.refs[4*p+3])
+					id := math.Float32bits(g.Refs[4*p+3])
 					v64 := [3]float64{refs.x[id], refs.y[id], refs.z[id]}
 					for a := range 3 {
-						v32 := g.refs[4*p+a]
+						v32 := g.Refs[4*p+a]
 						if v32 != float32(v64[a]) || v32 < clo[a] || v32 > chi[a] ||
 							v64[a] < float64(clo[a]) || v64[a] > float64(chi[a]) {
 							t.Fatalf("n %d: reference %d axis %d (%v) outside its leaf's box [%v, %v]", n, id, a, v64[a], clo[a], chi[a])
@@ -69,7 +69,7 @@ func TestGPUTreeLayout(t *testing.T) {
 			t.Errorf("n %d: depth %d, want about %d", n, kd.depth(0), want)
 		}
 	}
-	if _, err := newGPUTree(buildKDTree(prepareRefs(spherePoints(kdLeaf, 1)))); !errors.Is(err, errTreeShape) {
+	if _, err := NewGPUTree(buildKDTree(PrepareRefs(spherePoints(kdLeaf, 1)))); !errors.Is(err, errTreeShape) {
 		t.Errorf("a tree of one leaf: %v, want errTreeShape", err)
 	}
 }
@@ -84,9 +84,9 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 		ref.Lat64 = append(ref.Lat64, 0.6-la)
 		ref.Lon64 = append(ref.Lon64, lo)
 	}
-	refs := prepareRefs(ref)
+	refs := PrepareRefs(ref)
 	kd := buildKDTree(refs)
-	packed, err := newGPUTree(kd)
+	packed, err := NewGPUTree(kd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,9 +98,9 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 	from := &treeStart{} // kept from observation to observation, as a goroutine keeps it
 	leafOf := packed.leaves(kd.id)
 	for i := range obs.Len() {
-		x, y, z := unit(obs.At(i))
+		x, y, z := Unit(obs.At(i))
 		wantD, wantK := kd.nearest(x, y, z, nil)
-		for _, hint := range []uint32{0, leafOf[i%refs.n], leafOf[(i*7919)%refs.n]} {
+		for _, hint := range []uint32{0, leafOf[i%refs.N], leafOf[(i*7919)%refs.N]} {
 			if d, k := kd.nearestPacked(packed, x, y, z, hint, nil); d != wantD || k != wantK {
 				t.Fatalf("obs %d, hint %d: packed %d at %v, node by node %d at %v", i, hint, k, d, wantK, wantD)
 			}
@@ -125,7 +125,7 @@ func TestNearestTreeOrdered(t *testing.T) {
 	for i := range 1000 { // and observations near the cluster, where the tree's leaves matter
 		obs.Lat64[i], obs.Lon64[i] = 0.3+rng.Float64()*2e-3, 0.2+rng.Float64()*2e-3
 	}
-	refs := prepareRefs(ref)
+	refs := PrepareRefs(ref)
 	tree := buildKDTree(refs)
 	c := NewCPU(0)
 	want, got := newResult(obs.Len()), newResult(obs.Len())
@@ -152,7 +152,7 @@ func TestNearestTreeOrdered(t *testing.T) {
 	}
 	// A tree of one leaf, which the packed layout refuses: the node-by-node walk answers.
 	few := spherePoints(5, 6)
-	fewRefs := prepareRefs(few)
+	fewRefs := PrepareRefs(few)
 	small := obs.Slice(0, 20000)
 	want, got = newResult(small.Len()), newResult(small.Len())
 	if _, err := c.Nearest(context.Background(), Request{Obs: small, Ref: few, Algorithm: Brute}, want); err != nil {
@@ -195,7 +195,7 @@ func TestNearestPackedOnALattice(t *testing.T) {
 			lat, lon = append(lat, 0.2+float64(i)*1e-4), append(lon, 0.3+float64(j)*1e-4)
 		}
 	}
-	refs := prepareRefs(Radians64(lat, lon))
+	refs := PrepareRefs(Radians64(lat, lon))
 	kd := buildKDTree(refs)
 	packed, err := packNodes(kd)
 	if err != nil {
@@ -206,7 +206,7 @@ func TestNearestPackedOnALattice(t *testing.T) {
 	hint := uint32(0)
 	for i := range 60 {
 		for j := range 60 {
-			x, y, z := unit(0.2+float64(i)*0.67e-4, 0.3+float64(j)*0.67e-4)
+			x, y, z := Unit(0.2+float64(i)*0.67e-4, 0.3+float64(j)*0.67e-4)
 			wantD, wantK := kd.nearest(x, y, z, nil)
 			d, k := kd.nearestPacked(packed, x, y, z, hint, from)
 			if d != wantD || k != wantK {

@@ -18,7 +18,7 @@ func cellOf(v float32, g int, h float32) int {
 
 // sphereRunsTable is the runs table of a G^3 grid: for each column (i, j),
 // [lo0, hi0, lo1, hi1], its z-cell runs (lo > hi: empty).
-func sphereRunsTable(g int) []int16 {
+func SphereRunsTable(g int) []int16 {
 	runs := make([]int16, 4*g*g)
 	for i := 0; i < g; i++ {
 		for j := 0; j < g; j++ {
@@ -72,33 +72,33 @@ func abs(a int) int {
 
 // gridShape is the cell grid of one query: g cells an axis of side h (the
 // float32 value every kernel uses, so that all agree on cell bounds).
-type gridShape struct {
-	g int
-	h float32
+type GridShape struct {
+	G int
+	H float32
 }
 
-func newGridShape(g int) gridShape { return gridShape{g: g, h: 2 / float32(g)} }
+func NewGridShape(g int) GridShape { return GridShape{G: g, H: 2 / float32(g)} }
 
 // cells is the histogram length: one count a cell and the end sentinel.
-func (s gridShape) cells() int { return s.g*s.g*s.g + 1 }
+func (s GridShape) Cells() int { return s.G*s.G*s.G + 1 }
 
 // scanSums is the length of the scan's per-chunk totals.
-func (s gridShape) scanSums() int { return scanSums(s.cells()) }
+func (s GridShape) ScanSums() int { return ScanSums(s.Cells()) }
 
 // scanSums is the length of the per-chunk totals of a scan of n counts.
-func scanSums(n int) int { return (n + kernels.GridScanChunk - 1) / kernels.GridScanChunk }
+func ScanSums(n int) int { return (n + kernels.GridScanChunk - 1) / kernels.GridScanChunk }
 
 // maxScan is the most counts one scan takes (grid_scan_sums scans the chunk
 // totals in one block).
-const maxScan = kernels.GridScanChunk * kernels.GridScanChunk
+const MaxScan = kernels.GridScanChunk * kernels.GridScanChunk
 
 // obsBands is how the observation sort bands m observations: sorted by
 // (band, cell), a band being 2^shift consecutive observations, so the
 // query's scattered answer writes stay within one band's at a time, which
 // the L2 cache holds (32 MB of answers at 2^22). keys is the histogram's
 // length: a count for each band's cells and the end sentinel.
-type obsBands struct {
-	shift, keys int
+type ObsBands struct {
+	Shift, Keys int
 }
 
 // minBandShift: 2^22 observations' answers fit the L2 of an H100 or H200.
@@ -107,19 +107,19 @@ const minBandShift = 22
 // sortHistLen is a histogram length that holds bandsFor(m, shape).keys for
 // every m up to capacity: the keys grow with m while the bands are 2^22
 // observations, and stay within one scan once they widen.
-func sortHistLen(capacity int, shape gridShape) int {
-	cells := shape.g * shape.g * shape.g
+func SortHistLen(capacity int, shape GridShape) int {
+	cells := shape.G * shape.G * shape.G
 	bands := max(1, (capacity+1<<minBandShift-1)>>minBandShift)
-	return max(cells+1, min(bands*cells+1, maxScan))
+	return max(cells+1, min(bands*cells+1, MaxScan))
 }
 
 // bandsFor bands m observations on shape's cells, widening the bands until
 // the histogram fits one scan.
-func bandsFor(m int, shape gridShape) obsBands {
-	cells := shape.g * shape.g * shape.g
+func BandsFor(m int, shape GridShape) ObsBands {
+	cells := shape.G * shape.G * shape.G
 	for shift := minBandShift; ; shift++ {
 		bands := max(1, (m+1<<shift-1)>>shift)
-		if b := (obsBands{shift: shift, keys: bands*cells + 1}); b.keys <= maxScan || bands == 1 {
+		if b := (ObsBands{Shift: shift, Keys: bands*cells + 1}); b.Keys <= MaxScan || bands == 1 {
 			return b
 		}
 	}
@@ -130,7 +130,7 @@ func bandsFor(m int, shape gridShape) obsBands {
 // of empty cells (a column that crosses the sphere twice has its gap
 // between the crossings).
 func occupiedRuns(ix *gridIndex, team *parallel.Team) []int16 {
-	g := ix.g
+	g := ix.G
 	runs := make([]int16, 4*g*g)
 	team.Blocks(g*g, 64, func(_, lo, hi int) {
 		for col := lo; col < hi; col++ {

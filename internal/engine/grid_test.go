@@ -77,17 +77,17 @@ func TestGridMatchesBrute(t *testing.T) {
 		if _, err := e.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
 			t.Fatal(err)
 		}
-		refs := prepareRefs(ref)
+		refs := PrepareRefs(ref)
 		tree := buildKDTree(refs)
 		for i := 0; i < obs.Len(); i++ {
-			x, y, z := unit(obs.At(i))
+			x, y, z := Unit(obs.At(i))
 			d, k := tree.nearest(x, y, z, nil)
-			if refs.orig[k] != want.Index[i] || float32(ChordToAngle(d)) != want.Distance[i] {
+			if refs.Orig[k] != want.Index[i] || float32(ChordToAngle(d)) != want.Distance[i] {
 				t.Fatalf("%s obs x %s ref, trial %d, k-d tree: obs %d: ref %d (%v), brute ref %d (%v)",
-					og.name, rg.name, trial, i, refs.orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
+					og.name, rg.name, trial, i, refs.Orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
 			}
 		}
-		for _, g := range []int{1, 2, 5, gridSide(refs.n, 2), 40, -gridSide(refs.n, 2), -3, -17} {
+		for _, g := range []int{1, 2, 5, GridSide(refs.N, 2), 40, -GridSide(refs.N, 2), -3, -17} {
 			var ix *gridIndex
 			if g < 0 { // the fitted grid of side -g
 				g = -g
@@ -96,11 +96,11 @@ func TestGridMatchesBrute(t *testing.T) {
 				ix = buildGrid(refs, g)
 			}
 			for i := 0; i < obs.Len(); i++ {
-				x, y, z := unit(obs.At(i))
+				x, y, z := Unit(obs.At(i))
 				d, k := ix.nearest(x, y, z, nil)
-				if refs.orig[k] != want.Index[i] || float32(ChordToAngle(d)) != want.Distance[i] {
+				if refs.Orig[k] != want.Index[i] || float32(ChordToAngle(d)) != want.Distance[i] {
 					t.Fatalf("%s obs x %s ref, trial %d, grid %d (fitted %v): obs %d: grid ref %d (%v), brute ref %d (%v)",
-						og.name, rg.name, trial, g, ix.fitted, i, refs.orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
+						og.name, rg.name, trial, g, ix.fitted, i, refs.Orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
 				}
 				cases++
 			}
@@ -118,10 +118,10 @@ func TestGridMatchesBrute(t *testing.T) {
 
 // cellOrderAnswer answers obs through ix in cell order, as one chunk on two
 // goroutines.
-func cellOrderAnswer(t *testing.T, obs Points, ix *gridIndex, refs *refSet) Result {
+func cellOrderAnswer(t *testing.T, obs Points, ix *gridIndex, refs *RefSet) Result {
 	t.Helper()
 	out := newResult(obs.Len())
-	co := newCellOrder(obs.Len(), ix.g*ix.g)
+	co := newCellOrder(obs.Len(), ix.G*ix.G)
 	co.prepare(obs, 0, obs.Len(), ix, 2)
 	if err := co.answer(context.Background(), 0, ix, refs, out, 2); err != nil {
 		t.Fatal(err)
@@ -136,12 +136,12 @@ func TestLanes3MatchGo(t *testing.T) {
 	for trial := 0; trial < 300; trial++ {
 		n := rng.IntN(70)
 		refs := spherePoints(n, rng.Uint64())
-		rs := prepareRefs(refs)
+		rs := PrepareRefs(refs)
 		if trial%5 == 0 && n > 2 { // exact ties
 			rs.x[1], rs.y[1], rs.z[1] = rs.x[0], rs.y[0], rs.z[0]
 		}
 		tile := refTile{x: rs.x[:n], y: rs.y[:n], z: rs.z[:n]}
-		obs := prepareRefs(spherePoints(3, rng.Uint64()))
+		obs := PrepareRefs(spherePoints(3, rng.Uint64()))
 		o := [9]float64{obs.x[0], obs.y[0], obs.z[0], obs.x[1], obs.y[1], obs.z[1], obs.x[2], obs.y[2], obs.z[2]}
 		var want, got, padded lanes3
 		want.reset()
@@ -233,15 +233,15 @@ func TestGridFallsBackWhenSkewed(t *testing.T) {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
 	}
 	obs := spherePoints(20000, 3)
-	if plan := planGrid(obs, prepareRefs(ref), gpuSessionGridCost, 0, nil); plan.index != nil || plan.tree != nil {
-		t.Errorf("GPU session plan kept the grid (%v) or planned a tree (%v)", plan.index != nil, plan.tree != nil)
+	if plan := PlanGrid(obs, PrepareRefs(ref), GpuSessionGridCost, 0, nil); plan.Index != nil || plan.Tree != nil {
+		t.Errorf("GPU session plan kept the grid (%v) or planned a tree (%v)", plan.Index != nil, plan.Tree != nil)
 	}
-	if plan := planGrid(obs, prepareRefs(ref), gpuGridCost, 0, nil); plan.tree == nil {
-		t.Errorf("GPU plan: no k-d tree (grid %v: %s)", plan.index != nil, plan.reason)
+	if plan := PlanGrid(obs, PrepareRefs(ref), GpuGridCost, 0, nil); plan.Tree == nil {
+		t.Errorf("GPU plan: no k-d tree (grid %v: %s)", plan.Index != nil, plan.Reason)
 	}
-	plan := planGrid(obs, prepareRefs(ref), cpuGridCost, 0, nil)
-	if plan.tree == nil {
-		t.Fatalf("CPU plan: no k-d tree (grid %v: %s)", plan.index != nil, plan.reason)
+	plan := PlanGrid(obs, PrepareRefs(ref), cpuGridCost, 0, nil)
+	if plan.Tree == nil {
+		t.Fatalf("CPU plan: no k-d tree (grid %v: %s)", plan.Index != nil, plan.Reason)
 	}
 	want, got := newResult(obs.Len()), newResult(obs.Len())
 	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
@@ -282,18 +282,18 @@ func BenchmarkCPUGrid(b *testing.B) {
 // prepared every query, the grid planned every 16.
 func BenchmarkPrepareRefs(b *testing.B) {
 	ref := spherePoints(1<<16, 1)
-	var s refSet // reused, as a session does
+	var s RefSet // reused, as a session does
 	for b.Loop() {
-		s.prepare(ref)
+		s.Prepare(ref)
 	}
 }
 
 func BenchmarkPlanGrid(b *testing.B) {
 	ref := spherePoints(1<<16, 1)
-	refs := prepareRefs(ref)
+	refs := PrepareRefs(ref)
 	obs := spherePoints(512, 2)
 	for b.Loop() {
-		planGrid(obs, refs, gpuGridCost, 0, nil)
+		PlanGrid(obs, refs, GpuGridCost, 0, nil)
 	}
 }
 
@@ -304,24 +304,24 @@ func TestRefSetReuse(t *testing.T) {
 	withDups := Radians64(append(append([]float64(nil), plain.Lat64...), plain.Lat64[:500]...),
 		append(append([]float64(nil), plain.Lon64...), plain.Lon64[:500]...))
 	small := spherePoints(100, 2)
-	var s refSet
+	var s RefSet
 	team := parallel.NewTeam(3)
 	defer team.Close()
 	for _, ref := range []Points{withDups, plain, small, withDups, plain} {
 		s.prepareCPU(ref, team)
 		s.interleave(team)
-		want := prepareRefs(ref)
-		if s.n != want.n || s.dups != want.dups || !slices.Equal(s.orig, want.orig) ||
-			!slices.Equal(s.xyz64, want.xyz64) || !slices.Equal(s.xyzw, want.xyzw) || !slices.Equal(s.x, want.x) || s.box != want.box {
-			t.Fatalf("reused refSet differs for %d references (n %d/%d, dups %v/%v)", ref.Len(), s.n, want.n, s.dups, want.dups)
+		want := PrepareRefs(ref)
+		if s.N != want.N || s.Dups != want.Dups || !slices.Equal(s.Orig, want.Orig) ||
+			!slices.Equal(s.Xyz64, want.Xyz64) || !slices.Equal(s.Xyzw, want.Xyzw) || !slices.Equal(s.x, want.x) || s.box != want.box {
+			t.Fatalf("reused refSet differs for %d references (n %d/%d, dups %v/%v)", ref.Len(), s.N, want.N, s.Dups, want.Dups)
 		}
 	}
-	if s.n != 3000 || s.dups {
-		t.Errorf("n = %d, dups = %v", s.n, s.dups)
+	if s.N != 3000 || s.Dups {
+		t.Errorf("n = %d, dups = %v", s.N, s.Dups)
 	}
-	s.prepare(withDups)
-	if s.n != 3000 || !s.dups || len(s.orig) != 3000 {
-		t.Errorf("with duplicates: n = %d, dups = %v", s.n, s.dups)
+	s.Prepare(withDups)
+	if s.N != 3000 || !s.Dups || len(s.Orig) != 3000 {
+		t.Errorf("with duplicates: n = %d, dups = %v", s.N, s.Dups)
 	}
 }
 
@@ -337,7 +337,7 @@ func TestKeepDistinctAcrossBlocks(t *testing.T) {
 		base.Lat64[i], base.Lon64[i] = base.Lat64[j], base.Lon64[j]
 	}
 	for _, workers := range []int{0, 1, 3, 8} {
-		var s refSet
+		var s RefSet
 		var team *parallel.Team // 0 workers: none, the package's Blocks
 		if workers > 0 {
 			team = parallel.NewTeam(workers)
@@ -352,8 +352,8 @@ func TestKeepDistinctAcrossBlocks(t *testing.T) {
 				orig = append(orig, uint32(i))
 			}
 		}
-		if !s.dups || s.n != len(orig) || !slices.Equal(s.orig, orig) {
-			t.Fatalf("%d workers: %d distinct of %d (dups %v), want %d", workers, s.n, n, s.dups, len(orig))
+		if !s.Dups || s.N != len(orig) || !slices.Equal(s.Orig, orig) {
+			t.Fatalf("%d workers: %d distinct of %d (dups %v), want %d", workers, s.N, n, s.Dups, len(orig))
 		}
 		for k, i := range orig {
 			if s.x[k] != s.ux[i] || s.y[k] != s.uy[i] || s.z[k] != s.uz[i] {
@@ -378,9 +378,9 @@ func TestFittedGridFill(t *testing.T) {
 		{"few", spherePoints(50, 5), 4},
 		{"more cells than references", spherePoints(9000, 6), 64},
 	} {
-		refs := prepareRefs(tc.ref)
+		refs := PrepareRefs(tc.ref)
 		scanned := emptyBox()
-		for k := range refs.n {
+		for k := range refs.N {
 			scanned.add(refs.x[k], refs.y[k], refs.z[k])
 		}
 		if refs.box != scanned {
@@ -391,7 +391,7 @@ func TestFittedGridFill(t *testing.T) {
 			ix := buildFittedGridOn(refs, tc.g, team)
 			team.Close()
 			want := make([][]uint32, tc.g*tc.g*tc.g)
-			for k := range refs.n {
+			for k := range refs.N {
 				c := ix.cellOf(refs.x[k], refs.y[k], refs.z[k])
 				want[c] = append(want[c], uint32(k))
 			}
@@ -406,8 +406,8 @@ func TestFittedGridFill(t *testing.T) {
 					}
 				}
 			}
-			if int(ix.start[len(ix.start)-1]) != refs.n {
-				t.Fatalf("%s, %d workers: %d references listed of %d", tc.name, workers, ix.start[len(ix.start)-1], refs.n)
+			if int(ix.start[len(ix.start)-1]) != refs.N {
+				t.Fatalf("%s, %d workers: %d references listed of %d", tc.name, workers, ix.start[len(ix.start)-1], refs.N)
 			}
 		}
 	}
@@ -415,9 +415,9 @@ func TestFittedGridFill(t *testing.T) {
 
 // A cancelled query in cell order stops with the context's error.
 func TestCellOrderCancelled(t *testing.T) {
-	obs, refs := spherePoints(1<<15, 4), prepareRefs(spherePoints(1<<10, 5))
+	obs, refs := spherePoints(1<<15, 4), PrepareRefs(spherePoints(1<<10, 5))
 	ix := buildFittedGrid(refs, 12)
-	co := newCellOrder(obs.Len(), ix.g*ix.g)
+	co := newCellOrder(obs.Len(), ix.G*ix.G)
 	co.prepare(obs, 0, obs.Len(), ix, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -440,12 +440,12 @@ func TestBandsFor(t *testing.T) {
 		{1 << 27, 322, 26, 2},
 		{1 << 30, 322, 29, 2},
 	} {
-		b := bandsFor(tc.m, newGridShape(tc.g))
-		if b.shift != tc.shift || b.keys != tc.bands*tc.g*tc.g*tc.g+1 {
-			t.Errorf("m %d, g %d: shift %d, %d keys; want shift %d, %d bands", tc.m, tc.g, b.shift, b.keys, tc.shift, tc.bands)
+		b := BandsFor(tc.m, NewGridShape(tc.g))
+		if b.Shift != tc.shift || b.Keys != tc.bands*tc.g*tc.g*tc.g+1 {
+			t.Errorf("m %d, g %d: shift %d, %d keys; want shift %d, %d bands", tc.m, tc.g, b.Shift, b.Keys, tc.shift, tc.bands)
 		}
-		if b.keys > maxScan && tc.bands > 1 {
-			t.Errorf("m %d, g %d: %d keys exceed one scan", tc.m, tc.g, b.keys)
+		if b.Keys > MaxScan && tc.bands > 1 {
+			t.Errorf("m %d, g %d: %d keys exceed one scan", tc.m, tc.g, b.Keys)
 		}
 	}
 }
@@ -454,15 +454,15 @@ func TestBandsFor(t *testing.T) {
 // of every job up to that capacity, whatever bands the job takes.
 func TestSortHistLenHoldsEveryJob(t *testing.T) {
 	for _, g := range []int{4, 84, 200, 256, 281, 322} {
-		shape := newGridShape(g)
+		shape := NewGridShape(g)
 		for _, capacity := range []int{1 << 20, 1 << 22, 3 << 22, 1 << 24, 9 << 21, 1 << 26} {
-			n := sortHistLen(capacity, shape)
+			n := SortHistLen(capacity, shape)
 			for m := 1; m <= capacity; m += max(1, capacity/997) {
-				if k := bandsFor(m, shape).keys; k > n {
+				if k := BandsFor(m, shape).Keys; k > n {
 					t.Fatalf("g %d, capacity %d: a job of %d needs %d keys, the histogram holds %d", g, capacity, m, k, n)
 				}
 			}
-			if k := bandsFor(capacity, shape).keys; k > n {
+			if k := BandsFor(capacity, shape).Keys; k > n {
 				t.Fatalf("g %d, capacity %d: %d keys, the histogram holds %d", g, capacity, k, n)
 			}
 		}

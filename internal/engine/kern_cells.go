@@ -39,7 +39,7 @@ type cellsBuild struct {
 	parents                  cuda.DevicePtr
 	base                     int
 	splitAbove               int
-	grid                     gridShape
+	grid                     GridShape
 	nref                     int // references in the index (they set the ball search's first radius)
 	cellStart, sorted, ref64 cuda.DevicePtr
 	lists, counts            cuda.DevicePtr
@@ -48,8 +48,8 @@ type cellsBuild struct {
 }
 
 func (k *cellsKernels) runBuild(drv *cuda.Driver, stream cuda.Stream, b cellsBuild) error {
-	if b.side <= 0 || b.ncells <= 0 || b.base+b.ncells > math.MaxInt32 || b.grid.g <= 0 {
-		return fmt.Errorf("cells_build: %d cells a face edge, %d cells from %d, grid side %d", b.side, b.ncells, b.base, b.grid.g)
+	if b.side <= 0 || b.ncells <= 0 || b.base+b.ncells > math.MaxInt32 || b.grid.G <= 0 {
+		return fmt.Errorf("cells_build: %d cells a face edge, %d cells from %d, grid side %d", b.side, b.ncells, b.base, b.grid.G)
 	}
 	a := k.buildArgs
 	a.SetInt32(0, int32(b.side))
@@ -57,8 +57,8 @@ func (k *cellsKernels) runBuild(drv *cuda.Driver, stream cuda.Stream, b cellsBui
 	a.SetPtr(2, b.parents)
 	a.SetUint32(3, uint32(b.base))
 	a.SetInt32(4, int32(b.splitAbove))
-	a.SetInt32(5, int32(b.grid.g))
-	a.SetFloat32(6, b.grid.h)
+	a.SetInt32(5, int32(b.grid.G))
+	a.SetFloat32(6, b.grid.H)
 	// A first search radius of 1.5 mean spacings of nref uniform points
 	// finds most cells' references at once.
 	a.SetFloat32(7, float32(1.5*math.Sqrt(4*math.Pi/float64(max(b.nref, 1)))))

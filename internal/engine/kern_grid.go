@@ -66,9 +66,9 @@ func blocksFor(n, threads int) cuda.Dim3 { return cuda.Dim3{X: uint32((n + threa
 
 // scan turns hist's n counts into exclusive starts.
 func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, n int, b sortBufs) error {
-	nb := scanSums(n)
-	if n > maxScan {
-		return fmt.Errorf("grid kernels: %d keys exceed the scan's %d", n, maxScan)
+	nb := ScanSums(n)
+	if n > MaxScan {
+		return fmt.Errorf("grid kernels: %d keys exceed the scan's %d", n, MaxScan)
 	}
 	a := k.scanArgs
 	a.SetPtr(0, b.hist)
@@ -98,7 +98,7 @@ func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, n int, b sortBu
 // starts, and runs (the sphere's z-runs a column) are trimmed to the cells
 // that hold references into trimmed.
 type indexBuild struct {
-	shape                 gridShape
+	shape                 GridShape
 	xyzw                  cuda.DevicePtr
 	nref                  int
 	scratch               sortBufs
@@ -106,23 +106,23 @@ type indexBuild struct {
 }
 
 func (k *gridKernels) buildIndex(drv *cuda.Driver, stream cuda.Stream, b indexBuild) error {
-	if b.nref <= 0 || b.shape.g <= 0 {
-		return fmt.Errorf("grid index: bad shape (%d references, grid %d)", b.nref, b.shape.g)
+	if b.nref <= 0 || b.shape.G <= 0 {
+		return fmt.Errorf("grid index: bad shape (%d references, grid %d)", b.nref, b.shape.G)
 	}
-	if err := drv.MemsetD32Async(b.scratch.hist, 0, uint64(b.shape.cells()), stream); err != nil {
+	if err := drv.MemsetD32Async(b.scratch.hist, 0, uint64(b.shape.Cells()), stream); err != nil {
 		return err
 	}
 	a := k.keysArgs
 	a.SetPtr(0, b.xyzw)
 	a.SetInt32(1, int32(b.nref))
-	a.SetInt32(2, int32(b.shape.g))
-	a.SetFloat32(3, b.shape.h)
+	a.SetInt32(2, int32(b.shape.G))
+	a.SetFloat32(3, b.shape.H)
 	a.SetPtr(4, b.scratch.keys)
 	a.SetPtr(5, b.scratch.hist)
 	if err := drv.Launch(k.refKeys, blocksFor(b.nref, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
 		return fmt.Errorf("grid_ref_keys: %w", err)
 	}
-	if err := k.scan(drv, stream, b.shape.cells(), b.scratch); err != nil {
+	if err := k.scan(drv, stream, b.shape.Cells(), b.scratch); err != nil {
 		return err
 	}
 	if err := k.trimRuns(drv, stream, b); err != nil {
@@ -144,9 +144,9 @@ func (k *gridKernels) trimRuns(drv *cuda.Driver, stream cuda.Stream, b indexBuil
 	a := k.trimArgs
 	a.SetPtr(0, b.runs)
 	a.SetPtr(1, b.scratch.hist)
-	a.SetInt32(2, int32(b.shape.g))
+	a.SetInt32(2, int32(b.shape.G))
 	a.SetPtr(3, b.trimmed)
-	if err := drv.Launch(k.trim, blocksFor(b.shape.g*b.shape.g, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
+	if err := drv.Launch(k.trim, blocksFor(b.shape.G*b.shape.G, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
 		return fmt.Errorf("grid_runs_trim: %w", err)
 	}
 	return nil
@@ -182,27 +182,27 @@ type obsSort struct {
 	lat, lon    cuda.DevicePtr
 	n           int
 	span        int // the records' indices lie in [0, span) (0: n): the bands are of span
-	shape       gridShape
+	shape       GridShape
 	recs        cuda.DevicePtr
 	scratch     sortBufs
 	sorted, pos cuda.DevicePtr
 }
 
 func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) error {
-	if o.n <= 0 || o.shape.g <= 0 {
-		return fmt.Errorf("grid sort: bad shape (%d observations, grid %d)", o.n, o.shape.g)
+	if o.n <= 0 || o.shape.G <= 0 {
+		return fmt.Errorf("grid sort: bad shape (%d observations, grid %d)", o.n, o.shape.G)
 	}
-	bands := bandsFor(max(o.n, o.span), o.shape)
-	if bands.keys > o.scratch.histLen {
-		return fmt.Errorf("grid sort: %d keys, the histogram holds %d", bands.keys, o.scratch.histLen)
+	bands := BandsFor(max(o.n, o.span), o.shape)
+	if bands.Keys > o.scratch.histLen {
+		return fmt.Errorf("grid sort: %d keys, the histogram holds %d", bands.Keys, o.scratch.histLen)
 	}
-	if err := drv.MemsetD32Async(o.scratch.hist, 0, uint64(bands.keys), stream); err != nil {
+	if err := drv.MemsetD32Async(o.scratch.hist, 0, uint64(bands.Keys), stream); err != nil {
 		return err
 	}
 	if err := k.obsSortKeys(drv, stream, o, bands); err != nil {
 		return err
 	}
-	if err := k.scan(drv, stream, bands.keys, o.scratch); err != nil {
+	if err := k.scan(drv, stream, bands.Keys, o.scratch); err != nil {
 		return err
 	}
 	if o.lat != 0 {
@@ -223,15 +223,15 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 
 // obsSortKeys counts the observations' cells and writes their keys, from
 // the columns or from the records.
-func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort, bands obsBands) error {
+func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort, bands ObsBands) error {
 	if o.lat != 0 {
 		a := k.colKeysArgs
 		a.SetPtr(0, o.lat)
 		a.SetPtr(1, o.lon)
 		a.SetInt32(2, int32(o.n))
-		a.SetInt32(3, int32(o.shape.g))
-		a.SetFloat32(4, o.shape.h)
-		a.SetInt32(5, int32(bands.shift))
+		a.SetInt32(3, int32(o.shape.G))
+		a.SetFloat32(4, o.shape.H)
+		a.SetInt32(5, int32(bands.Shift))
 		a.SetPtr(6, o.scratch.keys)
 		a.SetPtr(7, o.scratch.hist)
 		if err := drv.Launch(k.colKeys[o.prec], blocksFor(o.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
@@ -242,9 +242,9 @@ func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSor
 	a := k.obsKeysArgs
 	a.SetPtr(0, o.recs)
 	a.SetInt32(1, int32(o.n))
-	a.SetInt32(2, int32(o.shape.g))
-	a.SetFloat32(3, o.shape.h)
-	a.SetInt32(4, int32(bands.shift))
+	a.SetInt32(2, int32(o.shape.G))
+	a.SetFloat32(3, o.shape.H)
+	a.SetInt32(4, int32(bands.Shift))
 	a.SetPtr(5, o.scratch.keys)
 	a.SetPtr(6, o.scratch.hist)
 	if err := drv.Launch(k.obsKeys, blocksFor(o.n, kernels.GridPrepThreads), cuda.Dim3{X: kernels.GridPrepThreads}, 0, stream, a); err != nil {
@@ -260,15 +260,15 @@ type gridQuery struct {
 	obs                     cuda.DevicePtr
 	nobs                    int
 	cellStart, sorted, runs cuda.DevicePtr
-	shape                   gridShape
+	shape                   GridShape
 	ref64                   cuda.DevicePtr
 	outIdx, outDist         cuda.DevicePtr
 	refined                 cuda.DevicePtr
 }
 
 func (k *gridKernels) runQuery(drv *cuda.Driver, stream cuda.Stream, q gridQuery) error {
-	if q.nobs <= 0 || q.shape.g <= 0 {
-		return fmt.Errorf("grid query: bad shape (%d observations, grid %d)", q.nobs, q.shape.g)
+	if q.nobs <= 0 || q.shape.G <= 0 {
+		return fmt.Errorf("grid query: bad shape (%d observations, grid %d)", q.nobs, q.shape.G)
 	}
 	a := k.qArgs
 	a.SetPtr(0, q.obs)
@@ -276,8 +276,8 @@ func (k *gridKernels) runQuery(drv *cuda.Driver, stream cuda.Stream, q gridQuery
 	a.SetPtr(2, q.cellStart)
 	a.SetPtr(3, q.sorted)
 	a.SetPtr(4, q.runs)
-	a.SetInt32(5, int32(q.shape.g))
-	a.SetFloat32(6, q.shape.h)
+	a.SetInt32(5, int32(q.shape.G))
+	a.SetFloat32(6, q.shape.H)
 	a.SetPtr(7, q.ref64)
 	a.SetPtr(8, q.outIdx)
 	a.SetPtr(9, q.outDist)

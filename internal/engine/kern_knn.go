@@ -46,7 +46,7 @@ type gridIndexArgs struct {
 	obs                     cuda.DevicePtr
 	nobs                    int
 	cellStart, sorted, runs cuda.DevicePtr
-	shape                   gridShape
+	shape                   GridShape
 	ref64                   cuda.DevicePtr
 }
 
@@ -56,8 +56,8 @@ func (g gridIndexArgs) set(a *cuda.Args) {
 	a.SetPtr(2, g.cellStart)
 	a.SetPtr(3, g.sorted)
 	a.SetPtr(4, g.runs)
-	a.SetInt32(5, int32(g.shape.g))
-	a.SetFloat32(6, g.shape.h)
+	a.SetInt32(5, int32(g.shape.G))
+	a.SetFloat32(6, g.shape.H)
 	a.SetPtr(7, g.ref64)
 }
 
@@ -72,8 +72,8 @@ type knnLaunch struct {
 }
 
 func (k *knnKernels) runKNN(drv *cuda.Driver, stream cuda.Stream, l knnLaunch) error {
-	if l.nobs <= 0 || l.shape.g <= 0 || l.k < 1 || l.k > kernels.KnnMax {
-		return fmt.Errorf("grid_knn: bad launch (%d observations, grid %d, k %d)", l.nobs, l.shape.g, l.k)
+	if l.nobs <= 0 || l.shape.G <= 0 || l.k < 1 || l.k > kernels.KnnMax {
+		return fmt.Errorf("grid_knn: bad launch (%d observations, grid %d, k %d)", l.nobs, l.shape.G, l.k)
 	}
 	a := k.knnArgs
 	l.set(a)
@@ -98,8 +98,8 @@ type withinLaunch struct {
 }
 
 func (k *knnKernels) runWithin(drv *cuda.Driver, stream cuda.Stream, l withinLaunch) error {
-	if l.nobs <= 0 || l.shape.g <= 0 {
-		return fmt.Errorf("grid_within: bad launch (%d observations, grid %d)", l.nobs, l.shape.g)
+	if l.nobs <= 0 || l.shape.G <= 0 {
+		return fmt.Errorf("grid_within: bad launch (%d observations, grid %d)", l.nobs, l.shape.G)
 	}
 	a := k.withinArgs
 	l.set(a)

@@ -13,7 +13,7 @@ const maxGridCells = 1 << 25
 // gridSide is the number of cells per axis for n references at a given
 // density: the sphere crosses about 4.7 G^2 cells, so G = sqrt(n /
 // (4.7 * perCell)).
-func gridSide(n int, perCell float64) int {
+func GridSide(n int, perCell float64) int {
 	g := int(math.Ceil(math.Sqrt(float64(n) / (4.7 * perCell))))
 	return max(1, min(g, MaxGridSide))
 }
@@ -24,29 +24,29 @@ const MaxGridSide = 322
 // cappedSide is a grid side the caller chose, capped where the sphere would
 // cross more than 16 cells a reference: a finer grid only adds empty cells
 // to walk (16 references on a 322^3 grid took 9 s for 1,024 observations).
-func cappedSide(side, nref int) int { return min(side, max(4, gridSide(nref, 1.0/16))) }
+func CappedSide(side, nref int) int { return min(side, max(4, GridSide(nref, 1.0/16))) }
 
 // gridPlan is the outcome of planning a grid query: the index to use, or nil
 // when the sampled cost says brute force is cheaper (references packed into
 // few cells, or observations far from every reference).
 type gridPlan struct {
-	index *gridIndex
+	Index *gridIndex
 	// tree, when the cost model allows trees and a k-d tree costs less
 	// than every grid and brute force (index is then nil).
-	tree *kdTree
+	Tree *kdTree
 	// Sampled work a query: cells (tree nodes) visited and candidates ranked.
 	cellsPerQuery, candidatesPerQuery float64
-	reason                            string
+	Reason                            string
 }
 
 // note describes the plan for Stats.Note.
-func (p gridPlan) note() string {
-	if p.tree != nil {
+func (p gridPlan) Note() string {
+	if p.Tree != nil {
 		return fmt.Sprintf("k-d tree, %.1f nodes and %.1f candidates a query (sampled; %s)",
-			p.cellsPerQuery, p.candidatesPerQuery, p.reason)
+			p.cellsPerQuery, p.candidatesPerQuery, p.Reason)
 	}
 	return fmt.Sprintf("grid %d^3 cells, %.1f cells and %.1f candidates a query (sampled)",
-		p.index.g, p.cellsPerQuery, p.candidatesPerQuery)
+		p.Index.G, p.cellsPerQuery, p.candidatesPerQuery)
 }
 
 // planGrid builds indexes at several densities, runs a sample of the actual
@@ -55,9 +55,9 @@ func (p gridPlan) note() string {
 // (which the tiled kernels and the CPU loop run at full rate); a brute-force
 // query costs one pair a reference plus m.bruteQuery. tree is refs' k-d tree
 // when one is prepared (nil: built if the plan samples one).
-func planGrid(obs Points, refs *refSet, m gridCost, side int, tree *kdTree) gridPlan {
-	brute := float64(refs.n) + m.bruteQuery
-	idx := planSample(obs.Len(), refs.n)
+func PlanGrid(obs Points, refs *RefSet, m gridCost, side int, tree *kdTree) gridPlan {
+	brute := float64(refs.N) + m.bruteQuery
+	idx := planSample(obs.Len(), refs.N)
 	sides := candidateSides(refs, side)
 	// The sides are sampled concurrently (each builds its own index); a
 	// side stops sampling once it is costlier than brute force.
@@ -79,27 +79,27 @@ func planGrid(obs Points, refs *refSet, m gridCost, side int, tree *kdTree) grid
 	// elsewhere the grid wins and the tree's build would only add to the plan.
 	if m.trees && side == 0 && costs[k] > brute/10 {
 		if tree, cost := sampleTree(obs, idx, refs, m, brute, tree); cost < min(costs[k], brute) {
-			tree.reason = fmt.Sprintf("the cheapest grid, %d^3, would visit %.0f cells and rank %.0f references a query",
-				plan.index.g, plan.cellsPerQuery, plan.candidatesPerQuery)
+			tree.Reason = fmt.Sprintf("the cheapest grid, %d^3, would visit %.0f cells and rank %.0f references a query",
+				plan.Index.G, plan.cellsPerQuery, plan.candidatesPerQuery)
 			return tree
 		}
 	}
 	if costs[k] > brute && side == 0 {
-		plan.reason = fmt.Sprintf("grid would visit %.0f cells and rank %.0f references a query, costlier than brute force over %d",
-			plan.cellsPerQuery, plan.candidatesPerQuery, refs.n)
-		plan.index = nil
+		plan.Reason = fmt.Sprintf("grid would visit %.0f cells and rank %.0f references a query, costlier than brute force over %d",
+			plan.cellsPerQuery, plan.candidatesPerQuery, refs.N)
+		plan.Index = nil
 	}
 	return plan
 }
 
 // sampleTree is sampleSide for a k-d tree (t, or built when nil), a node
 // costing what a cell does.
-func sampleTree(obs Points, idx []int, refs *refSet, m gridCost, brute float64, t *kdTree) (gridPlan, float64) {
+func sampleTree(obs Points, idx []int, refs *RefSet, m gridCost, brute float64, t *kdTree) (gridPlan, float64) {
 	if t == nil {
 		t = buildKDTree(refs)
 	}
 	nodes, cands, cost := sampleCost(obs, idx, m, brute, t.nearest)
-	return gridPlan{tree: t, cellsPerQuery: nodes, candidatesPerQuery: cands}, cost
+	return gridPlan{Tree: t, cellsPerQuery: nodes, candidatesPerQuery: cands}, cost
 }
 
 // planSample picks the (at most 512) observations of n a plan is sampled
@@ -123,11 +123,11 @@ func planSample(n, nref int) []int {
 // (observations far from every reference scan many empty cells), so coarser
 // grids down to g0/8 in steps of sqrt 2 are sampled too. A side the caller
 // chose (side > 0) is the only one, capped (cappedSide).
-func candidateSides(refs *refSet, side int) []int {
+func candidateSides(refs *RefSet, side int) []int {
 	if side > 0 {
-		return []int{cappedSide(side, refs.n)}
+		return []int{CappedSide(side, refs.N)}
 	}
-	g0 := gridSide(refs.n, 2)
+	g0 := GridSide(refs.N, 2)
 	var sides []int
 	for k, f := 0, 1.0; k < 7; k, f = k+1, f/math.Sqrt2 {
 		if g := int(math.Round(float64(g0) * f)); g >= 4 && (len(sides) == 0 || g != sides[len(sides)-1]) {
@@ -142,10 +142,10 @@ func candidateSides(refs *refSet, side int) []int {
 
 // sampleSide builds the index of side g and runs the sample through it;
 // it returns the plan and its cost a query.
-func sampleSide(obs Points, idx []int, refs *refSet, g int, m gridCost, brute float64) (gridPlan, float64) {
+func sampleSide(obs Points, idx []int, refs *RefSet, g int, m gridCost, brute float64) (gridPlan, float64) {
 	ix := m.build(refs, g)
 	cells, cands, cost := sampleCost(obs, idx, m, brute, ix.nearest)
-	return gridPlan{index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}, cost
+	return gridPlan{Index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}, cost
 }
 
 // sampleCost runs the sampled observations through nearest, stopping early
@@ -156,7 +156,7 @@ func sampleCost(obs Points, idx []int, m gridCost, brute float64,
 	var w gridWork
 	ran := 0
 	for _, i := range idx {
-		x, y, z := unit(obs.At(i))
+		x, y, z := Unit(obs.At(i))
 		nearest(x, y, z, &w)
 		ran++
 		if m.unit*(1.5*float64(w.cells)+float64(w.candidates)) > brute*float64(len(idx)) {
@@ -194,13 +194,13 @@ type gridCost struct {
 
 var (
 	cpuGridCost = gridCost{unit: 80, bruteQuery: 3000, fitted: true, trees: true}
-	gpuGridCost = gridCost{unit: 130, trees: true}
+	GpuGridCost = gridCost{unit: 130, trees: true}
 	// Sessions rebuild their index on the device at every step: no trees.
-	gpuSessionGridCost = gridCost{unit: 130}
+	GpuSessionGridCost = gridCost{unit: 130}
 )
 
 // build is the grid of side g over refs that the model plans.
-func (m gridCost) build(refs *refSet, g int) *gridIndex {
+func (m gridCost) build(refs *RefSet, g int) *gridIndex {
 	if m.fitted {
 		return buildFittedGrid(refs, g)
 	}

@@ -39,7 +39,7 @@ const (
 )
 
 // at is the generator's Go form.
-func (k GenKind) at() sphere.Indexed {
+func (k GenKind) At() sphere.Indexed {
 	if k == GenSeed {
 		return sphere.SeedUniformAt
 	}
@@ -69,7 +69,7 @@ func (p Points) Is32() bool { return p.Lat64 == nil && p.Lat32 != nil }
 // At returns point i in radians.
 func (p Points) At(i int) (lat, lon float64) {
 	if p.Gen != nil {
-		return p.Gen.Kind.at()(p.Gen.First+uint64(i), p.Gen.Seed)
+		return p.Gen.Kind.At()(p.Gen.First+uint64(i), p.Gen.Seed)
 	}
 	if p.Lat64 != nil {
 		return p.Lat64[i], p.Lon64[i]
@@ -179,7 +179,7 @@ func (p Points) checkGenerated(what string) error {
 }
 
 // unit returns the float64 unit vector of (lat, lon) radians.
-func unit(lat, lon float64) (x, y, z float64) {
+func Unit(lat, lon float64) (x, y, z float64) {
 	sl, cl := math.Sincos(lat)
 	sn, cn := math.Sincos(lon)
 	return cl * cn, cl * sn, sl
@@ -188,7 +188,7 @@ func unit(lat, lon float64) (x, y, z float64) {
 // chord2 is the squared chord between two unit vectors. The explicit
 // float64 conversions forbid fused multiply-adds, so the value is the same on
 // every architecture and equals the GPU's refine kernel (haversine.cu chord2d).
-func chord2(ax, ay, az, bx, by, bz float64) float64 {
+func Chord2(ax, ay, az, bx, by, bz float64) float64 {
 	dx, dy, dz := ax-bx, ay-by, az-bz
 	return float64(float64(dx*dx)+float64(dy*dy)) + float64(dz*dz)
 }
@@ -209,18 +209,18 @@ func ChordToAngle(d2 float64) float64 {
 const memoryBoundBlock = 1 << 16
 
 // parallelFor splits [0, n) over the cores for memory-bound loops.
-func parallelFor(n int, fn func(lo, hi int)) {
+func ParallelFor(n int, fn func(lo, hi int)) {
 	parallel.Blocks(n, memoryBoundBlock, 0, func(_, lo, hi int) { fn(lo, hi) })
 }
 
-func parallelCopy[T any](dst, src []T) {
-	parallelFor(len(src), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+func ParallelCopy[T any](dst, src []T) {
+	ParallelFor(len(src), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 }
 
 // unit4Go is unit of four points: out holds their x, then y, then z.
 func unit4Go(lat, lon *[4]float64, out *[12]float64) {
 	for e := range 4 {
-		out[e], out[4+e], out[8+e] = unit(lat[e], lon[e])
+		out[e], out[4+e], out[8+e] = Unit(lat[e], lon[e])
 	}
 }
 

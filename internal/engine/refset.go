@@ -10,14 +10,14 @@ import (
 // refSet is the prepared reference set shared by the engines: exact
 // duplicates merged (the lowest index stands for all, which is the tie rule),
 // unit vectors in float64 and float32.
-type refSet struct {
-	n     int       // distinct references
+type RefSet struct {
+	N     int       // distinct references
 	x, y  []float64 // float64 unit vectors, SoA
 	z     []float64
-	xyz64 []float64 // float64 unit vectors interleaved (x, y, z), for the GPU
-	xyzw  []float32 // float32 unit vectors as float4 (x, y, z, 0), for the GPU
-	orig  []uint32  // orig[k] = input index of distinct reference k
-	dups  bool      // whether any duplicate was merged (orig is not the identity)
+	Xyz64 []float64 // float64 unit vectors interleaved (x, y, z), for the GPU
+	Xyzw  []float32 // float32 unit vectors as float4 (x, y, z, 0), for the GPU
+	Orig  []uint32  // orig[k] = input index of distinct reference k
+	Dups  bool      // whether any duplicate was merged (orig is not the identity)
 	box   bbox      // the unit vectors' bounding box, found with them (fittedCube)
 
 	// Scratch kept for the next prepare (a session prepares every query).
@@ -27,22 +27,22 @@ type refSet struct {
 	tables                 [][]int32
 }
 
-func prepareRefs(ref Points) *refSet {
-	s := &refSet{}
-	s.prepare(ref)
+func PrepareRefs(ref Points) *RefSet {
+	s := &RefSet{}
+	s.Prepare(ref)
 	return s
 }
 
 // prepareRefsAll prepares ref keeping exact duplicates as references of
 // their own: the k nearest and the references within a radius list every
 // one of them, ties to the lower index.
-func prepareRefsAll(ref Points) *refSet {
-	s := &refSet{}
+func prepareRefsAll(ref Points) *RefSet {
+	s := &RefSet{}
 	s.unitVectors(ref, nil)
-	s.x, s.y, s.z, s.n = s.ux, s.uy, s.uz, len(s.ux)
-	s.orig = make([]uint32, s.n)
-	for i := range s.orig {
-		s.orig[i] = uint32(i)
+	s.x, s.y, s.z, s.N = s.ux, s.uy, s.uz, len(s.ux)
+	s.Orig = make([]uint32, s.N)
+	for i := range s.Orig {
+		s.Orig[i] = uint32(i)
 	}
 	s.interleave(nil)
 	return s
@@ -59,14 +59,14 @@ func grow[T any](b []T, n int) []T {
 // prepare fills s from ref, reusing s's memory: unit vectors, exact
 // duplicates merged, the interleaved forms the GPU reads. About a
 // millisecond for 2^16 references, per query and per simulation step.
-func (s *refSet) prepare(ref Points) {
+func (s *RefSet) Prepare(ref Points) {
 	s.prepareCPU(ref, nil)
 	s.interleave(nil)
 }
 
 // prepareCPU is prepare on team's workers without the GPU's interleaved
 // forms: what the CPU engine reads.
-func (s *refSet) prepareCPU(ref Points, team *parallel.Team) {
+func (s *RefSet) prepareCPU(ref Points, team *parallel.Team) {
 	s.unitVectors(ref, team)
 	s.markDuplicates(team)
 	s.keepDistinct(team)
@@ -77,7 +77,7 @@ const unitVectorsBlock = 1 << 11
 
 // unitVectors fills ux, uy, uz, their hashes and their bounding box, in
 // parallel (the sincos dominates).
-func (s *refSet) unitVectors(ref Points, team *parallel.Team) {
+func (s *RefSet) unitVectors(ref Points, team *parallel.Team) {
 	n := ref.Len()
 	ux, uy, uz := grow(s.ux, n), grow(s.uy, n), grow(s.uz, n)
 	hash := grow(s.hash, n)
@@ -159,7 +159,7 @@ func unitsFrom(p Points, i, n int, u *[12]float64) {
 // partitions (equal vectors share one), searched in parallel, each through
 // an open-addressing table filled in index order, which keeps the first of
 // equal vectors.
-func (s *refSet) markDuplicates(team *parallel.Team) {
+func (s *RefSet) markDuplicates(team *parallel.Team) {
 	n := len(s.hash)
 	parts := 1
 	for parts < parallel.Workers(n, 1<<12, team.Workers()) {
@@ -176,12 +176,12 @@ func (s *refSet) markDuplicates(team *parallel.Team) {
 			anyDup.Store(true)
 		}
 	})
-	s.dups = anyDup.Load()
+	s.Dups = anyDup.Load()
 }
 
 // markPartition marks the duplicates among the vectors whose hash falls in
 // partition part of parts, and reports whether it found any.
-func (s *refSet) markPartition(part, parts int) bool {
+func (s *RefSet) markPartition(part, parts int) bool {
 	count := 0 // the table is sized from this partition's own count: it never fills
 	for _, h := range s.hash {
 		if int(h)&(parts-1) == part {
@@ -212,7 +212,7 @@ func (s *refSet) markPartition(part, parts int) bool {
 
 // probe walks table from slot until an empty slot (returned, dup false) or
 // a vector equal to vector i (dup true).
-func (s *refSet) probe(table []int32, slot, i int) (int, bool) {
+func (s *RefSet) probe(table []int32, slot, i int) (int, bool) {
 	for table[slot] != 0 {
 		k := table[slot] - 1
 		if s.ux[k] == s.ux[i] && s.uy[k] == s.uy[i] && s.uz[k] == s.uz[i] {
@@ -225,17 +225,17 @@ func (s *refSet) probe(table []int32, slot, i int) (int, bool) {
 
 // keepDistinct sets x, y, z to the distinct vectors and orig to their input
 // indices.
-func (s *refSet) keepDistinct(team *parallel.Team) {
+func (s *RefSet) keepDistinct(team *parallel.Team) {
 	n := len(s.ux)
-	if !s.dups {
+	if !s.Dups {
 		s.x, s.y, s.z = s.ux, s.uy, s.uz
-		orig := grow(s.orig, n)
+		orig := grow(s.Orig, n)
 		team.Blocks(n, distinctBlock, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				orig[i] = uint32(i)
 			}
 		})
-		s.orig, s.n = orig, n
+		s.Orig, s.N = orig, n
 		return
 	}
 	// Each block counts its distinct vectors, then writes them after the
@@ -254,7 +254,7 @@ func (s *refSet) keepDistinct(team *parallel.Team) {
 		first[b] += first[b-1]
 	}
 	m := first[len(first)-1]
-	orig := grow(s.orig, m)
+	orig := grow(s.Orig, m)
 	x, y, z := grow(s.cx, m), grow(s.cy, m), grow(s.cz, m)
 	team.Blocks(n, distinctBlock, func(_, lo, hi int) {
 		k := first[lo/distinctBlock]
@@ -265,8 +265,8 @@ func (s *refSet) keepDistinct(team *parallel.Team) {
 			}
 		}
 	})
-	s.orig, s.cx, s.cy, s.cz = orig, x, y, z
-	s.x, s.y, s.z, s.n = x, y, z, m
+	s.Orig, s.cx, s.cy, s.cz = orig, x, y, z
+	s.x, s.y, s.z, s.N = x, y, z, m
 }
 
 // distinctBlock is the references keepDistinct takes at a time.
@@ -274,12 +274,12 @@ const distinctBlock = 1 << 13
 
 // interleave writes the distinct vectors as (x, y, z) float64 triples and
 // (x, y, z, 0) float32 quadruples, as the GPU kernels read them.
-func (s *refSet) interleave(team *parallel.Team) {
-	s.xyz64, s.xyzw = grow(s.xyz64, 3*s.n), grow(s.xyzw, 4*s.n)
-	team.Blocks(s.n, 1<<13, func(_, lo, hi int) {
+func (s *RefSet) interleave(team *parallel.Team) {
+	s.Xyz64, s.Xyzw = grow(s.Xyz64, 3*s.N), grow(s.Xyzw, 4*s.N)
+	team.Blocks(s.N, 1<<13, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			s.xyz64[3*k], s.xyz64[3*k+1], s.xyz64[3*k+2] = s.x[k], s.y[k], s.z[k]
-			s.xyzw[4*k], s.xyzw[4*k+1], s.xyzw[4*k+2], s.xyzw[4*k+3] = float32(s.x[k]), float32(s.y[k]), float32(s.z[k]), 0
+			s.Xyz64[3*k], s.Xyz64[3*k+1], s.Xyz64[3*k+2] = s.x[k], s.y[k], s.z[k]
+			s.Xyzw[4*k], s.Xyzw[4*k+1], s.Xyzw[4*k+2], s.Xyzw[4*k+3] = float32(s.x[k]), float32(s.y[k]), float32(s.z[k]), 0
 		}
 	})
 }

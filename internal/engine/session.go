@@ -90,9 +90,9 @@ type SessionStats struct {
 
 // noAnswer marks an observation with no previous answer (new since the
 // last query).
-const noAnswer = kernels.NoAnswer
+const NoAnswer = kernels.NoAnswer
 
-func checkSessionOptions(opts SessionOptions) error {
+func CheckSessionOptions(opts SessionOptions) error {
 	if opts.Algorithm == Seed {
 		return fmt.Errorf("session: the seed algorithm is a benchmark baseline, not for sessions")
 	}
@@ -106,7 +106,7 @@ func checkSessionOptions(opts SessionOptions) error {
 }
 
 // checkReplace validates a replacement against n observations.
-func checkReplace(idx []uint32, pts Points, n int) error {
+func CheckReplace(idx []uint32, pts Points, n int) error {
 	if pts.Len() != len(idx) {
 		return fmt.Errorf("replace: %d indices but %d points", len(idx), pts.Len())
 	}
@@ -123,12 +123,12 @@ func checkReplace(idx []uint32, pts Points, n int) error {
 
 // obsSample is the fixed random sample of a session's observations that its
 // grid plans are drawn from, kept current through replacements.
-type obsSample struct {
-	idx []uint32 // sorted observation indices
-	pts Points   // float64 columns, pts.At(k) is observation idx[k]
+type ObsSample struct {
+	Idx []uint32 // sorted observation indices
+	Pts Points   // float64 columns, pts.At(k) is observation idx[k]
 }
 
-func newObsSample(obs Points) *obsSample {
+func NewObsSample(obs Points) *ObsSample {
 	const size = 512
 	n := obs.Len()
 	var idx []uint32
@@ -148,53 +148,53 @@ func newObsSample(obs Points) *obsSample {
 		}
 		slices.Sort(idx)
 	}
-	s := &obsSample{idx: idx, pts: Points{Lat64: make([]float64, len(idx)), Lon64: make([]float64, len(idx))}}
+	s := &ObsSample{Idx: idx, Pts: Points{Lat64: make([]float64, len(idx)), Lon64: make([]float64, len(idx))}}
 	for k, i := range idx {
-		s.pts.Lat64[k], s.pts.Lon64[k] = obs.At(int(i))
+		s.Pts.Lat64[k], s.Pts.Lon64[k] = obs.At(int(i))
 	}
 	return s
 }
 
 // replace updates the sampled observations among idx (sorted).
-func (s *obsSample) replace(idx []uint32, pts Points) {
-	for k, i := range s.idx {
+func (s *ObsSample) Replace(idx []uint32, pts Points) {
+	for k, i := range s.Idx {
 		if j, ok := slices.BinarySearch(idx, i); ok {
-			s.pts.Lat64[k], s.pts.Lon64[k] = pts.At(j)
+			s.Pts.Lat64[k], s.Pts.Lon64[k] = pts.At(j)
 		}
 	}
 }
 
 // sessionPlan is a session's current grid plan and how many queries it has
 // served.
-type sessionPlan struct {
-	shape  gridShape // g == 0: brute force
-	note   string
-	uses   int
+type SessionPlan struct {
+	Shape  GridShape // g == 0: brute force
+	Note   string
+	Uses   int
 	nref   int
-	replan int
+	Replan int
 }
 
 // due reports whether the next query against nref references plans again.
-func (p *sessionPlan) due(nref int) bool {
-	return !(p.uses > 0 && p.uses < p.replan && p.nref == nref)
+func (p *SessionPlan) Due(nref int) bool {
+	return !(p.Uses > 0 && p.Uses < p.Replan && p.nref == nref)
 }
 
 // update re-plans when the plan is stale: first query, Replan queries on,
 // or a different reference count.
-func (p *sessionPlan) update(opts SessionOptions, sample *obsSample, refs *refSet, cost gridCost) {
+func (p *SessionPlan) Update(opts SessionOptions, sample *ObsSample, refs *RefSet, cost gridCost) {
 	if opts.Algorithm != Grid {
-		p.shape, p.note = gridShape{}, ""
+		p.Shape, p.Note = GridShape{}, ""
 		return
 	}
-	if !p.due(refs.n) {
-		p.uses++
+	if !p.Due(refs.N) {
+		p.Uses++
 		return
 	}
-	plan := planGrid(sample.pts, refs, cost, opts.GridSide, nil)
-	if plan.index == nil {
-		p.shape, p.note = gridShape{}, "grid fell back to brute force: "+plan.reason
+	plan := PlanGrid(sample.Pts, refs, cost, opts.GridSide, nil)
+	if plan.Index == nil {
+		p.Shape, p.Note = GridShape{}, "grid fell back to brute force: "+plan.Reason
 	} else {
-		p.shape, p.note = newGridShape(plan.index.g), plan.note()
+		p.Shape, p.Note = NewGridShape(plan.Index.G), plan.Note()
 	}
-	p.uses, p.nref = 1, refs.n
+	p.Uses, p.nref = 1, refs.N
 }

@@ -30,10 +30,10 @@ func (m Movers) Check() error {
 	return nil
 }
 
-var errNoMovers = errors.New("session: no movers (SetMovers)")
+var ErrNoMovers = errors.New("session: no movers (SetMovers)")
 
 // maxSpeed is the largest speed.
-func (m Movers) maxSpeed() float64 {
+func (m Movers) MaxSpeed() float64 {
 	top := 0.0
 	for _, v := range m.Speed {
 		top = max(top, v)
@@ -55,7 +55,7 @@ type Advance struct {
 }
 
 // replacement is a's sphere.Replacement.
-func (a Advance) replacement() sphere.Replacement {
+func (a Advance) Replacement() sphere.Replacement {
 	point := sphere.SphereAt
 	if a.Gen == GenSeed {
 		point = sphere.SeedUniformAt
@@ -66,7 +66,7 @@ func (a Advance) replacement() sphere.Replacement {
 // check reports a step the session cannot make: no movers set while they
 // would move, a time step or fraction out of range, a move too long for the
 // motion model.
-func (a Advance) check(movers int, maxSpeed float64) error {
+func (a Advance) Check(movers int, maxSpeed float64) error {
 	if math.IsNaN(a.Dt) || math.IsInf(a.Dt, 0) {
 		return fmt.Errorf("advance: time step %v s", a.Dt)
 	}
@@ -87,7 +87,7 @@ func (a Advance) check(movers int, maxSpeed float64) error {
 
 // checkPositions checks the columns Positions fills: pairs of equal
 // length, each nil or of the given length.
-func checkPositions(obsLat, obsLon []float64, nobs int, refLat, refLon []float64, nref int) error {
+func CheckPositions(obsLat, obsLon []float64, nobs int, refLat, refLon []float64, nref int) error {
 	if len(obsLat) != len(obsLon) || (obsLat != nil && len(obsLat) != nobs) {
 		return fmt.Errorf("positions: room for %d and %d observations, want %d", len(obsLat), len(obsLon), nobs)
 	}

@@ -19,7 +19,7 @@ type hostWorld struct {
 }
 
 func newHostWorld(obs Points, nref int) hostWorld {
-	ref := spherePoints(nref, 41)
+	ref := spherePointsG(nref, 41)
 	rng := rand.New(rand.NewPCG(4, 5))
 	mv := Movers{Lat: ref.Lat64, Lon: ref.Lon64, Heading: make([]float64, nref), Speed: make([]float64, nref)}
 	for i := range nref {
@@ -31,7 +31,7 @@ func newHostWorld(obs Points, nref int) hostWorld {
 	mv.Lon[1], mv.Heading[1], mv.Speed[1] = math.Pi, math.Pi/2, 250
 	mv.Speed[2] = 0
 	mv.Lat[4], mv.Lon[4], mv.Heading[4], mv.Speed[4] = mv.Lat[3], mv.Lon[3], mv.Heading[3], mv.Speed[3]
-	return hostWorld{obs: obs.clone(), mv: Movers{Lat: slices.Clone(mv.Lat), Lon: slices.Clone(mv.Lon),
+	return hostWorld{obs: clonePoints(obs), mv: Movers{Lat: slices.Clone(mv.Lat), Lon: slices.Clone(mv.Lon),
 		Heading: slices.Clone(mv.Heading), Speed: slices.Clone(mv.Speed)}}
 }
 
@@ -40,7 +40,7 @@ func (w *hostWorld) advance(a Advance) {
 	for i := range m.Lat {
 		m.Lat[i], m.Lon[i], m.Heading[i] = sphere.Propagate(m.Lat[i], m.Lon[i], m.Heading[i], float64(m.Speed[i]*a.Dt))
 	}
-	n, rep := w.obs.Len(), a.replacement()
+	n, rep := w.obs.Len(), a.Replacement()
 	set := make([]uint64, sphere.ReplaceBlockSize/64)
 	for b := range sphere.Blocks(n) {
 		first, slots := rep.BlockSlots(b, n, set, nil)
@@ -87,11 +87,11 @@ func moverSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
 		if step == 6 {
 			// A query against other references between two against the
 			// movers: theirs must come back.
-			if _, err := s.Nearest(ctx, spherePoints(700, 3), Result{}); err != nil {
+			if _, err := s.Nearest(ctx, spherePointsG(700, 3), Result{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got := newResult(n)
+		got := newResultG(n)
 		q, err := s.StartMovers(ctx, got)
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
@@ -101,7 +101,7 @@ func moverSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
 		}
 		checkMoverPositions(t, s, step, w)
 		ref := Radians64(w.mv.Lat, w.mv.Lon)
-		want := newResult(n)
+		want := newResultG(n)
 		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: w.obs, Ref: ref, Algorithm: Brute}, want); err != nil {
 			t.Fatal(err)
 		}
@@ -133,17 +133,17 @@ func checkMoverPositions(t *testing.T, s Session, step int, w hostWorld) {
 
 func TestCPUSessionMovers(t *testing.T) {
 	for _, algo := range []Algorithm{Grid, Brute} {
-		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, NewCPU(0), spherePoints(30011, 5), algo) })
+		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, NewCPU(0), spherePointsG(30011, 5), algo) })
 	}
 }
 
 func TestGPUSessionMovers(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	p := spherePoints(1<<17+5, 6)
+	p := spherePointsG(1<<17+5, 6)
 	for _, tc := range []struct {
 		name string
 		obs  Points
-	}{{"float64", spherePoints(1<<18+3, 5)}, {"float32", points32(p)}} {
+	}{{"float64", spherePointsG(1<<18+3, 5)}, {"float32", points32(p)}} {
 		for _, algo := range []Algorithm{Grid, Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { moverSteps(t, g, tc.obs, algo) })
 		}
@@ -152,7 +152,7 @@ func TestGPUSessionMovers(t *testing.T) {
 
 func TestSessionMoversRejectBadInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := NewCPU(1).NewSession(spherePoints(100, 1), SessionOptions{})
+	s, err := NewCPU(1).NewSession(spherePointsG(100, 1), SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestReplaceBlockMatchesKernel(t *testing.T) {
 }
 
 // clone copies p's columns.
-func (p Points) clone() Points {
+func clonePoints(p Points) Points {
 	if p.Is32() {
 		return Radians32(slices.Clone(p.Lat32), slices.Clone(p.Lon32))
 	}
@@ -269,7 +269,7 @@ func (p Points) clone() Points {
 func TestGPUPreparedStaysOnDevice(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	ctx := context.Background()
-	ref := spherePoints(20000, 3)
+	ref := spherePointsG(20000, 3)
 	ref.Lat64 = append(ref.Lat64, ref.Lat64[:50]...) // duplicates: merged for nearest, kept for k nearest
 	ref.Lon64 = append(ref.Lon64, ref.Lon64[:50]...)
 	x, err := NewCPUIndex(ref)
@@ -277,19 +277,19 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	prep := x.Prepared()
-	obs := spherePoints(300000, 4)
+	obs := spherePointsG(300000, 4)
 	for _, algo := range []Algorithm{Grid, Brute} {
-		want := newResult(obs.Len())
+		want := newResultG(obs.Len())
 		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo}, want); err != nil {
 			t.Fatal(err)
 		}
 		for round := range 2 {
-			got := newResult(obs.Len())
+			got := newResultG(obs.Len())
 			if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, got); err != nil {
 				t.Fatal(err)
 			}
 			compareResults(t, obs, ref, want, got)
-			if d := g.devs[0]; d.refs.from != prep.merged {
+			if d := g.devs[0]; d.refs.from != prep.Merged {
 				t.Errorf("%v, round %d: the device does not hold the prepared references", algo, round)
 			}
 		}
@@ -305,7 +305,7 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 			t.Errorf("%v: k nearest against the prepared references differ", algo)
 		}
 		// Other references in between: the prepared ones are sent again.
-		if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: spherePoints(100, 5), Algorithm: algo}, newResult(obs.Len())); err != nil {
+		if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: spherePointsG(100, 5), Algorithm: algo}, newResultG(obs.Len())); err != nil {
 			t.Fatal(err)
 		}
 		if g.devs[0].refs.from != nil {
@@ -319,12 +319,12 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 func BenchmarkGPUPreparedNearest(b *testing.B) {
 	g := openGPU(b, DeviceMemory)
 	ctx := context.Background()
-	ref, obs := spherePoints(1<<16, 3), spherePoints(1<<20, 4)
+	ref, obs := spherePointsG(1<<16, 3), spherePointsG(1<<20, 4)
 	x, err := NewCPUIndex(ref)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := newResult(obs.Len())
+	out := newResultG(obs.Len())
 	for _, tc := range []struct {
 		name string
 		prep *Prepared

@@ -40,7 +40,7 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 		t.Fatalf("Len = %d, want %d", s.Len(), n)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	ref := spherePoints(nref, 21)
+	ref := spherePointsG(nref, 21)
 	var prev []uint32
 	replacedSince := map[uint32]bool{}
 	withCells := 0 // steps the GPU answered through the face cells
@@ -55,7 +55,7 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 			for i := 0; i < n; i += 1 + rng.IntN(200) {
 				idx = append(idx, uint32(i))
 			}
-			fresh := spherePoints(len(idx), uint64(100+step))
+			fresh := spherePointsG(len(idx), uint64(100+step))
 			if obs.Is32() {
 				fresh = points32(fresh)
 			}
@@ -80,8 +80,8 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 		q := ref
 		switch step {
 		case 4: // more references: the plan must be redone
-			q = Radians64(append(append([]float64(nil), ref.Lat64...), spherePoints(500, 31).Lat64...),
-				append(append([]float64(nil), ref.Lon64...), spherePoints(500, 31).Lon64...))
+			q = Radians64(append(append([]float64(nil), ref.Lat64...), spherePointsG(500, 31).Lat64...),
+				append(append([]float64(nil), ref.Lon64...), spherePointsG(500, 31).Lon64...))
 		case 5: // duplicated references: the lowest index must win
 			q = Radians64(append(append([]float64(nil), ref.Lat64...), ref.Lat64[:700]...),
 				append(append([]float64(nil), ref.Lon64...), ref.Lon64[:700]...))
@@ -92,14 +92,14 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 				q.Lon64 = append(q.Lon64, 0.9+1e-6*float64(k%149)/149)
 			}
 		}
-		want := newResult(n)
+		want := newResultG(n)
 		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: host, Ref: q, Algorithm: Brute}, want); err != nil {
 			t.Fatal(err)
 		}
 		var got Result
 		answered := step != 3 // step 3 leaves the answers in the engine
 		if answered {
-			got = newResult(n)
+			got = newResultG(n)
 		}
 		st, err := s.Nearest(ctx, q, got)
 		if err != nil {
@@ -145,7 +145,7 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 func TestCPUSession(t *testing.T) {
 	for _, algo := range []Algorithm{Grid, Brute} {
 		t.Run(algo.String(), func(t *testing.T) {
-			sessionSteps(t, NewCPU(0), spherePoints(20000, 5), algo, 3000)
+			sessionSteps(t, NewCPU(0), spherePointsG(20000, 5), algo, 3000)
 		})
 	}
 }
@@ -156,8 +156,8 @@ func TestGPUSession(t *testing.T) {
 		name string
 		obs  Points
 	}{
-		{"float64", spherePoints(1<<18, 5)},
-		{"float32", points32(spherePoints(1<<17, 6))},
+		{"float64", spherePointsG(1<<18, 5)},
+		{"float32", points32(spherePointsG(1<<17, 6))},
 	} {
 		for _, algo := range []Algorithm{Grid, Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { sessionSteps(t, g, tc.obs, algo, 30000) })
@@ -174,7 +174,7 @@ func TestGPUSession(t *testing.T) {
 func TestGPUSessionCellsSpeculation(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	ctx := context.Background()
-	obs := spherePoints(1<<18, 9)
+	obs := spherePointsG(1<<18, 9)
 	obs = Radians64(slices.Clone(obs.Lat64), slices.Clone(obs.Lon64)) // the host's copy, replaced alike
 	const nref = 30000
 	s, err := g.NewSession(obs, SessionOptions{Algorithm: Grid, Replan: 1})
@@ -182,9 +182,9 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	uniform := func(seed uint64) Points { return spherePoints(nref, seed) }
+	uniform := func(seed uint64) Points { return spherePointsG(nref, seed) }
 	crowded := func(k int, spread float64) Points { // k of the references within spread radians of one spot
-		q := spherePoints(nref, 44)
+		q := spherePointsG(nref, 44)
 		for i := range k {
 			q.Lat64[i] = 0.4 + spread*float64(i%139)/139
 			q.Lon64[i] = 0.9 + spread*float64(i%149)/149
@@ -212,7 +212,7 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 				idx = append(idx, uint32(i))
 				replaced[i] = true
 			}
-			fresh := spherePoints(len(idx), uint64(60+step))
+			fresh := spherePointsG(len(idx), uint64(60+step))
 			if err := s.Replace(ctx, idx, fresh); err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 				obs.Lat64[i], obs.Lon64[i] = fresh.Lat64[k], fresh.Lon64[k]
 			}
 		}
-		want, got := newResult(obs.Len()), newResult(obs.Len())
+		want, got := newResultG(obs.Len()), newResultG(obs.Len())
 		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: obs, Ref: tc.ref, Algorithm: Brute}, want); err != nil {
 			t.Fatal(err)
 		}
@@ -250,11 +250,11 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 
 func TestSessionRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := NewCPU(1).NewSession(spherePoints(100, 1), SessionOptions{})
+	s, err := NewCPU(1).NewSession(spherePointsG(100, 1), SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts := spherePoints(2, 2)
+	pts := spherePointsG(2, 2)
 	for _, tc := range []struct {
 		idx  []uint32
 		pts  Points
@@ -270,10 +270,10 @@ func TestSessionRejectsBadInput(t *testing.T) {
 			t.Errorf("Replace(%v): %v, want an error with %q", tc.idx, err, tc.want)
 		}
 	}
-	if _, err := s.Nearest(ctx, spherePoints(3, 3), Result{Index: make([]uint32, 5), Distance: make([]float32, 5)}); err == nil {
+	if _, err := s.Nearest(ctx, spherePointsG(3, 3), Result{Index: make([]uint32, 5), Distance: make([]float32, 5)}); err == nil {
 		t.Error("Nearest accepted a result of the wrong size")
 	}
-	if _, err := NewCPU(1).NewSession(spherePoints(10, 1), SessionOptions{Algorithm: Seed}); err == nil {
+	if _, err := NewCPU(1).NewSession(spherePointsG(10, 1), SessionOptions{Algorithm: Seed}); err == nil {
 		t.Error("a seed-algorithm session was accepted")
 	}
 }
@@ -281,49 +281,49 @@ func TestSessionRejectsBadInput(t *testing.T) {
 // A session re-plans on its first query, every Replan queries, and when the
 // reference count changes; brute-force sessions never plan.
 func TestSessionPlanCadence(t *testing.T) {
-	sample := newObsSample(spherePoints(5000, 1))
-	refs := prepareRefs(spherePoints(1<<16, 2)) // enough that the grid beats brute force
-	more := prepareRefs(spherePoints(1<<16+500, 3))
-	p := sessionPlan{replan: 3}
+	sample := NewObsSample(spherePointsG(5000, 1))
+	refs := PrepareRefs(spherePointsG(1<<16, 2)) // enough that the grid beats brute force
+	more := PrepareRefs(spherePointsG(1<<16+500, 3))
+	p := SessionPlan{Replan: 3}
 	opts := SessionOptions{Algorithm: Grid}
 	var planned []bool
-	for q, r := range []*refSet{refs, refs, refs, refs, more, more} {
-		before := p.uses
-		p.update(opts, sample, r, gpuGridCost)
-		planned = append(planned, p.uses == 1)
-		if p.shape.g == 0 || p.note == "" {
-			t.Fatalf("query %d: no grid planned (uses %d -> %d)", q, before, p.uses)
+	for q, r := range []*RefSet{refs, refs, refs, refs, more, more} {
+		before := p.Uses
+		p.Update(opts, sample, r, GpuGridCost)
+		planned = append(planned, p.Uses == 1)
+		if p.Shape.G == 0 || p.Note == "" {
+			t.Fatalf("query %d: no grid planned (uses %d -> %d)", q, before, p.Uses)
 		}
 	}
 	if want := []bool{true, false, false, true, true, false}; !slices.Equal(planned, want) {
 		t.Errorf("planned %v, want %v", planned, want)
 	}
-	p.update(SessionOptions{Algorithm: Brute}, sample, refs, gpuGridCost)
-	if p.shape.g != 0 {
+	p.Update(SessionOptions{Algorithm: Brute}, sample, refs, GpuGridCost)
+	if p.Shape.G != 0 {
 		t.Error("a brute-force session got a grid")
 	}
 }
 
 // The planning sample follows replacements of the observations it holds.
 func TestObsSampleFollowsReplacements(t *testing.T) {
-	obs := spherePoints(2000, 4)
-	s := newObsSample(obs)
-	if len(s.idx) != 512 || !slices.IsSorted(s.idx) {
-		t.Fatalf("sample of %d, sorted %v", len(s.idx), slices.IsSorted(s.idx))
+	obs := spherePointsG(2000, 4)
+	s := NewObsSample(obs)
+	if len(s.Idx) != 512 || !slices.IsSorted(s.Idx) {
+		t.Fatalf("sample of %d, sorted %v", len(s.Idx), slices.IsSorted(s.Idx))
 	}
-	idx := []uint32{s.idx[0], s.idx[10], s.idx[511]}
+	idx := []uint32{s.Idx[0], s.Idx[10], s.Idx[511]}
 	pts := Radians64([]float64{0.1, 0.2, 0.3}, []float64{1, 2, 3})
-	s.replace(idx, pts)
+	s.Replace(idx, pts)
 	for k, want := range map[int]float64{0: 0.1, 10: 0.2, 511: 0.3} {
-		if s.pts.Lat64[k] != want {
-			t.Errorf("sample %d: latitude %v, want %v", k, s.pts.Lat64[k], want)
+		if s.Pts.Lat64[k] != want {
+			t.Errorf("sample %d: latitude %v, want %v", k, s.Pts.Lat64[k], want)
 		}
 	}
-	if lat, _ := obs.At(int(s.idx[1])); s.pts.Lat64[1] != lat {
+	if lat, _ := obs.At(int(s.Idx[1])); s.Pts.Lat64[1] != lat {
 		t.Error("an observation not replaced changed in the sample")
 	}
-	if small := newObsSample(spherePoints(10, 5)); len(small.idx) != 10 {
-		t.Errorf("sample of 10 observations holds %d", len(small.idx))
+	if small := NewObsSample(spherePointsG(10, 5)); len(small.Idx) != 10 {
+		t.Errorf("sample of 10 observations holds %d", len(small.Idx))
 	}
 }
 
