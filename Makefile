@@ -12,12 +12,13 @@ vet:
 ptx:
 	internal/kernels/build.sh
 
-# Static binaries for the GPU machine (no Go there): CLI and device tests.
+# Static binaries for the GPU machine (no Go there): CLI and the test
+# binaries of every package with GPU tests (cuda, internal/gpu, the root).
 # -buildvcs=auto: the binary records its commit for `knn bench` (GOFLAGS may turn it off).
 # Stripped (-s -w): they travel to the GPU machine.
 bin:
 	CGO_ENABLED=0 go build -buildvcs=auto -ldflags="-s -w" -o bin/knn ./cmd/knn
-	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/engine.test ./internal/engine
+	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/gpu.test ./internal/gpu
 	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/cuda.test ./cuda
 	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/geoknn.test .
 

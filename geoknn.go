@@ -12,6 +12,7 @@ import (
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/gpu"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/sphere"
 )
@@ -116,7 +117,7 @@ func NewResult(n int) *Result {
 // observations than r has room for gives r new, unpinned slices). On the CPU
 // engine it does nothing.
 func (s *Searcher) PinResult(r *Result) (unpin func() error, err error) {
-	g, ok := s.eng.(*engine.GPU)
+	g, ok := s.eng.(*gpu.GPU)
 	n := len(r.Index)
 	if !ok || n == 0 || len(r.Distance) != n {
 		return func() error { return nil }, nil
@@ -129,7 +130,7 @@ func (s *Searcher) PinResult(r *Result) (unpin func() error, err error) {
 
 // pinColumns registers each column of size bytes; unpin undoes it and
 // keeps owner alive until then.
-func pinColumns(g *engine.GPU, cols []unsafe.Pointer, size int, owner any) (unpin func() error, err error) {
+func pinColumns(g *gpu.GPU, cols []unsafe.Pointer, size int, owner any) (unpin func() error, err error) {
 	for k, c := range cols {
 		if err := g.RegisterHost(c, size); err != nil {
 			for _, done := range cols[:k] {
@@ -155,7 +156,7 @@ func pinColumns(g *engine.GPU, cols []unsafe.Pointer, size int, owner any) (unpi
 // dropped until unpin is called. On the CPU engine, and for generated
 // sets, it does nothing.
 func (s *Searcher) Pin(p Points) (unpin func() error, err error) {
-	g, ok := s.eng.(*engine.GPU)
+	g, ok := s.eng.(*gpu.GPU)
 	n := p.Len()
 	if !ok || n == 0 || p.cols.Gen != nil {
 		return func() error { return nil }, nil
@@ -189,7 +190,7 @@ type Searcher struct {
 func NewSearcher(opts Options) (*Searcher, error) {
 	s := &Searcher{opts: opts}
 	if opts.Engine != CPU {
-		g, err := engine.NewGPU(engine.GPUOptions{Devices: opts.GPUs, First: opts.FirstGPU, Memory: engine.MemoryMode(opts.Memory),
+		g, err := gpu.NewGPU(gpu.GPUOptions{Devices: opts.GPUs, First: opts.FirstGPU, Memory: gpu.MemoryMode(opts.Memory),
 			Trace: opts.Trace.recorder()})
 		switch {
 		case err == nil:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/gpu"
 )
 
 // Algorithm selects how the nearest reference is found.
@@ -43,18 +44,18 @@ const (
 	// DeviceMemory: plain device allocations, filled and drained by
 	// asynchronous copies through pinned host buffers, so one job's copies
 	// overlap another job's kernels.
-	DeviceMemory = MemoryMode(engine.DeviceMemory)
+	DeviceMemory = MemoryMode(gpu.DeviceMemory)
 	// ManagedMemory: the reference notebook's design: managed allocations
 	// the host writes directly, advised to live on their GPU and prefetched
 	// there before the kernels, then prefetched back to the host.
-	ManagedMemory = MemoryMode(engine.ManagedMemory)
+	ManagedMemory = MemoryMode(gpu.ManagedMemory)
 )
 
-func (m MemoryMode) String() string { return engine.MemoryMode(m).String() }
+func (m MemoryMode) String() string { return gpu.MemoryMode(m).String() }
 
 // ParseMemoryMode parses "device" or "managed".
 func ParseMemoryMode(s string) (MemoryMode, error) {
-	m, err := engine.ParseMemoryMode(s)
+	m, err := gpu.ParseMemoryMode(s)
 	return MemoryMode(m), err
 }
 
@@ -64,7 +65,7 @@ var ErrNoDriver = cuda.ErrNoDriver
 
 // ErrNoGPU is wrapped by NewSearcher's error when the GPU engine is asked
 // for and the driver loads but finds no GPU.
-var ErrNoGPU = engine.ErrNoGPU
+var ErrNoGPU = gpu.ErrNoGPU
 
 // Stats describes how a query ran. It mirrors the engine's statistics field
 // for field: the conversion Stats(st) that fills it stops compiling if the
@@ -124,15 +125,15 @@ type DeviceInfo struct {
 
 // FP32PeakFLOPS is the device's peak float32 rate, counting a fused
 // multiply-add as two operations.
-func (d DeviceInfo) FP32PeakFLOPS() float64 { return engine.DeviceInfo(d).FP32PeakFLOPS() }
+func (d DeviceInfo) FP32PeakFLOPS() float64 { return gpu.DeviceInfo(d).FP32PeakFLOPS() }
 
-func (d DeviceInfo) String() string { return engine.DeviceInfo(d).String() }
+func (d DeviceInfo) String() string { return gpu.DeviceInfo(d).String() }
 
 // ListDevices loads the CUDA driver and describes every GPU; it also returns
 // the driver's CUDA version (13000 for 13.0). Without a driver the error
 // wraps ErrNoDriver.
 func ListDevices() ([]DeviceInfo, int, error) {
-	devs, version, err := engine.ListDevices()
+	devs, version, err := gpu.ListDevices()
 	out := make([]DeviceInfo, len(devs))
 	for i, d := range devs {
 		out[i] = DeviceInfo(d)

@@ -186,9 +186,11 @@ type Engine interface {
 
 // BadInput is an error in the caller's points found while a query runs: it
 // is reported as it is, without the GPU and job it was found on.
-type BadInput struct{ error }
+type BadInput struct{ Err error }
 
-func (b BadInput) Unwrap() error { return b.error }
+func (b BadInput) Error() string { return b.Err.Error() }
+
+func (b BadInput) Unwrap() error { return b.Err }
 
 // checkRequest checks a request before it runs: everything but the
 // observations' values unless values is set (the GPU engine checks each

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/sphere"
 )
 
@@ -18,7 +19,7 @@ func TestGPUCells(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	rng := rand.New(rand.NewPCG(21, 22))
 	const nref = 1 << 13
-	side := CellsSideFor(1<<17, nref, false)
+	side := engine.CellsSideFor(1<<17, nref, false)
 	seams := spherePointsG(nref, 23)
 	edge := onFaceEdgesG(nref/4, side, rng)
 	copy(seams.Lat64, edge.Lat64)
@@ -41,7 +42,7 @@ func TestGPUCells(t *testing.T) {
 		nearDup.Lat64[i+1], nearDup.Lon64[i+1] = nearDup.Lat64[i]+1e-9, nearDup.Lon64[i]
 	}
 	r32, o32 := spherePointsG(nref, 28), spherePointsG(1<<16, 29)
-	poles := Radians64(make([]float64, nref), make([]float64, nref)) // uniform in degrees: crowded near the poles
+	poles := engine.Radians64(make([]float64, nref), make([]float64, nref)) // uniform in degrees: crowded near the poles
 	for i := range poles.Lat64 {
 		poles.Lat64[i], poles.Lon64[i] = (rng.Float64()-0.5)*math.Pi, (rng.Float64()*2-1)*math.Pi
 	}
@@ -56,7 +57,7 @@ func TestGPUCells(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		obs, ref Points
+		obs, ref engine.Points
 		cells    bool // the face cells must answer (else the plan decides)
 	}{
 		{"seams and cell edges", obs, seams, true},
@@ -64,7 +65,7 @@ func TestGPUCells(t *testing.T) {
 		{"near duplicates", spherePointsG(1<<16, 31), nearDup, true},
 		{"float32 columns", points32(o32), points32(r32), true},
 		{"crowded poles: split cells", onFaceEdgesG(1<<16, side, rng), poles, true},
-		{"clustered references (a k-d tree plan)", spherePointsG(1<<16, 36), Radians64(clat, clon), true},
+		{"clustered references (a k-d tree plan)", spherePointsG(1<<16, 36), engine.Radians64(clat, clon), true},
 		{"crowded references", spherePointsG(1<<16, 32), crowded, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,7 +89,7 @@ func TestGPUCellsLevels(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		ref    Points
+		ref    engine.Points
 		side   int
 		levels int // -1: refused, 0: none split, 1: some split
 	}{
@@ -96,13 +97,13 @@ func TestGPUCellsLevels(t *testing.T) {
 		{"coarse: split", spherePointsG(8192, 33), 4, 1},
 		{"one crowded place: refused", one, 64, -1},
 	} {
-		refs := PrepareRefs(tc.ref)
+		refs := engine.PrepareRefs(tc.ref)
 		err := d.onThread(func() error {
 			stream := d.slots[0].stream
-			if err := d.refs.stage(d.drv, stream, refs, Points{}); err != nil {
+			if err := d.refs.stage(d.drv, stream, refs, engine.Points{}); err != nil {
 				return err
 			}
-			shape := NewGridShape(32)
+			shape := engine.NewGridShape(32)
 			if err := d.refs.buildGrid(d.drv, d.grid, stream, shape, refs.N); err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/partition"
 	"github.com/geoknn/geoknn/internal/trace"
@@ -128,17 +129,17 @@ func (g *GPU) Close() error {
 }
 
 // Nearest answers req into out on every GPU of the engine.
-func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, error) {
+func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result) (engine.Stats, error) {
 	start := time.Now()
 	end := req.Trace.Begin("host", "check points")
-	if err := CheckRequest(req, out, false); err != nil {
-		return Stats{}, err
+	if err := engine.CheckRequest(req, out, false); err != nil {
+		return engine.Stats{}, err
 	}
 	end()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.devs) == 0 {
-		return Stats{}, errors.New("gpu engine: closed")
+		return engine.Stats{}, errors.New("gpu engine: closed")
 	}
 	run, note := newGPURun(req, out)
 	run.direct = g.memory != ManagedMemory && g.pinnedOut(out)
@@ -154,18 +155,18 @@ func (g *GPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 		run.done = 0
 		jobs, times, err = g.runJobs(ctx, run, batch)
 	}
-	var bad BadInput
+	var bad engine.BadInput
 	if errors.As(err, &bad) {
 		// Jobs run out of order: name the first bad point of the whole set.
 		if first := req.Obs.CheckValues("observations", 0); first != nil {
-			return Stats{}, first
+			return engine.Stats{}, first
 		}
-		return Stats{}, bad.Unwrap()
+		return engine.Stats{}, bad.Unwrap()
 	}
 	if err != nil {
-		return Stats{}, fmt.Errorf("gpu engine: %w", err)
+		return engine.Stats{}, fmt.Errorf("gpu engine: %w", err)
 	}
-	st := Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start), Note: note}
+	st := engine.Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start), Note: note}
 	for w, d := range g.devs {
 		st.Devices = append(st.Devices, d.info.String())
 		addDevice(&st, times[w])
@@ -211,30 +212,30 @@ func (g *GPU) releaseBuffers() {
 // newGPURun prepares the references of req and plans its algorithm: the
 // grid's cells, the k-d tree where no grid suits the references, or brute
 // force when the plan says it is cheaper (the note says which, and why).
-func newGPURun(req Request, out Result) (*gpuRun, string) {
+func newGPURun(req engine.Request, out engine.Result) (*gpuRun, string) {
 	end := req.Trace.Begin("host", "prepare references")
 	run := &gpuRun{req: req, out: out, refs: req.Merged(), n: req.Obs.Len()}
 	end()
-	if req.Algorithm != Grid {
+	if req.Algorithm != engine.Grid {
 		return run, ""
 	}
 	defer req.Trace.Begin("host", "plan")()
-	plan := PlanGrid(req.Obs, run.refs, GpuGridCost, req.GridSide, req.MergedTree())
+	plan := engine.PlanGrid(req.Obs, run.refs, engine.GpuGridCost, req.GridSide, req.MergedTree())
 	if plan.Tree != nil {
-		if tree, err := NewGPUTree(plan.Tree); err == nil {
-			run.tree, run.grid = tree, NewGridShape(treeSortSide)
-			run.cellsGrid, run.cellsSide = NewGridShape(CellsGridSide(run.refs.N)), CellsSideFor(run.n, run.refs.N, true)
+		if tree, err := engine.NewGPUTree(plan.Tree); err == nil {
+			run.tree, run.grid = tree, engine.NewGridShape(treeSortSide)
+			run.cellsGrid, run.cellsSide = engine.NewGridShape(engine.CellsGridSide(run.refs.N)), engine.CellsSideFor(run.n, run.refs.N, true)
 			return run, plan.Note()
 		}
-		plan = PlanGrid(req.Obs, run.refs, GpuSessionGridCost, req.GridSide, nil)
+		plan = engine.PlanGrid(req.Obs, run.refs, engine.GpuSessionGridCost, req.GridSide, nil)
 	}
 	if plan.Index == nil {
-		run.req.Algorithm = Brute
+		run.req.Algorithm = engine.Brute
 		return run, "grid fell back to brute force: " + plan.Reason
 	}
-	run.grid = NewGridShape(plan.Index.G)
+	run.grid = engine.NewGridShape(plan.Index.G)
 	if req.GridSide == 0 {
-		run.cellsGrid, run.cellsSide = run.grid, CellsSideFor(run.n, run.refs.N, false)
+		run.cellsGrid, run.cellsSide = run.grid, engine.CellsSideFor(run.n, run.refs.N, false)
 	}
 	return run, plan.Note()
 }

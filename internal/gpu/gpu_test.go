@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/realdata"
 	"github.com/geoknn/geoknn/pointio"
 )
@@ -46,15 +47,15 @@ func openGPUWith(t testing.TB, opts GPUOptions) *GPU {
 // gpuCase is one query the GPU must answer exactly as the CPU does.
 type gpuCase struct {
 	name     string
-	obs, ref Points
+	obs, ref engine.Points
 	batch    int
 }
 
 func edgeCases() []gpuCase {
 	deg := math.Pi / 180
-	poleObs := Radians64([]float64{90 * deg, -90 * deg, 89.9999 * deg, 0, 0, 0.5 * deg},
+	poleObs := engine.Radians64([]float64{90 * deg, -90 * deg, 89.9999 * deg, 0, 0, 0.5 * deg},
 		[]float64{0, 180 * deg, -45 * deg, 180 * deg, -180 * deg, 179.9999 * deg})
-	poleRef := Radians64([]float64{90 * deg, -89.99 * deg, 0, 0.5 * deg, 0.5 * deg},
+	poleRef := engine.Radians64([]float64{90 * deg, -89.99 * deg, 0, 0.5 * deg, 0.5 * deg},
 		[]float64{77 * deg, 3 * deg, -179.9999 * deg, -180 * deg, 180 * deg})
 	dup := spherePointsG(3000, 11)
 	dupRef := spherePointsG(500, 12)
@@ -75,13 +76,13 @@ func edgeCases() []gpuCase {
 		{"single reference", spherePointsG(5000, 1), spherePointsG(1, 2), 0},
 		{"duplicates", dup, dupRef, 0},
 		{"observations on references", onRef, onRef, 0},
-		{"float32 columns", Radians32(obs32lat, obs32lon), Radians32(ref32lat, ref32lon), 0},
+		{"float32 columns", engine.Radians32(obs32lat, obs32lon), engine.Radians32(ref32lat, ref32lon), 0},
 		{"few observations, many references (slices)", spherePointsG(3000, 3), spherePointsG(70000, 4), 0},
 		{"many jobs", spherePointsG(200000, 5), spherePointsG(3000, 6), 8192},
 		{"2^20 x 2^16", spherePointsG(1<<20, 7), spherePointsG(1<<16, 8), 0},
-		{"generated on the device, sphere", Points{Gen: &Generated{Kind: GenSphere, Seed: 9, First: 1 << 33, N: 300001}},
+		{"generated on the device, sphere", engine.Points{Gen: &engine.Generated{Kind: engine.GenSphere, Seed: 9, First: 1 << 33, N: 300001}},
 			spherePointsG(4096, 10), 65536},
-		{"generated on the device, seed", Points{Gen: &Generated{Kind: GenSeed, Seed: 3, N: 70000}}, spherePointsG(1000, 11), 0},
+		{"generated on the device, seed", engine.Points{Gen: &engine.Generated{Kind: engine.GenSeed, Seed: 3, N: 70000}}, spherePointsG(1000, 11), 0},
 	}
 }
 
@@ -89,8 +90,8 @@ func edgeCases() []gpuCase {
 func TestGPUGeneratedMatchesTwin(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	d := g.devs[0]
-	for _, kind := range []GenKind{GenSphere, GenSeed} {
-		gen := Generated{Kind: kind, Seed: 0xfeed, First: 1<<32 - 1000, N: 1<<20 + 3}
+	for _, kind := range []engine.GenKind{engine.GenSphere, engine.GenSeed} {
+		gen := engine.Generated{Kind: kind, Seed: 0xfeed, First: 1<<32 - 1000, N: 1<<20 + 3}
 		lat, lon := make([]float64, gen.N), make([]float64, gen.N)
 		err := d.onThread(func() error { return d.generateInto(gen, lat, lon) })
 		if err != nil {
@@ -116,14 +117,14 @@ func TestGPUMatchesCPU(t *testing.T) {
 	for _, mem := range []MemoryMode{DeviceMemory, ManagedMemory} {
 		g := openGPU(t, mem)
 		for _, tc := range edgeCases() {
-			for _, algo := range []Algorithm{Brute, Grid} {
+			for _, algo := range []engine.Algorithm{engine.Brute, engine.Grid} {
 				t.Run(mem.String()+"/"+algo.String()+"/"+tc.name, func(t *testing.T) {
-					req := Request{Obs: tc.obs, Ref: tc.ref, BatchSize: tc.batch, Algorithm: algo}
+					req := engine.Request{Obs: tc.obs, Ref: tc.ref, BatchSize: tc.batch, Algorithm: algo}
 					want, got := newResultG(tc.obs.Len()), newResultG(tc.obs.Len())
 					for i := range got.Index {
 						got.Index[i], got.Distance[i] = math.MaxUint32, float32(math.NaN()) // poison
 					}
-					if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: tc.obs, Ref: tc.ref, Algorithm: Brute}, want); err != nil {
+					if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: tc.obs, Ref: tc.ref, Algorithm: engine.Brute}, want); err != nil {
 						t.Fatal(err)
 					}
 					st, err := g.Nearest(context.Background(), req, got)
@@ -143,13 +144,13 @@ func TestGPUMatchesCPU(t *testing.T) {
 // gridMatchesBrute answers obs against ref on g with the grid algorithm in
 // jobs of batch observations, checks the answers against the CPU's brute
 // force and returns the query's stats.
-func gridMatchesBrute(t *testing.T, g *GPU, obs, ref Points, batch int) Stats {
+func gridMatchesBrute(t *testing.T, g *GPU, obs, ref engine.Points, batch int) engine.Stats {
 	t.Helper()
 	want, got := newResultG(obs.Len()), newResultG(obs.Len())
-	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+	if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
-	st, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid, BatchSize: batch}, got)
+	st, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Grid, BatchSize: batch}, got)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func gridMatchesBrute(t *testing.T, g *GPU, obs, ref Points, batch int) Stats {
 	return st
 }
 
-func compareResults(t *testing.T, obs, ref Points, want, got Result) {
+func compareResults(t *testing.T, obs, ref engine.Points, want, got engine.Result) {
 	t.Helper()
 	bad := 0
 	for i := range want.Index {
@@ -191,13 +192,13 @@ func TestGPUNeighboursMatchCPU(t *testing.T) {
 	obs32 = points32(obs32)
 	for _, tc := range []struct {
 		name     string
-		obs, ref Points
+		obs, ref engine.Points
 	}{
 		{"cities to airports", cities, airports}, {"airports to cities", airports, cities},
 		{"2^18 float32 to 2^16", obs32, spherePointsG(1<<16, 32)},
 	} {
-		for _, algo := range []Algorithm{Grid, Brute} {
-			req := Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, BatchSize: 50000}
+		for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
+			req := engine.Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, BatchSize: 50000}
 			t.Run(fmt.Sprintf("%s/%v", tc.name, algo), func(t *testing.T) {
 				for _, k := range []int{1, 8, 64} {
 					compareKNearest(t, g, req, k, math.Inf(1))
@@ -210,19 +211,19 @@ func TestGPUNeighboursMatchCPU(t *testing.T) {
 }
 
 // realSets are the real cities and airports as radian columns.
-func realSets(t testing.TB) (cities, airports Points) {
+func realSets(t testing.TB) (cities, airports engine.Points) {
 	t.Helper()
 	dir, full, err := realdata.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sets [2]Points
+	var sets [2]engine.Points
 	for k, name := range []string{"cities.csv", "airports.csv"} {
 		pts, err := pointio.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatalf("real data (full set: %v): %v", full, err)
 		}
-		p := Radians64(make([]float64, len(pts)), make([]float64, len(pts)))
+		p := engine.Radians64(make([]float64, len(pts)), make([]float64, len(pts)))
 		for i, q := range pts {
 			p.Lat64[i], p.Lon64[i] = q.Lat()*math.Pi/180, q.Lon()*math.Pi/180
 		}
@@ -231,12 +232,12 @@ func realSets(t testing.TB) (cities, airports Points) {
 	return sets[0], sets[1]
 }
 
-func compareKNearest(t *testing.T, g *GPU, req Request, k int, maxRad float64) {
+func compareKNearest(t *testing.T, g *GPU, req engine.Request, k int, maxRad float64) {
 	t.Helper()
 	n := req.Obs.Len()
-	want := KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
-	got := KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
-	if _, err := NewCPU(0).KNearest(context.Background(), req, maxRad, want); err != nil {
+	want := engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+	got := engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+	if _, err := engine.NewCPU(0).KNearest(context.Background(), req, maxRad, want); err != nil {
 		t.Fatal(err)
 	}
 	st, err := g.KNearest(context.Background(), req, maxRad, got)
@@ -255,9 +256,9 @@ func compareKNearest(t *testing.T, g *GPU, req Request, k int, maxRad float64) {
 	}
 }
 
-func compareWithin(t *testing.T, g *GPU, req Request, rad float64) {
+func compareWithin(t *testing.T, g *GPU, req engine.Request, rad float64) {
 	t.Helper()
-	want, _, err := NewCPU(0).Within(context.Background(), req, rad, true)
+	want, _, err := engine.NewCPU(0).Within(context.Background(), req, rad, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,20 +313,20 @@ func TestGPUCitiesAirports(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatalf("real data (full set: %v): %v %v", full, err1, err2)
 	}
-	obs := Radians64(make([]float64, len(cities)), make([]float64, len(cities)))
+	obs := engine.Radians64(make([]float64, len(cities)), make([]float64, len(cities)))
 	for i, p := range cities {
 		obs.Lat64[i], obs.Lon64[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
 	}
-	ref := Radians64(make([]float64, len(airports)), make([]float64, len(airports)))
+	ref := engine.Radians64(make([]float64, len(airports)), make([]float64, len(airports)))
 	for i, p := range airports {
 		ref.Lat64[i], ref.Lon64[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
 	}
-	req := Request{Obs: obs, Ref: ref, Algorithm: Brute}
+	req := engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}
 	want, got := newResultG(obs.Len()), newResultG(obs.Len())
-	if _, err := NewCPU(0).Nearest(context.Background(), req, want); err != nil {
+	if _, err := engine.NewCPU(0).Nearest(context.Background(), req, want); err != nil {
 		t.Fatal(err)
 	}
-	for _, algo := range []Algorithm{Brute, Grid} {
+	for _, algo := range []engine.Algorithm{engine.Brute, engine.Grid} {
 		req.Algorithm = algo
 		st, err := g.Nearest(context.Background(), req, got)
 		if err != nil {
@@ -334,9 +335,9 @@ func TestGPUCitiesAirports(t *testing.T) {
 		t.Logf("cities -> airports, %v: %d refined; %s", algo, st.Refined, st.Note)
 		compareResults(t, obs, ref, want, got)
 		// and airports -> cities: clustered references
-		rev := Request{Obs: ref, Ref: obs, Algorithm: algo}
+		rev := engine.Request{Obs: ref, Ref: obs, Algorithm: algo}
 		w2, g2 := newResultG(ref.Len()), newResultG(ref.Len())
-		if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: ref, Ref: obs, Algorithm: Brute}, w2); err != nil {
+		if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: ref, Ref: obs, Algorithm: engine.Brute}, w2); err != nil {
 			t.Fatal(err)
 		}
 		if st, err = g.Nearest(context.Background(), rev, g2); err != nil {
@@ -354,7 +355,7 @@ func TestGPUCitiesAirports(t *testing.T) {
 func TestGPUTree(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	rng := rand.New(rand.NewPCG(5, 6))
-	one := Radians64(make([]float64, 20000), make([]float64, 20000))
+	one := engine.Radians64(make([]float64, 20000), make([]float64, 20000))
 	for i := range one.Lat64 {
 		one.Lat64[i], one.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
 	}
@@ -372,15 +373,15 @@ func TestGPUTree(t *testing.T) {
 		lat, lon = append(lat, lat[i]), append(lon, lon[i])
 		lat, lon = append(lat, 2*lat[0]-lat[i+1]), append(lon, 2*lon[0]-lon[i+1])
 	}
-	many := Radians64(lat, lon)
-	near := Radians64(make([]float64, 20000), make([]float64, 20000))
+	many := engine.Radians64(lat, lon)
+	near := engine.Radians64(make([]float64, 20000), make([]float64, 20000))
 	for i := range near.Lat64 {
 		k := rng.IntN(len(lat))
 		near.Lat64[i], near.Lon64[i] = lat[k]+1e-4*rng.NormFloat64(), lon[k]+1e-4*rng.NormFloat64()
 	}
 	for _, tc := range []struct {
 		name     string
-		obs, ref Points
+		obs, ref engine.Points
 	}{
 		{"one cluster, the globe", spherePointsG(1<<16, 7), one},
 		{"five clusters, the globe", spherePointsG(1<<16, 8), many},
@@ -400,10 +401,10 @@ func TestGPUSeedPort(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	obs, ref := spherePointsG(1<<16, 21), spherePointsG(4096, 22)
 	want, got := newResultG(obs.Len()), newResultG(obs.Len())
-	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+	if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Seed}, got); err != nil {
+	if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Seed}, got); err != nil {
 		t.Fatal(err)
 	}
 	same := 0
@@ -423,12 +424,12 @@ func TestGPUCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	obs, ref := spherePointsG(1<<18, 1), spherePointsG(1000, 2)
-	if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: ref, BatchSize: 1 << 14}, newResultG(obs.Len())); !errors.Is(err, context.Canceled) {
+	if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 14}, newResultG(obs.Len())); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled query: err = %v, want context.Canceled", err)
 	}
 	// The engine stays usable after a cancelled query.
 	out := newResultG(obs.Len())
-	if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref}, out); err != nil {
+	if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, out); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -480,14 +481,14 @@ func TestGPUHostResultCosts(t *testing.T) {
 	unreg := time.Since(t0)
 	buf2 := make([]uint64, n)
 	t0 = time.Now()
-	ParallelFor(n, func(lo, hi int) {
+	engine.ParallelFor(n, func(lo, hi int) {
 		for i := lo; i < hi; i += 512 {
 			buf2[i] = 1
 		}
 	})
 	t.Logf("1 GiB: AllocHost %v (free %v), RegisterHost %v (unregister %v), touch in parallel %v", alloc, free, reg, unreg, time.Since(t0))
 
-	obs := Points{Gen: &Generated{Kind: GenSphere, Seed: 5, N: 1 << 20}}
+	obs := engine.Points{Gen: &engine.Generated{Kind: engine.GenSphere, Seed: 5, N: 1 << 20}}
 	ref := spherePointsG(4096, 6)
 	idx, dist := make([]uint32, obs.Len()), make([]float32, obs.Len())
 	if err := g.RegisterHost(unsafe.Pointer(&idx[0]), 4*len(idx)); err != nil {
@@ -498,15 +499,15 @@ func TestGPUHostResultCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.UnregisterHost(unsafe.Pointer(&dist[0]))
-	got := Result{Index: idx, Distance: dist}
+	got := engine.Result{Index: idx, Distance: dist}
 	if !g.pinnedOut(got) {
 		t.Fatal("registered answers not seen as page-locked")
 	}
 	want := newResultG(obs.Len())
-	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+	if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, got); err != nil {
+	if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, got); err != nil {
 		t.Fatal(err)
 	}
 	compareResults(t, obs, ref, want, got)
@@ -520,8 +521,8 @@ func TestGPUBadObservation(t *testing.T) {
 	obs.Lat64[250001] = math.NaN()
 	obs.Lon64[70000] = 4 // jobs run out of order: the first bad point is named
 	ref := spherePointsG(1000, 2)
-	_, gerr := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, newResultG(obs.Len()))
-	_, cerr := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref}, newResultG(obs.Len()))
+	_, gerr := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, newResultG(obs.Len()))
+	_, cerr := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, newResultG(obs.Len()))
 	if gerr == nil || cerr == nil || gerr.Error() != cerr.Error() {
 		t.Errorf("GPU: %v\nCPU: %v", gerr, cerr)
 	}
@@ -532,14 +533,14 @@ func TestGPUBadObservation(t *testing.T) {
 func TestGPUCloseWithOpenSession(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	obs, ref := spherePointsG(5000, 1), spherePointsG(100, 2)
-	s, err := g.NewSession(obs, SessionOptions{})
+	s, err := g.NewSession(obs, engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Nearest(context.Background(), ref, Result{}); err == nil {
+	if _, err := s.Nearest(context.Background(), ref, engine.Result{}); err == nil {
 		t.Error("a session of a closed engine answered")
 	}
 	if err := s.Close(); err != nil {
@@ -556,7 +557,7 @@ func TestGPUFaults(t *testing.T) {
 	g := openGPUWith(t, GPUOptions{Memory: DeviceMemory, Devices: 1})
 	obs, ref := spherePointsG(1<<20, 3), spherePointsG(5000, 4)
 	want := newResultG(obs.Len())
-	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+	if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -578,7 +579,7 @@ func TestGPUFaults(t *testing.T) {
 			g.drv.InjectFault(tc.op, tc.nth, tc.code)
 			got := newResultG(obs.Len())
 			done := make(chan error, 1)
-			req := Request{Obs: obs, Ref: ref, BatchSize: 1 << 16} // 16 jobs: every call comes often
+			req := engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16} // 16 jobs: every call comes often
 			if tc.recovers {
 				req.BatchSize = 0 // sized by the engine, which may then shrink it
 			}
@@ -602,7 +603,7 @@ func TestGPUFaults(t *testing.T) {
 				t.Fatalf("error %v does not name the GPU and %s", err, tc.op)
 			}
 			again := newResultG(obs.Len())
-			st, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref}, again)
+			st, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, again)
 			if err != nil {
 				t.Fatalf("after the fault: %v", err)
 			}
@@ -620,11 +621,11 @@ func TestGPUNoGrowth(t *testing.T) {
 	round := func() {
 		n, m := 1000+rng.IntN(60000), 10+rng.IntN(5000)
 		obs, ref := spherePointsG(n, rng.Uint64()), spherePointsG(m, rng.Uint64())
-		if _, err := g.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Algorithm(rng.IntN(2))}, newResultG(n)); err != nil {
+		if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Algorithm(rng.IntN(2))}, newResultG(n)); err != nil {
 			t.Fatal(err)
 		}
 		if rng.IntN(20) == 0 {
-			s, err := g.NewSession(obs, SessionOptions{})
+			s, err := g.NewSession(obs, engine.SessionOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

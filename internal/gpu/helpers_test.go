@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"context"
@@ -8,27 +8,28 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/sphere"
 )
 
 // spherePointsG draws n points uniform on the sphere (radians); never zeros.
-func spherePointsG(n int, seed uint64) Points {
+func spherePointsG(n int, seed uint64) engine.Points {
 	lat, lon := make([]float64, n), make([]float64, n)
 	if err := sphere.SphereRadians(n, seed, lat, lon); err != nil {
 		panic(err)
 	}
-	return Radians64(lat, lon)
+	return engine.Radians64(lat, lon)
 }
 
-func newResultG(n int) Result {
-	return Result{Index: make([]uint32, n), Distance: make([]float32, n)}
+func newResultG(n int) engine.Result {
+	return engine.Result{Index: make([]uint32, n), Distance: make([]float32, n)}
 }
 
 const earthRadiusG = sphere.EarthRadiusMetres
 
 // checkAgainstNaiveG fails t for any answer more than 1 m worse than the
 // float64 truth or whose distance is off by more than 1 m.
-func checkAgainstNaiveG(t *testing.T, name string, obs, ref Points, out Result) {
+func checkAgainstNaiveG(t *testing.T, name string, obs, ref engine.Points, out engine.Result) {
 	t.Helper()
 	want, wantDist := naiveNearestG(obs, ref)
 	bad := 0
@@ -52,7 +53,7 @@ func checkAgainstNaiveG(t *testing.T, name string, obs, ref Points, out Result) 
 
 // kNearestMatchesNaiveG checks eng's k nearest on every case, k, limit and
 // algorithm against the oracle.
-func kNearestMatchesNaiveG(t *testing.T, eng Engine) {
+func kNearestMatchesNaiveG(t *testing.T, eng engine.Engine) {
 	ctx := context.Background()
 	for _, tc := range knnCasesG(t) {
 		ranked := rankAllG(tc.obs, tc.ref)
@@ -61,15 +62,15 @@ func kNearestMatchesNaiveG(t *testing.T, eng Engine) {
 			for _, maxRad := range []float64{math.Inf(1), 300 / earthRadiusG * 1000} {
 				// Side 0: the engine's own choice (the CPU's k-d tree); 7: a grid.
 				for _, run := range []struct {
-					algo Algorithm
+					algo engine.Algorithm
 					side int
-				}{{Grid, 0}, {Grid, 7}, {Brute, 0}} {
+				}{{engine.Grid, 0}, {engine.Grid, 7}, {engine.Brute, 0}} {
 					algo := run.algo
 					name := fmt.Sprintf("%s/k=%d/max=%g/%v/side=%d", tc.name, k, maxRad, algo, run.side)
 					t.Run(name, func(t *testing.T) {
 						n := tc.obs.Len()
-						out := KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
-						req := Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, GridSide: run.side}
+						out := engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+						req := engine.Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, GridSide: run.side}
 						if _, err := eng.KNearest(ctx, req, maxRad, out); err != nil {
 							t.Fatal(err)
 						}
@@ -83,11 +84,11 @@ func kNearestMatchesNaiveG(t *testing.T, eng Engine) {
 
 // withinMatchesNaiveG checks eng's radius queries (counts, lists, both
 // algorithms) against the oracle.
-func withinMatchesNaiveG(t *testing.T, eng Engine) {
+func withinMatchesNaiveG(t *testing.T, eng engine.Engine) {
 	for _, tc := range knnCasesG(t) {
 		ranked := rankAllG(tc.obs, tc.ref)
 		for _, metres := range []float64{1, 1000, 50e3, 1000e3, 20000e3} {
-			for _, algo := range []Algorithm{Grid, Brute} {
+			for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 				t.Run(fmt.Sprintf("%s/%gm/%v", tc.name, metres, algo), func(t *testing.T) {
 					withinCaseG(t, eng, tc.obs, tc.ref, ranked, metres, algo)
 				})
@@ -97,7 +98,7 @@ func withinMatchesNaiveG(t *testing.T, eng Engine) {
 }
 
 // fromVectorG appends the radians of the direction (x, y, z) to p.
-func fromVectorG(p *Points, x, y, z float64) {
+func fromVectorG(p *engine.Points, x, y, z float64) {
 	n := math.Sqrt(x*x + y*y + z*z)
 	p.Lat64 = append(p.Lat64, math.Asin(z/n))
 	p.Lon64 = append(p.Lon64, math.Atan2(y, x))
@@ -105,8 +106,8 @@ func fromVectorG(p *Points, x, y, z float64) {
 
 // onFaceEdgesG is n points on the cube map's seams: the edges and corners
 // of its faces, and the edges of the cells of side cells a face edge.
-func onFaceEdgesG(n, side int, rng *rand.Rand) Points {
-	var p Points
+func onFaceEdgesG(n, side int, rng *rand.Rand) engine.Points {
+	var p engine.Points
 	for len(p.Lat64) < n {
 		s := []float64{1, -1}[rng.IntN(2)]
 		var u, v float64
@@ -123,8 +124,8 @@ func onFaceEdgesG(n, side int, rng *rand.Rand) Points {
 	return p
 }
 
-func rankAllG(obs, ref Points) [][]Neighbour {
-	out := make([][]Neighbour, obs.Len())
+func rankAllG(obs, ref engine.Points) [][]engine.Neighbour {
+	out := make([][]engine.Neighbour, obs.Len())
 	for i := range out {
 		out[i] = naiveAllG(obs, ref, i)
 	}
@@ -133,12 +134,12 @@ func rankAllG(obs, ref Points) [][]Neighbour {
 
 func knnCasesG(t testing.TB) []struct {
 	name     string
-	obs, ref Points
+	obs, ref engine.Points
 } {
 	deg := math.Pi / 180
-	edgeRef := Radians64([]float64{90 * deg, 90 * deg, -90 * deg, 0, 0, 0, 0, 45 * deg, 45 * deg},
+	edgeRef := engine.Radians64([]float64{90 * deg, 90 * deg, -90 * deg, 0, 0, 0, 0, 45 * deg, 45 * deg},
 		[]float64{0, 0, 0, 180 * deg, -180 * deg, 0, 1e-9, 10 * deg, 10 * deg})
-	edgeObs := Radians64([]float64{90 * deg, -90 * deg, 0, 0, 45 * deg, -45 * deg},
+	edgeObs := engine.Radians64([]float64{90 * deg, -90 * deg, 0, 0, 45 * deg, -45 * deg},
 		[]float64{17 * deg, 0, 179.9999 * deg, 0, 10 * deg, -170 * deg}) // the last: antipode of the 45, 10 pair
 	clat, clon := make([]float64, 3000), make([]float64, 3000)
 	if err := sphere.ClusteredRadians(3000, 5, 8, 50, clat, clon); err != nil {
@@ -148,37 +149,37 @@ func knnCasesG(t testing.TB) []struct {
 	cities, airports = cities.Slice(0, min(2000, cities.Len())), airports.Slice(0, min(2000, airports.Len()))
 	return []struct {
 		name     string
-		obs, ref Points
+		obs, ref engine.Points
 	}{
 		{"sphere", spherePointsG(1500, 1), spherePointsG(3000, 2)},
-		{"clustered references", spherePointsG(1000, 3), Radians64(clat, clon)},
+		{"clustered references", spherePointsG(1000, 3), engine.Radians64(clat, clon)},
 		{"poles, antimeridian, duplicates, antipodes", edgeObs, edgeRef},
 		{"airports to cities", airports, cities}, {"cities to airports", cities, airports},
 	}
 }
 
-func checkKRowsG(t *testing.T, ranked [][]Neighbour, out KResult, maxRad float64) {
+func checkKRowsG(t *testing.T, ranked [][]engine.Neighbour, out engine.KResult, maxRad float64) {
 	t.Helper()
 	for i, want := range ranked {
 		for j := range out.K {
 			got, gd := out.Index[i*out.K+j], float64(out.Distance[i*out.K+j])
-			if j >= len(want) || ChordToAngle(want[j].D2) > maxRad {
-				if got != NoNeighbour || !math.IsInf(gd, 1) {
+			if j >= len(want) || engine.ChordToAngle(want[j].D2) > maxRad {
+				if got != engine.NoNeighbour || !math.IsInf(gd, 1) {
 					t.Fatalf("obs %d rank %d: %d at %v, want none", i, j, got, gd)
 				}
 				continue
 			}
-			if !sameOrTieG(ranked[i], got, want[j]) || math.Abs(gd-ChordToAngle(want[j].D2))*earthRadiusG > 1 {
-				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].Id, ChordToAngle(want[j].D2))
+			if !sameOrTieG(ranked[i], got, want[j]) || math.Abs(gd-engine.ChordToAngle(want[j].D2))*earthRadiusG > 1 {
+				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].Id, engine.ChordToAngle(want[j].D2))
 			}
 		}
 	}
 }
 
-func withinCaseG(t *testing.T, eng Engine, obs, ref Points, ranked [][]Neighbour, metres float64, algo Algorithm) {
+func withinCaseG(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked [][]engine.Neighbour, metres float64, algo engine.Algorithm) {
 	ctx := context.Background()
 	rad := metres / earthRadiusG
-	req := Request{Obs: obs, Ref: ref, Algorithm: algo}
+	req := engine.Request{Obs: obs, Ref: ref, Algorithm: algo}
 	counts, _, err := eng.Within(ctx, req, rad, false)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +194,7 @@ func withinCaseG(t *testing.T, eng Engine, obs, ref Points, ranked [][]Neighbour
 	for i := range obs.Len() {
 		var want []uint32
 		for _, nb := range ranked[i] {
-			if ChordToAngle(nb.D2) <= rad {
+			if engine.ChordToAngle(nb.D2) <= rad {
 				want = append(want, nb.Id)
 			}
 		}
@@ -202,7 +203,7 @@ func withinCaseG(t *testing.T, eng Engine, obs, ref Points, ranked [][]Neighbour
 			t.Fatalf("obs %d: %d references %v, want %d %v", i, res.Counts[i], got, len(want), want)
 		}
 		for j, nb := range got {
-			want := ChordToAngle(naiveChordG(obs, ref, i, nb))
+			want := engine.ChordToAngle(naiveChordG(obs, ref, i, nb))
 			if d := float64(res.Distance[res.Offsets[i]+uint64(j)]); math.Abs(d-want)*earthRadiusG > 1 {
 				t.Fatalf("obs %d reference %d: %v rad, want %v", i, nb, d, want)
 			}
@@ -210,7 +211,7 @@ func withinCaseG(t *testing.T, eng Engine, obs, ref Points, ranked [][]Neighbour
 	}
 }
 
-func naiveNearestG(obs, ref Points) ([]uint32, []float64) {
+func naiveNearestG(obs, ref engine.Points) ([]uint32, []float64) {
 	idx := make([]uint32, obs.Len())
 	dist := make([]float64, obs.Len())
 	for i := range idx {
@@ -230,7 +231,7 @@ func naiveNearestG(obs, ref Points) ([]uint32, []float64) {
 	return idx, dist
 }
 
-func sameRowG(all []Neighbour, got, want []uint32) bool {
+func sameRowG(all []engine.Neighbour, got, want []uint32) bool {
 	if slices.Equal(got, want) {
 		return true
 	}
@@ -242,7 +243,7 @@ func sameRowG(all []Neighbour, got, want []uint32) bool {
 		d2[nb.Id] = nb.D2
 	}
 	for j := range got {
-		if got[j] != want[j] && !sameOrTieG(all, got[j], Neighbour{d2[want[j]], want[j]}) {
+		if got[j] != want[j] && !sameOrTieG(all, got[j], engine.Neighbour{D2: d2[want[j]], Id: want[j]}) {
 			return false
 		}
 	}
@@ -252,7 +253,7 @@ func sameRowG(all []Neighbour, got, want []uint32) bool {
 	return slices.Equal(g, w)
 }
 
-func sameOrTieG(all []Neighbour, got uint32, want Neighbour) bool {
+func sameOrTieG(all []engine.Neighbour, got uint32, want engine.Neighbour) bool {
 	if got == want.Id {
 		return true
 	}
@@ -264,20 +265,20 @@ func sameOrTieG(all []Neighbour, got uint32, want Neighbour) bool {
 	return false
 }
 
-func naiveChordG(obs, ref Points, i int, j uint32) float64 {
-	x, y, z := Unit(obs.At(i))
-	a, b, c := Unit(ref.At(int(j)))
-	return Chord2(x, y, z, a, b, c)
+func naiveChordG(obs, ref engine.Points, i int, j uint32) float64 {
+	x, y, z := engine.Unit(obs.At(i))
+	a, b, c := engine.Unit(ref.At(int(j)))
+	return engine.Chord2(x, y, z, a, b, c)
 }
 
-func naiveAllG(obs, ref Points, i int) []Neighbour {
-	x, y, z := Unit(obs.At(i))
-	all := make([]Neighbour, ref.Len())
+func naiveAllG(obs, ref engine.Points, i int) []engine.Neighbour {
+	x, y, z := engine.Unit(obs.At(i))
+	all := make([]engine.Neighbour, ref.Len())
 	for j := range all {
-		a, b, c := Unit(ref.At(j))
-		all[j] = Neighbour{Chord2(x, y, z, a, b, c), uint32(j)}
+		a, b, c := engine.Unit(ref.At(j))
+		all[j] = engine.Neighbour{D2: engine.Chord2(x, y, z, a, b, c), Id: uint32(j)}
 	}
-	slices.SortFunc(all, func(a, b Neighbour) int {
+	slices.SortFunc(all, func(a, b engine.Neighbour) int {
 		if a.Before(b) {
 			return -1
 		}

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -212,7 +213,7 @@ func (h *hostAllocs) freeAll(drv *cuda.Driver) error {
 
 // pinnedIn reports whether obs's columns live in page-locked memory the
 // engine registered, so that jobs copy them in straight from there.
-func (g *GPU) pinnedIn(obs Points) bool {
+func (g *GPU) pinnedIn(obs engine.Points) bool {
 	n := obs.Len()
 	switch {
 	case n == 0 || obs.Gen != nil:
@@ -225,7 +226,7 @@ func (g *GPU) pinnedIn(obs Points) bool {
 
 // pinnedOut reports whether out's slices live in the engine's page-locked
 // memory, so that jobs copy answers straight into them.
-func (g *GPU) pinnedOut(out Result) bool {
+func (g *GPU) pinnedOut(out engine.Result) bool {
 	n := len(out.Index)
 	return n > 0 && len(out.Distance) == n &&
 		g.host.holds(unsafe.Pointer(&out.Index[0]), 4*n) && g.host.holds(unsafe.Pointer(&out.Distance[0]), 4*n)

@@ -1,10 +1,11 @@
-package engine
+package gpu
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -39,7 +40,7 @@ type cellsBuild struct {
 	parents                  cuda.DevicePtr
 	base                     int
 	splitAbove               int
-	grid                     GridShape
+	grid                     engine.GridShape
 	nref                     int // references in the index (they set the ball search's first radius)
 	cellStart, sorted, ref64 cuda.DevicePtr
 	lists, counts            cuda.DevicePtr

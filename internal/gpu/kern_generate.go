@@ -1,10 +1,11 @@
-package engine
+package gpu
 
 import (
 	"fmt"
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -18,13 +19,13 @@ type generateKernels struct {
 func loadGenerate(drv *cuda.Driver, mod cuda.Module) (*generateKernels, error) {
 	k := &generateKernels{}
 	return k, loadEntries(drv, mod, []entry{
-		{"gen_sphere", &k.fn[GenSphere], &k.args}, {"gen_seed", &k.fn[GenSeed], nil},
+		{"gen_sphere", &k.fn[engine.GenSphere], &k.args}, {"gen_seed", &k.fn[engine.GenSeed], nil},
 	})
 }
 
 // run writes the points of g (float64 radians) to lat[0..g.N), lon[0..g.N).
-func (k *generateKernels) run(drv *cuda.Driver, stream cuda.Stream, g Generated, lat, lon cuda.DevicePtr) error {
-	if g.N <= 0 || g.N > 1<<31-1 || (g.Kind != GenSphere && g.Kind != GenSeed) {
+func (k *generateKernels) run(drv *cuda.Driver, stream cuda.Stream, g engine.Generated, lat, lon cuda.DevicePtr) error {
+	if g.N <= 0 || g.N > 1<<31-1 || (g.Kind != engine.GenSphere && g.Kind != engine.GenSeed) {
 		return fmt.Errorf("generate: bad set (%d points, kind %d)", g.N, g.Kind)
 	}
 	a := k.args
@@ -42,7 +43,7 @@ func (k *generateKernels) run(drv *cuda.Driver, stream cuda.Stream, g Generated,
 
 // generateInto makes g on the device and copies it into lat and lon (for
 // tests and checks; queries generate into their own buffers).
-func (d *gpuDevice) generateInto(g Generated, lat, lon []float64) error {
+func (d *gpuDevice) generateInto(g engine.Generated, lat, lon []float64) error {
 	var dl, dn buffer
 	defer dl.free(d.drv)
 	defer dn.free(d.drv)

@@ -1,9 +1,10 @@
-package engine
+package gpu
 
 import (
 	"fmt"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -66,9 +67,9 @@ func blocksFor(n, threads int) cuda.Dim3 { return cuda.Dim3{X: uint32((n + threa
 
 // scan turns hist's n counts into exclusive starts.
 func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, n int, b sortBufs) error {
-	nb := ScanSums(n)
-	if n > MaxScan {
-		return fmt.Errorf("grid kernels: %d keys exceed the scan's %d", n, MaxScan)
+	nb := engine.ScanSums(n)
+	if n > engine.MaxScan {
+		return fmt.Errorf("grid kernels: %d keys exceed the scan's %d", n, engine.MaxScan)
 	}
 	a := k.scanArgs
 	a.SetPtr(0, b.hist)
@@ -98,7 +99,7 @@ func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, n int, b sortBu
 // starts, and runs (the sphere's z-runs a column) are trimmed to the cells
 // that hold references into trimmed.
 type indexBuild struct {
-	shape                 GridShape
+	shape                 engine.GridShape
 	xyzw                  cuda.DevicePtr
 	nref                  int
 	scratch               sortBufs
@@ -182,7 +183,7 @@ type obsSort struct {
 	lat, lon    cuda.DevicePtr
 	n           int
 	span        int // the records' indices lie in [0, span) (0: n): the bands are of span
-	shape       GridShape
+	shape       engine.GridShape
 	recs        cuda.DevicePtr
 	scratch     sortBufs
 	sorted, pos cuda.DevicePtr
@@ -192,7 +193,7 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 	if o.n <= 0 || o.shape.G <= 0 {
 		return fmt.Errorf("grid sort: bad shape (%d observations, grid %d)", o.n, o.shape.G)
 	}
-	bands := BandsFor(max(o.n, o.span), o.shape)
+	bands := engine.BandsFor(max(o.n, o.span), o.shape)
 	if bands.Keys > o.scratch.histLen {
 		return fmt.Errorf("grid sort: %d keys, the histogram holds %d", bands.Keys, o.scratch.histLen)
 	}
@@ -223,7 +224,7 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 
 // obsSortKeys counts the observations' cells and writes their keys, from
 // the columns or from the records.
-func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort, bands ObsBands) error {
+func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort, bands engine.ObsBands) error {
 	if o.lat != 0 {
 		a := k.colKeysArgs
 		a.SetPtr(0, o.lat)
@@ -260,7 +261,7 @@ type gridQuery struct {
 	obs                     cuda.DevicePtr
 	nobs                    int
 	cellStart, sorted, runs cuda.DevicePtr
-	shape                   GridShape
+	shape                   engine.GridShape
 	ref64                   cuda.DevicePtr
 	outIdx, outDist         cuda.DevicePtr
 	refined                 cuda.DevicePtr

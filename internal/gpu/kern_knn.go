@@ -1,9 +1,10 @@
-package engine
+package gpu
 
 import (
 	"fmt"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -46,7 +47,7 @@ type gridIndexArgs struct {
 	obs                     cuda.DevicePtr
 	nobs                    int
 	cellStart, sorted, runs cuda.DevicePtr
-	shape                   GridShape
+	shape                   engine.GridShape
 	ref64                   cuda.DevicePtr
 }
 

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/partition"
@@ -20,15 +21,15 @@ import (
 // brute force), the fp64 squared-chord limit (chordLimit, as the CPU
 // engine decides it) and where each job's answers go.
 type neighbourQuery struct {
-	req   Request
-	refs  *RefSet
-	shape GridShape
+	req   engine.Request
+	refs  *engine.RefSet
+	shape engine.GridShape
 	maxD2 float64
 	// k nearest: k answers an observation into kOut. Otherwise within the
 	// limit: counts, or, with offsets (row starts, n+1 of them), the rows
 	// into index and chord (fp64 squared chords), ordered afterwards.
 	k            int
-	kOut         KResult
+	kOut         engine.KResult
 	counts       []uint32
 	offsets      []uint64
 	index        []uint32
@@ -40,19 +41,19 @@ type neighbourQuery struct {
 // within maxRad radians on the GPUs (grid_knn; brute force is a grid of
 // one cell), exactly as the CPU engine does; K above kernels.KnnMax is
 // answered on the host's cores.
-func (g *GPU) KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error) {
+func (g *GPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, out engine.KResult) (engine.Stats, error) {
 	start := time.Now()
-	if err := CheckK(req, maxRad, out); err != nil {
-		return Stats{}, err
+	if err := engine.CheckK(req, maxRad, out); err != nil {
+		return engine.Stats{}, err
 	}
 	if out.K > kernels.KnnMax {
-		st, err := NewCPU(0).KNearest(ctx, req, maxRad, out)
+		st, err := engine.NewCPU(0).KNearest(ctx, req, maxRad, out)
 		st.Note += fmt.Sprintf("; on the CPU: the GPU kernels answer k up to %d", kernels.KnnMax)
 		return st, err
 	}
 	refs := req.All()
 	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, max(2, float64(out.K)/2)),
-		maxD2: ChordLimit(maxRad), k: out.K, kOut: out}
+		maxD2: engine.ChordLimit(maxRad), k: out.K, kOut: out}
 	st, err := g.runNeighbours(ctx, q, start)
 	st.Note = fmt.Sprintf("%d nearest of %d references, %s", out.K, refs.N, shapeNote(q.shape))
 	return st, err
@@ -61,27 +62,27 @@ func (g *GPU) KNearest(ctx context.Context, req Request, maxRad float64, out KRe
 // Within answers, for every observation, the references within rad
 // radians on the GPUs (grid_within): a counting pass, and with list a
 // second that writes the rows, which the host orders.
-func (g *GPU) Within(ctx context.Context, req Request, rad float64, list bool) (WithinResult, Stats, error) {
+func (g *GPU) Within(ctx context.Context, req engine.Request, rad float64, list bool) (engine.WithinResult, engine.Stats, error) {
 	start := time.Now()
 	if err := checkWithin(req, rad); err != nil {
-		return WithinResult{}, Stats{}, err
+		return engine.WithinResult{}, engine.Stats{}, err
 	}
 	n := req.Obs.Len()
 	refs := req.All()
-	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, 2), maxD2: ChordLimit(rad),
+	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, 2), maxD2: engine.ChordLimit(rad),
 		counts: make([]uint32, n)}
 	st, err := g.runNeighbours(ctx, q, start)
 	if err != nil {
-		return WithinResult{}, st, err
+		return engine.WithinResult{}, st, err
 	}
-	res := WithinResult{Counts: q.counts}
+	res := engine.WithinResult{Counts: q.counts}
 	if list {
 		if err := q.prepareRows(); err != nil {
-			return WithinResult{}, st, err
+			return engine.WithinResult{}, st, err
 		}
 		lst, err := g.runNeighbours(ctx, q, start)
 		if err != nil {
-			return WithinResult{}, lst, err
+			return engine.WithinResult{}, lst, err
 		}
 		st = mergeStats(st, lst)
 		res.Offsets, res.Index, res.Distance = q.offsets, q.index, q.orderRows()
@@ -90,8 +91,8 @@ func (g *GPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 	return res, st, nil
 }
 
-func checkWithin(req Request, rad float64) error {
-	if err := CheckPoints(req, true); err != nil {
+func checkWithin(req engine.Request, rad float64) error {
+	if err := engine.CheckPoints(req, true); err != nil {
 		return err
 	}
 	if !(rad >= 0) || math.IsInf(rad, 1) {
@@ -103,17 +104,17 @@ func checkWithin(req Request, rad float64) error {
 // neighbourShape is the request's cells: one for brute force (and the seed
 // port, which has no k-nearest form), else the request's side or one of
 // about perCell references a cell the sphere crosses.
-func neighbourShape(req Request, nref int, perCell float64) GridShape {
+func neighbourShape(req engine.Request, nref int, perCell float64) engine.GridShape {
 	switch {
-	case req.Algorithm != Grid:
-		return NewGridShape(1)
+	case req.Algorithm != engine.Grid:
+		return engine.NewGridShape(1)
 	case req.GridSide > 0:
-		return NewGridShape(CappedSide(req.GridSide, nref))
+		return engine.NewGridShape(engine.CappedSide(req.GridSide, nref))
 	}
-	return NewGridShape(max(4, GridSide(nref, perCell)))
+	return engine.NewGridShape(max(4, engine.GridSide(nref, perCell)))
 }
 
-func shapeNote(s GridShape) string {
+func shapeNote(s engine.GridShape) string {
 	if s.G == 1 {
 		return "brute force"
 	}
@@ -121,7 +122,7 @@ func shapeNote(s GridShape) string {
 }
 
 // mergeStats adds a second pass's device times and jobs to the first's.
-func mergeStats(a, b Stats) Stats {
+func mergeStats(a, b engine.Stats) engine.Stats {
 	a.Kernel += b.Kernel
 	a.Index += b.Index
 	a.Upload += b.Upload
@@ -153,21 +154,21 @@ func (q *neighbourQuery) prepareRows() error {
 func (q *neighbourQuery) orderRows() []float32 {
 	dist := make([]float32, len(q.index))
 	parallel.Blocks(len(q.counts), 1<<12, 0, func(_, lo, hi int) {
-		var row []Neighbour
+		var row []engine.Neighbour
 		for i := lo; i < hi; i++ {
 			a, b := q.offsets[i], q.offsets[i+1]
 			row = row[:0]
 			for j := a; j < b; j++ {
-				row = append(row, Neighbour{q.chord[j], q.index[j]})
+				row = append(row, engine.Neighbour{D2: q.chord[j], Id: q.index[j]})
 			}
-			slices.SortFunc(row, func(x, y Neighbour) int {
+			slices.SortFunc(row, func(x, y engine.Neighbour) int {
 				if x.Before(y) {
 					return -1
 				}
 				return 1
 			})
 			for j, nb := range row {
-				q.index[a+uint64(j)], dist[a+uint64(j)] = nb.Id, float32(ChordToAngle(nb.D2))
+				q.index[a+uint64(j)], dist[a+uint64(j)] = nb.Id, float32(engine.ChordToAngle(nb.D2))
 			}
 		}
 	})
@@ -176,33 +177,33 @@ func (q *neighbourQuery) orderRows() []float32 {
 }
 
 // runNeighbours runs q's jobs on every GPU.
-func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.Time) (Stats, error) {
+func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.Time) (engine.Stats, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.devs) == 0 {
-		return Stats{}, errors.New("gpu engine: closed")
+		return engine.Stats{}, errors.New("gpu engine: closed")
 	}
 	batch := q.batch(len(g.devs))
 	jobs, err := q.jobs(batch)
 	if err != nil {
-		return Stats{}, err
+		return engine.Stats{}, err
 	}
 	queue := partition.NewQueue(jobs, len(g.devs))
 	times := make([]stageTimes, len(g.devs))
 	err = onEach(ctx, g.devs, func(ctx context.Context, w int) error {
 		return g.devs[w].neighbourJobs(ctx, w, q, queue, batch, &times[w])
 	})
-	var bad BadInput
+	var bad engine.BadInput
 	if errors.As(err, &bad) {
 		if first := q.req.Obs.CheckValues("observations", 0); first != nil {
-			return Stats{}, first
+			return engine.Stats{}, first
 		}
-		return Stats{}, bad.Unwrap()
+		return engine.Stats{}, bad.Unwrap()
 	}
 	if err != nil {
-		return Stats{}, fmt.Errorf("gpu engine: %w", err)
+		return engine.Stats{}, fmt.Errorf("gpu engine: %w", err)
 	}
-	st := Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start)}
+	st := engine.Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start)}
 	for w, d := range g.devs {
 		st.Devices = append(st.Devices, d.info.String())
 		addDevice(&st, times[w])
@@ -356,7 +357,7 @@ func (d *gpuDevice) startNeighbours(s *slot, q *neighbourQuery, job partition.Jo
 	m := job.Len()
 	obs := q.req.Obs.Slice(job.Start, job.End)
 	if err := obs.CheckValues("observations", job.Start); err != nil {
-		return BadInput{err}
+		return engine.BadInput{Err: err}
 	}
 	if err := s.upload(d, obs, q.req.Trace); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -19,7 +20,7 @@ type stageTimes struct {
 }
 
 // addDevice folds one GPU's stage times into st.
-func addDevice(st *Stats, t stageTimes) {
+func addDevice(st *engine.Stats, t stageTimes) {
 	st.Kernel = max(st.Kernel, t.kernel)
 	st.Index = max(st.Index, t.index)
 	st.Upload = max(st.Upload, t.upload)
@@ -118,13 +119,13 @@ type alloc struct {
 // needs besides the columns and answers: the flagged list, and the grid
 // sort's output and scratch for shape (sessions keep their own unsorted
 // records) or brute force's partials (at least partials entries).
-func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape GridShape, partials int) error {
+func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape engine.GridShape, partials int) error {
 	allocs := []alloc{{buf: &q.flagged, bytes: 4 * m}, {buf: &q.nflag, bytes: 4}}
 	if shape.G > 0 {
-		keys := SortHistLen(m, shape)
+		keys := engine.SortHistLen(m, shape)
 		allocs = append(allocs, alloc{buf: &q.sorted, bytes: m * kernels.ObsRecBytes},
 			alloc{buf: &q.keys, bytes: m * sortKeyBytes},
-			alloc{buf: &q.hist, bytes: 4 * keys}, alloc{buf: &q.sums, bytes: 4 * ScanSums(keys)})
+			alloc{buf: &q.hist, bytes: 4 * keys}, alloc{buf: &q.sums, bytes: 4 * engine.ScanSums(keys)})
 	} else {
 		allocs = append(allocs, alloc{buf: &q.partD1, bytes: 4 * partials},
 			alloc{buf: &q.partD2, bytes: 4 * partials}, alloc{buf: &q.partIdx, bytes: 4 * partials})
@@ -135,12 +136,12 @@ func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape GridShape, parti
 // rankPlan is how a query's observations are ranked against the references
 // on the device.
 type rankPlan struct {
-	algo  Algorithm
-	shape GridShape // g > 0: the grid query over records sorted by cell
-	tree  bool      // the k-d tree query instead, over the records sorted by shape's cells
-	cells int       // > 0: the face-cell query instead (cells a face edge), over the columns, unsorted
-	prec  int       // 0: float64 radian columns, 1: float32
-	nref  int       // references on the device (distinct ones for the exact kernels)
+	algo  engine.Algorithm
+	shape engine.GridShape // g > 0: the grid query over records sorted by cell
+	tree  bool             // the k-d tree query instead, over the records sorted by shape's cells
+	cells int              // > 0: the face-cell query instead (cells a face edge), over the columns, unsorted
+	prec  int              // 0: float64 radian columns, 1: float32
+	nref  int              // references on the device (distinct ones for the exact kernels)
 }
 
 // sortByCell queues the observation sort for the grid: from the radian
@@ -175,7 +176,7 @@ func (q *gpuQuery) rank(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) error
 // indices back to input ones, when duplicates were merged (the seed port
 // ranks the input references themselves).
 func (q *gpuQuery) mapAnswers(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) error {
-	if p.algo == Seed || !refs.dups {
+	if p.algo == engine.Seed || !refs.dups {
 		return nil
 	}
 	return d.resident.runMapIndex(d.drv, q.stream, q.outIdx.ptr, m, refs.orig.ptr)
@@ -183,7 +184,7 @@ func (q *gpuQuery) mapAnswers(d *gpuDevice, m int, refs *deviceRefs, p rankPlan)
 
 // rankOnly is rank without the map back to input indices.
 func (q *gpuQuery) rankOnly(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) error {
-	if p.algo == Seed {
+	if p.algo == engine.Seed {
 		return d.seed[p.prec].run(d.drv, q.stream, seedLaunch{refLat: refs.lat.ptr, refLon: refs.lon.ptr, nref: p.nref,
 			lat: q.lat.ptr, lon: q.lon.ptr, nobs: m, blockIdx: q.partIdx.ptr, blockDist: q.partD1.ptr,
 			outIdx: q.outIdx.ptr, outDist: q.outDist.ptr})

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
@@ -18,8 +19,8 @@ import (
 // range's radian columns and, for the grid algorithm, their unit-vector
 // records and the copy sorted by cell, plus the answers of the last query;
 // the observations must fit in 80% of each GPU's free memory.
-func (g *GPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
-	if err := CheckSessionOptions(opts); err != nil {
+func (g *GPU) NewSession(obs engine.Points, opts engine.SessionOptions) (engine.Session, error) {
+	if err := engine.CheckSessionOptions(opts); err != nil {
 		return nil, err
 	}
 	if err := obs.Check("observations"); err != nil {
@@ -38,8 +39,8 @@ func (g *GPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
 	if replan == 0 {
 		replan = 16
 	}
-	s := &gpuSession{g: g, opts: opts, n: n, is32: obs.Is32(), sample: NewObsSample(obs),
-		plan: SessionPlan{Replan: replan}}
+	s := &gpuSession{g: g, opts: opts, n: n, is32: obs.Is32(), sample: engine.NewObsSample(obs),
+		plan: engine.SessionPlan{Replan: replan}}
 	per := (n + len(g.devs) - 1) / len(g.devs)
 	for k, d := range g.devs {
 		lo, hi := min(k*per, n), min((k+1)*per, n)
@@ -62,13 +63,13 @@ func (g *GPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
 
 type gpuSession struct {
 	g        *GPU
-	opts     SessionOptions
+	opts     engine.SessionOptions
 	n        int
 	is32     bool
 	parts    []*residentPart
-	sample   *ObsSample
-	plan     SessionPlan
-	refs     RefSet // reused every query
+	sample   *engine.ObsSample
+	plan     engine.SessionPlan
+	refs     engine.RefSet // reused every query
 	replaced int
 	closed   bool
 
@@ -104,19 +105,19 @@ type residentPart struct {
 	hostRep                    pinnedHost
 	movers                     moverBufs
 
-	shape       GridShape // the cells of the query in flight (g == 0: brute force)
-	sortedShape GridShape // the cells recs were last sorted by (g == 0: not sorted)
-	repQueued   bool      // a replacement's copies may still be reading hostRep
-	noCells     bool      // the plan's lists were refused: not built again until the next plan
-	onMovers    bool      // the query in flight is against the movers
-	waitCells   bool      // build the lists level by level, each level's outcome read first
-	patched     int       // records replaced in place in sorted since the sort: the device's list count, exactly
+	shape       engine.GridShape // the cells of the query in flight (g == 0: brute force)
+	sortedShape engine.GridShape // the cells recs were last sorted by (g == 0: not sorted)
+	repQueued   bool             // a replacement's copies may still be reading hostRep
+	noCells     bool             // the plan's lists were refused: not built again until the next plan
+	onMovers    bool             // the query in flight is against the movers
+	waitCells   bool             // build the lists level by level, each level's outcome read first
+	patched     int              // records replaced in place in sorted since the sort: the device's list count, exactly
 }
 
 func (p *residentPart) n() int { return p.hi - p.lo }
 
 // open allocates the part's buffers and uploads its observations.
-func (p *residentPart) open(s *gpuSession, obs Points) error {
+func (p *residentPart) open(s *gpuSession, obs engine.Points) error {
 	drv, m := p.d.drv, p.n()
 	if err := p.checkFits(s); err != nil {
 		return err
@@ -131,10 +132,10 @@ func (p *residentPart) open(s *gpuSession, obs Points) error {
 	if err := p.uploadObs(obs); err != nil {
 		return fmt.Errorf("uploading observations: %w", err)
 	}
-	if err := drv.MemsetD32Async(p.prev.ptr, NoAnswer, uint64(m), p.stream); err != nil {
+	if err := drv.MemsetD32Async(p.prev.ptr, engine.NoAnswer, uint64(m), p.stream); err != nil {
 		return err
 	}
-	if s.opts.Algorithm == Grid {
+	if s.opts.Algorithm == engine.Grid {
 		err := p.d.grid.prepObs(drv, p.stream, obsPrep{prec: prec(s.is32), lat: p.lat.ptr, lon: p.lon.ptr, n: m,
 			recs: p.recs.ptr})
 		if err != nil {
@@ -149,7 +150,7 @@ func (p *residentPart) open(s *gpuSession, obs Points) error {
 func (p *residentPart) checkFits(s *gpuSession) error {
 	m := p.n()
 	bytes := m * (2*elemBytes(s.is32) + 4*3 + 4)
-	if s.opts.Algorithm == Grid {
+	if s.opts.Algorithm == engine.Grid {
 		bytes += m*(2*kernels.ObsRecBytes+sortKeyBytes+4) + patchCapacity(m)*(2*kernels.ObsRecBytes+4)
 	}
 	free, _, err := p.d.drv.MemGetInfo()
@@ -169,7 +170,7 @@ func (p *residentPart) allocs(s *gpuSession) []alloc {
 	allocs := []alloc{{buf: &p.lat, bytes: m * elem}, {buf: &p.lon, bytes: m * elem},
 		{buf: &p.outIdx, bytes: 4 * m}, {buf: &p.outDist, bytes: 4 * m}, {buf: &p.prev, bytes: 4 * m},
 		{buf: &p.flagged, bytes: 4 * m}, {buf: &p.nflag, bytes: 4}, {buf: &p.count, bytes: 8}}
-	if s.opts.Algorithm == Grid {
+	if s.opts.Algorithm == engine.Grid {
 		np := patchCapacity(m)
 		allocs = append(allocs, alloc{buf: &p.recs, bytes: m * kernels.ObsRecBytes},
 			alloc{buf: &p.sorted, bytes: m * kernels.ObsRecBytes}, alloc{buf: &p.keys, bytes: sortKeyBytes * m},
@@ -181,7 +182,7 @@ func (p *residentPart) allocs(s *gpuSession) []alloc {
 }
 
 // uploadObs copies the part's observation columns to the device and waits.
-func (p *residentPart) uploadObs(obs Points) error {
+func (p *residentPart) uploadObs(obs engine.Points) error {
 	if obs.Gen != nil {
 		if err := p.d.generate.run(p.d.drv, p.stream, *obs.Gen, p.lat.ptr, p.lon.ptr); err != nil {
 			return err
@@ -210,7 +211,7 @@ func (p *residentPart) uploadObs(obs Points) error {
 
 // columnBytes is obs's latitude (k = 0) or longitude (k = 1) column as
 // bytes, in its precision.
-func columnBytes(obs Points, k int) []byte {
+func columnBytes(obs engine.Points, k int) []byte {
 	cols32, cols64 := [2][]float32{obs.Lat32, obs.Lon32}, [2][]float64{obs.Lat64, obs.Lon64}
 	if obs.Is32() {
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(cols32[k]))), 4*len(cols32[k]))
@@ -268,8 +269,8 @@ func (s *gpuSession) closeLocked() error {
 	return errors.Join(errs...)
 }
 
-func (s *gpuSession) Replace(ctx context.Context, idx []uint32, pts Points) error {
-	if err := CheckReplace(idx, pts, s.n); err != nil {
+func (s *gpuSession) Replace(ctx context.Context, idx []uint32, pts engine.Points) error {
+	if err := engine.CheckReplace(idx, pts, s.n); err != nil {
 		return err
 	}
 	s.g.mu.Lock()
@@ -296,7 +297,7 @@ func (s *gpuSession) Replace(ctx context.Context, idx []uint32, pts Points) erro
 
 // replace stages k new observations (global indices idx) in pinned memory,
 // copies them over and queues the replace kernel.
-func (p *residentPart) replace(s *gpuSession, idx []uint32, pts Points) error {
+func (p *residentPart) replace(s *gpuSession, idx []uint32, pts engine.Points) error {
 	drv, k, elem := p.d.drv, len(idx), elemBytes(s.is32)
 	if p.repQueued {
 		// An earlier replacement's copies may still read the staging.
@@ -330,7 +331,7 @@ func (p *residentPart) replace(s *gpuSession, idx []uint32, pts Points) error {
 
 // stageReplacement writes the local indices and the new points, in the
 // session's precision, into the pinned staging (cols: the columns' start).
-func (p *residentPart) stageReplacement(is32 bool, idx []uint32, pts Points, cols unsafe.Pointer) {
+func (p *residentPart) stageReplacement(is32 bool, idx []uint32, pts engine.Points, cols unsafe.Pointer) {
 	k := len(idx)
 	local := view[uint32](p.hostRep.p, 0, k)
 	parallel.Blocks(k, 1<<14, 0, func(_, lo, hi int) {
@@ -384,17 +385,17 @@ func (p *residentPart) patchList() patchList {
 	return patchList{list: p.plist.ptr, count: p.pcount.ptr, capacity: patchCapacity(p.n())}
 }
 
-func (s *gpuSession) Nearest(ctx context.Context, ref Points, out Result) (SessionStats, error) {
+func (s *gpuSession) Nearest(ctx context.Context, ref engine.Points, out engine.Result) (engine.SessionStats, error) {
 	q, err := s.Start(ctx, ref, out)
 	if err != nil {
-		return SessionStats{}, err
+		return engine.SessionStats{}, err
 	}
 	return q.Wait()
 }
 
 // Start prepares the references (host), then queues every GPU's part of the
 // query and returns; Wait collects it. The engine stays locked in between.
-func (s *gpuSession) Start(ctx context.Context, ref Points, out Result) (Pending, error) {
+func (s *gpuSession) Start(ctx context.Context, ref engine.Points, out engine.Result) (engine.Pending, error) {
 	start := time.Now()
 	want, err := s.checkQuery(ref, out)
 	if err != nil {
@@ -406,13 +407,13 @@ func (s *gpuSession) Start(ctx context.Context, ref Points, out Result) (Pending
 		return nil, errors.New("session: closed")
 	}
 	s.refs.Prepare(ref)
-	s.plan.Update(s.opts, s.sample, &s.refs, GpuSessionGridCost)
+	s.plan.Update(s.opts, s.sample, &s.refs, engine.GpuSessionGridCost)
 	return s.enqueueAll(ctx, start, out, want, false)
 }
 
 // enqueueAll queues every GPU's part of a query against s.refs (or the
 // movers) and returns it under way; the engine stays locked until Wait.
-func (s *gpuSession) enqueueAll(ctx context.Context, start time.Time, out Result, want, movers bool) (Pending, error) {
+func (s *gpuSession) enqueueAll(ctx context.Context, start time.Time, out engine.Result, want, movers bool) (engine.Pending, error) {
 	q := &gpuPending{s: s, start: start, prepare: time.Since(start), out: out, want: want,
 		times: make([]stageTimes, len(s.parts)), changed: make([]int, len(s.parts))}
 	err := onEach(ctx, s.devices(), func(_ context.Context, k int) error {
@@ -436,7 +437,7 @@ func (s *gpuSession) enqueueAll(ctx context.Context, start time.Time, out Result
 
 // checkQuery checks a query's references and result, and reports whether
 // the answers are wanted on the host.
-func (s *gpuSession) checkQuery(ref Points, out Result) (bool, error) {
+func (s *gpuSession) checkQuery(ref engine.Points, out engine.Result) (bool, error) {
 	if err := ref.Check("references"); err != nil {
 		return false, err
 	}
@@ -448,7 +449,7 @@ func (s *gpuSession) checkQuery(ref Points, out Result) (bool, error) {
 
 // checkOut checks a query's result, and reports whether the answers are
 // wanted on the host.
-func (s *gpuSession) checkOut(out Result) (bool, error) {
+func (s *gpuSession) checkOut(out engine.Result) (bool, error) {
 	want := out.Index != nil || out.Distance != nil
 	if want && (len(out.Index) != s.n || len(out.Distance) != s.n) {
 		return false, fmt.Errorf("session: result has room for %d indices and %d distances, want %d",
@@ -471,16 +472,16 @@ type gpuPending struct {
 	s       *gpuSession
 	start   time.Time
 	prepare time.Duration
-	out     Result
+	out     engine.Result
 	want    bool
 	times   []stageTimes
 	changed []int
 	done    bool
-	stats   SessionStats
+	stats   engine.SessionStats
 	err     error
 }
 
-func (q *gpuPending) Wait() (SessionStats, error) {
+func (q *gpuPending) Wait() (engine.SessionStats, error) {
 	if q.done {
 		return q.stats, q.err
 	}
@@ -494,7 +495,7 @@ func (q *gpuPending) Wait() (SessionStats, error) {
 	})
 	if q.err != nil {
 		q.err = fmt.Errorf("session: %w", q.err)
-		return SessionStats{}, q.err
+		return engine.SessionStats{}, q.err
 	}
 	q.stats = q.sessionStats()
 	s.replaced = 0
@@ -502,9 +503,9 @@ func (q *gpuPending) Wait() (SessionStats, error) {
 }
 
 // sessionStats sums the parts' results.
-func (q *gpuPending) sessionStats() SessionStats {
+func (q *gpuPending) sessionStats() engine.SessionStats {
 	s := q.s
-	st := SessionStats{Stats: Stats{Engine: "gpu", Jobs: len(s.parts), Note: s.plan.Note}, Replaced: s.replaced,
+	st := engine.SessionStats{Stats: engine.Stats{Engine: "gpu", Jobs: len(s.parts), Note: s.plan.Note}, Replaced: s.replaced,
 		Prepare: q.prepare}
 	for k, p := range s.parts {
 		st.Devices = append(st.Devices, p.d.info.String())
@@ -528,8 +529,8 @@ func (p *residentPart) enqueue(s *gpuSession, movers, want bool, t *stageTimes) 
 		return err
 	}
 	plan := rankPlan{algo: s.opts.Algorithm, shape: s.plan.Shape, prec: prec(s.is32), nref: nref}
-	if plan.algo == Grid && plan.shape.G == 0 {
-		plan.algo = Brute // the plan fell back
+	if plan.algo == engine.Grid && plan.shape.G == 0 {
+		plan.algo = engine.Brute // the plan fell back
 	}
 	p.shape = plan.shape
 	if err := p.ensureRanking(drv, m, plan.shape, max(m, d.minPartials())); err != nil {
@@ -570,7 +571,7 @@ func (p *residentPart) enqueueRefs(s *gpuSession, movers bool, t *stageTimes) (i
 		return s.nmov, nil
 	}
 	up := time.Now()
-	if err := p.refs.stage(p.d.drv, p.stream, &s.refs, Points{}); err != nil {
+	if err := p.refs.stage(p.d.drv, p.stream, &s.refs, engine.Points{}); err != nil {
 		return 0, fmt.Errorf("uploading references: %w", err)
 	}
 	t.upload += time.Since(up)
@@ -610,7 +611,7 @@ func (p *residentPart) prepareIndex(s *gpuSession, plan *rankPlan, nref int) (st
 		// The face-cell query reads the columns, which replacements
 		// update: the records' sorted copy is left behind, and sorted
 		// again should a later query need it.
-		p.sortedShape, p.patched = GridShape{}, 0
+		p.sortedShape, p.patched = engine.GridShape{}, 0
 		return note, nil
 	}
 	if p.sortedShape == plan.shape && resortFraction*p.patched <= m {
@@ -646,7 +647,7 @@ func (p *residentPart) buildCells(s *gpuSession, plan *rankPlan, nref int) (stri
 	if p.noCells && s.plan.Uses > 1 {
 		return c.note(), nil
 	}
-	side := CellsSideFor(p.n(), nref, false)
+	side := engine.CellsSideFor(p.n(), nref, false)
 	build := c.build
 	if !p.waitCells && c.side == side && c.levels == 0 && !p.refs.dups {
 		build = c.speculate
@@ -735,7 +736,7 @@ func (p *residentPart) downloadResults(want bool) error {
 // Where the face cells' first level, queued unchecked, split or failed, the
 // query answered nothing: the lists are built level by level and the query
 // queued again.
-func (p *residentPart) collect(s *gpuSession, out Result, want bool, t *stageTimes) (int, error) {
+func (p *residentPart) collect(s *gpuSession, out engine.Result, want bool, t *stageTimes) (int, error) {
 	drv, m := p.d.drv, p.n()
 	if err := drv.StreamSynchronize(p.stream); err != nil {
 		return 0, err
@@ -759,8 +760,8 @@ func (p *residentPart) collect(s *gpuSession, out Result, want bool, t *stageTim
 	t.refined += p.refined()
 	if want {
 		idx, dist := p.answers(m)
-		ParallelCopy(out.Index[p.lo:p.hi], idx)
-		ParallelCopy(out.Distance[p.lo:p.hi], dist)
+		engine.ParallelCopy(out.Index[p.lo:p.hi], idx)
+		engine.ParallelCopy(out.Distance[p.lo:p.hi], dist)
 	}
 	return int(*(*uint64)(p.hostSmall.p)), nil
 }

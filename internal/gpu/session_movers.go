@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/sphere"
 )
 
@@ -26,7 +27,7 @@ func (m *moverBufs) free(p *residentPart) error {
 		m.sampleIdx.free(drv), m.sampleOut.free(drv))
 }
 
-func (s *gpuSession) SetMovers(ctx context.Context, m Movers) error {
+func (s *gpuSession) SetMovers(ctx context.Context, m engine.Movers) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func (s *gpuSession) SetMovers(ctx context.Context, m Movers) error {
 
 // setMovers uploads m and makes the movers' unit vectors the part's
 // references.
-func (p *residentPart) setMovers(m Movers) error {
+func (p *residentPart) setMovers(m engine.Movers) error {
 	drv, n := p.d.drv, m.Len()
 	mv := &p.movers
 	err := ensureAll(drv, []alloc{{buf: &mv.lat, bytes: 8 * n}, {buf: &mv.lon, bytes: 8 * n},
@@ -93,7 +94,7 @@ func (p *residentPart) moveMovers(n int, dt float64, move bool) error {
 
 // Advance queues the step on every GPU: the movers moved, the replaced
 // observations drawn and written where they live.
-func (s *gpuSession) Advance(ctx context.Context, a Advance) error {
+func (s *gpuSession) Advance(ctx context.Context, a engine.Advance) error {
 	if err := a.Check(s.nmov, s.mvTop); err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func (s *gpuSession) Advance(ctx context.Context, a Advance) error {
 	return nil
 }
 
-func (p *residentPart) advance(s *gpuSession, a Advance) error {
+func (p *residentPart) advance(s *gpuSession, a engine.Advance) error {
 	if a.Dt != 0 {
 		if err := p.moveMovers(s.nmov, a.Dt, true); err != nil {
 			return err
@@ -134,7 +135,7 @@ func (p *residentPart) advance(s *gpuSession, a Advance) error {
 		p.patched += a.Replacement().CountIn(s.n, p.lo, p.hi)
 	}
 	var recs = p.recs.ptr
-	if s.opts.Algorithm != Grid {
+	if s.opts.Algorithm != engine.Grid {
 		recs = 0
 	}
 	return p.d.resident.runDraw(p.d.drv, p.stream, drawLaunch{prec: prec(s.is32), rep: a.Replacement(), gen: a.Gen,
@@ -145,7 +146,7 @@ func (p *residentPart) advance(s *gpuSession, a Advance) error {
 // StartMovers queues the query against the movers on every GPU. The grid
 // plan needs the movers and the planning sample on the host only when it is
 // made again (every Replan queries): then they are read back.
-func (s *gpuSession) StartMovers(ctx context.Context, out Result) (Pending, error) {
+func (s *gpuSession) StartMovers(ctx context.Context, out engine.Result) (engine.Pending, error) {
 	start := time.Now()
 	want, err := s.checkOut(out)
 	if err != nil {
@@ -157,7 +158,7 @@ func (s *gpuSession) StartMovers(ctx context.Context, out Result) (Pending, erro
 		if s.closed {
 			return nil, errors.New("session: closed")
 		}
-		return nil, ErrNoMovers
+		return nil, engine.ErrNoMovers
 	}
 	if err := s.planMovers(); err != nil {
 		s.g.mu.Unlock()
@@ -168,13 +169,13 @@ func (s *gpuSession) StartMovers(ctx context.Context, out Result) (Pending, erro
 
 // planMovers brings the grid plan up to date for the movers.
 func (s *gpuSession) planMovers() error {
-	if s.opts.Algorithm == Grid && s.plan.Due(s.refs.N) {
+	if s.opts.Algorithm == engine.Grid && s.plan.Due(s.refs.N) {
 		if err := s.refreshHost(); err != nil {
 			return err
 		}
-		s.refs.Prepare(Radians64(s.mvLat, s.mvLon))
+		s.refs.Prepare(engine.Radians64(s.mvLat, s.mvLon))
 	}
-	s.plan.Update(s.opts, s.sample, &s.refs, GpuSessionGridCost)
+	s.plan.Update(s.opts, s.sample, &s.refs, engine.GpuSessionGridCost)
 	return nil
 }
 
@@ -251,7 +252,7 @@ func (p *residentPart) gatherSample(s *gpuSession) error {
 
 // Positions reads the observations and the movers back.
 func (s *gpuSession) Positions(ctx context.Context, obsLat, obsLon, refLat, refLon []float64) error {
-	if err := CheckPositions(obsLat, obsLon, s.n, refLat, refLon, s.nmov); err != nil {
+	if err := engine.CheckPositions(obsLat, obsLon, s.n, refLat, refLon, s.nmov); err != nil {
 		return err
 	}
 	s.g.mu.Lock()

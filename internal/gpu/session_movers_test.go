@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/sphere"
 )
@@ -14,14 +15,14 @@ import (
 // hostWorld is the simulation a movers session must reproduce, made here
 // with the Go functions alone.
 type hostWorld struct {
-	obs Points
-	mv  Movers
+	obs engine.Points
+	mv  engine.Movers
 }
 
-func newHostWorld(obs Points, nref int) hostWorld {
+func newHostWorld(obs engine.Points, nref int) hostWorld {
 	ref := spherePointsG(nref, 41)
 	rng := rand.New(rand.NewPCG(4, 5))
-	mv := Movers{Lat: ref.Lat64, Lon: ref.Lon64, Heading: make([]float64, nref), Speed: make([]float64, nref)}
+	mv := engine.Movers{Lat: ref.Lat64, Lon: ref.Lon64, Heading: make([]float64, nref), Speed: make([]float64, nref)}
 	for i := range nref {
 		mv.Heading[i], mv.Speed[i] = 2*math.Pi*rng.Float64(), 300*rng.Float64()
 	}
@@ -31,11 +32,11 @@ func newHostWorld(obs Points, nref int) hostWorld {
 	mv.Lon[1], mv.Heading[1], mv.Speed[1] = math.Pi, math.Pi/2, 250
 	mv.Speed[2] = 0
 	mv.Lat[4], mv.Lon[4], mv.Heading[4], mv.Speed[4] = mv.Lat[3], mv.Lon[3], mv.Heading[3], mv.Speed[3]
-	return hostWorld{obs: clonePoints(obs), mv: Movers{Lat: slices.Clone(mv.Lat), Lon: slices.Clone(mv.Lon),
+	return hostWorld{obs: clonePoints(obs), mv: engine.Movers{Lat: slices.Clone(mv.Lat), Lon: slices.Clone(mv.Lon),
 		Heading: slices.Clone(mv.Heading), Speed: slices.Clone(mv.Speed)}}
 }
 
-func (w *hostWorld) advance(a Advance) {
+func (w *hostWorld) advance(a engine.Advance) {
 	m := w.mv
 	for i := range m.Lat {
 		m.Lat[i], m.Lon[i], m.Heading[i] = sphere.Propagate(m.Lat[i], m.Lon[i], m.Heading[i], float64(m.Speed[i]*a.Dt))
@@ -57,16 +58,16 @@ func (w *hostWorld) advance(a Advance) {
 
 // moverSteps runs a simulation inside a session of eng and checks, every
 // step, the positions (to the bit) and the answers against the host's.
-func moverSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
+func moverSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engine.Algorithm) {
 	t.Helper()
 	ctx := context.Background()
 	w := newHostWorld(obs, 5000)
-	s, err := eng.NewSession(obs, SessionOptions{Algorithm: algo, Replan: 3})
+	s, err := eng.NewSession(obs, engine.SessionOptions{Algorithm: algo, Replan: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.StartMovers(ctx, Result{}); err == nil {
+	if _, err := s.StartMovers(ctx, engine.Result{}); err == nil {
 		t.Error("StartMovers before SetMovers: no error")
 	}
 	if err := s.SetMovers(ctx, w.mv); err != nil {
@@ -75,7 +76,7 @@ func moverSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
 	n := obs.Len()
 	for step := 1; step <= 8; step++ {
 		if step > 1 {
-			a := Advance{Dt: 900, Fraction: 0.01, Seed: 9, Step: uint64(step), Gen: GenKind(step % 2)}
+			a := engine.Advance{Dt: 900, Fraction: 0.01, Seed: 9, Step: uint64(step), Gen: engine.GenKind(step % 2)}
 			if step == 5 {
 				a.Fraction = 0.4
 			}
@@ -87,7 +88,7 @@ func moverSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
 		if step == 6 {
 			// A query against other references between two against the
 			// movers: theirs must come back.
-			if _, err := s.Nearest(ctx, spherePointsG(700, 3), Result{}); err != nil {
+			if _, err := s.Nearest(ctx, spherePointsG(700, 3), engine.Result{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -100,16 +101,16 @@ func moverSteps(t *testing.T, eng Engine, obs Points, algo Algorithm) {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		checkMoverPositions(t, s, step, w)
-		ref := Radians64(w.mv.Lat, w.mv.Lon)
+		ref := engine.Radians64(w.mv.Lat, w.mv.Lon)
 		want := newResultG(n)
-		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: w.obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+		if _, err := engine.NewCPU(0).Nearest(ctx, engine.Request{Obs: w.obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
 		compareResults(t, w.obs, ref, want, got)
 	}
 }
 
-func checkMoverPositions(t *testing.T, s Session, step int, w hostWorld) {
+func checkMoverPositions(t *testing.T, s engine.Session, step int, w hostWorld) {
 	t.Helper()
 	n, m := w.obs.Len(), w.mv.Len()
 	lat, lon, rlat, rlon := make([]float64, n), make([]float64, n), make([]float64, m), make([]float64, m)
@@ -132,8 +133,8 @@ func checkMoverPositions(t *testing.T, s Session, step int, w hostWorld) {
 }
 
 func TestCPUSessionMovers(t *testing.T) {
-	for _, algo := range []Algorithm{Grid, Brute} {
-		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, NewCPU(0), spherePointsG(30011, 5), algo) })
+	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
+		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, engine.NewCPU(0), spherePointsG(30011, 5), algo) })
 	}
 }
 
@@ -142,9 +143,9 @@ func TestGPUSessionMovers(t *testing.T) {
 	p := spherePointsG(1<<17+5, 6)
 	for _, tc := range []struct {
 		name string
-		obs  Points
+		obs  engine.Points
 	}{{"float64", spherePointsG(1<<18+3, 5)}, {"float32", points32(p)}} {
-		for _, algo := range []Algorithm{Grid, Brute} {
+		for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { moverSteps(t, g, tc.obs, algo) })
 		}
 	}
@@ -152,12 +153,12 @@ func TestGPUSessionMovers(t *testing.T) {
 
 func TestSessionMoversRejectBadInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := NewCPU(1).NewSession(spherePointsG(100, 1), SessionOptions{})
+	s, err := engine.NewCPU(1).NewSession(spherePointsG(100, 1), engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := Movers{Lat: []float64{0}, Lon: []float64{0}, Heading: []float64{0}, Speed: []float64{10}}
-	for name, m := range map[string]Movers{
+	good := engine.Movers{Lat: []float64{0}, Lon: []float64{0}, Heading: []float64{0}, Speed: []float64{10}}
+	for name, m := range map[string]engine.Movers{
 		"empty":          {},
 		"short column":   {Lat: []float64{0}, Lon: []float64{0}, Heading: []float64{0}},
 		"bad latitude":   {Lat: []float64{2}, Lon: []float64{0}, Heading: []float64{0}, Speed: []float64{1}},
@@ -168,17 +169,17 @@ func TestSessionMoversRejectBadInput(t *testing.T) {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if err := s.Advance(ctx, Advance{Dt: 1}); err == nil {
+	if err := s.Advance(ctx, engine.Advance{Dt: 1}); err == nil {
 		t.Error("Advance without movers: no error")
 	}
 	if err := s.SetMovers(ctx, good); err != nil {
 		t.Fatal(err)
 	}
-	for name, a := range map[string]Advance{
+	for name, a := range map[string]engine.Advance{
 		"NaN step":       {Dt: math.NaN()},
 		"fraction above": {Fraction: 1.5},
 		"too far":        {Dt: 1e300},
-		"generator":      {Fraction: 0.1, Gen: GenKind(7)},
+		"generator":      {Fraction: 0.1, Gen: engine.GenKind(7)},
 	} {
 		if err := s.Advance(ctx, a); err == nil {
 			t.Errorf("%s: no error", name)
@@ -253,15 +254,15 @@ func TestReplaceBlockMatchesKernel(t *testing.T) {
 }
 
 // clone copies p's columns.
-func clonePoints(p Points) Points {
+func clonePoints(p engine.Points) engine.Points {
 	if p.Is32() {
-		return Radians32(slices.Clone(p.Lat32), slices.Clone(p.Lon32))
+		return engine.Radians32(slices.Clone(p.Lat32), slices.Clone(p.Lon32))
 	}
 	lat, lon := make([]float64, p.Len()), make([]float64, p.Len())
 	for i := range lat {
 		lat[i], lon[i] = p.At(i)
 	}
-	return Radians64(lat, lon)
+	return engine.Radians64(lat, lon)
 }
 
 // References prepared once (an Index's) stay on the GPU between queries
@@ -272,20 +273,20 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 	ref := spherePointsG(20000, 3)
 	ref.Lat64 = append(ref.Lat64, ref.Lat64[:50]...) // duplicates: merged for nearest, kept for k nearest
 	ref.Lon64 = append(ref.Lon64, ref.Lon64[:50]...)
-	x, err := NewCPUIndex(ref)
+	x, err := engine.NewCPUIndex(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
 	prep := x.Prepared()
 	obs := spherePointsG(300000, 4)
-	for _, algo := range []Algorithm{Grid, Brute} {
+	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 		want := newResultG(obs.Len())
-		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo}, want); err != nil {
+		if _, err := engine.NewCPU(0).Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo}, want); err != nil {
 			t.Fatal(err)
 		}
 		for round := range 2 {
 			got := newResultG(obs.Len())
-			if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, got); err != nil {
+			if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, got); err != nil {
 				t.Fatal(err)
 			}
 			compareResults(t, obs, ref, want, got)
@@ -293,19 +294,19 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 				t.Errorf("%v, round %d: the device does not hold the prepared references", algo, round)
 			}
 		}
-		kwant := KResult{K: 5, Index: make([]uint32, 5*obs.Len()), Distance: make([]float32, 5*obs.Len())}
-		kgot := KResult{K: 5, Index: make([]uint32, 5*obs.Len()), Distance: make([]float32, 5*obs.Len())}
-		if _, err := g.KNearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo}, math.Inf(1), kwant); err != nil {
+		kwant := engine.KResult{K: 5, Index: make([]uint32, 5*obs.Len()), Distance: make([]float32, 5*obs.Len())}
+		kgot := engine.KResult{K: 5, Index: make([]uint32, 5*obs.Len()), Distance: make([]float32, 5*obs.Len())}
+		if _, err := g.KNearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo}, math.Inf(1), kwant); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.KNearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, math.Inf(1), kgot); err != nil {
+		if _, err := g.KNearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, math.Inf(1), kgot); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(kwant.Index, kgot.Index) || !slices.Equal(kwant.Distance, kgot.Distance) {
 			t.Errorf("%v: k nearest against the prepared references differ", algo)
 		}
 		// Other references in between: the prepared ones are sent again.
-		if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: spherePointsG(100, 5), Algorithm: algo}, newResultG(obs.Len())); err != nil {
+		if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: spherePointsG(100, 5), Algorithm: algo}, newResultG(obs.Len())); err != nil {
 			t.Fatal(err)
 		}
 		if g.devs[0].refs.from != nil {
@@ -320,18 +321,18 @@ func BenchmarkGPUPreparedNearest(b *testing.B) {
 	g := openGPU(b, DeviceMemory)
 	ctx := context.Background()
 	ref, obs := spherePointsG(1<<16, 3), spherePointsG(1<<20, 4)
-	x, err := NewCPUIndex(ref)
+	x, err := engine.NewCPUIndex(ref)
 	if err != nil {
 		b.Fatal(err)
 	}
 	out := newResultG(obs.Len())
 	for _, tc := range []struct {
 		name string
-		prep *Prepared
+		prep *engine.Prepared
 	}{{"fresh", nil}, {"prepared", x.Prepared()}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := g.Nearest(ctx, Request{Obs: obs, Ref: ref, Algorithm: Grid, Prepared: tc.prep}, out); err != nil {
+				if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Grid, Prepared: tc.prep}, out); err != nil {
 					b.Fatal(err)
 				}
 			}

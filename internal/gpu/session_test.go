@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/geoknn/geoknn/internal/engine"
 )
 
 // sessionSteps drives a session through steps that move the references,
@@ -16,18 +18,18 @@ import (
 // then the cells again) and skip the answers, and checks every answered step against a CPU brute-force query
 // on the same points and every changed count against the host's. nref
 // references: enough that the GPU's plan is a grid rather than brute force.
-func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int) {
+func sessionSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engine.Algorithm, nref int) {
 	t.Helper()
 	ctx := context.Background()
 	n := obs.Len()
-	host := Points{Lat64: make([]float64, n), Lon64: make([]float64, n)}
+	host := engine.Points{Lat64: make([]float64, n), Lon64: make([]float64, n)}
 	for i := range n {
 		host.Lat64[i], host.Lon64[i] = obs.At(i)
 	}
 	if obs.Is32() {
 		host = points32(host)
 	}
-	s, err := eng.NewSession(host, SessionOptions{Algorithm: algo, Replan: 2})
+	s, err := eng.NewSession(host, engine.SessionOptions{Algorithm: algo, Replan: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,23 +82,23 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 		q := ref
 		switch step {
 		case 4: // more references: the plan must be redone
-			q = Radians64(append(append([]float64(nil), ref.Lat64...), spherePointsG(500, 31).Lat64...),
+			q = engine.Radians64(append(append([]float64(nil), ref.Lat64...), spherePointsG(500, 31).Lat64...),
 				append(append([]float64(nil), ref.Lon64...), spherePointsG(500, 31).Lon64...))
 		case 5: // duplicated references: the lowest index must win
-			q = Radians64(append(append([]float64(nil), ref.Lat64...), ref.Lat64[:700]...),
+			q = engine.Radians64(append(append([]float64(nil), ref.Lat64...), ref.Lat64[:700]...),
 				append(append([]float64(nil), ref.Lon64...), ref.Lon64[:700]...))
 		case 6, 7: // 20,000 more within a few metres of one spot, twice under one plan
-			q = Radians64(slices.Clone(ref.Lat64), slices.Clone(ref.Lon64))
+			q = engine.Radians64(slices.Clone(ref.Lat64), slices.Clone(ref.Lon64))
 			for k := range 20000 {
 				q.Lat64 = append(q.Lat64, 0.4+1e-6*float64(k%139)/139)
 				q.Lon64 = append(q.Lon64, 0.9+1e-6*float64(k%149)/149)
 			}
 		}
 		want := newResultG(n)
-		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: host, Ref: q, Algorithm: Brute}, want); err != nil {
+		if _, err := engine.NewCPU(0).Nearest(ctx, engine.Request{Obs: host, Ref: q, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
-		var got Result
+		var got engine.Result
 		answered := step != 3 // step 3 leaves the answers in the engine
 		if answered {
 			got = newResultG(n)
@@ -121,7 +123,7 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 		}
 		t.Logf("step %d: changed %d, replaced %d, kernels %v (index %v), %d refined; %s",
 			step, st.Changed, st.Replaced, st.Kernel, st.Index, st.Refined, st.Note)
-		if _, gpu := eng.(*GPU); gpu && algo == Grid {
+		if _, gpu := eng.(*GPU); gpu && algo == engine.Grid {
 			cells := strings.Contains(st.Note, "face cells 6 x")
 			if cells {
 				withCells++
@@ -137,15 +139,15 @@ func sessionSteps(t *testing.T, eng Engine, obs Points, algo Algorithm, nref int
 		prev = want.Index
 		clear(replacedSince)
 	}
-	if _, gpu := eng.(*GPU); gpu && algo == Grid && withCells == 0 {
+	if _, gpu := eng.(*GPU); gpu && algo == engine.Grid && withCells == 0 {
 		t.Error("no step answered through the face cells")
 	}
 }
 
 func TestCPUSession(t *testing.T) {
-	for _, algo := range []Algorithm{Grid, Brute} {
+	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 		t.Run(algo.String(), func(t *testing.T) {
-			sessionSteps(t, NewCPU(0), spherePointsG(20000, 5), algo, 3000)
+			sessionSteps(t, engine.NewCPU(0), spherePointsG(20000, 5), algo, 3000)
 		})
 	}
 }
@@ -154,12 +156,12 @@ func TestGPUSession(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	for _, tc := range []struct {
 		name string
-		obs  Points
+		obs  engine.Points
 	}{
 		{"float64", spherePointsG(1<<18, 5)},
 		{"float32", points32(spherePointsG(1<<17, 6))},
 	} {
-		for _, algo := range []Algorithm{Grid, Brute} {
+		for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { sessionSteps(t, g, tc.obs, algo, 30000) })
 		}
 	}
@@ -175,15 +177,15 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	ctx := context.Background()
 	obs := spherePointsG(1<<18, 9)
-	obs = Radians64(slices.Clone(obs.Lat64), slices.Clone(obs.Lon64)) // the host's copy, replaced alike
+	obs = engine.Radians64(slices.Clone(obs.Lat64), slices.Clone(obs.Lon64)) // the host's copy, replaced alike
 	const nref = 30000
-	s, err := g.NewSession(obs, SessionOptions{Algorithm: Grid, Replan: 1})
+	s, err := g.NewSession(obs, engine.SessionOptions{Algorithm: engine.Grid, Replan: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	uniform := func(seed uint64) Points { return spherePointsG(nref, seed) }
-	crowded := func(k int, spread float64) Points { // k of the references within spread radians of one spot
+	uniform := func(seed uint64) engine.Points { return spherePointsG(nref, seed) }
+	crowded := func(k int, spread float64) engine.Points { // k of the references within spread radians of one spot
 		q := spherePointsG(nref, 44)
 		for i := range k {
 			q.Lat64[i] = 0.4 + spread*float64(i%139)/139
@@ -194,7 +196,7 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 	var prev []uint32
 	replaced := map[int]bool{}
 	for step, tc := range []struct {
-		ref   Points
+		ref   engine.Points
 		split bool // the step's lists split into finer levels
 	}{
 		{uniform(41), false},
@@ -221,7 +223,7 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 			}
 		}
 		want, got := newResultG(obs.Len()), newResultG(obs.Len())
-		if _, err := NewCPU(0).Nearest(ctx, Request{Obs: obs, Ref: tc.ref, Algorithm: Brute}, want); err != nil {
+		if _, err := engine.NewCPU(0).Nearest(ctx, engine.Request{Obs: obs, Ref: tc.ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
 		st, err := s.Nearest(ctx, tc.ref, got)
@@ -250,30 +252,30 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 
 func TestSessionRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := NewCPU(1).NewSession(spherePointsG(100, 1), SessionOptions{})
+	s, err := engine.NewCPU(1).NewSession(spherePointsG(100, 1), engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pts := spherePointsG(2, 2)
 	for _, tc := range []struct {
 		idx  []uint32
-		pts  Points
+		pts  engine.Points
 		want string
 	}{
 		{[]uint32{5}, pts, "2 points"},
 		{[]uint32{5, 100}, pts, "out of range"},
 		{[]uint32{7, 7}, pts, "strictly increasing"},
 		{[]uint32{9, 3}, pts, "strictly increasing"},
-		{[]uint32{1, 2}, Radians64([]float64{0, 2}, []float64{0, 0}), "latitude"},
+		{[]uint32{1, 2}, engine.Radians64([]float64{0, 2}, []float64{0, 0}), "latitude"},
 	} {
 		if err := s.Replace(ctx, tc.idx, tc.pts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Replace(%v): %v, want an error with %q", tc.idx, err, tc.want)
 		}
 	}
-	if _, err := s.Nearest(ctx, spherePointsG(3, 3), Result{Index: make([]uint32, 5), Distance: make([]float32, 5)}); err == nil {
+	if _, err := s.Nearest(ctx, spherePointsG(3, 3), engine.Result{Index: make([]uint32, 5), Distance: make([]float32, 5)}); err == nil {
 		t.Error("Nearest accepted a result of the wrong size")
 	}
-	if _, err := NewCPU(1).NewSession(spherePointsG(10, 1), SessionOptions{Algorithm: Seed}); err == nil {
+	if _, err := engine.NewCPU(1).NewSession(spherePointsG(10, 1), engine.SessionOptions{Algorithm: engine.Seed}); err == nil {
 		t.Error("a seed-algorithm session was accepted")
 	}
 }
@@ -281,15 +283,15 @@ func TestSessionRejectsBadInput(t *testing.T) {
 // A session re-plans on its first query, every Replan queries, and when the
 // reference count changes; brute-force sessions never plan.
 func TestSessionPlanCadence(t *testing.T) {
-	sample := NewObsSample(spherePointsG(5000, 1))
-	refs := PrepareRefs(spherePointsG(1<<16, 2)) // enough that the grid beats brute force
-	more := PrepareRefs(spherePointsG(1<<16+500, 3))
-	p := SessionPlan{Replan: 3}
-	opts := SessionOptions{Algorithm: Grid}
+	sample := engine.NewObsSample(spherePointsG(5000, 1))
+	refs := engine.PrepareRefs(spherePointsG(1<<16, 2)) // enough that the grid beats brute force
+	more := engine.PrepareRefs(spherePointsG(1<<16+500, 3))
+	p := engine.SessionPlan{Replan: 3}
+	opts := engine.SessionOptions{Algorithm: engine.Grid}
 	var planned []bool
-	for q, r := range []*RefSet{refs, refs, refs, refs, more, more} {
+	for q, r := range []*engine.RefSet{refs, refs, refs, refs, more, more} {
 		before := p.Uses
-		p.Update(opts, sample, r, GpuGridCost)
+		p.Update(opts, sample, r, engine.GpuGridCost)
 		planned = append(planned, p.Uses == 1)
 		if p.Shape.G == 0 || p.Note == "" {
 			t.Fatalf("query %d: no grid planned (uses %d -> %d)", q, before, p.Uses)
@@ -298,7 +300,7 @@ func TestSessionPlanCadence(t *testing.T) {
 	if want := []bool{true, false, false, true, true, false}; !slices.Equal(planned, want) {
 		t.Errorf("planned %v, want %v", planned, want)
 	}
-	p.Update(SessionOptions{Algorithm: Brute}, sample, refs, GpuGridCost)
+	p.Update(engine.SessionOptions{Algorithm: engine.Brute}, sample, refs, engine.GpuGridCost)
 	if p.Shape.G != 0 {
 		t.Error("a brute-force session got a grid")
 	}
@@ -307,12 +309,12 @@ func TestSessionPlanCadence(t *testing.T) {
 // The planning sample follows replacements of the observations it holds.
 func TestObsSampleFollowsReplacements(t *testing.T) {
 	obs := spherePointsG(2000, 4)
-	s := NewObsSample(obs)
+	s := engine.NewObsSample(obs)
 	if len(s.Idx) != 512 || !slices.IsSorted(s.Idx) {
 		t.Fatalf("sample of %d, sorted %v", len(s.Idx), slices.IsSorted(s.Idx))
 	}
 	idx := []uint32{s.Idx[0], s.Idx[10], s.Idx[511]}
-	pts := Radians64([]float64{0.1, 0.2, 0.3}, []float64{1, 2, 3})
+	pts := engine.Radians64([]float64{0.1, 0.2, 0.3}, []float64{1, 2, 3})
 	s.Replace(idx, pts)
 	for k, want := range map[int]float64{0: 0.1, 10: 0.2, 511: 0.3} {
 		if s.Pts.Lat64[k] != want {
@@ -322,13 +324,15 @@ func TestObsSampleFollowsReplacements(t *testing.T) {
 	if lat, _ := obs.At(int(s.Idx[1])); s.Pts.Lat64[1] != lat {
 		t.Error("an observation not replaced changed in the sample")
 	}
-	if small := NewObsSample(spherePointsG(10, 5)); len(small.Idx) != 10 {
+	if small := engine.NewObsSample(spherePointsG(10, 5)); len(small.Idx) != 10 {
 		t.Errorf("sample of 10 observations holds %d", len(small.Idx))
 	}
 }
 
 // points32 is p (float64 columns) in float32 columns.
-func points32(p Points) Points { return Radians32(toFloat32(p.Lat64), toFloat32(p.Lon64)) }
+func points32(p engine.Points) engine.Points {
+	return engine.Radians32(toFloat32(p.Lat64), toFloat32(p.Lon64))
+}
 
 func toFloat32(s []float64) []float32 {
 	out := make([]float32, len(s))

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/partition"
 	"github.com/geoknn/geoknn/internal/trace"
@@ -16,20 +17,20 @@ import (
 
 // gpuRun is one streamed query's shared state across the device workers.
 type gpuRun struct {
-	req  Request
-	out  Result
-	refs *RefSet
-	grid GridShape // the cells when the query runs the grid algorithm (g > 0)
+	req  engine.Request
+	out  engine.Result
+	refs *engine.RefSet
+	grid engine.GridShape // the cells when the query runs the grid algorithm (g > 0)
 	// tree, when the plan chose a k-d tree: grid then only orders the
 	// observations.
-	tree *GpuTree
+	tree *engine.GpuTree
 	// cellsSide, when the plan allows the face-cell query: its cells a
 	// face edge. Each GPU builds the lists from the references' grid index
 	// of shape cellsGrid (the query's grid, or with a k-d tree the grid
 	// the tree beat), or answers through the plan's index where they
 	// cannot be made.
 	cellsSide int
-	cellsGrid GridShape
+	cellsGrid engine.GridShape
 	queue     *partition.Queue
 	n         int
 	// direct: out lives in the engine's page-locked memory, and jobs copy
@@ -54,7 +55,7 @@ func (r *gpuRun) progress(k int) {
 // plan is how the run's jobs are ranked.
 func (r *gpuRun) plan() rankPlan {
 	p := rankPlan{algo: r.req.Algorithm, shape: r.grid, tree: r.tree != nil, prec: prec(r.req.Obs.Is32()), nref: r.refs.N}
-	if p.algo == Seed {
+	if p.algo == engine.Seed {
 		p.nref = r.req.Ref.Len()
 	}
 	return p
@@ -62,11 +63,11 @@ func (r *gpuRun) plan() rankPlan {
 
 // seedRefs is what the seed port reads of the references: the original
 // columns in the observations' precision (none for the exact kernels).
-func (r *gpuRun) seedRefs() Points {
+func (r *gpuRun) seedRefs() engine.Points {
 	ref := r.req.Ref
 	switch {
-	case r.req.Algorithm != Seed:
-		return Points{}
+	case r.req.Algorithm != engine.Seed:
+		return engine.Points{}
 	case ref.Gen == nil && ref.Is32() == r.req.Obs.Is32():
 		return ref
 	}
@@ -75,7 +76,7 @@ func (r *gpuRun) seedRefs() Points {
 
 // inPrecision returns p's points as columns of the given precision
 // (whatever form p has: columns of either precision, or a generated set).
-func inPrecision(p Points, is32 bool) Points {
+func inPrecision(p engine.Points, is32 bool) engine.Points {
 	n := p.Len()
 	if is32 {
 		lat, lon := make([]float32, n), make([]float32, n)
@@ -83,13 +84,13 @@ func inPrecision(p Points, is32 bool) Points {
 			a, b := p.At(i)
 			lat[i], lon[i] = float32(a), float32(b)
 		}
-		return Radians32(lat, lon)
+		return engine.Radians32(lat, lon)
 	}
 	lat, lon := make([]float64, n), make([]float64, n)
 	for i := range lat {
 		lat[i], lon[i] = p.At(i)
 	}
-	return Radians64(lat, lon)
+	return engine.Radians64(lat, lon)
 }
 
 // work runs jobs from the queue on this device until none is left, with
@@ -113,7 +114,7 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 	cfg := slotConfig{batch: batch, is32: run.req.Obs.Is32(), managed: d.memory == ManagedMemory, dev: d.dev,
 		partials: max(batch, d.minPartials()), grid: run.grid,
 		stageIn: run.req.Obs.Gen == nil && !run.directIn, stageOut: !run.direct}
-	if run.req.Algorithm == Seed {
+	if run.req.Algorithm == engine.Seed {
 		cfg.partials = max(cfg.partials, batch*kernels.SeedWidth)
 	}
 	for _, s := range d.slots {
@@ -134,7 +135,7 @@ func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 	stream := d.slots[0].stream
 	d.refs.cells.side = 0
 	stage := func() error { return d.refs.stage(d.drv, stream, run.refs, run.seedRefs()) }
-	if run.req.Prepared != nil && run.req.Algorithm != Seed {
+	if run.req.Prepared != nil && run.req.Algorithm != engine.Seed {
 		stage = func() error { return d.refs.stagePrepared(d.drv, stream, run.refs, true) }
 	}
 	if err := stage(); err != nil {
@@ -236,7 +237,7 @@ type slotConfig struct {
 	partials int // (observation, slice) entries of partial results
 	is32     bool
 	managed  bool
-	grid     GridShape // g > 0: grid scratch for this shape
+	grid     engine.GridShape // g > 0: grid scratch for this shape
 	dev      cuda.Device
 	// stageIn and stageOut: the jobs' observations and answers pass
 	// through pinned staging (not for generated observations, nor for
@@ -312,7 +313,7 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Ev
 	err := obs.CheckValues("observations", job.Start)
 	end()
 	if err != nil {
-		return BadInput{err}
+		return engine.BadInput{Err: err}
 	}
 	if err := s.upload(d, obs, run.req.Trace); err != nil {
 		return err
@@ -356,7 +357,7 @@ func (s *slot) kernels(d *gpuDevice, run *gpuRun, m int) error {
 // upload puts the job's observations on the device between evIn and
 // evCopied's record: made there (a generated set), through the pinned
 // staging, or written straight into managed memory and prefetched.
-func (s *slot) upload(d *gpuDevice, obs Points, trc *trace.Recorder) error {
+func (s *slot) upload(d *gpuDevice, obs engine.Points, trc *trace.Recorder) error {
 	drv := d.drv
 	if obs.Gen != nil {
 		return s.generate(d, *obs.Gen)
@@ -382,7 +383,7 @@ func (s *slot) upload(d *gpuDevice, obs Points, trc *trace.Recorder) error {
 
 // uploadDirect copies the job's observations in from the caller's
 // page-locked columns.
-func (s *slot) uploadDirect(drv *cuda.Driver, obs Points) error {
+func (s *slot) uploadDirect(drv *cuda.Driver, obs engine.Points) error {
 	m, elem := obs.Len(), s.cfg.elem()
 	lat, lon := unsafe.Pointer(unsafe.SliceData(obs.Lat64)), unsafe.Pointer(unsafe.SliceData(obs.Lon64))
 	if obs.Is32() {
@@ -398,7 +399,7 @@ func (s *slot) uploadDirect(drv *cuda.Driver, obs Points) error {
 }
 
 // generate makes the job's generated observations in the device columns.
-func (s *slot) generate(d *gpuDevice, g Generated) error {
+func (s *slot) generate(d *gpuDevice, g engine.Generated) error {
 	if err := d.drv.EventRecord(s.evIn, s.stream); err != nil {
 		return err
 	}
@@ -413,18 +414,18 @@ func (s *slot) generate(d *gpuDevice, g Generated) error {
 
 // copyColumns writes obs's latitude then longitude column, in their
 // precision, to dst.
-func copyColumns(dst unsafe.Pointer, obs Points) {
+func copyColumns(dst unsafe.Pointer, obs engine.Points) {
 	m := obs.Len()
 	if obs.Is32() {
-		ParallelCopy(view[float32](dst, 0, m), obs.Lat32)
-		ParallelCopy(view[float32](dst, m, m), obs.Lon32)
+		engine.ParallelCopy(view[float32](dst, 0, m), obs.Lat32)
+		engine.ParallelCopy(view[float32](dst, m, m), obs.Lon32)
 		return
 	}
-	ParallelCopy(view[float64](dst, 0, m), obs.Lat64)
-	ParallelCopy(view[float64](dst, m, m), obs.Lon64)
+	engine.ParallelCopy(view[float64](dst, 0, m), obs.Lat64)
+	engine.ParallelCopy(view[float64](dst, m, m), obs.Lon64)
 }
 
-func (s *slot) uploadManaged(drv *cuda.Driver, obs Points) error {
+func (s *slot) uploadManaged(drv *cuda.Driver, obs engine.Points) error {
 	m, elem := obs.Len(), s.cfg.elem()
 	// Bring the pages home in bulk before the host writes them, rather
 	// than faulting them back one by one.
@@ -440,11 +441,11 @@ func (s *slot) uploadManaged(drv *cuda.Driver, obs Points) error {
 		return err
 	}
 	if obs.Is32() {
-		ParallelCopy(hostView[float32](&s.lat, m), obs.Lat32)
-		ParallelCopy(hostView[float32](&s.lon, m), obs.Lon32)
+		engine.ParallelCopy(hostView[float32](&s.lat, m), obs.Lat32)
+		engine.ParallelCopy(hostView[float32](&s.lon, m), obs.Lon32)
 	} else {
-		ParallelCopy(hostView[float64](&s.lat, m), obs.Lat64)
-		ParallelCopy(hostView[float64](&s.lon, m), obs.Lon64)
+		engine.ParallelCopy(hostView[float64](&s.lat, m), obs.Lat64)
+		engine.ParallelCopy(hostView[float64](&s.lon, m), obs.Lon64)
 	}
 	return prefetchAll(drv, s.stream, s.cfg.dev, []alloc{{buf: &s.lat, bytes: m * elem}, {buf: &s.lon, bytes: m * elem},
 		{buf: &s.outIdx, bytes: 4 * m}, {buf: &s.outDist, bytes: 4 * m}})
@@ -502,7 +503,7 @@ func (s *slot) finish(d *gpuDevice, run *gpuRun, t *stageTimes) error {
 		return err
 	}
 	m := job.Len()
-	if run.req.Algorithm != Seed {
+	if run.req.Algorithm != engine.Seed {
 		t.refined += s.refined()
 	}
 	run.progress(m)
@@ -517,8 +518,8 @@ func (s *slot) finish(d *gpuDevice, run *gpuRun, t *stageTimes) error {
 	} else {
 		idx, dist = s.answers(m)
 	}
-	ParallelCopy(run.out.Index[job.Start:job.End], idx)
-	ParallelCopy(run.out.Distance[job.Start:job.End], dist)
+	engine.ParallelCopy(run.out.Index[job.Start:job.End], idx)
+	engine.ParallelCopy(run.out.Distance[job.Start:job.End], dist)
 	return nil
 }
 

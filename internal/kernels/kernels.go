@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/geoknn/geoknn/cuda"
 )
 
 //go:embed sass
@@ -155,7 +153,7 @@ const NoAnswer = ^uint32(0)
 // signatures is every kernel entry's parameter list as its PTX declares it,
 // and as the Go wrappers fill it (Args); TestSignaturesMatchPTX checks the
 // two agree, entry for entry.
-var signatures = map[string][]cuda.Param{
+var signatures = map[string][]Param{
 	"block_min_f64":  {U64, U64, U32, U64, U32, U32, U64, U64, U64},
 	"block_min_f32":  {U64, U64, U32, U64, U32, U32, U64, U64, U64},
 	"global_min_f64": {U64, U64, U32, U64, U32, U64, U64, U64, U64, U64, U64, U64},
@@ -214,20 +212,40 @@ var signatures = map[string][]cuda.Param{
 	"cells_query_f32": {U64, U64, U32, U32, U64, U64, U64, U64, U64, U64, U64},
 }
 
-// Short names for the table above.
+// Param is the type of one kernel parameter as PTX declares it; the GPU
+// engine fills each kernel's argument block by its entry's list (cuda.Param
+// alike), so a setter that does not match the kernel is reported at launch.
+// The package keeps its own type so that the CPU engine, which shares the
+// launch constants above, never imports the CUDA bindings.
+type Param uint8
+
+// Parameter types.
 const (
-	U32 = cuda.U32
-	U64 = cuda.U64
-	F32 = cuda.F32
-	F64 = cuda.F64
+	U32 Param = iota + 1 // .u32 / .s32 / .b32: int, unsigned int
+	U64                  // .u64 / .s64 / .b64: pointers, 64-bit integers
+	F32                  // .f32: float
+	F64                  // .f64: double
 )
 
-// Args returns an argument block typed by the named entry's parameters, so
-// a setter that does not match the kernel is reported at launch.
-func Args(entry string) (*cuda.Args, error) {
+func (p Param) String() string {
+	switch p {
+	case U32:
+		return "u32"
+	case U64:
+		return "u64"
+	case F32:
+		return "f32"
+	case F64:
+		return "f64"
+	}
+	return fmt.Sprintf("Param(%d)", uint8(p))
+}
+
+// Signature returns the named entry's parameter list.
+func Signature(entry string) ([]Param, error) {
 	sig, ok := signatures[entry]
 	if !ok {
 		return nil, fmt.Errorf("kernels: no entry %q", entry)
 	}
-	return cuda.NewArgsOf(sig...), nil
+	return sig, nil
 }

@@ -110,7 +110,7 @@ func ptxType(t string) string {
 }
 
 // Every PTX entry is launched with the parameter list its Go signature
-// gives (and so with what cuda.NewArgsOf lets the wrappers set), and every
+// gives (and so with what the GPU engine's argument blocks let the wrappers set), and every
 // signature names an entry that exists.
 func TestSignaturesMatchPTX(t *testing.T) {
 	seen := map[string]bool{}
@@ -146,13 +146,13 @@ func TestSignaturesMatchPTX(t *testing.T) {
 	}
 }
 
-func TestArgs(t *testing.T) {
-	a, err := Args("map_index")
-	if err != nil || a.Len() != 3 {
-		t.Errorf("Args(map_index) = %v, %v; want 3 parameters", a, err)
+func TestSignature(t *testing.T) {
+	sig, err := Signature("map_index")
+	if err != nil || len(sig) != 3 {
+		t.Errorf("Signature(map_index) = %v, %v; want 3 parameters", sig, err)
 	}
-	if _, err := Args("to_unit_f32"); err == nil {
-		t.Error("Args of a missing entry: no error")
+	if _, err := Signature("to_unit_f32"); err == nil {
+		t.Error("Signature of a missing entry: no error")
 	}
 }
 
