@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/trace"
 )
 
@@ -75,11 +74,6 @@ type Request struct {
 	// engines skip preparing it, and a GPU that holds it from an earlier
 	// query does not send it again.
 	Prepared *Prepared
-	// team, when set, runs the request's parallel steps; faces and trees,
-	// when set, are memory for its face cells and k-d tree (CPU.Nearest).
-	team  *parallel.Team
-	faces *faceMemory
-	trees *kdMemory
 }
 
 // Prepared is a reference set prepared for many queries: unit vectors with
@@ -87,9 +81,9 @@ type Request struct {
 // CPU's indexes over them (nil: built by each query that needs one). It is
 // read-only.
 type Prepared struct {
-	Merged, all   *RefSet
-	tree, treeAll *kdTree    // k-d trees of merged and all
-	gridAll       *gridIndex // the fitted grid of all at the planned side
+	Merged, All   *RefSet
+	Tree, TreeAll *KdTree    // k-d trees of merged and all
+	GridAll       *GridIndex // the fitted grid of all at the planned side
 }
 
 // merged is the request's references with duplicates merged.
@@ -100,47 +94,37 @@ func (r Request) Merged() *RefSet {
 	return PrepareRefs(r.Ref)
 }
 
-// mergedCPU is merged as the CPU engine reads it, prepared into s on the
-// request's team unless prepared already.
-func (r Request) mergedCPU(s *RefSet) *RefSet {
-	if r.Prepared != nil {
-		return r.Prepared.Merged
-	}
-	s.prepareCPU(r.Ref, r.team)
-	return s
-}
-
 // mergedTree is the prepared k-d tree of merged(), or nil.
-func (r Request) MergedTree() *kdTree {
+func (r Request) MergedTree() *KdTree {
 	if r.Prepared != nil {
-		return r.Prepared.tree
+		return r.Prepared.Tree
 	}
 	return nil
 }
 
 // allTree is the k-d tree of all (refs): the prepared one, or built.
-func (r Request) allTree(refs *RefSet) *kdTree {
-	if r.Prepared != nil && r.Prepared.treeAll != nil {
-		return r.Prepared.treeAll
+func (r Request) AllTree(refs *RefSet) *KdTree {
+	if r.Prepared != nil && r.Prepared.TreeAll != nil {
+		return r.Prepared.TreeAll
 	}
-	return buildKDTree(refs)
+	return BuildKDTree(refs)
 }
 
 // allGrid is the fitted grid of side g over all (refs): the prepared one
 // when it has that side, or built.
-func (r Request) allGrid(refs *RefSet, g int) *gridIndex {
-	if r.Prepared != nil && r.Prepared.gridAll != nil && r.Prepared.gridAll.G == g {
-		return r.Prepared.gridAll
+func (r Request) AllGrid(refs *RefSet, g int) *GridIndex {
+	if r.Prepared != nil && r.Prepared.GridAll != nil && r.Prepared.GridAll.G == g {
+		return r.Prepared.GridAll
 	}
-	return buildFittedGrid(refs, g)
+	return BuildFittedGrid(refs, g)
 }
 
 // all is the request's references with duplicates kept.
 func (r Request) All() *RefSet {
 	if r.Prepared != nil {
-		return r.Prepared.all
+		return r.Prepared.All
 	}
-	return prepareRefsAll(r.Ref)
+	return PrepareRefsAll(r.Ref)
 }
 
 // Result receives the answers: one entry per observation, in input order.

@@ -28,7 +28,7 @@ type CPU struct {
 type cpuMemory struct {
 	refs  RefSet
 	faces faceMemory
-	tree  kdMemory
+	tree  KdMemory
 }
 
 // takeMemory is the engine's spare memory, or new memory while another
@@ -75,17 +75,17 @@ const (
 // observations' values, prepares the references, builds the face cells and
 // answers, step after step, awake throughout; nothing reads the
 // observations before the check has passed.
-func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, error) {
-	start := time.Now()
+func (c *CPU) Nearest(ctx context.Context, r Request, out Result) (Stats, error) {
+	start, req := time.Now(), request{Request: r}
 	end := req.Trace.Begin("host", "check points")
-	if err := CheckRequest(req, out, false); err != nil {
+	if err := CheckRequest(r, out, false); err != nil {
 		return Stats{}, err
 	}
 	end()
 	req.team = parallel.NewTeam(c.workers)
 	defer req.team.Close()
 	end = req.Trace.Begin("host", "check observations")
-	if err := req.Obs.checkValues("observations", 0, req.team); err != nil {
+	if err := req.Obs.CheckValuesOn("observations", 0, req.team); err != nil {
 		return Stats{}, err
 	}
 	end()
@@ -104,7 +104,7 @@ func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	return Stats{}, fmt.Errorf("cpu engine: algorithm %v is GPU-only", req.Algorithm)
 }
 
-func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *RefSet, start time.Time) (Stats, error) {
+func (c *CPU) nearestBrute(ctx context.Context, req request, out Result, refs *RefSet, start time.Time) (Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = cpuBatch
@@ -125,7 +125,7 @@ func (c *CPU) nearestBrute(ctx context.Context, req Request, out Result, refs *R
 // request's team, or a team of the engine's own; newWorker gives each
 // worker its own job function (and scratch), which answers observations
 // [lo, hi).
-func (c *CPU) run(ctx context.Context, req Request, batch int, start time.Time, newWorker func() func(lo, hi int)) (Stats, error) {
+func (c *CPU) run(ctx context.Context, req request, batch int, start time.Time, newWorker func() func(lo, hi int)) (Stats, error) {
 	team := req.team
 	if team == nil {
 		team = parallel.NewTeam(c.workers)
@@ -168,4 +168,25 @@ func (c *CPU) stats(jobs int, start time.Time) Stats {
 		Jobs:    jobs,
 		Wall:    time.Since(start),
 	}
+}
+
+// request is a query as the CPU engine runs it: the caller's request, and
+// the team and memory of the engine's own that its steps share.
+type request struct {
+	Request
+	// team, when set, runs the request's parallel steps; faces and trees,
+	// when set, are memory for its face cells and k-d tree (CPU.Nearest).
+	team  *parallel.Team
+	faces *faceMemory
+	trees *KdMemory
+}
+
+// mergedCPU is merged as the CPU engine reads it, prepared into s on the
+// request's team unless prepared already.
+func (r request) mergedCPU(s *RefSet) *RefSet {
+	if r.Prepared != nil {
+		return r.Prepared.Merged
+	}
+	s.PrepareCPU(r.Ref, r.team)
+	return s
 }

@@ -86,7 +86,7 @@ type faceIndex struct {
 	side   int
 	head   []faceHead
 	blocks []faceBlock
-	tree   *kdTree  // answers the cells without a list (nil: none)
+	tree   *KdTree  // answers the cells without a list (nil: none)
 	orig   []uint32 // the references' input indices, for the tree's answers
 	// For the note: the cells split, the levels below the first, the
 	// candidates in all lists and the longest, the cells without a list.
@@ -125,7 +125,7 @@ type faceSpots struct {
 // faceTop4AVX2 where the CPU has AVX2: the same cells and bits, without
 // the branches of the face's choice.
 func (fc *faceIndex) top4(u *[12]float64, s *faceSpots) {
-	if haveAVX2FMA {
+	if HaveAVX2FMA {
 		faceTop4AVX2(u, fc.side, 0.5*float64(fc.side), s)
 		return
 	}
@@ -225,7 +225,7 @@ func (c faceCell) point(u, v float64) [3]float64 {
 
 // cornerDots are the dot products of the corners with reference k.
 func (g *faceGeom) cornerDots(refs *RefSet, k uint32) [4]float64 {
-	return g.cornerDotsOf(refs.x[k], refs.y[k], refs.z[k])
+	return g.cornerDotsOf(refs.X[k], refs.Y[k], refs.Z[k])
 }
 
 // cornerDotsOf are the dot products of the corners with (x, y, z).
@@ -249,7 +249,7 @@ type faceOut struct {
 type faceBuilder struct {
 	refs  *RefSet
 	trees *lazyTree
-	grid  *gridIndex // the first level's pools' index; nil: the tree
+	grid  *GridIndex // the first level's pools' index; nil: the tree
 	surv  []faceSurvivor
 	// sortSurvivors' scratch: the keys, and the survivors in order.
 	keys   []faceKey
@@ -357,7 +357,7 @@ func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile, fromGrid bool) (poo
 	if tree == nil {
 		return false, false
 	}
-	dc2, _ := tree.nearest(c[0], c[1], c[2], nil)
+	dc2, _ := tree.Nearest(c[0], c[1], c[2], nil)
 	return b.pool.gather(tree, c, poolChord(dc2, reach), b.poolMost), true
 }
 
@@ -378,7 +378,7 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 	if pooled {
 		d2, at = b.pool.nearest(&p)
 	} else {
-		d2, q0 = b.trees.built().nearest(p[0], p[1], p[2], nil) // built: buildTile walks only once it is
+		d2, q0 = b.trees.built().Nearest(p[0], p[1], p[2], nil) // built: buildTile walks only once it is
 	}
 	d0 := math.Sqrt(d2)
 	need := d0 + 2*g.alpha + faceNeedSlack
@@ -430,32 +430,32 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64, most int) float64 {
 	t, p := b.trees.built(), g.centre
 	dq := g.cornerDots(b.refs, q0)
-	need2, limit := need*need, fittedChordBound(need*need)
+	need2, limit := need*need, FittedChordBound(need*need)
 	b.surv = b.surv[:0]
 	reach := 0.0
 	var stack [64]int32
 	n := 1
 	for n > 0 && len(b.surv) <= most {
 		n--
-		nd := &t.nodes[stack[n]]
-		if nd.boxDist2(p) > limit || g.boxBeaten(nd, &dq) {
+		nd := &t.Nodes[stack[n]]
+		if nd.BoxDist2(p) > limit || g.boxBeaten(nd, &dq) {
 			continue
 		}
-		if nd.left >= 0 {
-			stack[n], stack[n+1] = nd.left, nd.right
+		if nd.Left >= 0 {
+			stack[n], stack[n+1] = nd.Left, nd.Right
 			n += 2
 			continue
 		}
-		for r := nd.start; r < nd.end; r++ {
-			d2 := Chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r])
+		for r := nd.Start; r < nd.End; r++ {
+			d2 := Chord2(p[0], p[1], p[2], t.X[r], t.Y[r], t.Z[r])
 			if d2 > need2 {
 				continue
 			}
-			d := g.cornerDotsOf(t.x[r], t.y[r], t.z[r])
-			if t.id[r] != q0 && beats(&dq, &d) {
+			d := g.cornerDotsOf(t.X[r], t.Y[r], t.Z[r])
+			if t.Id[r] != q0 && beats(&dq, &d) {
 				continue
 			}
-			b.surv = append(b.surv, faceSurvivor{id: t.id[r], d2: d2, dots: d})
+			b.surv = append(b.surv, faceSurvivor{id: t.Id[r], d2: d2, dots: d})
 			reach = max(reach, d2)
 		}
 	}
@@ -518,7 +518,7 @@ func (b *faceBuilder) sortSurvivors() {
 			keys[j] = v
 		}
 	}
-	sorted := grow(b.sorted, n)
+	sorted := Grow(b.sorted, n)
 	for k, key := range keys {
 		sorted[k] = b.surv[key.at]
 	}
@@ -535,10 +535,10 @@ type faceKey struct {
 // boxBeaten tells whether corner dots dq beat every point of node n's box
 // at every corner: the box's largest dot product with each corner (the
 // larger end of each axis's span) is below dq's by faceDomEps.
-func (g *faceGeom) boxBeaten(n *kdNode, dq *[4]float64) bool {
+func (g *faceGeom) boxBeaten(n *KdNode, dq *[4]float64) bool {
 	for k := range 4 {
 		c := &g.corner[k]
-		m := max(c[0]*n.lo[0], c[0]*n.hi[0]) + max(c[1]*n.lo[1], c[1]*n.hi[1]) + max(c[2]*n.lo[2], c[2]*n.hi[2])
+		m := max(c[0]*n.Lo[0], c[0]*n.Hi[0]) + max(c[1]*n.Lo[1], c[1]*n.Hi[1]) + max(c[2]*n.Lo[2], c[2]*n.Hi[2])
 		if dq[k]-m <= faceDomEps {
 			return false
 		}
@@ -593,7 +593,7 @@ type faceMemory struct {
 
 // takeBuilders is a builder for each of workers, from m's where it has
 // them, set for this build; their scratch and lists' arena are kept.
-func (m *faceMemory) takeBuilders(workers int, refs *RefSet, trees *lazyTree, grid *gridIndex, poolMost int) []*faceBuilder {
+func (m *faceMemory) takeBuilders(workers int, refs *RefSet, trees *lazyTree, grid *GridIndex, poolMost int) []*faceBuilder {
 	for len(m.builders) < workers {
 		m.builders = append(m.builders, &faceBuilder{})
 	}
@@ -615,7 +615,7 @@ func (m *faceMemory) letGo() {
 // cleared is n outcomes from mem (kept in *mem for the next build), set
 // to none on team's workers.
 func cleared(mem *[]faceOut, n int, team *parallel.Team) []faceOut {
-	outs := grow(*mem, n)
+	outs := Grow(*mem, n)
 	*mem = outs
 	team.Blocks(n, 1<<12, func(_, lo, hi int) { clear(outs[lo:hi]) })
 	return outs
@@ -633,7 +633,7 @@ func (m *faceMemory) release(fc *faceIndex) {
 // poolMost references (0: every cell walks the tree), the first level's
 // from a grid when fromGrid is set.
 func buildFaceCellsPooled(ctx context.Context, refs *RefSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory, poolMost int, fromGrid bool) (*faceIndex, string, error) {
-	var grid *gridIndex
+	var grid *GridIndex
 	if fromGrid {
 		end := trees.trace.Begin("host", "face cells, grid")
 		grid = faceGridFor(refs, side, team)
@@ -804,7 +804,7 @@ func (o *faceOut) span(level int) faceSpan {
 // descendants in a range of their own (children in a row, depth first),
 // its blocks likewise; in mem's memory where it has some.
 func (fc *faceIndex) assemble(outs []faceOut, refs *RefSet, team *parallel.Team, mem *faceMemory) {
-	spans := grow(mem.spans, len(outs))
+	spans := Grow(mem.spans, len(outs))
 	mem.spans = spans
 	team.Blocks(len(outs), faceLayoutBlock, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
@@ -823,7 +823,7 @@ func (fc *faceIndex) assemble(outs []faceOut, refs *RefSet, team *parallel.Team,
 		blocks, sp.blocks = blocks+sp.blocks, blocks
 	}
 	// place writes every head and block: none needs clearing.
-	fc.head, fc.blocks = grow(mem.head, places), grow(mem.blocks, blocks)
+	fc.head, fc.blocks = Grow(mem.head, places), Grow(mem.blocks, blocks)
 	team.Blocks(len(outs), faceLayoutBlock, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			next, block := spans[k].places, spans[k].blocks
@@ -871,7 +871,7 @@ func fillBlocks(dst []faceBlock, ids []uint32, refs *RefSet) int {
 				continue
 			}
 			id := ids[e]
-			b.x[l], b.y[l], b.z[l], b.id[l], b.orig[l] = refs.x[id], refs.y[id], refs.z[id], id, refs.Orig[id]
+			b.x[l], b.y[l], b.z[l], b.id[l], b.orig[l] = refs.X[id], refs.Y[id], refs.Z[id], id, refs.Orig[id]
 		}
 	}
 	return n
@@ -929,7 +929,7 @@ const faceObsPerRef = 8
 
 // nearestFaces answers the request through fc in input order, in batches
 // on every goroutine.
-func (c *CPU) nearestFaces(ctx context.Context, req Request, out Result, refs *RefSet, fc *faceIndex, start time.Time) (Stats, error) {
+func (c *CPU) nearestFaces(ctx context.Context, req request, out Result, refs *RefSet, fc *faceIndex, start time.Time) (Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = 4096
@@ -988,7 +988,7 @@ func (q *faceQueries) answer(obs Points, lo, hi int, fc *faceIndex, out Result) 
 func (g *faceObs) locate(obs Points, fc *faceIndex) {
 	for k := 0; k < g.m; k += 4 {
 		var u [12]float64
-		unitsFrom(obs, g.lo+k, min(4, g.m-k), &u)
+		UnitsFrom(obs, g.lo+k, min(4, g.m-k), &u)
 		s := &g.spot[k/4]
 		fc.top4(&u, s)
 		for e := range min(4, g.m-k) {
@@ -1015,7 +1015,7 @@ func (g *faceObs) rank(fc *faceIndex, out Result) {
 	for k := range g.m {
 		if g.n[k] == faceTree {
 			p := &g.p[k]
-			d, id := fc.tree.nearest(p[0], p[1], p[2], nil)
+			d, id := fc.tree.Nearest(p[0], p[1], p[2], nil)
 			g.d2[k], out.Index[g.lo+k] = d, fc.orig[id]
 			continue
 		}
@@ -1025,7 +1025,7 @@ func (g *faceObs) rank(fc *faceIndex, out Result) {
 	}
 	for k := 0; k < g.m; k += 4 { // past m: earlier chords, converted and dropped
 		var rad [4]float64
-		chordToAngle4((*[4]float64)(g.d2[k:k+4]), &rad)
+		ChordToAngle4((*[4]float64)(g.d2[k:k+4]), &rad)
 		for e := range min(4, g.m-k) {
 			out.Distance[g.lo+k+e] = float32(rad[e])
 		}

@@ -38,11 +38,11 @@ const faceGridMinCube = 1.0
 
 // faceGridFor is the grid the first level's pools are gathered through,
 // or nil where the references crowd into less than faceGridMinCube.
-func faceGridFor(refs *RefSet, side int, team *parallel.Team) *gridIndex {
-	if _, cube := fittedCube(refs); cube < faceGridMinCube {
+func faceGridFor(refs *RefSet, side int, team *parallel.Team) *GridIndex {
+	if _, cube := FittedCube(refs); cube < faceGridMinCube {
 		return nil
 	}
-	return buildFittedGridOn(refs, faceGridSide(side), team)
+	return BuildFittedGridOn(refs, faceGridSide(side), team)
 }
 
 // lazyTree is the references' k-d tree, built between the face build's
@@ -52,29 +52,29 @@ func faceGridFor(refs *RefSet, side int, team *parallel.Team) *gridIndex {
 type lazyTree struct {
 	refs  *RefSet
 	trace *trace.Recorder
-	mem   *kdMemory // where the tree is built; nil: fresh memory
-	tree  *kdTree
+	mem   *KdMemory // where the tree is built; nil: fresh memory
+	tree  *KdTree
 	made  bool // the tree was built here, in mem
 }
 
 // newLazyTree holds tree when one is built already (nil: built when first
 // needed, in mem's memory).
-func newLazyTree(refs *RefSet, tree *kdTree, tr *trace.Recorder, mem *kdMemory) *lazyTree {
+func newLazyTree(refs *RefSet, tree *KdTree, tr *trace.Recorder, mem *KdMemory) *lazyTree {
 	return &lazyTree{refs: refs, trace: tr, mem: mem, tree: tree}
 }
 
 // buildOn is the tree, built on team's workers (nil: a team of its own
 // when the references are many) unless it is built already. It hands team
 // steps: never call it inside one.
-func (lt *lazyTree) buildOn(team *parallel.Team) *kdTree {
+func (lt *lazyTree) buildOn(team *parallel.Team) *KdTree {
 	if lt.tree != nil {
 		return lt.tree
 	}
 	end := lt.trace.Begin("host", "k-d tree")
 	if team == nil {
-		lt.tree = buildKDTreeIn(lt.refs, lt.mem)
+		lt.tree = BuildKDTreeIn(lt.refs, lt.mem)
 	} else {
-		lt.tree = buildKDTreeOn(lt.refs, team, lt.mem)
+		lt.tree = BuildKDTreeOn(lt.refs, team, lt.mem)
 	}
 	lt.made = true
 	end()
@@ -82,13 +82,13 @@ func (lt *lazyTree) buildOn(team *parallel.Team) *kdTree {
 }
 
 // built is the tree if it was built, else nil.
-func (lt *lazyTree) built() *kdTree { return lt.tree }
+func (lt *lazyTree) built() *KdTree { return lt.tree }
 
 // release leaves the tree built here in its memory, for the next query's;
 // nothing may read the tree after.
 func (lt *lazyTree) release() {
 	if lt.made {
-		lt.mem.release(lt.tree)
+		lt.mem.Release(lt.tree)
 	}
 }
 
@@ -96,40 +96,27 @@ func (lt *lazyTree) release() {
 // through b.grid; decided is false where the grid's searches would walk
 // far (c far from the references), leaving the tile to the tree.
 func (b *faceBuilder) gatherFromGrid(c [3]float64, reach float64) (pooled, decided bool) {
-	if !b.grid.nearCube(c, faceGridShells/2) {
+	if !b.grid.NearCube(c, faceGridShells/2) {
 		return false, false
 	}
-	dc2, ok := b.grid.nearestWithin(c, faceGridShells)
+	dc2, ok := b.grid.NearestWithin(c, faceGridShells)
 	if !ok {
 		return false, false
 	}
 	return b.pool.gatherGrid(b.grid, c, poolChord(dc2, reach), b.poolMost)
 }
 
-// nearCube tells whether p lies within cells cells of ix's cube: farther
-// out, its nearest reference is more shells away than a tile's search
-// walks.
-func (ix *gridIndex) nearCube(p [3]float64, cells int) bool {
-	margin := float64(cells) * ix.h
-	for a := range 3 {
-		if p[a] < ix.origin[a]-margin || p[a] > ix.top[a]+margin {
-			return false
-		}
-	}
-	return true
-}
-
 // gatherGrid is gather through the grid ix: the references within chord r
 // of p, in the grid's order; pooled false past most. decided is false
 // where the ball takes more than faceGridShells shells of cells: the
 // tree's walk is then the cheaper gather.
-func (pl *facePool) gatherGrid(ix *gridIndex, p [3]float64, r float64, most int) (pooled, decided bool) {
-	limit := fittedChordBound(r * r)
+func (pl *facePool) gatherGrid(ix *GridIndex, p [3]float64, r float64, most int) (pooled, decided bool) {
+	limit := FittedChordBound(r * r)
 	pl.reset()
 	over := false
-	finished := ix.walkWithin(p, func() float64 { return ix.chordBound(limit) }, func(c int) bool {
-		lo, hi := ix.start[c], ix.start[c+1]
-		cols := kdColumns{x: ix.x[lo:hi], y: ix.y[lo:hi], z: ix.z[lo:hi], id: ix.id[lo:hi]}
+	finished := ix.WalkWithin(p, func() float64 { return ix.ChordBound(limit) }, func(c int) bool {
+		lo, hi := ix.Start[c], ix.Start[c+1]
+		cols := KdColumns{X: ix.X[lo:hi], Y: ix.Y[lo:hi], Z: ix.Z[lo:hi], Id: ix.Id[lo:hi]}
 		over = !pl.take(p, limit, cols, most)
 		return !over
 	}, faceGridShells)

@@ -24,11 +24,11 @@ const facePoolPad = 4
 
 // gather fills the pool with the references within chord r of p, in the
 // tree's order; it stops and returns false past most.
-func (pl *facePool) gather(t *kdTree, p [3]float64, r float64, most int) bool {
-	limit := fittedChordBound(r * r)
+func (pl *facePool) gather(t *KdTree, p [3]float64, r float64, most int) bool {
+	limit := FittedChordBound(r * r)
 	pl.reset()
-	all := t.leavesWithin(p, limit, func(start, end int32) bool {
-		return pl.take(p, limit, t.kdColumns.slice(int(start), int(end)), most)
+	all := t.LeavesWithin(p, limit, func(start, end int32) bool {
+		return pl.take(p, limit, t.KdColumns.Slice(int(start), int(end)), most)
 	})
 	if all {
 		pl.pad()
@@ -50,14 +50,14 @@ func (pl *facePool) pad() {
 
 // take adds the references of cols within the squared chord limit of p,
 // unless the pool could then pass most: false.
-func (pl *facePool) take(p [3]float64, limit float64, cols kdColumns, most int) bool {
-	if len(pl.id)+len(cols.id) > most {
+func (pl *facePool) take(p [3]float64, limit float64, cols KdColumns, most int) bool {
+	if len(pl.id)+len(cols.Id) > most {
 		return false
 	}
-	for k := range cols.id {
-		if Chord2(p[0], p[1], p[2], cols.x[k], cols.y[k], cols.z[k]) <= limit {
-			pl.x, pl.y, pl.z = append(pl.x, cols.x[k]), append(pl.y, cols.y[k]), append(pl.z, cols.z[k])
-			pl.id = append(pl.id, cols.id[k])
+	for k := range cols.Id {
+		if Chord2(p[0], p[1], p[2], cols.X[k], cols.Y[k], cols.Z[k]) <= limit {
+			pl.x, pl.y, pl.z = append(pl.x, cols.X[k]), append(pl.y, cols.Y[k]), append(pl.z, cols.Z[k])
+			pl.id = append(pl.id, cols.Id[k])
 		}
 	}
 	return true
@@ -67,14 +67,14 @@ func (pl *facePool) take(p [3]float64, limit float64, cols kdColumns, most int) 
 // order of equally near ones: its squared chord and place. It leaves every
 // reference's chord from p in pl.d2.
 func (pl *facePool) nearest(p *[3]float64) (float64, int) {
-	pl.d2 = grow(pl.d2, len(pl.id))
+	pl.d2 = Grow(pl.d2, len(pl.id))
 	return poolChords(p, pl.x, pl.y, pl.z, pl.d2)
 }
 
 // survivors sets pl.found to the places of the references within the
 // cell's ball that q0 does not beat at every corner, as c says them.
 func (pl *facePool) survivors(c *facePoolCell) {
-	pl.found = grow(pl.found, len(pl.id))
+	pl.found = Grow(pl.found, len(pl.id))
 	pl.found = pl.found[:poolSurvivors(c, pl.x, pl.y, pl.z, pl.d2, pl.found)]
 }
 

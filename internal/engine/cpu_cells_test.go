@@ -32,9 +32,9 @@ func faceIndexPooled(t *testing.T, ref Points, side, poolMost int) (*faceIndex, 
 func faceIndexGathered(t *testing.T, ref Points, side, poolMost int, fromGrid bool) (*faceIndex, *RefSet) {
 	t.Helper()
 	refs := PrepareRefs(ref)
-	var tree *kdTree
+	var tree *KdTree
 	if !fromGrid {
-		tree = buildKDTree(refs)
+		tree = BuildKDTree(refs)
 	}
 	team := parallel.NewTeam(7) // an odd team: blocks left over at every level
 	defer team.Close()
@@ -65,7 +65,7 @@ func checkFaceIndex(t *testing.T, fc *faceIndex, refs *RefSet, obs Points) {
 func faceNearest(fc *faceIndex, x, y, z float64) (float64, uint32) {
 	first, n := fc.resolve(fc.top(x, y, z))
 	if n == faceTree {
-		return fc.tree.nearest(x, y, z, nil)
+		return fc.tree.Nearest(x, y, z, nil)
 	}
 	d2, b, l := fc.rank(&[3]float64{x, y, z}, first, n)
 	return d2, b.id[l]
@@ -93,10 +93,10 @@ func TestFaceGridFor(t *testing.T) {
 	if g == nil {
 		t.Fatal("a hemisphere of references got no grid")
 	}
-	if !g.nearCube([3]float64{0, 0, 1}, faceGridShells/2) || g.nearCube([3]float64{0, 0, -1}, faceGridShells/2) {
+	if !g.NearCube([3]float64{0, 0, 1}, faceGridShells/2) || g.NearCube([3]float64{0, 0, -1}, faceGridShells/2) {
 		t.Error("the north pole should be near the grid's cube, the south pole not")
 	}
-	if _, ok := g.nearestWithin([3]float64{0, 0, 1}, faceGridShells); !ok {
+	if _, ok := g.NearestWithin([3]float64{0, 0, 1}, faceGridShells); !ok {
 		t.Error("the north pole's nearest reference is not within the shells")
 	}
 }
@@ -247,7 +247,7 @@ func TestCPUNearestFaceCells(t *testing.T) {
 // lanes1AVX2 and its Go twin give the same ranking, NaN padding and
 // equal dot products included.
 func TestLanes1Twin(t *testing.T) {
-	if !haveAVX2FMA {
+	if !HaveAVX2FMA {
 		t.Skip("no AVX2 and FMA on this CPU: only the Go loop runs")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
@@ -298,7 +298,7 @@ func BenchmarkFaceBuild(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var fc *faceIndex
 			var mem faceMemory // reused, as the engine's queries do
-			var kd kdMemory
+			var kd KdMemory
 			for b.Loop() {
 				var err error
 				trees := newLazyTree(refs, nil, nil, &kd)

@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"context"
-	"fmt"
 	"math"
-	"time"
 
 	"github.com/geoknn/geoknn/internal/parallel"
 )
@@ -26,25 +23,25 @@ import (
 // cells assigned in float64, so references crowded into a city or a few
 // metres get cells of their own scale (on the global grid they share one
 // cell and the query is brute force).
-type gridIndex struct {
+type GridIndex struct {
 	G      int        // cells per axis
 	h      float64    // cell side
 	h32    float32    // the global grid's cell side in float32, 2/g
 	origin [3]float64 // the grid's lower corner
 	top    [3]float64 // and its upper corner
 	invH   float64    // 1/h, for the fitted grid's cell assignment
-	fitted bool       // cells assigned in float64 from origin
+	Fitted bool       // cells assigned in float64 from origin
 	slack  float64    // margin over cell bounds covering the assignment's rounding
-	start  []uint32   // start[c] .. start[c+1]: refs of cell c in sorted order
+	Start  []uint32   // start[c] .. start[c+1]: refs of cell c in sorted order
 	// Sorted references in float64 and the distinct-reference index of each
 	// (the GPU builds its own index on the device).
-	x, y, z []float64
-	id      []uint32
+	X, Y, Z []float64
+	Id      []uint32
 	// runs[4*(i*g+j) ...]: the z-cell runs [lo0, hi0, lo1, hi1] of column
 	// (i, j) that can hold references (lo > hi: empty run): where the unit
 	// sphere crosses the column (global), or around its occupied cells
 	// (fitted), so a query visits only those instead of whole 3D shells.
-	runs []int16
+	Runs []int16
 }
 
 // fittedSlack covers the float64 rounding of a fitted grid's cell
@@ -52,37 +49,37 @@ type gridIndex struct {
 const fittedSlack = 1e-14
 
 // buildGrid is the global grid of side g over refs.
-func buildGrid(refs *RefSet, g int) *gridIndex {
-	ix := &gridIndex{G: g, h: 2 / float64(g), h32: 2 / float32(g), origin: [3]float64{-1, -1, -1}, top: [3]float64{1, 1, 1},
+func BuildGrid(refs *RefSet, g int) *GridIndex {
+	ix := &GridIndex{G: g, h: 2 / float64(g), h32: 2 / float32(g), origin: [3]float64{-1, -1, -1}, top: [3]float64{1, 1, 1},
 		slack: gridSlack}
 	ix.fill(refs, func(k int) int {
 		return ix.cell32(refs.Xyzw[4*k], refs.Xyzw[4*k+1], refs.Xyzw[4*k+2])
 	}, nil)
-	ix.runs = SphereRunsTable(g)
+	ix.Runs = SphereRunsTable(g)
 	return ix
 }
 
 // buildFittedGrid is the fitted grid of side g over refs: the cube whose
 // side is the bounding box's longest, centred on the box.
-func buildFittedGrid(refs *RefSet, g int) *gridIndex { return buildFittedGridOn(refs, g, nil) }
+func BuildFittedGrid(refs *RefSet, g int) *GridIndex { return BuildFittedGridOn(refs, g, nil) }
 
 // buildFittedGridOn is buildFittedGrid on team's workers.
-func buildFittedGridOn(refs *RefSet, g int, team *parallel.Team) *gridIndex {
-	lo, side := fittedCube(refs)
-	ix := &gridIndex{G: g, h: side / float64(g), invH: float64(g) / side, origin: lo, fitted: true, slack: fittedSlack}
+func BuildFittedGridOn(refs *RefSet, g int, team *parallel.Team) *GridIndex {
+	lo, side := FittedCube(refs)
+	ix := &GridIndex{G: g, h: side / float64(g), invH: float64(g) / side, origin: lo, Fitted: true, slack: fittedSlack}
 	for a := range 3 {
 		ix.top[a] = ix.lower(g, a)
 	}
-	ix.fill(refs, func(k int) int { return ix.cellOf(refs.x[k], refs.y[k], refs.z[k]) }, team)
-	ix.runs = occupiedRuns(ix, team)
+	ix.fill(refs, func(k int) int { return ix.CellOf(refs.X[k], refs.Y[k], refs.Z[k]) }, team)
+	ix.Runs = occupiedRuns(ix, team)
 	return ix
 }
 
 // fittedCube is the lower corner and side of the cube around the
 // references' bounding box (a side of at least 1e-9, about 6 mm: identical
 // points merge, so only one reference can have none).
-func fittedCube(refs *RefSet) (lo [3]float64, side float64) {
-	lo, hi := refs.box[0], refs.box[1]
+func FittedCube(refs *RefSet) (lo [3]float64, side float64) {
+	lo, hi := refs.Box[0], refs.Box[1]
 	for a := range 3 {
 		side = max(side, hi[a]-lo[a])
 	}
@@ -97,7 +94,7 @@ func fittedCube(refs *RefSet) (lo [3]float64, side float64) {
 // cell), each cell's in index order, on team's workers: a counting sort
 // whose blocks of references count their cells, then place each
 // reference after those of the same cell in the blocks before.
-func (ix *gridIndex) fill(refs *RefSet, cellOf func(k int) int, team *parallel.Team) {
+func (ix *GridIndex) fill(refs *RefSet, cellOf func(k int) int, team *parallel.Team) {
 	cells, n := ix.G*ix.G*ix.G, refs.N
 	blocks := max(1, min(team.Workers(), n/fillBlockMin, 8*n/cells))
 	per := (n + blocks - 1) / blocks
@@ -111,34 +108,34 @@ func (ix *gridIndex) fill(refs *RefSet, cellOf func(k int) int, team *parallel.T
 			count[c]++
 		}
 	})
-	ix.start = make([]uint32, cells+1)
+	ix.Start = make([]uint32, cells+1)
 	team.Blocks(cells, fillCellsBlock, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			for b := range blocks {
-				ix.start[c+1] += at[b*cells+c]
+				ix.Start[c+1] += at[b*cells+c]
 			}
 		}
 	})
 	for c := 1; c <= cells; c++ {
-		ix.start[c] += ix.start[c-1]
+		ix.Start[c] += ix.Start[c-1]
 	}
 	team.Blocks(cells, fillCellsBlock, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
-			next := ix.start[c]
+			next := ix.Start[c]
 			for b := range blocks {
 				next, at[b*cells+c] = next+at[b*cells+c], next
 			}
 		}
 	})
-	ix.x, ix.y, ix.z = make([]float64, n), make([]float64, n), make([]float64, n)
-	ix.id = make([]uint32, n)
+	ix.X, ix.Y, ix.Z = make([]float64, n), make([]float64, n), make([]float64, n)
+	ix.Id = make([]uint32, n)
 	team.Blocks(n, per, func(_, lo, hi int) {
 		next := at[lo/per*cells:][:cells]
 		for k := lo; k < hi; k++ { // ascending k: each cell lists references in index order
 			p := next[cellIDs[k]]
 			next[cellIDs[k]]++
-			ix.x[p], ix.y[p], ix.z[p] = refs.x[k], refs.y[k], refs.z[k]
-			ix.id[p] = uint32(k)
+			ix.X[p], ix.Y[p], ix.Z[p] = refs.X[k], refs.Y[k], refs.Z[k]
+			ix.Id[p] = uint32(k)
 		}
 	})
 }
@@ -151,13 +148,13 @@ const (
 )
 
 // cell32 is the global grid's cell of a float32 unit vector.
-func (ix *gridIndex) cell32(x, y, z float32) int {
+func (ix *GridIndex) cell32(x, y, z float32) int {
 	return (cellOf(x, ix.G, ix.h32)*ix.G+cellOf(y, ix.G, ix.h32))*ix.G + cellOf(z, ix.G, ix.h32)
 }
 
 // axisCell is the cell index along axis a of coordinate v.
-func (ix *gridIndex) axisCell(v float64, a int) int {
-	if !ix.fitted {
+func (ix *GridIndex) axisCell(v float64, a int) int {
+	if !ix.Fitted {
 		return cellOf(float32(v), ix.G, ix.h32)
 	}
 	c := math.Floor((v - ix.origin[a]) * ix.invH) // within fittedSlack of the division's cell
@@ -165,22 +162,22 @@ func (ix *gridIndex) axisCell(v float64, a int) int {
 }
 
 // cells is the cell of unit vector (x, y, z) along each axis.
-func (ix *gridIndex) cells(x, y, z float64) [3]int {
+func (ix *GridIndex) cells(x, y, z float64) [3]int {
 	return [3]int{ix.axisCell(x, 0), ix.axisCell(y, 1), ix.axisCell(z, 2)}
 }
 
 // cellOf is the cell of unit vector (x, y, z).
-func (ix *gridIndex) cellOf(x, y, z float64) int {
+func (ix *GridIndex) CellOf(x, y, z float64) int {
 	c := ix.cells(x, y, z)
 	return (c[0]*ix.G+c[1])*ix.G + c[2]
 }
 
 // lower is the lower bound along axis a of cell index c.
-func (ix *gridIndex) lower(c, a int) float64 { return ix.origin[a] + float64(c)*ix.h }
+func (ix *GridIndex) lower(c, a int) float64 { return ix.origin[a] + float64(c)*ix.h }
 
 // chordBound is the squared distance a cell's box must be within to hold a
 // reference at squared chord d2: the chord plus the grid's slack.
-func (ix *gridIndex) chordBound(d2 float64) float64 { return slackBound(d2, ix.slack) }
+func (ix *GridIndex) ChordBound(d2 float64) float64 { return slackBound(d2, ix.slack) }
 
 // slackBound is the squared distance sqrt(d2) + slack (+Inf for +Inf).
 func slackBound(d2, slack float64) float64 {
@@ -189,7 +186,7 @@ func slackBound(d2, slack float64) float64 {
 }
 
 // gridWork counts what a query did, for the cost model.
-type gridWork struct {
+type GridWork struct {
 	cells, candidates int
 }
 
@@ -198,35 +195,35 @@ type gridWork struct {
 // squared chord and the index. It scans shells of cells at growing
 // Chebyshev distance r around the point's own cell and stops once every
 // cell outside the shells scanned is provably farther than the best found.
-func (ix *gridIndex) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
+func (ix *GridIndex) Nearest(px, py, pz float64, w *GridWork) (float64, uint32) {
 	q := ix.search([3]float64{px, py, pz}, w)
 	q.run(ix.G)
-	return q.best, q.bestID
+	return q.Best, q.BestID
 }
 
 // nearestWithin is nearest's squared chord, or false where proving it
 // would take more than shells shells of cells (p far from every
 // reference).
-func (ix *gridIndex) nearestWithin(p [3]float64, shells int) (float64, bool) {
+func (ix *GridIndex) NearestWithin(p [3]float64, shells int) (float64, bool) {
 	q := ix.search(p, nil)
-	return q.best, q.run(shells)
+	return q.Best, q.run(shells)
 }
 
 // search is a nearest search from p, nothing found yet.
-func (ix *gridIndex) search(p [3]float64, w *gridWork) gridSearch {
-	return gridSearch{ix: ix, p: p, c: ix.cells(p[0], p[1], p[2]), best: math.Inf(1), bestID: math.MaxUint32,
-		thr2: math.Inf(1), w: w}
+func (ix *GridIndex) search(p [3]float64, w *GridWork) GridSearch {
+	return GridSearch{Ix: ix, P: p, C: ix.cells(p[0], p[1], p[2]), Best: math.Inf(1), BestID: math.MaxUint32,
+		Thr2: math.Inf(1), w: w}
 }
 
 // run scans shells of cells until the best is proven or shells of them are
 // scanned, and reports whether it is proven.
-func (q *gridSearch) run(shells int) bool {
-	for r := 0; r < q.ix.G; r++ {
+func (q *GridSearch) run(shells int) bool {
+	for r := 0; r < q.Ix.G; r++ {
 		if r == shells {
 			return false
 		}
-		q.shell(r)
-		if q.done(r) {
+		q.Shell(r)
+		if q.Done(r) {
 			return true
 		}
 	}
@@ -236,25 +233,25 @@ func (q *gridSearch) run(shells int) bool {
 // gridSearch is one query's state in the CPU grid: the point p in cell c,
 // the best reference so far, and thr2, the squared distance beyond which a
 // cell cannot hold a better one.
-type gridSearch struct {
-	ix         *gridIndex
-	p          [3]float64
-	c          [3]int
-	best, thr2 float64
-	bestID     uint32
-	w          *gridWork
+type GridSearch struct {
+	Ix         *GridIndex
+	P          [3]float64
+	C          [3]int
+	Best, Thr2 float64
+	BestID     uint32
+	w          *GridWork
 }
 
 // shell scans the columns (i, j) of the shell of cells at Chebyshev
 // distance r, skipping those whose (x, y) box is already too far.
-func (q *gridSearch) shell(r int) {
-	g := q.ix.G
-	for i := max(q.c[0]-r, 0); i <= min(q.c[0]+r, g-1); i++ {
+func (q *GridSearch) Shell(r int) {
+	g := q.Ix.G
+	for i := max(q.C[0]-r, 0); i <= min(q.C[0]+r, g-1); i++ {
 		bx := q.boxDist(i, 0)
-		for j := max(q.c[1]-r, 0); j <= min(q.c[1]+r, g-1); j++ {
+		for j := max(q.C[1]-r, 0); j <= min(q.C[1]+r, g-1); j++ {
 			by := q.boxDist(j, 1)
 			q.count(0, 1) // the column test costs about what a cell does
-			if bx*bx+by*by <= q.thr2 {
+			if bx*bx+by*by <= q.Thr2 {
 				q.column(i, j, r, bx*bx+by*by)
 			}
 		}
@@ -266,11 +263,11 @@ func (q *gridSearch) shell(r int) {
 // and of an interior column only the shell's two z faces are new. The
 // candidate loop is written out here, with the query's state in locals, as
 // this is the CPU grid's hot path.
-func (q *gridSearch) column(i, j, r int, bxy2 float64) {
-	ix, cz := q.ix, q.c[2]
-	runs := ix.runs[4*(i*ix.G+j) : 4*(i*ix.G+j)+4]
-	edge := abs(i-q.c[0]) == r || abs(j-q.c[1]) == r
-	px, py, pz, best, bestID, thr2 := q.p[0], q.p[1], q.p[2], q.best, q.bestID, q.thr2
+func (q *GridSearch) column(i, j, r int, bxy2 float64) {
+	ix, cz := q.Ix, q.C[2]
+	runs := ix.Runs[4*(i*ix.G+j) : 4*(i*ix.G+j)+4]
+	edge := abs(i-q.C[0]) == r || abs(j-q.C[1]) == r
+	px, py, pz, best, bestID, thr2 := q.P[0], q.P[1], q.P[2], q.Best, q.BestID, q.Thr2
 	for h := 0; h < 2; h++ {
 		lo, hi := max(int(runs[2*h]), cz-r), min(int(runs[2*h+1]), cz+r)
 		for k := lo; k <= hi; k++ {
@@ -283,21 +280,21 @@ func (q *gridSearch) column(i, j, r int, bxy2 float64) {
 				continue
 			}
 			c := (i*ix.G+j)*ix.G + k
-			for p := ix.start[c]; p < ix.start[c+1]; p++ {
-				d := Chord2(px, py, pz, ix.x[p], ix.y[p], ix.z[p])
-				if d < best || (d == best && ix.id[p] < bestID) {
-					best, bestID = d, ix.id[p]
-					thr2 = ix.chordBound(d)
+			for p := ix.Start[c]; p < ix.Start[c+1]; p++ {
+				d := Chord2(px, py, pz, ix.X[p], ix.Y[p], ix.Z[p])
+				if d < best || (d == best && ix.Id[p] < bestID) {
+					best, bestID = d, ix.Id[p]
+					thr2 = ix.ChordBound(d)
 				}
 			}
-			q.count(int(ix.start[c+1]-ix.start[c]), 0)
+			q.count(int(ix.Start[c+1]-ix.Start[c]), 0)
 		}
 	}
-	q.best, q.bestID, q.thr2 = best, bestID, thr2
+	q.Best, q.BestID, q.Thr2 = best, bestID, thr2
 }
 
 // count adds to the work tally, when the query keeps one.
-func (q *gridSearch) count(candidates, cells int) {
+func (q *GridSearch) count(candidates, cells int) {
 	if q.w != nil {
 		q.w.candidates += candidates
 		q.w.cells += cells
@@ -306,12 +303,12 @@ func (q *gridSearch) count(candidates, cells int) {
 
 // boxDist is the distance along axis a from the point to cell index c's
 // slab (0 inside it).
-func (q *gridSearch) boxDist(c, a int) float64 {
-	lo := q.ix.lower(c, a)
-	if d := lo - q.p[a]; d > 0 {
+func (q *GridSearch) boxDist(c, a int) float64 {
+	lo := q.Ix.lower(c, a)
+	if d := lo - q.P[a]; d > 0 {
 		return d
 	}
-	if d := q.p[a] - (lo + q.ix.h); d > 0 {
+	if d := q.P[a] - (lo + q.Ix.h); d > 0 {
 		return d
 	}
 	return 0
@@ -323,8 +320,8 @@ func (q *gridSearch) boxDist(c, a int) float64 {
 // slab's distance is its face's along the axis and, for a point outside the
 // grid (a fitted grid's observation far from the references), the point's
 // distance to the grid's extent along the other two.
-func (q *gridSearch) done(r int) bool {
-	ix, p := q.ix, q.p
+func (q *GridSearch) Done(r int) bool {
+	ix, p := q.Ix, q.P
 	var off [3]float64 // distance from p to the grid's extent along each axis, 0 within
 	out2 := 0.0
 	if p[0] < ix.origin[0] || p[0] > ix.top[0] || p[1] < ix.origin[1] || p[1] > ix.top[1] ||
@@ -335,16 +332,16 @@ func (q *gridSearch) done(r int) bool {
 		}
 	}
 	lb := math.Inf(1)
-	for a := range q.c {
+	for a := range q.C {
 		rest := out2 - off[a]*off[a]
-		if q.c[a]-r > 0 {
-			lb = min(lb, slabDist(p[a]-ix.lower(q.c[a]-r, a), rest))
+		if q.C[a]-r > 0 {
+			lb = min(lb, slabDist(p[a]-ix.lower(q.C[a]-r, a), rest))
 		}
-		if q.c[a]+r < ix.G-1 {
-			lb = min(lb, slabDist(ix.lower(q.c[a]+r+1, a)-p[a], rest))
+		if q.C[a]+r < ix.G-1 {
+			lb = min(lb, slabDist(ix.lower(q.C[a]+r+1, a)-p[a], rest))
 		}
 	}
-	return math.IsInf(lb, 1) || lb-ix.slack > math.Sqrt(q.best)
+	return math.IsInf(lb, 1) || lb-ix.slack > math.Sqrt(q.Best)
 }
 
 // slabDist is the distance to a slab d away along its axis and sqrt(rest)
@@ -356,88 +353,15 @@ func slabDist(d, rest float64) float64 {
 	return d
 }
 
-// nearestGrid answers a grid query on the CPU: goroutines over batches of
-// observations, float64 throughout, the same answer as brute force.
-func (c *CPU) nearestGrid(ctx context.Context, req Request, out Result, refs *RefSet, start time.Time) (Stats, error) {
-	refused, tree := "", req.MergedTree()
-	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.N) {
-		end := req.Trace.Begin("host", "face cells")
-		side := CellsSideFor(req.Obs.Len(), refs.N, false) // the GPU's balance of build and query
-		trees := newLazyTree(refs, tree, req.Trace, req.trees)
-		defer trees.release() // after every path below that reads the tree
-		fc, why, err := buildFaceCells(ctx, refs, trees, side, req.team, req.faces)
-		tree = trees.built()
-		end()
-		if err != nil {
-			return Stats{}, fmt.Errorf("cpu engine: %w", err)
+// nearCube tells whether p lies within cells cells of ix's cube: farther
+// out, its nearest reference is more shells away than a tile's search
+// walks.
+func (ix *GridIndex) NearCube(p [3]float64, cells int) bool {
+	margin := float64(cells) * ix.h
+	for a := range 3 {
+		if p[a] < ix.origin[a]-margin || p[a] > ix.top[a]+margin {
+			return false
 		}
-		if fc != nil {
-			st, err := c.nearestFaces(ctx, req, out, refs, fc, start)
-			st.Note = fc.note()
-			req.faces.release(fc)
-			return st, err
-		}
-		refused = "no face cells: " + why + "; "
 	}
-	st, err := c.nearestPlanned(ctx, req, out, refs, tree, start)
-	st.Note = refused + st.Note
-	return st, err
-}
-
-// nearestPlanned answers a grid query through the index the plan picks:
-// the grid, the k-d tree (tree, when one is built already) or brute force.
-func (c *CPU) nearestPlanned(ctx context.Context, req Request, out Result, refs *RefSet, tree *kdTree, start time.Time) (Stats, error) {
-	// The paths below start goroutines of their own, which a team spinning
-	// beside them would keep from the cores: brute force and the
-	// observations one by one take a team of their own in run.
-	req.team.Close()
-	req.team = nil
-	end := req.Trace.Begin("host", "plan")
-	plan := PlanGrid(req.Obs, refs, cpuGridCost, req.GridSide, tree)
-	end()
-	if plan.Tree != nil {
-		var st Stats
-		var err error
-		if req.Obs.Len() >= cellOrderMin {
-			st, err = c.nearestTreeOrdered(ctx, req, out, refs, plan.Tree, start)
-		} else {
-			st, err = c.nearestEach(ctx, req, out, refs, plan.Tree.nearest, start)
-		}
-		st.Note = plan.Note()
-		return st, err
-	}
-	if plan.Index == nil {
-		st, err := c.nearestBrute(ctx, req, out, refs, start)
-		st.Note = "grid fell back to brute force: " + plan.Reason
-		return st, err
-	}
-	ix := plan.Index
-	if req.Obs.Len() >= cellOrderMin {
-		st, err := c.nearestGridCells(ctx, req, out, refs, ix, start)
-		st.Note = plan.Note()
-		return st, err
-	}
-	st, err := c.nearestEach(ctx, req, out, refs, ix.nearest, start)
-	st.Note = plan.Note()
-	return st, err
-}
-
-// nearestEach answers the observations one by one through nearest (a grid
-// walk or the tree), in batches on every goroutine.
-func (c *CPU) nearestEach(ctx context.Context, req Request, out Result, refs *RefSet,
-	nearest func(x, y, z float64, w *gridWork) (float64, uint32), start time.Time) (Stats, error) {
-	batch := req.BatchSize
-	if batch == 0 {
-		batch = 4096
-	}
-	return c.run(ctx, req, batch, start, func() func(lo, hi int) {
-		return func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				x, y, z := Unit(req.Obs.At(i))
-				d, k := nearest(x, y, z, nil)
-				out.Index[i] = refs.Orig[k]
-				out.Distance[i] = float32(ChordToAngle(d))
-			}
-		}
-	})
+	return true
 }

@@ -55,7 +55,7 @@ func newCellOrder(n, cols int) *cellOrder {
 
 // nearestGridCells answers the request through ix in chunks of cellChunk
 // observations.
-func (c *CPU) nearestGridCells(ctx context.Context, req Request, out Result, refs *RefSet, ix *gridIndex, start time.Time) (Stats, error) {
+func (c *CPU) nearestGridCells(ctx context.Context, req request, out Result, refs *RefSet, ix *GridIndex, start time.Time) (Stats, error) {
 	co := newCellOrder(min(req.Obs.Len(), cellChunk), ix.G*ix.G)
 	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
 		co.prepare(req.Obs, lo, hi, ix, c.workers)
@@ -71,7 +71,7 @@ func (c *CPU) nearestGridCells(ctx context.Context, req Request, out Result, ref
 // inCellChunks runs a large query's chunks of cellChunk observations: sort
 // (traced as the sort by cell) then answer (traced as the query), with the
 // progress after each; it returns the chunks run.
-func inCellChunks(ctx context.Context, req Request, sort func(lo, hi int), answer func(lo, hi int) error) (int, error) {
+func inCellChunks(ctx context.Context, req request, sort func(lo, hi int), answer func(lo, hi int) error) (int, error) {
 	n, chunks := req.Obs.Len(), 0
 	for lo := 0; lo < n; lo += cellChunk {
 		if err := ctx.Err(); err != nil {
@@ -100,7 +100,7 @@ func inCellChunks(ctx context.Context, req Request, sort func(lo, hi int), answe
 
 // prepare fills the chunk with observations [lo, hi): unit vectors, cells,
 // and the order by column (a counting sort with one histogram a block).
-func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int) {
+func (co *cellOrder) prepare(obs Points, lo, hi int, ix *GridIndex, workers int) {
 	m, g := hi-lo, ix.G
 	cols := g * g
 	blocks := parallel.Workers(m, 1<<14, workers) * 2
@@ -115,7 +115,7 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int)
 		clear(h)
 		for k := a; k < b; k++ {
 			x, y, z := Unit(obs.At(lo + k))
-			cell := uint32(ix.cellOf(x, y, z))
+			cell := uint32(ix.CellOf(x, y, z))
 			co.recs[k] = cellRec{x: x, y: y, z: z, cell: cell, pos: uint32(k)}
 			h[cell/uint32(g)]++
 		}
@@ -142,7 +142,7 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *gridIndex, workers int)
 
 // answer ranks the chunk's observations (request indices from first on)
 // column by column on the engine's goroutines.
-func (co *cellOrder) answer(ctx context.Context, first int, ix *gridIndex, refs *RefSet, out Result, workers int) error {
+func (co *cellOrder) answer(ctx context.Context, first int, ix *GridIndex, refs *RefSet, out Result, workers int) error {
 	cols := ix.G * ix.G
 	for len(co.scratch) < parallel.Workers(cols, cellColsBlock, workers) {
 		co.scratch = append(co.scratch, newCellScratch(ix.G))
@@ -167,7 +167,7 @@ type cellScratch struct {
 	byZ    []uint32 // the column's observations by z cell
 	tile   refTile
 	ids    []uint32   // the tile's distinct-reference indices
-	q      gridSearch // the walk of an observation the tile does not settle
+	q      GridSearch // the walk of an observation the tile does not settle
 }
 
 func newCellScratch(g int) *cellScratch {
@@ -175,7 +175,7 @@ func newCellScratch(g int) *cellScratch {
 }
 
 // column answers the chunk's observations in grid column col, cell by cell.
-func (s *cellScratch) column(co *cellOrder, col, first int, ix *gridIndex, refs *RefSet, out Result) {
+func (s *cellScratch) column(co *cellOrder, col, first int, ix *GridIndex, refs *RefSet, out Result) {
 	in := co.sorted[co.colStart[col]:co.colStart[col+1]]
 	if len(in) == 0 {
 		return
@@ -208,7 +208,7 @@ func (s *cellScratch) column(co *cellOrder, col, first int, ix *gridIndex, refs 
 
 // gather fills the tile with the references of the cells within one cell
 // (Chebyshev) of (i, j, k) that the sphere crosses: shells 0 and 1.
-func (s *cellScratch) gather(ix *gridIndex, c [3]int) {
+func (s *cellScratch) gather(ix *GridIndex, c [3]int) {
 	i, j, k := c[0], c[1], c[2]
 	t := &s.tile
 	t.x, t.y, t.z, s.ids = t.x[:0], t.y[:0], t.z[:0], s.ids[:0]
@@ -216,19 +216,19 @@ func (s *cellScratch) gather(ix *gridIndex, c [3]int) {
 	for ci := max(i-1, 0); ci <= min(i+1, g-1); ci++ {
 		for cj := max(j-1, 0); cj <= min(j+1, g-1); cj++ {
 			col := ci*g + cj
-			runs := ix.runs[4*col : 4*col+4]
+			runs := ix.Runs[4*col : 4*col+4]
 			for h := 0; h < 2; h++ {
 				lo, hi := max(int(runs[2*h]), k-1), min(int(runs[2*h+1]), k+1)
 				if lo > hi {
 					continue
 				}
-				p0, p1 := ix.start[col*g+lo], ix.start[col*g+hi+1]
-				t.x, t.y, t.z = append(t.x, ix.x[p0:p1]...), append(t.y, ix.y[p0:p1]...), append(t.z, ix.z[p0:p1]...)
-				s.ids = append(s.ids, ix.id[p0:p1]...)
+				p0, p1 := ix.Start[col*g+lo], ix.Start[col*g+hi+1]
+				t.x, t.y, t.z = append(t.x, ix.X[p0:p1]...), append(t.y, ix.Y[p0:p1]...), append(t.z, ix.Z[p0:p1]...)
+				s.ids = append(s.ids, ix.Id[p0:p1]...)
 			}
 		}
 	}
-	if haveAVX2FMA { // whole groups of four for lanes3AVX2, which skips NaN
+	if HaveAVX2FMA { // whole groups of four for lanes3AVX2, which skips NaN
 		for len(t.x)%4 != 0 {
 			t.x, t.y, t.z = append(t.x, math.NaN()), append(t.y, math.NaN()), append(t.z, math.NaN())
 		}
@@ -238,7 +238,7 @@ func (s *cellScratch) gather(ix *gridIndex, c [3]int) {
 // rank answers the observations recs[e] for e in cell, all in cell c,
 // whose neighbourhood is in the tile: three at a time against the whole
 // tile, then each finished.
-func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, ix *gridIndex, refs *RefSet, out Result) {
+func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, ix *GridIndex, refs *RefSet, out Result) {
 	t := refTile{x: s.tile.x, y: s.tile.y, z: s.tile.z}
 	var st lanes3
 	for a := 0; a < len(cell); a += 3 {
@@ -262,29 +262,29 @@ func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, i
 // the lead is within dotMargin), then the shell walk from shell 2 unless
 // the stop test after shell 1 already holds. It returns the squared chord
 // and the distinct reference's index.
-func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *gridIndex) (float64, uint32) {
+func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *GridIndex) (float64, uint32) {
 	best, runup, e := st.result(k)
 	q := &s.q // set field by field: a composite literal stalled on store forwarding
-	q.ix = ix
-	q.p[0], q.p[1], q.p[2] = r.x, r.y, r.z
-	q.c = c
+	q.Ix = ix
+	q.P[0], q.P[1], q.P[2] = r.x, r.y, r.z
+	q.C = c
 	switch {
 	case math.IsInf(best, -1): // an empty neighbourhood: the walk does it all
-		return ix.nearest(r.x, r.y, r.z, nil)
+		return ix.Nearest(r.x, r.y, r.z, nil)
 	case best-runup <= dotMargin:
-		q.best, q.bestID = math.Inf(1), math.MaxUint32
+		q.Best, q.BestID = math.Inf(1), math.MaxUint32
 		for e, id := range s.ids {
 			d := Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e])
-			if d < q.best || (d == q.best && id < q.bestID) {
-				q.best, q.bestID = d, id
+			if d < q.Best || (d == q.Best && id < q.BestID) {
+				q.Best, q.BestID = d, id
 			}
 		}
 	default:
-		q.best, q.bestID = Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e]), s.ids[e]
+		q.Best, q.BestID = Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e]), s.ids[e]
 	}
-	q.thr2 = ix.chordBound(q.best)
-	for sh := 2; sh < ix.G && !q.done(sh-1); sh++ {
-		q.shell(sh)
+	q.Thr2 = ix.ChordBound(q.Best)
+	for sh := 2; sh < ix.G && !q.Done(sh-1); sh++ {
+		q.Shell(sh)
 	}
-	return q.best, q.bestID
+	return q.Best, q.BestID
 }

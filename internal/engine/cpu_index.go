@@ -10,8 +10,8 @@ import "fmt"
 // crowd. It is read-only after NewCPUIndex: safe for concurrent queries.
 type CPUIndex struct {
 	refs, all     *RefSet
-	tree, treeAll *kdTree
-	gridAll       *gridIndex
+	tree, treeAll *KdTree
+	gridAll       *GridIndex
 }
 
 // NewCPUIndex prepares ref.
@@ -23,21 +23,21 @@ func NewCPUIndex(ref Points) (*CPUIndex, error) {
 		return nil, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
 	}
 	x := &CPUIndex{refs: PrepareRefs(ref)}
-	x.tree = buildKDTree(x.refs)
+	x.tree = BuildKDTree(x.refs)
 	if x.refs.Dups {
-		x.all = prepareRefsAll(ref)
-		x.treeAll = buildKDTree(x.all)
+		x.all = PrepareRefsAll(ref)
+		x.treeAll = BuildKDTree(x.all)
 	} else { // the same references in the same order: the same tree
 		x.all, x.treeAll = x.refs, x.tree
 	}
-	x.gridAll = buildFittedGrid(x.all, max(4, GridSide(x.all.N, 2)))
+	x.gridAll = BuildFittedGrid(x.all, max(4, GridSide(x.all.N, 2)))
 	return x, nil
 }
 
 // Prepared is the index's references and indexes as the engines take them
 // (Request.Prepared), for the queries too large to answer here.
 func (x *CPUIndex) Prepared() *Prepared {
-	return &Prepared{Merged: x.refs, all: x.all, tree: x.tree, treeAll: x.treeAll, gridAll: x.gridAll}
+	return &Prepared{Merged: x.refs, All: x.all, Tree: x.tree, TreeAll: x.treeAll, GridAll: x.gridAll}
 }
 
 // Nearest answers obs into out on the calling goroutine.
@@ -47,7 +47,7 @@ func (x *CPUIndex) Nearest(obs Points, out Result) error {
 	}
 	for i := range obs.Len() {
 		px, py, pz := Unit(obs.At(i))
-		d, k := x.tree.nearest(px, py, pz, nil)
+		d, k := x.tree.Nearest(px, py, pz, nil)
 		out.Index[i], out.Distance[i] = x.refs.Orig[k], float32(ChordToAngle(d))
 	}
 	return nil
@@ -62,10 +62,10 @@ func (x *CPUIndex) KNearest(obs Points, maxRad float64, out KResult) error {
 	if out.K < 1 || out.K > x.all.N {
 		return fmt.Errorf("k = %d: want 1 to the %d references", out.K, x.all.N)
 	}
-	t, maxD2 := &topK{}, ChordLimit(maxRad)
+	t, maxD2 := &TopK{}, ChordLimit(maxRad)
 	for i := range obs.Len() {
 		px, py, pz := Unit(obs.At(i))
-		fillRow(out, i, x.treeAll.kNearest([3]float64{px, py, pz}, out.K, maxD2, t))
+		fillRow(out, i, x.treeAll.KNearest([3]float64{px, py, pz}, out.K, maxD2, t))
 	}
 	return nil
 }
@@ -82,15 +82,15 @@ func (x *CPUIndex) Within(obs Points, rad float64, list bool) (WithinResult, err
 		px, py, pz := Unit(obs.At(i))
 		p := [3]float64{px, py, pz}
 		if !list {
-			res.Counts[i] = x.gridAll.count(p, maxD2)
+			res.Counts[i] = x.gridAll.Count(p, maxD2)
 			continue
 		}
-		scratch = x.gridAll.within(p, maxD2, scratch[:0])
+		scratch = x.gridAll.Within(p, maxD2, scratch[:0])
 		res.Counts[i] = uint32(len(scratch))
 		found = append(found, scratch...)
 	}
 	if list {
-		res.gather([][]Neighbour{found})
+		res.Gather([][]Neighbour{found})
 	}
 	return res, nil
 }

@@ -14,33 +14,33 @@ import (
 // bounding box,
 // so a query descends nearest box first and skips every box farther than
 // the best found: exact, float64 chords, ties to the lowest index.
-type kdTree struct {
-	nodes []kdNode
-	kdColumns
+type KdTree struct {
+	Nodes []KdNode
+	KdColumns
 }
 
 // kdNode is a box of references [start, end) in leaf order; a leaf has no
 // children (left < 0).
-type kdNode struct {
-	lo, hi      [3]float64
-	start, end  int32
-	left, right int32
+type KdNode struct {
+	Lo, Hi      [3]float64
+	Start, End  int32
+	Left, Right int32
 }
 
-const kdLeaf = 8 // references a leaf holds at most
+const KdLeaf = 8 // references a leaf holds at most
 
 // buildKDTree builds the tree over refs, on a team of its own when they
 // are many.
-func buildKDTree(refs *RefSet) *kdTree { return buildKDTreeIn(refs, nil) }
+func BuildKDTree(refs *RefSet) *KdTree { return BuildKDTreeIn(refs, nil) }
 
 // buildKDTreeIn is buildKDTree in mem's memory (nil: fresh memory).
-func buildKDTreeIn(refs *RefSet, mem *kdMemory) *kdTree {
-	if refs.N < kdParallelMin {
-		return buildKDTreeOn(refs, nil, mem)
+func BuildKDTreeIn(refs *RefSet, mem *KdMemory) *KdTree {
+	if refs.N < KdParallelMin {
+		return BuildKDTreeOn(refs, nil, mem)
 	}
 	team := parallel.NewTeam(0)
 	defer team.Close()
-	return buildKDTreeOn(refs, team, mem)
+	return BuildKDTreeOn(refs, team, mem)
 }
 
 // buildKDTreeOn builds the tree over refs on team's workers (nil: one
@@ -51,25 +51,25 @@ func buildKDTreeIn(refs *RefSet, mem *kdMemory) *kdTree {
 // half the workers, their selections share every worker; then a node a
 // worker, until there are kdSubtrees subtrees a worker, which a last step
 // builds, one a worker at a time. The tree is the same for any team.
-func buildKDTreeOn(refs *RefSet, team *parallel.Team, mem *kdMemory) *kdTree {
+func BuildKDTreeOn(refs *RefSet, team *parallel.Team, mem *KdMemory) *KdTree {
 	n := refs.N
 	run := serialBlocks
 	if team != nil {
 		run = team.Blocks
 	}
 	if mem == nil {
-		mem = &kdMemory{}
+		mem = &KdMemory{}
 	}
 	// Every point, node and column is written below: none needs clearing.
-	pts := grow(mem.pts, n)
+	pts := Grow(mem.pts, n)
 	run(n, 1<<13, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			pts[k] = kdPoint{c: [3]float64{refs.x[k], refs.y[k], refs.z[k]}, id: uint32(k)}
+			pts[k] = KdPoint{C: [3]float64{refs.X[k], refs.Y[k], refs.Z[k]}, Id: uint32(k)}
 		}
 	})
 	sizes := kdSizes{}
-	t := &kdTree{nodes: grow(mem.nodes, sizes.nodes(n))}
-	cols := kdColumns{x: grow(mem.cols.x, n), y: grow(mem.cols.y, n), z: grow(mem.cols.z, n), id: grow(mem.cols.id, n)}
+	t := &KdTree{Nodes: Grow(mem.nodes, sizes.nodes(n))}
+	cols := KdColumns{X: Grow(mem.cols.X, n), Y: Grow(mem.cols.Y, n), Z: Grow(mem.cols.Z, n), Id: Grow(mem.cols.Id, n)}
 	b := kdBuild{t: t, pts: pts, cols: cols, sizes: sizes}
 	if team == nil {
 		b.build(kdSpan{0, 0, n})
@@ -81,24 +81,24 @@ func buildKDTreeOn(refs *RefSet, team *parallel.Team, mem *kdMemory) *kdTree {
 			cols.set(k, &pts[k])
 		}
 	})
-	t.kdColumns = cols
-	*mem = kdMemory{pts: pts} // the tree's own arrays come back with release
+	t.KdColumns = cols
+	*mem = KdMemory{pts: pts} // the tree's own arrays come back with release
 	return t
 }
 
 // kdMemory is memory a tree may be built in (a nil one: none): the build's
 // scratch, and the arrays of a tree that is done with.
-type kdMemory struct {
-	pts   []kdPoint
-	nodes []kdNode
-	cols  kdColumns
+type KdMemory struct {
+	pts   []KdPoint
+	nodes []KdNode
+	cols  KdColumns
 }
 
 // release leaves t's arrays in m for another tree; a nil m keeps nothing.
 // Nothing may read t after.
-func (m *kdMemory) release(t *kdTree) {
+func (m *KdMemory) Release(t *KdTree) {
 	if m != nil && t != nil {
-		m.nodes, m.cols = t.nodes, t.kdColumns
+		m.nodes, m.cols = t.Nodes, t.KdColumns
 	}
 }
 
@@ -157,7 +157,7 @@ func (b *kdBuild) splitLevel(level []kdSpan, kids [][2]kdSpan, split []bool, tea
 	for k, s := range level {
 		var axis int
 		if axis, split[k] = b.open(s); split[k] {
-			jobs = append(jobs, kdSelectJob{pts: b.pts[s.start:s.end], scratch: b.cols.slice(s.start, s.end),
+			jobs = append(jobs, kdSelectJob{pts: b.pts[s.start:s.end], scratch: b.cols.Slice(s.start, s.end),
 				nth: s.mid() - s.start, axis: axis})
 		}
 	}
@@ -189,10 +189,10 @@ func (b *kdBuild) split(s kdSpan, run blockRunner) ([2]kdSpan, bool) {
 		return [2]kdSpan{}, false
 	}
 	pts, nth := b.pts[s.start:s.end], s.mid()-s.start
-	if len(pts) >= kdParallelMin {
-		selectNthParallel(pts, b.cols.slice(s.start, s.end), nth, axis, run)
+	if len(pts) >= KdParallelMin {
+		SelectNthParallel(pts, b.cols.Slice(s.start, s.end), nth, axis, run)
 	} else {
-		selectNth(pts, nth, axis)
+		SelectNth(pts, nth, axis)
 	}
 	return b.children(s), true
 }
@@ -200,10 +200,10 @@ func (b *kdBuild) split(s kdSpan, run blockRunner) ([2]kdSpan, bool) {
 // open writes node s's range; a node of at most kdLeaf references is a
 // leaf, given its box (false), any other is split along axis.
 func (b *kdBuild) open(s kdSpan) (axis int, split bool) {
-	nd := &b.t.nodes[s.at]
-	*nd = kdNode{start: int32(s.start), end: int32(s.end), left: -1, right: -1}
-	if s.end-s.start <= kdLeaf {
-		nd.lo, nd.hi = box(b.pts[s.start:s.end])
+	nd := &b.t.Nodes[s.at]
+	*nd = KdNode{Start: int32(s.start), End: int32(s.end), Left: -1, Right: -1}
+	if s.end-s.start <= KdLeaf {
+		nd.Lo, nd.Hi = box(b.pts[s.start:s.end])
 		return 0, false
 	}
 	return widest(b.pts[s.start:s.end]), true
@@ -214,52 +214,52 @@ func (b *kdBuild) open(s kdSpan) (axis int, split bool) {
 func (b *kdBuild) children(s kdSpan) [2]kdSpan {
 	left := s.at + 1
 	right := left + int32(b.sizes.count(s.mid()-s.start))
-	b.t.nodes[s.at].left, b.t.nodes[s.at].right = left, right
+	b.t.Nodes[s.at].Left, b.t.Nodes[s.at].Right = left, right
 	return [2]kdSpan{{left, s.start, s.mid()}, {right, s.mid(), s.end}}
 }
 
 // join makes split node at's box the union of its children's.
 func (b *kdBuild) join(at int32) {
-	n := &b.t.nodes[at]
-	l, r := &b.t.nodes[n.left], &b.t.nodes[n.right]
+	n := &b.t.Nodes[at]
+	l, r := &b.t.Nodes[n.Left], &b.t.Nodes[n.Right]
 	for a := range 3 {
-		n.lo[a], n.hi[a] = min(l.lo[a], r.lo[a]), max(l.hi[a], r.hi[a])
+		n.Lo[a], n.Hi[a] = min(l.Lo[a], r.Lo[a]), max(l.Hi[a], r.Hi[a])
 	}
 }
 
 // kdPoint is a reference as the build moves it: a swap moves one 32-byte
 // value, where the tree's four arrays would take four cache lines.
-type kdPoint struct {
-	c  [3]float64
-	id uint32
+type KdPoint struct {
+	C  [3]float64
+	Id uint32
 }
 
 // kdBuild is a tree's build: its references in the order the splits
 // leave them, and the subtrees' sizes.
 type kdBuild struct {
-	t     *kdTree
-	pts   []kdPoint
-	cols  kdColumns // the tree's arrays, selectNthParallel's scratch until the end
+	t     *KdTree
+	pts   []KdPoint
+	cols  KdColumns // the tree's arrays, selectNthParallel's scratch until the end
 	sizes kdSizes
 }
 
 // kdColumns is the tree's references in leaf order and their
 // distinct-reference indices.
-type kdColumns struct {
-	x, y, z []float64
-	id      []uint32
+type KdColumns struct {
+	X, Y, Z []float64
+	Id      []uint32
 }
 
-func (c kdColumns) slice(lo, hi int) kdColumns {
-	return kdColumns{x: c.x[lo:hi], y: c.y[lo:hi], z: c.z[lo:hi], id: c.id[lo:hi]}
+func (c KdColumns) Slice(lo, hi int) KdColumns {
+	return KdColumns{X: c.X[lo:hi], Y: c.Y[lo:hi], Z: c.Z[lo:hi], Id: c.Id[lo:hi]}
 }
 
-func (c kdColumns) set(k int, p *kdPoint) {
-	c.x[k], c.y[k], c.z[k], c.id[k] = p.c[0], p.c[1], p.c[2], p.id
+func (c KdColumns) set(k int, p *KdPoint) {
+	c.X[k], c.Y[k], c.Z[k], c.Id[k] = p.C[0], p.C[1], p.C[2], p.Id
 }
 
-func (c kdColumns) at(k int) kdPoint {
-	return kdPoint{c: [3]float64{c.x[k], c.y[k], c.z[k]}, id: c.id[k]}
+func (c KdColumns) at(k int) KdPoint {
+	return KdPoint{C: [3]float64{c.X[k], c.Y[k], c.Z[k]}, Id: c.Id[k]}
 }
 
 // kdSizes is the number of nodes of a subtree by its number of
@@ -270,7 +270,7 @@ func (c kdColumns) at(k int) kdPoint {
 type kdSizes map[int]int
 
 func (s kdSizes) nodes(n int) int {
-	if n <= kdLeaf {
+	if n <= KdLeaf {
 		return 1
 	}
 	if c, ok := s[n]; ok {
@@ -284,7 +284,7 @@ func (s kdSizes) nodes(n int) int {
 // count is nodes(n) once nodes has filled s for the whole tree: a read,
 // safe on concurrent goroutines.
 func (s kdSizes) count(n int) int {
-	if n <= kdLeaf {
+	if n <= KdLeaf {
 		return 1
 	}
 	return s[n]
@@ -292,11 +292,11 @@ func (s kdSizes) count(n int) int {
 
 // widest is the axis along which pts spread most: a sample of at most 64
 // of them decides, as the split only needs a good axis.
-func widest(pts []kdPoint) int {
+func widest(pts []KdPoint) int {
 	step := max(1, len(pts)/64)
-	lo, hi := pts[0].c, pts[0].c
+	lo, hi := pts[0].C, pts[0].C
 	for k := 0; k < len(pts); k += step { // one pass: a large node's samples are a cache miss each
-		c := &pts[k].c
+		c := &pts[k].C
 		for a := range 3 {
 			if c[a] < lo[a] {
 				lo[a] = c[a]
@@ -315,11 +315,11 @@ func widest(pts []kdPoint) int {
 }
 
 // box is the bounding box of pts.
-func box(pts []kdPoint) (lo, hi [3]float64) {
-	lo, hi = pts[0].c, pts[0].c
+func box(pts []KdPoint) (lo, hi [3]float64) {
+	lo, hi = pts[0].C, pts[0].C
 	for k := range pts {
 		for a := range 3 {
-			if v := pts[k].c[a]; v < lo[a] {
+			if v := pts[k].C[a]; v < lo[a] {
 				lo[a] = v
 			} else if v > hi[a] {
 				hi[a] = v
@@ -332,8 +332,8 @@ func box(pts []kdPoint) (lo, hi [3]float64) {
 // selectNth reorders pts so that position nth holds the reference that
 // sorting by the axis would put there, smaller ones before it and larger
 // ones after (quickselect, median-of-three pivots).
-func selectNth(pts []kdPoint, nth, axis int) {
-	key := func(i int) float64 { return pts[i].c[axis] }
+func SelectNth(pts []KdPoint, nth, axis int) {
+	key := func(i int) float64 { return pts[i].C[axis] }
 	lo, hi := 0, len(pts)-1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -372,12 +372,12 @@ func selectNth(pts []kdPoint, nth, axis int) {
 }
 
 // boxDist2 is the squared distance from p to node n's box.
-func (n *kdNode) boxDist2(p [3]float64) float64 {
+func (n *KdNode) BoxDist2(p [3]float64) float64 {
 	d := 0.0
 	for a := range 3 { // plain compares: the builtin max, with its NaN rules, measured slower here
-		if v := n.lo[a] - p[a]; v > 0 {
+		if v := n.Lo[a] - p[a]; v > 0 {
 			d += v * v
-		} else if v := p[a] - n.hi[a]; v > 0 {
+		} else if v := p[a] - n.Hi[a]; v > 0 {
 			d += v * v
 		}
 	}
@@ -389,7 +389,7 @@ func (n *kdNode) boxDist2(p [3]float64) float64 {
 // candidates. The traversals below keep their stacks inline: a shared stack
 // type measured 10% slower here and in kNearest (its child push, with two
 // box distances, is past the compiler's inlining budget).
-func (t *kdTree) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
+func (t *KdTree) Nearest(px, py, pz float64, w *GridWork) (float64, uint32) {
 	p := [3]float64{px, py, pz}
 	best, bestID := math.Inf(1), uint32(math.MaxUint32)
 	bound := math.Inf(1) // boxes farther (squared) cannot hold a better reference
@@ -399,7 +399,7 @@ func (t *kdTree) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
 	}
 	var stack [64]pending
 	top := 0
-	stack[top] = pending{0, t.nodes[0].boxDist2(p)}
+	stack[top] = pending{0, t.Nodes[0].BoxDist2(p)}
 	top++
 	for top > 0 {
 		top--
@@ -407,27 +407,27 @@ func (t *kdTree) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
 		if e.d2 > bound {
 			continue
 		}
-		n := &t.nodes[e.node]
+		n := &t.Nodes[e.node]
 		if w != nil {
 			w.cells++
 		}
-		if n.left < 0 {
-			for k := n.start; k < n.end; k++ {
-				d := Chord2(px, py, pz, t.x[k], t.y[k], t.z[k])
-				if d < best || (d == best && t.id[k] < bestID) {
-					best, bestID = d, t.id[k]
-					bound = fittedChordBound(best)
+		if n.Left < 0 {
+			for k := n.Start; k < n.End; k++ {
+				d := Chord2(px, py, pz, t.X[k], t.Y[k], t.Z[k])
+				if d < best || (d == best && t.Id[k] < bestID) {
+					best, bestID = d, t.Id[k]
+					bound = FittedChordBound(best)
 				}
 			}
 			if w != nil {
-				w.candidates += int(n.end - n.start)
+				w.candidates += int(n.End - n.Start)
 			}
 			continue
 		}
-		dl, dr := t.nodes[n.left].boxDist2(p), t.nodes[n.right].boxDist2(p)
-		near, far, dn, df := n.left, n.right, dl, dr
+		dl, dr := t.Nodes[n.Left].BoxDist2(p), t.Nodes[n.Right].BoxDist2(p)
+		near, far, dn, df := n.Left, n.Right, dl, dr
 		if dr < dl {
-			near, far, dn, df = n.right, n.left, dr, dl
+			near, far, dn, df = n.Right, n.Left, dr, dl
 		}
 		stack[top] = pending{far, df} // the farther child waits below the nearer
 		stack[top+1] = pending{near, dn}
@@ -438,48 +438,48 @@ func (t *kdTree) nearest(px, py, pz float64, w *gridWork) (float64, uint32) {
 
 // fittedChordBound is gridIndex.chordBound with a fitted grid's slack: the
 // tree's boxes are float64 bounds of the float64 points themselves.
-func fittedChordBound(d2 float64) float64 { return slackBound(d2, fittedSlack) }
+func FittedChordBound(d2 float64) float64 { return slackBound(d2, fittedSlack) }
 
 // kNearest is gridIndex.kNearest through the tree: the k references nearest
 // to p within the squared chord maxD2, nearest first, ties to the lower
 // index.
-func (t *kdTree) kNearest(p [3]float64, k int, maxD2 float64, top *topK) []Neighbour {
-	top.k, top.items = k, top.items[:0]
-	limit := fittedChordBound(maxD2) // +Inf for no limit
+func (t *KdTree) KNearest(p [3]float64, k int, maxD2 float64, top *TopK) []Neighbour {
+	top.K, top.Items = k, top.Items[:0]
+	limit := FittedChordBound(maxD2) // +Inf for no limit
 	bound := limit
 	type pending struct {
 		node int32
 		d2   float64
 	}
 	var stack [64]pending
-	stack[0] = pending{0, t.nodes[0].boxDist2(p)}
+	stack[0] = pending{0, t.Nodes[0].BoxDist2(p)}
 	for n := 1; n > 0; {
 		n--
 		e := stack[n]
 		if e.d2 > bound {
 			continue
 		}
-		nd := &t.nodes[e.node]
-		if nd.left < 0 {
-			for r := nd.start; r < nd.end; r++ {
-				if d := Chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
-					top.offer(Neighbour{d, t.id[r]})
+		nd := &t.Nodes[e.node]
+		if nd.Left < 0 {
+			for r := nd.Start; r < nd.End; r++ {
+				if d := Chord2(p[0], p[1], p[2], t.X[r], t.Y[r], t.Z[r]); d <= maxD2 {
+					top.Offer(Neighbour{d, t.Id[r]})
 				}
 			}
 			if top.full() {
-				bound = min(limit, fittedChordBound(top.worst().D2))
+				bound = min(limit, FittedChordBound(top.worst().D2))
 			}
 			continue
 		}
-		dl, dr := t.nodes[nd.left].boxDist2(p), t.nodes[nd.right].boxDist2(p)
-		near, far, dn, df := nd.left, nd.right, dl, dr
+		dl, dr := t.Nodes[nd.Left].BoxDist2(p), t.Nodes[nd.Right].BoxDist2(p)
+		near, far, dn, df := nd.Left, nd.Right, dl, dr
 		if dr < dl {
-			near, far, dn, df = nd.right, nd.left, dr, dl
+			near, far, dn, df = nd.Right, nd.Left, dr, dl
 		}
 		stack[n], stack[n+1] = pending{far, df}, pending{near, dn}
 		n += 2
 	}
-	return top.sorted()
+	return top.Sorted()
 }
 
 // count is the number of references within the squared chord maxD2 of p,
@@ -487,31 +487,31 @@ func (t *kdTree) kNearest(p [3]float64, k int, maxD2 float64, top *topK) []Neigh
 // nearer than maxD2 by more than the rounding of any chord in it) counts
 // all its references without ranking them, a box wholly beyond is skipped,
 // and the rest are opened.
-func (t *kdTree) count(p [3]float64, maxD2 float64) uint32 {
-	limit := fittedChordBound(maxD2)
+func (t *KdTree) Count(p [3]float64, maxD2 float64) uint32 {
+	limit := FittedChordBound(maxD2)
 	inner := maxD2 - kdWholeMargin
 	var stack [64]int32
 	stack[0] = 0
 	n, found := 1, uint32(0)
 	for n > 0 {
 		n--
-		nd := &t.nodes[stack[n]]
-		if nd.boxDist2(p) > limit {
+		nd := &t.Nodes[stack[n]]
+		if nd.BoxDist2(p) > limit {
 			continue
 		}
 		if nd.farDist2(p) < inner {
-			found += uint32(nd.end - nd.start)
+			found += uint32(nd.End - nd.Start)
 			continue
 		}
-		if nd.left < 0 {
-			for r := nd.start; r < nd.end; r++ {
-				if Chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]) <= maxD2 {
+		if nd.Left < 0 {
+			for r := nd.Start; r < nd.End; r++ {
+				if Chord2(p[0], p[1], p[2], t.X[r], t.Y[r], t.Z[r]) <= maxD2 {
 					found++
 				}
 			}
 			continue
 		}
-		stack[n], stack[n+1] = nd.left, nd.right
+		stack[n], stack[n+1] = nd.Left, nd.Right
 		n += 2
 	}
 	return found
@@ -523,10 +523,10 @@ func (t *kdTree) count(p [3]float64, maxD2 float64) uint32 {
 const kdWholeMargin = 1e-13
 
 // farDist2 is the squared distance from p to the farthest corner of n's box.
-func (n *kdNode) farDist2(p [3]float64) float64 {
+func (n *KdNode) farDist2(p [3]float64) float64 {
 	d := 0.0
 	for a := range 3 {
-		v := max(p[a]-n.lo[a], n.hi[a]-p[a])
+		v := max(p[a]-n.Lo[a], n.Hi[a]-p[a])
 		d += v * v
 	}
 	return d
@@ -535,12 +535,12 @@ func (n *kdNode) farDist2(p [3]float64) float64 {
 // within is gridIndex.within through the tree: appended to dst, the
 // references within the squared chord maxD2 of p, nearest first, ties to
 // the lower index.
-func (t *kdTree) within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
+func (t *KdTree) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
 	from := len(dst)
-	t.leavesWithin(p, fittedChordBound(maxD2), func(start, end int32) bool {
+	t.LeavesWithin(p, FittedChordBound(maxD2), func(start, end int32) bool {
 		for r := start; r < end; r++ {
-			if d := Chord2(p[0], p[1], p[2], t.x[r], t.y[r], t.z[r]); d <= maxD2 {
-				dst = append(dst, Neighbour{d, t.id[r]})
+			if d := Chord2(p[0], p[1], p[2], t.X[r], t.Y[r], t.Z[r]); d <= maxD2 {
+				dst = append(dst, Neighbour{d, t.Id[r]})
 			}
 		}
 		return true
@@ -552,21 +552,21 @@ func (t *kdTree) within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbou
 // leavesWithin visits the leaves (references [start, end) in leaf order)
 // whose boxes lie within the squared chord limit of p, until visit returns
 // false; it reports whether it visited them all.
-func (t *kdTree) leavesWithin(p [3]float64, limit float64, visit func(start, end int32) bool) bool {
+func (t *KdTree) LeavesWithin(p [3]float64, limit float64, visit func(start, end int32) bool) bool {
 	var stack [64]int32
 	n := 1
 	for n > 0 {
 		n--
-		nd := &t.nodes[stack[n]]
-		if nd.boxDist2(p) > limit {
+		nd := &t.Nodes[stack[n]]
+		if nd.BoxDist2(p) > limit {
 			continue
 		}
-		if nd.left >= 0 {
-			stack[n], stack[n+1] = nd.left, nd.right
+		if nd.Left >= 0 {
+			stack[n], stack[n+1] = nd.Left, nd.Right
 			n += 2
 			continue
 		}
-		if !visit(nd.start, nd.end) {
+		if !visit(nd.Start, nd.End) {
 			return false
 		}
 	}

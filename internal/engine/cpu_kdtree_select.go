@@ -14,7 +14,7 @@ import "slices"
 
 // kdParallelMin is the fewest references whose selection is made in
 // chunks.
-const kdParallelMin = 1 << 14
+const KdParallelMin = 1 << 14
 
 const (
 	kdSelectChunks = 16   // a selection's chunks: at most its workers
@@ -26,8 +26,8 @@ const (
 // that nth holds the reference that sorting by axis would put there,
 // through scratch (as long as pts).
 type kdSelectJob struct {
-	pts       []kdPoint
-	scratch   kdColumns
+	pts       []KdPoint
+	scratch   KdColumns
 	nth, axis int
 	// The pass: the band's keys, the chunks' length, and each chunk's
 	// references below, in and above the band, then its first places.
@@ -44,7 +44,7 @@ type kdChunk struct{ j, c int }
 // selectNthParallel is selectNth with its passes run through run: the
 // same ordering around nth (smaller keys before it, larger after), not
 // the same order.
-func selectNthParallel(pts []kdPoint, scratch kdColumns, nth, axis int, run blockRunner) {
+func SelectNthParallel(pts []KdPoint, scratch KdColumns, nth, axis int, run blockRunner) {
 	selectNthMany([]kdSelectJob{{pts: pts, scratch: scratch, nth: nth, axis: axis}}, run)
 }
 
@@ -92,7 +92,7 @@ func selectNthMany(jobs []kdSelectJob, run blockRunner) {
 // whole.
 func (jb *kdSelectJob) open() {
 	n := len(jb.pts)
-	if jb.whole = n < kdParallelMin; jb.whole {
+	if jb.whole = n < KdParallelMin; jb.whole {
 		return
 	}
 	jb.lo, jb.hi = sampleBand(jb.pts, jb.nth, jb.axis)
@@ -110,7 +110,7 @@ func (jb *kdSelectJob) count(c int) {
 	from, to := jb.span(c)
 	n := &jb.counts[c]
 	for k := from; k < to; k++ {
-		n[bandOf(jb.pts[k].c[jb.axis], jb.lo, jb.hi)]++
+		n[bandOf(jb.pts[k].C[jb.axis], jb.lo, jb.hi)]++
 	}
 }
 
@@ -149,7 +149,7 @@ func (jb *kdSelectJob) scatter(c int) {
 	from, to := jb.span(c)
 	at := jb.counts[c]
 	for k := from; k < to; k++ {
-		p := bandOf(jb.pts[k].c[jb.axis], jb.lo, jb.hi)
+		p := bandOf(jb.pts[k].C[jb.axis], jb.lo, jb.hi)
 		jb.scratch.set(at[p], &jb.pts[k])
 		at[p]++
 	}
@@ -169,10 +169,10 @@ func (jb *kdSelectJob) gather(c int) {
 // finish selects within the band, or the whole job.
 func (jb *kdSelectJob) finish() {
 	if jb.whole {
-		selectNth(jb.pts, jb.nth, jb.axis)
+		SelectNth(jb.pts, jb.nth, jb.axis)
 		return
 	}
-	selectNth(jb.pts[jb.below:jb.below+jb.band], jb.nth-jb.below, jb.axis)
+	SelectNth(jb.pts[jb.below:jb.below+jb.band], jb.nth-jb.below, jb.axis)
 }
 
 // blockRunner calls fn(w, lo, hi) for every block [lo, hi) of size block of
@@ -199,11 +199,11 @@ func bandOf(key, lo, hi float64) int {
 
 // sampleBand is the keys kdSampleBand sampled ranks either side of nth's
 // rank among kdSample keys at equal steps.
-func sampleBand(pts []kdPoint, nth, axis int) (lo, hi float64) {
+func sampleBand(pts []KdPoint, nth, axis int) (lo, hi float64) {
 	n := len(pts)
 	keys := make([]float64, kdSample)
 	for s := range keys {
-		keys[s] = pts[s*n/kdSample].c[axis]
+		keys[s] = pts[s*n/kdSample].C[axis]
 	}
 	slices.Sort(keys)
 	r := nth * kdSample / n

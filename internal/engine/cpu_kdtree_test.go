@@ -16,15 +16,15 @@ func TestSelectNthPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	for trial := range 300 {
 		n := 2 + rng.IntN(200)
-		pts := make([]kdPoint, n)
+		pts := make([]KdPoint, n)
 		for k := range pts { // few distinct keys: many ties
-			pts[k] = kdPoint{c: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, id: uint32(k)}
+			pts[k] = KdPoint{C: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, Id: uint32(k)}
 		}
 		nth := rng.IntN(n)
-		selectNth(pts, nth, 0)
+		SelectNth(pts, nth, 0)
 		for k := range n {
-			if (k < nth && pts[k].c[0] > pts[nth].c[0]) || (k > nth && pts[k].c[0] < pts[nth].c[0]) {
-				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].c[0], k, pts[nth].c[0], nth)
+			if (k < nth && pts[k].C[0] > pts[nth].C[0]) || (k > nth && pts[k].C[0] < pts[nth].C[0]) {
+				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].C[0], k, pts[nth].C[0], nth)
 			}
 		}
 	}
@@ -34,26 +34,26 @@ func TestSelectNthPartitions(t *testing.T) {
 // of any size, or buildKDTree's own under any GOMAXPROCS) and whatever
 // memory it is built in: a larger tree's, left in a kdMemory.
 func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
-	refs := PrepareRefs(spherePoints(5*kdParallelMin+7, 12))
-	want := buildKDTreeOn(refs, nil, nil)
-	same := func(got *kdTree) bool {
-		return slices.Equal(got.id, want.id) && slices.Equal(got.x, want.x) && slices.Equal(got.y, want.y) &&
-			slices.Equal(got.z, want.z) && slices.Equal(got.nodes, want.nodes)
+	refs := PrepareRefs(spherePoints(5*KdParallelMin+7, 12))
+	want := BuildKDTreeOn(refs, nil, nil)
+	same := func(got *KdTree) bool {
+		return slices.Equal(got.Id, want.Id) && slices.Equal(got.X, want.X) && slices.Equal(got.Y, want.Y) &&
+			slices.Equal(got.Z, want.Z) && slices.Equal(got.Nodes, want.Nodes)
 	}
-	var mem kdMemory
-	mem.release(buildKDTreeOn(PrepareRefs(spherePoints(7*kdParallelMin, 13)), nil, &mem))
+	var mem KdMemory
+	mem.Release(BuildKDTreeOn(PrepareRefs(spherePoints(7*KdParallelMin, 13)), nil, &mem))
 	for _, workers := range []int{1, 2, 3, 16, 40} {
 		team := parallel.NewTeam(workers)
-		got := buildKDTreeOn(refs, team, &mem)
+		got := BuildKDTreeOn(refs, team, &mem)
 		team.Close()
 		if !same(got) {
 			t.Fatalf("a team of %d: another tree", workers)
 		}
-		mem.release(got)
+		mem.Release(got)
 	}
 	for _, procs := range []int{1, 3, 16} {
 		was := runtime.GOMAXPROCS(procs)
-		got := buildKDTree(refs)
+		got := BuildKDTree(refs)
 		runtime.GOMAXPROCS(was)
 		if !same(got) {
 			t.Fatalf("GOMAXPROCS %d: another tree", procs)
@@ -66,8 +66,8 @@ func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
 func TestSelectNthParallelPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
 	for trial := range 60 {
-		n := kdParallelMin + rng.IntN(3*kdParallelMin)
-		pts := make([]kdPoint, n)
+		n := KdParallelMin + rng.IntN(3*KdParallelMin)
+		pts := make([]KdPoint, n)
 		for k := range pts {
 			key := rng.NormFloat64()
 			switch trial % 3 {
@@ -76,21 +76,21 @@ func TestSelectNthParallelPartitions(t *testing.T) {
 			case 2:
 				key = float64(k)
 			}
-			pts[k] = kdPoint{c: [3]float64{rng.Float64(), key, rng.Float64()}, id: uint32(k)}
+			pts[k] = KdPoint{C: [3]float64{rng.Float64(), key, rng.Float64()}, Id: uint32(k)}
 		}
 		nth := rng.IntN(n)
-		scratch := kdColumns{x: make([]float64, n), y: make([]float64, n), z: make([]float64, n), id: make([]uint32, n)}
+		scratch := KdColumns{X: make([]float64, n), Y: make([]float64, n), Z: make([]float64, n), Id: make([]uint32, n)}
 		team := parallel.NewTeam(1 + rng.IntN(16))
-		selectNthParallel(pts, scratch, nth, 1, team.Blocks)
+		SelectNthParallel(pts, scratch, nth, 1, team.Blocks)
 		team.Close()
 		seen := make([]bool, n)
 		for k := range n {
-			if seen[pts[k].id] {
-				t.Fatalf("trial %d: reference %d twice", trial, pts[k].id)
+			if seen[pts[k].Id] {
+				t.Fatalf("trial %d: reference %d twice", trial, pts[k].Id)
 			}
-			seen[pts[k].id] = true
-			if (k < nth && pts[k].c[1] > pts[nth].c[1]) || (k > nth && pts[k].c[1] < pts[nth].c[1]) {
-				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].c[1], k, pts[nth].c[1], nth)
+			seen[pts[k].Id] = true
+			if (k < nth && pts[k].C[1] > pts[nth].C[1]) || (k > nth && pts[k].C[1] < pts[nth].C[1]) {
+				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].C[1], k, pts[nth].C[1], nth)
 			}
 		}
 	}
@@ -105,9 +105,9 @@ func BenchmarkKDTreeBuild(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			team := parallel.NewTeam(0)
 			defer team.Close()
-			var mem kdMemory // reused, as the engine's queries do
+			var mem KdMemory // reused, as the engine's queries do
 			for b.Loop() {
-				mem.release(buildKDTreeOn(refs, team, &mem))
+				mem.Release(BuildKDTreeOn(refs, team, &mem))
 			}
 		})
 	}

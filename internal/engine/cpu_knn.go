@@ -2,11 +2,9 @@ package engine
 
 import (
 	"container/heap"
-	"context"
 	"fmt"
 	"math"
 	"slices"
-	"time"
 )
 
 // walk visits, shell by shell around the unit vector p, the cells the
@@ -14,15 +12,15 @@ import (
 // everything beyond the shells scanned is farther than that: bound is read
 // again as the search narrows it (k nearest) or stays put (a radius). It is
 // the grid search of gridIndex.nearest for any number of answers.
-func (ix *gridIndex) walk(p [3]float64, bound func() float64, visit func(cell int)) {
-	ix.walkWithin(p, bound, func(c int) bool { visit(c); return true }, ix.G)
+func (ix *GridIndex) walk(p [3]float64, bound func() float64, visit func(cell int)) {
+	ix.WalkWithin(p, bound, func(c int) bool { visit(c); return true }, ix.G)
 }
 
 // walkWithin is walk over at most shells shells, stopped where visit
 // returns false; it reports whether every cell within the bound was
 // visited.
-func (ix *gridIndex) walkWithin(p [3]float64, bound func() float64, visit func(cell int) bool, shells int) bool {
-	q := gridSearch{ix: ix, p: p, c: ix.cells(p[0], p[1], p[2])}
+func (ix *GridIndex) WalkWithin(p [3]float64, bound func() float64, visit func(cell int) bool, shells int) bool {
+	q := GridSearch{Ix: ix, P: p, C: ix.cells(p[0], p[1], p[2])}
 	stopped := false
 	each := func(c int) { stopped = stopped || !visit(c) }
 	for r := 0; r < ix.G; r++ {
@@ -32,9 +30,9 @@ func (ix *gridIndex) walkWithin(p [3]float64, bound func() float64, visit func(c
 		if q.walkShell(r, bound, each); stopped {
 			return false
 		}
-		q.best = math.Max(0, math.Sqrt(bound())-ix.slack)
-		q.best *= q.best
-		if q.done(r) {
+		q.Best = math.Max(0, math.Sqrt(bound())-ix.slack)
+		q.Best *= q.Best
+		if q.Done(r) {
 			return true
 		}
 	}
@@ -42,17 +40,17 @@ func (ix *gridIndex) walkWithin(p [3]float64, bound func() float64, visit func(c
 }
 
 // walkShell visits the cells at Chebyshev distance r within the bound.
-func (q *gridSearch) walkShell(r int, bound func() float64, visit func(cell int)) {
-	ix, g, cz := q.ix, q.ix.G, q.c[2]
-	for i := max(q.c[0]-r, 0); i <= min(q.c[0]+r, g-1); i++ {
+func (q *GridSearch) walkShell(r int, bound func() float64, visit func(cell int)) {
+	ix, g, cz := q.Ix, q.Ix.G, q.C[2]
+	for i := max(q.C[0]-r, 0); i <= min(q.C[0]+r, g-1); i++ {
 		bx := q.boxDist(i, 0)
-		for j := max(q.c[1]-r, 0); j <= min(q.c[1]+r, g-1); j++ {
+		for j := max(q.C[1]-r, 0); j <= min(q.C[1]+r, g-1); j++ {
 			by := q.boxDist(j, 1)
 			if bx*bx+by*by > bound() {
 				continue
 			}
-			runs := ix.runs[4*(i*g+j) : 4*(i*g+j)+4]
-			edge := abs(i-q.c[0]) == r || abs(j-q.c[1]) == r
+			runs := ix.Runs[4*(i*g+j) : 4*(i*g+j)+4]
+			edge := abs(i-q.C[0]) == r || abs(j-q.C[1]) == r
 			for h := 0; h < 2; h++ {
 				for k := max(int(runs[2*h]), cz-r); k <= min(int(runs[2*h+1]), cz+r); k++ {
 					if !edge && k != cz-r && k != cz+r {
@@ -78,70 +76,70 @@ type Neighbour struct {
 func (a Neighbour) Before(b Neighbour) bool { return a.D2 < b.D2 || (a.D2 == b.D2 && a.Id < b.Id) }
 
 // topK keeps the k best neighbours seen, the worst on top of a heap.
-type topK struct {
-	k     int
-	items []Neighbour
+type TopK struct {
+	K     int
+	Items []Neighbour
 }
 
-func (t *topK) Len() int           { return len(t.items) }
-func (t *topK) Less(i, j int) bool { return t.items[j].Before(t.items[i]) }
-func (t *topK) Swap(i, j int)      { t.items[i], t.items[j] = t.items[j], t.items[i] }
-func (t *topK) Push(x any)         { t.items = append(t.items, x.(Neighbour)) }
-func (t *topK) Pop() any {
-	last := t.items[len(t.items)-1]
-	t.items = t.items[:len(t.items)-1]
+func (t *TopK) Len() int           { return len(t.Items) }
+func (t *TopK) Less(i, j int) bool { return t.Items[j].Before(t.Items[i]) }
+func (t *TopK) Swap(i, j int)      { t.Items[i], t.Items[j] = t.Items[j], t.Items[i] }
+func (t *TopK) Push(x any)         { t.Items = append(t.Items, x.(Neighbour)) }
+func (t *TopK) Pop() any {
+	last := t.Items[len(t.Items)-1]
+	t.Items = t.Items[:len(t.Items)-1]
 	return last
 }
 
 // offer adds n if it is among the k best so far.
-func (t *topK) offer(n Neighbour) {
+func (t *TopK) Offer(n Neighbour) {
 	switch {
-	case len(t.items) < t.k:
+	case len(t.Items) < t.K:
 		heap.Push(t, n)
-	case n.Before(t.items[0]):
-		t.items[0] = n
+	case n.Before(t.Items[0]):
+		t.Items[0] = n
 		heap.Fix(t, 0)
 	}
 }
 
 // full reports whether k neighbours are held; worst is the k-th best.
-func (t *topK) full() bool       { return len(t.items) == t.k }
-func (t *topK) worst() Neighbour { return t.items[0] }
-func (t *topK) sorted() []Neighbour {
-	sortNeighbours(t.items)
-	return t.items
+func (t *TopK) full() bool       { return len(t.Items) == t.K }
+func (t *TopK) worst() Neighbour { return t.Items[0] }
+func (t *TopK) Sorted() []Neighbour {
+	sortNeighbours(t.Items)
+	return t.Items
 }
 
 // kNearest returns the k references nearest to p within the squared chord
 // maxD2 (chordLimit of the distance limit; math.Inf(1): none), nearest
 // first, ties to the lower index.
-func (ix *gridIndex) kNearest(p [3]float64, k int, maxD2 float64, t *topK) []Neighbour {
-	t.k, t.items = k, t.items[:0]
-	limit := ix.chordBound(maxD2)
+func (ix *GridIndex) KNearest(p [3]float64, k int, maxD2 float64, t *TopK) []Neighbour {
+	t.K, t.Items = k, t.Items[:0]
+	limit := ix.ChordBound(maxD2)
 	bound := func() float64 {
 		if t.full() {
-			return min(limit, ix.chordBound(t.worst().D2))
+			return min(limit, ix.ChordBound(t.worst().D2))
 		}
 		return limit
 	}
 	ix.walk(p, bound, func(c int) {
-		for r := ix.start[c]; r < ix.start[c+1]; r++ {
-			if d := Chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 {
-				t.offer(Neighbour{d, ix.id[r]})
+		for r := ix.Start[c]; r < ix.Start[c+1]; r++ {
+			if d := Chord2(p[0], p[1], p[2], ix.X[r], ix.Y[r], ix.Z[r]); d <= maxD2 {
+				t.Offer(Neighbour{d, ix.Id[r]})
 			}
 		}
 	})
-	return t.sorted()
+	return t.Sorted()
 }
 
 // within appends to dst the references within the squared chord maxD2 of
 // p (chordLimit of the radius), nearest first, ties to the lower index.
-func (ix *gridIndex) within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
-	limit := ix.chordBound(maxD2)
+func (ix *GridIndex) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
+	limit := ix.ChordBound(maxD2)
 	ix.walk(p, func() float64 { return limit }, func(c int) {
-		for r := ix.start[c]; r < ix.start[c+1]; r++ {
-			if d := Chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]); d <= maxD2 {
-				dst = append(dst, Neighbour{d, ix.id[r]})
+		for r := ix.Start[c]; r < ix.Start[c+1]; r++ {
+			if d := Chord2(p[0], p[1], p[2], ix.X[r], ix.Y[r], ix.Z[r]); d <= maxD2 {
+				dst = append(dst, Neighbour{d, ix.Id[r]})
 			}
 		}
 	})
@@ -161,12 +159,12 @@ func sortNeighbours(ns []Neighbour) {
 
 // count is len(within(p, maxD2, nil)) without the list: the references
 // within the squared chord maxD2 of p.
-func (ix *gridIndex) count(p [3]float64, maxD2 float64) uint32 {
-	limit := ix.chordBound(maxD2)
+func (ix *GridIndex) Count(p [3]float64, maxD2 float64) uint32 {
+	limit := ix.ChordBound(maxD2)
 	n := uint32(0)
 	ix.walk(p, func() float64 { return limit }, func(c int) {
-		for r := ix.start[c]; r < ix.start[c+1]; r++ {
-			if Chord2(p[0], p[1], p[2], ix.x[r], ix.y[r], ix.z[r]) <= maxD2 {
+		for r := ix.Start[c]; r < ix.Start[c+1]; r++ {
+			if Chord2(p[0], p[1], p[2], ix.X[r], ix.Y[r], ix.Z[r]) <= maxD2 {
 				n++
 			}
 		}
@@ -217,71 +215,6 @@ type KResult struct {
 	Distance []float32
 }
 
-// KNearest answers the k nearest references of every observation within
-// maxRad radians (math.Inf(1): no limit), exactly, on the CPU: the grid
-// widens its shells until the k-th best is proven (Brute: every reference).
-// Exact duplicates among the references are listed one by one.
-func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error) {
-	start := time.Now()
-	k := out.K
-	if err := CheckK(req, maxRad, out); err != nil {
-		return Stats{}, err
-	}
-	refs := req.All()
-	search := c.kSearch(req, refs, k, maxRad)
-	st, err := c.run(ctx, req, cpuBatch, start, func() func(lo, hi int) {
-		t := &topK{}
-		return func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				x, y, z := Unit(req.Obs.At(i))
-				fillRow(out, i, search([3]float64{x, y, z}, t))
-			}
-		}
-	})
-	st.Note = fmt.Sprintf("%d nearest of %d references", k, refs.N)
-	return st, err
-}
-
-// kSearch is the per-observation k-nearest search of the request's
-// algorithm: brute force, a fitted grid of the side the request fixes, or
-// else the k-d tree, which ranks fewer references than the grid walk on
-// every set measured (BENCHMARKS.md, "Skewed references on the CPU").
-func (c *CPU) kSearch(req Request, refs *RefSet, k int, maxRad float64) func(p [3]float64, t *topK) []Neighbour {
-	maxD2 := ChordLimit(maxRad)
-	if req.Algorithm == Brute {
-		return func(p [3]float64, t *topK) []Neighbour { return bruteK(p, refs, k, maxD2, t) }
-	}
-	if req.GridSide > 0 {
-		ix := buildFittedGrid(refs, CappedSide(req.GridSide, refs.N))
-		return func(p [3]float64, t *topK) []Neighbour { return ix.kNearest(p, k, maxD2, t) }
-	}
-	tr := req.allTree(refs)
-	return func(p [3]float64, t *topK) []Neighbour { return tr.kNearest(p, k, maxD2, t) }
-}
-
-// bruteK ranks every reference.
-func bruteK(p [3]float64, refs *RefSet, k int, maxD2 float64, t *topK) []Neighbour {
-	t.k, t.items = k, t.items[:0]
-	for j := range refs.x {
-		if d := Chord2(p[0], p[1], p[2], refs.x[j], refs.y[j], refs.z[j]); d <= maxD2 {
-			t.offer(Neighbour{d, uint32(j)})
-		}
-	}
-	return t.sorted()
-}
-
-// fillRow writes observation i's neighbours into its row of out.
-func fillRow(out KResult, i int, ns []Neighbour) {
-	row, dist := out.Index[i*out.K:(i+1)*out.K], out.Distance[i*out.K:(i+1)*out.K]
-	for j := range row {
-		if j < len(ns) {
-			row[j], dist[j] = ns[j].Id, float32(ChordToAngle(ns[j].D2))
-		} else {
-			row[j], dist[j] = NoNeighbour, float32(math.Inf(1))
-		}
-	}
-}
-
 func CheckK(req Request, maxRad float64, out KResult) error {
 	if err := CheckPoints(req, true); err != nil {
 		return err
@@ -310,81 +243,8 @@ type WithinResult struct {
 	Distance []float32
 }
 
-// Within answers, for every observation, the references within rad
-// radians (the boundary decided on the float64 angle: a reference at
-// distance rad is in), their count and, with list, the references
-// themselves, exactly, on the CPU.
-func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (WithinResult, Stats, error) {
-	start := time.Now()
-	if err := CheckPoints(req, true); err != nil {
-		return WithinResult{}, Stats{}, err
-	}
-	if !(rad >= 0) || math.IsInf(rad, 1) {
-		return WithinResult{}, Stats{}, fmt.Errorf("radius %v rad: want a finite distance, 0 or more", rad)
-	}
-	n := req.Obs.Len()
-	refs := req.All()
-	side := c.radiusSide(req, refs.N)
-	maxD2 := ChordLimit(rad)
-	// A radius of more than two cells of the planned grid goes through the
-	// k-d tree, which skips boxes beyond it and counts a box wholly inside
-	// at once; the grid ranks every reference in every cell it visits. One
-	// of the two is built.
-	var tree *kdTree
-	var ix *gridIndex
-	if _, cube := fittedCube(refs); req.GridSide == 0 && math.Sqrt(maxD2) > 2*cube/float64(side) {
-		tree = req.allTree(refs)
-	} else {
-		ix = req.allGrid(refs, side)
-	}
-	res := WithinResult{Counts: make([]uint32, n)}
-	batches := make([][]Neighbour, (n+cpuBatch-1)/cpuBatch)
-	st, err := c.run(ctx, req, cpuBatch, start, func() func(lo, hi int) {
-		var scratch []Neighbour
-		return func(lo, hi int) {
-			var found []Neighbour
-			for i := lo; i < hi; i++ {
-				x, y, z := Unit(req.Obs.At(i))
-				p := [3]float64{x, y, z}
-				switch {
-				case !list && tree != nil:
-					res.Counts[i] = tree.count(p, maxD2)
-					continue
-				case !list:
-					res.Counts[i] = ix.count(p, maxD2)
-					continue
-				case tree != nil:
-					scratch = tree.within(p, maxD2, scratch[:0])
-				default:
-					scratch = ix.within(p, maxD2, scratch[:0])
-				}
-				res.Counts[i] = uint32(len(scratch))
-				found = append(found, scratch...)
-			}
-			batches[lo/cpuBatch] = found
-		}
-	})
-	if err != nil {
-		return WithinResult{}, st, err
-	}
-	if list {
-		res.gather(batches)
-	}
-	st.Note = fmt.Sprintf("within %.6g rad of %d references", rad, refs.N)
-	return res, st, nil
-}
-
-// radiusSide is the request's grid side, or one of about two references a
-// cell the sphere crosses.
-func (c *CPU) radiusSide(req Request, nref int) int {
-	if req.GridSide > 0 {
-		return CappedSide(req.GridSide, nref)
-	}
-	return max(4, GridSide(nref, 2))
-}
-
 // gather concatenates the batches' lists, in observation order.
-func (r *WithinResult) gather(batches [][]Neighbour) {
+func (r *WithinResult) Gather(batches [][]Neighbour) {
 	r.Offsets = make([]uint64, len(r.Counts)+1)
 	for i, c := range r.Counts {
 		r.Offsets[i+1] = r.Offsets[i] + uint64(c)

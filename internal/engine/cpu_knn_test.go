@@ -260,7 +260,7 @@ func TestGridSideBound(t *testing.T) {
 }
 
 func TestMaxGridSideFillsTheCells(t *testing.T) {
-	if g := MaxGridSide; g*g*g > maxGridCells || (g+1)*(g+1)*(g+1) <= maxGridCells {
-		t.Errorf("MaxGridSide %d does not match %d cells", g, maxGridCells)
+	if g := MaxGridSide; g*g*g > MaxGridCells || (g+1)*(g+1)*(g+1) <= MaxGridCells {
+		t.Errorf("MaxGridSide %d does not match %d cells", g, MaxGridCells)
 	}
 }

@@ -38,7 +38,7 @@ func (s *cpuScratch) scan(obs Points, lo, hi int, refs *RefSet) {
 	}
 	for t0 := 0; t0 < refs.N; t0 += cpuRefTile {
 		t1 := min(t0+cpuRefTile, refs.N)
-		t := refTile{x: refs.x[t0:t1], y: refs.y[t0:t1], z: refs.z[t0:t1], base: int32(t0)}
+		t := refTile{x: refs.X[t0:t1], y: refs.Y[t0:t1], z: refs.Z[t0:t1], base: int32(t0)}
 		i := 0
 		for ; i+3 <= m; i += 3 {
 			scan3(s, i, t)
@@ -53,7 +53,7 @@ func (s *cpuScratch) scan(obs Points, lo, hi int, refs *RefSet) {
 			continue
 		}
 		k := s.idx[i]
-		s.best[i] = Chord2(s.x[i], s.y[i], s.z[i], refs.x[k], refs.y[k], refs.z[k])
+		s.best[i] = Chord2(s.x[i], s.y[i], s.z[i], refs.X[k], refs.Y[k], refs.Z[k])
 	}
 }
 
@@ -61,8 +61,8 @@ func (s *cpuScratch) scan(obs Points, lo, hi int, refs *RefSet) {
 // index on ties.
 func exactNearest(ox, oy, oz float64, refs *RefSet) (float64, int32) {
 	best, bi := math.Inf(1), int32(0)
-	for j := range refs.x {
-		if d := Chord2(ox, oy, oz, refs.x[j], refs.y[j], refs.z[j]); d < best {
+	for j := range refs.X {
+		if d := Chord2(ox, oy, oz, refs.X[j], refs.Y[j], refs.Z[j]); d < best {
 			best, bi = d, int32(j)
 		}
 	}

@@ -7,33 +7,12 @@ import "math"
 //go:noescape
 func dot3AVX2(o *[9]float64, s *[3]float64, rx, ry, rz *float64, n int) int
 
-func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-
-func xgetbv0() (eax uint32)
-
-// haveAVX2FMA reports whether the CPU and the OS support AVX2 and FMA: the
-// CPUID feature bits, and XCR0 saying the OS saves the YMM registers.
-// Computed once at start; read-only afterwards.
-var haveAVX2FMA = func() bool {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx || xgetbv0()&6 != 6 {
-		return false
-	}
-	_, ebx7, _, _ := cpuid(7, 0)
-	return ebx7&(1<<5) != 0 // AVX2
-}()
-
 // scan3 is scan3Generic with the dot products four references at a time in
 // AVX2 where the CPU has it. The vector loop only tests each observation's
 // dot products against its runner-up; the rare group of four that beats one
 // is ranked here, with the same fused arithmetic, so the two paths agree.
 func scan3(sc *cpuScratch, i int, t refTile) {
-	if !haveAVX2FMA {
+	if !HaveAVX2FMA {
 		scan3Generic(sc, i, t)
 		return
 	}

@@ -68,24 +68,6 @@ done:
 	MOVQ R8, ret+48(FP)
 	RET
 
-// func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-TEXT ·cpuid(SB), NOSPLIT, $0-24
-	MOVL leaf+0(FP), AX
-	MOVL sub+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
-	RET
-
-// func xgetbv0() (eax uint32)
-TEXT ·xgetbv0(SB), NOSPLIT, $0-4
-	MOVL $0, CX
-	XGETBV
-	MOVL AX, eax+0(FP)
-	RET
-
 // The lane kernels' constants: the lanes' first places (0, 1, 2, 3), the
 // step between groups of four, -Inf. Loaded by VEX instructions only: a
 // legacy-SSE move into an XMM register after YMM ones were touched costs a

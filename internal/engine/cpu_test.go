@@ -160,7 +160,7 @@ func TestCPUScanMatchesExact(t *testing.T) {
 			s.x[i+k], s.y[i+k], s.z[i+k] = Unit(obs.At(i + k))
 			s.best[i+k], s.runup[i+k], s.idx[i+k] = math.Inf(-1), math.Inf(-1), 0
 		}
-		scan3Generic(s, i, refTile{x: refs.x, y: refs.y, z: refs.z})
+		scan3Generic(s, i, refTile{x: refs.X, y: refs.Y, z: refs.Z})
 		for k := 0; k < 3; k++ {
 			if s.best[i+k]-s.runup[i+k] > dotMargin && refs.Orig[s.idx[i+k]] != out.Index[i+k] {
 				t.Fatalf("obs %d: portable scan gives ref %d, vector scan ref %d", i+k, refs.Orig[s.idx[i+k]], out.Index[i+k])

@@ -8,12 +8,12 @@ func unit4AVX2(lat, lon *[4]float64, out *[12]float64)
 // unit4 is unit of four points (latitudes and longitudes in radians,
 // within the checked ranges): out holds their x, then y, then z, the same
 // bits as unit gives, through unit4AVX2 where the CPU has AVX2.
-func unit4(lat, lon *[4]float64, out *[12]float64) {
-	if haveAVX2FMA {
+func Unit4(lat, lon *[4]float64, out *[12]float64) {
+	if HaveAVX2FMA {
 		unit4AVX2(lat, lon, out)
 		return
 	}
-	unit4Go(lat, lon, out)
+	Unit4Go(lat, lon, out)
 }
 
 //go:noescape
@@ -22,8 +22,8 @@ func chordToAngle4AVX2(d2, out *[4]float64) (slow int)
 // chordToAngle4 is ChordToAngle of four squared chords, the same bits,
 // through chordToAngle4AVX2 where the CPU has AVX2 (the lanes it leaves,
 // angles past 60 degrees, here).
-func chordToAngle4(d2, out *[4]float64) {
-	if !haveAVX2FMA {
+func ChordToAngle4(d2, out *[4]float64) {
+	if !HaveAVX2FMA {
 		chordToAngle4Go(d2, out)
 		return
 	}

@@ -6,8 +6,8 @@ package engine
 // multiply-adds, so unit's bits are no longer those of the unfused AVX2
 // code: the Go loops below keep unit4 and unit agreeing.
 
-// unit4 is unit of four points: out holds their x, then y, then z.
-func unit4(lat, lon *[4]float64, out *[12]float64) { unit4Go(lat, lon, out) }
+// Unit4 is unit of four points: out holds their x, then y, then z.
+func Unit4(lat, lon *[4]float64, out *[12]float64) { Unit4Go(lat, lon, out) }
 
-// chordToAngle4 is ChordToAngle of four squared chords.
-func chordToAngle4(d2, out *[4]float64) { chordToAngle4Go(d2, out) }
+// ChordToAngle4 is ChordToAngle of four squared chords.
+func ChordToAngle4(d2, out *[4]float64) { chordToAngle4Go(d2, out) }

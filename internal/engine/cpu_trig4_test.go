@@ -28,7 +28,7 @@ func TestUnit4MatchesUnit(t *testing.T) {
 			lat[e], lon[e] = vals[(i+e)%len(vals)], vals[(i+3*e+1)%len(vals)]
 		}
 		var got [12]float64
-		unit4(&lat, &lon, &got)
+		Unit4(&lat, &lon, &got)
 		for e := range 4 {
 			x, y, z := Unit(lat[e], lon[e])
 			if math.Float64bits(got[e]) != math.Float64bits(x) || math.Float64bits(got[4+e]) != math.Float64bits(y) ||
@@ -54,7 +54,7 @@ func TestChordToAngle4MatchesScalar(t *testing.T) {
 	for i := 0; i+4 <= len(vals); i++ {
 		d2 := [4]float64{vals[i], vals[i+1], vals[i+2], vals[i+3]}
 		var got [4]float64
-		chordToAngle4(&d2, &got)
+		ChordToAngle4(&d2, &got)
 		for e := range 4 {
 			if want := ChordToAngle(d2[e]); math.Float64bits(got[e]) != math.Float64bits(want) {
 				t.Fatalf("ChordToAngle(%v): chordToAngle4 %v, scalar %v", d2[e], got[e], want)
@@ -67,7 +67,7 @@ func BenchmarkUnit4(b *testing.B) {
 	lat, lon := [4]float64{0.1, -0.7, 1.2, -1.5}, [4]float64{2.9, -3.1, 0.3, -1.1}
 	var out [12]float64
 	for b.Loop() {
-		unit4(&lat, &lon, &out)
+		Unit4(&lat, &lon, &out)
 	}
 }
 
@@ -75,6 +75,6 @@ func BenchmarkUnit(b *testing.B) {
 	lat, lon := [4]float64{0.1, -0.7, 1.2, -1.5}, [4]float64{2.9, -3.1, 0.3, -1.1}
 	var out [12]float64
 	for b.Loop() {
-		unit4Go(&lat, &lon, &out)
+		Unit4Go(&lat, &lon, &out)
 	}
 }

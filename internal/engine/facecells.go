@@ -28,7 +28,7 @@ const skewedCellsShare = 0.25
 
 // maxCellsSide bounds the cube's cells a face edge: 6 x 512^2 cells hold
 // 800 MB of lists.
-const maxCellsSide = 512
+const MaxCellsSide = 512
 
 // cellsSideFor is the cells a face edge of the first level for nobs
 // observations and nref references, skewed or not.
@@ -39,7 +39,7 @@ func CellsSideFor(nobs, nref int, skewed bool) int {
 	}
 	cells = min(max(cells, minCellsPerRef*float64(nref)), maxCellsPerRef*float64(nref))
 	side := int(math.Round(math.Sqrt(cells / 6)))
-	return max(4, min(side, maxCellsSide))
+	return max(4, min(side, MaxCellsSide))
 }
 
 // cellsGridSide is the side of the grid index the lists are built from

@@ -47,7 +47,7 @@ func TestCellsSideFor(t *testing.T) {
 		{1 << 27, 1 << 20, false, 295}, // about 0.5
 		{1 << 10, 1 << 16, false, 52},  // at least 0.25
 		{1 << 27, 1 << 10, false, 18},  // at most 2
-		{1 << 30, 1 << 24, false, maxCellsSide},
+		{1 << 30, 1 << 24, false, MaxCellsSide},
 	} {
 		if got := CellsSideFor(tc.nobs, tc.nref, tc.skewed); got != tc.want {
 			t.Errorf("cellsSideFor(%d, %d, %v) = %d, want %d", tc.nobs, tc.nref, tc.skewed, got, tc.want)

@@ -17,7 +17,7 @@ import (
 func TestGPUTreeLayout(t *testing.T) {
 	for _, n := range []int{9, 100, 4097, 1 << 15} {
 		refs := PrepareRefs(spherePoints(n, uint64(n)))
-		kd := buildKDTree(refs)
+		kd := BuildKDTree(refs)
 		g, err := NewGPUTree(kd)
 		if err != nil {
 			t.Fatal(err)
@@ -41,13 +41,13 @@ func TestGPUTreeLayout(t *testing.T) {
 					continue
 				}
 				first, count := int(ref&^kernels.TreeLeaf)>>4, int(ref&15)
-				if count < 1 || count > kdLeaf {
+				if count < 1 || count > KdLeaf {
 					t.Fatalf("n %d: leaf of %d references", n, count)
 				}
 				for p := first; p < first+count; p++ {
 					seen[p]++
 					id := math.Float32bits(g.Refs[4*p+3])
-					v64 := [3]float64{refs.x[id], refs.y[id], refs.z[id]}
+					v64 := [3]float64{refs.X[id], refs.Y[id], refs.Z[id]}
 					for a := range 3 {
 						v32 := g.Refs[4*p+a]
 						if v32 != float32(v64[a]) || v32 < clo[a] || v32 > chi[a] ||
@@ -65,11 +65,11 @@ func TestGPUTreeLayout(t *testing.T) {
 				t.Fatalf("n %d: leaf position %d in %d leaves", n, p, k)
 			}
 		}
-		if want := int(math.Ceil(math.Log2(float64(n) / kdLeaf))); kd.depth(0) < want || kd.depth(0) > want+1 {
-			t.Errorf("n %d: depth %d, want about %d", n, kd.depth(0), want)
+		if want := int(math.Ceil(math.Log2(float64(n) / KdLeaf))); kd.Depth(0) < want || kd.Depth(0) > want+1 {
+			t.Errorf("n %d: depth %d, want about %d", n, kd.Depth(0), want)
 		}
 	}
-	if _, err := NewGPUTree(buildKDTree(PrepareRefs(spherePoints(kdLeaf, 1)))); !errors.Is(err, errTreeShape) {
+	if _, err := NewGPUTree(BuildKDTree(PrepareRefs(spherePoints(KdLeaf, 1)))); !errors.Is(err, ErrTreeShape) {
 		t.Errorf("a tree of one leaf: %v, want errTreeShape", err)
 	}
 }
@@ -85,7 +85,7 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 		ref.Lon64 = append(ref.Lon64, lo)
 	}
 	refs := PrepareRefs(ref)
-	kd := buildKDTree(refs)
+	kd := BuildKDTree(refs)
 	packed, err := NewGPUTree(kd)
 	if err != nil {
 		t.Fatal(err)
@@ -95,16 +95,16 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 		_, lo := ref.At(i)
 		obs.Lat64[i], obs.Lon64[i] = 0.3, lo
 	}
-	from := &treeStart{} // kept from observation to observation, as a goroutine keeps it
-	leafOf := packed.leaves(kd.id)
+	from := &TreeStart{} // kept from observation to observation, as a goroutine keeps it
+	leafOf := packed.Leaves(kd.Id)
 	for i := range obs.Len() {
 		x, y, z := Unit(obs.At(i))
-		wantD, wantK := kd.nearest(x, y, z, nil)
+		wantD, wantK := kd.Nearest(x, y, z, nil)
 		for _, hint := range []uint32{0, leafOf[i%refs.N], leafOf[(i*7919)%refs.N]} {
-			if d, k := kd.nearestPacked(packed, x, y, z, hint, nil); d != wantD || k != wantK {
+			if d, k := kd.NearestPacked(packed, x, y, z, hint, nil); d != wantD || k != wantK {
 				t.Fatalf("obs %d, hint %d: packed %d at %v, node by node %d at %v", i, hint, k, d, wantK, wantD)
 			}
-			if d, k := kd.nearestPacked(packed, x, y, z, hint, from); d != wantD || k != wantK {
+			if d, k := kd.NearestPacked(packed, x, y, z, hint, from); d != wantD || k != wantK {
 				t.Fatalf("obs %d, hint %d, from a start node: packed %d at %v, node by node %d at %v", i, hint, k, d, wantK, wantD)
 			}
 		}
@@ -126,14 +126,14 @@ func TestNearestTreeOrdered(t *testing.T) {
 		obs.Lat64[i], obs.Lon64[i] = 0.3+rng.Float64()*2e-3, 0.2+rng.Float64()*2e-3
 	}
 	refs := PrepareRefs(ref)
-	tree := buildKDTree(refs)
+	tree := BuildKDTree(refs)
 	c := NewCPU(0)
 	want, got := newResult(obs.Len()), newResult(obs.Len())
 	req := Request{Obs: obs, Ref: ref}
-	if _, err := c.nearestEach(context.Background(), req, want, refs, tree.nearest, time.Now()); err != nil {
+	if _, err := c.nearestEach(context.Background(), request{Request: req}, want, refs, tree.Nearest, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.nearestTreeOrdered(context.Background(), req, got, refs, tree, time.Now())
+	st, err := c.nearestTreeOrdered(context.Background(), request{Request: req}, got, refs, tree, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestNearestTreeOrdered(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.nearestTreeOrdered(ctx, req, got, refs, tree, time.Now()); !errors.Is(err, context.Canceled) {
+	if _, err := c.nearestTreeOrdered(ctx, request{Request: req}, got, refs, tree, time.Now()); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	// A tree of one leaf, which the packed layout refuses: the node-by-node walk answers.
@@ -158,7 +158,7 @@ func TestNearestTreeOrdered(t *testing.T) {
 	if _, err := c.Nearest(context.Background(), Request{Obs: small, Ref: few, Algorithm: Brute}, want); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.nearestTreeOrdered(context.Background(), Request{Obs: small, Ref: few}, got, fewRefs, buildKDTree(fewRefs), time.Now()); err != nil {
+	if _, err := c.nearestTreeOrdered(context.Background(), request{Request: Request{Obs: small, Ref: few}}, got, fewRefs, BuildKDTree(fewRefs), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for i := range want.Index {
@@ -196,19 +196,19 @@ func TestNearestPackedOnALattice(t *testing.T) {
 		}
 	}
 	refs := PrepareRefs(Radians64(lat, lon))
-	kd := buildKDTree(refs)
-	packed, err := packNodes(kd)
+	kd := BuildKDTree(refs)
+	packed, err := PackNodes(kd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leafOf := packed.leaves(kd.id)
-	from := &treeStart{}
+	leafOf := packed.Leaves(kd.Id)
+	from := &TreeStart{}
 	hint := uint32(0)
 	for i := range 60 {
 		for j := range 60 {
 			x, y, z := Unit(0.2+float64(i)*0.67e-4, 0.3+float64(j)*0.67e-4)
-			wantD, wantK := kd.nearest(x, y, z, nil)
-			d, k := kd.nearestPacked(packed, x, y, z, hint, from)
+			wantD, wantK := kd.Nearest(x, y, z, nil)
+			d, k := kd.NearestPacked(packed, x, y, z, hint, from)
 			if d != wantD || k != wantK {
 				t.Fatalf("(%d, %d): from a start node %d at %v, node by node %d at %v", i, j, k, d, wantK, wantD)
 			}

@@ -129,14 +129,14 @@ func BandsFor(m int, shape GridShape) ObsBands {
 // occupied z cells as at most two runs, split at the column's longest gap
 // of empty cells (a column that crosses the sphere twice has its gap
 // between the crossings).
-func occupiedRuns(ix *gridIndex, team *parallel.Team) []int16 {
+func occupiedRuns(ix *GridIndex, team *parallel.Team) []int16 {
 	g := ix.G
 	runs := make([]int16, 4*g*g)
 	team.Blocks(g*g, 64, func(_, lo, hi int) {
 		for col := lo; col < hi; col++ {
 			q := runs[4*col : 4*col+4]
 			q[0], q[1], q[2], q[3] = 1, 0, 1, 0
-			start := ix.start[col*g : col*g+g+1]
+			start := ix.Start[col*g : col*g+g+1]
 			first, last, gapLo, gapHi := -1, -1, 0, -1
 			for k := 0; k < g; k++ {
 				if start[k] == start[k+1] {

@@ -78,29 +78,29 @@ func TestGridMatchesBrute(t *testing.T) {
 			t.Fatal(err)
 		}
 		refs := PrepareRefs(ref)
-		tree := buildKDTree(refs)
+		tree := BuildKDTree(refs)
 		for i := 0; i < obs.Len(); i++ {
 			x, y, z := Unit(obs.At(i))
-			d, k := tree.nearest(x, y, z, nil)
+			d, k := tree.Nearest(x, y, z, nil)
 			if refs.Orig[k] != want.Index[i] || float32(ChordToAngle(d)) != want.Distance[i] {
 				t.Fatalf("%s obs x %s ref, trial %d, k-d tree: obs %d: ref %d (%v), brute ref %d (%v)",
 					og.name, rg.name, trial, i, refs.Orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
 			}
 		}
 		for _, g := range []int{1, 2, 5, GridSide(refs.N, 2), 40, -GridSide(refs.N, 2), -3, -17} {
-			var ix *gridIndex
+			var ix *GridIndex
 			if g < 0 { // the fitted grid of side -g
 				g = -g
-				ix = buildFittedGrid(refs, g)
+				ix = BuildFittedGrid(refs, g)
 			} else {
-				ix = buildGrid(refs, g)
+				ix = BuildGrid(refs, g)
 			}
 			for i := 0; i < obs.Len(); i++ {
 				x, y, z := Unit(obs.At(i))
-				d, k := ix.nearest(x, y, z, nil)
+				d, k := ix.Nearest(x, y, z, nil)
 				if refs.Orig[k] != want.Index[i] || float32(ChordToAngle(d)) != want.Distance[i] {
 					t.Fatalf("%s obs x %s ref, trial %d, grid %d (fitted %v): obs %d: grid ref %d (%v), brute ref %d (%v)",
-						og.name, rg.name, trial, g, ix.fitted, i, refs.Orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
+						og.name, rg.name, trial, g, ix.Fitted, i, refs.Orig[k], ChordToAngle(d), want.Index[i], want.Distance[i])
 				}
 				cases++
 			}
@@ -108,7 +108,7 @@ func TestGridMatchesBrute(t *testing.T) {
 			for i := range want.Index {
 				if got.Index[i] != want.Index[i] || got.Distance[i] != want.Distance[i] {
 					t.Fatalf("%s obs x %s ref, trial %d, grid %d (fitted %v), in cell order: obs %d: ref %d (%v), brute ref %d (%v)",
-						og.name, rg.name, trial, g, ix.fitted, i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
+						og.name, rg.name, trial, g, ix.Fitted, i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
 				}
 			}
 		}
@@ -118,7 +118,7 @@ func TestGridMatchesBrute(t *testing.T) {
 
 // cellOrderAnswer answers obs through ix in cell order, as one chunk on two
 // goroutines.
-func cellOrderAnswer(t *testing.T, obs Points, ix *gridIndex, refs *RefSet) Result {
+func cellOrderAnswer(t *testing.T, obs Points, ix *GridIndex, refs *RefSet) Result {
 	t.Helper()
 	out := newResult(obs.Len())
 	co := newCellOrder(obs.Len(), ix.G*ix.G)
@@ -138,11 +138,11 @@ func TestLanes3MatchGo(t *testing.T) {
 		refs := spherePoints(n, rng.Uint64())
 		rs := PrepareRefs(refs)
 		if trial%5 == 0 && n > 2 { // exact ties
-			rs.x[1], rs.y[1], rs.z[1] = rs.x[0], rs.y[0], rs.z[0]
+			rs.X[1], rs.Y[1], rs.Z[1] = rs.X[0], rs.Y[0], rs.Z[0]
 		}
-		tile := refTile{x: rs.x[:n], y: rs.y[:n], z: rs.z[:n]}
+		tile := refTile{x: rs.X[:n], y: rs.Y[:n], z: rs.Z[:n]}
 		obs := PrepareRefs(spherePoints(3, rng.Uint64()))
-		o := [9]float64{obs.x[0], obs.y[0], obs.z[0], obs.x[1], obs.y[1], obs.z[1], obs.x[2], obs.y[2], obs.z[2]}
+		o := [9]float64{obs.X[0], obs.Y[0], obs.Z[0], obs.X[1], obs.Y[1], obs.Z[1], obs.X[2], obs.Y[2], obs.Z[2]}
 		var want, got, padded lanes3
 		want.reset()
 		rankLanes3From(&want, &o, tile, 0)
@@ -153,7 +153,7 @@ func TestLanes3MatchGo(t *testing.T) {
 		for len(tile.x)%4 != 0 {
 			tile.x, tile.y, tile.z = append(tile.x, math.NaN()), append(tile.y, math.NaN()), append(tile.z, math.NaN())
 		}
-		if !haveAVX2FMA {
+		if !HaveAVX2FMA {
 			continue // NaN padding is only for the kernel
 		}
 		rankLanes3(&padded, &o, tile)
@@ -239,7 +239,7 @@ func TestGridFallsBackWhenSkewed(t *testing.T) {
 	if plan := PlanGrid(obs, PrepareRefs(ref), GpuGridCost, 0, nil); plan.Tree == nil {
 		t.Errorf("GPU plan: no k-d tree (grid %v: %s)", plan.Index != nil, plan.Reason)
 	}
-	plan := PlanGrid(obs, PrepareRefs(ref), cpuGridCost, 0, nil)
+	plan := PlanGrid(obs, PrepareRefs(ref), CpuGridCost, 0, nil)
 	if plan.Tree == nil {
 		t.Fatalf("CPU plan: no k-d tree (grid %v: %s)", plan.Index != nil, plan.Reason)
 	}
@@ -308,11 +308,11 @@ func TestRefSetReuse(t *testing.T) {
 	team := parallel.NewTeam(3)
 	defer team.Close()
 	for _, ref := range []Points{withDups, plain, small, withDups, plain} {
-		s.prepareCPU(ref, team)
-		s.interleave(team)
+		s.PrepareCPU(ref, team)
+		s.Interleave(team)
 		want := PrepareRefs(ref)
 		if s.N != want.N || s.Dups != want.Dups || !slices.Equal(s.Orig, want.Orig) ||
-			!slices.Equal(s.Xyz64, want.Xyz64) || !slices.Equal(s.Xyzw, want.Xyzw) || !slices.Equal(s.x, want.x) || s.box != want.box {
+			!slices.Equal(s.Xyz64, want.Xyz64) || !slices.Equal(s.Xyzw, want.Xyzw) || !slices.Equal(s.X, want.X) || s.Box != want.Box {
 			t.Fatalf("reused refSet differs for %d references (n %d/%d, dups %v/%v)", ref.Len(), s.N, want.N, s.Dups, want.Dups)
 		}
 	}
@@ -329,7 +329,7 @@ func TestRefSetReuse(t *testing.T) {
 // input order, whatever the team: duplicates spread over every block of
 // keepDistinct, against a map of the vectors seen.
 func TestKeepDistinctAcrossBlocks(t *testing.T) {
-	n := 5*distinctBlock + 123
+	n := 5*DistinctBlock + 123
 	base := spherePoints(n, 7)
 	rng := rand.New(rand.NewPCG(8, 9))
 	for i := n / 3; i < n; i += 1 + rng.IntN(4) { // a copy of an earlier point, often one of another block
@@ -342,12 +342,12 @@ func TestKeepDistinctAcrossBlocks(t *testing.T) {
 		if workers > 0 {
 			team = parallel.NewTeam(workers)
 		}
-		s.prepareCPU(base, team)
+		s.PrepareCPU(base, team)
 		team.Close()
 		seen := map[[3]float64]bool{}
 		var orig []uint32
 		for i := range n {
-			if v := [3]float64{s.ux[i], s.uy[i], s.uz[i]}; !seen[v] {
+			if v := [3]float64{s.Ux[i], s.Uy[i], s.Uz[i]}; !seen[v] {
 				seen[v] = true
 				orig = append(orig, uint32(i))
 			}
@@ -356,7 +356,7 @@ func TestKeepDistinctAcrossBlocks(t *testing.T) {
 			t.Fatalf("%d workers: %d distinct of %d (dups %v), want %d", workers, s.N, n, s.Dups, len(orig))
 		}
 		for k, i := range orig {
-			if s.x[k] != s.ux[i] || s.y[k] != s.uy[i] || s.z[k] != s.uz[i] {
+			if s.X[k] != s.Ux[i] || s.Y[k] != s.Uy[i] || s.Z[k] != s.Uz[i] {
 				t.Fatalf("%d workers: distinct vector %d is not input %d's", workers, k, i)
 			}
 		}
@@ -379,35 +379,35 @@ func TestFittedGridFill(t *testing.T) {
 		{"more cells than references", spherePoints(9000, 6), 64},
 	} {
 		refs := PrepareRefs(tc.ref)
-		scanned := emptyBox()
+		scanned := EmptyBox()
 		for k := range refs.N {
-			scanned.add(refs.x[k], refs.y[k], refs.z[k])
+			scanned.Add(refs.X[k], refs.Y[k], refs.Z[k])
 		}
-		if refs.box != scanned {
-			t.Errorf("%s: box found with the vectors %v, scanned %v", tc.name, refs.box, scanned)
+		if refs.Box != scanned {
+			t.Errorf("%s: box found with the vectors %v, scanned %v", tc.name, refs.Box, scanned)
 		}
 		for _, workers := range []int{1, 3, 8} {
 			team := parallel.NewTeam(workers)
-			ix := buildFittedGridOn(refs, tc.g, team)
+			ix := BuildFittedGridOn(refs, tc.g, team)
 			team.Close()
 			want := make([][]uint32, tc.g*tc.g*tc.g)
 			for k := range refs.N {
-				c := ix.cellOf(refs.x[k], refs.y[k], refs.z[k])
+				c := ix.CellOf(refs.X[k], refs.Y[k], refs.Z[k])
 				want[c] = append(want[c], uint32(k))
 			}
 			for c := range want {
-				lo, hi := ix.start[c], ix.start[c+1]
-				if got := ix.id[lo:hi]; !slices.Equal(got, want[c]) {
+				lo, hi := ix.Start[c], ix.Start[c+1]
+				if got := ix.Id[lo:hi]; !slices.Equal(got, want[c]) {
 					t.Fatalf("%s, %d workers: cell %d lists %v, want %v", tc.name, workers, c, got, want[c])
 				}
 				for p := lo; p < hi; p++ {
-					if k := ix.id[p]; ix.x[p] != refs.x[k] || ix.y[p] != refs.y[k] || ix.z[p] != refs.z[k] {
+					if k := ix.Id[p]; ix.X[p] != refs.X[k] || ix.Y[p] != refs.Y[k] || ix.Z[p] != refs.Z[k] {
 						t.Fatalf("%s, %d workers: place %d holds another vector than reference %d's", tc.name, workers, p, k)
 					}
 				}
 			}
-			if int(ix.start[len(ix.start)-1]) != refs.N {
-				t.Fatalf("%s, %d workers: %d references listed of %d", tc.name, workers, ix.start[len(ix.start)-1], refs.N)
+			if int(ix.Start[len(ix.Start)-1]) != refs.N {
+				t.Fatalf("%s, %d workers: %d references listed of %d", tc.name, workers, ix.Start[len(ix.Start)-1], refs.N)
 			}
 		}
 	}
@@ -416,7 +416,7 @@ func TestFittedGridFill(t *testing.T) {
 // A cancelled query in cell order stops with the context's error.
 func TestCellOrderCancelled(t *testing.T) {
 	obs, refs := spherePoints(1<<15, 4), PrepareRefs(spherePoints(1<<10, 5))
-	ix := buildFittedGrid(refs, 12)
+	ix := BuildFittedGrid(refs, 12)
 	co := newCellOrder(obs.Len(), ix.G*ix.G)
 	co.prepare(obs, 0, obs.Len(), ix, 4)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,7 +8,7 @@ import (
 )
 
 // maxGridCells bounds the index memory (4 bytes a cell).
-const maxGridCells = 1 << 25
+const MaxGridCells = 1 << 25
 
 // gridSide is the number of cells per axis for n references at a given
 // density: the sphere crosses about 4.7 G^2 cells, so G = sqrt(n /
@@ -30,10 +30,10 @@ func CappedSide(side, nref int) int { return min(side, max(4, GridSide(nref, 1.0
 // when the sampled cost says brute force is cheaper (references packed into
 // few cells, or observations far from every reference).
 type gridPlan struct {
-	Index *gridIndex
+	Index *GridIndex
 	// tree, when the cost model allows trees and a k-d tree costs less
 	// than every grid and brute force (index is then nil).
-	Tree *kdTree
+	Tree *KdTree
 	// Sampled work a query: cells (tree nodes) visited and candidates ranked.
 	cellsPerQuery, candidatesPerQuery float64
 	Reason                            string
@@ -55,7 +55,7 @@ func (p gridPlan) Note() string {
 // (which the tiled kernels and the CPU loop run at full rate); a brute-force
 // query costs one pair a reference plus m.bruteQuery. tree is refs' k-d tree
 // when one is prepared (nil: built if the plan samples one).
-func PlanGrid(obs Points, refs *RefSet, m gridCost, side int, tree *kdTree) gridPlan {
+func PlanGrid(obs Points, refs *RefSet, m gridCost, side int, tree *KdTree) gridPlan {
 	brute := float64(refs.N) + m.bruteQuery
 	idx := planSample(obs.Len(), refs.N)
 	sides := candidateSides(refs, side)
@@ -94,11 +94,11 @@ func PlanGrid(obs Points, refs *RefSet, m gridCost, side int, tree *kdTree) grid
 
 // sampleTree is sampleSide for a k-d tree (t, or built when nil), a node
 // costing what a cell does.
-func sampleTree(obs Points, idx []int, refs *RefSet, m gridCost, brute float64, t *kdTree) (gridPlan, float64) {
+func sampleTree(obs Points, idx []int, refs *RefSet, m gridCost, brute float64, t *KdTree) (gridPlan, float64) {
 	if t == nil {
-		t = buildKDTree(refs)
+		t = BuildKDTree(refs)
 	}
-	nodes, cands, cost := sampleCost(obs, idx, m, brute, t.nearest)
+	nodes, cands, cost := sampleCost(obs, idx, m, brute, t.Nearest)
 	return gridPlan{Tree: t, cellsPerQuery: nodes, candidatesPerQuery: cands}, cost
 }
 
@@ -144,7 +144,7 @@ func candidateSides(refs *RefSet, side int) []int {
 // it returns the plan and its cost a query.
 func sampleSide(obs Points, idx []int, refs *RefSet, g int, m gridCost, brute float64) (gridPlan, float64) {
 	ix := m.build(refs, g)
-	cells, cands, cost := sampleCost(obs, idx, m, brute, ix.nearest)
+	cells, cands, cost := sampleCost(obs, idx, m, brute, ix.Nearest)
 	return gridPlan{Index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}, cost
 }
 
@@ -152,8 +152,8 @@ func sampleSide(obs Points, idx []int, refs *RefSet, g int, m gridCost, brute fl
 // once they cost more than brute force; it returns the cells (or nodes) and
 // candidates a query and the cost a query.
 func sampleCost(obs Points, idx []int, m gridCost, brute float64,
-	nearest func(x, y, z float64, w *gridWork) (float64, uint32)) (cells, cands, cost float64) {
-	var w gridWork
+	nearest func(x, y, z float64, w *GridWork) (float64, uint32)) (cells, cands, cost float64) {
+	var w GridWork
 	ran := 0
 	for _, i := range idx {
 		x, y, z := Unit(obs.At(i))
@@ -193,16 +193,16 @@ type gridCost struct {
 }
 
 var (
-	cpuGridCost = gridCost{unit: 80, bruteQuery: 3000, fitted: true, trees: true}
+	CpuGridCost = gridCost{unit: 80, bruteQuery: 3000, fitted: true, trees: true}
 	GpuGridCost = gridCost{unit: 130, trees: true}
 	// Sessions rebuild their index on the device at every step: no trees.
 	GpuSessionGridCost = gridCost{unit: 130}
 )
 
 // build is the grid of side g over refs that the model plans.
-func (m gridCost) build(refs *RefSet, g int) *gridIndex {
+func (m gridCost) build(refs *RefSet, g int) *GridIndex {
 	if m.fitted {
-		return buildFittedGrid(refs, g)
+		return BuildFittedGrid(refs, g)
 	}
-	return buildGrid(refs, g)
+	return BuildGrid(refs, g)
 }

@@ -117,10 +117,10 @@ func (p Points) CheckShape(what string) error {
 // CheckValues verifies that every point is a valid latitude/longitude
 // (generated points are, by construction); errors number the points from
 // first, for a slice of a larger set.
-func (p Points) CheckValues(what string, first int) error { return p.checkValues(what, first, nil) }
+func (p Points) CheckValues(what string, first int) error { return p.CheckValuesOn(what, first, nil) }
 
-// checkValues is CheckValues on team's workers.
-func (p Points) checkValues(what string, first int, team *parallel.Team) error {
+// CheckValuesOn is CheckValues on team's workers.
+func (p Points) CheckValuesOn(what string, first int, team *parallel.Team) error {
 	if p.Gen != nil {
 		return nil
 	}
@@ -218,7 +218,7 @@ func ParallelCopy[T any](dst, src []T) {
 }
 
 // unit4Go is unit of four points: out holds their x, then y, then z.
-func unit4Go(lat, lon *[4]float64, out *[12]float64) {
+func Unit4Go(lat, lon *[4]float64, out *[12]float64) {
 	for e := range 4 {
 		out[e], out[4+e], out[8+e] = Unit(lat[e], lon[e])
 	}

@@ -12,16 +12,16 @@ import (
 // unit vectors in float64 and float32.
 type RefSet struct {
 	N     int       // distinct references
-	x, y  []float64 // float64 unit vectors, SoA
-	z     []float64
+	X, Y  []float64 // float64 unit vectors, SoA
+	Z     []float64
 	Xyz64 []float64 // float64 unit vectors interleaved (x, y, z), for the GPU
 	Xyzw  []float32 // float32 unit vectors as float4 (x, y, z, 0), for the GPU
 	Orig  []uint32  // orig[k] = input index of distinct reference k
 	Dups  bool      // whether any duplicate was merged (orig is not the identity)
-	box   bbox      // the unit vectors' bounding box, found with them (fittedCube)
+	Box   bbox      // the unit vectors' bounding box, found with them (fittedCube)
 
 	// Scratch kept for the next prepare (a session prepares every query).
-	ux, uy, uz, cx, cy, cz []float64
+	Ux, Uy, Uz, cx, cy, cz []float64
 	hash                   []uint64
 	dup                    []bool
 	tables                 [][]int32
@@ -36,20 +36,20 @@ func PrepareRefs(ref Points) *RefSet {
 // prepareRefsAll prepares ref keeping exact duplicates as references of
 // their own: the k nearest and the references within a radius list every
 // one of them, ties to the lower index.
-func prepareRefsAll(ref Points) *RefSet {
+func PrepareRefsAll(ref Points) *RefSet {
 	s := &RefSet{}
 	s.unitVectors(ref, nil)
-	s.x, s.y, s.z, s.N = s.ux, s.uy, s.uz, len(s.ux)
+	s.X, s.Y, s.Z, s.N = s.Ux, s.Uy, s.Uz, len(s.Ux)
 	s.Orig = make([]uint32, s.N)
 	for i := range s.Orig {
 		s.Orig[i] = uint32(i)
 	}
-	s.interleave(nil)
+	s.Interleave(nil)
 	return s
 }
 
 // grow returns b resized to n, reusing its memory when it is large enough.
-func grow[T any](b []T, n int) []T {
+func Grow[T any](b []T, n int) []T {
 	if cap(b) >= n {
 		return b[:n]
 	}
@@ -60,13 +60,13 @@ func grow[T any](b []T, n int) []T {
 // duplicates merged, the interleaved forms the GPU reads. About a
 // millisecond for 2^16 references, per query and per simulation step.
 func (s *RefSet) Prepare(ref Points) {
-	s.prepareCPU(ref, nil)
-	s.interleave(nil)
+	s.PrepareCPU(ref, nil)
+	s.Interleave(nil)
 }
 
 // prepareCPU is prepare on team's workers without the GPU's interleaved
 // forms: what the CPU engine reads.
-func (s *RefSet) prepareCPU(ref Points, team *parallel.Team) {
+func (s *RefSet) PrepareCPU(ref Points, team *parallel.Team) {
 	s.unitVectors(ref, team)
 	s.markDuplicates(team)
 	s.keepDistinct(team)
@@ -79,21 +79,21 @@ const unitVectorsBlock = 1 << 11
 // parallel (the sincos dominates).
 func (s *RefSet) unitVectors(ref Points, team *parallel.Team) {
 	n := ref.Len()
-	ux, uy, uz := grow(s.ux, n), grow(s.uy, n), grow(s.uz, n)
-	hash := grow(s.hash, n)
-	s.ux, s.uy, s.uz, s.hash = ux, uy, uz, hash
+	ux, uy, uz := Grow(s.Ux, n), Grow(s.Uy, n), Grow(s.Uz, n)
+	hash := Grow(s.hash, n)
+	s.Ux, s.Uy, s.Uz, s.hash = ux, uy, uz, hash
 	boxes := make([]bbox, (n+unitVectorsBlock-1)/unitVectorsBlock)
 	team.Blocks(n, unitVectorsBlock, func(_, lo, hi int) {
 		var u [12]float64
-		box := emptyBox()
+		box := EmptyBox()
 		for i := lo; i < hi; i++ {
 			e := (i - lo) % 4
 			if e == 0 {
-				unitsFrom(ref, i, min(4, hi-i), &u)
+				UnitsFrom(ref, i, min(4, hi-i), &u)
 			}
 			x, y, z := u[e], u[4+e], u[8+e]
 			ux[i], uy[i], uz[i] = x, y, z
-			box.add(x, y, z)
+			box.Add(x, y, z)
 			// +0 turns -0 into +0: equal as map keys, so hashed alike.
 			bx, by, bz := math.Float64bits(x+0), math.Float64bits(y+0), math.Float64bits(z+0)
 			h := bx*0x9e3779b97f4a7c15 ^ by*0xc2b2ae3d27d4eb4f ^ bz*0x165667b19e3779f9
@@ -101,9 +101,9 @@ func (s *RefSet) unitVectors(ref Points, team *parallel.Team) {
 		}
 		boxes[lo/unitVectorsBlock] = box
 	})
-	s.box = emptyBox()
+	s.Box = EmptyBox()
 	for _, b := range boxes {
-		s.box.join(&b)
+		s.Box.join(&b)
 	}
 }
 
@@ -111,13 +111,13 @@ func (s *RefSet) unitVectors(ref Points, team *parallel.Team) {
 type bbox [2][3]float64
 
 // emptyBox is the bounding box of no point, which any point widens.
-func emptyBox() bbox {
+func EmptyBox() bbox {
 	inf := math.Inf(1)
 	return bbox{{inf, inf, inf}, {-inf, -inf, -inf}}
 }
 
 // add widens b to hold (x, y, z).
-func (b *bbox) add(x, y, z float64) {
+func (b *bbox) Add(x, y, z float64) {
 	for a, v := range [3]float64{x, y, z} {
 		b[0][a], b[1][a] = min(b[0][a], v), max(b[1][a], v)
 	}
@@ -134,7 +134,7 @@ func (b *bbox) join(c *bbox) {
 // (at most 4) points of p from i, padded with (0, 0), four at a time
 // through unit4 when their angles lie within the checked ranges, as unit
 // gives them.
-func unitsFrom(p Points, i, n int, u *[12]float64) {
+func UnitsFrom(p Points, i, n int, u *[12]float64) {
 	var lat, lon [4]float64
 	if p.Lat64 != nil && n == 4 {
 		lat, lon = [4]float64(p.Lat64[i:i+4]), [4]float64(p.Lon64[i:i+4])
@@ -148,10 +148,10 @@ func unitsFrom(p Points, i, n int, u *[12]float64) {
 		inRange = inRange && math.Abs(lat[k]) <= 2*math.Pi && math.Abs(lon[k]) <= 2*math.Pi
 	}
 	if inRange {
-		unit4(&lat, &lon, u)
+		Unit4(&lat, &lon, u)
 		return
 	}
-	unit4Go(&lat, &lon, u)
+	Unit4Go(&lat, &lon, u)
 }
 
 // markDuplicates sets dup[i] for every vector equal to an earlier one, and
@@ -165,7 +165,7 @@ func (s *RefSet) markDuplicates(team *parallel.Team) {
 	for parts < parallel.Workers(n, 1<<12, team.Workers()) {
 		parts <<= 1
 	}
-	s.dup = grow(s.dup, n)
+	s.dup = Grow(s.dup, n)
 	clear(s.dup)
 	if len(s.tables) < parts {
 		s.tables = append(s.tables, make([][]int32, parts-len(s.tables))...)
@@ -192,7 +192,7 @@ func (s *RefSet) markPartition(part, parts int) bool {
 	for size < 2*count {
 		size <<= 1
 	}
-	table := grow(s.tables[part], size) // 0 empty, else index + 1
+	table := Grow(s.tables[part], size) // 0 empty, else index + 1
 	clear(table)
 	s.tables[part] = table
 	found := false
@@ -215,7 +215,7 @@ func (s *RefSet) markPartition(part, parts int) bool {
 func (s *RefSet) probe(table []int32, slot, i int) (int, bool) {
 	for table[slot] != 0 {
 		k := table[slot] - 1
-		if s.ux[k] == s.ux[i] && s.uy[k] == s.uy[i] && s.uz[k] == s.uz[i] {
+		if s.Ux[k] == s.Ux[i] && s.Uy[k] == s.Uy[i] && s.Uz[k] == s.Uz[i] {
 			return slot, true
 		}
 		slot = (slot + 1) & (len(table) - 1)
@@ -226,11 +226,11 @@ func (s *RefSet) probe(table []int32, slot, i int) (int, bool) {
 // keepDistinct sets x, y, z to the distinct vectors and orig to their input
 // indices.
 func (s *RefSet) keepDistinct(team *parallel.Team) {
-	n := len(s.ux)
+	n := len(s.Ux)
 	if !s.Dups {
-		s.x, s.y, s.z = s.ux, s.uy, s.uz
-		orig := grow(s.Orig, n)
-		team.Blocks(n, distinctBlock, func(_, lo, hi int) {
+		s.X, s.Y, s.Z = s.Ux, s.Uy, s.Uz
+		orig := Grow(s.Orig, n)
+		team.Blocks(n, DistinctBlock, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				orig[i] = uint32(i)
 			}
@@ -240,46 +240,46 @@ func (s *RefSet) keepDistinct(team *parallel.Team) {
 	}
 	// Each block counts its distinct vectors, then writes them after the
 	// blocks before: the input order kept.
-	first := make([]int, (n+distinctBlock-1)/distinctBlock+1)
-	team.Blocks(n, distinctBlock, func(_, lo, hi int) {
+	first := make([]int, (n+DistinctBlock-1)/DistinctBlock+1)
+	team.Blocks(n, DistinctBlock, func(_, lo, hi int) {
 		kept := 0
 		for i := lo; i < hi; i++ {
 			if !s.dup[i] {
 				kept++
 			}
 		}
-		first[lo/distinctBlock+1] = kept
+		first[lo/DistinctBlock+1] = kept
 	})
 	for b := 1; b < len(first); b++ {
 		first[b] += first[b-1]
 	}
 	m := first[len(first)-1]
-	orig := grow(s.Orig, m)
-	x, y, z := grow(s.cx, m), grow(s.cy, m), grow(s.cz, m)
-	team.Blocks(n, distinctBlock, func(_, lo, hi int) {
-		k := first[lo/distinctBlock]
+	orig := Grow(s.Orig, m)
+	x, y, z := Grow(s.cx, m), Grow(s.cy, m), Grow(s.cz, m)
+	team.Blocks(n, DistinctBlock, func(_, lo, hi int) {
+		k := first[lo/DistinctBlock]
 		for i := lo; i < hi; i++ {
 			if !s.dup[i] {
-				orig[k], x[k], y[k], z[k] = uint32(i), s.ux[i], s.uy[i], s.uz[i]
+				orig[k], x[k], y[k], z[k] = uint32(i), s.Ux[i], s.Uy[i], s.Uz[i]
 				k++
 			}
 		}
 	})
 	s.Orig, s.cx, s.cy, s.cz = orig, x, y, z
-	s.x, s.y, s.z, s.N = x, y, z, m
+	s.X, s.Y, s.Z, s.N = x, y, z, m
 }
 
 // distinctBlock is the references keepDistinct takes at a time.
-const distinctBlock = 1 << 13
+const DistinctBlock = 1 << 13
 
 // interleave writes the distinct vectors as (x, y, z) float64 triples and
 // (x, y, z, 0) float32 quadruples, as the GPU kernels read them.
-func (s *RefSet) interleave(team *parallel.Team) {
-	s.Xyz64, s.Xyzw = grow(s.Xyz64, 3*s.N), grow(s.Xyzw, 4*s.N)
+func (s *RefSet) Interleave(team *parallel.Team) {
+	s.Xyz64, s.Xyzw = Grow(s.Xyz64, 3*s.N), Grow(s.Xyzw, 4*s.N)
 	team.Blocks(s.N, 1<<13, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			s.Xyz64[3*k], s.Xyz64[3*k+1], s.Xyz64[3*k+2] = s.x[k], s.y[k], s.z[k]
-			s.Xyzw[4*k], s.Xyzw[4*k+1], s.Xyzw[4*k+2], s.Xyzw[4*k+3] = float32(s.x[k]), float32(s.y[k]), float32(s.z[k]), 0
+			s.Xyz64[3*k], s.Xyz64[3*k+1], s.Xyz64[3*k+2] = s.X[k], s.Y[k], s.Z[k]
+			s.Xyzw[4*k], s.Xyzw[4*k+1], s.Xyzw[4*k+2], s.Xyzw[4*k+3] = float32(s.X[k]), float32(s.Y[k]), float32(s.Z[k]), 0
 		}
 	})
 }

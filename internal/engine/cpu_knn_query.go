@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// KNearest answers the k nearest references of every observation within
+// maxRad radians (math.Inf(1): no limit), exactly, on the CPU: the grid
+// widens its shells until the k-th best is proven (Brute: every reference).
+// Exact duplicates among the references are listed one by one.
+func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error) {
+	start := time.Now()
+	k := out.K
+	if err := CheckK(req, maxRad, out); err != nil {
+		return Stats{}, err
+	}
+	refs := req.All()
+	search := c.kSearch(req, refs, k, maxRad)
+	st, err := c.run(ctx, request{Request: req}, cpuBatch, start, func() func(lo, hi int) {
+		t := &TopK{}
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				x, y, z := Unit(req.Obs.At(i))
+				fillRow(out, i, search([3]float64{x, y, z}, t))
+			}
+		}
+	})
+	st.Note = fmt.Sprintf("%d nearest of %d references", k, refs.N)
+	return st, err
+}
+
+// kSearch is the per-observation k-nearest search of the request's
+// algorithm: brute force, a fitted grid of the side the request fixes, or
+// else the k-d tree, which ranks fewer references than the grid walk on
+// every set measured (BENCHMARKS.md, "Skewed references on the CPU").
+func (c *CPU) kSearch(req Request, refs *RefSet, k int, maxRad float64) func(p [3]float64, t *TopK) []Neighbour {
+	maxD2 := ChordLimit(maxRad)
+	if req.Algorithm == Brute {
+		return func(p [3]float64, t *TopK) []Neighbour { return bruteK(p, refs, k, maxD2, t) }
+	}
+	if req.GridSide > 0 {
+		ix := BuildFittedGrid(refs, CappedSide(req.GridSide, refs.N))
+		return func(p [3]float64, t *TopK) []Neighbour { return ix.KNearest(p, k, maxD2, t) }
+	}
+	tr := req.AllTree(refs)
+	return func(p [3]float64, t *TopK) []Neighbour { return tr.KNearest(p, k, maxD2, t) }
+}
+
+// bruteK ranks every reference.
+func bruteK(p [3]float64, refs *RefSet, k int, maxD2 float64, t *TopK) []Neighbour {
+	t.K, t.Items = k, t.Items[:0]
+	for j := range refs.X {
+		if d := Chord2(p[0], p[1], p[2], refs.X[j], refs.Y[j], refs.Z[j]); d <= maxD2 {
+			t.Offer(Neighbour{d, uint32(j)})
+		}
+	}
+	return t.Sorted()
+}
+
+// fillRow writes observation i's neighbours into its row of out.
+func fillRow(out KResult, i int, ns []Neighbour) {
+	row, dist := out.Index[i*out.K:(i+1)*out.K], out.Distance[i*out.K:(i+1)*out.K]
+	for j := range row {
+		if j < len(ns) {
+			row[j], dist[j] = ns[j].Id, float32(ChordToAngle(ns[j].D2))
+		} else {
+			row[j], dist[j] = NoNeighbour, float32(math.Inf(1))
+		}
+	}
+}
+
+// Within answers, for every observation, the references within rad
+// radians (the boundary decided on the float64 angle: a reference at
+// distance rad is in), their count and, with list, the references
+// themselves, exactly, on the CPU.
+func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (WithinResult, Stats, error) {
+	start := time.Now()
+	if err := CheckPoints(req, true); err != nil {
+		return WithinResult{}, Stats{}, err
+	}
+	if !(rad >= 0) || math.IsInf(rad, 1) {
+		return WithinResult{}, Stats{}, fmt.Errorf("radius %v rad: want a finite distance, 0 or more", rad)
+	}
+	n := req.Obs.Len()
+	refs := req.All()
+	side := c.radiusSide(req, refs.N)
+	maxD2 := ChordLimit(rad)
+	// A radius of more than two cells of the planned grid goes through the
+	// k-d tree, which skips boxes beyond it and counts a box wholly inside
+	// at once; the grid ranks every reference in every cell it visits. One
+	// of the two is built.
+	var tree *KdTree
+	var ix *GridIndex
+	if _, cube := FittedCube(refs); req.GridSide == 0 && math.Sqrt(maxD2) > 2*cube/float64(side) {
+		tree = req.AllTree(refs)
+	} else {
+		ix = req.AllGrid(refs, side)
+	}
+	res := WithinResult{Counts: make([]uint32, n)}
+	batches := make([][]Neighbour, (n+cpuBatch-1)/cpuBatch)
+	st, err := c.run(ctx, request{Request: req}, cpuBatch, start, func() func(lo, hi int) {
+		var scratch []Neighbour
+		return func(lo, hi int) {
+			var found []Neighbour
+			for i := lo; i < hi; i++ {
+				x, y, z := Unit(req.Obs.At(i))
+				p := [3]float64{x, y, z}
+				switch {
+				case !list && tree != nil:
+					res.Counts[i] = tree.Count(p, maxD2)
+					continue
+				case !list:
+					res.Counts[i] = ix.Count(p, maxD2)
+					continue
+				case tree != nil:
+					scratch = tree.Within(p, maxD2, scratch[:0])
+				default:
+					scratch = ix.Within(p, maxD2, scratch[:0])
+				}
+				res.Counts[i] = uint32(len(scratch))
+				found = append(found, scratch...)
+			}
+			batches[lo/cpuBatch] = found
+		}
+	})
+	if err != nil {
+		return WithinResult{}, st, err
+	}
+	if list {
+		res.Gather(batches)
+	}
+	st.Note = fmt.Sprintf("within %.6g rad of %d references", rad, refs.N)
+	return res, st, nil
+}
+
+// radiusSide is the request's grid side, or one of about two references a
+// cell the sphere crosses.
+func (c *CPU) radiusSide(req Request, nref int) int {
+	if req.GridSide > 0 {
+		return CappedSide(req.GridSide, nref)
+	}
+	return max(4, GridSide(nref, 2))
+}
