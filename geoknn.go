@@ -11,6 +11,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/gpu"
 	"github.com/geoknn/geoknn/internal/parallel"
@@ -209,7 +210,7 @@ func NewSearcher(opts Options) (*Searcher, error) {
 	if opts.Algorithm == Seed {
 		return nil, errors.New("geoknn: the seed algorithm runs on the GPU only")
 	}
-	s.eng, s.name = engine.NewCPU(opts.CPUWorkers), "cpu"
+	s.eng, s.name = cpu.NewCPU(opts.CPUWorkers), "cpu"
 	return s, nil
 }
 

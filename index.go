@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 )
 
@@ -23,7 +24,7 @@ const smallQuery = 256
 // An Index is safe for concurrent queries; Close releases it.
 type Index struct {
 	ref Points
-	cpu *engine.CPUIndex
+	cpu *cpu.CPUIndex
 	mu  sync.Mutex // the Searcher, for large queries, one at a time
 	s   *Searcher
 }
@@ -31,7 +32,7 @@ type Index struct {
 // NewIndex prepares ref (radian columns, read in place: keep them
 // unchanged while the Index is in use) on the engine opts asks for.
 func NewIndex(ref Points, opts Options) (*Index, error) {
-	cpu, err := engine.NewCPUIndex(ref.cols)
+	cpu, err := cpu.NewCPUIndex(ref.cols)
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}

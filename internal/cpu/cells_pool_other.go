@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package engine
+package cpu
 
 func poolChords(p *[3]float64, x, y, z, d2 []float64) (float64, int) {
 	return poolChordsGo(p, x, y, z, d2)

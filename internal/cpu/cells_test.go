@@ -1,4 +1,4 @@
-package engine
+package cpu
 
 import (
 	"context"
@@ -8,20 +8,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // faceIndexOf builds the face cells of ref with side cells a face edge on
 // 7 goroutines (more than most cells of a level need, whatever the
 // machine), failing the test where they are refused.
-func faceIndexOf(t *testing.T, ref Points, side int) (*faceIndex, *RefSet) {
+func faceIndexOf(t *testing.T, ref engine.Points, side int) (*faceIndex, *engine.RefSet) {
 	t.Helper()
 	return faceIndexPooled(t, ref, side, faceTilePool)
 }
 
 // faceIndexPooled is faceIndexOf with tile pools of at most poolMost
 // references (0: every cell walks the tree), gathered through the tree.
-func faceIndexPooled(t *testing.T, ref Points, side, poolMost int) (*faceIndex, *RefSet) {
+func faceIndexPooled(t *testing.T, ref engine.Points, side, poolMost int) (*faceIndex, *engine.RefSet) {
 	t.Helper()
 	return faceIndexGathered(t, ref, side, poolMost, false)
 }
@@ -29,12 +30,12 @@ func faceIndexPooled(t *testing.T, ref Points, side, poolMost int) (*faceIndex, 
 // faceIndexGathered is faceIndexPooled with the first level's pools
 // gathered through the grid when fromGrid is set, the tree then built only
 // where a cell needs it.
-func faceIndexGathered(t *testing.T, ref Points, side, poolMost int, fromGrid bool) (*faceIndex, *RefSet) {
+func faceIndexGathered(t *testing.T, ref engine.Points, side, poolMost int, fromGrid bool) (*faceIndex, *engine.RefSet) {
 	t.Helper()
-	refs := PrepareRefs(ref)
-	var tree *KdTree
+	refs := engine.PrepareRefs(ref)
+	var tree *engine.KdTree
 	if !fromGrid {
-		tree = BuildKDTree(refs)
+		tree = engine.BuildKDTree(refs)
 	}
 	team := parallel.NewTeam(7) // an odd team: blocks left over at every level
 	defer team.Close()
@@ -48,10 +49,10 @@ func faceIndexGathered(t *testing.T, ref Points, side, poolMost int, fromGrid bo
 // checkFaceIndex compares fc's answer for every observation with chord2
 // over every reference, ties to the lowest index: the same squared chord
 // and the same reference.
-func checkFaceIndex(t *testing.T, fc *faceIndex, refs *RefSet, obs Points) {
+func checkFaceIndex(t *testing.T, fc *faceIndex, refs *engine.RefSet, obs engine.Points) {
 	t.Helper()
 	for i := range obs.Len() {
-		x, y, z := Unit(obs.At(i))
+		x, y, z := engine.Unit(obs.At(i))
 		d, id := faceNearest(fc, x, y, z)
 		want, wid := exactNearest(x, y, z, refs)
 		if d != want || id != uint32(wid) {
@@ -72,23 +73,23 @@ func faceNearest(fc *faceIndex, x, y, z float64) (float64, uint32) {
 }
 
 // northern is p with every latitude made north.
-func northern(p Points) Points {
+func northern(p engine.Points) engine.Points {
 	lat := slices.Clone(p.Lat64)
 	for i := range lat {
 		lat[i] = math.Abs(lat[i])
 	}
-	return Radians64(lat, p.Lon64)
+	return engine.Radians64(lat, p.Lon64)
 }
 
 // The grid gathers the first level's pools where the references spread
 // over the sphere, not where they crowd into a region, whose tiles lie far
 // from them; a tile far from the references is left to the tree.
 func TestFaceGridFor(t *testing.T) {
-	crowd := Radians64([]float64{0.7, 0.7001, 0.7002}, []float64{0.3, 0.3001, 0.3002})
-	if g := faceGridFor(PrepareRefs(crowd), 62, nil); g != nil {
+	crowd := engine.Radians64([]float64{0.7, 0.7001, 0.7002}, []float64{0.3, 0.3001, 0.3002})
+	if g := faceGridFor(engine.PrepareRefs(crowd), 62, nil); g != nil {
 		t.Errorf("references within 30 m got a grid of side %d", g.G)
 	}
-	north := PrepareRefs(northern(spherePoints(4096, 6)))
+	north := engine.PrepareRefs(northern(spherePoints(4096, 6)))
 	g := faceGridFor(north, 62, nil)
 	if g == nil {
 		t.Fatal("a hemisphere of references got no grid")
@@ -103,19 +104,19 @@ func TestFaceGridFor(t *testing.T) {
 
 func TestFaceCellsMatchBrute(t *testing.T) {
 	cities, airports := realSetsE(t)
-	crowd := func(n int, spreadRad float64) Points {
+	crowd := func(n int, spreadRad float64) engine.Points {
 		r := rand.New(rand.NewPCG(7, 8))
 		lat, lon := make([]float64, n), make([]float64, n)
 		for i := range lat {
 			lat[i], lon[i] = 0.9+spreadRad*r.NormFloat64(), -2.1+spreadRad*r.NormFloat64()
 		}
-		return Radians64(lat, lon)
+		return engine.Radians64(lat, lon)
 	}
-	corners := Radians64([]float64{math.Pi / 2, -math.Pi / 2, 0, 0, 0, 0, math.Atan(1 / math.Sqrt2), -math.Atan(1 / math.Sqrt2)},
+	corners := engine.Radians64([]float64{math.Pi / 2, -math.Pi / 2, 0, 0, 0, 0, math.Atan(1 / math.Sqrt2), -math.Atan(1 / math.Sqrt2)},
 		[]float64{0, 0, 0, math.Pi / 2, math.Pi, -math.Pi / 4, math.Pi / 4, -3 * math.Pi / 4})
 	for _, tc := range []struct {
 		name string
-		ref  Points
+		ref  engine.Points
 		side int
 	}{
 		{"one reference", spherePoints(1, 3), 4},
@@ -128,7 +129,7 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 		{"cities", cities, 40},
 		{"clustered within 1,000 km", crowd(3000, 0.1), 8},
 		{"northern hemisphere (grid pools, the south's tiles through the tree)", northern(spherePoints(4096, 6)), 40},
-		{"with duplicates", Radians64(append(spherePoints(500, 4).Lat64, spherePoints(500, 4).Lat64[:100]...),
+		{"with duplicates", engine.Radians64(append(spherePoints(500, 4).Lat64, spherePoints(500, 4).Lat64[:100]...),
 			append(spherePoints(500, 4).Lon64, spherePoints(500, 4).Lon64[:100]...)), 9},
 	} {
 		for _, pool := range []struct {
@@ -154,12 +155,12 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 // their cells walk the tree.
 func TestFaceTilesMatchWalks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	crowd := Radians64(make([]float64, 1<<14), make([]float64, 1<<14))
+	crowd := engine.Radians64(make([]float64, 1<<14), make([]float64, 1<<14))
 	for i := range crowd.Lat64 {
 		crowd.Lat64[i], crowd.Lon64[i] = 0.4+0.3*rng.NormFloat64(), 2+0.3*rng.NormFloat64()
 	}
 	for _, tc := range []struct {
-		ref  Points
+		ref  engine.Points
 		side int
 	}{{spherePoints(1<<12, 5), 20}, {spherePoints(1<<14, 5), 31}, {spherePoints(1<<16, 5), 62},
 		{northern(spherePoints(1<<14, 5)), 31}, {crowd, 31}} {
@@ -186,17 +187,17 @@ func TestFaceCellsWithoutList(t *testing.T) {
 	for i := range lat {
 		lat[i], lon[i] = 0.7+1e-7*r.Float64(), 0.3+1e-7*r.Float64()
 	}
-	crowd := Radians64(lat, lon)
+	crowd := engine.Radians64(lat, lon)
 	var glat, glon []float64 // a 1-degree lattice up to 1 degree from the poles: rings of 360 at 89 degrees
 	for la := -89; la <= 89; la++ {
 		for lo := -180; lo < 180; lo += 4 {
 			glat, glon = append(glat, float64(la)*math.Pi/180), append(glon, float64(lo)*math.Pi/180)
 		}
 	}
-	for _, ref := range []Points{crowd, Radians64(glat, glon)} {
+	for _, ref := range []engine.Points{crowd, engine.Radians64(glat, glon)} {
 		obs := spherePoints(max(cellOrderMin, faceObsPerRef*ref.Len()), 5)
 		out := newResult(obs.Len())
-		st, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid}, out)
+		st, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Grid}, out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,10 +213,10 @@ func TestFaceCellsWithoutList(t *testing.T) {
 
 // checkAgainstBrute compares a nearest answer with the CPU's brute force,
 // index for index and distance for distance.
-func checkAgainstBrute(t *testing.T, obs, ref Points, got Result) {
+func checkAgainstBrute(t *testing.T, obs, ref engine.Points, got engine.Result) {
 	t.Helper()
 	want := newResult(obs.Len())
-	if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, want); err != nil {
+	if _, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
 	for i := range want.Index {
@@ -229,10 +230,10 @@ func checkAgainstBrute(t *testing.T, obs, ref Points, got Result) {
 // as brute force, for uniform and for skewed references.
 func TestCPUNearestFaceCells(t *testing.T) {
 	cities, _ := realSetsE(t)
-	for _, ref := range []Points{spherePoints(3000, 2), cities.Slice(0, min(cities.Len(), 20000))} {
+	for _, ref := range []engine.Points{spherePoints(3000, 2), cities.Slice(0, min(cities.Len(), 20000))} {
 		obs := spherePoints(max(cellOrderMin, faceObsPerRef*ref.Len())+123, 9)
 		out := newResult(obs.Len())
-		st, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Grid}, out)
+		st, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Grid}, out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestCPUNearestFaceCells(t *testing.T) {
 // lanes1AVX2 and its Go twin give the same ranking, NaN padding and
 // equal dot products included.
 func TestLanes1Twin(t *testing.T) {
-	if !HaveAVX2FMA {
+	if !engine.HaveAVX2FMA {
 		t.Skip("no AVX2 and FMA on this CPU: only the Go loop runs")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
@@ -279,7 +280,7 @@ func TestLanes1Twin(t *testing.T) {
 // namedPoints is a point set and its name in a benchmark.
 type namedPoints struct {
 	name string
-	ref  Points
+	ref  engine.Points
 }
 
 // buildBenchSets is the reference sets the index builds' benchmarks take:
@@ -293,12 +294,12 @@ func buildBenchSets(b *testing.B) []namedPoints {
 // observation query picks: 2^16 sphere references, and the cities.
 func BenchmarkFaceBuild(b *testing.B) {
 	for _, tc := range buildBenchSets(b) {
-		refs := PrepareRefs(tc.ref)
-		side := CellsSideFor(1<<22, refs.N, false)
+		refs := engine.PrepareRefs(tc.ref)
+		side := engine.CellsSideFor(1<<22, refs.N, false)
 		b.Run(tc.name, func(b *testing.B) {
 			var fc *faceIndex
 			var mem faceMemory // reused, as the engine's queries do
-			var kd KdMemory
+			var kd engine.KdMemory
 			for b.Loop() {
 				var err error
 				trees := newLazyTree(refs, nil, nil, &kd)

@@ -1,4 +1,4 @@
-package engine
+package cpu
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
@@ -26,9 +27,9 @@ type CPU struct {
 // next query: fresh memory costs a page fault every 4 KiB as it is first
 // written, and the system takes them one at a time.
 type cpuMemory struct {
-	refs  RefSet
+	refs  engine.RefSet
 	faces faceMemory
-	tree  KdMemory
+	tree  engine.KdMemory
 }
 
 // takeMemory is the engine's spare memory, or new memory while another
@@ -75,18 +76,18 @@ const (
 // observations' values, prepares the references, builds the face cells and
 // answers, step after step, awake throughout; nothing reads the
 // observations before the check has passed.
-func (c *CPU) Nearest(ctx context.Context, r Request, out Result) (Stats, error) {
+func (c *CPU) Nearest(ctx context.Context, r engine.Request, out engine.Result) (engine.Stats, error) {
 	start, req := time.Now(), request{Request: r}
 	end := req.Trace.Begin("host", "check points")
-	if err := CheckRequest(r, out, false); err != nil {
-		return Stats{}, err
+	if err := engine.CheckRequest(r, out, false); err != nil {
+		return engine.Stats{}, err
 	}
 	end()
 	req.team = parallel.NewTeam(c.workers)
 	defer req.team.Close()
 	end = req.Trace.Begin("host", "check observations")
 	if err := req.Obs.CheckValuesOn("observations", 0, req.team); err != nil {
-		return Stats{}, err
+		return engine.Stats{}, err
 	}
 	end()
 	mem := c.takeMemory()
@@ -96,15 +97,15 @@ func (c *CPU) Nearest(ctx context.Context, r Request, out Result) (Stats, error)
 	refs := req.mergedCPU(&mem.refs)
 	end()
 	switch req.Algorithm {
-	case Brute:
+	case engine.Brute:
 		return c.nearestBrute(ctx, req, out, refs, start)
-	case Grid:
+	case engine.Grid:
 		return c.nearestGrid(ctx, req, out, refs, start)
 	}
-	return Stats{}, fmt.Errorf("cpu engine: algorithm %v is GPU-only", req.Algorithm)
+	return engine.Stats{}, fmt.Errorf("cpu engine: algorithm %v is GPU-only", req.Algorithm)
 }
 
-func (c *CPU) nearestBrute(ctx context.Context, req request, out Result, refs *RefSet, start time.Time) (Stats, error) {
+func (c *CPU) nearestBrute(ctx context.Context, req request, out engine.Result, refs *engine.RefSet, start time.Time) (engine.Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = cpuBatch
@@ -115,7 +116,7 @@ func (c *CPU) nearestBrute(ctx context.Context, req request, out Result, refs *R
 			s.scan(req.Obs, lo, hi, refs)
 			for i := lo; i < hi; i++ {
 				out.Index[i] = refs.Orig[s.idx[i-lo]]
-				out.Distance[i] = float32(ChordToAngle(s.best[i-lo]))
+				out.Distance[i] = float32(engine.ChordToAngle(s.best[i-lo]))
 			}
 		}
 	})
@@ -125,7 +126,7 @@ func (c *CPU) nearestBrute(ctx context.Context, req request, out Result, refs *R
 // request's team, or a team of the engine's own; newWorker gives each
 // worker its own job function (and scratch), which answers observations
 // [lo, hi).
-func (c *CPU) run(ctx context.Context, req request, batch int, start time.Time, newWorker func() func(lo, hi int)) (Stats, error) {
+func (c *CPU) run(ctx context.Context, req request, batch int, start time.Time, newWorker func() func(lo, hi int)) (engine.Stats, error) {
 	team := req.team
 	if team == nil {
 		team = parallel.NewTeam(c.workers)
@@ -155,14 +156,14 @@ func (c *CPU) run(ctx context.Context, req request, batch int, start time.Time, 
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return Stats{}, fmt.Errorf("cpu engine: %w", err)
+		return engine.Stats{}, fmt.Errorf("cpu engine: %w", err)
 	}
 	return c.stats(jobs, start), nil
 }
 
 // stats is the account of a query of jobs that began at start.
-func (c *CPU) stats(jobs int, start time.Time) Stats {
-	return Stats{
+func (c *CPU) stats(jobs int, start time.Time) engine.Stats {
+	return engine.Stats{
 		Engine:  "cpu",
 		Devices: []string{fmt.Sprintf("%d goroutines on %d cores", c.workers, runtime.NumCPU())},
 		Jobs:    jobs,
@@ -173,17 +174,17 @@ func (c *CPU) stats(jobs int, start time.Time) Stats {
 // request is a query as the CPU engine runs it: the caller's request, and
 // the team and memory of the engine's own that its steps share.
 type request struct {
-	Request
+	engine.Request
 	// team, when set, runs the request's parallel steps; faces and trees,
 	// when set, are memory for its face cells and k-d tree (CPU.Nearest).
 	team  *parallel.Team
 	faces *faceMemory
-	trees *KdMemory
+	trees *engine.KdMemory
 }
 
 // mergedCPU is merged as the CPU engine reads it, prepared into s on the
 // request's team unless prepared already.
-func (r request) mergedCPU(s *RefSet) *RefSet {
+func (r request) mergedCPU(s *engine.RefSet) *engine.RefSet {
 	if r.Prepared != nil {
 		return r.Prepared.Merged
 	}

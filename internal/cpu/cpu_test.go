@@ -1,4 +1,4 @@
-package engine
+package cpu
 
 import (
 	"context"
@@ -7,21 +7,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/sphere"
 )
 
 // spherePoints draws n points uniform on the sphere (radians); never zeros.
-func spherePoints(n int, seed uint64) Points {
+func spherePoints(n int, seed uint64) engine.Points {
 	lat, lon := make([]float64, n), make([]float64, n)
 	if err := sphere.SphereRadians(n, seed, lat, lon); err != nil {
 		panic(err)
 	}
-	return Radians64(lat, lon)
+	return engine.Radians64(lat, lon)
 }
 
 // naiveNearest is an independent float64 haversine brute force (lowest index
 // on exact ties), the oracle for the engines' tests.
-func naiveNearest(obs, ref Points) ([]uint32, []float64) {
+func naiveNearest(obs, ref engine.Points) ([]uint32, []float64) {
 	idx := make([]uint32, obs.Len())
 	dist := make([]float64, obs.Len())
 	for i := range idx {
@@ -45,7 +46,7 @@ const earthRadius = sphere.EarthRadiusMetres
 
 // checkAgainstNaive fails t for any answer more than 1 m worse than the
 // float64 truth or whose distance is off by more than 1 m.
-func checkAgainstNaive(t *testing.T, name string, obs, ref Points, out Result) {
+func checkAgainstNaive(t *testing.T, name string, obs, ref engine.Points, out engine.Result) {
 	t.Helper()
 	want, wantDist := naiveNearest(obs, ref)
 	bad := 0
@@ -67,15 +68,15 @@ func checkAgainstNaive(t *testing.T, name string, obs, ref Points, out Result) {
 	}
 }
 
-func newResult(n int) Result {
-	return Result{Index: make([]uint32, n), Distance: make([]float32, n)}
+func newResult(n int) engine.Result {
+	return engine.Result{Index: make([]uint32, n), Distance: make([]float32, n)}
 }
 
 func TestCPURandom(t *testing.T) {
 	for _, tc := range []struct{ nobs, nref int }{{1, 1}, {7, 3}, {1000, 1}, {3000, 5000}, {1031, 2049}} {
 		obs, ref := spherePoints(tc.nobs, 1), spherePoints(tc.nref, 2)
 		out := newResult(tc.nobs)
-		if _, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref}, out); err != nil {
+		if _, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, out); err != nil {
 			t.Fatal(err)
 		}
 		checkAgainstNaive(t, "cpu", obs, ref, out)
@@ -83,10 +84,10 @@ func TestCPURandom(t *testing.T) {
 }
 
 func TestCPUDuplicatesTieToLowestIndex(t *testing.T) {
-	ref := Radians64([]float64{0.1, 0.5, 0.1, 0.5}, []float64{0.2, 0.5, 0.2, 0.5})
-	obs := Radians64([]float64{0.1, 0.49, 0.3}, []float64{0.2, 0.5, 0.35})
+	ref := engine.Radians64([]float64{0.1, 0.5, 0.1, 0.5}, []float64{0.2, 0.5, 0.2, 0.5})
+	obs := engine.Radians64([]float64{0.1, 0.49, 0.3}, []float64{0.2, 0.5, 0.35})
 	out := newResult(3)
-	if _, err := NewCPU(1).Nearest(context.Background(), Request{Obs: obs, Ref: ref}, out); err != nil {
+	if _, err := NewCPU(1).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, out); err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []uint32{0, 1, 0} {
@@ -103,7 +104,7 @@ func TestCPUCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	obs, ref := spherePoints(100000, 1), spherePoints(1000, 2)
-	if _, err := NewCPU(2).Nearest(ctx, Request{Obs: obs, Ref: ref}, newResult(obs.Len())); err == nil {
+	if _, err := NewCPU(2).Nearest(ctx, engine.Request{Obs: obs, Ref: ref}, newResult(obs.Len())); err == nil {
 		t.Fatal("cancelled query returned no error")
 	}
 }
@@ -117,7 +118,7 @@ func BenchmarkCPUBrute(b *testing.B) {
 		e := NewCPU(workers)
 		b.Run(fmt.Sprintf("workers=%d", e.workers), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if _, err := e.Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, out); err != nil {
+				if _, err := e.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, out); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -140,24 +141,24 @@ func TestCPUScanMatchesExact(t *testing.T) {
 		ref.Lat64 = append(ref.Lat64, ref.Lat64[i]+1e-9)
 		ref.Lon64 = append(ref.Lon64, ref.Lon64[i])
 	}
-	refs := PrepareRefs(ref)
+	refs := engine.PrepareRefs(ref)
 	out := newResult(obs.Len())
-	if _, err := NewCPU(2).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: Brute}, out); err != nil {
+	if _, err := NewCPU(2).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, out); err != nil {
 		t.Fatal(err)
 	}
 	s := newCPUScratch(obs.Len())
 	s.x, s.y, s.z = s.x[:obs.Len()], s.y[:obs.Len()], s.z[:obs.Len()]
 	for i := 0; i < obs.Len(); i++ {
-		x, y, z := Unit(obs.At(i))
+		x, y, z := engine.Unit(obs.At(i))
 		d, k := exactNearest(x, y, z, refs)
-		if out.Index[i] != refs.Orig[k] || out.Distance[i] != float32(ChordToAngle(d)) {
+		if out.Index[i] != refs.Orig[k] || out.Distance[i] != float32(engine.ChordToAngle(d)) {
 			t.Fatalf("obs %d: scan gives ref %d, exact ref %d", i, out.Index[i], refs.Orig[k])
 		}
 	}
 	// The portable scan agrees too.
 	for i := 0; i+3 <= obs.Len(); i += 3 {
 		for k := 0; k < 3; k++ {
-			s.x[i+k], s.y[i+k], s.z[i+k] = Unit(obs.At(i + k))
+			s.x[i+k], s.y[i+k], s.z[i+k] = engine.Unit(obs.At(i + k))
 			s.best[i+k], s.runup[i+k], s.idx[i+k] = math.Inf(-1), math.Inf(-1), 0
 		}
 		scan3Generic(s, i, refTile{x: refs.X, y: refs.Y, z: refs.Z})
@@ -176,13 +177,13 @@ func TestCPUNearestBadObservation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		nobs int
-		algo Algorithm
-	}{{"face cells", 1 << 15, Grid}, {"planned index", 1 << 10, Grid}, {"brute force", 1 << 10, Brute}} {
+		algo engine.Algorithm
+	}{{"face cells", 1 << 15, engine.Grid}, {"planned index", 1 << 10, engine.Grid}, {"brute force", 1 << 10, engine.Brute}} {
 		obs := spherePoints(tc.nobs, 1)
 		for _, bad := range []float64{math.NaN(), 2, math.Inf(-1)} {
 			obs.Lat64[tc.nobs-3] = bad
 			out := newResult(tc.nobs)
-			_, err := NewCPU(0).Nearest(context.Background(), Request{Obs: obs, Ref: ref, Algorithm: tc.algo}, out)
+			_, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: tc.algo}, out)
 			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("point %d: latitude", tc.nobs-3)) {
 				t.Errorf("%s, latitude %v: %v", tc.name, bad, err)
 			}

@@ -1,4 +1,4 @@
-package engine
+package cpu
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
@@ -55,7 +56,7 @@ func newCellOrder(n, cols int) *cellOrder {
 
 // nearestGridCells answers the request through ix in chunks of cellChunk
 // observations.
-func (c *CPU) nearestGridCells(ctx context.Context, req request, out Result, refs *RefSet, ix *GridIndex, start time.Time) (Stats, error) {
+func (c *CPU) nearestGridCells(ctx context.Context, req request, out engine.Result, refs *engine.RefSet, ix *engine.GridIndex, start time.Time) (engine.Stats, error) {
 	co := newCellOrder(min(req.Obs.Len(), cellChunk), ix.G*ix.G)
 	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
 		co.prepare(req.Obs, lo, hi, ix, c.workers)
@@ -63,7 +64,7 @@ func (c *CPU) nearestGridCells(ctx context.Context, req request, out Result, ref
 		return co.answer(ctx, lo, ix, refs, out, c.workers)
 	})
 	if err != nil {
-		return Stats{}, err
+		return engine.Stats{}, err
 	}
 	return c.stats(chunks, start), nil
 }
@@ -100,7 +101,7 @@ func inCellChunks(ctx context.Context, req request, sort func(lo, hi int), answe
 
 // prepare fills the chunk with observations [lo, hi): unit vectors, cells,
 // and the order by column (a counting sort with one histogram a block).
-func (co *cellOrder) prepare(obs Points, lo, hi int, ix *GridIndex, workers int) {
+func (co *cellOrder) prepare(obs engine.Points, lo, hi int, ix *engine.GridIndex, workers int) {
 	m, g := hi-lo, ix.G
 	cols := g * g
 	blocks := parallel.Workers(m, 1<<14, workers) * 2
@@ -114,7 +115,7 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *GridIndex, workers int)
 		h := hist[a/per]
 		clear(h)
 		for k := a; k < b; k++ {
-			x, y, z := Unit(obs.At(lo + k))
+			x, y, z := engine.Unit(obs.At(lo + k))
 			cell := uint32(ix.CellOf(x, y, z))
 			co.recs[k] = cellRec{x: x, y: y, z: z, cell: cell, pos: uint32(k)}
 			h[cell/uint32(g)]++
@@ -142,7 +143,7 @@ func (co *cellOrder) prepare(obs Points, lo, hi int, ix *GridIndex, workers int)
 
 // answer ranks the chunk's observations (request indices from first on)
 // column by column on the engine's goroutines.
-func (co *cellOrder) answer(ctx context.Context, first int, ix *GridIndex, refs *RefSet, out Result, workers int) error {
+func (co *cellOrder) answer(ctx context.Context, first int, ix *engine.GridIndex, refs *engine.RefSet, out engine.Result, workers int) error {
 	cols := ix.G * ix.G
 	for len(co.scratch) < parallel.Workers(cols, cellColsBlock, workers) {
 		co.scratch = append(co.scratch, newCellScratch(ix.G))
@@ -166,8 +167,8 @@ type cellScratch struct {
 	zStart []uint32 // z cell k: byZ[zStart[k] .. zStart[k+1]]
 	byZ    []uint32 // the column's observations by z cell
 	tile   refTile
-	ids    []uint32   // the tile's distinct-reference indices
-	q      GridSearch // the walk of an observation the tile does not settle
+	ids    []uint32          // the tile's distinct-reference indices
+	q      engine.GridSearch // the walk of an observation the tile does not settle
 }
 
 func newCellScratch(g int) *cellScratch {
@@ -175,7 +176,7 @@ func newCellScratch(g int) *cellScratch {
 }
 
 // column answers the chunk's observations in grid column col, cell by cell.
-func (s *cellScratch) column(co *cellOrder, col, first int, ix *GridIndex, refs *RefSet, out Result) {
+func (s *cellScratch) column(co *cellOrder, col, first int, ix *engine.GridIndex, refs *engine.RefSet, out engine.Result) {
 	in := co.sorted[co.colStart[col]:co.colStart[col+1]]
 	if len(in) == 0 {
 		return
@@ -208,7 +209,7 @@ func (s *cellScratch) column(co *cellOrder, col, first int, ix *GridIndex, refs 
 
 // gather fills the tile with the references of the cells within one cell
 // (Chebyshev) of (i, j, k) that the sphere crosses: shells 0 and 1.
-func (s *cellScratch) gather(ix *GridIndex, c [3]int) {
+func (s *cellScratch) gather(ix *engine.GridIndex, c [3]int) {
 	i, j, k := c[0], c[1], c[2]
 	t := &s.tile
 	t.x, t.y, t.z, s.ids = t.x[:0], t.y[:0], t.z[:0], s.ids[:0]
@@ -224,11 +225,11 @@ func (s *cellScratch) gather(ix *GridIndex, c [3]int) {
 				}
 				p0, p1 := ix.Start[col*g+lo], ix.Start[col*g+hi+1]
 				t.x, t.y, t.z = append(t.x, ix.X[p0:p1]...), append(t.y, ix.Y[p0:p1]...), append(t.z, ix.Z[p0:p1]...)
-				s.ids = append(s.ids, ix.Id[p0:p1]...)
+				s.ids = append(s.ids, ix.ID[p0:p1]...)
 			}
 		}
 	}
-	if HaveAVX2FMA { // whole groups of four for lanes3AVX2, which skips NaN
+	if engine.HaveAVX2FMA { // whole groups of four for lanes3AVX2, which skips NaN
 		for len(t.x)%4 != 0 {
 			t.x, t.y, t.z = append(t.x, math.NaN()), append(t.y, math.NaN()), append(t.z, math.NaN())
 		}
@@ -238,7 +239,7 @@ func (s *cellScratch) gather(ix *GridIndex, c [3]int) {
 // rank answers the observations recs[e] for e in cell, all in cell c,
 // whose neighbourhood is in the tile: three at a time against the whole
 // tile, then each finished.
-func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, ix *GridIndex, refs *RefSet, out Result) {
+func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, ix *engine.GridIndex, refs *engine.RefSet, out engine.Result) {
 	t := refTile{x: s.tile.x, y: s.tile.y, z: s.tile.z}
 	var st lanes3
 	for a := 0; a < len(cell); a += 3 {
@@ -252,7 +253,7 @@ func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, i
 			r := &recs[cell[a+k]]
 			d, id := s.finish(r, c, &st, k, ix)
 			out.Index[first+int(r.pos)] = refs.Orig[id]
-			out.Distance[first+int(r.pos)] = float32(ChordToAngle(d))
+			out.Distance[first+int(r.pos)] = float32(engine.ChordToAngle(d))
 		}
 	}
 }
@@ -262,7 +263,7 @@ func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, i
 // the lead is within dotMargin), then the shell walk from shell 2 unless
 // the stop test after shell 1 already holds. It returns the squared chord
 // and the distinct reference's index.
-func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *GridIndex) (float64, uint32) {
+func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *engine.GridIndex) (float64, uint32) {
 	best, runup, e := st.result(k)
 	q := &s.q // set field by field: a composite literal stalled on store forwarding
 	q.Ix = ix
@@ -274,13 +275,13 @@ func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *GridIn
 	case best-runup <= dotMargin:
 		q.Best, q.BestID = math.Inf(1), math.MaxUint32
 		for e, id := range s.ids {
-			d := Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e])
+			d := engine.Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e])
 			if d < q.Best || (d == q.Best && id < q.BestID) {
 				q.Best, q.BestID = d, id
 			}
 		}
 	default:
-		q.Best, q.BestID = Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e]), s.ids[e]
+		q.Best, q.BestID = engine.Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e]), s.ids[e]
 	}
 	q.Thr2 = ix.ChordBound(q.Best)
 	for sh := 2; sh < ix.G && !q.Done(sh-1); sh++ {

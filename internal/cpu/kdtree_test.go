@@ -1,4 +1,4 @@
-package engine
+package cpu
 
 import (
 	"math/rand/v2"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
@@ -16,12 +17,12 @@ func TestSelectNthPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	for trial := range 300 {
 		n := 2 + rng.IntN(200)
-		pts := make([]KdPoint, n)
+		pts := make([]engine.KdPoint, n)
 		for k := range pts { // few distinct keys: many ties
-			pts[k] = KdPoint{C: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, Id: uint32(k)}
+			pts[k] = engine.KdPoint{C: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, ID: uint32(k)}
 		}
 		nth := rng.IntN(n)
-		SelectNth(pts, nth, 0)
+		engine.SelectNth(pts, nth, 0)
 		for k := range n {
 			if (k < nth && pts[k].C[0] > pts[nth].C[0]) || (k > nth && pts[k].C[0] < pts[nth].C[0]) {
 				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].C[0], k, pts[nth].C[0], nth)
@@ -34,17 +35,17 @@ func TestSelectNthPartitions(t *testing.T) {
 // of any size, or buildKDTree's own under any GOMAXPROCS) and whatever
 // memory it is built in: a larger tree's, left in a kdMemory.
 func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
-	refs := PrepareRefs(spherePoints(5*KdParallelMin+7, 12))
-	want := BuildKDTreeOn(refs, nil, nil)
-	same := func(got *KdTree) bool {
-		return slices.Equal(got.Id, want.Id) && slices.Equal(got.X, want.X) && slices.Equal(got.Y, want.Y) &&
+	refs := engine.PrepareRefs(spherePoints(5*engine.KdParallelMin+7, 12))
+	want := engine.BuildKDTreeOn(refs, nil, nil)
+	same := func(got *engine.KdTree) bool {
+		return slices.Equal(got.ID, want.ID) && slices.Equal(got.X, want.X) && slices.Equal(got.Y, want.Y) &&
 			slices.Equal(got.Z, want.Z) && slices.Equal(got.Nodes, want.Nodes)
 	}
-	var mem KdMemory
-	mem.Release(BuildKDTreeOn(PrepareRefs(spherePoints(7*KdParallelMin, 13)), nil, &mem))
+	var mem engine.KdMemory
+	mem.Release(engine.BuildKDTreeOn(engine.PrepareRefs(spherePoints(7*engine.KdParallelMin, 13)), nil, &mem))
 	for _, workers := range []int{1, 2, 3, 16, 40} {
 		team := parallel.NewTeam(workers)
-		got := BuildKDTreeOn(refs, team, &mem)
+		got := engine.BuildKDTreeOn(refs, team, &mem)
 		team.Close()
 		if !same(got) {
 			t.Fatalf("a team of %d: another tree", workers)
@@ -53,7 +54,7 @@ func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
 	}
 	for _, procs := range []int{1, 3, 16} {
 		was := runtime.GOMAXPROCS(procs)
-		got := BuildKDTree(refs)
+		got := engine.BuildKDTree(refs)
 		runtime.GOMAXPROCS(was)
 		if !same(got) {
 			t.Fatalf("GOMAXPROCS %d: another tree", procs)
@@ -66,8 +67,8 @@ func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
 func TestSelectNthParallelPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
 	for trial := range 60 {
-		n := KdParallelMin + rng.IntN(3*KdParallelMin)
-		pts := make([]KdPoint, n)
+		n := engine.KdParallelMin + rng.IntN(3*engine.KdParallelMin)
+		pts := make([]engine.KdPoint, n)
 		for k := range pts {
 			key := rng.NormFloat64()
 			switch trial % 3 {
@@ -76,19 +77,19 @@ func TestSelectNthParallelPartitions(t *testing.T) {
 			case 2:
 				key = float64(k)
 			}
-			pts[k] = KdPoint{C: [3]float64{rng.Float64(), key, rng.Float64()}, Id: uint32(k)}
+			pts[k] = engine.KdPoint{C: [3]float64{rng.Float64(), key, rng.Float64()}, ID: uint32(k)}
 		}
 		nth := rng.IntN(n)
-		scratch := KdColumns{X: make([]float64, n), Y: make([]float64, n), Z: make([]float64, n), Id: make([]uint32, n)}
+		scratch := engine.KdColumns{X: make([]float64, n), Y: make([]float64, n), Z: make([]float64, n), ID: make([]uint32, n)}
 		team := parallel.NewTeam(1 + rng.IntN(16))
-		SelectNthParallel(pts, scratch, nth, 1, team.Blocks)
+		engine.SelectNthParallel(pts, scratch, nth, 1, team.Blocks)
 		team.Close()
 		seen := make([]bool, n)
 		for k := range n {
-			if seen[pts[k].Id] {
-				t.Fatalf("trial %d: reference %d twice", trial, pts[k].Id)
+			if seen[pts[k].ID] {
+				t.Fatalf("trial %d: reference %d twice", trial, pts[k].ID)
 			}
-			seen[pts[k].Id] = true
+			seen[pts[k].ID] = true
 			if (k < nth && pts[k].C[1] > pts[nth].C[1]) || (k > nth && pts[k].C[1] < pts[nth].C[1]) {
 				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].C[1], k, pts[nth].C[1], nth)
 			}
@@ -101,13 +102,13 @@ func TestSelectNthParallelPartitions(t *testing.T) {
 // and the cities (the face cells' build waits for it).
 func BenchmarkKDTreeBuild(b *testing.B) {
 	for _, tc := range buildBenchSets(b) {
-		refs := PrepareRefs(tc.ref)
+		refs := engine.PrepareRefs(tc.ref)
 		b.Run(tc.name, func(b *testing.B) {
 			team := parallel.NewTeam(0)
 			defer team.Close()
-			var mem KdMemory // reused, as the engine's queries do
+			var mem engine.KdMemory // reused, as the engine's queries do
 			for b.Loop() {
-				mem.Release(BuildKDTreeOn(refs, team, &mem))
+				mem.Release(engine.BuildKDTreeOn(refs, team, &mem))
 			}
 		})
 	}

@@ -1,29 +1,31 @@
-package engine
+package cpu
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/geoknn/geoknn/internal/engine"
 )
 
 // KNearest answers the k nearest references of every observation within
 // maxRad radians (math.Inf(1): no limit), exactly, on the CPU: the grid
 // widens its shells until the k-th best is proven (Brute: every reference).
 // Exact duplicates among the references are listed one by one.
-func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error) {
+func (c *CPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, out engine.KResult) (engine.Stats, error) {
 	start := time.Now()
 	k := out.K
-	if err := CheckK(req, maxRad, out); err != nil {
-		return Stats{}, err
+	if err := engine.CheckK(req, maxRad, out); err != nil {
+		return engine.Stats{}, err
 	}
 	refs := req.All()
 	search := c.kSearch(req, refs, k, maxRad)
 	st, err := c.run(ctx, request{Request: req}, cpuBatch, start, func() func(lo, hi int) {
-		t := &TopK{}
+		t := &engine.TopK{}
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				x, y, z := Unit(req.Obs.At(i))
+				x, y, z := engine.Unit(req.Obs.At(i))
 				fillRow(out, i, search([3]float64{x, y, z}, t))
 			}
 		}
@@ -36,38 +38,38 @@ func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KRe
 // algorithm: brute force, a fitted grid of the side the request fixes, or
 // else the k-d tree, which ranks fewer references than the grid walk on
 // every set measured (BENCHMARKS.md, "Skewed references on the CPU").
-func (c *CPU) kSearch(req Request, refs *RefSet, k int, maxRad float64) func(p [3]float64, t *TopK) []Neighbour {
-	maxD2 := ChordLimit(maxRad)
-	if req.Algorithm == Brute {
-		return func(p [3]float64, t *TopK) []Neighbour { return bruteK(p, refs, k, maxD2, t) }
+func (c *CPU) kSearch(req engine.Request, refs *engine.RefSet, k int, maxRad float64) func(p [3]float64, t *engine.TopK) []engine.Neighbour {
+	maxD2 := engine.ChordLimit(maxRad)
+	if req.Algorithm == engine.Brute {
+		return func(p [3]float64, t *engine.TopK) []engine.Neighbour { return bruteK(p, refs, k, maxD2, t) }
 	}
 	if req.GridSide > 0 {
-		ix := BuildFittedGrid(refs, CappedSide(req.GridSide, refs.N))
-		return func(p [3]float64, t *TopK) []Neighbour { return ix.KNearest(p, k, maxD2, t) }
+		ix := engine.BuildFittedGrid(refs, engine.CappedSide(req.GridSide, refs.N))
+		return func(p [3]float64, t *engine.TopK) []engine.Neighbour { return ix.KNearest(p, k, maxD2, t) }
 	}
 	tr := req.AllTree(refs)
-	return func(p [3]float64, t *TopK) []Neighbour { return tr.KNearest(p, k, maxD2, t) }
+	return func(p [3]float64, t *engine.TopK) []engine.Neighbour { return tr.KNearest(p, k, maxD2, t) }
 }
 
 // bruteK ranks every reference.
-func bruteK(p [3]float64, refs *RefSet, k int, maxD2 float64, t *TopK) []Neighbour {
+func bruteK(p [3]float64, refs *engine.RefSet, k int, maxD2 float64, t *engine.TopK) []engine.Neighbour {
 	t.K, t.Items = k, t.Items[:0]
 	for j := range refs.X {
-		if d := Chord2(p[0], p[1], p[2], refs.X[j], refs.Y[j], refs.Z[j]); d <= maxD2 {
-			t.Offer(Neighbour{d, uint32(j)})
+		if d := engine.Chord2(p[0], p[1], p[2], refs.X[j], refs.Y[j], refs.Z[j]); d <= maxD2 {
+			t.Offer(engine.Neighbour{D2: d, ID: uint32(j)})
 		}
 	}
 	return t.Sorted()
 }
 
 // fillRow writes observation i's neighbours into its row of out.
-func fillRow(out KResult, i int, ns []Neighbour) {
+func fillRow(out engine.KResult, i int, ns []engine.Neighbour) {
 	row, dist := out.Index[i*out.K:(i+1)*out.K], out.Distance[i*out.K:(i+1)*out.K]
 	for j := range row {
 		if j < len(ns) {
-			row[j], dist[j] = ns[j].Id, float32(ChordToAngle(ns[j].D2))
+			row[j], dist[j] = ns[j].ID, float32(engine.ChordToAngle(ns[j].D2))
 		} else {
-			row[j], dist[j] = NoNeighbour, float32(math.Inf(1))
+			row[j], dist[j] = engine.NoNeighbour, float32(math.Inf(1))
 		}
 	}
 }
@@ -76,37 +78,37 @@ func fillRow(out KResult, i int, ns []Neighbour) {
 // radians (the boundary decided on the float64 angle: a reference at
 // distance rad is in), their count and, with list, the references
 // themselves, exactly, on the CPU.
-func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (WithinResult, Stats, error) {
+func (c *CPU) Within(ctx context.Context, req engine.Request, rad float64, list bool) (engine.WithinResult, engine.Stats, error) {
 	start := time.Now()
-	if err := CheckPoints(req, true); err != nil {
-		return WithinResult{}, Stats{}, err
+	if err := engine.CheckPoints(req, true); err != nil {
+		return engine.WithinResult{}, engine.Stats{}, err
 	}
 	if !(rad >= 0) || math.IsInf(rad, 1) {
-		return WithinResult{}, Stats{}, fmt.Errorf("radius %v rad: want a finite distance, 0 or more", rad)
+		return engine.WithinResult{}, engine.Stats{}, fmt.Errorf("radius %v rad: want a finite distance, 0 or more", rad)
 	}
 	n := req.Obs.Len()
 	refs := req.All()
 	side := c.radiusSide(req, refs.N)
-	maxD2 := ChordLimit(rad)
+	maxD2 := engine.ChordLimit(rad)
 	// A radius of more than two cells of the planned grid goes through the
 	// k-d tree, which skips boxes beyond it and counts a box wholly inside
 	// at once; the grid ranks every reference in every cell it visits. One
 	// of the two is built.
-	var tree *KdTree
-	var ix *GridIndex
-	if _, cube := FittedCube(refs); req.GridSide == 0 && math.Sqrt(maxD2) > 2*cube/float64(side) {
+	var tree *engine.KdTree
+	var ix *engine.GridIndex
+	if _, cube := engine.FittedCube(refs); req.GridSide == 0 && math.Sqrt(maxD2) > 2*cube/float64(side) {
 		tree = req.AllTree(refs)
 	} else {
 		ix = req.AllGrid(refs, side)
 	}
-	res := WithinResult{Counts: make([]uint32, n)}
-	batches := make([][]Neighbour, (n+cpuBatch-1)/cpuBatch)
+	res := engine.WithinResult{Counts: make([]uint32, n)}
+	batches := make([][]engine.Neighbour, (n+cpuBatch-1)/cpuBatch)
 	st, err := c.run(ctx, request{Request: req}, cpuBatch, start, func() func(lo, hi int) {
-		var scratch []Neighbour
+		var scratch []engine.Neighbour
 		return func(lo, hi int) {
-			var found []Neighbour
+			var found []engine.Neighbour
 			for i := lo; i < hi; i++ {
-				x, y, z := Unit(req.Obs.At(i))
+				x, y, z := engine.Unit(req.Obs.At(i))
 				p := [3]float64{x, y, z}
 				switch {
 				case !list && tree != nil:
@@ -127,7 +129,7 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 		}
 	})
 	if err != nil {
-		return WithinResult{}, st, err
+		return engine.WithinResult{}, st, err
 	}
 	if list {
 		res.Gather(batches)
@@ -138,9 +140,9 @@ func (c *CPU) Within(ctx context.Context, req Request, rad float64, list bool) (
 
 // radiusSide is the request's grid side, or one of about two references a
 // cell the sphere crosses.
-func (c *CPU) radiusSide(req Request, nref int) int {
+func (c *CPU) radiusSide(req engine.Request, nref int) int {
 	if req.GridSide > 0 {
-		return CappedSide(req.GridSide, nref)
+		return engine.CappedSide(req.GridSide, nref)
 	}
-	return max(4, GridSide(nref, 2))
+	return max(4, engine.GridSide(nref, 2))
 }

@@ -1,4 +1,4 @@
-package engine
+package cpu
 
 import (
 	"context"
@@ -8,19 +8,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/sphere"
 )
 
 // naiveAll ranks every reference for observation i: squared chords, ties
 // to the lower index; the oracle for k nearest and radius queries.
-func naiveAll(obs, ref Points, i int) []Neighbour {
-	x, y, z := Unit(obs.At(i))
-	all := make([]Neighbour, ref.Len())
+func naiveAll(obs, ref engine.Points, i int) []engine.Neighbour {
+	x, y, z := engine.Unit(obs.At(i))
+	all := make([]engine.Neighbour, ref.Len())
 	for j := range all {
-		a, b, c := Unit(ref.At(j))
-		all[j] = Neighbour{Chord2(x, y, z, a, b, c), uint32(j)}
+		a, b, c := engine.Unit(ref.At(j))
+		all[j] = engine.Neighbour{D2: engine.Chord2(x, y, z, a, b, c), ID: uint32(j)}
 	}
-	slices.SortFunc(all, func(a, b Neighbour) int {
+	slices.SortFunc(all, func(a, b engine.Neighbour) int {
 		if a.Before(b) {
 			return -1
 		}
@@ -30,8 +31,8 @@ func naiveAll(obs, ref Points, i int) []Neighbour {
 }
 
 // rankAll is naiveAll for every observation.
-func rankAll(obs, ref Points) [][]Neighbour {
-	out := make([][]Neighbour, obs.Len())
+func rankAll(obs, ref engine.Points) [][]engine.Neighbour {
+	out := make([][]engine.Neighbour, obs.Len())
 	for i := range out {
 		out[i] = naiveAll(obs, ref, i)
 	}
@@ -43,12 +44,12 @@ func rankAll(obs, ref Points) [][]Neighbour {
 // for the oracle's sake).
 func knnCases(t testing.TB) []struct {
 	name     string
-	obs, ref Points
+	obs, ref engine.Points
 } {
 	deg := math.Pi / 180
-	edgeRef := Radians64([]float64{90 * deg, 90 * deg, -90 * deg, 0, 0, 0, 0, 45 * deg, 45 * deg},
+	edgeRef := engine.Radians64([]float64{90 * deg, 90 * deg, -90 * deg, 0, 0, 0, 0, 45 * deg, 45 * deg},
 		[]float64{0, 0, 0, 180 * deg, -180 * deg, 0, 1e-9, 10 * deg, 10 * deg})
-	edgeObs := Radians64([]float64{90 * deg, -90 * deg, 0, 0, 45 * deg, -45 * deg},
+	edgeObs := engine.Radians64([]float64{90 * deg, -90 * deg, 0, 0, 45 * deg, -45 * deg},
 		[]float64{17 * deg, 0, 179.9999 * deg, 0, 10 * deg, -170 * deg}) // the last: antipode of the 45, 10 pair
 	clat, clon := make([]float64, 3000), make([]float64, 3000)
 	if err := sphere.ClusteredRadians(3000, 5, 8, 50, clat, clon); err != nil {
@@ -58,10 +59,10 @@ func knnCases(t testing.TB) []struct {
 	cities, airports = cities.Slice(0, min(2000, cities.Len())), airports.Slice(0, min(2000, airports.Len()))
 	return []struct {
 		name     string
-		obs, ref Points
+		obs, ref engine.Points
 	}{
 		{"sphere", spherePoints(1500, 1), spherePoints(3000, 2)},
-		{"clustered references", spherePoints(1000, 3), Radians64(clat, clon)},
+		{"clustered references", spherePoints(1000, 3), engine.Radians64(clat, clon)},
 		{"poles, antimeridian, duplicates, antipodes", edgeObs, edgeRef},
 		{"airports to cities", airports, cities}, {"cities to airports", cities, airports},
 	}
@@ -71,7 +72,7 @@ func TestKNearestMatchesNaive(t *testing.T) { kNearestMatchesNaive(t, NewCPU(0))
 
 // kNearestMatchesNaive checks eng's k nearest on every case, k, limit and
 // algorithm against the oracle.
-func kNearestMatchesNaive(t *testing.T, eng Engine) {
+func kNearestMatchesNaive(t *testing.T, eng engine.Engine) {
 	ctx := context.Background()
 	for _, tc := range knnCases(t) {
 		ranked := rankAll(tc.obs, tc.ref)
@@ -80,15 +81,15 @@ func kNearestMatchesNaive(t *testing.T, eng Engine) {
 			for _, maxRad := range []float64{math.Inf(1), 300 / earthRadius * 1000} {
 				// Side 0: the engine's own choice (the CPU's k-d tree); 7: a grid.
 				for _, run := range []struct {
-					algo Algorithm
+					algo engine.Algorithm
 					side int
-				}{{Grid, 0}, {Grid, 7}, {Brute, 0}} {
+				}{{engine.Grid, 0}, {engine.Grid, 7}, {engine.Brute, 0}} {
 					algo := run.algo
 					name := fmt.Sprintf("%s/k=%d/max=%g/%v/side=%d", tc.name, k, maxRad, algo, run.side)
 					t.Run(name, func(t *testing.T) {
 						n := tc.obs.Len()
-						out := KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
-						req := Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, GridSide: run.side}
+						out := engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+						req := engine.Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, GridSide: run.side}
 						if _, err := eng.KNearest(ctx, req, maxRad, out); err != nil {
 							t.Fatal(err)
 						}
@@ -102,19 +103,19 @@ func kNearestMatchesNaive(t *testing.T, eng Engine) {
 
 // checkKRows compares every row with the oracle: the same references in
 // the same order, distances within 1 m.
-func checkKRows(t *testing.T, ranked [][]Neighbour, out KResult, maxRad float64) {
+func checkKRows(t *testing.T, ranked [][]engine.Neighbour, out engine.KResult, maxRad float64) {
 	t.Helper()
 	for i, want := range ranked {
 		for j := range out.K {
 			got, gd := out.Index[i*out.K+j], float64(out.Distance[i*out.K+j])
-			if j >= len(want) || ChordToAngle(want[j].D2) > maxRad {
-				if got != NoNeighbour || !math.IsInf(gd, 1) {
+			if j >= len(want) || engine.ChordToAngle(want[j].D2) > maxRad {
+				if got != engine.NoNeighbour || !math.IsInf(gd, 1) {
 					t.Fatalf("obs %d rank %d: %d at %v, want none", i, j, got, gd)
 				}
 				continue
 			}
-			if !sameOrTie(ranked[i], got, want[j]) || math.Abs(gd-ChordToAngle(want[j].D2))*earthRadius > 1 {
-				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].Id, ChordToAngle(want[j].D2))
+			if !sameOrTie(ranked[i], got, want[j]) || math.Abs(gd-engine.ChordToAngle(want[j].D2))*earthRadius > 1 {
+				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].ID, engine.ChordToAngle(want[j].D2))
 			}
 		}
 	}
@@ -124,11 +125,11 @@ func TestWithinMatchesNaive(t *testing.T) { withinMatchesNaive(t, NewCPU(0)) }
 
 // withinMatchesNaive checks eng's radius queries (counts, lists, both
 // algorithms) against the oracle.
-func withinMatchesNaive(t *testing.T, eng Engine) {
+func withinMatchesNaive(t *testing.T, eng engine.Engine) {
 	for _, tc := range knnCases(t) {
 		ranked := rankAll(tc.obs, tc.ref)
 		for _, metres := range []float64{1, 1000, 50e3, 1000e3, 20000e3} {
-			for _, algo := range []Algorithm{Grid, Brute} {
+			for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 				t.Run(fmt.Sprintf("%s/%gm/%v", tc.name, metres, algo), func(t *testing.T) {
 					withinCase(t, eng, tc.obs, tc.ref, ranked, metres, algo)
 				})
@@ -137,10 +138,10 @@ func withinMatchesNaive(t *testing.T, eng Engine) {
 	}
 }
 
-func withinCase(t *testing.T, eng Engine, obs, ref Points, ranked [][]Neighbour, metres float64, algo Algorithm) {
+func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked [][]engine.Neighbour, metres float64, algo engine.Algorithm) {
 	ctx := context.Background()
 	rad := metres / earthRadius
-	req := Request{Obs: obs, Ref: ref, Algorithm: algo}
+	req := engine.Request{Obs: obs, Ref: ref, Algorithm: algo}
 	counts, _, err := eng.Within(ctx, req, rad, false)
 	if err != nil {
 		t.Fatal(err)
@@ -155,8 +156,8 @@ func withinCase(t *testing.T, eng Engine, obs, ref Points, ranked [][]Neighbour,
 	for i := range obs.Len() {
 		var want []uint32
 		for _, nb := range ranked[i] {
-			if ChordToAngle(nb.D2) <= rad {
-				want = append(want, nb.Id)
+			if engine.ChordToAngle(nb.D2) <= rad {
+				want = append(want, nb.ID)
 			}
 		}
 		got := res.Index[res.Offsets[i]:res.Offsets[i+1]]
@@ -164,7 +165,7 @@ func withinCase(t *testing.T, eng Engine, obs, ref Points, ranked [][]Neighbour,
 			t.Fatalf("obs %d: %d references %v, want %d %v", i, res.Counts[i], got, len(want), want)
 		}
 		for j, nb := range got {
-			want := ChordToAngle(naiveChord(obs, ref, i, nb))
+			want := engine.ChordToAngle(naiveChord(obs, ref, i, nb))
 			if d := float64(res.Distance[res.Offsets[i]+uint64(j)]); math.Abs(d-want)*earthRadius > 1 {
 				t.Fatalf("obs %d reference %d: %v rad, want %v", i, nb, d, want)
 			}
@@ -177,12 +178,12 @@ func withinCase(t *testing.T, eng Engine, obs, ref Points, ranked [][]Neighbour,
 // squared chords differ by rounding only (1e-13 relative): real places at
 // the same distance, which float64 sums on another engine (with CUDA's
 // sine and cosine) may order the other way.
-func sameOrTie(all []Neighbour, got uint32, want Neighbour) bool {
-	if got == want.Id {
+func sameOrTie(all []engine.Neighbour, got uint32, want engine.Neighbour) bool {
+	if got == want.ID {
 		return true
 	}
 	for _, nb := range all {
-		if nb.Id == got {
+		if nb.ID == got {
 			return math.Abs(nb.D2-want.D2) <= 1e-13*want.D2
 		}
 	}
@@ -191,7 +192,7 @@ func sameOrTie(all []Neighbour, got uint32, want Neighbour) bool {
 
 // sameRow reports whether a radius row holds the oracle's references in
 // its order, up to ties (sameOrTie).
-func sameRow(all []Neighbour, got, want []uint32) bool {
+func sameRow(all []engine.Neighbour, got, want []uint32) bool {
 	if slices.Equal(got, want) {
 		return true
 	}
@@ -200,10 +201,10 @@ func sameRow(all []Neighbour, got, want []uint32) bool {
 	}
 	d2 := make(map[uint32]float64, len(all))
 	for _, nb := range all {
-		d2[nb.Id] = nb.D2
+		d2[nb.ID] = nb.D2
 	}
 	for j := range got {
-		if got[j] != want[j] && !sameOrTie(all, got[j], Neighbour{d2[want[j]], want[j]}) {
+		if got[j] != want[j] && !sameOrTie(all, got[j], engine.Neighbour{D2: d2[want[j]], ID: want[j]}) {
 			return false
 		}
 	}
@@ -214,22 +215,22 @@ func sameRow(all []Neighbour, got, want []uint32) bool {
 }
 
 // naiveChord is the squared chord between observation i and reference j.
-func naiveChord(obs, ref Points, i int, j uint32) float64 {
-	x, y, z := Unit(obs.At(i))
-	a, b, c := Unit(ref.At(int(j)))
-	return Chord2(x, y, z, a, b, c)
+func naiveChord(obs, ref engine.Points, i int, j uint32) float64 {
+	x, y, z := engine.Unit(obs.At(i))
+	a, b, c := engine.Unit(ref.At(int(j)))
+	return engine.Chord2(x, y, z, a, b, c)
 }
 
 // chordLimit decides exactly as the angle does: the limit's angle is
 // within rad, the next squared chord's is not.
 func TestChordLimit(t *testing.T) {
 	for _, rad := range []float64{0, 1e-12, 1.5e-7, 1e-3, 0.5, 1, 2, 3, math.Pi - 1e-9} {
-		d := ChordLimit(rad)
-		if ChordToAngle(d) > rad || ChordToAngle(math.Nextafter(d, 5)) <= rad {
-			t.Errorf("chordLimit(%v) = %v: angle %v, next %v", rad, d, ChordToAngle(d), ChordToAngle(math.Nextafter(d, 5)))
+		d := engine.ChordLimit(rad)
+		if engine.ChordToAngle(d) > rad || engine.ChordToAngle(math.Nextafter(d, 5)) <= rad {
+			t.Errorf("chordLimit(%v) = %v: angle %v, next %v", rad, d, engine.ChordToAngle(d), engine.ChordToAngle(math.Nextafter(d, 5)))
 		}
 	}
-	if !math.IsInf(ChordLimit(math.Pi), 1) {
+	if !math.IsInf(engine.ChordLimit(math.Pi), 1) {
 		t.Error("chordLimit(pi) is not +Inf")
 	}
 }
@@ -237,13 +238,13 @@ func TestChordLimit(t *testing.T) {
 func TestKNearestAndWithinErrors(t *testing.T) {
 	ctx, obs, ref := context.Background(), spherePoints(10, 1), spherePoints(5, 2)
 	for _, k := range []int{0, 6} {
-		out := KResult{K: k, Index: make([]uint32, 10*max(k, 1)), Distance: make([]float32, 10*max(k, 1))}
-		if _, err := NewCPU(0).KNearest(ctx, Request{Obs: obs, Ref: ref}, math.Inf(1), out); err == nil {
+		out := engine.KResult{K: k, Index: make([]uint32, 10*max(k, 1)), Distance: make([]float32, 10*max(k, 1))}
+		if _, err := NewCPU(0).KNearest(ctx, engine.Request{Obs: obs, Ref: ref}, math.Inf(1), out); err == nil {
 			t.Errorf("k = %d of 5 references: no error", k)
 		}
 	}
 	for _, rad := range []float64{-1, math.NaN(), math.Inf(1)} {
-		if _, _, err := NewCPU(0).Within(ctx, Request{Obs: obs, Ref: ref}, rad, false); err == nil {
+		if _, _, err := NewCPU(0).Within(ctx, engine.Request{Obs: obs, Ref: ref}, rad, false); err == nil {
 			t.Errorf("radius %v: no error", rad)
 		}
 	}
@@ -251,16 +252,16 @@ func TestKNearestAndWithinErrors(t *testing.T) {
 
 // A grid side beyond the index's cells is refused, on every query kind.
 func TestGridSideBound(t *testing.T) {
-	req := Request{Obs: spherePoints(10, 1), Ref: spherePoints(10, 2), GridSide: MaxGridSide + 1}
+	req := engine.Request{Obs: spherePoints(10, 1), Ref: spherePoints(10, 2), GridSide: engine.MaxGridSide + 1}
 	_, err := NewCPU(0).Nearest(context.Background(), req, newResult(10))
-	_, kerr := NewCPU(0).KNearest(context.Background(), req, math.Inf(1), KResult{K: 1, Index: make([]uint32, 10), Distance: make([]float32, 10)})
+	_, kerr := NewCPU(0).KNearest(context.Background(), req, math.Inf(1), engine.KResult{K: 1, Index: make([]uint32, 10), Distance: make([]float32, 10)})
 	if err == nil || kerr == nil || !strings.Contains(err.Error(), "grid side") {
 		t.Errorf("side %d: %v, %v", req.GridSide, err, kerr)
 	}
 }
 
 func TestMaxGridSideFillsTheCells(t *testing.T) {
-	if g := MaxGridSide; g*g*g > MaxGridCells || (g+1)*(g+1)*(g+1) <= MaxGridCells {
-		t.Errorf("MaxGridSide %d does not match %d cells", g, MaxGridCells)
+	if g := engine.MaxGridSide; g*g*g > engine.MaxGridCells || (g+1)*(g+1)*(g+1) <= engine.MaxGridCells {
+		t.Errorf("MaxGridSide %d does not match %d cells", g, engine.MaxGridCells)
 	}
 }

@@ -1,6 +1,10 @@
-package engine
+package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/geoknn/geoknn/internal/engine"
+)
 
 // lanes3 is the state of three observations ranked against a tile lane by
 // lane, four lanes as in one AVX2 register (lane l sees the tile's
@@ -28,7 +32,7 @@ func (st *lanes3) reset() {
 func rankLanes3(st *lanes3, o *[9]float64, t refTile) {
 	n := len(t.x)
 	whole := 0
-	if HaveAVX2FMA && n >= 4 {
+	if engine.HaveAVX2FMA && n >= 4 {
 		whole = n / 4 * 4
 		lanes3AVX2(o, &t.x[0], &t.y[0], &t.z[0], n/4, st)
 	} else {
@@ -91,7 +95,7 @@ type lanes1 struct {
 // product, the largest of the rest and the winner's place in the list,
 // through lanes1AVX2 where the CPU has it, else the same rules in Go.
 func rankLanes1(o *[3]float64, blocks []faceBlock) (best, runup float64, idx int) {
-	if HaveAVX2FMA {
+	if engine.HaveAVX2FMA {
 		return lanes1AVX2(o, &blocks[0], len(blocks))
 	}
 	var st lanes1

@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package engine
+package cpu
 
 func scan3(s *cpuScratch, i int, t refTile) { scan3Generic(s, i, t) }
 

@@ -1,4 +1,4 @@
-package engine
+package cpu
 
 import (
 	"context"
@@ -6,14 +6,16 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/geoknn/geoknn/internal/engine"
 )
 
 // NewSession keeps obs (copied) for repeated queries on the CPU engine.
 // The CPU has no device memory to save; the session keeps the previous
 // answers to count changes, and re-plans the grid every query (the plan is
 // cheap next to a CPU query).
-func (c *CPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
-	if err := CheckSessionOptions(opts); err != nil {
+func (c *CPU) NewSession(obs engine.Points, opts engine.SessionOptions) (engine.Session, error) {
+	if err := engine.CheckSessionOptions(opts); err != nil {
 		return nil, err
 	}
 	if err := obs.Check("observations"); err != nil {
@@ -21,38 +23,38 @@ func (c *CPU) NewSession(obs Points, opts SessionOptions) (Session, error) {
 	}
 	n := obs.Len()
 	s := &cpuSession{c: c, opts: opts, prev: make([]uint32, n),
-		res: Result{Index: make([]uint32, n), Distance: make([]float32, n)}}
+		res: engine.Result{Index: make([]uint32, n), Distance: make([]float32, n)}}
 	if obs.Is32() {
-		s.obs = Radians32(slices.Clone(obs.Lat32), slices.Clone(obs.Lon32))
+		s.obs = engine.Radians32(slices.Clone(obs.Lat32), slices.Clone(obs.Lon32))
 	} else {
-		s.obs = Points{Lat64: make([]float64, n), Lon64: make([]float64, n)}
+		s.obs = engine.Points{Lat64: make([]float64, n), Lon64: make([]float64, n)}
 		for i := range n {
 			s.obs.Lat64[i], s.obs.Lon64[i] = obs.At(i)
 		}
 	}
 	for i := range s.prev {
-		s.prev[i] = NoAnswer
+		s.prev[i] = engine.NoAnswer
 	}
 	return s, nil
 }
 
 type cpuSession struct {
 	c        *CPU
-	opts     SessionOptions
-	obs      Points
+	opts     engine.SessionOptions
+	obs      engine.Points
 	prev     []uint32
-	res      Result
+	res      engine.Result
 	replaced int
-	mv       Movers  // the moving references (SetMovers)
-	mvTop    float64 // their top speed
+	mv       engine.Movers // the moving references (SetMovers)
+	mvTop    float64       // their top speed
 }
 
 func (s *cpuSession) Len() int { return s.obs.Len() }
 
 func (s *cpuSession) Close() error { return nil }
 
-func (s *cpuSession) Replace(ctx context.Context, idx []uint32, pts Points) error {
-	if err := CheckReplace(idx, pts, s.obs.Len()); err != nil {
+func (s *cpuSession) Replace(ctx context.Context, idx []uint32, pts engine.Points) error {
+	if err := engine.CheckReplace(idx, pts, s.obs.Len()); err != nil {
 		return err
 	}
 	for k, i := range idx {
@@ -62,14 +64,14 @@ func (s *cpuSession) Replace(ctx context.Context, idx []uint32, pts Points) erro
 		} else {
 			s.obs.Lat64[i], s.obs.Lon64[i] = lat, lon
 		}
-		s.prev[i] = NoAnswer
+		s.prev[i] = engine.NoAnswer
 	}
 	s.replaced += len(idx)
 	return nil
 }
 
 // Start runs the query in a goroutine of its own.
-func (s *cpuSession) Start(ctx context.Context, ref Points, out Result) (Pending, error) {
+func (s *cpuSession) Start(ctx context.Context, ref engine.Points, out engine.Result) (engine.Pending, error) {
 	n := s.obs.Len()
 	if out.Index != nil && (len(out.Index) != n || len(out.Distance) != n) {
 		return nil, fmt.Errorf("session: result has room for %d answers, want %d", len(out.Index), n)
@@ -84,30 +86,30 @@ func (s *cpuSession) Start(ctx context.Context, ref Points, out Result) (Pending
 
 type cpuPending struct {
 	done  chan struct{}
-	stats SessionStats
+	stats engine.SessionStats
 	err   error
 }
 
-func (q *cpuPending) Wait() (SessionStats, error) {
+func (q *cpuPending) Wait() (engine.SessionStats, error) {
 	<-q.done
 	return q.stats, q.err
 }
 
-func (s *cpuSession) Nearest(ctx context.Context, ref Points, out Result) (SessionStats, error) {
+func (s *cpuSession) Nearest(ctx context.Context, ref engine.Points, out engine.Result) (engine.SessionStats, error) {
 	n := s.obs.Len()
 	if out.Index != nil && (len(out.Index) != n || len(out.Distance) != n) {
-		return SessionStats{}, fmt.Errorf("session: result has room for %d answers, want %d", len(out.Index), n)
+		return engine.SessionStats{}, fmt.Errorf("session: result has room for %d answers, want %d", len(out.Index), n)
 	}
-	st, err := s.c.Nearest(ctx, Request{Obs: s.obs, Ref: ref, Algorithm: s.opts.Algorithm, GridSide: s.opts.GridSide}, s.res)
+	st, err := s.c.Nearest(ctx, engine.Request{Obs: s.obs, Ref: ref, Algorithm: s.opts.Algorithm, GridSide: s.opts.GridSide}, s.res)
 	if err != nil {
-		return SessionStats{}, err
+		return engine.SessionStats{}, err
 	}
 	t := time.Now()
 	var changed atomic.Int64
-	ParallelFor(n, func(lo, hi int) {
+	engine.ParallelFor(n, func(lo, hi int) {
 		c := 0
 		for i := lo; i < hi; i++ {
-			if p := s.prev[i]; p != NoAnswer && p != s.res.Index[i] {
+			if p := s.prev[i]; p != engine.NoAnswer && p != s.res.Index[i] {
 				c++
 			}
 			s.prev[i] = s.res.Index[i]
@@ -115,11 +117,11 @@ func (s *cpuSession) Nearest(ctx context.Context, ref Points, out Result) (Sessi
 		changed.Add(int64(c))
 	})
 	if out.Index != nil {
-		ParallelCopy(out.Index, s.res.Index)
-		ParallelCopy(out.Distance, s.res.Distance)
+		engine.ParallelCopy(out.Index, s.res.Index)
+		engine.ParallelCopy(out.Distance, s.res.Distance)
 	}
 	st.Wall += time.Since(t)
-	ss := SessionStats{Stats: st, Changed: int(changed.Load()), Replaced: s.replaced}
+	ss := engine.SessionStats{Stats: st, Changed: int(changed.Load()), Replaced: s.replaced}
 	s.replaced = 0
 	return ss, nil
 }

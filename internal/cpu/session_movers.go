@@ -1,18 +1,19 @@
-package engine
+package cpu
 
 import (
 	"context"
 	"slices"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/sphere"
 )
 
-func (s *cpuSession) SetMovers(_ context.Context, m Movers) error {
+func (s *cpuSession) SetMovers(_ context.Context, m engine.Movers) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
-	s.mv = Movers{Lat: slices.Clone(m.Lat), Lon: slices.Clone(m.Lon), Heading: slices.Clone(m.Heading),
+	s.mv = engine.Movers{Lat: slices.Clone(m.Lat), Lon: slices.Clone(m.Lon), Heading: slices.Clone(m.Heading),
 		Speed: slices.Clone(m.Speed)}
 	s.mvTop = m.MaxSpeed()
 	return nil
@@ -20,7 +21,7 @@ func (s *cpuSession) SetMovers(_ context.Context, m Movers) error {
 
 // Advance moves the movers and replaces the drawn observations, each over
 // every core.
-func (s *cpuSession) Advance(ctx context.Context, a Advance) error {
+func (s *cpuSession) Advance(ctx context.Context, a engine.Advance) error {
 	if err := a.Check(s.mv.Len(), s.mvTop); err != nil {
 		return err
 	}
@@ -59,18 +60,18 @@ func (s *cpuSession) setObs(i int, lat, lon float64) {
 	} else {
 		s.obs.Lat64[i], s.obs.Lon64[i] = lat, lon
 	}
-	s.prev[i] = NoAnswer
+	s.prev[i] = engine.NoAnswer
 }
 
-func (s *cpuSession) StartMovers(ctx context.Context, out Result) (Pending, error) {
+func (s *cpuSession) StartMovers(ctx context.Context, out engine.Result) (engine.Pending, error) {
 	if s.mv.Len() == 0 {
-		return nil, ErrNoMovers
+		return nil, engine.ErrNoMovers
 	}
-	return s.Start(ctx, Radians64(s.mv.Lat, s.mv.Lon), out)
+	return s.Start(ctx, engine.Radians64(s.mv.Lat, s.mv.Lon), out)
 }
 
 func (s *cpuSession) Positions(_ context.Context, obsLat, obsLon, refLat, refLon []float64) error {
-	if err := CheckPositions(obsLat, obsLon, s.obs.Len(), refLat, refLon, s.mv.Len()); err != nil {
+	if err := engine.CheckPositions(obsLat, obsLon, s.obs.Len(), refLat, refLon, s.mv.Len()); err != nil {
 		return err
 	}
 	if obsLat != nil {

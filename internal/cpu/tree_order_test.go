@@ -1,4 +1,4 @@
-package engine
+package cpu
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -16,9 +17,9 @@ import (
 // internal nodes reachable from the root.
 func TestGPUTreeLayout(t *testing.T) {
 	for _, n := range []int{9, 100, 4097, 1 << 15} {
-		refs := PrepareRefs(spherePoints(n, uint64(n)))
-		kd := BuildKDTree(refs)
-		g, err := NewGPUTree(kd)
+		refs := engine.PrepareRefs(spherePoints(n, uint64(n)))
+		kd := engine.BuildKDTree(refs)
+		g, err := engine.NewGPUTree(kd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +42,7 @@ func TestGPUTreeLayout(t *testing.T) {
 					continue
 				}
 				first, count := int(ref&^kernels.TreeLeaf)>>4, int(ref&15)
-				if count < 1 || count > KdLeaf {
+				if count < 1 || count > engine.KdLeaf {
 					t.Fatalf("n %d: leaf of %d references", n, count)
 				}
 				for p := first; p < first+count; p++ {
@@ -65,11 +66,11 @@ func TestGPUTreeLayout(t *testing.T) {
 				t.Fatalf("n %d: leaf position %d in %d leaves", n, p, k)
 			}
 		}
-		if want := int(math.Ceil(math.Log2(float64(n) / KdLeaf))); kd.Depth(0) < want || kd.Depth(0) > want+1 {
+		if want := int(math.Ceil(math.Log2(float64(n) / engine.KdLeaf))); kd.Depth(0) < want || kd.Depth(0) > want+1 {
 			t.Errorf("n %d: depth %d, want about %d", n, kd.Depth(0), want)
 		}
 	}
-	if _, err := NewGPUTree(BuildKDTree(PrepareRefs(spherePoints(KdLeaf, 1)))); !errors.Is(err, ErrTreeShape) {
+	if _, err := engine.NewGPUTree(engine.BuildKDTree(engine.PrepareRefs(spherePoints(engine.KdLeaf, 1)))); !errors.Is(err, engine.ErrTreeShape) {
 		t.Errorf("a tree of one leaf: %v, want errTreeShape", err)
 	}
 }
@@ -84,9 +85,9 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 		ref.Lat64 = append(ref.Lat64, 0.6-la)
 		ref.Lon64 = append(ref.Lon64, lo)
 	}
-	refs := PrepareRefs(ref)
-	kd := BuildKDTree(refs)
-	packed, err := NewGPUTree(kd)
+	refs := engine.PrepareRefs(ref)
+	kd := engine.BuildKDTree(refs)
+	packed, err := engine.NewGPUTree(kd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +96,10 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 		_, lo := ref.At(i)
 		obs.Lat64[i], obs.Lon64[i] = 0.3, lo
 	}
-	from := &TreeStart{} // kept from observation to observation, as a goroutine keeps it
-	leafOf := packed.Leaves(kd.Id)
+	from := &engine.TreeStart{} // kept from observation to observation, as a goroutine keeps it
+	leafOf := packed.Leaves(kd.ID)
 	for i := range obs.Len() {
-		x, y, z := Unit(obs.At(i))
+		x, y, z := engine.Unit(obs.At(i))
 		wantD, wantK := kd.Nearest(x, y, z, nil)
 		for _, hint := range []uint32{0, leafOf[i%refs.N], leafOf[(i*7919)%refs.N]} {
 			if d, k := kd.NearestPacked(packed, x, y, z, hint, nil); d != wantD || k != wantK {
@@ -116,7 +117,7 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 // cancelled.
 func TestNearestTreeOrdered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	ref := Radians64(make([]float64, 5000), make([]float64, 5000))
+	ref := engine.Radians64(make([]float64, 5000), make([]float64, 5000))
 	for i := range ref.Lat64 {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-3, 0.2+rng.Float64()*1e-3
 	}
@@ -125,11 +126,11 @@ func TestNearestTreeOrdered(t *testing.T) {
 	for i := range 1000 { // and observations near the cluster, where the tree's leaves matter
 		obs.Lat64[i], obs.Lon64[i] = 0.3+rng.Float64()*2e-3, 0.2+rng.Float64()*2e-3
 	}
-	refs := PrepareRefs(ref)
-	tree := BuildKDTree(refs)
+	refs := engine.PrepareRefs(ref)
+	tree := engine.BuildKDTree(refs)
 	c := NewCPU(0)
 	want, got := newResult(obs.Len()), newResult(obs.Len())
-	req := Request{Obs: obs, Ref: ref}
+	req := engine.Request{Obs: obs, Ref: ref}
 	if _, err := c.nearestEach(context.Background(), request{Request: req}, want, refs, tree.Nearest, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -152,13 +153,13 @@ func TestNearestTreeOrdered(t *testing.T) {
 	}
 	// A tree of one leaf, which the packed layout refuses: the node-by-node walk answers.
 	few := spherePoints(5, 6)
-	fewRefs := PrepareRefs(few)
+	fewRefs := engine.PrepareRefs(few)
 	small := obs.Slice(0, 20000)
 	want, got = newResult(small.Len()), newResult(small.Len())
-	if _, err := c.Nearest(context.Background(), Request{Obs: small, Ref: few, Algorithm: Brute}, want); err != nil {
+	if _, err := c.Nearest(context.Background(), engine.Request{Obs: small, Ref: few, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.nearestTreeOrdered(context.Background(), request{Request: Request{Obs: small, Ref: few}}, got, fewRefs, BuildKDTree(fewRefs), time.Now()); err != nil {
+	if _, err := c.nearestTreeOrdered(context.Background(), request{Request: engine.Request{Obs: small, Ref: few}}, got, fewRefs, engine.BuildKDTree(fewRefs), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for i := range want.Index {
@@ -195,18 +196,18 @@ func TestNearestPackedOnALattice(t *testing.T) {
 			lat, lon = append(lat, 0.2+float64(i)*1e-4), append(lon, 0.3+float64(j)*1e-4)
 		}
 	}
-	refs := PrepareRefs(Radians64(lat, lon))
-	kd := BuildKDTree(refs)
-	packed, err := PackNodes(kd)
+	refs := engine.PrepareRefs(engine.Radians64(lat, lon))
+	kd := engine.BuildKDTree(refs)
+	packed, err := engine.PackNodes(kd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leafOf := packed.Leaves(kd.Id)
-	from := &TreeStart{}
+	leafOf := packed.Leaves(kd.ID)
+	from := &engine.TreeStart{}
 	hint := uint32(0)
 	for i := range 60 {
 		for j := range 60 {
-			x, y, z := Unit(0.2+float64(i)*0.67e-4, 0.3+float64(j)*0.67e-4)
+			x, y, z := engine.Unit(0.2+float64(i)*0.67e-4, 0.3+float64(j)*0.67e-4)
 			wantD, wantK := kd.Nearest(x, y, z, nil)
 			d, k := kd.NearestPacked(packed, x, y, z, hint, from)
 			if d != wantD || k != wantK {

@@ -1,59 +1,46 @@
-// Package engine computes, for every observation, the nearest reference on
-// the sphere by great-circle distance: exactly, on the CPU (all cores) or on
-// NVIDIA GPUs (one goroutine per GPU through the CUDA driver API). The root
-// package geoknn is its only caller and the users' door.
+// Package engine is the contract between the root package geoknn and its
+// two engines, and the spatial indexes and planning they share. It holds
+// no engine: internal/cpu answers on all cores, internal/gpu on NVIDIA
+// GPUs; the root package opens one or the other (falling back to the CPU)
+// and speaks to it through Engine and Session. Nothing here imports the
+// CUDA bindings.
 //
 // Both engines rank candidates by the squared chord between unit vectors,
-// which is monotone in the haversine distance. The CPU ranks in float64; the
-// GPU ranks in float32 and re-ranks in float64 every observation whose
+// which is monotone in the haversine distance. The CPU ranks in float64;
+// the GPU ranks in float32 and re-ranks in float64 every observation whose
 // winner is within the proven float32 error bound of the runner-up, so both
 // return the float64 answer, ties to the lowest reference index, and the
 // distance computed in float64 for the chosen reference.
 //
-// # A query's way through the engine
+// # A query's way
 //
-//  1. The references are prepared once a query (refset.go): unit vectors,
-//     exact duplicates merged (the lowest index stands for all).
-//  2. For the grid algorithm a planner (plan.go) runs a 512-observation
-//     sample through CPU indexes of several densities and keeps the
+//  1. The root package builds a Request (observations, references,
+//     algorithm) and calls Engine.Nearest, KNearest or Within.
+//  2. The engine prepares the references once a query (RefSet: unit
+//     vectors, exact duplicates merged, the lowest index standing for all).
+//  3. For the grid algorithm the planner (PlanGrid) runs a 512-observation
+//     sample through the grid index at several densities and keeps the
 //     cheapest by a cost model; where no grid suits the references
-//     (crowded into a few places) it samples a k-d tree (cpu_kdtree.go),
-//     which both engines walk; otherwise it falls back to brute force.
-//  3. On the CPU (cpu*.go), a grid query of at least 8 observations a
-//     reference (and 2^14), its grid side not chosen, goes through the
-//     CPU's face cells (cpu_cells.go: cells.cu's lists built in float64
-//     from tile pools, gathered through a fitted grid for the first level
-//     where the references spread and the k-d tree, built where needed,
-//     elsewhere; each observation
-//     ranking its own cell's list in input order, the tree answering the
-//     cells without one); a smaller
-//     one, or one whose cells are refused, through the plan's index. Goroutines take batches of
-//     observations and run that search or the AVX2 brute-force scan.
-//  4. On GPUs (gpu*.go), each device's thread stages the references once
-//     (gpu_refs.go), builds the grid index on the device (or sends the k-d
-//     tree the host built, laid out by gpu_tree.go) and from it the face
-//     cells' candidate lists (gpu_cells.go), then streams jobs through three
-//     slots (gpu_stream.go): copy in, rank (through the face cells, else
-//     sorted by cell for the grid or tree query), copy out, the kernels of
-//     successive jobs in order while copies overlap.
-//     Sessions (gpu_session.go) keep observations resident instead and send
-//     only references and replacements. Both run the same query path
-//     (gpu_query.go), and kern_X.go wraps the kernels of X.cu.
+//     (crowded into a few places) it samples the k-d tree, which both
+//     engines walk; otherwise it falls back to brute force.
+//  4. The engine answers through the plan's index, or its face cells
+//     (whose geometry both share: facecells.go), into the caller's Result.
 //
 // # Files
 //
-//	api.go, points.go, refset.go    requests, results, stats; points; prepared references
-//	grid.go, plan.go                cell geometry shared by both engines; the planner and cost model
-//	cpu.go, cpu_scan*.go            CPU engine; brute-force scan (AVX2 assembly and portable Go)
-//	cpu_grid.go, cpu_session.go     CPU grid index and search; CPU sessions
-//	session.go                      the Session contract, observation sample, session plans
-//	gpu.go, device.go               GPU engine; one GPU's context, modules and sizing
-//	gpu_memory.go, gpu_refs.go      device, managed and pinned buffers; references on a GPU
-//	gpu_query.go                    one query on a stream: sort, rank, answers out, stage times
-//	cpu_kdtree.go, gpu_tree.go      the k-d tree; its layout for tree.cu
-//	cpu_cells.go                    the CPU's face cells: build, refusal, query
-//	cpu_cells_pool*.go, _grid.go    the build's tile pools: vector scans; gathered through a grid
-//	gpu_cells.go                    the face cells' lists (cells.cu): layout, levels, unchecked first level, refusal
-//	gpu_stream.go, gpu_session.go   streamed jobs; resident sessions
-//	kern.go, kern_*.go              typed kernel wrappers, one file per .cu
+//	api.go                     Algorithm, Request, Prepared, Result, Stats, the Engine interface, request checks
+//	session.go                 the Session and Pending interfaces, session options and plans, observation sample
+//	session_movers.go          moving references (Movers, Advance) and their checks
+//	points.go                  Points: radian columns or generated points; unit vectors and their Go twins
+//	refset.go                  RefSet: references prepared (unit vectors, duplicates merged, interleaved for GPUs)
+//	neighbours.go              Neighbour and TopK, the grid's k-nearest and radius walks, KResult, WithinResult
+//	grid.go                    the grid's cell geometry (shape, slack) both engines use
+//	gridindex.go               the grid index over the references and its nearest search
+//	plan.go                    the cost model and the planner that picks grid side, k-d tree or brute force
+//	kdtree.go, kdtree_select.go  the k-d tree and its parallel median selection
+//	kdtree_packed.go           the k-d tree packed as tree.cu reads it, and the CPU's walk of that layout
+//	facecells.go               the face cells' geometry: cells a face edge for a query, list capacity
+//	trig4_amd64.go/.s          four unit vectors or angles at a time in AVX2 (Go twins in points.go)
+//	trig4_other.go             the portable build of the same
+//	features_amd64.go/.s       the CPUID probe for AVX2 and FMA; features_other.go: none
 package engine

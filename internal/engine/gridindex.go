@@ -36,7 +36,7 @@ type GridIndex struct {
 	// Sorted references in float64 and the distinct-reference index of each
 	// (the GPU builds its own index on the device).
 	X, Y, Z []float64
-	Id      []uint32
+	ID      []uint32
 	// runs[4*(i*g+j) ...]: the z-cell runs [lo0, hi0, lo1, hi1] of column
 	// (i, j) that can hold references (lo > hi: empty run): where the unit
 	// sphere crosses the column (global), or around its occupied cells
@@ -128,14 +128,14 @@ func (ix *GridIndex) fill(refs *RefSet, cellOf func(k int) int, team *parallel.T
 		}
 	})
 	ix.X, ix.Y, ix.Z = make([]float64, n), make([]float64, n), make([]float64, n)
-	ix.Id = make([]uint32, n)
+	ix.ID = make([]uint32, n)
 	team.Blocks(n, per, func(_, lo, hi int) {
 		next := at[lo/per*cells:][:cells]
 		for k := lo; k < hi; k++ { // ascending k: each cell lists references in index order
 			p := next[cellIDs[k]]
 			next[cellIDs[k]]++
 			ix.X[p], ix.Y[p], ix.Z[p] = refs.X[k], refs.Y[k], refs.Z[k]
-			ix.Id[p] = uint32(k)
+			ix.ID[p] = uint32(k)
 		}
 	})
 }
@@ -282,8 +282,8 @@ func (q *GridSearch) column(i, j, r int, bxy2 float64) {
 			c := (i*ix.G+j)*ix.G + k
 			for p := ix.Start[c]; p < ix.Start[c+1]; p++ {
 				d := Chord2(px, py, pz, ix.X[p], ix.Y[p], ix.Z[p])
-				if d < best || (d == best && ix.Id[p] < bestID) {
-					best, bestID = d, ix.Id[p]
+				if d < best || (d == best && ix.ID[p] < bestID) {
+					best, bestID = d, ix.ID[p]
 					thr2 = ix.ChordBound(d)
 				}
 			}

@@ -64,12 +64,12 @@ func BuildKDTreeOn(refs *RefSet, team *parallel.Team, mem *KdMemory) *KdTree {
 	pts := Grow(mem.pts, n)
 	run(n, 1<<13, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			pts[k] = KdPoint{C: [3]float64{refs.X[k], refs.Y[k], refs.Z[k]}, Id: uint32(k)}
+			pts[k] = KdPoint{C: [3]float64{refs.X[k], refs.Y[k], refs.Z[k]}, ID: uint32(k)}
 		}
 	})
 	sizes := kdSizes{}
 	t := &KdTree{Nodes: Grow(mem.nodes, sizes.nodes(n))}
-	cols := KdColumns{X: Grow(mem.cols.X, n), Y: Grow(mem.cols.Y, n), Z: Grow(mem.cols.Z, n), Id: Grow(mem.cols.Id, n)}
+	cols := KdColumns{X: Grow(mem.cols.X, n), Y: Grow(mem.cols.Y, n), Z: Grow(mem.cols.Z, n), ID: Grow(mem.cols.ID, n)}
 	b := kdBuild{t: t, pts: pts, cols: cols, sizes: sizes}
 	if team == nil {
 		b.build(kdSpan{0, 0, n})
@@ -231,7 +231,7 @@ func (b *kdBuild) join(at int32) {
 // value, where the tree's four arrays would take four cache lines.
 type KdPoint struct {
 	C  [3]float64
-	Id uint32
+	ID uint32
 }
 
 // kdBuild is a tree's build: its references in the order the splits
@@ -247,19 +247,19 @@ type kdBuild struct {
 // distinct-reference indices.
 type KdColumns struct {
 	X, Y, Z []float64
-	Id      []uint32
+	ID      []uint32
 }
 
 func (c KdColumns) Slice(lo, hi int) KdColumns {
-	return KdColumns{X: c.X[lo:hi], Y: c.Y[lo:hi], Z: c.Z[lo:hi], Id: c.Id[lo:hi]}
+	return KdColumns{X: c.X[lo:hi], Y: c.Y[lo:hi], Z: c.Z[lo:hi], ID: c.ID[lo:hi]}
 }
 
 func (c KdColumns) set(k int, p *KdPoint) {
-	c.X[k], c.Y[k], c.Z[k], c.Id[k] = p.C[0], p.C[1], p.C[2], p.Id
+	c.X[k], c.Y[k], c.Z[k], c.ID[k] = p.C[0], p.C[1], p.C[2], p.ID
 }
 
 func (c KdColumns) at(k int) KdPoint {
-	return KdPoint{C: [3]float64{c.X[k], c.Y[k], c.Z[k]}, Id: c.Id[k]}
+	return KdPoint{C: [3]float64{c.X[k], c.Y[k], c.Z[k]}, ID: c.ID[k]}
 }
 
 // kdSizes is the number of nodes of a subtree by its number of
@@ -414,8 +414,8 @@ func (t *KdTree) Nearest(px, py, pz float64, w *GridWork) (float64, uint32) {
 		if n.Left < 0 {
 			for k := n.Start; k < n.End; k++ {
 				d := Chord2(px, py, pz, t.X[k], t.Y[k], t.Z[k])
-				if d < best || (d == best && t.Id[k] < bestID) {
-					best, bestID = d, t.Id[k]
+				if d < best || (d == best && t.ID[k] < bestID) {
+					best, bestID = d, t.ID[k]
 					bound = FittedChordBound(best)
 				}
 			}
@@ -463,7 +463,7 @@ func (t *KdTree) KNearest(p [3]float64, k int, maxD2 float64, top *TopK) []Neigh
 		if nd.Left < 0 {
 			for r := nd.Start; r < nd.End; r++ {
 				if d := Chord2(p[0], p[1], p[2], t.X[r], t.Y[r], t.Z[r]); d <= maxD2 {
-					top.Offer(Neighbour{d, t.Id[r]})
+					top.Offer(Neighbour{d, t.ID[r]})
 				}
 			}
 			if top.full() {
@@ -540,7 +540,7 @@ func (t *KdTree) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbou
 	t.LeavesWithin(p, FittedChordBound(maxD2), func(start, end int32) bool {
 		for r := start; r < end; r++ {
 			if d := Chord2(p[0], p[1], p[2], t.X[r], t.Y[r], t.Z[r]); d <= maxD2 {
-				dst = append(dst, Neighbour{d, t.Id[r]})
+				dst = append(dst, Neighbour{d, t.ID[r]})
 			}
 		}
 		return true

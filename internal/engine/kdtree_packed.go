@@ -29,11 +29,11 @@ func NewGPUTree(t *KdTree) (*GpuTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := len(t.Id)
+	n := len(t.ID)
 	g.Refs = make([]float32, 4*n)
 	for k := range n {
 		g.Refs[4*k], g.Refs[4*k+1], g.Refs[4*k+2] = float32(t.X[k]), float32(t.Y[k]), float32(t.Z[k])
-		g.Refs[4*k+3] = math.Float32frombits(t.Id[k])
+		g.Refs[4*k+3] = math.Float32frombits(t.ID[k])
 	}
 	return g, nil
 }
@@ -41,7 +41,7 @@ func NewGPUTree(t *KdTree) (*GpuTree, error) {
 // packNodes lays out t's nodes for tree.cu (and the CPU's nearestPacked,
 // which reads the references from t), leaving refs empty.
 func PackNodes(t *KdTree) (*GpuTree, error) {
-	n := len(t.Id)
+	n := len(t.ID)
 	if n <= KdLeaf || n >= 1<<27 {
 		return nil, fmt.Errorf("%w: %d references (%d to 2^27)", ErrTreeShape, n, KdLeaf+1)
 	}
@@ -145,8 +145,8 @@ func (t *KdTree) NearestPacked(b *GpuTree, px, py, pz float64, hint uint32, from
 	if hint != 0 { // a leaf to take the first bound from
 		first := int(hint&^kernels.TreeLeaf) >> 4
 		for k := first; k < first+int(hint&15); k++ {
-			if d := Chord2(px, py, pz, t.X[k], t.Y[k], t.Z[k]); d < best || (d == best && t.Id[k] < bestID) {
-				best, bestID = d, t.Id[k]
+			if d := Chord2(px, py, pz, t.X[k], t.Y[k], t.Z[k]); d < best || (d == best && t.ID[k] < bestID) {
+				best, bestID = d, t.ID[k]
 			}
 		}
 	}
@@ -179,8 +179,8 @@ func (t *KdTree) NearestPacked(b *GpuTree, px, py, pz float64, hint uint32, from
 				first := int(c.child&^kernels.TreeLeaf) >> 4
 				for k := first; k < first+int(c.child&15); k++ {
 					d := Chord2(px, py, pz, t.X[k], t.Y[k], t.Z[k])
-					if d < best || (d == best && t.Id[k] < bestID) {
-						best, bestID = d, t.Id[k]
+					if d < best || (d == best && t.ID[k] < bestID) {
+						best, bestID = d, t.ID[k]
 						bound = FittedChordBound(best)
 					}
 				}

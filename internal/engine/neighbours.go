@@ -69,11 +69,11 @@ func (q *GridSearch) walkShell(r int, bound func() float64, visit func(cell int)
 // neighbour is one candidate answer: its squared chord and reference index.
 type Neighbour struct {
 	D2 float64
-	Id uint32
+	ID uint32
 }
 
 // before orders neighbours by distance, ties to the lower index.
-func (a Neighbour) Before(b Neighbour) bool { return a.D2 < b.D2 || (a.D2 == b.D2 && a.Id < b.Id) }
+func (a Neighbour) Before(b Neighbour) bool { return a.D2 < b.D2 || (a.D2 == b.D2 && a.ID < b.ID) }
 
 // topK keeps the k best neighbours seen, the worst on top of a heap.
 type TopK struct {
@@ -125,7 +125,7 @@ func (ix *GridIndex) KNearest(p [3]float64, k int, maxD2 float64, t *TopK) []Nei
 	ix.walk(p, bound, func(c int) {
 		for r := ix.Start[c]; r < ix.Start[c+1]; r++ {
 			if d := Chord2(p[0], p[1], p[2], ix.X[r], ix.Y[r], ix.Z[r]); d <= maxD2 {
-				t.Offer(Neighbour{d, ix.Id[r]})
+				t.Offer(Neighbour{d, ix.ID[r]})
 			}
 		}
 	})
@@ -139,7 +139,7 @@ func (ix *GridIndex) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neig
 	ix.walk(p, func() float64 { return limit }, func(c int) {
 		for r := ix.Start[c]; r < ix.Start[c+1]; r++ {
 			if d := Chord2(p[0], p[1], p[2], ix.X[r], ix.Y[r], ix.Z[r]); d <= maxD2 {
-				dst = append(dst, Neighbour{d, ix.Id[r]})
+				dst = append(dst, Neighbour{d, ix.ID[r]})
 			}
 		}
 	})
@@ -253,7 +253,7 @@ func (r *WithinResult) Gather(batches [][]Neighbour) {
 	r.Index, r.Distance = make([]uint32, 0, total), make([]float32, 0, total)
 	for _, b := range batches {
 		for _, nb := range b {
-			r.Index = append(r.Index, nb.Id)
+			r.Index = append(r.Index, nb.ID)
 			r.Distance = append(r.Distance, float32(ChordToAngle(nb.D2)))
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/realdata"
 	"github.com/geoknn/geoknn/pointio"
@@ -124,7 +125,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 					for i := range got.Index {
 						got.Index[i], got.Distance[i] = math.MaxUint32, float32(math.NaN()) // poison
 					}
-					if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: tc.obs, Ref: tc.ref, Algorithm: engine.Brute}, want); err != nil {
+					if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: tc.obs, Ref: tc.ref, Algorithm: engine.Brute}, want); err != nil {
 						t.Fatal(err)
 					}
 					st, err := g.Nearest(context.Background(), req, got)
@@ -147,7 +148,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 func gridMatchesBrute(t *testing.T, g *GPU, obs, ref engine.Points, batch int) engine.Stats {
 	t.Helper()
 	want, got := newResultG(obs.Len()), newResultG(obs.Len())
-	if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
+	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
 	st, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Grid, BatchSize: batch}, got)
@@ -237,7 +238,7 @@ func compareKNearest(t *testing.T, g *GPU, req engine.Request, k int, maxRad flo
 	n := req.Obs.Len()
 	want := engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
 	got := engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
-	if _, err := engine.NewCPU(0).KNearest(context.Background(), req, maxRad, want); err != nil {
+	if _, err := cpu.NewCPU(0).KNearest(context.Background(), req, maxRad, want); err != nil {
 		t.Fatal(err)
 	}
 	st, err := g.KNearest(context.Background(), req, maxRad, got)
@@ -258,7 +259,7 @@ func compareKNearest(t *testing.T, g *GPU, req engine.Request, k int, maxRad flo
 
 func compareWithin(t *testing.T, g *GPU, req engine.Request, rad float64) {
 	t.Helper()
-	want, _, err := engine.NewCPU(0).Within(context.Background(), req, rad, true)
+	want, _, err := cpu.NewCPU(0).Within(context.Background(), req, rad, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +324,7 @@ func TestGPUCitiesAirports(t *testing.T) {
 	}
 	req := engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}
 	want, got := newResultG(obs.Len()), newResultG(obs.Len())
-	if _, err := engine.NewCPU(0).Nearest(context.Background(), req, want); err != nil {
+	if _, err := cpu.NewCPU(0).Nearest(context.Background(), req, want); err != nil {
 		t.Fatal(err)
 	}
 	for _, algo := range []engine.Algorithm{engine.Brute, engine.Grid} {
@@ -337,7 +338,7 @@ func TestGPUCitiesAirports(t *testing.T) {
 		// and airports -> cities: clustered references
 		rev := engine.Request{Obs: ref, Ref: obs, Algorithm: algo}
 		w2, g2 := newResultG(ref.Len()), newResultG(ref.Len())
-		if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: ref, Ref: obs, Algorithm: engine.Brute}, w2); err != nil {
+		if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: ref, Ref: obs, Algorithm: engine.Brute}, w2); err != nil {
 			t.Fatal(err)
 		}
 		if st, err = g.Nearest(context.Background(), rev, g2); err != nil {
@@ -401,7 +402,7 @@ func TestGPUSeedPort(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	obs, ref := spherePointsG(1<<16, 21), spherePointsG(4096, 22)
 	want, got := newResultG(obs.Len()), newResultG(obs.Len())
-	if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
+	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Seed}, got); err != nil {
@@ -504,7 +505,7 @@ func TestGPUHostResultCosts(t *testing.T) {
 		t.Fatal("registered answers not seen as page-locked")
 	}
 	want := newResultG(obs.Len())
-	if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
+	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, got); err != nil {
@@ -522,7 +523,7 @@ func TestGPUBadObservation(t *testing.T) {
 	obs.Lon64[70000] = 4 // jobs run out of order: the first bad point is named
 	ref := spherePointsG(1000, 2)
 	_, gerr := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, newResultG(obs.Len()))
-	_, cerr := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, newResultG(obs.Len()))
+	_, cerr := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, newResultG(obs.Len()))
 	if gerr == nil || cerr == nil || gerr.Error() != cerr.Error() {
 		t.Errorf("GPU: %v\nCPU: %v", gerr, cerr)
 	}
@@ -557,7 +558,7 @@ func TestGPUFaults(t *testing.T) {
 	g := openGPUWith(t, GPUOptions{Memory: DeviceMemory, Devices: 1})
 	obs, ref := spherePointsG(1<<20, 3), spherePointsG(5000, 4)
 	want := newResultG(obs.Len())
-	if _, err := engine.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
+	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

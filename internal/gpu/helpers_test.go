@@ -170,7 +170,7 @@ func checkKRowsG(t *testing.T, ranked [][]engine.Neighbour, out engine.KResult, 
 				continue
 			}
 			if !sameOrTieG(ranked[i], got, want[j]) || math.Abs(gd-engine.ChordToAngle(want[j].D2))*earthRadiusG > 1 {
-				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].Id, engine.ChordToAngle(want[j].D2))
+				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].ID, engine.ChordToAngle(want[j].D2))
 			}
 		}
 	}
@@ -195,7 +195,7 @@ func withinCaseG(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked
 		var want []uint32
 		for _, nb := range ranked[i] {
 			if engine.ChordToAngle(nb.D2) <= rad {
-				want = append(want, nb.Id)
+				want = append(want, nb.ID)
 			}
 		}
 		got := res.Index[res.Offsets[i]:res.Offsets[i+1]]
@@ -240,10 +240,10 @@ func sameRowG(all []engine.Neighbour, got, want []uint32) bool {
 	}
 	d2 := make(map[uint32]float64, len(all))
 	for _, nb := range all {
-		d2[nb.Id] = nb.D2
+		d2[nb.ID] = nb.D2
 	}
 	for j := range got {
-		if got[j] != want[j] && !sameOrTieG(all, got[j], engine.Neighbour{D2: d2[want[j]], Id: want[j]}) {
+		if got[j] != want[j] && !sameOrTieG(all, got[j], engine.Neighbour{D2: d2[want[j]], ID: want[j]}) {
 			return false
 		}
 	}
@@ -254,11 +254,11 @@ func sameRowG(all []engine.Neighbour, got, want []uint32) bool {
 }
 
 func sameOrTieG(all []engine.Neighbour, got uint32, want engine.Neighbour) bool {
-	if got == want.Id {
+	if got == want.ID {
 		return true
 	}
 	for _, nb := range all {
-		if nb.Id == got {
+		if nb.ID == got {
 			return math.Abs(nb.D2-want.D2) <= 1e-13*want.D2
 		}
 	}
@@ -276,7 +276,7 @@ func naiveAllG(obs, ref engine.Points, i int) []engine.Neighbour {
 	all := make([]engine.Neighbour, ref.Len())
 	for j := range all {
 		a, b, c := engine.Unit(ref.At(j))
-		all[j] = engine.Neighbour{D2: engine.Chord2(x, y, z, a, b, c), Id: uint32(j)}
+		all[j] = engine.Neighbour{D2: engine.Chord2(x, y, z, a, b, c), ID: uint32(j)}
 	}
 	slices.SortFunc(all, func(a, b engine.Neighbour) int {
 		if a.Before(b) {

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/parallel"
@@ -47,7 +48,7 @@ func (g *GPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 		return engine.Stats{}, err
 	}
 	if out.K > kernels.KnnMax {
-		st, err := engine.NewCPU(0).KNearest(ctx, req, maxRad, out)
+		st, err := cpu.NewCPU(0).KNearest(ctx, req, maxRad, out)
 		st.Note += fmt.Sprintf("; on the CPU: the GPU kernels answer k up to %d", kernels.KnnMax)
 		return st, err
 	}
@@ -159,7 +160,7 @@ func (q *neighbourQuery) orderRows() []float32 {
 			a, b := q.offsets[i], q.offsets[i+1]
 			row = row[:0]
 			for j := a; j < b; j++ {
-				row = append(row, engine.Neighbour{D2: q.chord[j], Id: q.index[j]})
+				row = append(row, engine.Neighbour{D2: q.chord[j], ID: q.index[j]})
 			}
 			slices.SortFunc(row, func(x, y engine.Neighbour) int {
 				if x.Before(y) {
@@ -168,7 +169,7 @@ func (q *neighbourQuery) orderRows() []float32 {
 				return 1
 			})
 			for j, nb := range row {
-				q.index[a+uint64(j)], dist[a+uint64(j)] = nb.Id, float32(engine.ChordToAngle(nb.D2))
+				q.index[a+uint64(j)], dist[a+uint64(j)] = nb.ID, float32(engine.ChordToAngle(nb.D2))
 			}
 		}
 	})

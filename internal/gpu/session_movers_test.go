@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/sphere"
@@ -103,7 +104,7 @@ func moverSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engine.
 		checkMoverPositions(t, s, step, w)
 		ref := engine.Radians64(w.mv.Lat, w.mv.Lon)
 		want := newResultG(n)
-		if _, err := engine.NewCPU(0).Nearest(ctx, engine.Request{Obs: w.obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
+		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: w.obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
 		compareResults(t, w.obs, ref, want, got)
@@ -134,7 +135,7 @@ func checkMoverPositions(t *testing.T, s engine.Session, step int, w hostWorld) 
 
 func TestCPUSessionMovers(t *testing.T) {
 	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
-		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, engine.NewCPU(0), spherePointsG(30011, 5), algo) })
+		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, cpu.NewCPU(0), spherePointsG(30011, 5), algo) })
 	}
 }
 
@@ -153,7 +154,7 @@ func TestGPUSessionMovers(t *testing.T) {
 
 func TestSessionMoversRejectBadInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := engine.NewCPU(1).NewSession(spherePointsG(100, 1), engine.SessionOptions{})
+	s, err := cpu.NewCPU(1).NewSession(spherePointsG(100, 1), engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 	ref := spherePointsG(20000, 3)
 	ref.Lat64 = append(ref.Lat64, ref.Lat64[:50]...) // duplicates: merged for nearest, kept for k nearest
 	ref.Lon64 = append(ref.Lon64, ref.Lon64[:50]...)
-	x, err := engine.NewCPUIndex(ref)
+	x, err := cpu.NewCPUIndex(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 	obs := spherePointsG(300000, 4)
 	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 		want := newResultG(obs.Len())
-		if _, err := engine.NewCPU(0).Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo}, want); err != nil {
+		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo}, want); err != nil {
 			t.Fatal(err)
 		}
 		for round := range 2 {
@@ -321,7 +322,7 @@ func BenchmarkGPUPreparedNearest(b *testing.B) {
 	g := openGPU(b, DeviceMemory)
 	ctx := context.Background()
 	ref, obs := spherePointsG(1<<16, 3), spherePointsG(1<<20, 4)
-	x, err := engine.NewCPUIndex(ref)
+	x, err := cpu.NewCPUIndex(ref)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 )
 
@@ -95,7 +96,7 @@ func sessionSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engin
 			}
 		}
 		want := newResultG(n)
-		if _, err := engine.NewCPU(0).Nearest(ctx, engine.Request{Obs: host, Ref: q, Algorithm: engine.Brute}, want); err != nil {
+		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: host, Ref: q, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
 		var got engine.Result
@@ -147,7 +148,7 @@ func sessionSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engin
 func TestCPUSession(t *testing.T) {
 	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 		t.Run(algo.String(), func(t *testing.T) {
-			sessionSteps(t, engine.NewCPU(0), spherePointsG(20000, 5), algo, 3000)
+			sessionSteps(t, cpu.NewCPU(0), spherePointsG(20000, 5), algo, 3000)
 		})
 	}
 }
@@ -223,7 +224,7 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 			}
 		}
 		want, got := newResultG(obs.Len()), newResultG(obs.Len())
-		if _, err := engine.NewCPU(0).Nearest(ctx, engine.Request{Obs: obs, Ref: tc.ref, Algorithm: engine.Brute}, want); err != nil {
+		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: obs, Ref: tc.ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
 		st, err := s.Nearest(ctx, tc.ref, got)
@@ -252,7 +253,7 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 
 func TestSessionRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := engine.NewCPU(1).NewSession(spherePointsG(100, 1), engine.SessionOptions{})
+	s, err := cpu.NewCPU(1).NewSession(spherePointsG(100, 1), engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +276,7 @@ func TestSessionRejectsBadInput(t *testing.T) {
 	if _, err := s.Nearest(ctx, spherePointsG(3, 3), engine.Result{Index: make([]uint32, 5), Distance: make([]float32, 5)}); err == nil {
 		t.Error("Nearest accepted a result of the wrong size")
 	}
-	if _, err := engine.NewCPU(1).NewSession(spherePointsG(10, 1), engine.SessionOptions{Algorithm: engine.Seed}); err == nil {
+	if _, err := cpu.NewCPU(1).NewSession(spherePointsG(10, 1), engine.SessionOptions{Algorithm: engine.Seed}); err == nil {
 		t.Error("a seed-algorithm session was accepted")
 	}
 }
