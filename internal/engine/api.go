@@ -86,7 +86,7 @@ type Prepared struct {
 	GridAll       *GridIndex // the fitted grid of all at the planned side
 }
 
-// merged is the request's references with duplicates merged.
+// Merged is the request's references with duplicates merged.
 func (r Request) Merged() *RefSet {
 	if r.Prepared != nil {
 		return r.Prepared.Merged
@@ -94,7 +94,7 @@ func (r Request) Merged() *RefSet {
 	return PrepareRefs(r.Ref)
 }
 
-// mergedTree is the prepared k-d tree of merged(), or nil.
+// MergedTree is the prepared k-d tree of merged(), or nil.
 func (r Request) MergedTree() *KdTree {
 	if r.Prepared != nil {
 		return r.Prepared.Tree
@@ -102,7 +102,7 @@ func (r Request) MergedTree() *KdTree {
 	return nil
 }
 
-// allTree is the k-d tree of all (refs): the prepared one, or built.
+// AllTree is the k-d tree of all (refs): the prepared one, or built.
 func (r Request) AllTree(refs *RefSet) *KdTree {
 	if r.Prepared != nil && r.Prepared.TreeAll != nil {
 		return r.Prepared.TreeAll
@@ -110,7 +110,7 @@ func (r Request) AllTree(refs *RefSet) *KdTree {
 	return BuildKDTree(refs)
 }
 
-// allGrid is the fitted grid of side g over all (refs): the prepared one
+// AllGrid is the fitted grid of side g over all (refs): the prepared one
 // when it has that side, or built.
 func (r Request) AllGrid(refs *RefSet, g int) *GridIndex {
 	if r.Prepared != nil && r.Prepared.GridAll != nil && r.Prepared.GridAll.G == g {
@@ -119,7 +119,7 @@ func (r Request) AllGrid(refs *RefSet, g int) *GridIndex {
 	return BuildFittedGrid(refs, g)
 }
 
-// all is the request's references with duplicates kept.
+// All is the request's references with duplicates kept.
 func (r Request) All() *RefSet {
 	if r.Prepared != nil {
 		return r.Prepared.All
@@ -176,7 +176,7 @@ func (b BadInput) Error() string { return b.Err.Error() }
 
 func (b BadInput) Unwrap() error { return b.Err }
 
-// checkRequest checks a request before it runs: everything but the
+// CheckRequest checks a request before it runs: everything but the
 // observations' values unless values is set (the GPU engine checks each
 // job's as it sends them, beside the GPUs' work).
 func CheckRequest(req Request, out Result, values bool) error {
@@ -189,7 +189,7 @@ func CheckRequest(req Request, out Result, values bool) error {
 	return nil
 }
 
-// checkPoints checks a request's points, sizes and batch.
+// CheckPoints checks a request's points, sizes and batch.
 func CheckPoints(req Request, values bool) error {
 	if err := req.Obs.CheckShape("observations"); err != nil {
 		return err

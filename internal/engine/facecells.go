@@ -26,11 +26,11 @@ const (
 // cost the most, scanning the farthest, and the crowded ones split.
 const skewedCellsShare = 0.25
 
-// maxCellsSide bounds the cube's cells a face edge: 6 x 512^2 cells hold
+// MaxCellsSide bounds the cube's cells a face edge: 6 x 512^2 cells hold
 // 800 MB of lists.
 const MaxCellsSide = 512
 
-// cellsSideFor is the cells a face edge of the first level for nobs
+// CellsSideFor is the cells a face edge of the first level for nobs
 // observations and nref references, skewed or not.
 func CellsSideFor(nobs, nref int, skewed bool) int {
 	cells := cellsScale * math.Sqrt(float64(nobs)*float64(nref))
@@ -42,15 +42,15 @@ func CellsSideFor(nobs, nref int, skewed bool) int {
 	return max(4, min(side, MaxCellsSide))
 }
 
-// cellsGridSide is the side of the grid index the lists are built from
+// CellsGridSide is the side of the grid index the lists are built from
 // when the plan has none (a k-d tree): the uniform planner's for nref,
 // whose cells fit the balls a build scans more closely than a coarse grid
 // fitted to skewed references.
 func CellsGridSide(nref int) int { return GridSide(nref, 2) }
 
-// faceCells is the number of cells of a cube of side cells a face edge.
+// FaceCells is the number of cells of a cube of side cells a face edge.
 func FaceCells(side int) int { return 6 * side * side }
 
-// cellsSplitAbove is the list length above which a cell splits, where a
+// CellsSplitAbove is the list length above which a cell splits, where a
 // finer one keeps fewer.
 const CellsSplitAbove = kernels.CellsCap

@@ -16,7 +16,7 @@ func cellOf(v float32, g int, h float32) int {
 	return max(0, min(c, g-1))
 }
 
-// sphereRunsTable is the runs table of a G^3 grid: for each column (i, j),
+// SphereRunsTable is the runs table of a G^3 grid: for each column (i, j),
 // [lo0, hi0, lo1, hi1], its z-cell runs (lo > hi: empty).
 func SphereRunsTable(g int) []int16 {
 	runs := make([]int16, 4*g*g)
@@ -70,7 +70,7 @@ func abs(a int) int {
 	return a
 }
 
-// gridShape is the cell grid of one query: g cells an axis of side h (the
+// GridShape is the cell grid of one query: g cells an axis of side h (the
 // float32 value every kernel uses, so that all agree on cell bounds).
 type GridShape struct {
 	G int
@@ -79,20 +79,20 @@ type GridShape struct {
 
 func NewGridShape(g int) GridShape { return GridShape{G: g, H: 2 / float32(g)} }
 
-// cells is the histogram length: one count a cell and the end sentinel.
+// Cells is the histogram length: one count a cell and the end sentinel.
 func (s GridShape) Cells() int { return s.G*s.G*s.G + 1 }
 
-// scanSums is the length of the scan's per-chunk totals.
+// ScanSums is the length of the scan's per-chunk totals.
 func (s GridShape) ScanSums() int { return ScanSums(s.Cells()) }
 
-// scanSums is the length of the per-chunk totals of a scan of n counts.
+// ScanSums is the length of the per-chunk totals of a scan of n counts.
 func ScanSums(n int) int { return (n + kernels.GridScanChunk - 1) / kernels.GridScanChunk }
 
-// maxScan is the most counts one scan takes (grid_scan_sums scans the chunk
+// MaxScan is the most counts one scan takes (grid_scan_sums scans the chunk
 // totals in one block).
 const MaxScan = kernels.GridScanChunk * kernels.GridScanChunk
 
-// obsBands is how the observation sort bands m observations: sorted by
+// ObsBands is how the observation sort bands m observations: sorted by
 // (band, cell), a band being 2^shift consecutive observations, so the
 // query's scattered answer writes stay within one band's at a time, which
 // the L2 cache holds (32 MB of answers at 2^22). keys is the histogram's
@@ -104,7 +104,7 @@ type ObsBands struct {
 // minBandShift: 2^22 observations' answers fit the L2 of an H100 or H200.
 const minBandShift = 22
 
-// sortHistLen is a histogram length that holds bandsFor(m, shape).keys for
+// SortHistLen is a histogram length that holds bandsFor(m, shape).keys for
 // every m up to capacity: the keys grow with m while the bands are 2^22
 // observations, and stay within one scan once they widen.
 func SortHistLen(capacity int, shape GridShape) int {
@@ -113,7 +113,7 @@ func SortHistLen(capacity int, shape GridShape) int {
 	return max(cells+1, min(bands*cells+1, MaxScan))
 }
 
-// bandsFor bands m observations on shape's cells, widening the bands until
+// BandsFor bands m observations on shape's cells, widening the bands until
 // the histogram fits one scan.
 func BandsFor(m int, shape GridShape) ObsBands {
 	cells := shape.G * shape.G * shape.G

@@ -37,7 +37,7 @@ type GridIndex struct {
 	// (the GPU builds its own index on the device).
 	X, Y, Z []float64
 	ID      []uint32
-	// runs[4*(i*g+j) ...]: the z-cell runs [lo0, hi0, lo1, hi1] of column
+	// Runs[4*(i*g+j) ...]: the z-cell runs [lo0, hi0, lo1, hi1] of column
 	// (i, j) that can hold references (lo > hi: empty run): where the unit
 	// sphere crosses the column (global), or around its occupied cells
 	// (fitted), so a query visits only those instead of whole 3D shells.
@@ -48,7 +48,7 @@ type GridIndex struct {
 // assignment and bounds (a few units in the last place of numbers near 1).
 const fittedSlack = 1e-14
 
-// buildGrid is the global grid of side g over refs.
+// BuildGrid is the global grid of side g over refs.
 func BuildGrid(refs *RefSet, g int) *GridIndex {
 	ix := &GridIndex{G: g, h: 2 / float64(g), h32: 2 / float32(g), origin: [3]float64{-1, -1, -1}, top: [3]float64{1, 1, 1},
 		slack: gridSlack}
@@ -59,11 +59,11 @@ func BuildGrid(refs *RefSet, g int) *GridIndex {
 	return ix
 }
 
-// buildFittedGrid is the fitted grid of side g over refs: the cube whose
+// BuildFittedGrid is the fitted grid of side g over refs: the cube whose
 // side is the bounding box's longest, centred on the box.
 func BuildFittedGrid(refs *RefSet, g int) *GridIndex { return BuildFittedGridOn(refs, g, nil) }
 
-// buildFittedGridOn is buildFittedGrid on team's workers.
+// BuildFittedGridOn is buildFittedGrid on team's workers.
 func BuildFittedGridOn(refs *RefSet, g int, team *parallel.Team) *GridIndex {
 	lo, side := FittedCube(refs)
 	ix := &GridIndex{G: g, h: side / float64(g), invH: float64(g) / side, origin: lo, Fitted: true, slack: fittedSlack}
@@ -75,7 +75,7 @@ func BuildFittedGridOn(refs *RefSet, g int, team *parallel.Team) *GridIndex {
 	return ix
 }
 
-// fittedCube is the lower corner and side of the cube around the
+// FittedCube is the lower corner and side of the cube around the
 // references' bounding box (a side of at least 1e-9, about 6 mm: identical
 // points merge, so only one reference can have none).
 func FittedCube(refs *RefSet) (lo [3]float64, side float64) {
@@ -166,7 +166,7 @@ func (ix *GridIndex) cells(x, y, z float64) [3]int {
 	return [3]int{ix.axisCell(x, 0), ix.axisCell(y, 1), ix.axisCell(z, 2)}
 }
 
-// cellOf is the cell of unit vector (x, y, z).
+// CellOf is the cell of unit vector (x, y, z).
 func (ix *GridIndex) CellOf(x, y, z float64) int {
 	c := ix.cells(x, y, z)
 	return (c[0]*ix.G+c[1])*ix.G + c[2]
@@ -175,7 +175,7 @@ func (ix *GridIndex) CellOf(x, y, z float64) int {
 // lower is the lower bound along axis a of cell index c.
 func (ix *GridIndex) lower(c, a int) float64 { return ix.origin[a] + float64(c)*ix.h }
 
-// chordBound is the squared distance a cell's box must be within to hold a
+// ChordBound is the squared distance a cell's box must be within to hold a
 // reference at squared chord d2: the chord plus the grid's slack.
 func (ix *GridIndex) ChordBound(d2 float64) float64 { return slackBound(d2, ix.slack) }
 
@@ -185,12 +185,12 @@ func slackBound(d2, slack float64) float64 {
 	return t * t
 }
 
-// gridWork counts what a query did, for the cost model.
+// GridWork counts what a query did, for the cost model.
 type GridWork struct {
 	cells, candidates int
 }
 
-// nearest finds the reference nearest to unit vector (px, py, pz) in
+// Nearest finds the reference nearest to unit vector (px, py, pz) in
 // float64, ties to the lowest distinct-reference index; it returns the
 // squared chord and the index. It scans shells of cells at growing
 // Chebyshev distance r around the point's own cell and stops once every
@@ -201,7 +201,7 @@ func (ix *GridIndex) Nearest(px, py, pz float64, w *GridWork) (float64, uint32) 
 	return q.Best, q.BestID
 }
 
-// nearestWithin is nearest's squared chord, or false where proving it
+// NearestWithin is nearest's squared chord, or false where proving it
 // would take more than shells shells of cells (p far from every
 // reference).
 func (ix *GridIndex) NearestWithin(p [3]float64, shells int) (float64, bool) {
@@ -230,7 +230,7 @@ func (q *GridSearch) run(shells int) bool {
 	return true
 }
 
-// gridSearch is one query's state in the CPU grid: the point p in cell c,
+// GridSearch is one query's state in the CPU grid: the point p in cell c,
 // the best reference so far, and thr2, the squared distance beyond which a
 // cell cannot hold a better one.
 type GridSearch struct {
@@ -242,7 +242,7 @@ type GridSearch struct {
 	w          *GridWork
 }
 
-// shell scans the columns (i, j) of the shell of cells at Chebyshev
+// Shell scans the columns (i, j) of the shell of cells at Chebyshev
 // distance r, skipping those whose (x, y) box is already too far.
 func (q *GridSearch) Shell(r int) {
 	g := q.Ix.G
@@ -314,7 +314,7 @@ func (q *GridSearch) boxDist(c, a int) float64 {
 	return 0
 }
 
-// done reports whether everything not yet scanned, which lies outside the
+// Done reports whether everything not yet scanned, which lies outside the
 // cube of cells within Chebyshev distance r, is farther than the best. What
 // remains of the grid is at most six slabs beyond the cube's faces; a
 // slab's distance is its face's along the axis and, for a point outside the
@@ -353,7 +353,7 @@ func slabDist(d, rest float64) float64 {
 	return d
 }
 
-// nearCube tells whether p lies within cells cells of ix's cube: farther
+// NearCube tells whether p lies within cells cells of ix's cube: farther
 // out, its nearest reference is more shells away than a tile's search
 // walks.
 func (ix *GridIndex) NearCube(p [3]float64, cells int) bool {

@@ -6,7 +6,7 @@ import (
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
-// kdTree is the CPU engine's index for references no grid suits: crowded
+// KdTree is the CPU engine's index for references no grid suits: crowded
 // into a few metres, or queried from far away, where a grid either puts
 // them all in one cell or walks shells of empty cells around the
 // observation. It splits the references' unit vectors at the median of the
@@ -19,7 +19,7 @@ type KdTree struct {
 	KdColumns
 }
 
-// kdNode is a box of references [start, end) in leaf order; a leaf has no
+// KdNode is a box of references [start, end) in leaf order; a leaf has no
 // children (left < 0).
 type KdNode struct {
 	Lo, Hi      [3]float64
@@ -29,11 +29,11 @@ type KdNode struct {
 
 const KdLeaf = 8 // references a leaf holds at most
 
-// buildKDTree builds the tree over refs, on a team of its own when they
+// BuildKDTree builds the tree over refs, on a team of its own when they
 // are many.
 func BuildKDTree(refs *RefSet) *KdTree { return BuildKDTreeIn(refs, nil) }
 
-// buildKDTreeIn is buildKDTree in mem's memory (nil: fresh memory).
+// BuildKDTreeIn is buildKDTree in mem's memory (nil: fresh memory).
 func BuildKDTreeIn(refs *RefSet, mem *KdMemory) *KdTree {
 	if refs.N < KdParallelMin {
 		return BuildKDTreeOn(refs, nil, mem)
@@ -43,7 +43,7 @@ func BuildKDTreeIn(refs *RefSet, mem *KdMemory) *KdTree {
 	return BuildKDTreeOn(refs, team, mem)
 }
 
-// buildKDTreeOn builds the tree over refs on team's workers (nil: one
+// BuildKDTreeOn builds the tree over refs on team's workers (nil: one
 // goroutine), in mem's memory where it has some (nil: none); it hands the
 // team steps, so it must not run inside one.
 //
@@ -86,7 +86,7 @@ func BuildKDTreeOn(refs *RefSet, team *parallel.Team, mem *KdMemory) *KdTree {
 	return t
 }
 
-// kdMemory is memory a tree may be built in (a nil one: none): the build's
+// KdMemory is memory a tree may be built in (a nil one: none): the build's
 // scratch, and the arrays of a tree that is done with.
 type KdMemory struct {
 	pts   []KdPoint
@@ -94,7 +94,7 @@ type KdMemory struct {
 	cols  KdColumns
 }
 
-// release leaves t's arrays in m for another tree; a nil m keeps nothing.
+// Release leaves t's arrays in m for another tree; a nil m keeps nothing.
 // Nothing may read t after.
 func (m *KdMemory) Release(t *KdTree) {
 	if m != nil && t != nil {
@@ -227,7 +227,7 @@ func (b *kdBuild) join(at int32) {
 	}
 }
 
-// kdPoint is a reference as the build moves it: a swap moves one 32-byte
+// KdPoint is a reference as the build moves it: a swap moves one 32-byte
 // value, where the tree's four arrays would take four cache lines.
 type KdPoint struct {
 	C  [3]float64
@@ -243,7 +243,7 @@ type kdBuild struct {
 	sizes kdSizes
 }
 
-// kdColumns is the tree's references in leaf order and their
+// KdColumns is the tree's references in leaf order and their
 // distinct-reference indices.
 type KdColumns struct {
 	X, Y, Z []float64
@@ -329,7 +329,7 @@ func box(pts []KdPoint) (lo, hi [3]float64) {
 	return lo, hi
 }
 
-// selectNth reorders pts so that position nth holds the reference that
+// SelectNth reorders pts so that position nth holds the reference that
 // sorting by the axis would put there, smaller ones before it and larger
 // ones after (quickselect, median-of-three pivots).
 func SelectNth(pts []KdPoint, nth, axis int) {
@@ -371,7 +371,7 @@ func SelectNth(pts []KdPoint, nth, axis int) {
 	}
 }
 
-// boxDist2 is the squared distance from p to node n's box.
+// BoxDist2 is the squared distance from p to node n's box.
 func (n *KdNode) BoxDist2(p [3]float64) float64 {
 	d := 0.0
 	for a := range 3 { // plain compares: the builtin max, with its NaN rules, measured slower here
@@ -384,7 +384,7 @@ func (n *KdNode) BoxDist2(p [3]float64) float64 {
 	return d
 }
 
-// nearest is gridIndex.nearest through the tree: the squared chord and the
+// Nearest is gridIndex.nearest through the tree: the squared chord and the
 // distinct reference's index; w, when not nil, counts the nodes and
 // candidates. The traversals below keep their stacks inline: a shared stack
 // type measured 10% slower here and in kNearest (its child push, with two
@@ -436,11 +436,11 @@ func (t *KdTree) Nearest(px, py, pz float64, w *GridWork) (float64, uint32) {
 	return best, bestID
 }
 
-// fittedChordBound is gridIndex.chordBound with a fitted grid's slack: the
+// FittedChordBound is gridIndex.chordBound with a fitted grid's slack: the
 // tree's boxes are float64 bounds of the float64 points themselves.
 func FittedChordBound(d2 float64) float64 { return slackBound(d2, fittedSlack) }
 
-// kNearest is gridIndex.kNearest through the tree: the k references nearest
+// KNearest is gridIndex.kNearest through the tree: the k references nearest
 // to p within the squared chord maxD2, nearest first, ties to the lower
 // index.
 func (t *KdTree) KNearest(p [3]float64, k int, maxD2 float64, top *TopK) []Neighbour {
@@ -482,7 +482,7 @@ func (t *KdTree) KNearest(p [3]float64, k int, maxD2 float64, top *TopK) []Neigh
 	return top.Sorted()
 }
 
-// count is the number of references within the squared chord maxD2 of p,
+// Count is the number of references within the squared chord maxD2 of p,
 // as gridIndex.count finds them: a box wholly within (its farthest corner
 // nearer than maxD2 by more than the rounding of any chord in it) counts
 // all its references without ranking them, a box wholly beyond is skipped,
@@ -532,7 +532,7 @@ func (n *KdNode) farDist2(p [3]float64) float64 {
 	return d
 }
 
-// within is gridIndex.within through the tree: appended to dst, the
+// Within is gridIndex.within through the tree: appended to dst, the
 // references within the squared chord maxD2 of p, nearest first, ties to
 // the lower index.
 func (t *KdTree) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
@@ -549,7 +549,7 @@ func (t *KdTree) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbou
 	return dst
 }
 
-// leavesWithin visits the leaves (references [start, end) in leaf order)
+// LeavesWithin visits the leaves (references [start, end) in leaf order)
 // whose boxes lie within the squared chord limit of p, until visit returns
 // false; it reports whether it visited them all.
 func (t *KdTree) LeavesWithin(p [3]float64, limit float64, visit func(start, end int32) bool) bool {

@@ -8,7 +8,7 @@ import (
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
-// gpuTree is a k-d tree as tree.cu walks it: each internal node as its two
+// GpuTree is a k-d tree as tree.cu walks it: each internal node as its two
 // children's boxes (rounded outwards to float32, so they hold both the
 // float64 references and their float32 roundings) and the two children,
 // an internal node's index or a leaf (kernels.TreeLeaf | first<<4 | count);
@@ -18,11 +18,11 @@ type GpuTree struct {
 	Refs  []float32 // 4 a reference (empty when packed for the CPU's walk)
 }
 
-// errTreeShape says a tree does not fit tree.cu's encoding; the caller
+// ErrTreeShape says a tree does not fit tree.cu's encoding; the caller
 // plans a grid instead.
 var ErrTreeShape = errors.New("k-d tree outside the GPU's bounds")
 
-// newGPUTree lays t out for tree.cu: its nodes (packNodes) and its
+// NewGPUTree lays t out for tree.cu: its nodes (packNodes) and its
 // references in leaf order.
 func NewGPUTree(t *KdTree) (*GpuTree, error) {
 	g, err := PackNodes(t)
@@ -38,7 +38,7 @@ func NewGPUTree(t *KdTree) (*GpuTree, error) {
 	return g, nil
 }
 
-// packNodes lays out t's nodes for tree.cu (and the CPU's nearestPacked,
+// PackNodes lays out t's nodes for tree.cu (and the CPU's nearestPacked,
 // which reads the references from t), leaving refs empty.
 func PackNodes(t *KdTree) (*GpuTree, error) {
 	n := len(t.ID)
@@ -105,7 +105,7 @@ func roundUp32(v float64) float32 {
 	return f
 }
 
-// depth is the number of internal nodes on the longest path down from n.
+// Depth is the number of internal nodes on the longest path down from n.
 func (t *KdTree) Depth(n int32) int {
 	nd := &t.Nodes[n]
 	if nd.Left < 0 {
@@ -114,7 +114,7 @@ func (t *KdTree) Depth(n int32) int {
 	return 1 + max(t.Depth(nd.Left), t.Depth(nd.Right))
 }
 
-// leaves maps each distinct reference to its leaf, as a node names it
+// Leaves maps each distinct reference to its leaf, as a node names it
 // (kernels.TreeLeaf | first<<4 | count); id is the references' distinct
 // indices in leaf order.
 func (g *GpuTree) Leaves(id []uint32) []uint32 {
@@ -134,7 +134,7 @@ func (g *GpuTree) Leaves(id []uint32) []uint32 {
 	return of
 }
 
-// nearestPacked is kdTree.nearest over the tree as tree.cu lays it out (b):
+// NearestPacked is kdTree.nearest over the tree as tree.cu lays it out (b):
 // a visit reads one 64-byte node holding both children's boxes, descends
 // to the nearer child and keeps the farther for later, where nearest reads
 // three nodes and pushes both. Boxes are float32 rounded outwards, so their
@@ -204,7 +204,7 @@ func (t *KdTree) NearestPacked(b *GpuTree, px, py, pz float64, hint uint32, from
 	}
 }
 
-// treeStart is where a goroutine's walks over the packed tree start: the
+// TreeStart is where a goroutine's walks over the packed tree start: the
 // path from the root to the deepest node whose box held the last query's
 // ball (its point and bound). Every reference of another subtree lies on or
 // beyond a split plane that bounds the node's box (equal keys may fall on

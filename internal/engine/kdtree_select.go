@@ -12,7 +12,7 @@ import "slices"
 // once. The chunks do not depend on the workers, so neither does the
 // tree.
 
-// kdParallelMin is the fewest references whose selection is made in
+// KdParallelMin is the fewest references whose selection is made in
 // chunks.
 const KdParallelMin = 1 << 14
 
@@ -41,7 +41,7 @@ type kdSelectJob struct {
 // kdChunk is chunk c of job j.
 type kdChunk struct{ j, c int }
 
-// selectNthParallel is selectNth with its passes run through run: the
+// SelectNthParallel is selectNth with its passes run through run: the
 // same ordering around nth (smaller keys before it, larger after), not
 // the same order.
 func SelectNthParallel(pts []KdPoint, scratch KdColumns, nth, axis int, run blockRunner) {

@@ -16,7 +16,7 @@ func (ix *GridIndex) walk(p [3]float64, bound func() float64, visit func(cell in
 	ix.WalkWithin(p, bound, func(c int) bool { visit(c); return true }, ix.G)
 }
 
-// walkWithin is walk over at most shells shells, stopped where visit
+// WalkWithin is walk over at most shells shells, stopped where visit
 // returns false; it reports whether every cell within the bound was
 // visited.
 func (ix *GridIndex) WalkWithin(p [3]float64, bound func() float64, visit func(cell int) bool, shells int) bool {
@@ -66,16 +66,16 @@ func (q *GridSearch) walkShell(r int, bound func() float64, visit func(cell int)
 	}
 }
 
-// neighbour is one candidate answer: its squared chord and reference index.
+// Neighbour is one candidate answer: its squared chord and reference index.
 type Neighbour struct {
 	D2 float64
 	ID uint32
 }
 
-// before orders neighbours by distance, ties to the lower index.
+// Before orders neighbours by distance, ties to the lower index.
 func (a Neighbour) Before(b Neighbour) bool { return a.D2 < b.D2 || (a.D2 == b.D2 && a.ID < b.ID) }
 
-// topK keeps the k best neighbours seen, the worst on top of a heap.
+// TopK keeps the k best neighbours seen, the worst on top of a heap.
 type TopK struct {
 	K     int
 	Items []Neighbour
@@ -91,7 +91,7 @@ func (t *TopK) Pop() any {
 	return last
 }
 
-// offer adds n if it is among the k best so far.
+// Offer adds n if it is among the k best so far.
 func (t *TopK) Offer(n Neighbour) {
 	switch {
 	case len(t.Items) < t.K:
@@ -110,7 +110,7 @@ func (t *TopK) Sorted() []Neighbour {
 	return t.Items
 }
 
-// kNearest returns the k references nearest to p within the squared chord
+// KNearest returns the k references nearest to p within the squared chord
 // maxD2 (chordLimit of the distance limit; math.Inf(1): none), nearest
 // first, ties to the lower index.
 func (ix *GridIndex) KNearest(p [3]float64, k int, maxD2 float64, t *TopK) []Neighbour {
@@ -132,7 +132,7 @@ func (ix *GridIndex) KNearest(p [3]float64, k int, maxD2 float64, t *TopK) []Nei
 	return t.Sorted()
 }
 
-// within appends to dst the references within the squared chord maxD2 of
+// Within appends to dst the references within the squared chord maxD2 of
 // p (chordLimit of the radius), nearest first, ties to the lower index.
 func (ix *GridIndex) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
 	limit := ix.ChordBound(maxD2)
@@ -157,7 +157,7 @@ func sortNeighbours(ns []Neighbour) {
 	})
 }
 
-// count is len(within(p, maxD2, nil)) without the list: the references
+// Count is len(within(p, maxD2, nil)) without the list: the references
 // within the squared chord maxD2 of p.
 func (ix *GridIndex) Count(p [3]float64, maxD2 float64) uint32 {
 	limit := ix.ChordBound(maxD2)
@@ -172,7 +172,7 @@ func (ix *GridIndex) Count(p [3]float64, maxD2 float64) uint32 {
 	return n
 }
 
-// chordLimit is the largest float64 squared chord whose angle
+// ChordLimit is the largest float64 squared chord whose angle
 // (ChordToAngle) is at most rad radians, +Inf from pi on (everything): a
 // reference at squared chord d is within rad exactly when d <= chordLimit(rad),
 // decided with no arcsine a pair, and the GPU kernels decide on the same
@@ -243,7 +243,7 @@ type WithinResult struct {
 	Distance []float32
 }
 
-// gather concatenates the batches' lists, in observation order.
+// Gather concatenates the batches' lists, in observation order.
 func (r *WithinResult) Gather(batches [][]Neighbour) {
 	r.Offsets = make([]uint64, len(r.Counts)+1)
 	for i, c := range r.Counts {

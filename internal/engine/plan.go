@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// maxGridCells bounds the index memory (4 bytes a cell).
+// MaxGridCells bounds the index memory (4 bytes a cell).
 const MaxGridCells = 1 << 25
 
-// gridSide is the number of cells per axis for n references at a given
+// GridSide is the number of cells per axis for n references at a given
 // density: the sphere crosses about 4.7 G^2 cells, so G = sqrt(n /
 // (4.7 * perCell)).
 func GridSide(n int, perCell float64) int {
@@ -21,7 +21,7 @@ func GridSide(n int, perCell float64) int {
 // MaxGridSide is the largest grid side: MaxGridSide^3 <= maxGridCells.
 const MaxGridSide = 322
 
-// cappedSide is a grid side the caller chose, capped where the sphere would
+// CappedSide is a grid side the caller chose, capped where the sphere would
 // cross more than 16 cells a reference: a finer grid only adds empty cells
 // to walk (16 references on a 322^3 grid took 9 s for 1,024 observations).
 func CappedSide(side, nref int) int { return min(side, max(4, GridSide(nref, 1.0/16))) }
@@ -31,7 +31,7 @@ func CappedSide(side, nref int) int { return min(side, max(4, GridSide(nref, 1.0
 // few cells, or observations far from every reference).
 type gridPlan struct {
 	Index *GridIndex
-	// tree, when the cost model allows trees and a k-d tree costs less
+	// Tree, when the cost model allows trees and a k-d tree costs less
 	// than every grid and brute force (index is then nil).
 	Tree *KdTree
 	// Sampled work a query: cells (tree nodes) visited and candidates ranked.
@@ -39,7 +39,7 @@ type gridPlan struct {
 	Reason                            string
 }
 
-// note describes the plan for Stats.Note.
+// Note describes the plan for Stats.Note.
 func (p gridPlan) Note() string {
 	if p.Tree != nil {
 		return fmt.Sprintf("k-d tree, %.1f nodes and %.1f candidates a query (sampled; %s)",
@@ -49,7 +49,7 @@ func (p gridPlan) Note() string {
 		p.Index.G, p.cellsPerQuery, p.candidatesPerQuery)
 }
 
-// planGrid builds indexes at several densities, runs a sample of the actual
+// PlanGrid builds indexes at several densities, runs a sample of the actual
 // observations through each on the CPU and keeps the cheaper, or none when
 // brute force would cost less. Costs are in units of one brute-force pair
 // (which the tiled kernels and the CPU loop run at full rate); a brute-force

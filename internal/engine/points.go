@@ -38,7 +38,7 @@ const (
 	GenSeed                  // sphere.SeedUniformAt, gen_seed
 )
 
-// at is the generator's Go form.
+// At is the generator's Go form.
 func (k GenKind) At() sphere.Indexed {
 	if k == GenSeed {
 		return sphere.SeedUniformAt
@@ -178,14 +178,14 @@ func (p Points) checkGenerated(what string) error {
 	return nil
 }
 
-// unit returns the float64 unit vector of (lat, lon) radians.
+// Unit returns the float64 unit vector of (lat, lon) radians.
 func Unit(lat, lon float64) (x, y, z float64) {
 	sl, cl := math.Sincos(lat)
 	sn, cn := math.Sincos(lon)
 	return cl * cn, cl * sn, sl
 }
 
-// chord2 is the squared chord between two unit vectors. The explicit
+// Chord2 is the squared chord between two unit vectors. The explicit
 // float64 conversions forbid fused multiply-adds, so the value is the same on
 // every architecture and equals the GPU's refine kernel (haversine.cu chord2d).
 func Chord2(ax, ay, az, bx, by, bz float64) float64 {
@@ -208,7 +208,7 @@ func ChordToAngle(d2 float64) float64 {
 // or runs slow leaves no long tail.
 const memoryBoundBlock = 1 << 16
 
-// parallelFor splits [0, n) over the cores for memory-bound loops.
+// ParallelFor splits [0, n) over the cores for memory-bound loops.
 func ParallelFor(n int, fn func(lo, hi int)) {
 	parallel.Blocks(n, memoryBoundBlock, 0, func(_, lo, hi int) { fn(lo, hi) })
 }
@@ -217,7 +217,7 @@ func ParallelCopy[T any](dst, src []T) {
 	ParallelFor(len(src), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 }
 
-// unit4Go is unit of four points: out holds their x, then y, then z.
+// Unit4Go is unit of four points: out holds their x, then y, then z.
 func Unit4Go(lat, lon *[4]float64, out *[12]float64) {
 	for e := range 4 {
 		out[e], out[4+e], out[8+e] = Unit(lat[e], lon[e])

@@ -7,7 +7,7 @@ import (
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
-// refSet is the prepared reference set shared by the engines: exact
+// RefSet is the prepared reference set shared by the engines: exact
 // duplicates merged (the lowest index stands for all, which is the tie rule),
 // unit vectors in float64 and float32.
 type RefSet struct {
@@ -33,7 +33,7 @@ func PrepareRefs(ref Points) *RefSet {
 	return s
 }
 
-// prepareRefsAll prepares ref keeping exact duplicates as references of
+// PrepareRefsAll prepares ref keeping exact duplicates as references of
 // their own: the k nearest and the references within a radius list every
 // one of them, ties to the lower index.
 func PrepareRefsAll(ref Points) *RefSet {
@@ -48,7 +48,7 @@ func PrepareRefsAll(ref Points) *RefSet {
 	return s
 }
 
-// grow returns b resized to n, reusing its memory when it is large enough.
+// Grow returns b resized to n, reusing its memory when it is large enough.
 func Grow[T any](b []T, n int) []T {
 	if cap(b) >= n {
 		return b[:n]
@@ -56,7 +56,7 @@ func Grow[T any](b []T, n int) []T {
 	return make([]T, n)
 }
 
-// prepare fills s from ref, reusing s's memory: unit vectors, exact
+// Prepare fills s from ref, reusing s's memory: unit vectors, exact
 // duplicates merged, the interleaved forms the GPU reads. About a
 // millisecond for 2^16 references, per query and per simulation step.
 func (s *RefSet) Prepare(ref Points) {
@@ -64,7 +64,7 @@ func (s *RefSet) Prepare(ref Points) {
 	s.Interleave(nil)
 }
 
-// prepareCPU is prepare on team's workers without the GPU's interleaved
+// PrepareCPU is prepare on team's workers without the GPU's interleaved
 // forms: what the CPU engine reads.
 func (s *RefSet) PrepareCPU(ref Points, team *parallel.Team) {
 	s.unitVectors(ref, team)
@@ -110,13 +110,13 @@ func (s *RefSet) unitVectors(ref Points, team *parallel.Team) {
 // bbox is a bounding box: its lower corner, then its upper.
 type bbox [2][3]float64
 
-// emptyBox is the bounding box of no point, which any point widens.
+// EmptyBox is the bounding box of no point, which any point widens.
 func EmptyBox() bbox {
 	inf := math.Inf(1)
 	return bbox{{inf, inf, inf}, {-inf, -inf, -inf}}
 }
 
-// add widens b to hold (x, y, z).
+// Add widens b to hold (x, y, z).
 func (b *bbox) Add(x, y, z float64) {
 	for a, v := range [3]float64{x, y, z} {
 		b[0][a], b[1][a] = min(b[0][a], v), max(b[1][a], v)
@@ -130,7 +130,7 @@ func (b *bbox) join(c *bbox) {
 	}
 }
 
-// unitsFrom writes into u (x, then y, then z) the unit vectors of the n
+// UnitsFrom writes into u (x, then y, then z) the unit vectors of the n
 // (at most 4) points of p from i, padded with (0, 0), four at a time
 // through unit4 when their angles lie within the checked ranges, as unit
 // gives them.
@@ -269,10 +269,10 @@ func (s *RefSet) keepDistinct(team *parallel.Team) {
 	s.X, s.Y, s.Z, s.N = x, y, z, m
 }
 
-// distinctBlock is the references keepDistinct takes at a time.
+// DistinctBlock is the references keepDistinct takes at a time.
 const DistinctBlock = 1 << 13
 
-// interleave writes the distinct vectors as (x, y, z) float64 triples and
+// Interleave writes the distinct vectors as (x, y, z) float64 triples and
 // (x, y, z, 0) float32 quadruples, as the GPU kernels read them.
 func (s *RefSet) Interleave(team *parallel.Team) {
 	s.Xyz64, s.Xyzw = Grow(s.Xyz64, 3*s.N), Grow(s.Xyzw, 4*s.N)

@@ -88,7 +88,7 @@ type SessionStats struct {
 	Prepare time.Duration
 }
 
-// noAnswer marks an observation with no previous answer (new since the
+// NoAnswer marks an observation with no previous answer (new since the
 // last query).
 const NoAnswer = kernels.NoAnswer
 
@@ -105,7 +105,7 @@ func CheckSessionOptions(opts SessionOptions) error {
 	return nil
 }
 
-// checkReplace validates a replacement against n observations.
+// CheckReplace validates a replacement against n observations.
 func CheckReplace(idx []uint32, pts Points, n int) error {
 	if pts.Len() != len(idx) {
 		return fmt.Errorf("replace: %d indices but %d points", len(idx), pts.Len())
@@ -121,7 +121,7 @@ func CheckReplace(idx []uint32, pts Points, n int) error {
 	return pts.Check("replacement points")
 }
 
-// obsSample is the fixed random sample of a session's observations that its
+// ObsSample is the fixed random sample of a session's observations that its
 // grid plans are drawn from, kept current through replacements.
 type ObsSample struct {
 	Idx []uint32 // sorted observation indices
@@ -155,7 +155,7 @@ func NewObsSample(obs Points) *ObsSample {
 	return s
 }
 
-// replace updates the sampled observations among idx (sorted).
+// Replace updates the sampled observations among idx (sorted).
 func (s *ObsSample) Replace(idx []uint32, pts Points) {
 	for k, i := range s.Idx {
 		if j, ok := slices.BinarySearch(idx, i); ok {
@@ -164,7 +164,7 @@ func (s *ObsSample) Replace(idx []uint32, pts Points) {
 	}
 }
 
-// sessionPlan is a session's current grid plan and how many queries it has
+// SessionPlan is a session's current grid plan and how many queries it has
 // served.
 type SessionPlan struct {
 	Shape  GridShape // g == 0: brute force
@@ -174,12 +174,12 @@ type SessionPlan struct {
 	Replan int
 }
 
-// due reports whether the next query against nref references plans again.
+// Due reports whether the next query against nref references plans again.
 func (p *SessionPlan) Due(nref int) bool {
 	return !(p.Uses > 0 && p.Uses < p.Replan && p.nref == nref)
 }
 
-// update re-plans when the plan is stale: first query, Replan queries on,
+// Update re-plans when the plan is stale: first query, Replan queries on,
 // or a different reference count.
 func (p *SessionPlan) Update(opts SessionOptions, sample *ObsSample, refs *RefSet, cost gridCost) {
 	if opts.Algorithm != Grid {

@@ -32,7 +32,7 @@ func (m Movers) Check() error {
 
 var ErrNoMovers = errors.New("session: no movers (SetMovers)")
 
-// maxSpeed is the largest speed.
+// MaxSpeed is the largest speed.
 func (m Movers) MaxSpeed() float64 {
 	top := 0.0
 	for _, v := range m.Speed {
@@ -54,7 +54,7 @@ type Advance struct {
 	Gen        GenKind
 }
 
-// replacement is a's sphere.Replacement.
+// Replacement is a's sphere.Replacement.
 func (a Advance) Replacement() sphere.Replacement {
 	point := sphere.SphereAt
 	if a.Gen == GenSeed {
@@ -63,7 +63,7 @@ func (a Advance) Replacement() sphere.Replacement {
 	return sphere.Replacement{Fraction: a.Fraction, Seed: a.Seed, Step: a.Step, Point: point}
 }
 
-// check reports a step the session cannot make: no movers set while they
+// Check reports a step the session cannot make: no movers set while they
 // would move, a time step or fraction out of range, a move too long for the
 // motion model.
 func (a Advance) Check(movers int, maxSpeed float64) error {
@@ -85,7 +85,7 @@ func (a Advance) Check(movers int, maxSpeed float64) error {
 	return nil
 }
 
-// checkPositions checks the columns Positions fills: pairs of equal
+// CheckPositions checks the columns Positions fills: pairs of equal
 // length, each nil or of the given length.
 func CheckPositions(obsLat, obsLon []float64, nobs int, refLat, refLon []float64, nref int) error {
 	if len(obsLat) != len(obsLon) || (obsLat != nil && len(obsLat) != nobs) {

@@ -5,7 +5,7 @@ package engine
 //go:noescape
 func unit4AVX2(lat, lon *[4]float64, out *[12]float64)
 
-// unit4 is unit of four points (latitudes and longitudes in radians,
+// Unit4 is unit of four points (latitudes and longitudes in radians,
 // within the checked ranges): out holds their x, then y, then z, the same
 // bits as unit gives, through unit4AVX2 where the CPU has AVX2.
 func Unit4(lat, lon *[4]float64, out *[12]float64) {
@@ -19,7 +19,7 @@ func Unit4(lat, lon *[4]float64, out *[12]float64) {
 //go:noescape
 func chordToAngle4AVX2(d2, out *[4]float64) (slow int)
 
-// chordToAngle4 is ChordToAngle of four squared chords, the same bits,
+// ChordToAngle4 is ChordToAngle of four squared chords, the same bits,
 // through chordToAngle4AVX2 where the CPU has AVX2 (the lanes it leaves,
 // angles past 60 degrees, here).
 func ChordToAngle4(d2, out *[4]float64) {
