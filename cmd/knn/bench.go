@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/bench"
+	"github.com/geoknn/geoknn/internal/bench"
 )
 
 const benchUsage = `Usage: knn bench [flags]

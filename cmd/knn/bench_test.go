@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/geoknn/geoknn/bench"
+	"github.com/geoknn/geoknn/internal/bench"
 )
 
 // A tiny CPU sweep through the command: the table on stdout, the JSON and

@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/geoknn/geoknn/bench"
+	"github.com/geoknn/geoknn/internal/bench"
 	"github.com/geoknn/geoknn/internal/sysmem"
 )
 
