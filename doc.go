@@ -10,21 +10,28 @@
 // algorithm but Seed, the benchmark baseline.
 //
 // This package is the one door to the engines: everything a caller needs
-// is here, as values (Points, Result, Stats, SessionStats, DeviceInfo) and
-// the operations on them.
+// is here, as values (Points, Result, KResult, WithinResult, Stats,
+// SessionStats, DeviceInfo) and the operations on them. Every query takes
+// Points and names its distances alike (DistanceRad, and Metres):
 //
-//   - GetNearest answers one query on orb.Point slices; GetNearestRadians
-//     one on float32 radian columns, read in place.
-//   - A Searcher keeps GPU contexts, kernels and buffers between queries;
-//     NearestInto fills a caller's Result without allocating.
+//   - Nearest, KNearest, WithinCount and WithinList on a Searcher (the
+//     references given each call) or an Index (prepared once); NearestInto
+//     and KNearestInto fill a caller's result without allocating. The
+//     package-level Nearest opens a Searcher for one query.
+//   - A Searcher keeps GPU contexts, kernels and buffers between queries.
 //   - A Session keeps a fixed set of observations resident for queries
 //     against references that move (a simulation's steps).
 //
-// Points come as orb.Point{lon, lat} in degrees, or as latitude and
-// longitude columns in radians (Radians64, Radians32). Package sphere
+// Points come from orb.Point{lon, lat} in degrees (Degrees, which checks
+// them), from latitude and longitude columns in radians read in place
+// (Radians64, Radians32), or from a Generator (Generated). Package sphere
 // generates reproducible synthetic sets, pointio reads and writes files,
 // validate checks answers against a float64 brute force, and simulator
 // runs moving references through a Session.
+//
+// Misuse is an error, never a panic: a call after Close returns ErrClosed;
+// a nil context or result is refused; k above the number of references is
+// refused with both named (CheckK, the command line's rule too).
 //
 // With Engine Auto the GPU engine runs when a CUDA driver and a GPU are
 // present (the driver is loaded at run time: no cgo), else the CPU engine,

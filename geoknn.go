@@ -8,8 +8,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/paulmach/orb"
-
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
@@ -87,8 +85,8 @@ type Options struct {
 
 // Result holds one answer per observation, in input order.
 type Result struct {
-	Index    []uint32  // index of the nearest reference
-	Distance []float32 // great-circle angle to it, radians
+	Index       []uint32  // index of the nearest reference
+	DistanceRad []float32 // great-circle angle to it, radians
 	// Fallback explains why Auto chose the CPU, if it did.
 	Fallback string
 	// Stats says how the query ran: engine, devices, stage times.
@@ -101,10 +99,10 @@ type Result struct {
 // would otherwise land inside the query. Reuse it across queries; PinResult
 // makes the GPUs copy answers straight into it.
 func NewResult(n int) *Result {
-	r := &Result{Index: make([]uint32, n), Distance: make([]float32, n)}
+	r := &Result{Index: make([]uint32, n), DistanceRad: make([]float32, n)}
 	parallel.Blocks(n, 1<<20, 0, func(_, lo, hi int) {
 		for i := lo; i < hi; i += 1024 { // a page of each slice
-			r.Index[i], r.Distance[i] = 0, 0
+			r.Index[i], r.DistanceRad[i] = 0, 0
 		}
 	})
 	return r
@@ -120,13 +118,13 @@ func NewResult(n int) *Result {
 func (s *Searcher) PinResult(r *Result) (unpin func() error, err error) {
 	g, ok := s.eng.(*gpu.GPU)
 	n := len(r.Index)
-	if !ok || n == 0 || len(r.Distance) != n {
+	if !ok || n == 0 || len(r.DistanceRad) != n {
 		return func() error { return nil }, nil
 	}
 	// The slices themselves are kept alive, not r: the caller may point r
 	// elsewhere while the old arrays are still registered.
-	owner := [2]any{r.Index, r.Distance}
-	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&r.Index[0]), unsafe.Pointer(&r.Distance[0])}, 4*n, owner)
+	owner := [2]any{r.Index, r.DistanceRad}
+	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&r.Index[0]), unsafe.Pointer(&r.DistanceRad[0])}, 4*n, owner)
 }
 
 // pinColumns registers each column of size bytes; unpin undoes it and
@@ -172,19 +170,25 @@ func (s *Searcher) Pin(p Points) (unpin func() error, err error) {
 }
 
 // Metres is observation i's distance in metres.
-func (r *Result) Metres(i int) float64 { return float64(r.Distance[i]) * EarthRadiusMetres }
+func (r *Result) Metres(i int) float64 { return float64(r.DistanceRad[i]) * EarthRadiusMetres }
 
 // Searcher answers queries on one engine, keeping its state between them.
-// It is not safe for concurrent use; Close releases it.
+// It is not safe for concurrent use; Close releases it, and every call
+// after Close returns ErrClosed.
 type Searcher struct {
 	opts     Options
 	eng      engine.Engine
-	name     string
+	kind     Engine
 	fallback string
+	closed   bool
 	// prepared, in an Index's own Searcher, is the index's references as
 	// the engines take them: every query of that Searcher is against them.
 	prepared *engine.Prepared
 }
+
+// ErrClosed is returned by every call on a Searcher, Index or Session
+// after its Close.
+var ErrClosed = errors.New("geoknn: closed")
 
 // NewSearcher opens the engine that opts asks for. With Engine Auto and no
 // usable GPU it opens the CPU engine and records why in Fallback.
@@ -195,63 +199,78 @@ func NewSearcher(opts Options) (*Searcher, error) {
 			Trace: opts.Trace.recorder()})
 		switch {
 		case err == nil:
-			s.eng, s.name = g, "gpu"
+			s.eng, s.kind = g, GPU
 			return s, nil
 		case opts.Engine == GPU:
 			return nil, fmt.Errorf("geoknn: GPU engine: %w", err)
-		case errors.Is(err, cuda.ErrNoDriver):
-			s.fallback = "no CUDA driver (libcuda.so.1 not found)"
-		case errors.Is(err, ErrNoGPU):
-			s.fallback = err.Error()
-		default:
-			s.fallback = "GPU unusable: " + err.Error()
 		}
+		s.fallback = fallbackReason(err)
 	}
 	if opts.Algorithm == Seed {
 		return nil, errors.New("geoknn: the seed algorithm runs on the GPU only")
 	}
-	s.eng, s.name = cpu.NewCPU(opts.CPUWorkers), "cpu"
+	s.eng, s.kind = cpu.NewCPU(opts.CPUWorkers), CPU
 	return s, nil
 }
 
-// Engine is "cpu" or "gpu".
-func (s *Searcher) Engine() string { return s.name }
+// fallbackReason says why the GPU engine could not open.
+func fallbackReason(err error) string {
+	switch {
+	case errors.Is(err, cuda.ErrNoDriver):
+		return "no CUDA driver (libcuda.so.1 not found)"
+	case errors.Is(err, ErrNoGPU):
+		return err.Error()
+	}
+	return "GPU unusable: " + err.Error()
+}
+
+// Engine is the engine the searcher runs on: CPU or GPU (never Auto).
+func (s *Searcher) Engine() Engine { return s.kind }
 
 // Fallback explains why an Auto searcher runs on the CPU ("" otherwise).
 func (s *Searcher) Fallback() string { return s.fallback }
 
-// Close releases the engine's resources.
-func (s *Searcher) Close() error { return s.eng.Close() }
-
-// Nearest answers a query on orb.Point slices (longitude, latitude in
-// degrees).
-func (s *Searcher) Nearest(ctx context.Context, obs, ref []orb.Point) (*Result, error) {
-	o, err := Radians(obs)
-	if err != nil {
-		return nil, fmt.Errorf("geoknn: observation %w", err)
+// Close releases the engine's resources. Closing twice does nothing.
+func (s *Searcher) Close() error {
+	if s.closed {
+		return nil
 	}
-	r, err := Radians(ref)
-	if err != nil {
-		return nil, fmt.Errorf("geoknn: reference %w", err)
-	}
-	return s.NearestRadians(ctx, o, r)
+	s.closed = true
+	return s.eng.Close()
 }
 
-// NearestRadians answers a query on radian columns without copying them
-// (Radians32 or Radians64).
-func (s *Searcher) NearestRadians(ctx context.Context, obs, ref Points) (*Result, error) {
-	res := &Result{Fallback: s.fallback}
+// ready refuses a call on a closed searcher or with a nil context.
+func (s *Searcher) ready(ctx context.Context) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if ctx == nil {
+		return errors.New("geoknn: nil context")
+	}
+	return nil
+}
+
+// Nearest answers, for every observation, the nearest reference and its
+// distance. The columns are read in place, never modified.
+func (s *Searcher) Nearest(ctx context.Context, obs, ref Points) (*Result, error) {
+	res := &Result{}
 	return res, s.NearestInto(ctx, obs, ref, res)
 }
 
-// NearestInto is NearestRadians into a caller-owned result: res.Index and
-// res.Distance are reused when they have room for every observation (and
-// allocated otherwise), so repeated large queries allocate nothing.
+// NearestInto is Nearest into a caller-owned result: res.Index and
+// res.DistanceRad are reused when they have room for every observation
+// (and allocated otherwise), so repeated large queries allocate nothing.
 func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	if res == nil {
+		return errors.New("geoknn: nil result")
+	}
 	n := obs.Len()
-	res.Index, res.Distance = fit(res.Index, n), fit(res.Distance, n)
+	res.Index, res.DistanceRad = fit(res.Index, n), fit(res.DistanceRad, n)
 	res.Fallback = s.fallback
-	st, err := s.eng.Nearest(ctx, s.request(obs, ref), engine.Result{Index: res.Index, Distance: res.Distance})
+	st, err := s.eng.Nearest(ctx, s.request(obs, ref), engine.Result{Index: res.Index, Distance: res.DistanceRad})
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
@@ -267,24 +286,13 @@ func fit[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// GetNearest answers one query: for every observation, the nearest
-// reference and its distance. Points are orb.Point{lon, lat} in degrees.
-func GetNearest(ctx context.Context, obs, ref []orb.Point, opts Options) (*Result, error) {
+// Nearest answers one query on a Searcher opened for it and closed after:
+// for every observation, the nearest reference and its distance.
+func Nearest(ctx context.Context, obs, ref Points, opts Options) (*Result, error) {
 	s, err := NewSearcher(opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
 	return s.Nearest(ctx, obs, ref)
-}
-
-// GetNearestRadians answers one query on float32 radian columns, read in
-// place: the entry point for callers that already hold large arrays.
-func GetNearestRadians(ctx context.Context, obsLat, obsLon, refLat, refLon []float32, opts Options) (*Result, error) {
-	s, err := NewSearcher(opts)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	return s.NearestRadians(ctx, Radians32(obsLat, obsLon), Radians32(refLat, refLon))
 }

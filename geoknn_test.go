@@ -35,11 +35,11 @@ func sharedData(t testing.TB, name string) []orb.Point {
 // haversine brute force.
 func TestCitiesToAirports(t *testing.T) {
 	cities, airports := sharedData(t, "cities.csv"), sharedData(t, "airports.csv")
-	res, err := geoknn.GetNearest(context.Background(), cities, airports, geoknn.Options{})
+	res, err := nearestDegrees(context.Background(), cities, airports, geoknn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := validate.Exact(context.Background(), cities, airports, res.Index, res.Distance)
+	rep, err := validate.Exact(context.Background(), cities, airports, res.Index, res.DistanceRad)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestGoldenEdgeCases(t *testing.T) {
 		{orb.Point{10, -90}, 5, 55597.54, 0},     // south pole: 0.5 degree of arc
 		{orb.Point{-170, -10}, 1, validate.HaversineMetres(orb.Point{-170, -10}, orb.Point{180, 0}), 2},
 	} {
-		res, err := geoknn.GetNearest(context.Background(), []orb.Point{tc.obs}, ref, geoknn.Options{Engine: geoknn.CPU})
+		res, err := nearestDegrees(context.Background(), []orb.Point{tc.obs}, ref, geoknn.Options{Engine: geoknn.CPU})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestGoldenEdgeCases(t *testing.T) {
 }
 
 func TestAntipodes(t *testing.T) {
-	res, err := geoknn.GetNearest(context.Background(), []orb.Point{{30, 45}}, []orb.Point{{-150, -45}}, geoknn.Options{Engine: geoknn.CPU})
+	res, err := nearestDegrees(context.Background(), []orb.Point{{30, 45}}, []orb.Point{{-150, -45}}, geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +93,11 @@ func TestAntipodes(t *testing.T) {
 
 func TestMoreThan65536References(t *testing.T) {
 	obs, ref := sphere.Sphere(2000, 1), sphere.Sphere(70000, 2)
-	res, err := geoknn.GetNearest(context.Background(), obs, ref, geoknn.Options{})
+	res, err := nearestDegrees(context.Background(), obs, ref, geoknn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := validate.Exact(context.Background(), obs, ref, res.Index, res.Distance)
+	rep, err := validate.Exact(context.Background(), obs, ref, res.Index, res.DistanceRad)
 	if err != nil || !rep.OK() {
 		t.Fatalf("%v %v", rep, err)
 	}
@@ -114,7 +114,7 @@ func TestBadInput(t *testing.T) {
 		{"NaN", []orb.Point{{math.NaN(), 0}}, []orb.Point{{0, 0}}},
 		{"Inf", []orb.Point{{0, 0}}, []orb.Point{{0, math.Inf(1)}}},
 	} {
-		if _, err := geoknn.GetNearest(context.Background(), tc.obs, tc.ref, geoknn.Options{Engine: geoknn.CPU}); err == nil {
+		if _, err := nearestDegrees(context.Background(), tc.obs, tc.ref, geoknn.Options{Engine: geoknn.CPU}); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		} else {
 			t.Logf("%s: %v", tc.name, err)
@@ -133,7 +133,7 @@ func TestFloat32Columns(t *testing.T) {
 	}
 	olat, olon := col(obs)
 	rlat, rlon := col(ref)
-	res, err := geoknn.GetNearestRadians(context.Background(), olat, olon, rlat, rlon, geoknn.Options{})
+	res, err := geoknn.Nearest(context.Background(), geoknn.Radians32(olat, olon), geoknn.Radians32(rlat, rlon), geoknn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestFloat32Columns(t *testing.T) {
 		}
 		return pts
 	}
-	rep, err := validate.Exact(context.Background(), back(olat, olon), back(rlat, rlon), res.Index, res.Distance)
+	rep, err := validate.Exact(context.Background(), back(olat, olon), back(rlat, rlon), res.Index, res.DistanceRad)
 	if err != nil || !rep.OK() {
 		t.Fatalf("%v %v", rep, err)
 	}
@@ -155,16 +155,26 @@ func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	obs, ref := sphere.Sphere(100000, 1), sphere.Sphere(1000, 2)
-	if _, err := geoknn.GetNearest(ctx, obs, ref, geoknn.Options{}); err == nil {
+	if _, err := nearestDegrees(ctx, obs, ref, geoknn.Options{}); err == nil {
 		t.Fatal("no error from a cancelled query")
 	}
 }
 
 // For every city, the nearest airport.
-func ExampleGetNearest() {
+func ExampleNearest() {
 	cities := []orb.Point{{2.3522, 48.8566}, {-0.1276, 51.5072}, {139.6917, 35.6895}} // Paris, London, Tokyo (lon, lat)
 	airports := []orb.Point{{2.5479, 49.0097}, {-0.4543, 51.4700}, {139.7798, 35.5494}, {140.3929, 35.7720}}
-	res, err := geoknn.GetNearest(context.Background(), cities, airports, geoknn.Options{Engine: geoknn.CPU})
+	obs, err := geoknn.Degrees(cities)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ref, err := geoknn.Degrees(airports)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := geoknn.Nearest(context.Background(), obs, ref, geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -187,9 +197,17 @@ func ExampleSearcher() {
 		return
 	}
 	defer s.Close()
-	obs := sphere.Sphere(1000, 1)
+	obs, err := geoknn.Generated(geoknn.UniformSphere, 1000, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	for step := 0; step < 3; step++ {
-		ref := sphere.Sphere(100, uint64(step+10))
+		ref, err := geoknn.Degrees(sphere.Sphere(100, uint64(step+10)))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
 		res, err := s.Nearest(context.Background(), obs, ref)
 		if err != nil {
 			fmt.Println(err)
@@ -214,7 +232,7 @@ func ExampleSearcher_NewSession() {
 		return
 	}
 	defer s.Close()
-	obs, err := geoknn.Radians(sphere.Sphere(1000, 1))
+	obs, err := geoknn.Degrees(sphere.Sphere(1000, 1))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -257,7 +275,7 @@ func ExampleSearcher_NewSession() {
 func TestFloat32PolesAndAntimeridian(t *testing.T) {
 	lat := []float32{float32(math.Pi / 2), float32(-math.Pi / 2), 0, 0}
 	lon := []float32{0, 0, float32(math.Pi), float32(-math.Pi)}
-	res, err := geoknn.GetNearestRadians(context.Background(), lat, lon, lat[:1], lon[:1], geoknn.Options{Engine: geoknn.CPU})
+	res, err := geoknn.Nearest(context.Background(), geoknn.Radians32(lat, lon), geoknn.Radians32(lat[:1], lon[:1]), geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +288,7 @@ func TestFloat32PolesAndAntimeridian(t *testing.T) {
 func ExampleTrace() {
 	tr := geoknn.NewTrace()
 	obs, ref := sphere.Sphere(10000, 1), sphere.Sphere(100, 2)
-	if _, err := geoknn.GetNearest(context.Background(), obs, ref, geoknn.Options{Engine: geoknn.CPU, Trace: tr}); err != nil {
+	if _, err := nearestDegrees(context.Background(), obs, ref, geoknn.Options{Engine: geoknn.CPU, Trace: tr}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -285,7 +303,7 @@ func ExampleTrace() {
 
 // A generated set takes no memory; its points are sphere.Sphere's.
 func ExampleGenerated() {
-	obs, err := geoknn.Generated("sphere", 1<<20, 1)
+	obs, err := geoknn.Generated(geoknn.UniformSphere, 1<<20, 1)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -301,8 +319,8 @@ func TestNewResultReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	obs, _ := geoknn.Generated("sphere", 50000, 1)
-	ref, _ := geoknn.Generated("seed", 3000, 2)
+	obs, _ := geoknn.Generated(geoknn.UniformSphere, 50000, 1)
+	ref, _ := geoknn.Generated(geoknn.UniformDegrees, 3000, 2)
 	res := geoknn.NewResult(obs.Len())
 	unpin, err := s.PinResult(res)
 	if err != nil {
@@ -313,7 +331,7 @@ func TestNewResultReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cpu.Close()
-	ref2, err := cpu.NearestRadians(context.Background(), obs, ref)
+	ref2, err := cpu.Nearest(context.Background(), obs, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,8 +359,8 @@ func TestPinnedPointsAnswerAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs := geoknn.Radians64(lat, lon)
-	ref, _ := geoknn.Generated("sphere", 2000, 4)
-	want, err := s.NearestRadians(context.Background(), obs, ref)
+	ref, _ := geoknn.Generated(geoknn.UniformSphere, 2000, 4)
+	want, err := s.Nearest(context.Background(), obs, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,14 +368,14 @@ func TestPinnedPointsAnswerAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.NearestRadians(context.Background(), obs, ref)
+	got, err := s.Nearest(context.Background(), obs, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := unpin(); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Index, want.Index) || !slices.Equal(got.Distance, want.Distance) {
+	if !slices.Equal(got.Index, want.Index) || !slices.Equal(got.DistanceRad, want.DistanceRad) {
 		t.Errorf("answers on pinned points differ (%s engine)", s.Engine())
 	}
 }
@@ -370,8 +388,8 @@ func ExampleSearcher_KNearest() {
 		return
 	}
 	defer s.Close()
-	zurich, _ := geoknn.Radians([]orb.Point{{8.5417, 47.3769}})
-	airports, _ := geoknn.Radians([]orb.Point{{8.5492, 47.4582}, {7.5299, 47.59}, {9.0, 46.0}, {8.6, 47.45}})
+	zurich, _ := geoknn.Degrees([]orb.Point{{8.5417, 47.3769}})
+	airports, _ := geoknn.Degrees([]orb.Point{{8.5492, 47.4582}, {7.5299, 47.59}, {9.0, 46.0}, {8.6, 47.45}})
 	k, err := s.KNearest(context.Background(), zurich, airports, 3, 0)
 	if err != nil {
 		fmt.Println(err)
@@ -380,7 +398,7 @@ func ExampleSearcher_KNearest() {
 	for r := range k.K {
 		fmt.Printf("%d: airport %d at %.1f km\n", r+1, k.Index[r], k.Metres(0, r)/1000)
 	}
-	w, err := s.Within(context.Background(), zurich, airports, 50e3, true)
+	w, err := s.WithinList(context.Background(), zurich, airports, 50e3)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -394,7 +412,7 @@ func ExampleSearcher_KNearest() {
 }
 
 // pointio.ReadFileRadians (the columns knn run reads files into) gives the
-// bits geoknn.Radians gives for the same points.
+// bits geoknn.Degrees gives for the same points.
 func TestReadFileRadiansMatchesRadians(t *testing.T) {
 	dir, _, err := realdata.Dir()
 	if err != nil {
@@ -405,10 +423,23 @@ func TestReadFileRadiansMatchesRadians(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := geoknn.Radians(pts)
+	want, _ := geoknn.Degrees(pts)
 	lat, lon, _, err := pointio.ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
 	wlat, wlon := want.Float64()
 	if err != nil || !slices.Equal(lat, wlat) || !slices.Equal(lon, wlon) {
 		t.Errorf("columns differ from geoknn.Radians (%v)", err)
 	}
+}
+
+// nearestDegrees is geoknn.Nearest on points in degrees.
+func nearestDegrees(ctx context.Context, obs, ref []orb.Point, opts geoknn.Options) (*geoknn.Result, error) {
+	o, err := geoknn.Degrees(obs)
+	if err != nil {
+		return nil, err
+	}
+	r, err := geoknn.Degrees(ref)
+	if err != nil {
+		return nil, err
+	}
+	return geoknn.Nearest(ctx, o, r, opts)
 }

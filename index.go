@@ -2,9 +2,10 @@ package geoknn
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
@@ -20,13 +21,15 @@ const smallQuery = 256
 // built by NewIndex, so that a small query costs microseconds; larger
 // queries go to the engine of its Searcher (the GPUs when there are),
 // which keeps the prepared references (on GPUs, on the device) between
-// queries.
-// An Index is safe for concurrent queries; Close releases it.
+// queries. Its calls are those of a Searcher without the references.
+// An Index is safe for concurrent queries; Close releases it, and every
+// call after Close returns ErrClosed.
 type Index struct {
-	ref Points
-	cpu *cpu.CPUIndex
-	mu  sync.Mutex // the Searcher, for large queries, one at a time
-	s   *Searcher
+	ref    Points
+	cpu    *cpu.CPUIndex
+	mu     sync.Mutex // the Searcher, for large queries, one at a time
+	s      *Searcher
+	closed atomic.Bool
 }
 
 // NewIndex prepares ref (radian columns, read in place: keep them
@@ -49,63 +52,117 @@ func NewIndex(ref Points, opts Options) (*Index, error) {
 // Len is the number of references.
 func (x *Index) Len() int { return x.ref.Len() }
 
+// small reports whether obs is answered on the calling goroutine, after
+// refusing a call on a closed index or with a nil context.
+func (x *Index) small(ctx context.Context, obs Points) (bool, error) {
+	if x.closed.Load() {
+		return false, ErrClosed
+	}
+	if ctx == nil {
+		return false, errors.New("geoknn: nil context")
+	}
+	return obs.Len() <= smallQuery, nil
+}
+
 // Nearest answers, for every observation, the nearest reference.
 func (x *Index) Nearest(ctx context.Context, obs Points) (*Result, error) {
-	if obs.Len() > smallQuery {
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		return x.s.NearestRadians(ctx, obs, x.ref)
+	res := &Result{}
+	return res, x.NearestInto(ctx, obs, res)
+}
+
+// NearestInto is Nearest into a caller-owned result, as
+// Searcher.NearestInto.
+func (x *Index) NearestInto(ctx context.Context, obs Points, res *Result) error {
+	small, err := x.small(ctx, obs)
+	if err != nil || !small {
+		return x.large(err, func() error { return x.s.NearestInto(ctx, obs, x.ref, res) })
+	}
+	if res == nil {
+		return errors.New("geoknn: nil result")
 	}
 	n := obs.Len()
-	res := &Result{Index: make([]uint32, n), Distance: make([]float32, n), Stats: Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}}
-	if err := x.cpu.Nearest(obs.cols, engine.Result{Index: res.Index, Distance: res.Distance}); err != nil {
-		return nil, fmt.Errorf("geoknn: %w", err)
+	res.Index, res.DistanceRad, res.Fallback = fit(res.Index, n), fit(res.DistanceRad, n), ""
+	res.Stats = Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}
+	if err := x.cpu.Nearest(obs.cols, engine.Result{Index: res.Index, Distance: res.DistanceRad}); err != nil {
+		return fmt.Errorf("geoknn: %w", err)
 	}
-	return res, nil
+	return nil
+}
+
+// large runs query on the index's Searcher, one at a time, unless err.
+func (x *Index) large(err error, query func() error) error {
+	if err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return query()
 }
 
 // KNearest answers the k nearest references of every observation, as
 // Searcher.KNearest does.
 func (x *Index) KNearest(ctx context.Context, obs Points, k int, maxMetres float64) (*KResult, error) {
-	if obs.Len() > smallQuery {
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		return x.s.KNearest(ctx, obs, x.ref, k, maxMetres)
+	res := &KResult{K: k}
+	return res, x.KNearestInto(ctx, obs, maxMetres, res)
+}
+
+// KNearestInto is KNearest into a caller-owned result (res.K is the k
+// asked for), as Searcher.KNearestInto.
+func (x *Index) KNearestInto(ctx context.Context, obs Points, maxMetres float64, res *KResult) error {
+	small, err := x.small(ctx, obs)
+	if err != nil || !small {
+		return x.large(err, func() error { return x.s.KNearestInto(ctx, obs, x.ref, maxMetres, res) })
 	}
-	maxRad, err := maxDistanceRad(maxMetres)
+	maxRad, err := checkKNearest(res, x.Len(), maxMetres)
+	if err != nil {
+		return err
+	}
+	n, k := obs.Len(), res.K
+	res.Index, res.DistanceRad = fit(res.Index, n*k), fit(res.DistanceRad, n*k)
+	res.Stats = Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}
+	if err := x.cpu.KNearest(obs.cols, maxRad, engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}); err != nil {
+		return fmt.Errorf("geoknn: %w", err)
+	}
+	return nil
+}
+
+// WithinCount answers how many references lie within metres of every
+// observation, as Searcher.WithinCount does.
+func (x *Index) WithinCount(ctx context.Context, obs Points, metres float64) (*WithinResult, error) {
+	return x.within(ctx, obs, metres, false)
+}
+
+// WithinList answers which references lie within metres of every
+// observation, as Searcher.WithinList does.
+func (x *Index) WithinList(ctx context.Context, obs Points, metres float64) (*WithinResult, error) {
+	return x.within(ctx, obs, metres, true)
+}
+
+func (x *Index) within(ctx context.Context, obs Points, metres float64, list bool) (*WithinResult, error) {
+	small, err := x.small(ctx, obs)
+	if err != nil || !small {
+		var res *WithinResult
+		err := x.large(err, func() (err error) {
+			res, err = x.s.within(ctx, obs, x.ref, metres, list)
+			return err
+		})
+		return res, err
+	}
+	rad, err := radiusRad(metres)
 	if err != nil {
 		return nil, err
 	}
-	n := obs.Len()
-	out := engine.KResult{K: k, Index: make([]uint32, n*max(k, 0)), Distance: make([]float32, n*max(k, 0))}
-	if err := x.cpu.KNearest(obs.cols, maxRad, out); err != nil {
-		return nil, fmt.Errorf("geoknn: %w", err)
-	}
-	return &KResult{K: k, Index: out.Index, DistanceRad: out.Distance, Stats: Stats{Engine: "cpu"}}, nil
-}
-
-// Within answers the references within metres of every observation, as
-// Searcher.Within does.
-func (x *Index) Within(ctx context.Context, obs Points, metres float64, list bool) (*WithinResult, error) {
-	if obs.Len() > smallQuery {
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		return x.s.Within(ctx, obs, x.ref, metres, list)
-	}
-	if !(metres >= 0) || math.IsInf(metres, 1) {
-		return nil, fmt.Errorf("geoknn: radius %v m: want a finite distance, 0 or more", metres)
-	}
-	res, err := x.cpu.Within(obs.cols, metres/EarthRadiusMetres, list)
+	res, err := x.cpu.Within(obs.cols, rad, list)
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	return &WithinResult{Counts: res.Counts, Offsets: res.Offsets, Index: res.Index, DistanceRad: res.Distance,
-		Stats: Stats{Engine: "cpu"}}, nil
+	return withinResult(res, Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}), nil
 }
 
-// Close releases the Index's engine.
+// Close releases the Index's engine. Closing twice does nothing.
 func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.closed.Store(true)
 	return x.s.Close()
 }

@@ -17,8 +17,8 @@ import (
 // answer alike, also from many goroutines at once.
 func TestIndexAnswersAsTheSearcher(t *testing.T) {
 	ctx := context.Background()
-	ref, _ := geoknn.Generated("sphere", 20000, 7)
-	obs, _ := geoknn.Generated("sphere", 3000, 8)
+	ref, _ := geoknn.Generated(geoknn.UniformSphere, 20000, 7)
+	obs, _ := geoknn.Generated(geoknn.UniformSphere, 3000, 8)
 	x, err := geoknn.NewIndex(ref, geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +47,8 @@ func TestIndexAnswersAsTheSearcher(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	w, err := x.Within(ctx, obs.Slice(0, 100), 500e3, true)
-	wBig, err2 := x.Within(ctx, obs, 500e3, true)
+	w, err := x.WithinList(ctx, obs.Slice(0, 100), 500e3)
+	wBig, err2 := x.WithinList(ctx, obs, 500e3)
 	if err != nil || err2 != nil || !slices.Equal(w.Counts, wBig.Counts[:100]) || !slices.Equal(w.Index, wBig.Index[:wBig.Offsets[100]]) {
 		t.Errorf("within: %v %v", err, err2)
 	}
@@ -56,8 +56,8 @@ func TestIndexAnswersAsTheSearcher(t *testing.T) {
 
 // One observation against a built index of 2^16 references.
 func BenchmarkIndexOnePoint(b *testing.B) {
-	ref, _ := geoknn.Generated("sphere", 1<<16, 1)
-	obs, _ := geoknn.Generated("sphere", 1<<12, 2)
+	ref, _ := geoknn.Generated(geoknn.UniformSphere, 1<<16, 1)
+	obs, _ := geoknn.Generated(geoknn.UniformSphere, 1<<12, 2)
 	x, err := geoknn.NewIndex(ref, geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
 		b.Fatal(err)
@@ -76,8 +76,8 @@ func BenchmarkIndexOnePoint(b *testing.B) {
 // PointVector of the same 2^16 references, queried by a closest-edge query
 // with one result, the s2 way of asking for the closest point.
 func BenchmarkS2ClosestPoint(b *testing.B) {
-	ref, _ := geoknn.Generated("sphere", 1<<16, 1)
-	obs, _ := geoknn.Generated("sphere", 1<<12, 2)
+	ref, _ := geoknn.Generated(geoknn.UniformSphere, 1<<16, 1)
+	obs, _ := geoknn.Generated(geoknn.UniformSphere, 1<<12, 2)
 	q := s2ClosestQuery(ref)
 	targets := make([]s2.Point, obs.Len())
 	for i := range targets {
@@ -111,8 +111,8 @@ func s2Point(p geoknn.Points, i int) s2.Point {
 
 // s2 finds the same nearest references (away from exact ties).
 func TestIndexAgreesWithS2(t *testing.T) {
-	ref, _ := geoknn.Generated("sphere", 5000, 1)
-	obs, _ := geoknn.Generated("sphere", 500, 2)
+	ref, _ := geoknn.Generated(geoknn.UniformSphere, 5000, 1)
+	obs, _ := geoknn.Generated(geoknn.UniformSphere, 500, 2)
 	q := s2ClosestQuery(ref)
 	x, err := geoknn.NewIndex(ref, geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
@@ -136,8 +136,8 @@ func TestIndexAgreesWithS2(t *testing.T) {
 // and radius queries exactly as the CPU engine does.
 func TestKNearestAndWithinOnEveryEngine(t *testing.T) {
 	ctx := context.Background()
-	ref, _ := geoknn.Generated("sphere", 4000, 3)
-	obs, _ := geoknn.Generated("seed", 2000, 4)
+	ref, _ := geoknn.Generated(geoknn.UniformSphere, 4000, 3)
+	obs, _ := geoknn.Generated(geoknn.UniformDegrees, 2000, 4)
 	cpu, _ := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU, Algorithm: geoknn.Brute})
 	defer cpu.Close()
 	auto, err := geoknn.NewSearcher(geoknn.Options{})
@@ -150,8 +150,8 @@ func TestKNearestAndWithinOnEveryEngine(t *testing.T) {
 	if err1 != nil || err2 != nil || !slices.Equal(want.Index, got.Index) {
 		t.Errorf("k nearest on the %s engine: %v %v", auto.Engine(), err1, err2)
 	}
-	w1, err1 := cpu.Within(ctx, obs, ref, 200e3, true)
-	w2, err2 := auto.Within(ctx, obs, ref, 200e3, true)
+	w1, err1 := cpu.WithinList(ctx, obs, ref, 200e3)
+	w2, err2 := auto.WithinList(ctx, obs, ref, 200e3)
 	if err1 != nil || err2 != nil || !slices.Equal(w1.Index, w2.Index) || !slices.Equal(w1.Counts, w2.Counts) {
 		t.Errorf("within on the %s engine: %v %v", auto.Engine(), err1, err2)
 	}
@@ -161,7 +161,7 @@ func TestKNearestAndWithinOnEveryEngine(t *testing.T) {
 // would: each small query is answered on the calling goroutine, in about a
 // microsecond.
 func ExampleIndex() {
-	airports, _ := geoknn.Radians([]orb.Point{{8.5492, 47.4582}, {7.5299, 47.59}, {9.0, 46.0}, {8.6, 47.45}})
+	airports, _ := geoknn.Degrees([]orb.Point{{8.5492, 47.4582}, {7.5299, 47.59}, {9.0, 46.0}, {8.6, 47.45}})
 	x, err := geoknn.NewIndex(airports, geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
 		fmt.Println(err)
@@ -169,7 +169,7 @@ func ExampleIndex() {
 	}
 	defer x.Close()
 	for _, city := range []orb.Point{{8.5417, 47.3769}, {7.5886, 47.5596}} {
-		p, _ := geoknn.Radians([]orb.Point{city})
+		p, _ := geoknn.Degrees([]orb.Point{city})
 		res, err := x.KNearest(context.Background(), p, 2, 0)
 		if err != nil {
 			fmt.Println(err)

@@ -2,6 +2,7 @@ package geoknn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -40,11 +41,17 @@ type WithinResult struct {
 	Stats       Stats
 }
 
+// Metres is list entry j's distance in metres (observation i's entries
+// are Offsets[i] to Offsets[i+1]).
+func (r *WithinResult) Metres(j int) float64 {
+	return float64(r.DistanceRad[j]) * EarthRadiusMetres
+}
+
 // KNearest answers the k nearest references of every observation, exactly
-// (k from 1 to the number of references); with maxMetres > 0 no reference
-// farther than maxMetres is returned. The GPU engine answers k up to 64 on
-// the GPUs (grid or brute force, as Options.Algorithm says), larger k on
-// the host's cores.
+// (k from 1 to the number of references: more is refused); with
+// maxMetres > 0 no reference farther than maxMetres is returned. The GPU
+// engine answers k up to 64 on the GPUs (grid or brute force, as
+// Options.Algorithm says), larger k on the host's cores.
 func (s *Searcher) KNearest(ctx context.Context, obs, ref Points, k int, maxMetres float64) (*KResult, error) {
 	res := &KResult{K: k}
 	return res, s.KNearestInto(ctx, obs, ref, maxMetres, res)
@@ -55,15 +62,14 @@ func (s *Searcher) KNearest(ctx context.Context, obs, ref Points, k int, maxMetr
 // room for k answers an observation (allocated otherwise), so repeated
 // large queries allocate nothing.
 func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres float64, res *KResult) error {
-	k := res.K
-	maxRad, err := maxDistanceRad(maxMetres)
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	maxRad, err := checkKNearest(res, ref.Len(), maxMetres)
 	if err != nil {
 		return err
 	}
-	if k < 1 || k > ref.Len() {
-		return fmt.Errorf("geoknn: k = %d: want 1 to the %d references", k, ref.Len())
-	}
-	n := obs.Len()
+	n, k := obs.Len(), res.K
 	res.Index, res.DistanceRad = fit(res.Index, n*k), fit(res.DistanceRad, n*k)
 	out := engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}
 	st, err := s.eng.KNearest(ctx, s.request(obs, ref), maxRad, out)
@@ -74,22 +80,71 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 	return nil
 }
 
-// Within answers, for every observation, how many references lie within
-// metres of it (a reference at exactly that distance counts, decided in
-// float64) and, with list, which, nearest first.
-func (s *Searcher) Within(ctx context.Context, obs, ref Points, metres float64, list bool) (*WithinResult, error) {
-	if !(metres >= 0) || math.IsInf(metres, 1) {
-		return nil, fmt.Errorf("geoknn: radius %v m: want a finite distance, 0 or more", metres)
+// checkKNearest checks a k-nearest query's result and limits, and returns
+// its maximum distance in radians.
+func checkKNearest(res *KResult, nref int, maxMetres float64) (float64, error) {
+	if res == nil {
+		return 0, errors.New("geoknn: nil result")
 	}
-	res, st, err := s.eng.Within(ctx, s.request(obs, ref), metres/EarthRadiusMetres, list)
+	if err := CheckK(res.K, nref); err != nil {
+		return 0, err
+	}
+	return maxDistanceRad(maxMetres)
+}
+
+// CheckK is the rule for k, the same in the API and the command line: from
+// 1 to the number of references nref, more refused with both named.
+func CheckK(k, nref int) error {
+	switch {
+	case k < 1:
+		return fmt.Errorf("geoknn: k = %d: want at least 1", k)
+	case k > nref:
+		return fmt.Errorf("geoknn: k = %d is more than the %d references", k, nref)
+	}
+	return nil
+}
+
+// WithinCount answers, for every observation, how many references lie
+// within metres of it (a reference at exactly that distance counts,
+// decided in float64).
+func (s *Searcher) WithinCount(ctx context.Context, obs, ref Points, metres float64) (*WithinResult, error) {
+	return s.within(ctx, obs, ref, metres, false)
+}
+
+// WithinList answers, for every observation, which references lie within
+// metres of it, nearest first, ties to the lower index, and their counts.
+func (s *Searcher) WithinList(ctx context.Context, obs, ref Points, metres float64) (*WithinResult, error) {
+	return s.within(ctx, obs, ref, metres, true)
+}
+
+func (s *Searcher) within(ctx context.Context, obs, ref Points, metres float64, list bool) (*WithinResult, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	rad, err := radiusRad(metres)
+	if err != nil {
+		return nil, err
+	}
+	res, st, err := s.eng.Within(ctx, s.request(obs, ref), rad, list)
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	return &WithinResult{Counts: res.Counts, Offsets: res.Offsets, Index: res.Index, DistanceRad: res.Distance,
-		Stats: Stats(st)}, nil
+	return withinResult(res, Stats(st)), nil
 }
 
-// request is an engine request of the searcher's options.
+// withinResult is the engine's answer as the API gives it.
+func withinResult(res engine.WithinResult, st Stats) *WithinResult {
+	return &WithinResult{Counts: res.Counts, Offsets: res.Offsets, Index: res.Index, DistanceRad: res.Distance, Stats: st}
+}
+
+// radiusRad turns a radius in metres into radians.
+func radiusRad(metres float64) (float64, error) {
+	if !(metres >= 0) || math.IsInf(metres, 1) {
+		return 0, fmt.Errorf("geoknn: radius %v m: want a finite distance, 0 or more", metres)
+	}
+	return metres / EarthRadiusMetres, nil
+}
+
 func (s *Searcher) request(obs, ref Points) engine.Request {
 	return engine.Request{Obs: obs.cols, Ref: ref.cols, Algorithm: engine.Algorithm(s.opts.Algorithm),
 		BatchSize: s.opts.BatchSize, GridSide: s.opts.GridSide, Progress: s.opts.Progress, Trace: s.opts.Trace.recorder(),

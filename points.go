@@ -46,18 +46,59 @@ func (p Points) Float32() (latRad, lonRad []float32) { return p.cols.Lat32, p.co
 // (NaN, infinite, or out of range), naming the set with what.
 func (p Points) Check(what string) error { return p.cols.Check(what) }
 
-// Generated is the synthetic set of n points that the generator called
-// name draws with seed: "sphere" (sphere.SphereAt, uniform on the sphere)
-// or "seed" (sphere.SeedUniformAt, uniform in degrees). Point i is a pure
-// function of (i, seed), so the set takes no memory: the GPU engine makes
-// each job's points on the device, bit for bit as the CPU engine computes
-// them, and At computes any one. The points are those of sphere.Sphere and
-// sphere.SeedUniform.
-func Generated(name string, n int, seed uint64) (Points, error) {
-	kinds := map[string]engine.GenKind{"sphere": engine.GenSphere, "seed": engine.GenSeed}
-	kind, ok := kinds[name]
-	if !ok {
-		return Points{}, fmt.Errorf("geoknn: no generated form of %q (sphere and seed have one)", name)
+// Generator names a synthetic point set whose point i is a pure function
+// of (i, seed): the GPU engine makes each job's points on the device, bit
+// for bit as the CPU engine computes them.
+type Generator int
+
+const (
+	// UniformSphere is uniform on the sphere (sphere.SphereAt).
+	UniformSphere Generator = iota
+	// UniformDegrees is uniform in latitude and longitude degrees
+	// (sphere.SeedUniformAt), crowding towards the poles.
+	UniformDegrees
+)
+
+// String is the generator's name on the command line: "sphere" or "seed".
+func (g Generator) String() string {
+	switch g {
+	case UniformSphere:
+		return "sphere"
+	case UniformDegrees:
+		return "seed"
+	}
+	return fmt.Sprintf("Generator(%d)", int(g))
+}
+
+// ParseGenerator parses "sphere" (UniformSphere) or "seed" (UniformDegrees).
+func ParseGenerator(s string) (Generator, error) {
+	switch s {
+	case "sphere":
+		return UniformSphere, nil
+	case "seed":
+		return UniformDegrees, nil
+	}
+	return 0, fmt.Errorf("geoknn: no generator %q (sphere and seed are)", s)
+}
+
+// kind is the engine's name for g.
+func (g Generator) kind() (engine.GenKind, error) {
+	switch g {
+	case UniformSphere:
+		return engine.GenSphere, nil
+	case UniformDegrees:
+		return engine.GenSeed, nil
+	}
+	return 0, fmt.Errorf("geoknn: %v is not a generator", g)
+}
+
+// Generated is the synthetic set of n points that g draws with seed. The
+// set takes no memory, and At computes any one point; the points are those
+// of sphere.Sphere and sphere.SeedUniform.
+func Generated(g Generator, n int, seed uint64) (Points, error) {
+	kind, err := g.kind()
+	if err != nil {
+		return Points{}, err
 	}
 	if n < 0 {
 		return Points{}, fmt.Errorf("geoknn: %d points", n)
@@ -65,10 +106,10 @@ func Generated(name string, n int, seed uint64) (Points, error) {
 	return Points{engine.Points{Gen: &engine.Generated{Kind: kind, Seed: seed, N: n}}}, nil
 }
 
-// Radians validates points (orb.Point{lon, lat} in degrees) and converts
+// Degrees validates points (orb.Point{lon, lat} in degrees) and converts
 // them to the float64 radian columns the engines read. An error names the
 // first invalid point: "12: latitude 91 is not in [-90, 90]".
-func Radians(pts []orb.Point) (Points, error) {
+func Degrees(pts []orb.Point) (Points, error) {
 	lat, lon := make([]float64, len(pts)), make([]float64, len(pts))
 	for i, p := range pts {
 		if !(p.Lat() >= -90 && p.Lat() <= 90) {

@@ -2,6 +2,7 @@ package geoknn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/geoknn/geoknn/internal/engine"
@@ -19,14 +20,18 @@ import (
 // After an error from Replace, Nearest or Start its contents are
 // unspecified: close it and open a new one.
 type Session struct {
-	s  *Searcher
-	es engine.Session
+	s      *Searcher
+	es     engine.Session
+	closed bool
 }
 
 // NewSession places obs (radian columns, copied) in the searcher's engine.
 // The grid plan (cell size, or brute force) is chosen from a fixed sample of
 // the observations and re-chosen every 16 queries.
 func (s *Searcher) NewSession(obs Points) (*Session, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
 	opts := engine.SessionOptions{Algorithm: engine.Algorithm(s.opts.Algorithm), GridSide: s.opts.GridSide}
 	es, err := s.eng.NewSession(obs.cols, opts)
 	if err != nil {
@@ -42,6 +47,9 @@ func (t *Session) Len() int { return t.es.Len() }
 // be strictly increasing. Replaced observations do not count as changed at
 // the next query.
 func (t *Session) Replace(ctx context.Context, idx []uint32, pts Points) error {
+	if err := t.ready(ctx); err != nil {
+		return err
+	}
 	if err := t.es.Replace(ctx, idx, pts.cols); err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
@@ -49,7 +57,7 @@ func (t *Session) Replace(ctx context.Context, idx []uint32, pts Points) error {
 }
 
 // Nearest answers every observation against ref. The answers land in res,
-// whose Index and Distance are reused when they have room for Len answers
+// whose Index and DistanceRad are reused when they have room for Len answers
 // (allocated otherwise). With res nil the answers stay in the engine and
 // only the statistics come back: the fastest way to step a simulation whose
 // answers are not needed every step.
@@ -67,6 +75,9 @@ func (t *Session) Nearest(ctx context.Context, ref Points, res *Result) (Session
 // must be called before anything else is done with the session or its
 // Searcher, and res must not be read before it returns.
 func (t *Session) Start(ctx context.Context, ref Points, res *Result) (*Pending, error) {
+	if err := t.ready(ctx); err != nil {
+		return nil, err
+	}
 	q, err := t.es.Start(ctx, ref.cols, t.resultInto(res))
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
@@ -81,8 +92,8 @@ func (t *Session) resultInto(res *Result) engine.Result {
 		return engine.Result{}
 	}
 	n := t.es.Len()
-	res.Index, res.Distance, res.Fallback = fit(res.Index, n), fit(res.Distance, n), t.s.fallback
-	return engine.Result{Index: res.Index, Distance: res.Distance}
+	res.Index, res.DistanceRad, res.Fallback = fit(res.Index, n), fit(res.DistanceRad, n), t.s.fallback
+	return engine.Result{Index: res.Index, Distance: res.DistanceRad}
 }
 
 // Pending is a session query under way.
@@ -104,5 +115,23 @@ func (p *Pending) Wait() (SessionStats, error) {
 	return sessionStats(st), nil
 }
 
-// Close releases the session's memory in the engine.
-func (t *Session) Close() error { return t.es.Close() }
+// Close releases the session's resources. Closing twice does nothing.
+func (t *Session) Close() error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	return t.es.Close()
+}
+
+// ready refuses a call on a closed session (or one whose Searcher is
+// closed) or with a nil context.
+func (t *Session) ready(ctx context.Context) error {
+	if t.closed || t.s.closed {
+		return ErrClosed
+	}
+	if ctx == nil {
+		return errors.New("geoknn: nil context")
+	}
+	return nil
+}

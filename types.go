@@ -22,9 +22,9 @@ const (
 	Grid = Algorithm(engine.Grid)
 	// Brute compares every observation with every reference (exact).
 	Brute = Algorithm(engine.Brute)
-	// Seed is the reference notebook's kernel, ported as a benchmark
-	// baseline: float32 haversine with fast trigonometry, not exact (GPU
-	// only).
+	// Seed is the float32 baseline brute-force kernel (seed.cu), kept as a
+	// benchmark baseline: float32 haversine with fast trigonometry, not
+	// exact (GPU only).
 	Seed = Algorithm(engine.Seed)
 )
 
@@ -45,7 +45,7 @@ const (
 	// asynchronous copies through pinned host buffers, so one job's copies
 	// overlap another job's kernels.
 	DeviceMemory = MemoryMode(gpu.DeviceMemory)
-	// ManagedMemory: the reference notebook's design: managed allocations
+	// ManagedMemory: the baseline kernel's design: managed allocations
 	// the host writes directly, advised to live on their GPU and prefetched
 	// there before the kernels, then prefetched back to the host.
 	ManagedMemory = MemoryMode(gpu.ManagedMemory)

@@ -29,7 +29,7 @@ func Example() {
 
 	var ref geoknn.Points
 	if rank == 0 {
-		ref, _ = geoknn.Generated("sphere", 1<<16, 2)
+		ref, _ = geoknn.Generated(geoknn.UniformSphere, 1<<16, 2)
 	}
 	refs, err := world.BcastPoints(ref, 0)
 	if err != nil {
@@ -38,14 +38,14 @@ func Example() {
 	n := 1 << 24
 	counts := mpi.Shares(n, size)
 	lo, hi := mpi.Range(counts, rank)
-	obs, _ := geoknn.Generated("sphere", n, 1)
+	obs, _ := geoknn.Generated(geoknn.UniformSphere, n, 1)
 
 	s, err := geoknn.NewSearcher(geoknn.Options{})
 	if err != nil {
 		world.Abort(1)
 	}
 	defer s.Close()
-	res, err := s.NearestRadians(context.Background(), obs.Slice(lo, hi), refs)
+	res, err := s.Nearest(context.Background(), obs.Slice(lo, hi), refs)
 	if err != nil {
 		world.Abort(1)
 	}

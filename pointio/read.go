@@ -171,7 +171,7 @@ func AppendRadiansParallel(lat, lon []float64, pts []orb.Point) ([]float64, []fl
 }
 
 // AppendRadians appends the latitudes and longitudes of pts, in radians,
-// to lat and lon: the same operations as geoknn.Radians, so the same bits.
+// to lat and lon: the same operations as geoknn.Degrees, so the same bits.
 func AppendRadians(lat, lon []float64, pts []orb.Point) ([]float64, []float64) {
 	for _, p := range pts {
 		lat, lon = append(lat, p[1]*math.Pi/180), append(lon, p[0]*math.Pi/180)

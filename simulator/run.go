@@ -230,7 +230,7 @@ func run(ctx context.Context, cfg Config, onStep func(Step) error, workers int) 
 		return Summary{}, err
 	}
 	defer closeInto(&err, s.Close, "the searcher")
-	t := tally{sum: Summary{Engine: s.Engine(), Fallback: s.Fallback()},
+	t := tally{sum: Summary{Engine: s.Engine().String(), Fallback: s.Fallback()},
 		queries: make([]time.Duration, 0, cfg.Steps), walls: make([]time.Duration, 0, cfg.Steps)}
 	err = w.simulate(ctx, s, onStep, &t)
 	return t.summary(), err

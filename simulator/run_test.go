@@ -100,7 +100,7 @@ func TestRunCPU(t *testing.T) {
 		}
 	}
 	last := steps[len(steps)-1]
-	rep, err := validate.Exact(context.Background(), last.obs, last.ref, last.index, last.step.Result.Distance)
+	rep, err := validate.Exact(context.Background(), last.obs, last.ref, last.index, last.step.Result.DistanceRad)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,8 +186,11 @@ func (w *world) step(ctx context.Context, n int) (Step, error) {
 // number of observations replaced.
 func (w *world) advance(ctx context.Context, n int) (int, error) {
 	if w.inside {
-		a := geoknn.Advance{DtSeconds: w.cfg.Dt, Fraction: w.cfg.Replace, Seed: w.cfg.Seed, Step: uint64(n),
-			Gen: genName(w.cfg.ObsGen)}
+		gen, err := geoknn.ParseGenerator(genName(w.cfg.ObsGen))
+		if err != nil {
+			return 0, fmt.Errorf("simulator: step %d: %w", n, err)
+		}
+		a := geoknn.Advance{DtSeconds: w.cfg.Dt, Fraction: w.cfg.Replace, Seed: w.cfg.Seed, Step: uint64(n), Gen: gen}
 		if err := w.sess.Advance(ctx, a); err != nil {
 			return 0, fmt.Errorf("simulator: step %d: %w", n, err)
 		}

@@ -55,8 +55,8 @@ func points(n int, seed uint64, workers int, f Generator) []orb.Point {
 func workers() int { return runtime.GOMAXPROCS(0) }
 
 // SeedUniform returns n points with latitude uniform in degrees over
-// [-90, 90) and longitude uniform over [-180, 180): the reference notebook's
-// generator. Equal steps of latitude hold equal numbers of points, so the
+// [-90, 90) and longitude uniform over [-180, 180): the generator the
+// float32 baseline kernel (the seed algorithm) was first measured on. Equal steps of latitude hold equal numbers of points, so the
 // poles are crowded: a third of the points lie beyond 60°. Point i is
 // SeedUniformAt(i, seed). It returns nil if n is negative.
 func SeedUniform(n int, seed uint64) []orb.Point { return indexedPoints(n, seed, SeedUniformAt) }

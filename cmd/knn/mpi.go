@@ -141,7 +141,7 @@ func (j *mpiJob) run(ctx context.Context) error {
 	var res *geoknn.Result
 	if j.rank == 0 && gather {
 		all = geoknn.NewResult(sum(counts))
-		res = &geoknn.Result{Index: all.Index[:counts[0]:counts[0]], Distance: all.Distance[:counts[0]:counts[0]]}
+		res = &geoknn.Result{Index: all.Index[:counts[0]:counts[0]], DistanceRad: all.DistanceRad[:counts[0]:counts[0]]}
 	} else {
 		res = geoknn.NewResult(part.Len()) // its pages touched on every core, as one process does
 	}
@@ -154,12 +154,12 @@ func (j *mpiJob) run(ctx context.Context) error {
 		var allIndex []uint32
 		var allDist []float32
 		if all != nil {
-			allIndex, allDist, all.Stats = all.Index, all.Distance, res.Stats
+			allIndex, allDist, all.Stats = all.Index, all.DistanceRad, res.Stats
 		}
 		if err := mpi.Gather(j.world, res.Index, allIndex, counts, 1, 0, 1); err != nil {
 			return err
 		}
-		if err := mpi.Gather(j.world, res.Distance, allDist, counts, 1, 0, 2); err != nil {
+		if err := mpi.Gather(j.world, res.DistanceRad, allDist, counts, 1, 0, 2); err != nil {
 			return err
 		}
 	}
@@ -327,7 +327,11 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 	counts := mpi.Shares(n, j.size)
 	if head[1] == 1 {
 		lo, hi := mpi.Range(counts, j.rank)
-		all, err := geoknn.Generated(j.f.gen, n, j.f.seed)
+		g, err := geoknn.ParseGenerator(j.f.gen)
+		if err != nil {
+			return geoknn.Points{}, nil, err
+		}
+		all, err := geoknn.Generated(g, n, j.f.seed)
 		return all.Slice(lo, hi), counts, err
 	}
 	part, err := j.world.ScatterPoints(obs, counts, 0)
@@ -340,7 +344,7 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
 	gather := j.gathers()
 	t := time.Now()
-	res, err := s.Within(ctx, part, refs, j.f.withinM, j.f.list)
+	res, err := within(ctx, s, part, refs, j.f.withinM, j.f.list)
 	if err != nil {
 		return err
 	}
@@ -378,7 +382,7 @@ func (j *mpiJob) gathers() bool {
 // returns when the gather that follows begins.
 func (j *mpiJob) queried(t time.Time, n int, s *geoknn.Searcher, st geoknn.Stats) time.Time {
 	j.times.query, j.times.n = time.Since(t), n
-	j.times.devices = s.Engine() + ": " + strings.Join(st.Devices, ", ")
+	j.times.devices = s.Engine().String() + ": " + strings.Join(st.Devices, ", ")
 	return time.Now()
 }
 

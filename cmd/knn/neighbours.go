@@ -24,7 +24,7 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	var st geoknn.Stats
 	var labelled table // the answers as rows, for outputs that carry ids
 	if f.withinM > 0 {
-		res, err := in.s.Within(ctx, in.obs.cols, in.ref.cols, f.withinM, f.list)
+		res, err := within(ctx, in.s, in.obs.cols, in.ref.cols, f.withinM, f.list)
 		if err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ func checkWithin(ctx context.Context, in *runInputs, f runFlags, res *geoknn.Wit
 		return err
 	}
 	defer s.Close()
-	want, err := s.Within(ctx, obs, in.ref.cols, f.withinM, false)
+	want, err := s.WithinCount(ctx, obs, in.ref.cols, f.withinM)
 	if err != nil {
 		return err
 	}
@@ -200,4 +200,12 @@ func validated(w io.Writer, checked, bad int) error {
 		return errors.New("validation failed")
 	}
 	return nil
+}
+
+// within is the radius query: the lists too with list, else the counts.
+func within(ctx context.Context, s *geoknn.Searcher, obs, ref geoknn.Points, metres float64, list bool) (*geoknn.WithinResult, error) {
+	if list {
+		return s.WithinList(ctx, obs, ref, metres)
+	}
+	return s.WithinCount(ctx, obs, ref, metres)
 }

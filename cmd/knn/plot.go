@@ -178,7 +178,7 @@ func plotStatic(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 	query := func(obs geoknn.Points) (*geoknn.Result, error) {
 		bar.start(obs.Len())
 		defer bar.done()
-		return s.NearestRadians(ctx, obs, ref.cols)
+		return s.Nearest(ctx, obs, ref.cols)
 	}
 	if s.Fallback() != "" {
 		f.logf(stderr, "knn: no GPU (%s): running on the CPU\n", s.Fallback())

@@ -444,7 +444,7 @@ func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (point
 	if err != nil {
 		return pointSet{}, err
 	}
-	cols, err := geoknn.Radians(pts) // pointio has validated them: this only converts
+	cols, err := geoknn.Degrees(pts) // pointio has validated them: this only converts
 	if err != nil {
 		return pointSet{}, fmt.Errorf("%s: point %w", path, err)
 	}
@@ -558,7 +558,11 @@ func loadPoints(ctx context.Context, a pointsArg) (pointSet, error) {
 	desc := fmt.Sprintf("synthetic %s, seed %d", gen, seed)
 	if !onHost {
 		// Made where it is used (on the GPUs, or point by point on the CPU).
-		cols, err := geoknn.Generated(gen, n, seed)
+		g, err := geoknn.ParseGenerator(gen)
+		if err != nil {
+			return pointSet{}, fmt.Errorf("--gen: %w", err)
+		}
+		cols, err := geoknn.Generated(g, n, seed)
 		return pointSet{cols: cols, desc: desc}, err
 	}
 	fill, err := sphere.RadiansByName(gen)
@@ -607,7 +611,7 @@ func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, 
 	idx := make([]uint32, len(sample))
 	dist := make([]float32, len(sample))
 	for k, i := range sample {
-		obsPts[k], idx[k], dist[k] = obs.point(i), res.Index[i], res.Distance[i]
+		obsPts[k], idx[k], dist[k] = obs.point(i), res.Index[i], res.DistanceRad[i]
 	}
 	return validate.Exact(ctx, obsPts, refPts, idx, dist)
 }

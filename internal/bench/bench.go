@@ -32,7 +32,7 @@ const (
 
 // SeedTolerance is how far, in metres, the seed algorithm's answers may be
 // from the float64 truth and still be "approx" rather than FAIL: the
-// notebook's kernel computes the haversine in float32 with fast
+// float32 baseline kernel computes the haversine in float32 with fast
 // trigonometry and is off by a few metres by design (2.5 m at 2^16
 // references, 5 m at 2^8 measured on an H200).
 const SeedTolerance = 10.0
@@ -75,7 +75,7 @@ type Config struct {
 }
 
 type searcher interface {
-	NearestRadians(ctx context.Context, obs, ref geoknn.Points) (*geoknn.Result, error)
+	Nearest(ctx context.Context, obs, ref geoknn.Points) (*geoknn.Result, error)
 	Close() error
 }
 
@@ -132,7 +132,7 @@ type Case struct {
 	Devices     []string `json:"devices,omitempty"`
 
 	WarmupWall []float64 `json:"warmup_wall_s,omitempty"`
-	Wall       []float64 `json:"wall_s"`             // Searcher.NearestRadians, each timed run
+	Wall       []float64 `json:"wall_s"`             // Searcher.Nearest, each timed run
 	EngineWall []float64 `json:"engine_wall_s"`      // Stats.Wall
 	Kernel     []float64 `json:"kernel_s,omitempty"` // Stats.Kernel (GPU)
 	Refined    []int     `json:"refined,omitempty"`  // Stats.Refined (GPU)
@@ -639,7 +639,7 @@ func (cfg *Config) timeRuns(ctx context.Context, s searcher, k *Case, obs, ref g
 		bar.startRun(r)
 		runtime.GC() // the previous answer is garbage: collect it untimed
 		t := time.Now()
-		res, err := s.NearestRadians(ctx, obs, ref)
+		res, err := s.Nearest(ctx, obs, ref)
 		wall := time.Since(t).Seconds()
 		bar.endRun()
 		if err != nil {
@@ -726,7 +726,7 @@ func checkSample(ctx context.Context, sc sampleCheck) (*Validation, error) {
 	index := make([]uint32, len(idx))
 	dist := make([]float32, len(idx))
 	for k, i := range idx {
-		obsPts[k], index[k], dist[k] = sc.obs.point(i), sc.res.Index[i], sc.res.Distance[i]
+		obsPts[k], index[k], dist[k] = sc.obs.point(i), sc.res.Index[i], sc.res.DistanceRad[i]
 	}
 	r, err := validate.Exact(ctx, obsPts, sc.ref.degrees(sc.nref), index, dist)
 	if err != nil {

@@ -110,8 +110,8 @@ func TestSweepCPUEndToEnd(t *testing.T) {
 // next reference.
 type wrong struct{ searcher }
 
-func (w wrong) NearestRadians(ctx context.Context, obs, ref geoknn.Points) (*geoknn.Result, error) {
-	res, err := w.searcher.NearestRadians(ctx, obs, ref)
+func (w wrong) Nearest(ctx context.Context, obs, ref geoknn.Points) (*geoknn.Result, error) {
+	res, err := w.searcher.Nearest(ctx, obs, ref)
 	if err == nil {
 		for i := range res.Index {
 			res.Index[i] = (res.Index[i] + 1) % uint32(ref.Len())
@@ -157,9 +157,9 @@ type fakeGPU struct {
 	calls int
 }
 
-func (f *fakeGPU) NearestRadians(ctx context.Context, obs, ref geoknn.Points) (*geoknn.Result, error) {
+func (f *fakeGPU) Nearest(ctx context.Context, obs, ref geoknn.Points) (*geoknn.Result, error) {
 	f.calls++
-	res, err := f.cpu.NearestRadians(ctx, obs, ref)
+	res, err := f.cpu.Nearest(ctx, obs, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -168,8 +168,8 @@ func (f *fakeGPU) NearestRadians(ctx context.Context, obs, ref geoknn.Points) (*
 	switch f.algo {
 	case geoknn.Seed:
 		k = pairs / 0.44e12
-		for i := range res.Distance {
-			res.Distance[i] += float32(2 / geoknn.EarthRadiusMetres)
+		for i := range res.DistanceRad {
+			res.DistanceRad[i] += float32(2 / geoknn.EarthRadiusMetres)
 		}
 	case geoknn.Brute:
 		k = pairs / 4.22e12
@@ -431,7 +431,7 @@ func TestStatsMap(t *testing.T) {
 
 type failing struct{}
 
-func (failing) NearestRadians(context.Context, geoknn.Points, geoknn.Points) (*geoknn.Result, error) {
+func (failing) Nearest(context.Context, geoknn.Points, geoknn.Points) (*geoknn.Result, error) {
 	return nil, errors.New("CUDA_ERROR_ILLEGAL_ADDRESS")
 }
 func (failing) Close() error {

@@ -70,7 +70,7 @@ func readCities(path string) (*column, error) {
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("the %s generator: %s holds no points", GenCities, path)
 	}
-	cols, err := geoknn.Radians(pts)
+	cols, err := geoknn.Degrees(pts)
 	if err != nil {
 		return nil, fmt.Errorf("the %s generator: %s: point %w", GenCities, path, err)
 	}

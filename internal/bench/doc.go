@@ -27,14 +27,14 @@
 // # A case
 //
 // Config.Warmup untimed runs, then Config.Repeat timed runs of
-// Searcher.NearestRadians, each after a runtime.GC so that the previous
+// Searcher.Nearest, each after a runtime.GC so that the previous
 // answer's garbage is not collected inside a timed run. Per run the harness
 // records the wall time of the call, and the engine's Stats: Wall, Kernel
 // (the GPU kernels' time from CUDA events), Refined and Jobs. The
 // summaries are the median, minimum and maximum; rates come from the
 // medians.
 //
-// The seed algorithm (the reference notebook's kernel) is ten times slower
+// The seed algorithm (the float32 baseline brute-force kernel) is ten times slower
 // than brute force: a seed case of more than Config.SeedMaxPairs pairs is
 // timed on its first SeedMaxPairs/ref observations and its times multiplied
 // by obs/measured (marked ~ in the table), which is exact for a kernel whose

@@ -16,7 +16,7 @@ const Legend = `Legend:
 - kernel: median over the timed runs of Stats.Kernel, the GPU kernels' time measured with CUDA events (index
   build, sorts, queries, refine; summed over a GPU's jobs, whose kernels never overlap; the largest over GPUs);
   blank on the CPU. Copies in and out overlap other jobs' kernels and are in the JSON's engine_stats.
-- wall: Searcher.NearestRadians (host preparation, transfers, kernels, answers back): median, min and max over
+- wall: Searcher.Nearest (host preparation, transfers, kernels, answers back): median, min and max over
   --repeat timed runs, after --warmup untimed runs, all on one open Searcher.
 - pairs/s = obs × ref / wall median; obs/s = obs / wall median.
 - vs seed = wall median of the seed algorithm / this wall median, same engine, GPUs, generator, obs and ref,

@@ -23,8 +23,9 @@ const (
 	Grid Algorithm = iota
 	// Brute compares every observation with every reference (exact).
 	Brute
-	// Seed is the reference notebook's kernel, ported as a benchmark baseline:
-	// float32 haversine with fast trigonometry, not exact (GPU only).
+	// Seed is the float32 baseline brute-force kernel (seed.cu), kept as a
+	// benchmark baseline: float32 haversine with fast trigonometry, not
+	// exact (GPU only).
 	Seed
 )
 

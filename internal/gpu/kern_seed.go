@@ -7,14 +7,14 @@ import (
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
-// seedKernels wraps seed.cu: the reference notebook's kernels and launch
-// shapes, for the side-by-side baseline.
+// seedKernels wraps seed.cu: the float32 baseline brute-force kernels and
+// their launch shapes, for the side-by-side baseline.
 type seedKernels struct {
 	blockMin, globalMin cuda.Function
 	bmArgs, gmArgs      *cuda.Args
 }
 
-// The notebook's launch shapes (written for the A100's 108 SMs).
+// The baseline's launch shapes (written for the A100's 108 SMs).
 var (
 	seedBlockGrid   = cuda.Dim3{X: kernels.SeedWidth, Y: 108}
 	seedGlobalGrid  = cuda.Dim3{X: 1, Y: 108 * 20}

@@ -19,7 +19,7 @@ const (
 	// asynchronous copies through pinned host buffers on two streams per GPU,
 	// so one job's copies overlap the previous job's kernels.
 	DeviceMemory MemoryMode = iota
-	// ManagedMemory: the reference notebook's design: managed allocations the
+	// ManagedMemory: the baseline kernel's design: managed allocations the
 	// host writes directly, advised to live on their GPU and prefetched there
 	// before the kernels, then prefetched back to the host.
 	ManagedMemory

@@ -42,8 +42,8 @@ var treePTX string
 var cellsPTX string
 
 // PTX returns the PTX of the named kernel file: "haversine" (the exact
-// brute force: block_min, global_min, refine), "seed" (the reference
-// notebook's kernels, ported as the benchmark baseline), "grid" (the exact
+// brute force: block_min, global_min, refine), "seed" (the float32
+// baseline brute-force kernels, inexact by design), "grid" (the exact
 // query through the cell index, and its sorts), "resident" (replacing
 // observations kept on the GPU, mapping merged duplicates, counting changed
 // answers), "generate" (synthetic observations made on the GPU) or "knn"
