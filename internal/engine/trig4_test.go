@@ -1,11 +1,9 @@
-package cpu
+package engine
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/geoknn/geoknn/internal/engine"
 )
 
 // unit4 gives unit's bits exactly, lane by lane: at the octant boundaries
@@ -30,9 +28,9 @@ func TestUnit4MatchesUnit(t *testing.T) {
 			lat[e], lon[e] = vals[(i+e)%len(vals)], vals[(i+3*e+1)%len(vals)]
 		}
 		var got [12]float64
-		engine.Unit4(&lat, &lon, &got)
+		Unit4(&lat, &lon, &got)
 		for e := range 4 {
-			x, y, z := engine.Unit(lat[e], lon[e])
+			x, y, z := Unit(lat[e], lon[e])
 			if math.Float64bits(got[e]) != math.Float64bits(x) || math.Float64bits(got[4+e]) != math.Float64bits(y) ||
 				math.Float64bits(got[8+e]) != math.Float64bits(z) {
 				t.Fatalf("unit(%v, %v): unit4 %v %v %v, unit %v %v %v", lat[e], lon[e], got[e], got[4+e], got[8+e], x, y, z)
@@ -56,9 +54,9 @@ func TestChordToAngle4MatchesScalar(t *testing.T) {
 	for i := 0; i+4 <= len(vals); i++ {
 		d2 := [4]float64{vals[i], vals[i+1], vals[i+2], vals[i+3]}
 		var got [4]float64
-		engine.ChordToAngle4(&d2, &got)
+		ChordToAngle4(&d2, &got)
 		for e := range 4 {
-			if want := engine.ChordToAngle(d2[e]); math.Float64bits(got[e]) != math.Float64bits(want) {
+			if want := ChordToAngle(d2[e]); math.Float64bits(got[e]) != math.Float64bits(want) {
 				t.Fatalf("ChordToAngle(%v): chordToAngle4 %v, scalar %v", d2[e], got[e], want)
 			}
 		}
@@ -69,7 +67,7 @@ func BenchmarkUnit4(b *testing.B) {
 	lat, lon := [4]float64{0.1, -0.7, 1.2, -1.5}, [4]float64{2.9, -3.1, 0.3, -1.1}
 	var out [12]float64
 	for b.Loop() {
-		engine.Unit4(&lat, &lon, &out)
+		Unit4(&lat, &lon, &out)
 	}
 }
 
@@ -77,6 +75,6 @@ func BenchmarkUnit(b *testing.B) {
 	lat, lon := [4]float64{0.1, -0.7, 1.2, -1.5}, [4]float64{2.9, -3.1, 0.3, -1.1}
 	var out [12]float64
 	for b.Loop() {
-		engine.Unit4Go(&lat, &lon, &out)
+		Unit4Go(&lat, &lon, &out)
 	}
 }
