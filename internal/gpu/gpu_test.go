@@ -58,14 +58,14 @@ func edgeCases() []gpuCase {
 		[]float64{0, 180 * deg, -45 * deg, 180 * deg, -180 * deg, 179.9999 * deg})
 	poleRef := engine.Radians64([]float64{90 * deg, -89.99 * deg, 0, 0.5 * deg, 0.5 * deg},
 		[]float64{77 * deg, 3 * deg, -179.9999 * deg, -180 * deg, 180 * deg})
-	dup := spherePointsG(3000, 11)
-	dupRef := spherePointsG(500, 12)
+	dup := spherePoints(3000, 11)
+	dupRef := spherePoints(500, 12)
 	dupRef.Lat64 = append(dupRef.Lat64, dupRef.Lat64...)
 	dupRef.Lon64 = append(dupRef.Lon64, dupRef.Lon64...)
-	onRef := spherePointsG(700, 13)
+	onRef := spherePoints(700, 13)
 	ref32lat, ref32lon := make([]float32, 5000), make([]float32, 5000)
 	obs32lat, obs32lon := make([]float32, 20000), make([]float32, 20000)
-	r := spherePointsG(25000, 14)
+	r := spherePoints(25000, 14)
 	for i := range ref32lat {
 		ref32lat[i], ref32lon[i] = float32(r.Lat64[i]), float32(r.Lon64[i])
 	}
@@ -74,16 +74,16 @@ func edgeCases() []gpuCase {
 	}
 	return []gpuCase{
 		{"poles and antimeridian", poleObs, poleRef, 0},
-		{"single reference", spherePointsG(5000, 1), spherePointsG(1, 2), 0},
+		{"single reference", spherePoints(5000, 1), spherePoints(1, 2), 0},
 		{"duplicates", dup, dupRef, 0},
 		{"observations on references", onRef, onRef, 0},
 		{"float32 columns", engine.Radians32(obs32lat, obs32lon), engine.Radians32(ref32lat, ref32lon), 0},
-		{"few observations, many references (slices)", spherePointsG(3000, 3), spherePointsG(70000, 4), 0},
-		{"many jobs", spherePointsG(200000, 5), spherePointsG(3000, 6), 8192},
-		{"2^20 x 2^16", spherePointsG(1<<20, 7), spherePointsG(1<<16, 8), 0},
+		{"few observations, many references (slices)", spherePoints(3000, 3), spherePoints(70000, 4), 0},
+		{"many jobs", spherePoints(200000, 5), spherePoints(3000, 6), 8192},
+		{"2^20 x 2^16", spherePoints(1<<20, 7), spherePoints(1<<16, 8), 0},
 		{"generated on the device, sphere", engine.Points{Gen: &engine.Generated{Kind: engine.GenSphere, Seed: 9, First: 1 << 33, N: 300001}},
-			spherePointsG(4096, 10), 65536},
-		{"generated on the device, seed", engine.Points{Gen: &engine.Generated{Kind: engine.GenSeed, Seed: 3, N: 70000}}, spherePointsG(1000, 11), 0},
+			spherePoints(4096, 10), 65536},
+		{"generated on the device, seed", engine.Points{Gen: &engine.Generated{Kind: engine.GenSeed, Seed: 3, N: 70000}}, spherePoints(1000, 11), 0},
 	}
 }
 
@@ -121,7 +121,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 			for _, algo := range []engine.Algorithm{engine.Brute, engine.Grid} {
 				t.Run(mem.String()+"/"+algo.String()+"/"+tc.name, func(t *testing.T) {
 					req := engine.Request{Obs: tc.obs, Ref: tc.ref, BatchSize: tc.batch, Algorithm: algo}
-					want, got := newResultG(tc.obs.Len()), newResultG(tc.obs.Len())
+					want, got := newResult(tc.obs.Len()), newResult(tc.obs.Len())
 					for i := range got.Index {
 						got.Index[i], got.Distance[i] = math.MaxUint32, float32(math.NaN()) // poison
 					}
@@ -147,7 +147,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 // force and returns the query's stats.
 func gridMatchesBrute(t *testing.T, g *GPU, obs, ref engine.Points, batch int) engine.Stats {
 	t.Helper()
-	want, got := newResultG(obs.Len()), newResultG(obs.Len())
+	want, got := newResult(obs.Len()), newResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func compareResults(t *testing.T, obs, ref engine.Points, want, got engine.Resul
 	t.Helper()
 	bad := 0
 	for i := range want.Index {
-		if got.Index[i] != want.Index[i] || math.Abs(float64(got.Distance[i]-want.Distance[i]))*earthRadiusG > 1 || math.IsNaN(float64(got.Distance[i])) {
+		if got.Index[i] != want.Index[i] || math.Abs(float64(got.Distance[i]-want.Distance[i]))*earthRadius > 1 || math.IsNaN(float64(got.Distance[i])) {
 			if bad < 5 {
 				t.Errorf("obs %d: gpu ref %d at %v rad, cpu ref %d at %v rad", i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
 			}
@@ -175,13 +175,13 @@ func compareResults(t *testing.T, obs, ref engine.Points, want, got engine.Resul
 		t.Fatalf("%d of %d answers differ", bad, len(want.Index))
 	}
 	if obs.Len()*ref.Len() <= 2e7 {
-		checkAgainstNaiveG(t, "gpu", obs, ref, got)
+		checkAgainstNaive(t, "gpu", obs, ref, got)
 	}
 }
 
-func TestGPUKNearestMatchesNaive(t *testing.T) { kNearestMatchesNaiveG(t, openGPU(t, DeviceMemory)) }
+func TestGPUKNearestMatchesNaive(t *testing.T) { kNearestMatchesNaive(t, openGPU(t, DeviceMemory)) }
 
-func TestGPUWithinMatchesNaive(t *testing.T) { withinMatchesNaiveG(t, openGPU(t, DeviceMemory)) }
+func TestGPUWithinMatchesNaive(t *testing.T) { withinMatchesNaive(t, openGPU(t, DeviceMemory)) }
 
 // The GPU's k nearest and radius answers are the CPU engine's, on the real
 // sets both ways and on 2^18 random observations (float32 columns too),
@@ -189,14 +189,14 @@ func TestGPUWithinMatchesNaive(t *testing.T) { withinMatchesNaiveG(t, openGPU(t,
 func TestGPUNeighboursMatchCPU(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	cities, airports := realSets(t)
-	obs32 := spherePointsG(1<<18, 31)
+	obs32 := spherePoints(1<<18, 31)
 	obs32 = points32(obs32)
 	for _, tc := range []struct {
 		name     string
 		obs, ref engine.Points
 	}{
 		{"cities to airports", cities, airports}, {"airports to cities", airports, cities},
-		{"2^18 float32 to 2^16", obs32, spherePointsG(1<<16, 32)},
+		{"2^18 float32 to 2^16", obs32, spherePoints(1<<16, 32)},
 	} {
 		for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 			req := engine.Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, BatchSize: 50000}
@@ -204,8 +204,8 @@ func TestGPUNeighboursMatchCPU(t *testing.T) {
 				for _, k := range []int{1, 8, 64} {
 					compareKNearest(t, g, req, k, math.Inf(1))
 				}
-				compareKNearest(t, g, req, 8, 50e3/earthRadiusG)
-				compareWithin(t, g, req, 50e3/earthRadiusG)
+				compareKNearest(t, g, req, 8, 50e3/earthRadius)
+				compareWithin(t, g, req, 50e3/earthRadius)
 			})
 		}
 	}
@@ -323,7 +323,7 @@ func TestGPUCitiesAirports(t *testing.T) {
 		ref.Lat64[i], ref.Lon64[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
 	}
 	req := engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}
-	want, got := newResultG(obs.Len()), newResultG(obs.Len())
+	want, got := newResult(obs.Len()), newResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), req, want); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestGPUCitiesAirports(t *testing.T) {
 		compareResults(t, obs, ref, want, got)
 		// and airports -> cities: clustered references
 		rev := engine.Request{Obs: ref, Ref: obs, Algorithm: algo}
-		w2, g2 := newResultG(ref.Len()), newResultG(ref.Len())
+		w2, g2 := newResult(ref.Len()), newResult(ref.Len())
 		if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: ref, Ref: obs, Algorithm: engine.Brute}, w2); err != nil {
 			t.Fatal(err)
 		}
@@ -384,8 +384,8 @@ func TestGPUTree(t *testing.T) {
 		name     string
 		obs, ref engine.Points
 	}{
-		{"one cluster, the globe", spherePointsG(1<<16, 7), one},
-		{"five clusters, the globe", spherePointsG(1<<16, 8), many},
+		{"one cluster, the globe", spherePoints(1<<16, 7), one},
+		{"five clusters, the globe", spherePoints(1<<16, 8), many},
 		{"five clusters, near them", near, many},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -400,8 +400,8 @@ func TestGPUTree(t *testing.T) {
 // haversine with fast trigonometry), so only its bulk is checked.
 func TestGPUSeedPort(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	obs, ref := spherePointsG(1<<16, 21), spherePointsG(4096, 22)
-	want, got := newResultG(obs.Len()), newResultG(obs.Len())
+	obs, ref := spherePoints(1<<16, 21), spherePoints(4096, 22)
+	want, got := newResult(obs.Len()), newResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -424,12 +424,12 @@ func TestGPUCancel(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	obs, ref := spherePointsG(1<<18, 1), spherePointsG(1000, 2)
-	if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 14}, newResultG(obs.Len())); !errors.Is(err, context.Canceled) {
+	obs, ref := spherePoints(1<<18, 1), spherePoints(1000, 2)
+	if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 14}, newResult(obs.Len())); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled query: err = %v, want context.Canceled", err)
 	}
 	// The engine stays usable after a cancelled query.
-	out := newResultG(obs.Len())
+	out := newResult(obs.Len())
 	if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, out); err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +490,7 @@ func TestGPUHostResultCosts(t *testing.T) {
 	t.Logf("1 GiB: AllocHost %v (free %v), RegisterHost %v (unregister %v), touch in parallel %v", alloc, free, reg, unreg, time.Since(t0))
 
 	obs := engine.Points{Gen: &engine.Generated{Kind: engine.GenSphere, Seed: 5, N: 1 << 20}}
-	ref := spherePointsG(4096, 6)
+	ref := spherePoints(4096, 6)
 	idx, dist := make([]uint32, obs.Len()), make([]float32, obs.Len())
 	if err := g.RegisterHost(unsafe.Pointer(&idx[0]), 4*len(idx)); err != nil {
 		t.Fatal(err)
@@ -504,7 +504,7 @@ func TestGPUHostResultCosts(t *testing.T) {
 	if !g.pinnedOut(got) {
 		t.Fatal("registered answers not seen as page-locked")
 	}
-	want := newResultG(obs.Len())
+	want := newResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -518,12 +518,12 @@ func TestGPUHostResultCosts(t *testing.T) {
 // message as the CPU's, naming the point.
 func TestGPUBadObservation(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	obs := spherePointsG(300000, 1)
+	obs := spherePoints(300000, 1)
 	obs.Lat64[250001] = math.NaN()
 	obs.Lon64[70000] = 4 // jobs run out of order: the first bad point is named
-	ref := spherePointsG(1000, 2)
-	_, gerr := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, newResultG(obs.Len()))
-	_, cerr := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, newResultG(obs.Len()))
+	ref := spherePoints(1000, 2)
+	_, gerr := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, newResult(obs.Len()))
+	_, cerr := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, newResult(obs.Len()))
 	if gerr == nil || cerr == nil || gerr.Error() != cerr.Error() {
 		t.Errorf("GPU: %v\nCPU: %v", gerr, cerr)
 	}
@@ -533,7 +533,7 @@ func TestGPUBadObservation(t *testing.T) {
 // error, closing it again is not.
 func TestGPUCloseWithOpenSession(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	obs, ref := spherePointsG(5000, 1), spherePointsG(100, 2)
+	obs, ref := spherePoints(5000, 1), spherePoints(100, 2)
 	s, err := g.NewSession(obs, engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -556,8 +556,8 @@ func TestGPUFaults(t *testing.T) {
 	// One GPU: the fault plan counts the driver's calls of every device,
 	// and on several GPUs which one meets the fault would be a race.
 	g := openGPUWith(t, GPUOptions{Memory: DeviceMemory, Devices: 1})
-	obs, ref := spherePointsG(1<<20, 3), spherePointsG(5000, 4)
-	want := newResultG(obs.Len())
+	obs, ref := spherePoints(1<<20, 3), spherePoints(5000, 4)
+	want := newResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -578,7 +578,7 @@ func TestGPUFaults(t *testing.T) {
 		t.Run(tc.op, func(t *testing.T) {
 			g.releaseBuffers() // so that the query allocates again
 			g.drv.InjectFault(tc.op, tc.nth, tc.code)
-			got := newResultG(obs.Len())
+			got := newResult(obs.Len())
 			done := make(chan error, 1)
 			req := engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16} // 16 jobs: every call comes often
 			if tc.recovers {
@@ -603,7 +603,7 @@ func TestGPUFaults(t *testing.T) {
 			case err == nil || !strings.Contains(err.Error(), "GPU 0") || !strings.Contains(err.Error(), tc.op):
 				t.Fatalf("error %v does not name the GPU and %s", err, tc.op)
 			}
-			again := newResultG(obs.Len())
+			again := newResult(obs.Len())
 			st, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, again)
 			if err != nil {
 				t.Fatalf("after the fault: %v", err)
@@ -621,8 +621,8 @@ func TestGPUNoGrowth(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	round := func() {
 		n, m := 1000+rng.IntN(60000), 10+rng.IntN(5000)
-		obs, ref := spherePointsG(n, rng.Uint64()), spherePointsG(m, rng.Uint64())
-		if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Algorithm(rng.IntN(2))}, newResultG(n)); err != nil {
+		obs, ref := spherePoints(n, rng.Uint64()), spherePoints(m, rng.Uint64())
+		if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Algorithm(rng.IntN(2))}, newResult(n)); err != nil {
 			t.Fatal(err)
 		}
 		if rng.IntN(20) == 0 {
@@ -630,7 +630,7 @@ func TestGPUNoGrowth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Nearest(context.Background(), ref, newResultG(n)); err != nil {
+			if _, err := s.Nearest(context.Background(), ref, newResult(n)); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Close(); err != nil {

@@ -1,5 +1,9 @@
 package gpu
 
+// The CPU engine's test helpers (internal/cpu's cpu_test.go and
+// knn_test.go), which the GPU tests compare against: a package's _test
+// files cannot be imported, so these are copies.
+
 import (
 	"context"
 	"fmt"
@@ -12,8 +16,8 @@ import (
 	"github.com/geoknn/geoknn/sphere"
 )
 
-// spherePointsG draws n points uniform on the sphere (radians); never zeros.
-func spherePointsG(n int, seed uint64) engine.Points {
+// spherePoints draws n points uniform on the sphere (radians); never zeros.
+func spherePoints(n int, seed uint64) engine.Points {
 	lat, lon := make([]float64, n), make([]float64, n)
 	if err := sphere.SphereRadians(n, seed, lat, lon); err != nil {
 		panic(err)
@@ -21,27 +25,28 @@ func spherePointsG(n int, seed uint64) engine.Points {
 	return engine.Radians64(lat, lon)
 }
 
-func newResultG(n int) engine.Result {
+// newResult is room for n answers.
+func newResult(n int) engine.Result {
 	return engine.Result{Index: make([]uint32, n), Distance: make([]float32, n)}
 }
 
-const earthRadiusG = sphere.EarthRadiusMetres
+const earthRadius = sphere.EarthRadiusMetres
 
-// checkAgainstNaiveG fails t for any answer more than 1 m worse than the
+// checkAgainstNaive fails t for any answer more than 1 m worse than the
 // float64 truth or whose distance is off by more than 1 m.
-func checkAgainstNaiveG(t *testing.T, name string, obs, ref engine.Points, out engine.Result) {
+func checkAgainstNaive(t *testing.T, name string, obs, ref engine.Points, out engine.Result) {
 	t.Helper()
-	want, wantDist := naiveNearestG(obs, ref)
+	want, wantDist := naiveNearest(obs, ref)
 	bad := 0
 	for i := range want {
 		la, lo := obs.At(i)
 		lb, lob := ref.At(int(out.Index[i]))
 		s1, s2 := math.Sin((lb-la)/2), math.Sin((lob-lo)/2)
 		got := 2 * math.Asin(math.Sqrt(math.Min(1, s1*s1+math.Cos(la)*math.Cos(lb)*s2*s2)))
-		if (got-wantDist[i])*earthRadiusG > 1 || math.Abs(float64(out.Distance[i])-got)*earthRadiusG > 1 {
+		if (got-wantDist[i])*earthRadius > 1 || math.Abs(float64(out.Distance[i])-got)*earthRadius > 1 {
 			if bad < 5 {
 				t.Errorf("%s: obs %d: got ref %d at %.3f m (reported %.3f m), want ref %d at %.3f m", name, i,
-					out.Index[i], got*earthRadiusG, float64(out.Distance[i])*earthRadiusG, want[i], wantDist[i]*earthRadiusG)
+					out.Index[i], got*earthRadius, float64(out.Distance[i])*earthRadius, want[i], wantDist[i]*earthRadius)
 			}
 			bad++
 		}
@@ -51,15 +56,15 @@ func checkAgainstNaiveG(t *testing.T, name string, obs, ref engine.Points, out e
 	}
 }
 
-// kNearestMatchesNaiveG checks eng's k nearest on every case, k, limit and
+// kNearestMatchesNaive checks eng's k nearest on every case, k, limit and
 // algorithm against the oracle.
-func kNearestMatchesNaiveG(t *testing.T, eng engine.Engine) {
+func kNearestMatchesNaive(t *testing.T, eng engine.Engine) {
 	ctx := context.Background()
-	for _, tc := range knnCasesG(t) {
-		ranked := rankAllG(tc.obs, tc.ref)
+	for _, tc := range knnCases(t) {
+		ranked := rankAll(tc.obs, tc.ref)
 		for _, k := range []int{1, 2, 8, 64} {
 			k = min(k, tc.ref.Len())
-			for _, maxRad := range []float64{math.Inf(1), 300 / earthRadiusG * 1000} {
+			for _, maxRad := range []float64{math.Inf(1), 300 / earthRadius * 1000} {
 				// Side 0: the engine's own choice (the CPU's k-d tree); 7: a grid.
 				for _, run := range []struct {
 					algo engine.Algorithm
@@ -74,7 +79,7 @@ func kNearestMatchesNaiveG(t *testing.T, eng engine.Engine) {
 						if _, err := eng.KNearest(ctx, req, maxRad, out); err != nil {
 							t.Fatal(err)
 						}
-						checkKRowsG(t, ranked, out, maxRad)
+						checkKRows(t, ranked, out, maxRad)
 					})
 				}
 			}
@@ -82,31 +87,31 @@ func kNearestMatchesNaiveG(t *testing.T, eng engine.Engine) {
 	}
 }
 
-// withinMatchesNaiveG checks eng's radius queries (counts, lists, both
+// withinMatchesNaive checks eng's radius queries (counts, lists, both
 // algorithms) against the oracle.
-func withinMatchesNaiveG(t *testing.T, eng engine.Engine) {
-	for _, tc := range knnCasesG(t) {
-		ranked := rankAllG(tc.obs, tc.ref)
+func withinMatchesNaive(t *testing.T, eng engine.Engine) {
+	for _, tc := range knnCases(t) {
+		ranked := rankAll(tc.obs, tc.ref)
 		for _, metres := range []float64{1, 1000, 50e3, 1000e3, 20000e3} {
 			for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 				t.Run(fmt.Sprintf("%s/%gm/%v", tc.name, metres, algo), func(t *testing.T) {
-					withinCaseG(t, eng, tc.obs, tc.ref, ranked, metres, algo)
+					withinCase(t, eng, tc.obs, tc.ref, ranked, metres, algo)
 				})
 			}
 		}
 	}
 }
 
-// fromVectorG appends the radians of the direction (x, y, z) to p.
-func fromVectorG(p *engine.Points, x, y, z float64) {
+// fromVector appends the radians of the direction (x, y, z) to p.
+func fromVector(p *engine.Points, x, y, z float64) {
 	n := math.Sqrt(x*x + y*y + z*z)
 	p.Lat64 = append(p.Lat64, math.Asin(z/n))
 	p.Lon64 = append(p.Lon64, math.Atan2(y, x))
 }
 
-// onFaceEdgesG is n points on the cube map's seams: the edges and corners
+// onFaceEdges is n points on the cube map's seams: the edges and corners
 // of its faces, and the edges of the cells of side cells a face edge.
-func onFaceEdgesG(n, side int, rng *rand.Rand) engine.Points {
+func onFaceEdges(n, side int, rng *rand.Rand) engine.Points {
 	var p engine.Points
 	for len(p.Lat64) < n {
 		s := []float64{1, -1}[rng.IntN(2)]
@@ -119,20 +124,20 @@ func onFaceEdgesG(n, side int, rng *rand.Rand) engine.Points {
 		}
 		c := [3]float64{s, u, v}
 		a := rng.IntN(3)
-		fromVectorG(&p, c[a], c[(a+1)%3], c[(a+2)%3])
+		fromVector(&p, c[a], c[(a+1)%3], c[(a+2)%3])
 	}
 	return p
 }
 
-func rankAllG(obs, ref engine.Points) [][]engine.Neighbour {
+func rankAll(obs, ref engine.Points) [][]engine.Neighbour {
 	out := make([][]engine.Neighbour, obs.Len())
 	for i := range out {
-		out[i] = naiveAllG(obs, ref, i)
+		out[i] = naiveAll(obs, ref, i)
 	}
 	return out
 }
 
-func knnCasesG(t testing.TB) []struct {
+func knnCases(t testing.TB) []struct {
 	name     string
 	obs, ref engine.Points
 } {
@@ -151,14 +156,14 @@ func knnCasesG(t testing.TB) []struct {
 		name     string
 		obs, ref engine.Points
 	}{
-		{"sphere", spherePointsG(1500, 1), spherePointsG(3000, 2)},
-		{"clustered references", spherePointsG(1000, 3), engine.Radians64(clat, clon)},
+		{"sphere", spherePoints(1500, 1), spherePoints(3000, 2)},
+		{"clustered references", spherePoints(1000, 3), engine.Radians64(clat, clon)},
 		{"poles, antimeridian, duplicates, antipodes", edgeObs, edgeRef},
 		{"airports to cities", airports, cities}, {"cities to airports", cities, airports},
 	}
 }
 
-func checkKRowsG(t *testing.T, ranked [][]engine.Neighbour, out engine.KResult, maxRad float64) {
+func checkKRows(t *testing.T, ranked [][]engine.Neighbour, out engine.KResult, maxRad float64) {
 	t.Helper()
 	for i, want := range ranked {
 		for j := range out.K {
@@ -169,16 +174,16 @@ func checkKRowsG(t *testing.T, ranked [][]engine.Neighbour, out engine.KResult, 
 				}
 				continue
 			}
-			if !sameOrTieG(ranked[i], got, want[j]) || math.Abs(gd-engine.ChordToAngle(want[j].D2))*earthRadiusG > 1 {
+			if !sameOrTie(ranked[i], got, want[j]) || math.Abs(gd-engine.ChordToAngle(want[j].D2))*earthRadius > 1 {
 				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].ID, engine.ChordToAngle(want[j].D2))
 			}
 		}
 	}
 }
 
-func withinCaseG(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked [][]engine.Neighbour, metres float64, algo engine.Algorithm) {
+func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked [][]engine.Neighbour, metres float64, algo engine.Algorithm) {
 	ctx := context.Background()
-	rad := metres / earthRadiusG
+	rad := metres / earthRadius
 	req := engine.Request{Obs: obs, Ref: ref, Algorithm: algo}
 	counts, _, err := eng.Within(ctx, req, rad, false)
 	if err != nil {
@@ -199,19 +204,19 @@ func withinCaseG(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked
 			}
 		}
 		got := res.Index[res.Offsets[i]:res.Offsets[i+1]]
-		if int(res.Counts[i]) != len(want) || !sameRowG(ranked[i], got, want) {
+		if int(res.Counts[i]) != len(want) || !sameRow(ranked[i], got, want) {
 			t.Fatalf("obs %d: %d references %v, want %d %v", i, res.Counts[i], got, len(want), want)
 		}
 		for j, nb := range got {
-			want := engine.ChordToAngle(naiveChordG(obs, ref, i, nb))
-			if d := float64(res.Distance[res.Offsets[i]+uint64(j)]); math.Abs(d-want)*earthRadiusG > 1 {
+			want := engine.ChordToAngle(naiveChord(obs, ref, i, nb))
+			if d := float64(res.Distance[res.Offsets[i]+uint64(j)]); math.Abs(d-want)*earthRadius > 1 {
 				t.Fatalf("obs %d reference %d: %v rad, want %v", i, nb, d, want)
 			}
 		}
 	}
 }
 
-func naiveNearestG(obs, ref engine.Points) ([]uint32, []float64) {
+func naiveNearest(obs, ref engine.Points) ([]uint32, []float64) {
 	idx := make([]uint32, obs.Len())
 	dist := make([]float64, obs.Len())
 	for i := range idx {
@@ -231,7 +236,7 @@ func naiveNearestG(obs, ref engine.Points) ([]uint32, []float64) {
 	return idx, dist
 }
 
-func sameRowG(all []engine.Neighbour, got, want []uint32) bool {
+func sameRow(all []engine.Neighbour, got, want []uint32) bool {
 	if slices.Equal(got, want) {
 		return true
 	}
@@ -243,7 +248,7 @@ func sameRowG(all []engine.Neighbour, got, want []uint32) bool {
 		d2[nb.ID] = nb.D2
 	}
 	for j := range got {
-		if got[j] != want[j] && !sameOrTieG(all, got[j], engine.Neighbour{D2: d2[want[j]], ID: want[j]}) {
+		if got[j] != want[j] && !sameOrTie(all, got[j], engine.Neighbour{D2: d2[want[j]], ID: want[j]}) {
 			return false
 		}
 	}
@@ -253,7 +258,7 @@ func sameRowG(all []engine.Neighbour, got, want []uint32) bool {
 	return slices.Equal(g, w)
 }
 
-func sameOrTieG(all []engine.Neighbour, got uint32, want engine.Neighbour) bool {
+func sameOrTie(all []engine.Neighbour, got uint32, want engine.Neighbour) bool {
 	if got == want.ID {
 		return true
 	}
@@ -265,13 +270,13 @@ func sameOrTieG(all []engine.Neighbour, got uint32, want engine.Neighbour) bool 
 	return false
 }
 
-func naiveChordG(obs, ref engine.Points, i int, j uint32) float64 {
+func naiveChord(obs, ref engine.Points, i int, j uint32) float64 {
 	x, y, z := engine.Unit(obs.At(i))
 	a, b, c := engine.Unit(ref.At(int(j)))
 	return engine.Chord2(x, y, z, a, b, c)
 }
 
-func naiveAllG(obs, ref engine.Points, i int) []engine.Neighbour {
+func naiveAll(obs, ref engine.Points, i int) []engine.Neighbour {
 	x, y, z := engine.Unit(obs.At(i))
 	all := make([]engine.Neighbour, ref.Len())
 	for j := range all {

@@ -21,7 +21,7 @@ type hostWorld struct {
 }
 
 func newHostWorld(obs engine.Points, nref int) hostWorld {
-	ref := spherePointsG(nref, 41)
+	ref := spherePoints(nref, 41)
 	rng := rand.New(rand.NewPCG(4, 5))
 	mv := engine.Movers{Lat: ref.Lat64, Lon: ref.Lon64, Heading: make([]float64, nref), Speed: make([]float64, nref)}
 	for i := range nref {
@@ -89,11 +89,11 @@ func moverSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engine.
 		if step == 6 {
 			// A query against other references between two against the
 			// movers: theirs must come back.
-			if _, err := s.Nearest(ctx, spherePointsG(700, 3), engine.Result{}); err != nil {
+			if _, err := s.Nearest(ctx, spherePoints(700, 3), engine.Result{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got := newResultG(n)
+		got := newResult(n)
 		q, err := s.StartMovers(ctx, got)
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
@@ -103,7 +103,7 @@ func moverSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engine.
 		}
 		checkMoverPositions(t, s, step, w)
 		ref := engine.Radians64(w.mv.Lat, w.mv.Lon)
-		want := newResultG(n)
+		want := newResult(n)
 		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: w.obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
@@ -135,17 +135,17 @@ func checkMoverPositions(t *testing.T, s engine.Session, step int, w hostWorld) 
 
 func TestCPUSessionMovers(t *testing.T) {
 	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
-		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, cpu.NewCPU(0), spherePointsG(30011, 5), algo) })
+		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, cpu.NewCPU(0), spherePoints(30011, 5), algo) })
 	}
 }
 
 func TestGPUSessionMovers(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	p := spherePointsG(1<<17+5, 6)
+	p := spherePoints(1<<17+5, 6)
 	for _, tc := range []struct {
 		name string
 		obs  engine.Points
-	}{{"float64", spherePointsG(1<<18+3, 5)}, {"float32", points32(p)}} {
+	}{{"float64", spherePoints(1<<18+3, 5)}, {"float32", points32(p)}} {
 		for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { moverSteps(t, g, tc.obs, algo) })
 		}
@@ -154,7 +154,7 @@ func TestGPUSessionMovers(t *testing.T) {
 
 func TestSessionMoversRejectBadInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := cpu.NewCPU(1).NewSession(spherePointsG(100, 1), engine.SessionOptions{})
+	s, err := cpu.NewCPU(1).NewSession(spherePoints(100, 1), engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func clonePoints(p engine.Points) engine.Points {
 func TestGPUPreparedStaysOnDevice(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	ctx := context.Background()
-	ref := spherePointsG(20000, 3)
+	ref := spherePoints(20000, 3)
 	ref.Lat64 = append(ref.Lat64, ref.Lat64[:50]...) // duplicates: merged for nearest, kept for k nearest
 	ref.Lon64 = append(ref.Lon64, ref.Lon64[:50]...)
 	x, err := cpu.NewCPUIndex(ref)
@@ -279,14 +279,14 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	prep := x.Prepared()
-	obs := spherePointsG(300000, 4)
+	obs := spherePoints(300000, 4)
 	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
-		want := newResultG(obs.Len())
+		want := newResult(obs.Len())
 		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo}, want); err != nil {
 			t.Fatal(err)
 		}
 		for round := range 2 {
-			got := newResultG(obs.Len())
+			got := newResult(obs.Len())
 			if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, got); err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +307,7 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 			t.Errorf("%v: k nearest against the prepared references differ", algo)
 		}
 		// Other references in between: the prepared ones are sent again.
-		if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: spherePointsG(100, 5), Algorithm: algo}, newResultG(obs.Len())); err != nil {
+		if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: spherePoints(100, 5), Algorithm: algo}, newResult(obs.Len())); err != nil {
 			t.Fatal(err)
 		}
 		if g.devs[0].refs.from != nil {
@@ -321,12 +321,12 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 func BenchmarkGPUPreparedNearest(b *testing.B) {
 	g := openGPU(b, DeviceMemory)
 	ctx := context.Background()
-	ref, obs := spherePointsG(1<<16, 3), spherePointsG(1<<20, 4)
+	ref, obs := spherePoints(1<<16, 3), spherePoints(1<<20, 4)
 	x, err := cpu.NewCPUIndex(ref)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := newResultG(obs.Len())
+	out := newResult(obs.Len())
 	for _, tc := range []struct {
 		name string
 		prep *engine.Prepared
