@@ -28,5 +28,14 @@
 //	cells.go                    the face cells' candidate lists on the device: levels, refusal
 //	neighbours.go               k nearest and radius queries (knn.cu)
 //	session.go, session_movers.go  resident sessions; references moved on the device
-//	kern.go, kern_*.go          typed kernel wrappers, one file per .cu
+//	kern.go                     a module's entries and argument blocks; the kernels' parameter types
+//	kern_haversine.go           haversine.cu: exact brute force (block_min, global_min, refine)
+//	kern_seed.go                seed.cu: the float32 baseline brute-force kernels
+//	kern_grid.go                grid.cu: the grid index on the device, the observation sort, the grid query
+//	kern_tree.go                tree.cu: the query through the packed k-d tree
+//	kern_cells.go               cells.cu: the face cells' lists and query
+//	kern_knn.go                 knn.cu: k nearest and radius queries
+//	kern_resident.go            resident.cu: sessions' replacements, duplicates, changed answers
+//	kern_generate.go            generate.cu: synthetic observations on the device
+//	kern_move.go                move.cu: references moved on the device
 package gpu
