@@ -223,3 +223,61 @@ func checkGridSide(side int) error {
 	}
 	return nil
 }
+
+// NoNeighbour marks the entries of a k-nearest row past the references
+// found within the query's distance limit.
+const NoNeighbour = ^uint32(0)
+
+// KResult receives k answers an observation, row-major: observation i's are
+// entries [i*K, (i+1)*K), nearest first, ties to the lower index; where
+// fewer than K references lie within the distance limit the row ends in
+// NoNeighbour indices and +Inf distances (radians).
+type KResult struct {
+	K        int
+	Index    []uint32
+	Distance []float32
+}
+
+func CheckK(req Request, maxRad float64, out KResult) error {
+	if err := CheckPoints(req, true); err != nil {
+		return err
+	}
+	n := req.Obs.Len()
+	if out.K < 1 || out.K > req.Ref.Len() {
+		return fmt.Errorf("k = %d: want 1 to the %d references", out.K, req.Ref.Len())
+	}
+	if len(out.Index) != n*out.K || len(out.Distance) != n*out.K {
+		return fmt.Errorf("result has room for %d indices and %d distances, want %d", len(out.Index), len(out.Distance), n*out.K)
+	}
+	if !(maxRad > 0) {
+		return fmt.Errorf("maximum distance %v rad: want a positive distance", maxRad)
+	}
+	return nil
+}
+
+// WithinResult is the answer of a radius query: Counts[i] references lie
+// within the radius of observation i; with lists, they are
+// Index[Offsets[i]:Offsets[i+1]] with their Distance (radians), nearest
+// first, ties to the lower index.
+type WithinResult struct {
+	Counts   []uint32
+	Offsets  []uint64
+	Index    []uint32
+	Distance []float32
+}
+
+// Gather concatenates the batches' lists, in observation order.
+func (r *WithinResult) Gather(batches [][]Neighbour) {
+	r.Offsets = make([]uint64, len(r.Counts)+1)
+	for i, c := range r.Counts {
+		r.Offsets[i+1] = r.Offsets[i] + uint64(c)
+	}
+	total := r.Offsets[len(r.Counts)]
+	r.Index, r.Distance = make([]uint32, 0, total), make([]float32, 0, total)
+	for _, b := range batches {
+		for _, nb := range b {
+			r.Index = append(r.Index, nb.ID)
+			r.Distance = append(r.Distance, float32(ChordToAngle(nb.D2)))
+		}
+	}
+}

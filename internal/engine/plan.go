@@ -55,7 +55,7 @@ func (p gridPlan) Note() string {
 // (which the tiled kernels and the CPU loop run at full rate); a brute-force
 // query costs one pair a reference plus m.bruteQuery. tree is refs' k-d tree
 // when one is prepared (nil: built if the plan samples one).
-func PlanGrid(obs Points, refs *RefSet, m gridCost, side int, tree *KdTree) gridPlan {
+func PlanGrid(obs Points, refs *RefSet, m GridCost, side int, tree *KdTree) gridPlan {
 	brute := float64(refs.N) + m.bruteQuery
 	idx := planSample(obs.Len(), refs.N)
 	sides := candidateSides(refs, side)
@@ -94,7 +94,7 @@ func PlanGrid(obs Points, refs *RefSet, m gridCost, side int, tree *KdTree) grid
 
 // sampleTree is sampleSide for a k-d tree (t, or built when nil), a node
 // costing what a cell does.
-func sampleTree(obs Points, idx []int, refs *RefSet, m gridCost, brute float64, t *KdTree) (gridPlan, float64) {
+func sampleTree(obs Points, idx []int, refs *RefSet, m GridCost, brute float64, t *KdTree) (gridPlan, float64) {
 	if t == nil {
 		t = BuildKDTree(refs)
 	}
@@ -142,7 +142,7 @@ func candidateSides(refs *RefSet, side int) []int {
 
 // sampleSide builds the index of side g and runs the sample through it;
 // it returns the plan and its cost a query.
-func sampleSide(obs Points, idx []int, refs *RefSet, g int, m gridCost, brute float64) (gridPlan, float64) {
+func sampleSide(obs Points, idx []int, refs *RefSet, g int, m GridCost, brute float64) (gridPlan, float64) {
 	ix := m.build(refs, g)
 	cells, cands, cost := sampleCost(obs, idx, m, brute, ix.Nearest)
 	return gridPlan{Index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}, cost
@@ -151,7 +151,7 @@ func sampleSide(obs Points, idx []int, refs *RefSet, g int, m gridCost, brute fl
 // sampleCost runs the sampled observations through nearest, stopping early
 // once they cost more than brute force; it returns the cells (or nodes) and
 // candidates a query and the cost a query.
-func sampleCost(obs Points, idx []int, m gridCost, brute float64,
+func sampleCost(obs Points, idx []int, m GridCost, brute float64,
 	nearest func(x, y, z float64, w *GridWork) (float64, uint32)) (cells, cands, cost float64) {
 	var w GridWork
 	ran := 0
@@ -186,21 +186,21 @@ func cheapest(costs []float64) int {
 // observation beyond its pairs (on the CPU the unit vector, tiles and the
 // final re-rank; on the GPU nothing that matters). The fits and their runs
 // are in internal/kernels/NOTES.md ("Grid cost model").
-type gridCost struct {
+type GridCost struct {
 	unit, bruteQuery float64
 	fitted           bool // the CPU engine's own grid (buildFittedGrid); the GPU's kernels use the global one
 	trees            bool // a k-d tree may be planned (a tree node costs what a cell does)
 }
 
 var (
-	CpuGridCost = gridCost{unit: 80, bruteQuery: 3000, fitted: true, trees: true}
-	GpuGridCost = gridCost{unit: 130, trees: true}
+	CpuGridCost = GridCost{unit: 80, bruteQuery: 3000, fitted: true, trees: true}
+	GpuGridCost = GridCost{unit: 130, trees: true}
 	// Sessions rebuild their index on the device at every step: no trees.
-	GpuSessionGridCost = gridCost{unit: 130}
+	GpuSessionGridCost = GridCost{unit: 130}
 )
 
 // build is the grid of side g over refs that the model plans.
-func (m gridCost) build(refs *RefSet, g int) *GridIndex {
+func (m GridCost) build(refs *RefSet, g int) *GridIndex {
 	if m.fitted {
 		return BuildFittedGrid(refs, g)
 	}

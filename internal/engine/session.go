@@ -181,7 +181,7 @@ func (p *SessionPlan) Due(nref int) bool {
 
 // Update re-plans when the plan is stale: first query, Replan queries on,
 // or a different reference count.
-func (p *SessionPlan) Update(opts SessionOptions, sample *ObsSample, refs *RefSet, cost gridCost) {
+func (p *SessionPlan) Update(opts SessionOptions, sample *ObsSample, refs *RefSet, cost GridCost) {
 	if opts.Algorithm != Grid {
 		p.Shape, p.Note = GridShape{}, ""
 		return
