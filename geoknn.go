@@ -12,6 +12,7 @@ import (
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/gpu"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/sphere"
 )
@@ -22,7 +23,7 @@ const EarthRadiusMetres = sphere.EarthRadiusMetres
 
 // MaxGridSide is the largest Options.GridSide: the grid index holds at
 // most MaxGridSide^3 cells.
-const MaxGridSide = engine.MaxGridSide
+const MaxGridSide = index.MaxGridSide
 
 // Engine selects where queries run.
 type Engine int

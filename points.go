@@ -4,26 +4,25 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/paulmach/orb"
-
-	"github.com/geoknn/geoknn/internal/engine"
 )
 
 // Points is a set of points as latitude and longitude columns in radians,
 // in float64 (Radians64) or float32 (Radians32). The engines read the
 // columns in place and never modify them: the caller keeps them unchanged
 // while a query that reads them runs.
-type Points struct{ cols engine.Points }
+type Points struct{ cols index.Points }
 
 // Radians64 wraps float64 radian columns of equal length.
 func Radians64(latRad, lonRad []float64) Points {
-	return Points{engine.Radians64(latRad, lonRad)}
+	return Points{index.Radians64(latRad, lonRad)}
 }
 
 // Radians32 wraps float32 radian columns of equal length: half the memory
 // and half the bytes sent to a GPU, for callers that hold large arrays.
 func Radians32(latRad, lonRad []float32) Points {
-	return Points{engine.Radians32(latRad, lonRad)}
+	return Points{index.Radians32(latRad, lonRad)}
 }
 
 // Len is the number of points.
@@ -82,12 +81,12 @@ func ParseGenerator(s string) (Generator, error) {
 }
 
 // kind is the engine's name for g.
-func (g Generator) kind() (engine.GenKind, error) {
+func (g Generator) kind() (index.GenKind, error) {
 	switch g {
 	case UniformSphere:
-		return engine.GenSphere, nil
+		return index.GenSphere, nil
 	case UniformDegrees:
-		return engine.GenSeed, nil
+		return index.GenSeed, nil
 	}
 	return 0, fmt.Errorf("geoknn: %v is not a generator", g)
 }
@@ -103,7 +102,7 @@ func Generated(g Generator, n int, seed uint64) (Points, error) {
 	if n < 0 {
 		return Points{}, fmt.Errorf("geoknn: %d points", n)
 	}
-	return Points{engine.Points{Gen: &engine.Generated{Kind: kind, Seed: seed, N: n}}}, nil
+	return Points{index.Points{Gen: &index.Generated{Kind: kind, Seed: seed, N: n}}}, nil
 }
 
 // Degrees validates points (orb.Point{lon, lat} in degrees) and converts

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
@@ -39,7 +40,7 @@ import (
 // The build runs level by level on every goroutine, in tiles of up to
 // faceTileN^2 neighbouring cells: one tree walk gathers a pool of the
 // references near a tile, which its cells scan four at a time
-// (cpu_cells_pool.go), and a tile whose pool would be too large (crowded
+// (cells_pool.go), and a tile whose pool would be too large (crowded
 // references) walks the tree for each cell. The query runs in groups
 // whose memory is asked for a stage ahead (faceQueries).
 
@@ -87,8 +88,8 @@ type faceIndex struct {
 	side   int
 	head   []faceHead
 	blocks []faceBlock
-	tree   *engine.KdTree // answers the cells without a list (nil: none)
-	orig   []uint32       // the references' input indices, for the tree's answers
+	tree   *index.KdTree // answers the cells without a list (nil: none)
+	orig   []uint32      // the references' input indices, for the tree's answers
 	// For the note: the cells split, the levels below the first, the
 	// candidates in all lists and the longest, the cells without a list.
 	split, levels, entries, longest, treeCells int
@@ -126,7 +127,7 @@ type faceSpots struct {
 // faceTop4AVX2 where the CPU has AVX2: the same cells and bits, without
 // the branches of the face's choice.
 func (fc *faceIndex) top4(u *[12]float64, s *faceSpots) {
-	if engine.HaveAVX2FMA {
+	if index.HaveAVX2FMA {
 		faceTop4AVX2(u, fc.side, 0.5*float64(fc.side), s)
 		return
 	}
@@ -206,7 +207,7 @@ func (c faceCell) geometry() faceGeom {
 	for k := range 4 {
 		p := c.point(u[k&1], v[k>>1])
 		g.corner[k] = p
-		g.alpha = max(g.alpha, math.Sqrt(engine.Chord2(p[0], p[1], p[2], g.centre[0], g.centre[1], g.centre[2])))
+		g.alpha = max(g.alpha, math.Sqrt(index.Chord2(p[0], p[1], p[2], g.centre[0], g.centre[1], g.centre[2])))
 	}
 	return g
 }
@@ -225,7 +226,7 @@ func (c faceCell) point(u, v float64) [3]float64 {
 }
 
 // cornerDots are the dot products of the corners with reference k.
-func (g *faceGeom) cornerDots(refs *engine.RefSet, k uint32) [4]float64 {
+func (g *faceGeom) cornerDots(refs *index.RefSet, k uint32) [4]float64 {
 	return g.cornerDotsOf(refs.X[k], refs.Y[k], refs.Z[k])
 }
 
@@ -248,9 +249,9 @@ type faceOut struct {
 
 // faceBuilder is one goroutine's scratch for the build.
 type faceBuilder struct {
-	refs  *engine.RefSet
+	refs  *index.RefSet
 	trees *lazyTree
-	grid  *engine.GridIndex // the first level's pools' index; nil: the tree
+	grid  *index.GridIndex // the first level's pools' index; nil: the tree
 	surv  []faceSurvivor
 	// sortSurvivors' scratch: the keys, and the survivors in order.
 	keys   []faceKey
@@ -346,7 +347,7 @@ func (b *faceBuilder) gatherPool(gs []faceGeom, t *faceTile, fromGrid bool) (poo
 	for a := range t.rows {
 		for k := range t.cols {
 			g := &gs[a*faceTileN+k]
-			reach = max(reach, 2*math.Sqrt(engine.Chord2(c[0], c[1], c[2], g.centre[0], g.centre[1], g.centre[2]))+2*g.alpha)
+			reach = max(reach, 2*math.Sqrt(index.Chord2(c[0], c[1], c[2], g.centre[0], g.centre[1], g.centre[2]))+2*g.alpha)
 		}
 	}
 	if fromGrid {
@@ -431,7 +432,7 @@ func (b *faceBuilder) build(g *faceGeom, level int, pooled bool) (ids []uint32, 
 func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64, most int) float64 {
 	t, p := b.trees.built(), g.centre
 	dq := g.cornerDots(b.refs, q0)
-	need2, limit := need*need, engine.FittedChordBound(need*need)
+	need2, limit := need*need, index.FittedChordBound(need*need)
 	b.surv = b.surv[:0]
 	reach := 0.0
 	var stack [64]int32
@@ -448,7 +449,7 @@ func (b *faceBuilder) firstFilter(g *faceGeom, q0 uint32, need float64, most int
 			continue
 		}
 		for r := nd.Start; r < nd.End; r++ {
-			d2 := engine.Chord2(p[0], p[1], p[2], t.X[r], t.Y[r], t.Z[r])
+			d2 := index.Chord2(p[0], p[1], p[2], t.X[r], t.Y[r], t.Z[r])
 			if d2 > need2 {
 				continue
 			}
@@ -499,7 +500,7 @@ func (b *faceBuilder) sortSurvivors() {
 	}
 	keys := b.keys[:0]
 	for k := range b.surv {
-		keys = append(keys, faceKey{engine.Neighbour{D2: b.surv[k].d2, ID: b.surv[k].id}, int32(k)})
+		keys = append(keys, faceKey{index.Neighbour{D2: b.surv[k].d2, ID: b.surv[k].id}, int32(k)})
 	}
 	b.keys = keys
 	if n > 32 {
@@ -519,7 +520,7 @@ func (b *faceBuilder) sortSurvivors() {
 			keys[j] = v
 		}
 	}
-	sorted := engine.Grow(b.sorted, n)
+	sorted := index.Grow(b.sorted, n)
 	for k, key := range keys {
 		sorted[k] = b.surv[key.at]
 	}
@@ -529,14 +530,14 @@ func (b *faceBuilder) sortSurvivors() {
 // faceKey is a survivor's sort key (its squared chord and index, ordered
 // as neighbours are) and place.
 type faceKey struct {
-	engine.Neighbour
+	index.Neighbour
 	at int32
 }
 
 // boxBeaten tells whether corner dots dq beat every point of node n's box
 // at every corner: the box's largest dot product with each corner (the
 // larger end of each axis's span) is below dq's by faceDomEps.
-func (g *faceGeom) boxBeaten(n *engine.KdNode, dq *[4]float64) bool {
+func (g *faceGeom) boxBeaten(n *index.KdNode, dq *[4]float64) bool {
 	for k := range 4 {
 		c := &g.corner[k]
 		m := max(c[0]*n.Lo[0], c[0]*n.Hi[0]) + max(c[1]*n.Lo[1], c[1]*n.Hi[1]) + max(c[2]*n.Lo[2], c[2]*n.Hi[2])
@@ -575,7 +576,7 @@ func (b *faceBuilder) secondFilter(out []uint32, stop int) []uint32 {
 // built on team between the steps when a level first needs it
 // (buildLevel). It returns nil and why when the cells of all levels would
 // pass maxFacePlaces.
-func buildFaceCells(ctx context.Context, refs *engine.RefSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory) (*faceIndex, string, error) {
+func buildFaceCells(ctx context.Context, refs *index.RefSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory) (*faceIndex, string, error) {
 	return buildFaceCellsPooled(ctx, refs, trees, side, team, mem, faceTilePool, trees.built() == nil)
 }
 
@@ -594,7 +595,7 @@ type faceMemory struct {
 
 // takeBuilders is a builder for each of workers, from m's where it has
 // them, set for this build; their scratch and lists' arena are kept.
-func (m *faceMemory) takeBuilders(workers int, refs *engine.RefSet, trees *lazyTree, grid *engine.GridIndex, poolMost int) []*faceBuilder {
+func (m *faceMemory) takeBuilders(workers int, refs *index.RefSet, trees *lazyTree, grid *index.GridIndex, poolMost int) []*faceBuilder {
 	for len(m.builders) < workers {
 		m.builders = append(m.builders, &faceBuilder{})
 	}
@@ -616,7 +617,7 @@ func (m *faceMemory) letGo() {
 // cleared is n outcomes from mem (kept in *mem for the next build), set
 // to none on team's workers.
 func cleared(mem *[]faceOut, n int, team *parallel.Team) []faceOut {
-	outs := engine.Grow(*mem, n)
+	outs := index.Grow(*mem, n)
 	*mem = outs
 	team.Blocks(n, 1<<12, func(_, lo, hi int) { clear(outs[lo:hi]) })
 	return outs
@@ -633,8 +634,8 @@ func (m *faceMemory) release(fc *faceIndex) {
 // buildFaceCellsPooled is buildFaceCells with tile pools of at most
 // poolMost references (0: every cell walks the tree), the first level's
 // from a grid when fromGrid is set.
-func buildFaceCellsPooled(ctx context.Context, refs *engine.RefSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory, poolMost int, fromGrid bool) (*faceIndex, string, error) {
-	var grid *engine.GridIndex
+func buildFaceCellsPooled(ctx context.Context, refs *index.RefSet, trees *lazyTree, side int, team *parallel.Team, mem *faceMemory, poolMost int, fromGrid bool) (*faceIndex, string, error) {
+	var grid *index.GridIndex
 	if fromGrid {
 		end := trees.trace.Begin("host", "face cells, grid")
 		grid = faceGridFor(refs, side, team)
@@ -643,7 +644,7 @@ func buildFaceCellsPooled(ctx context.Context, refs *engine.RefSet, trees *lazyT
 	if mem == nil {
 		mem = &faceMemory{}
 	}
-	outs := cleared(&mem.outs, engine.FaceCells(side), team)
+	outs := cleared(&mem.outs, index.FaceCells(side), team)
 	var tiles []faceTile
 	for f := range 6 {
 		tiles = tilesOf(faceCell{f: f, n: side}, side, outs[f*side*side:], side, tiles)
@@ -804,8 +805,8 @@ func (o *faceOut) span(level int) faceSpan {
 // level at places 0 .. len(outs)-1, then each first-level cell's
 // descendants in a range of their own (children in a row, depth first),
 // its blocks likewise; in mem's memory where it has some.
-func (fc *faceIndex) assemble(outs []faceOut, refs *engine.RefSet, team *parallel.Team, mem *faceMemory) {
-	spans := engine.Grow(mem.spans, len(outs))
+func (fc *faceIndex) assemble(outs []faceOut, refs *index.RefSet, team *parallel.Team, mem *faceMemory) {
+	spans := index.Grow(mem.spans, len(outs))
 	mem.spans = spans
 	team.Blocks(len(outs), faceLayoutBlock, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
@@ -824,7 +825,7 @@ func (fc *faceIndex) assemble(outs []faceOut, refs *engine.RefSet, team *paralle
 		blocks, sp.blocks = blocks+sp.blocks, blocks
 	}
 	// place writes every head and block: none needs clearing.
-	fc.head, fc.blocks = engine.Grow(mem.head, places), engine.Grow(mem.blocks, blocks)
+	fc.head, fc.blocks = index.Grow(mem.head, places), index.Grow(mem.blocks, blocks)
 	team.Blocks(len(outs), faceLayoutBlock, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			next, block := spans[k].places, spans[k].blocks
@@ -840,7 +841,7 @@ const faceLayoutBlock = 64
 
 // place writes cell o at place at: its list's blocks from *block, or its
 // children from *next (their subtrees after them), advancing both.
-func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *engine.RefSet) {
+func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *index.RefSet) {
 	if o.tree {
 		fc.head[at] = faceHead{n: faceTree}
 		return
@@ -860,7 +861,7 @@ func (fc *faceIndex) place(at int, o *faceOut, next, block *int, refs *engine.Re
 
 // fillBlocks writes the blocks of a list of candidates into dst and
 // returns how many.
-func fillBlocks(dst []faceBlock, ids []uint32, refs *engine.RefSet) int {
+func fillBlocks(dst []faceBlock, ids []uint32, refs *index.RefSet) int {
 	nan := math.NaN()
 	n := (len(ids) + 3) / 4
 	for s := range n {
@@ -903,7 +904,7 @@ func (fc *faceIndex) rank(o *[3]float64, first, n uint32) (float64, *faceBlock, 
 	best, runup, e := rankLanes1(o, blocks)
 	if best-runup > dotMargin {
 		b, l := &blocks[e>>2], e&3
-		return engine.Chord2(x, y, z, b.x[l], b.y[l], b.z[l]), b, l
+		return index.Chord2(x, y, z, b.x[l], b.y[l], b.z[l]), b, l
 	}
 	d2, bb, bl := math.Inf(1), &blocks[0], 0
 	for s := range blocks {
@@ -912,7 +913,7 @@ func (fc *faceIndex) rank(o *[3]float64, first, n uint32) (float64, *faceBlock, 
 			if b.id[l] == math.MaxUint32 {
 				continue
 			}
-			if d := engine.Chord2(x, y, z, b.x[l], b.y[l], b.z[l]); d < d2 || (d == d2 && b.id[l] < bb.id[bl]) {
+			if d := index.Chord2(x, y, z, b.x[l], b.y[l], b.z[l]); d < d2 || (d == d2 && b.id[l] < bb.id[bl]) {
 				d2, bb, bl = d, b, l
 			}
 		}
@@ -930,7 +931,7 @@ const faceObsPerRef = 8
 
 // nearestFaces answers the request through fc in input order, in batches
 // on every goroutine.
-func (c *CPU) nearestFaces(ctx context.Context, req request, out engine.Result, refs *engine.RefSet, fc *faceIndex, start time.Time) (engine.Stats, error) {
+func (c *CPU) nearestFaces(ctx context.Context, req request, out engine.Result, refs *index.RefSet, fc *faceIndex, start time.Time) (engine.Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = 4096
@@ -966,7 +967,7 @@ type faceObs struct {
 // each asking for the memory the next reads, a whole group's work ahead:
 // unit vectors and first-level cells (the heads prefetched); the lists
 // (the blocks prefetched); the ranking and the answers.
-func (q *faceQueries) answer(obs engine.Points, lo, hi int, fc *faceIndex, out engine.Result) {
+func (q *faceQueries) answer(obs index.Points, lo, hi int, fc *faceIndex, out engine.Result) {
 	groups := (hi - lo + faceGroup - 1) / faceGroup
 	for s := 0; s < groups+2; s++ {
 		if s < groups {
@@ -986,10 +987,10 @@ func (q *faceQueries) answer(obs engine.Points, lo, hi int, fc *faceIndex, out e
 
 // locate finds the group's unit vectors (four at a time) and first-level
 // cells, and asks for their heads.
-func (g *faceObs) locate(obs engine.Points, fc *faceIndex) {
+func (g *faceObs) locate(obs index.Points, fc *faceIndex) {
 	for k := 0; k < g.m; k += 4 {
 		var u [12]float64
-		engine.UnitsFrom(obs, g.lo+k, min(4, g.m-k), &u)
+		index.UnitsFrom(obs, g.lo+k, min(4, g.m-k), &u)
 		s := &g.spot[k/4]
 		fc.top4(&u, s)
 		for e := range min(4, g.m-k) {
@@ -1026,7 +1027,7 @@ func (g *faceObs) rank(fc *faceIndex, out engine.Result) {
 	}
 	for k := 0; k < g.m; k += 4 { // past m: earlier chords, converted and dropped
 		var rad [4]float64
-		engine.ChordToAngle4((*[4]float64)(g.d2[k:k+4]), &rad)
+		index.ChordToAngle4((*[4]float64)(g.d2[k:k+4]), &rad)
 		for e := range min(4, g.m-k) {
 			out.Distance[g.lo+k+e] = float32(rad[e])
 		}

@@ -1,7 +1,7 @@
 package cpu
 
 import (
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/trace"
 )
@@ -39,11 +39,11 @@ const faceGridMinCube = 1.0
 
 // faceGridFor is the grid the first level's pools are gathered through,
 // or nil where the references crowd into less than faceGridMinCube.
-func faceGridFor(refs *engine.RefSet, side int, team *parallel.Team) *engine.GridIndex {
-	if _, cube := engine.FittedCube(refs); cube < faceGridMinCube {
+func faceGridFor(refs *index.RefSet, side int, team *parallel.Team) *index.GridIndex {
+	if _, cube := index.FittedCube(refs); cube < faceGridMinCube {
 		return nil
 	}
-	return engine.BuildFittedGridOn(refs, faceGridSide(side), team)
+	return index.BuildFittedGridOn(refs, faceGridSide(side), team)
 }
 
 // lazyTree is the references' k-d tree, built between the face build's
@@ -51,31 +51,31 @@ func faceGridFor(refs *engine.RefSet, side int, team *parallel.Team) *engine.Gri
 // (built), after the step that built it: the team's hand-over of the next
 // step orders the write before their reads.
 type lazyTree struct {
-	refs  *engine.RefSet
+	refs  *index.RefSet
 	trace *trace.Recorder
-	mem   *engine.KdMemory // where the tree is built; nil: fresh memory
-	tree  *engine.KdTree
+	mem   *index.KdMemory // where the tree is built; nil: fresh memory
+	tree  *index.KdTree
 	made  bool // the tree was built here, in mem
 }
 
 // newLazyTree holds tree when one is built already (nil: built when first
 // needed, in mem's memory).
-func newLazyTree(refs *engine.RefSet, tree *engine.KdTree, tr *trace.Recorder, mem *engine.KdMemory) *lazyTree {
+func newLazyTree(refs *index.RefSet, tree *index.KdTree, tr *trace.Recorder, mem *index.KdMemory) *lazyTree {
 	return &lazyTree{refs: refs, trace: tr, mem: mem, tree: tree}
 }
 
 // buildOn is the tree, built on team's workers (nil: a team of its own
 // when the references are many) unless it is built already. It hands team
 // steps: never call it inside one.
-func (lt *lazyTree) buildOn(team *parallel.Team) *engine.KdTree {
+func (lt *lazyTree) buildOn(team *parallel.Team) *index.KdTree {
 	if lt.tree != nil {
 		return lt.tree
 	}
 	end := lt.trace.Begin("host", "k-d tree")
 	if team == nil {
-		lt.tree = engine.BuildKDTreeIn(lt.refs, lt.mem)
+		lt.tree = index.BuildKDTreeIn(lt.refs, lt.mem)
 	} else {
-		lt.tree = engine.BuildKDTreeOn(lt.refs, team, lt.mem)
+		lt.tree = index.BuildKDTreeOn(lt.refs, team, lt.mem)
 	}
 	lt.made = true
 	end()
@@ -83,7 +83,7 @@ func (lt *lazyTree) buildOn(team *parallel.Team) *engine.KdTree {
 }
 
 // built is the tree if it was built, else nil.
-func (lt *lazyTree) built() *engine.KdTree { return lt.tree }
+func (lt *lazyTree) built() *index.KdTree { return lt.tree }
 
 // release leaves the tree built here in its memory, for the next query's;
 // nothing may read the tree after.
@@ -111,13 +111,13 @@ func (b *faceBuilder) gatherFromGrid(c [3]float64, reach float64) (pooled, decid
 // of p, in the grid's order; pooled false past most. decided is false
 // where the ball takes more than faceGridShells shells of cells: the
 // tree's walk is then the cheaper gather.
-func (pl *facePool) gatherGrid(ix *engine.GridIndex, p [3]float64, r float64, most int) (pooled, decided bool) {
-	limit := engine.FittedChordBound(r * r)
+func (pl *facePool) gatherGrid(ix *index.GridIndex, p [3]float64, r float64, most int) (pooled, decided bool) {
+	limit := index.FittedChordBound(r * r)
 	pl.reset()
 	over := false
 	finished := ix.WalkWithin(p, func() float64 { return ix.ChordBound(limit) }, func(c int) bool {
 		lo, hi := ix.Start[c], ix.Start[c+1]
-		cols := engine.KdColumns{X: ix.X[lo:hi], Y: ix.Y[lo:hi], Z: ix.Z[lo:hi], ID: ix.ID[lo:hi]}
+		cols := index.KdColumns{X: ix.X[lo:hi], Y: ix.Y[lo:hi], Z: ix.Z[lo:hi], ID: ix.ID[lo:hi]}
 		over = !pl.take(p, limit, cols, most)
 		return !over
 	}, faceGridShells)

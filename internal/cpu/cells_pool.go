@@ -3,7 +3,7 @@ package cpu
 import (
 	"math"
 
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // facePool is the references near a tile of face cells, gathered by one
@@ -28,8 +28,8 @@ const facePoolPad = 4
 
 // gather fills the pool with the references within chord r of p, in the
 // tree's order; it stops and returns false past most.
-func (pl *facePool) gather(t *engine.KdTree, p [3]float64, r float64, most int) bool {
-	limit := engine.FittedChordBound(r * r)
+func (pl *facePool) gather(t *index.KdTree, p [3]float64, r float64, most int) bool {
+	limit := index.FittedChordBound(r * r)
 	pl.reset()
 	all := t.LeavesWithin(p, limit, func(start, end int32) bool {
 		return pl.take(p, limit, t.KdColumns.Slice(int(start), int(end)), most)
@@ -54,12 +54,12 @@ func (pl *facePool) pad() {
 
 // take adds the references of cols within the squared chord limit of p,
 // unless the pool could then pass most: false.
-func (pl *facePool) take(p [3]float64, limit float64, cols engine.KdColumns, most int) bool {
+func (pl *facePool) take(p [3]float64, limit float64, cols index.KdColumns, most int) bool {
 	if len(pl.id)+len(cols.ID) > most {
 		return false
 	}
 	for k := range cols.ID {
-		if engine.Chord2(p[0], p[1], p[2], cols.X[k], cols.Y[k], cols.Z[k]) <= limit {
+		if index.Chord2(p[0], p[1], p[2], cols.X[k], cols.Y[k], cols.Z[k]) <= limit {
 			pl.x, pl.y, pl.z = append(pl.x, cols.X[k]), append(pl.y, cols.Y[k]), append(pl.z, cols.Z[k])
 			pl.id = append(pl.id, cols.ID[k])
 		}
@@ -71,14 +71,14 @@ func (pl *facePool) take(p [3]float64, limit float64, cols engine.KdColumns, mos
 // order of equally near ones: its squared chord and place. It leaves every
 // reference's chord from p in pl.d2.
 func (pl *facePool) nearest(p *[3]float64) (float64, int) {
-	pl.d2 = engine.Grow(pl.d2, len(pl.id))
+	pl.d2 = index.Grow(pl.d2, len(pl.id))
 	return poolChords(p, pl.x, pl.y, pl.z, pl.d2)
 }
 
 // survivors sets pl.found to the places of the references within the
 // cell's ball that q0 does not beat at every corner, as c says them.
 func (pl *facePool) survivors(c *facePoolCell) {
-	pl.found = engine.Grow(pl.found, len(pl.id))
+	pl.found = index.Grow(pl.found, len(pl.id))
 	pl.found = pl.found[:poolSurvivors(c, pl.x, pl.y, pl.z, pl.d2, pl.found)]
 }
 
@@ -109,7 +109,7 @@ func (c *facePoolCell) set(g *faceGeom, dq *[4]float64, need2 float64) {
 func poolChordsGo(p *[3]float64, x, y, z, d2 []float64) (float64, int) {
 	best, at := math.Inf(1), 0
 	for k := range d2 {
-		d := engine.Chord2(p[0], p[1], p[2], x[k], y[k], z[k])
+		d := index.Chord2(p[0], p[1], p[2], x[k], y[k], z[k])
 		d2[k] = d
 		if d < best {
 			best, at = d, k

@@ -2,9 +2,7 @@
 
 package cpu
 
-import (
-	"github.com/geoknn/geoknn/internal/engine"
-)
+import "github.com/geoknn/geoknn/internal/index"
 
 //go:noescape
 func poolChordsAVX2(p *[3]float64, x, y, z, d2 *float64, n int, least *[4]float64, at *[4]int64)
@@ -19,7 +17,7 @@ func poolSurvivorsAVX2(c *facePoolCell, x, y, z, d2 *float64, n int, out *int32)
 // (x, y, z, a multiple of four) into d2 and returns the least and its
 // first place, through poolChordsAVX2 where the CPU has AVX2.
 func poolChords(p *[3]float64, x, y, z, d2 []float64) (float64, int) {
-	if !engine.HaveAVX2FMA || len(d2) == 0 || len(d2)%4 != 0 {
+	if !index.HaveAVX2FMA || len(d2) == 0 || len(d2)%4 != 0 {
 		return poolChordsGo(p, x, y, z, d2)
 	}
 	n := len(d2)
@@ -39,7 +37,7 @@ func poolChords(p *[3]float64, x, y, z, d2 []float64) (float64, int) {
 // secondFilterPlaces is secondFilterGo through secondFilterAVX2 where the
 // CPU has AVX2, kept its scratch.
 func secondFilterPlaces(surv []faceSurvivor, stop int, kept *[4][faceKeptMax]float64, at *[faceKeptMax]int32) int {
-	if !engine.HaveAVX2FMA || len(surv) == 0 {
+	if !index.HaveAVX2FMA || len(surv) == 0 {
 		return secondFilterGo(surv, stop, at)
 	}
 	return secondFilterAVX2(&surv[0], len(surv), min(stop, faceKeptMax), kept, &at[0])
@@ -50,7 +48,7 @@ func secondFilterPlaces(surv []faceSurvivor, stop int, kept *[4][faceKeptMax]flo
 // the cell's first filter c, in order, and returns how many; through
 // poolSurvivorsAVX2 where the CPU has AVX2.
 func poolSurvivors(c *facePoolCell, x, y, z, d2 []float64, out []int32) int {
-	if !engine.HaveAVX2FMA || len(d2) == 0 || len(d2)%4 != 0 {
+	if !index.HaveAVX2FMA || len(d2) == 0 || len(d2)%4 != 0 {
 		return poolSurvivorsGo(c, x, y, z, d2, out)
 	}
 	n := len(d2)

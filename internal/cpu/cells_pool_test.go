@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // TestPoolScanLayout holds the offsets the assembly (cpu_cells_pool_amd64.s,
@@ -40,7 +40,7 @@ func TestPoolScanLayout(t *testing.T) {
 // second-filter places, on pools around random cells with equally near
 // references among them.
 func TestPoolScanTwin(t *testing.T) {
-	if !engine.HaveAVX2FMA {
+	if !index.HaveAVX2FMA {
 		t.Skip("no AVX2 on this CPU: only the Go scans run")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
@@ -114,7 +114,7 @@ func twinSurvivors(g *faceGeom, pl *facePool, d2 []float64) []faceSurvivor {
 // (equal coordinates, where the face's choice breaks ties) and on cell
 // boundaries, for sides from 1 to maxCellsSide.
 func TestTop4MatchesTop(t *testing.T) {
-	if !engine.HaveAVX2FMA {
+	if !index.HaveAVX2FMA {
 		t.Skip("no AVX2 on this CPU: only top runs")
 	}
 	r := rand.New(rand.NewPCG(7, 8))
@@ -122,9 +122,9 @@ func TestTop4MatchesTop(t *testing.T) {
 	edges := [][3]float64{{s, s, s}, {-s, s, -s}, {math.Sqrt2 / 2, -math.Sqrt2 / 2, 0}, {0, math.Sqrt2 / 2, math.Sqrt2 / 2},
 		{1, 0, 0}, {0, -1, 0}, {0, 0, 1}, {-math.Sqrt2 / 2, 0, -math.Sqrt2 / 2}}
 	for trial := range 20000 {
-		side := 1 + r.IntN(engine.MaxCellsSide)
+		side := 1 + r.IntN(index.MaxCellsSide)
 		if trial%4 == 0 {
-			side = engine.MaxCellsSide
+			side = index.MaxCellsSide
 		}
 		fc := &faceIndex{side: side}
 		var u [12]float64

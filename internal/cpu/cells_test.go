@@ -9,20 +9,21 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // faceIndexOf builds the face cells of ref with side cells a face edge on
 // 7 goroutines (more than most cells of a level need, whatever the
 // machine), failing the test where they are refused.
-func faceIndexOf(t *testing.T, ref engine.Points, side int) (*faceIndex, *engine.RefSet) {
+func faceIndexOf(t *testing.T, ref index.Points, side int) (*faceIndex, *index.RefSet) {
 	t.Helper()
 	return faceIndexPooled(t, ref, side, faceTilePool)
 }
 
 // faceIndexPooled is faceIndexOf with tile pools of at most poolMost
 // references (0: every cell walks the tree), gathered through the tree.
-func faceIndexPooled(t *testing.T, ref engine.Points, side, poolMost int) (*faceIndex, *engine.RefSet) {
+func faceIndexPooled(t *testing.T, ref index.Points, side, poolMost int) (*faceIndex, *index.RefSet) {
 	t.Helper()
 	return faceIndexGathered(t, ref, side, poolMost, false)
 }
@@ -30,12 +31,12 @@ func faceIndexPooled(t *testing.T, ref engine.Points, side, poolMost int) (*face
 // faceIndexGathered is faceIndexPooled with the first level's pools
 // gathered through the grid when fromGrid is set, the tree then built only
 // where a cell needs it.
-func faceIndexGathered(t *testing.T, ref engine.Points, side, poolMost int, fromGrid bool) (*faceIndex, *engine.RefSet) {
+func faceIndexGathered(t *testing.T, ref index.Points, side, poolMost int, fromGrid bool) (*faceIndex, *index.RefSet) {
 	t.Helper()
-	refs := engine.PrepareRefs(ref)
-	var tree *engine.KdTree
+	refs := index.PrepareRefs(ref)
+	var tree *index.KdTree
 	if !fromGrid {
-		tree = engine.BuildKDTree(refs)
+		tree = index.BuildKDTree(refs)
 	}
 	team := parallel.NewTeam(7) // an odd team: blocks left over at every level
 	defer team.Close()
@@ -49,10 +50,10 @@ func faceIndexGathered(t *testing.T, ref engine.Points, side, poolMost int, from
 // checkFaceIndex compares fc's answer for every observation with chord2
 // over every reference, ties to the lowest index: the same squared chord
 // and the same reference.
-func checkFaceIndex(t *testing.T, fc *faceIndex, refs *engine.RefSet, obs engine.Points) {
+func checkFaceIndex(t *testing.T, fc *faceIndex, refs *index.RefSet, obs index.Points) {
 	t.Helper()
 	for i := range obs.Len() {
-		x, y, z := engine.Unit(obs.At(i))
+		x, y, z := index.Unit(obs.At(i))
 		d, id := faceNearest(fc, x, y, z)
 		want, wid := exactNearest(x, y, z, refs)
 		if d != want || id != uint32(wid) {
@@ -73,23 +74,23 @@ func faceNearest(fc *faceIndex, x, y, z float64) (float64, uint32) {
 }
 
 // northern is p with every latitude made north.
-func northern(p engine.Points) engine.Points {
+func northern(p index.Points) index.Points {
 	lat := slices.Clone(p.Lat64)
 	for i := range lat {
 		lat[i] = math.Abs(lat[i])
 	}
-	return engine.Radians64(lat, p.Lon64)
+	return index.Radians64(lat, p.Lon64)
 }
 
 // The grid gathers the first level's pools where the references spread
 // over the sphere, not where they crowd into a region, whose tiles lie far
 // from them; a tile far from the references is left to the tree.
 func TestFaceGridFor(t *testing.T) {
-	crowd := engine.Radians64([]float64{0.7, 0.7001, 0.7002}, []float64{0.3, 0.3001, 0.3002})
-	if g := faceGridFor(engine.PrepareRefs(crowd), 62, nil); g != nil {
+	crowd := index.Radians64([]float64{0.7, 0.7001, 0.7002}, []float64{0.3, 0.3001, 0.3002})
+	if g := faceGridFor(index.PrepareRefs(crowd), 62, nil); g != nil {
 		t.Errorf("references within 30 m got a grid of side %d", g.G)
 	}
-	north := engine.PrepareRefs(northern(spherePoints(4096, 6)))
+	north := index.PrepareRefs(northern(spherePoints(4096, 6)))
 	g := faceGridFor(north, 62, nil)
 	if g == nil {
 		t.Fatal("a hemisphere of references got no grid")
@@ -104,19 +105,19 @@ func TestFaceGridFor(t *testing.T) {
 
 func TestFaceCellsMatchBrute(t *testing.T) {
 	cities, airports := realSetsE(t)
-	crowd := func(n int, spreadRad float64) engine.Points {
+	crowd := func(n int, spreadRad float64) index.Points {
 		r := rand.New(rand.NewPCG(7, 8))
 		lat, lon := make([]float64, n), make([]float64, n)
 		for i := range lat {
 			lat[i], lon[i] = 0.9+spreadRad*r.NormFloat64(), -2.1+spreadRad*r.NormFloat64()
 		}
-		return engine.Radians64(lat, lon)
+		return index.Radians64(lat, lon)
 	}
-	corners := engine.Radians64([]float64{math.Pi / 2, -math.Pi / 2, 0, 0, 0, 0, math.Atan(1 / math.Sqrt2), -math.Atan(1 / math.Sqrt2)},
+	corners := index.Radians64([]float64{math.Pi / 2, -math.Pi / 2, 0, 0, 0, 0, math.Atan(1 / math.Sqrt2), -math.Atan(1 / math.Sqrt2)},
 		[]float64{0, 0, 0, math.Pi / 2, math.Pi, -math.Pi / 4, math.Pi / 4, -3 * math.Pi / 4})
 	for _, tc := range []struct {
 		name string
-		ref  engine.Points
+		ref  index.Points
 		side int
 	}{
 		{"one reference", spherePoints(1, 3), 4},
@@ -129,7 +130,7 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 		{"cities", cities, 40},
 		{"clustered within 1,000 km", crowd(3000, 0.1), 8},
 		{"northern hemisphere (grid pools, the south's tiles through the tree)", northern(spherePoints(4096, 6)), 40},
-		{"with duplicates", engine.Radians64(append(spherePoints(500, 4).Lat64, spherePoints(500, 4).Lat64[:100]...),
+		{"with duplicates", index.Radians64(append(spherePoints(500, 4).Lat64, spherePoints(500, 4).Lat64[:100]...),
 			append(spherePoints(500, 4).Lon64, spherePoints(500, 4).Lon64[:100]...)), 9},
 	} {
 		for _, pool := range []struct {
@@ -155,12 +156,12 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 // their cells walk the tree.
 func TestFaceTilesMatchWalks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	crowd := engine.Radians64(make([]float64, 1<<14), make([]float64, 1<<14))
+	crowd := index.Radians64(make([]float64, 1<<14), make([]float64, 1<<14))
 	for i := range crowd.Lat64 {
 		crowd.Lat64[i], crowd.Lon64[i] = 0.4+0.3*rng.NormFloat64(), 2+0.3*rng.NormFloat64()
 	}
 	for _, tc := range []struct {
-		ref  engine.Points
+		ref  index.Points
 		side int
 	}{{spherePoints(1<<12, 5), 20}, {spherePoints(1<<14, 5), 31}, {spherePoints(1<<16, 5), 62},
 		{northern(spherePoints(1<<14, 5)), 31}, {crowd, 31}} {
@@ -187,14 +188,14 @@ func TestFaceCellsWithoutList(t *testing.T) {
 	for i := range lat {
 		lat[i], lon[i] = 0.7+1e-7*r.Float64(), 0.3+1e-7*r.Float64()
 	}
-	crowd := engine.Radians64(lat, lon)
+	crowd := index.Radians64(lat, lon)
 	var glat, glon []float64 // a 1-degree lattice up to 1 degree from the poles: rings of 360 at 89 degrees
 	for la := -89; la <= 89; la++ {
 		for lo := -180; lo < 180; lo += 4 {
 			glat, glon = append(glat, float64(la)*math.Pi/180), append(glon, float64(lo)*math.Pi/180)
 		}
 	}
-	for _, ref := range []engine.Points{crowd, engine.Radians64(glat, glon)} {
+	for _, ref := range []index.Points{crowd, index.Radians64(glat, glon)} {
 		obs := spherePoints(max(cellOrderMin, faceObsPerRef*ref.Len()), 5)
 		out := newResult(obs.Len())
 		st, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Grid}, out)
@@ -213,7 +214,7 @@ func TestFaceCellsWithoutList(t *testing.T) {
 
 // checkAgainstBrute compares a nearest answer with the CPU's brute force,
 // index for index and distance for distance.
-func checkAgainstBrute(t *testing.T, obs, ref engine.Points, got engine.Result) {
+func checkAgainstBrute(t *testing.T, obs, ref index.Points, got engine.Result) {
 	t.Helper()
 	want := newResult(obs.Len())
 	if _, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
@@ -230,7 +231,7 @@ func checkAgainstBrute(t *testing.T, obs, ref engine.Points, got engine.Result) 
 // as brute force, for uniform and for skewed references.
 func TestCPUNearestFaceCells(t *testing.T) {
 	cities, _ := realSetsE(t)
-	for _, ref := range []engine.Points{spherePoints(3000, 2), cities.Slice(0, min(cities.Len(), 20000))} {
+	for _, ref := range []index.Points{spherePoints(3000, 2), cities.Slice(0, min(cities.Len(), 20000))} {
 		obs := spherePoints(max(cellOrderMin, faceObsPerRef*ref.Len())+123, 9)
 		out := newResult(obs.Len())
 		st, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Grid}, out)
@@ -248,7 +249,7 @@ func TestCPUNearestFaceCells(t *testing.T) {
 // lanes1AVX2 and its Go twin give the same ranking, NaN padding and
 // equal dot products included.
 func TestLanes1Twin(t *testing.T) {
-	if !engine.HaveAVX2FMA {
+	if !index.HaveAVX2FMA {
 		t.Skip("no AVX2 and FMA on this CPU: only the Go loop runs")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
@@ -280,7 +281,7 @@ func TestLanes1Twin(t *testing.T) {
 // namedPoints is a point set and its name in a benchmark.
 type namedPoints struct {
 	name string
-	ref  engine.Points
+	ref  index.Points
 }
 
 // buildBenchSets is the reference sets the index builds' benchmarks take:
@@ -294,12 +295,12 @@ func buildBenchSets(b *testing.B) []namedPoints {
 // observation query picks: 2^16 sphere references, and the cities.
 func BenchmarkFaceBuild(b *testing.B) {
 	for _, tc := range buildBenchSets(b) {
-		refs := engine.PrepareRefs(tc.ref)
-		side := engine.CellsSideFor(1<<22, refs.N, false)
+		refs := index.PrepareRefs(tc.ref)
+		side := index.CellsSideFor(1<<22, refs.N, false)
 		b.Run(tc.name, func(b *testing.B) {
 			var fc *faceIndex
 			var mem faceMemory // reused, as the engine's queries do
-			var kd engine.KdMemory
+			var kd index.KdMemory
 			for b.Loop() {
 				var err error
 				trees := newLazyTree(refs, nil, nil, &kd)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
@@ -27,9 +28,9 @@ type CPU struct {
 // next query: fresh memory costs a page fault every 4 KiB as it is first
 // written, and the system takes them one at a time.
 type cpuMemory struct {
-	refs  engine.RefSet
+	refs  index.RefSet
 	faces faceMemory
-	tree  engine.KdMemory
+	tree  index.KdMemory
 }
 
 // takeMemory is the engine's spare memory, or new memory while another
@@ -105,7 +106,7 @@ func (c *CPU) Nearest(ctx context.Context, r engine.Request, out engine.Result) 
 	return engine.Stats{}, fmt.Errorf("cpu engine: algorithm %v is GPU-only", req.Algorithm)
 }
 
-func (c *CPU) nearestBrute(ctx context.Context, req request, out engine.Result, refs *engine.RefSet, start time.Time) (engine.Stats, error) {
+func (c *CPU) nearestBrute(ctx context.Context, req request, out engine.Result, refs *index.RefSet, start time.Time) (engine.Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = cpuBatch
@@ -116,7 +117,7 @@ func (c *CPU) nearestBrute(ctx context.Context, req request, out engine.Result, 
 			s.scan(req.Obs, lo, hi, refs)
 			for i := lo; i < hi; i++ {
 				out.Index[i] = refs.Orig[s.idx[i-lo]]
-				out.Distance[i] = float32(engine.ChordToAngle(s.best[i-lo]))
+				out.Distance[i] = float32(index.ChordToAngle(s.best[i-lo]))
 			}
 		}
 	})
@@ -179,12 +180,12 @@ type request struct {
 	// when set, are memory for its face cells and k-d tree (CPU.Nearest).
 	team  *parallel.Team
 	faces *faceMemory
-	trees *engine.KdMemory
+	trees *index.KdMemory
 }
 
 // mergedCPU is merged as the CPU engine reads it, prepared into s on the
 // request's team unless prepared already.
-func (r request) mergedCPU(s *engine.RefSet) *engine.RefSet {
+func (r request) mergedCPU(s *index.RefSet) *index.RefSet {
 	if r.Prepared != nil {
 		return r.Prepared.Merged
 	}

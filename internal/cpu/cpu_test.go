@@ -8,21 +8,22 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/sphere"
 )
 
 // spherePoints draws n points uniform on the sphere (radians); never zeros.
-func spherePoints(n int, seed uint64) engine.Points {
+func spherePoints(n int, seed uint64) index.Points {
 	lat, lon := make([]float64, n), make([]float64, n)
 	if err := sphere.SphereRadians(n, seed, lat, lon); err != nil {
 		panic(err)
 	}
-	return engine.Radians64(lat, lon)
+	return index.Radians64(lat, lon)
 }
 
 // naiveNearest is an independent float64 haversine brute force (lowest index
 // on exact ties), the oracle for the engines' tests.
-func naiveNearest(obs, ref engine.Points) ([]uint32, []float64) {
+func naiveNearest(obs, ref index.Points) ([]uint32, []float64) {
 	idx := make([]uint32, obs.Len())
 	dist := make([]float64, obs.Len())
 	for i := range idx {
@@ -46,7 +47,7 @@ const earthRadius = sphere.EarthRadiusMetres
 
 // checkAgainstNaive fails t for any answer more than 1 m worse than the
 // float64 truth or whose distance is off by more than 1 m.
-func checkAgainstNaive(t *testing.T, name string, obs, ref engine.Points, out engine.Result) {
+func checkAgainstNaive(t *testing.T, name string, obs, ref index.Points, out engine.Result) {
 	t.Helper()
 	want, wantDist := naiveNearest(obs, ref)
 	bad := 0
@@ -84,8 +85,8 @@ func TestCPURandom(t *testing.T) {
 }
 
 func TestCPUDuplicatesTieToLowestIndex(t *testing.T) {
-	ref := engine.Radians64([]float64{0.1, 0.5, 0.1, 0.5}, []float64{0.2, 0.5, 0.2, 0.5})
-	obs := engine.Radians64([]float64{0.1, 0.49, 0.3}, []float64{0.2, 0.5, 0.35})
+	ref := index.Radians64([]float64{0.1, 0.5, 0.1, 0.5}, []float64{0.2, 0.5, 0.2, 0.5})
+	obs := index.Radians64([]float64{0.1, 0.49, 0.3}, []float64{0.2, 0.5, 0.35})
 	out := newResult(3)
 	if _, err := NewCPU(1).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, out); err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestCPUScanMatchesExact(t *testing.T) {
 		ref.Lat64 = append(ref.Lat64, ref.Lat64[i]+1e-9)
 		ref.Lon64 = append(ref.Lon64, ref.Lon64[i])
 	}
-	refs := engine.PrepareRefs(ref)
+	refs := index.PrepareRefs(ref)
 	out := newResult(obs.Len())
 	if _, err := NewCPU(2).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, out); err != nil {
 		t.Fatal(err)
@@ -149,16 +150,16 @@ func TestCPUScanMatchesExact(t *testing.T) {
 	s := newCPUScratch(obs.Len())
 	s.x, s.y, s.z = s.x[:obs.Len()], s.y[:obs.Len()], s.z[:obs.Len()]
 	for i := 0; i < obs.Len(); i++ {
-		x, y, z := engine.Unit(obs.At(i))
+		x, y, z := index.Unit(obs.At(i))
 		d, k := exactNearest(x, y, z, refs)
-		if out.Index[i] != refs.Orig[k] || out.Distance[i] != float32(engine.ChordToAngle(d)) {
+		if out.Index[i] != refs.Orig[k] || out.Distance[i] != float32(index.ChordToAngle(d)) {
 			t.Fatalf("obs %d: scan gives ref %d, exact ref %d", i, out.Index[i], refs.Orig[k])
 		}
 	}
 	// The portable scan agrees too.
 	for i := 0; i+3 <= obs.Len(); i += 3 {
 		for k := 0; k < 3; k++ {
-			s.x[i+k], s.y[i+k], s.z[i+k] = engine.Unit(obs.At(i + k))
+			s.x[i+k], s.y[i+k], s.z[i+k] = index.Unit(obs.At(i + k))
 			s.best[i+k], s.runup[i+k], s.idx[i+k] = math.Inf(-1), math.Inf(-1), 0
 		}
 		scan3Generic(s, i, refTile{x: refs.X, y: refs.Y, z: refs.Z})

@@ -5,11 +5,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // fromVector appends the radians of the direction (x, y, z) to p.
-func fromVector(p *engine.Points, x, y, z float64) {
+func fromVector(p *index.Points, x, y, z float64) {
 	n := math.Sqrt(x*x + y*y + z*z)
 	p.Lat64 = append(p.Lat64, math.Asin(z/n))
 	p.Lon64 = append(p.Lon64, math.Atan2(y, x))
@@ -17,8 +17,8 @@ func fromVector(p *engine.Points, x, y, z float64) {
 
 // onFaceEdges is n points on the cube map's seams: the edges and corners
 // of its faces, and the edges of the cells of side cells a face edge.
-func onFaceEdges(n, side int, rng *rand.Rand) engine.Points {
-	var p engine.Points
+func onFaceEdges(n, side int, rng *rand.Rand) index.Points {
+	var p index.Points
 	for len(p.Lat64) < n {
 		s := []float64{1, -1}[rng.IntN(2)]
 		var u, v float64
@@ -49,9 +49,9 @@ func TestCellsSideFor(t *testing.T) {
 		{1 << 27, 1 << 20, false, 295}, // about 0.5
 		{1 << 10, 1 << 16, false, 52},  // at least 0.25
 		{1 << 27, 1 << 10, false, 18},  // at most 2
-		{1 << 30, 1 << 24, false, engine.MaxCellsSide},
+		{1 << 30, 1 << 24, false, index.MaxCellsSide},
 	} {
-		if got := engine.CellsSideFor(tc.nobs, tc.nref, tc.skewed); got != tc.want {
+		if got := index.CellsSideFor(tc.nobs, tc.nref, tc.skewed); got != tc.want {
 			t.Errorf("cellsSideFor(%d, %d, %v) = %d, want %d", tc.nobs, tc.nref, tc.skewed, got, tc.want)
 		}
 	}

@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // nearestGrid answers a grid query on the CPU: goroutines over batches of
 // observations, float64 throughout, the same answer as brute force.
-func (c *CPU) nearestGrid(ctx context.Context, req request, out engine.Result, refs *engine.RefSet, start time.Time) (engine.Stats, error) {
+func (c *CPU) nearestGrid(ctx context.Context, req request, out engine.Result, refs *index.RefSet, start time.Time) (engine.Stats, error) {
 	refused, tree := "", req.MergedTree()
 	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.N) {
 		end := req.Trace.Begin("host", "face cells")
-		side := engine.CellsSideFor(req.Obs.Len(), refs.N, false) // the GPU's balance of build and query
+		side := index.CellsSideFor(req.Obs.Len(), refs.N, false) // the GPU's balance of build and query
 		trees := newLazyTree(refs, tree, req.Trace, req.trees)
 		defer trees.release() // after every path below that reads the tree
 		fc, why, err := buildFaceCells(ctx, refs, trees, side, req.team, req.faces)
@@ -38,14 +39,14 @@ func (c *CPU) nearestGrid(ctx context.Context, req request, out engine.Result, r
 
 // nearestPlanned answers a grid query through the index the plan picks:
 // the grid, the k-d tree (tree, when one is built already) or brute force.
-func (c *CPU) nearestPlanned(ctx context.Context, req request, out engine.Result, refs *engine.RefSet, tree *engine.KdTree, start time.Time) (engine.Stats, error) {
+func (c *CPU) nearestPlanned(ctx context.Context, req request, out engine.Result, refs *index.RefSet, tree *index.KdTree, start time.Time) (engine.Stats, error) {
 	// The paths below start goroutines of their own, which a team spinning
 	// beside them would keep from the cores: brute force and the
 	// observations one by one take a team of their own in run.
 	req.team.Close()
 	req.team = nil
 	end := req.Trace.Begin("host", "plan")
-	plan := engine.PlanGrid(req.Obs, refs, engine.CpuGridCost, req.GridSide, tree)
+	plan := index.PlanGrid(req.Obs, refs, index.CPUGridCost, req.GridSide, tree)
 	end()
 	if plan.Tree != nil {
 		var st engine.Stats
@@ -76,8 +77,8 @@ func (c *CPU) nearestPlanned(ctx context.Context, req request, out engine.Result
 
 // nearestEach answers the observations one by one through nearest (a grid
 // walk or the tree), in batches on every goroutine.
-func (c *CPU) nearestEach(ctx context.Context, req request, out engine.Result, refs *engine.RefSet,
-	nearest func(x, y, z float64, w *engine.GridWork) (float64, uint32), start time.Time) (engine.Stats, error) {
+func (c *CPU) nearestEach(ctx context.Context, req request, out engine.Result, refs *index.RefSet,
+	nearest func(x, y, z float64, w *index.GridWork) (float64, uint32), start time.Time) (engine.Stats, error) {
 	batch := req.BatchSize
 	if batch == 0 {
 		batch = 4096
@@ -85,10 +86,10 @@ func (c *CPU) nearestEach(ctx context.Context, req request, out engine.Result, r
 	return c.run(ctx, req, batch, start, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				x, y, z := engine.Unit(req.Obs.At(i))
+				x, y, z := index.Unit(req.Obs.At(i))
 				d, k := nearest(x, y, z, nil)
 				out.Index[i] = refs.Orig[k]
-				out.Distance[i] = float32(engine.ChordToAngle(d))
+				out.Distance[i] = float32(index.ChordToAngle(d))
 			}
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
@@ -56,7 +57,7 @@ func newCellOrder(n, cols int) *cellOrder {
 
 // nearestGridCells answers the request through ix in chunks of cellChunk
 // observations.
-func (c *CPU) nearestGridCells(ctx context.Context, req request, out engine.Result, refs *engine.RefSet, ix *engine.GridIndex, start time.Time) (engine.Stats, error) {
+func (c *CPU) nearestGridCells(ctx context.Context, req request, out engine.Result, refs *index.RefSet, ix *index.GridIndex, start time.Time) (engine.Stats, error) {
 	co := newCellOrder(min(req.Obs.Len(), cellChunk), ix.G*ix.G)
 	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
 		co.prepare(req.Obs, lo, hi, ix, c.workers)
@@ -101,7 +102,7 @@ func inCellChunks(ctx context.Context, req request, sort func(lo, hi int), answe
 
 // prepare fills the chunk with observations [lo, hi): unit vectors, cells,
 // and the order by column (a counting sort with one histogram a block).
-func (co *cellOrder) prepare(obs engine.Points, lo, hi int, ix *engine.GridIndex, workers int) {
+func (co *cellOrder) prepare(obs index.Points, lo, hi int, ix *index.GridIndex, workers int) {
 	m, g := hi-lo, ix.G
 	cols := g * g
 	blocks := parallel.Workers(m, 1<<14, workers) * 2
@@ -115,7 +116,7 @@ func (co *cellOrder) prepare(obs engine.Points, lo, hi int, ix *engine.GridIndex
 		h := hist[a/per]
 		clear(h)
 		for k := a; k < b; k++ {
-			x, y, z := engine.Unit(obs.At(lo + k))
+			x, y, z := index.Unit(obs.At(lo + k))
 			cell := uint32(ix.CellOf(x, y, z))
 			co.recs[k] = cellRec{x: x, y: y, z: z, cell: cell, pos: uint32(k)}
 			h[cell/uint32(g)]++
@@ -143,7 +144,7 @@ func (co *cellOrder) prepare(obs engine.Points, lo, hi int, ix *engine.GridIndex
 
 // answer ranks the chunk's observations (request indices from first on)
 // column by column on the engine's goroutines.
-func (co *cellOrder) answer(ctx context.Context, first int, ix *engine.GridIndex, refs *engine.RefSet, out engine.Result, workers int) error {
+func (co *cellOrder) answer(ctx context.Context, first int, ix *index.GridIndex, refs *index.RefSet, out engine.Result, workers int) error {
 	cols := ix.G * ix.G
 	for len(co.scratch) < parallel.Workers(cols, cellColsBlock, workers) {
 		co.scratch = append(co.scratch, newCellScratch(ix.G))
@@ -167,8 +168,8 @@ type cellScratch struct {
 	zStart []uint32 // z cell k: byZ[zStart[k] .. zStart[k+1]]
 	byZ    []uint32 // the column's observations by z cell
 	tile   refTile
-	ids    []uint32          // the tile's distinct-reference indices
-	q      engine.GridSearch // the walk of an observation the tile does not settle
+	ids    []uint32         // the tile's distinct-reference indices
+	q      index.GridSearch // the walk of an observation the tile does not settle
 }
 
 func newCellScratch(g int) *cellScratch {
@@ -176,7 +177,7 @@ func newCellScratch(g int) *cellScratch {
 }
 
 // column answers the chunk's observations in grid column col, cell by cell.
-func (s *cellScratch) column(co *cellOrder, col, first int, ix *engine.GridIndex, refs *engine.RefSet, out engine.Result) {
+func (s *cellScratch) column(co *cellOrder, col, first int, ix *index.GridIndex, refs *index.RefSet, out engine.Result) {
 	in := co.sorted[co.colStart[col]:co.colStart[col+1]]
 	if len(in) == 0 {
 		return
@@ -209,7 +210,7 @@ func (s *cellScratch) column(co *cellOrder, col, first int, ix *engine.GridIndex
 
 // gather fills the tile with the references of the cells within one cell
 // (Chebyshev) of (i, j, k) that the sphere crosses: shells 0 and 1.
-func (s *cellScratch) gather(ix *engine.GridIndex, c [3]int) {
+func (s *cellScratch) gather(ix *index.GridIndex, c [3]int) {
 	i, j, k := c[0], c[1], c[2]
 	t := &s.tile
 	t.x, t.y, t.z, s.ids = t.x[:0], t.y[:0], t.z[:0], s.ids[:0]
@@ -229,7 +230,7 @@ func (s *cellScratch) gather(ix *engine.GridIndex, c [3]int) {
 			}
 		}
 	}
-	if engine.HaveAVX2FMA { // whole groups of four for lanes3AVX2, which skips NaN
+	if index.HaveAVX2FMA { // whole groups of four for lanes3AVX2, which skips NaN
 		for len(t.x)%4 != 0 {
 			t.x, t.y, t.z = append(t.x, math.NaN()), append(t.y, math.NaN()), append(t.z, math.NaN())
 		}
@@ -239,7 +240,7 @@ func (s *cellScratch) gather(ix *engine.GridIndex, c [3]int) {
 // rank answers the observations recs[e] for e in cell, all in cell c,
 // whose neighbourhood is in the tile: three at a time against the whole
 // tile, then each finished.
-func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, ix *engine.GridIndex, refs *engine.RefSet, out engine.Result) {
+func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, ix *index.GridIndex, refs *index.RefSet, out engine.Result) {
 	t := refTile{x: s.tile.x, y: s.tile.y, z: s.tile.z}
 	var st lanes3
 	for a := 0; a < len(cell); a += 3 {
@@ -253,7 +254,7 @@ func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, i
 			r := &recs[cell[a+k]]
 			d, id := s.finish(r, c, &st, k, ix)
 			out.Index[first+int(r.pos)] = refs.Orig[id]
-			out.Distance[first+int(r.pos)] = float32(engine.ChordToAngle(d))
+			out.Distance[first+int(r.pos)] = float32(index.ChordToAngle(d))
 		}
 	}
 }
@@ -263,7 +264,7 @@ func (s *cellScratch) rank(recs []cellRec, cell []uint32, c [3]int, first int, i
 // the lead is within dotMargin), then the shell walk from shell 2 unless
 // the stop test after shell 1 already holds. It returns the squared chord
 // and the distinct reference's index.
-func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *engine.GridIndex) (float64, uint32) {
+func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *index.GridIndex) (float64, uint32) {
 	best, runup, e := st.result(k)
 	q := &s.q // set field by field: a composite literal stalled on store forwarding
 	q.Ix = ix
@@ -275,13 +276,13 @@ func (s *cellScratch) finish(r *cellRec, c [3]int, st *lanes3, k int, ix *engine
 	case best-runup <= dotMargin:
 		q.Best, q.BestID = math.Inf(1), math.MaxUint32
 		for e, id := range s.ids {
-			d := engine.Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e])
+			d := index.Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e])
 			if d < q.Best || (d == q.Best && id < q.BestID) {
 				q.Best, q.BestID = d, id
 			}
 		}
 	default:
-		q.Best, q.BestID = engine.Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e]), s.ids[e]
+		q.Best, q.BestID = index.Chord2(r.x, r.y, r.z, s.tile.x[e], s.tile.y[e], s.tile.z[e]), s.ids[e]
 	}
 	q.Thr2 = ix.ChordBound(q.Best)
 	for sh := 2; sh < ix.G && !q.Done(sh-1); sh++ {

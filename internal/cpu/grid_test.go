@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
@@ -20,19 +21,19 @@ func TestGridMatchesBrute(t *testing.T) {
 	deg := math.Pi / 180
 	gens := []struct {
 		name string
-		gen  func(n int) engine.Points
+		gen  func(n int) index.Points
 	}{
-		{"sphere", func(n int) engine.Points { return spherePoints(n, rng.Uint64()) }},
-		{"poles", func(n int) engine.Points {
-			p := engine.Radians64(make([]float64, n), make([]float64, n))
+		{"sphere", func(n int) index.Points { return spherePoints(n, rng.Uint64()) }},
+		{"poles", func(n int) index.Points {
+			p := index.Radians64(make([]float64, n), make([]float64, n))
 			for i := range p.Lat64 {
 				p.Lat64[i] = (90 - rng.Float64()*2) * deg * float64(1-2*(i%2))
 				p.Lon64[i] = (rng.Float64()*360 - 180) * deg
 			}
 			return p
 		}},
-		{"antimeridian", func(n int) engine.Points {
-			p := engine.Radians64(make([]float64, n), make([]float64, n))
+		{"antimeridian", func(n int) index.Points {
+			p := index.Radians64(make([]float64, n), make([]float64, n))
 			for i := range p.Lat64 {
 				p.Lat64[i] = (rng.Float64()*20 - 10) * deg
 				p.Lon64[i] = (180 - rng.Float64()*0.5) * deg * float64(1-2*(i%2))
@@ -42,15 +43,15 @@ func TestGridMatchesBrute(t *testing.T) {
 			}
 			return p
 		}},
-		{"one cell", func(n int) engine.Points {
-			p := engine.Radians64(make([]float64, n), make([]float64, n))
+		{"one cell", func(n int) index.Points {
+			p := index.Radians64(make([]float64, n), make([]float64, n))
 			for i := range p.Lat64 {
 				p.Lat64[i] = (45 + rng.Float64()*1e-3) * deg
 				p.Lon64[i] = (7 + rng.Float64()*1e-3) * deg
 			}
 			return p
 		}},
-		{"clusters", func(n int) engine.Points {
+		{"clusters", func(n int) index.Points {
 			p := spherePoints(n, rng.Uint64())
 			c := spherePoints(3, rng.Uint64())
 			for i := range p.Lat64 {
@@ -78,30 +79,30 @@ func TestGridMatchesBrute(t *testing.T) {
 		if _, err := e.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
-		refs := engine.PrepareRefs(ref)
-		tree := engine.BuildKDTree(refs)
+		refs := index.PrepareRefs(ref)
+		tree := index.BuildKDTree(refs)
 		for i := 0; i < obs.Len(); i++ {
-			x, y, z := engine.Unit(obs.At(i))
+			x, y, z := index.Unit(obs.At(i))
 			d, k := tree.Nearest(x, y, z, nil)
-			if refs.Orig[k] != want.Index[i] || float32(engine.ChordToAngle(d)) != want.Distance[i] {
+			if refs.Orig[k] != want.Index[i] || float32(index.ChordToAngle(d)) != want.Distance[i] {
 				t.Fatalf("%s obs x %s ref, trial %d, k-d tree: obs %d: ref %d (%v), brute ref %d (%v)",
-					og.name, rg.name, trial, i, refs.Orig[k], engine.ChordToAngle(d), want.Index[i], want.Distance[i])
+					og.name, rg.name, trial, i, refs.Orig[k], index.ChordToAngle(d), want.Index[i], want.Distance[i])
 			}
 		}
-		for _, g := range []int{1, 2, 5, engine.GridSide(refs.N, 2), 40, -engine.GridSide(refs.N, 2), -3, -17} {
-			var ix *engine.GridIndex
+		for _, g := range []int{1, 2, 5, index.GridSide(refs.N, 2), 40, -index.GridSide(refs.N, 2), -3, -17} {
+			var ix *index.GridIndex
 			if g < 0 { // the fitted grid of side -g
 				g = -g
-				ix = engine.BuildFittedGrid(refs, g)
+				ix = index.BuildFittedGrid(refs, g)
 			} else {
-				ix = engine.BuildGrid(refs, g)
+				ix = index.BuildGrid(refs, g)
 			}
 			for i := 0; i < obs.Len(); i++ {
-				x, y, z := engine.Unit(obs.At(i))
+				x, y, z := index.Unit(obs.At(i))
 				d, k := ix.Nearest(x, y, z, nil)
-				if refs.Orig[k] != want.Index[i] || float32(engine.ChordToAngle(d)) != want.Distance[i] {
+				if refs.Orig[k] != want.Index[i] || float32(index.ChordToAngle(d)) != want.Distance[i] {
 					t.Fatalf("%s obs x %s ref, trial %d, grid %d (fitted %v): obs %d: grid ref %d (%v), brute ref %d (%v)",
-						og.name, rg.name, trial, g, ix.Fitted, i, refs.Orig[k], engine.ChordToAngle(d), want.Index[i], want.Distance[i])
+						og.name, rg.name, trial, g, ix.Fitted, i, refs.Orig[k], index.ChordToAngle(d), want.Index[i], want.Distance[i])
 				}
 				cases++
 			}
@@ -119,7 +120,7 @@ func TestGridMatchesBrute(t *testing.T) {
 
 // cellOrderAnswer answers obs through ix in cell order, as one chunk on two
 // goroutines.
-func cellOrderAnswer(t *testing.T, obs engine.Points, ix *engine.GridIndex, refs *engine.RefSet) engine.Result {
+func cellOrderAnswer(t *testing.T, obs index.Points, ix *index.GridIndex, refs *index.RefSet) engine.Result {
 	t.Helper()
 	out := newResult(obs.Len())
 	co := newCellOrder(obs.Len(), ix.G*ix.G)
@@ -137,12 +138,12 @@ func TestLanes3MatchGo(t *testing.T) {
 	for trial := 0; trial < 300; trial++ {
 		n := rng.IntN(70)
 		refs := spherePoints(n, rng.Uint64())
-		rs := engine.PrepareRefs(refs)
+		rs := index.PrepareRefs(refs)
 		if trial%5 == 0 && n > 2 { // exact ties
 			rs.X[1], rs.Y[1], rs.Z[1] = rs.X[0], rs.Y[0], rs.Z[0]
 		}
 		tile := refTile{x: rs.X[:n], y: rs.Y[:n], z: rs.Z[:n]}
-		obs := engine.PrepareRefs(spherePoints(3, rng.Uint64()))
+		obs := index.PrepareRefs(spherePoints(3, rng.Uint64()))
 		o := [9]float64{obs.X[0], obs.Y[0], obs.Z[0], obs.X[1], obs.Y[1], obs.Z[1], obs.X[2], obs.Y[2], obs.Z[2]}
 		var want, got, padded lanes3
 		want.reset()
@@ -154,7 +155,7 @@ func TestLanes3MatchGo(t *testing.T) {
 		for len(tile.x)%4 != 0 {
 			tile.x, tile.y, tile.z = append(tile.x, math.NaN()), append(tile.y, math.NaN()), append(tile.z, math.NaN())
 		}
-		if !engine.HaveAVX2FMA {
+		if !index.HaveAVX2FMA {
 			continue // NaN padding is only for the kernel
 		}
 		rankLanes3(&padded, &o, tile)
@@ -193,17 +194,17 @@ func TestCPUGridEngine(t *testing.T) {
 // fresh engine's do.
 func TestCPUReusesMemory(t *testing.T) {
 	plain := spherePoints(3000, 41)
-	dups := engine.Radians64(append(slices.Clone(plain.Lat64[:1000]), plain.Lat64[:200]...),
+	dups := index.Radians64(append(slices.Clone(plain.Lat64[:1000]), plain.Lat64[:200]...),
 		append(slices.Clone(plain.Lon64[:1000]), plain.Lon64[:200]...))
 	rng := rand.New(rand.NewPCG(44, 45))
-	crowd := engine.Radians64(make([]float64, 18000), make([]float64, 18000)) // the tree before the first level
+	crowd := index.Radians64(make([]float64, 18000), make([]float64, 18000)) // the tree before the first level
 	for i := range crowd.Lat64 {
 		crowd.Lat64[i], crowd.Lon64[i] = 0.7+0.05*rng.NormFloat64(), 1.1+0.05*rng.NormFloat64()
 	}
 	e := NewCPU(3)
 	for q, tc := range []struct {
 		obs int
-		ref engine.Points
+		ref index.Points
 	}{{1 << 15, plain}, {1 << 15, dups}, {1 << 16, spherePoints(5000, 42)}, {1 << 14, spherePoints(900, 43)}, {500, plain},
 		{1 << 18, northern(spherePoints(20000, 46))}, {1 << 18, crowd}, {1 << 15, northern(spherePoints(3000, 47))}, {1 << 15, plain}} {
 		obs := spherePoints(tc.obs, uint64(50+q))
@@ -228,19 +229,19 @@ func TestCPUReusesMemory(t *testing.T) {
 // sessions, which take no tree, fall back to brute force), and the CPU's
 // answers are brute force's (TestGPUTree checks the GPU's).
 func TestGridFallsBackWhenSkewed(t *testing.T) {
-	ref := engine.Radians64(make([]float64, 20000), make([]float64, 20000))
+	ref := index.Radians64(make([]float64, 20000), make([]float64, 20000))
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range ref.Lat64 {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
 	}
 	obs := spherePoints(20000, 3)
-	if plan := engine.PlanGrid(obs, engine.PrepareRefs(ref), engine.GpuSessionGridCost, 0, nil); plan.Index != nil || plan.Tree != nil {
+	if plan := index.PlanGrid(obs, index.PrepareRefs(ref), index.GPUSessionGridCost, 0, nil); plan.Index != nil || plan.Tree != nil {
 		t.Errorf("GPU session plan kept the grid (%v) or planned a tree (%v)", plan.Index != nil, plan.Tree != nil)
 	}
-	if plan := engine.PlanGrid(obs, engine.PrepareRefs(ref), engine.GpuGridCost, 0, nil); plan.Tree == nil {
+	if plan := index.PlanGrid(obs, index.PrepareRefs(ref), index.GPUGridCost, 0, nil); plan.Tree == nil {
 		t.Errorf("GPU plan: no k-d tree (grid %v: %s)", plan.Index != nil, plan.Reason)
 	}
-	plan := engine.PlanGrid(obs, engine.PrepareRefs(ref), engine.CpuGridCost, 0, nil)
+	plan := index.PlanGrid(obs, index.PrepareRefs(ref), index.CPUGridCost, 0, nil)
 	if plan.Tree == nil {
 		t.Fatalf("CPU plan: no k-d tree (grid %v: %s)", plan.Index != nil, plan.Reason)
 	}
@@ -283,7 +284,7 @@ func BenchmarkCPUGrid(b *testing.B) {
 // prepared every query, the grid planned every 16.
 func BenchmarkPrepareRefs(b *testing.B) {
 	ref := spherePoints(1<<16, 1)
-	var s engine.RefSet // reused, as a session does
+	var s index.RefSet // reused, as a session does
 	for b.Loop() {
 		s.Prepare(ref)
 	}
@@ -291,10 +292,10 @@ func BenchmarkPrepareRefs(b *testing.B) {
 
 func BenchmarkPlanGrid(b *testing.B) {
 	ref := spherePoints(1<<16, 1)
-	refs := engine.PrepareRefs(ref)
+	refs := index.PrepareRefs(ref)
 	obs := spherePoints(512, 2)
 	for b.Loop() {
-		engine.PlanGrid(obs, refs, engine.GpuGridCost, 0, nil)
+		index.PlanGrid(obs, refs, index.GPUGridCost, 0, nil)
 	}
 }
 
@@ -302,16 +303,16 @@ func BenchmarkPlanGrid(b *testing.B) {
 // previous set had duplicates and this one has none, or the other way.
 func TestRefSetReuse(t *testing.T) {
 	plain := spherePoints(3000, 1)
-	withDups := engine.Radians64(append(append([]float64(nil), plain.Lat64...), plain.Lat64[:500]...),
+	withDups := index.Radians64(append(append([]float64(nil), plain.Lat64...), plain.Lat64[:500]...),
 		append(append([]float64(nil), plain.Lon64...), plain.Lon64[:500]...))
 	small := spherePoints(100, 2)
-	var s engine.RefSet
+	var s index.RefSet
 	team := parallel.NewTeam(3)
 	defer team.Close()
-	for _, ref := range []engine.Points{withDups, plain, small, withDups, plain} {
+	for _, ref := range []index.Points{withDups, plain, small, withDups, plain} {
 		s.PrepareCPU(ref, team)
 		s.Interleave(team)
-		want := engine.PrepareRefs(ref)
+		want := index.PrepareRefs(ref)
 		if s.N != want.N || s.Dups != want.Dups || !slices.Equal(s.Orig, want.Orig) ||
 			!slices.Equal(s.Xyz64, want.Xyz64) || !slices.Equal(s.Xyzw, want.Xyzw) || !slices.Equal(s.X, want.X) || s.Box != want.Box {
 			t.Fatalf("reused refSet differs for %d references (n %d/%d, dups %v/%v)", ref.Len(), s.N, want.N, s.Dups, want.Dups)
@@ -330,7 +331,7 @@ func TestRefSetReuse(t *testing.T) {
 // input order, whatever the team: duplicates spread over every block of
 // keepDistinct, against a map of the vectors seen.
 func TestKeepDistinctAcrossBlocks(t *testing.T) {
-	n := 5*engine.DistinctBlock + 123
+	n := 5*index.DistinctBlock + 123
 	base := spherePoints(n, 7)
 	rng := rand.New(rand.NewPCG(8, 9))
 	for i := n / 3; i < n; i += 1 + rng.IntN(4) { // a copy of an earlier point, often one of another block
@@ -338,7 +339,7 @@ func TestKeepDistinctAcrossBlocks(t *testing.T) {
 		base.Lat64[i], base.Lon64[i] = base.Lat64[j], base.Lon64[j]
 	}
 	for _, workers := range []int{0, 1, 3, 8} {
-		var s engine.RefSet
+		var s index.RefSet
 		var team *parallel.Team // 0 workers: none, the package's Blocks
 		if workers > 0 {
 			team = parallel.NewTeam(workers)
@@ -371,7 +372,7 @@ func TestKeepDistinctAcrossBlocks(t *testing.T) {
 func TestFittedGridFill(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		ref  engine.Points
+		ref  index.Points
 		g    int
 	}{
 		{"sphere", spherePoints(40000, 3), 20},
@@ -379,8 +380,8 @@ func TestFittedGridFill(t *testing.T) {
 		{"few", spherePoints(50, 5), 4},
 		{"more cells than references", spherePoints(9000, 6), 64},
 	} {
-		refs := engine.PrepareRefs(tc.ref)
-		scanned := engine.EmptyBox()
+		refs := index.PrepareRefs(tc.ref)
+		scanned := index.EmptyBox()
 		for k := range refs.N {
 			scanned.Add(refs.X[k], refs.Y[k], refs.Z[k])
 		}
@@ -389,7 +390,7 @@ func TestFittedGridFill(t *testing.T) {
 		}
 		for _, workers := range []int{1, 3, 8} {
 			team := parallel.NewTeam(workers)
-			ix := engine.BuildFittedGridOn(refs, tc.g, team)
+			ix := index.BuildFittedGridOn(refs, tc.g, team)
 			team.Close()
 			want := make([][]uint32, tc.g*tc.g*tc.g)
 			for k := range refs.N {
@@ -416,8 +417,8 @@ func TestFittedGridFill(t *testing.T) {
 
 // A cancelled query in cell order stops with the context's error.
 func TestCellOrderCancelled(t *testing.T) {
-	obs, refs := spherePoints(1<<15, 4), engine.PrepareRefs(spherePoints(1<<10, 5))
-	ix := engine.BuildFittedGrid(refs, 12)
+	obs, refs := spherePoints(1<<15, 4), index.PrepareRefs(spherePoints(1<<10, 5))
+	ix := index.BuildFittedGrid(refs, 12)
 	co := newCellOrder(obs.Len(), ix.G*ix.G)
 	co.prepare(obs, 0, obs.Len(), ix, 4)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -441,11 +442,11 @@ func TestBandsFor(t *testing.T) {
 		{1 << 27, 322, 26, 2},
 		{1 << 30, 322, 29, 2},
 	} {
-		b := engine.BandsFor(tc.m, engine.NewGridShape(tc.g))
+		b := index.BandsFor(tc.m, index.NewGridShape(tc.g))
 		if b.Shift != tc.shift || b.Keys != tc.bands*tc.g*tc.g*tc.g+1 {
 			t.Errorf("m %d, g %d: shift %d, %d keys; want shift %d, %d bands", tc.m, tc.g, b.Shift, b.Keys, tc.shift, tc.bands)
 		}
-		if b.Keys > engine.MaxScan && tc.bands > 1 {
+		if b.Keys > index.MaxScan && tc.bands > 1 {
 			t.Errorf("m %d, g %d: %d keys exceed one scan", tc.m, tc.g, b.Keys)
 		}
 	}
@@ -455,15 +456,15 @@ func TestBandsFor(t *testing.T) {
 // of every job up to that capacity, whatever bands the job takes.
 func TestSortHistLenHoldsEveryJob(t *testing.T) {
 	for _, g := range []int{4, 84, 200, 256, 281, 322} {
-		shape := engine.NewGridShape(g)
+		shape := index.NewGridShape(g)
 		for _, capacity := range []int{1 << 20, 1 << 22, 3 << 22, 1 << 24, 9 << 21, 1 << 26} {
-			n := engine.SortHistLen(capacity, shape)
+			n := index.SortHistLen(capacity, shape)
 			for m := 1; m <= capacity; m += max(1, capacity/997) {
-				if k := engine.BandsFor(m, shape).Keys; k > n {
+				if k := index.BandsFor(m, shape).Keys; k > n {
 					t.Fatalf("g %d, capacity %d: a job of %d needs %d keys, the histogram holds %d", g, capacity, m, k, n)
 				}
 			}
-			if k := engine.BandsFor(capacity, shape).Keys; k > n {
+			if k := index.BandsFor(capacity, shape).Keys; k > n {
 				t.Fatalf("g %d, capacity %d: %d keys, the histogram holds %d", g, capacity, k, n)
 			}
 		}

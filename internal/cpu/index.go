@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // CPUIndex is a reference set prepared once for many small queries answered
@@ -13,28 +14,28 @@ import (
 // uniform references (BenchmarkIndexOnePoint) and stay fast where they
 // crowd. It is read-only after NewCPUIndex: safe for concurrent queries.
 type CPUIndex struct {
-	refs, all     *engine.RefSet
-	tree, treeAll *engine.KdTree
-	gridAll       *engine.GridIndex
+	refs, all     *index.RefSet
+	tree, treeAll *index.KdTree
+	gridAll       *index.GridIndex
 }
 
 // NewCPUIndex prepares ref.
-func NewCPUIndex(ref engine.Points) (*CPUIndex, error) {
+func NewCPUIndex(ref index.Points) (*CPUIndex, error) {
 	if err := ref.Check("references"); err != nil {
 		return nil, err
 	}
 	if ref.Len() == 0 || ref.Len() > 1<<31-1 {
 		return nil, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
 	}
-	x := &CPUIndex{refs: engine.PrepareRefs(ref)}
-	x.tree = engine.BuildKDTree(x.refs)
+	x := &CPUIndex{refs: index.PrepareRefs(ref)}
+	x.tree = index.BuildKDTree(x.refs)
 	if x.refs.Dups {
-		x.all = engine.PrepareRefsAll(ref)
-		x.treeAll = engine.BuildKDTree(x.all)
+		x.all = index.PrepareRefsAll(ref)
+		x.treeAll = index.BuildKDTree(x.all)
 	} else { // the same references in the same order: the same tree
 		x.all, x.treeAll = x.refs, x.tree
 	}
-	x.gridAll = engine.BuildFittedGrid(x.all, max(4, engine.GridSide(x.all.N, 2)))
+	x.gridAll = index.BuildFittedGrid(x.all, max(4, index.GridSide(x.all.N, 2)))
 	return x, nil
 }
 
@@ -45,45 +46,45 @@ func (x *CPUIndex) Prepared() *engine.Prepared {
 }
 
 // Nearest answers obs into out on the calling goroutine.
-func (x *CPUIndex) Nearest(obs engine.Points, out engine.Result) error {
+func (x *CPUIndex) Nearest(obs index.Points, out engine.Result) error {
 	if err := checkSmall(obs, len(out.Index), len(out.Distance), 1); err != nil {
 		return err
 	}
 	for i := range obs.Len() {
-		px, py, pz := engine.Unit(obs.At(i))
+		px, py, pz := index.Unit(obs.At(i))
 		d, k := x.tree.Nearest(px, py, pz, nil)
-		out.Index[i], out.Distance[i] = x.refs.Orig[k], float32(engine.ChordToAngle(d))
+		out.Index[i], out.Distance[i] = x.refs.Orig[k], float32(index.ChordToAngle(d))
 	}
 	return nil
 }
 
 // KNearest answers the out.K nearest within maxRad on the calling
 // goroutine.
-func (x *CPUIndex) KNearest(obs engine.Points, maxRad float64, out engine.KResult) error {
+func (x *CPUIndex) KNearest(obs index.Points, maxRad float64, out engine.KResult) error {
 	if err := checkSmall(obs, len(out.Index), len(out.Distance), out.K); err != nil {
 		return err
 	}
 	if out.K < 1 || out.K > x.all.N {
 		return fmt.Errorf("k = %d: want 1 to the %d references", out.K, x.all.N)
 	}
-	t, maxD2 := &engine.TopK{}, engine.ChordLimit(maxRad)
+	t, maxD2 := &index.TopK{}, index.ChordLimit(maxRad)
 	for i := range obs.Len() {
-		px, py, pz := engine.Unit(obs.At(i))
+		px, py, pz := index.Unit(obs.At(i))
 		fillRow(out, i, x.treeAll.KNearest([3]float64{px, py, pz}, out.K, maxD2, t))
 	}
 	return nil
 }
 
 // Within answers the references within rad on the calling goroutine.
-func (x *CPUIndex) Within(obs engine.Points, rad float64, list bool) (engine.WithinResult, error) {
+func (x *CPUIndex) Within(obs index.Points, rad float64, list bool) (engine.WithinResult, error) {
 	if err := checkSmall(obs, 0, 0, 0); err != nil {
 		return engine.WithinResult{}, err
 	}
 	res := engine.WithinResult{Counts: make([]uint32, obs.Len())}
-	var found, scratch []engine.Neighbour
-	maxD2 := engine.ChordLimit(rad)
+	var found, scratch []index.Neighbour
+	maxD2 := index.ChordLimit(rad)
 	for i := range obs.Len() {
-		px, py, pz := engine.Unit(obs.At(i))
+		px, py, pz := index.Unit(obs.At(i))
 		p := [3]float64{px, py, pz}
 		if !list {
 			res.Counts[i] = x.gridAll.Count(p, maxD2)
@@ -94,14 +95,14 @@ func (x *CPUIndex) Within(obs engine.Points, rad float64, list bool) (engine.Wit
 		found = append(found, scratch...)
 	}
 	if list {
-		res.Gather([][]engine.Neighbour{found})
+		res.Gather([][]index.Neighbour{found})
 	}
 	return res, nil
 }
 
 // checkSmall checks a small query's observations and its result's room
 // (k answers each; k 0: no result to check).
-func checkSmall(obs engine.Points, nIndex, nDist, k int) error {
+func checkSmall(obs index.Points, nIndex, nDist, k int) error {
 	if err := obs.Check("observations"); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // KNearest answers the k nearest references of every observation within
@@ -22,10 +23,10 @@ func (c *CPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 	refs := req.All()
 	search := c.kSearch(req, refs, k, maxRad)
 	st, err := c.run(ctx, request{Request: req}, cpuBatch, start, func() func(lo, hi int) {
-		t := &engine.TopK{}
+		t := &index.TopK{}
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				x, y, z := engine.Unit(req.Obs.At(i))
+				x, y, z := index.Unit(req.Obs.At(i))
 				fillRow(out, i, search([3]float64{x, y, z}, t))
 			}
 		}
@@ -38,36 +39,36 @@ func (c *CPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 // algorithm: brute force, a fitted grid of the side the request fixes, or
 // else the k-d tree, which ranks fewer references than the grid walk on
 // every set measured (BENCHMARKS.md, "Skewed references on the CPU").
-func (c *CPU) kSearch(req engine.Request, refs *engine.RefSet, k int, maxRad float64) func(p [3]float64, t *engine.TopK) []engine.Neighbour {
-	maxD2 := engine.ChordLimit(maxRad)
+func (c *CPU) kSearch(req engine.Request, refs *index.RefSet, k int, maxRad float64) func(p [3]float64, t *index.TopK) []index.Neighbour {
+	maxD2 := index.ChordLimit(maxRad)
 	if req.Algorithm == engine.Brute {
-		return func(p [3]float64, t *engine.TopK) []engine.Neighbour { return bruteK(p, refs, k, maxD2, t) }
+		return func(p [3]float64, t *index.TopK) []index.Neighbour { return bruteK(p, refs, k, maxD2, t) }
 	}
 	if req.GridSide > 0 {
-		ix := engine.BuildFittedGrid(refs, engine.CappedSide(req.GridSide, refs.N))
-		return func(p [3]float64, t *engine.TopK) []engine.Neighbour { return ix.KNearest(p, k, maxD2, t) }
+		ix := index.BuildFittedGrid(refs, index.CappedSide(req.GridSide, refs.N))
+		return func(p [3]float64, t *index.TopK) []index.Neighbour { return ix.KNearest(p, k, maxD2, t) }
 	}
 	tr := req.AllTree(refs)
-	return func(p [3]float64, t *engine.TopK) []engine.Neighbour { return tr.KNearest(p, k, maxD2, t) }
+	return func(p [3]float64, t *index.TopK) []index.Neighbour { return tr.KNearest(p, k, maxD2, t) }
 }
 
 // bruteK ranks every reference.
-func bruteK(p [3]float64, refs *engine.RefSet, k int, maxD2 float64, t *engine.TopK) []engine.Neighbour {
+func bruteK(p [3]float64, refs *index.RefSet, k int, maxD2 float64, t *index.TopK) []index.Neighbour {
 	t.K, t.Items = k, t.Items[:0]
 	for j := range refs.X {
-		if d := engine.Chord2(p[0], p[1], p[2], refs.X[j], refs.Y[j], refs.Z[j]); d <= maxD2 {
-			t.Offer(engine.Neighbour{D2: d, ID: uint32(j)})
+		if d := index.Chord2(p[0], p[1], p[2], refs.X[j], refs.Y[j], refs.Z[j]); d <= maxD2 {
+			t.Offer(index.Neighbour{D2: d, ID: uint32(j)})
 		}
 	}
 	return t.Sorted()
 }
 
 // fillRow writes observation i's neighbours into its row of out.
-func fillRow(out engine.KResult, i int, ns []engine.Neighbour) {
+func fillRow(out engine.KResult, i int, ns []index.Neighbour) {
 	row, dist := out.Index[i*out.K:(i+1)*out.K], out.Distance[i*out.K:(i+1)*out.K]
 	for j := range row {
 		if j < len(ns) {
-			row[j], dist[j] = ns[j].ID, float32(engine.ChordToAngle(ns[j].D2))
+			row[j], dist[j] = ns[j].ID, float32(index.ChordToAngle(ns[j].D2))
 		} else {
 			row[j], dist[j] = engine.NoNeighbour, float32(math.Inf(1))
 		}
@@ -89,26 +90,26 @@ func (c *CPU) Within(ctx context.Context, req engine.Request, rad float64, list 
 	n := req.Obs.Len()
 	refs := req.All()
 	side := c.radiusSide(req, refs.N)
-	maxD2 := engine.ChordLimit(rad)
+	maxD2 := index.ChordLimit(rad)
 	// A radius of more than two cells of the planned grid goes through the
 	// k-d tree, which skips boxes beyond it and counts a box wholly inside
 	// at once; the grid ranks every reference in every cell it visits. One
 	// of the two is built.
-	var tree *engine.KdTree
-	var ix *engine.GridIndex
-	if _, cube := engine.FittedCube(refs); req.GridSide == 0 && math.Sqrt(maxD2) > 2*cube/float64(side) {
+	var tree *index.KdTree
+	var ix *index.GridIndex
+	if _, cube := index.FittedCube(refs); req.GridSide == 0 && math.Sqrt(maxD2) > 2*cube/float64(side) {
 		tree = req.AllTree(refs)
 	} else {
 		ix = req.AllGrid(refs, side)
 	}
 	res := engine.WithinResult{Counts: make([]uint32, n)}
-	batches := make([][]engine.Neighbour, (n+cpuBatch-1)/cpuBatch)
+	batches := make([][]index.Neighbour, (n+cpuBatch-1)/cpuBatch)
 	st, err := c.run(ctx, request{Request: req}, cpuBatch, start, func() func(lo, hi int) {
-		var scratch []engine.Neighbour
+		var scratch []index.Neighbour
 		return func(lo, hi int) {
-			var found []engine.Neighbour
+			var found []index.Neighbour
 			for i := lo; i < hi; i++ {
-				x, y, z := engine.Unit(req.Obs.At(i))
+				x, y, z := index.Unit(req.Obs.At(i))
 				p := [3]float64{x, y, z}
 				switch {
 				case !list && tree != nil:
@@ -142,7 +143,7 @@ func (c *CPU) Within(ctx context.Context, req engine.Request, rad float64, list 
 // cell the sphere crosses.
 func (c *CPU) radiusSide(req engine.Request, nref int) int {
 	if req.GridSide > 0 {
-		return engine.CappedSide(req.GridSide, nref)
+		return index.CappedSide(req.GridSide, nref)
 	}
-	return max(4, engine.GridSide(nref, 2))
+	return max(4, index.GridSide(nref, 2))
 }

@@ -9,19 +9,20 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/sphere"
 )
 
 // naiveAll ranks every reference for observation i: squared chords, ties
 // to the lower index; the oracle for k nearest and radius queries.
-func naiveAll(obs, ref engine.Points, i int) []engine.Neighbour {
-	x, y, z := engine.Unit(obs.At(i))
-	all := make([]engine.Neighbour, ref.Len())
+func naiveAll(obs, ref index.Points, i int) []index.Neighbour {
+	x, y, z := index.Unit(obs.At(i))
+	all := make([]index.Neighbour, ref.Len())
 	for j := range all {
-		a, b, c := engine.Unit(ref.At(j))
-		all[j] = engine.Neighbour{D2: engine.Chord2(x, y, z, a, b, c), ID: uint32(j)}
+		a, b, c := index.Unit(ref.At(j))
+		all[j] = index.Neighbour{D2: index.Chord2(x, y, z, a, b, c), ID: uint32(j)}
 	}
-	slices.SortFunc(all, func(a, b engine.Neighbour) int {
+	slices.SortFunc(all, func(a, b index.Neighbour) int {
 		if a.Before(b) {
 			return -1
 		}
@@ -31,8 +32,8 @@ func naiveAll(obs, ref engine.Points, i int) []engine.Neighbour {
 }
 
 // rankAll is naiveAll for every observation.
-func rankAll(obs, ref engine.Points) [][]engine.Neighbour {
-	out := make([][]engine.Neighbour, obs.Len())
+func rankAll(obs, ref index.Points) [][]index.Neighbour {
+	out := make([][]index.Neighbour, obs.Len())
 	for i := range out {
 		out[i] = naiveAll(obs, ref, i)
 	}
@@ -44,12 +45,12 @@ func rankAll(obs, ref engine.Points) [][]engine.Neighbour {
 // for the oracle's sake).
 func knnCases(t testing.TB) []struct {
 	name     string
-	obs, ref engine.Points
+	obs, ref index.Points
 } {
 	deg := math.Pi / 180
-	edgeRef := engine.Radians64([]float64{90 * deg, 90 * deg, -90 * deg, 0, 0, 0, 0, 45 * deg, 45 * deg},
+	edgeRef := index.Radians64([]float64{90 * deg, 90 * deg, -90 * deg, 0, 0, 0, 0, 45 * deg, 45 * deg},
 		[]float64{0, 0, 0, 180 * deg, -180 * deg, 0, 1e-9, 10 * deg, 10 * deg})
-	edgeObs := engine.Radians64([]float64{90 * deg, -90 * deg, 0, 0, 45 * deg, -45 * deg},
+	edgeObs := index.Radians64([]float64{90 * deg, -90 * deg, 0, 0, 45 * deg, -45 * deg},
 		[]float64{17 * deg, 0, 179.9999 * deg, 0, 10 * deg, -170 * deg}) // the last: antipode of the 45, 10 pair
 	clat, clon := make([]float64, 3000), make([]float64, 3000)
 	if err := sphere.ClusteredRadians(3000, 5, 8, 50, clat, clon); err != nil {
@@ -59,10 +60,10 @@ func knnCases(t testing.TB) []struct {
 	cities, airports = cities.Slice(0, min(2000, cities.Len())), airports.Slice(0, min(2000, airports.Len()))
 	return []struct {
 		name     string
-		obs, ref engine.Points
+		obs, ref index.Points
 	}{
 		{"sphere", spherePoints(1500, 1), spherePoints(3000, 2)},
-		{"clustered references", spherePoints(1000, 3), engine.Radians64(clat, clon)},
+		{"clustered references", spherePoints(1000, 3), index.Radians64(clat, clon)},
 		{"poles, antimeridian, duplicates, antipodes", edgeObs, edgeRef},
 		{"airports to cities", airports, cities}, {"cities to airports", cities, airports},
 	}
@@ -103,19 +104,19 @@ func kNearestMatchesNaive(t *testing.T, eng engine.Engine) {
 
 // checkKRows compares every row with the oracle: the same references in
 // the same order, distances within 1 m.
-func checkKRows(t *testing.T, ranked [][]engine.Neighbour, out engine.KResult, maxRad float64) {
+func checkKRows(t *testing.T, ranked [][]index.Neighbour, out engine.KResult, maxRad float64) {
 	t.Helper()
 	for i, want := range ranked {
 		for j := range out.K {
 			got, gd := out.Index[i*out.K+j], float64(out.Distance[i*out.K+j])
-			if j >= len(want) || engine.ChordToAngle(want[j].D2) > maxRad {
+			if j >= len(want) || index.ChordToAngle(want[j].D2) > maxRad {
 				if got != engine.NoNeighbour || !math.IsInf(gd, 1) {
 					t.Fatalf("obs %d rank %d: %d at %v, want none", i, j, got, gd)
 				}
 				continue
 			}
-			if !sameOrTie(ranked[i], got, want[j]) || math.Abs(gd-engine.ChordToAngle(want[j].D2))*earthRadius > 1 {
-				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].ID, engine.ChordToAngle(want[j].D2))
+			if !sameOrTie(ranked[i], got, want[j]) || math.Abs(gd-index.ChordToAngle(want[j].D2))*earthRadius > 1 {
+				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].ID, index.ChordToAngle(want[j].D2))
 			}
 		}
 	}
@@ -138,7 +139,7 @@ func withinMatchesNaive(t *testing.T, eng engine.Engine) {
 	}
 }
 
-func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked [][]engine.Neighbour, metres float64, algo engine.Algorithm) {
+func withinCase(t *testing.T, eng engine.Engine, obs, ref index.Points, ranked [][]index.Neighbour, metres float64, algo engine.Algorithm) {
 	ctx := context.Background()
 	rad := metres / earthRadius
 	req := engine.Request{Obs: obs, Ref: ref, Algorithm: algo}
@@ -156,7 +157,7 @@ func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked 
 	for i := range obs.Len() {
 		var want []uint32
 		for _, nb := range ranked[i] {
-			if engine.ChordToAngle(nb.D2) <= rad {
+			if index.ChordToAngle(nb.D2) <= rad {
 				want = append(want, nb.ID)
 			}
 		}
@@ -165,7 +166,7 @@ func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked 
 			t.Fatalf("obs %d: %d references %v, want %d %v", i, res.Counts[i], got, len(want), want)
 		}
 		for j, nb := range got {
-			want := engine.ChordToAngle(naiveChord(obs, ref, i, nb))
+			want := index.ChordToAngle(naiveChord(obs, ref, i, nb))
 			if d := float64(res.Distance[res.Offsets[i]+uint64(j)]); math.Abs(d-want)*earthRadius > 1 {
 				t.Fatalf("obs %d reference %d: %v rad, want %v", i, nb, d, want)
 			}
@@ -178,7 +179,7 @@ func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked 
 // squared chords differ by rounding only (1e-13 relative): real places at
 // the same distance, which float64 sums on another engine (with CUDA's
 // sine and cosine) may order the other way.
-func sameOrTie(all []engine.Neighbour, got uint32, want engine.Neighbour) bool {
+func sameOrTie(all []index.Neighbour, got uint32, want index.Neighbour) bool {
 	if got == want.ID {
 		return true
 	}
@@ -192,7 +193,7 @@ func sameOrTie(all []engine.Neighbour, got uint32, want engine.Neighbour) bool {
 
 // sameRow reports whether a radius row holds the oracle's references in
 // its order, up to ties (sameOrTie).
-func sameRow(all []engine.Neighbour, got, want []uint32) bool {
+func sameRow(all []index.Neighbour, got, want []uint32) bool {
 	if slices.Equal(got, want) {
 		return true
 	}
@@ -204,7 +205,7 @@ func sameRow(all []engine.Neighbour, got, want []uint32) bool {
 		d2[nb.ID] = nb.D2
 	}
 	for j := range got {
-		if got[j] != want[j] && !sameOrTie(all, got[j], engine.Neighbour{D2: d2[want[j]], ID: want[j]}) {
+		if got[j] != want[j] && !sameOrTie(all, got[j], index.Neighbour{D2: d2[want[j]], ID: want[j]}) {
 			return false
 		}
 	}
@@ -215,22 +216,22 @@ func sameRow(all []engine.Neighbour, got, want []uint32) bool {
 }
 
 // naiveChord is the squared chord between observation i and reference j.
-func naiveChord(obs, ref engine.Points, i int, j uint32) float64 {
-	x, y, z := engine.Unit(obs.At(i))
-	a, b, c := engine.Unit(ref.At(int(j)))
-	return engine.Chord2(x, y, z, a, b, c)
+func naiveChord(obs, ref index.Points, i int, j uint32) float64 {
+	x, y, z := index.Unit(obs.At(i))
+	a, b, c := index.Unit(ref.At(int(j)))
+	return index.Chord2(x, y, z, a, b, c)
 }
 
 // chordLimit decides exactly as the angle does: the limit's angle is
 // within rad, the next squared chord's is not.
 func TestChordLimit(t *testing.T) {
 	for _, rad := range []float64{0, 1e-12, 1.5e-7, 1e-3, 0.5, 1, 2, 3, math.Pi - 1e-9} {
-		d := engine.ChordLimit(rad)
-		if engine.ChordToAngle(d) > rad || engine.ChordToAngle(math.Nextafter(d, 5)) <= rad {
-			t.Errorf("chordLimit(%v) = %v: angle %v, next %v", rad, d, engine.ChordToAngle(d), engine.ChordToAngle(math.Nextafter(d, 5)))
+		d := index.ChordLimit(rad)
+		if index.ChordToAngle(d) > rad || index.ChordToAngle(math.Nextafter(d, 5)) <= rad {
+			t.Errorf("chordLimit(%v) = %v: angle %v, next %v", rad, d, index.ChordToAngle(d), index.ChordToAngle(math.Nextafter(d, 5)))
 		}
 	}
-	if !math.IsInf(engine.ChordLimit(math.Pi), 1) {
+	if !math.IsInf(index.ChordLimit(math.Pi), 1) {
 		t.Error("chordLimit(pi) is not +Inf")
 	}
 }
@@ -252,7 +253,7 @@ func TestKNearestAndWithinErrors(t *testing.T) {
 
 // A grid side beyond the index's cells is refused, on every query kind.
 func TestGridSideBound(t *testing.T) {
-	req := engine.Request{Obs: spherePoints(10, 1), Ref: spherePoints(10, 2), GridSide: engine.MaxGridSide + 1}
+	req := engine.Request{Obs: spherePoints(10, 1), Ref: spherePoints(10, 2), GridSide: index.MaxGridSide + 1}
 	_, err := NewCPU(0).Nearest(context.Background(), req, newResult(10))
 	_, kerr := NewCPU(0).KNearest(context.Background(), req, math.Inf(1), engine.KResult{K: 1, Index: make([]uint32, 10), Distance: make([]float32, 10)})
 	if err == nil || kerr == nil || !strings.Contains(err.Error(), "grid side") {
@@ -261,7 +262,7 @@ func TestGridSideBound(t *testing.T) {
 }
 
 func TestMaxGridSideFillsTheCells(t *testing.T) {
-	if g := engine.MaxGridSide; g*g*g > engine.MaxGridCells || (g+1)*(g+1)*(g+1) <= engine.MaxGridCells {
-		t.Errorf("MaxGridSide %d does not match %d cells", g, engine.MaxGridCells)
+	if g := index.MaxGridSide; g*g*g > index.MaxGridCells || (g+1)*(g+1)*(g+1) <= index.MaxGridCells {
+		t.Errorf("MaxGridSide %d does not match %d cells", g, index.MaxGridCells)
 	}
 }

@@ -3,7 +3,7 @@ package cpu
 import (
 	"math"
 
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // lanes3 is the state of three observations ranked against a tile lane by
@@ -32,7 +32,7 @@ func (st *lanes3) reset() {
 func rankLanes3(st *lanes3, o *[9]float64, t refTile) {
 	n := len(t.x)
 	whole := 0
-	if engine.HaveAVX2FMA && n >= 4 {
+	if index.HaveAVX2FMA && n >= 4 {
 		whole = n / 4 * 4
 		lanes3AVX2(o, &t.x[0], &t.y[0], &t.z[0], n/4, st)
 	} else {
@@ -95,7 +95,7 @@ type lanes1 struct {
 // product, the largest of the rest and the winner's place in the list,
 // through lanes1AVX2 where the CPU has it, else the same rules in Go.
 func rankLanes1(o *[3]float64, blocks []faceBlock) (best, runup float64, idx int) {
-	if engine.HaveAVX2FMA {
+	if index.HaveAVX2FMA {
 		return lanes1AVX2(o, &blocks[0], len(blocks))
 	}
 	var st lanes1

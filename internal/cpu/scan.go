@@ -3,7 +3,7 @@ package cpu
 import (
 	"math"
 
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // cpuScratch is one goroutine's working set for a batch of observations.
@@ -33,10 +33,10 @@ const dotMargin = 4e-15
 // observations whose winner leads the runner-up by less than dotMargin are
 // re-ranked by chord2, so the answer is exactly chord2's, ties to the lowest
 // index, as on the GPU.
-func (s *cpuScratch) scan(obs engine.Points, lo, hi int, refs *engine.RefSet) {
+func (s *cpuScratch) scan(obs index.Points, lo, hi int, refs *index.RefSet) {
 	m := hi - lo
 	for i := 0; i < m; i++ {
-		s.x[i], s.y[i], s.z[i] = engine.Unit(obs.At(lo + i))
+		s.x[i], s.y[i], s.z[i] = index.Unit(obs.At(lo + i))
 		s.best[i], s.runup[i] = math.Inf(-1), math.Inf(-1)
 		s.idx[i] = 0
 	}
@@ -57,16 +57,16 @@ func (s *cpuScratch) scan(obs engine.Points, lo, hi int, refs *engine.RefSet) {
 			continue
 		}
 		k := s.idx[i]
-		s.best[i] = engine.Chord2(s.x[i], s.y[i], s.z[i], refs.X[k], refs.Y[k], refs.Z[k])
+		s.best[i] = index.Chord2(s.x[i], s.y[i], s.z[i], refs.X[k], refs.Y[k], refs.Z[k])
 	}
 }
 
 // exactNearest ranks every reference by chord2; strict < keeps the lowest
 // index on ties.
-func exactNearest(ox, oy, oz float64, refs *engine.RefSet) (float64, int32) {
+func exactNearest(ox, oy, oz float64, refs *index.RefSet) (float64, int32) {
 	best, bi := math.Inf(1), int32(0)
 	for j := range refs.X {
-		if d := engine.Chord2(ox, oy, oz, refs.X[j], refs.Y[j], refs.Z[j]); d < best {
+		if d := index.Chord2(ox, oy, oz, refs.X[j], refs.Y[j], refs.Z[j]); d < best {
 			best, bi = d, int32(j)
 		}
 	}

@@ -5,7 +5,7 @@ package cpu
 import (
 	"math"
 
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 //go:noescape
@@ -16,7 +16,7 @@ func dot3AVX2(o *[9]float64, s *[3]float64, rx, ry, rz *float64, n int) int
 // dot products against its runner-up; the rare group of four that beats one
 // is ranked here, with the same fused arithmetic, so the two paths agree.
 func scan3(sc *cpuScratch, i int, t refTile) {
-	if !engine.HaveAVX2FMA {
+	if !index.HaveAVX2FMA {
 		scan3Generic(sc, i, t)
 		return
 	}

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // NewSession keeps obs (copied) for repeated queries on the CPU engine.
 // The CPU has no device memory to save; the session keeps the previous
 // answers to count changes, and re-plans the grid every query (the plan is
 // cheap next to a CPU query).
-func (c *CPU) NewSession(obs engine.Points, opts engine.SessionOptions) (engine.Session, error) {
+func (c *CPU) NewSession(obs index.Points, opts engine.SessionOptions) (engine.Session, error) {
 	if err := engine.CheckSessionOptions(opts); err != nil {
 		return nil, err
 	}
@@ -25,9 +26,9 @@ func (c *CPU) NewSession(obs engine.Points, opts engine.SessionOptions) (engine.
 	s := &cpuSession{c: c, opts: opts, prev: make([]uint32, n),
 		res: engine.Result{Index: make([]uint32, n), Distance: make([]float32, n)}}
 	if obs.Is32() {
-		s.obs = engine.Radians32(slices.Clone(obs.Lat32), slices.Clone(obs.Lon32))
+		s.obs = index.Radians32(slices.Clone(obs.Lat32), slices.Clone(obs.Lon32))
 	} else {
-		s.obs = engine.Points{Lat64: make([]float64, n), Lon64: make([]float64, n)}
+		s.obs = index.Points{Lat64: make([]float64, n), Lon64: make([]float64, n)}
 		for i := range n {
 			s.obs.Lat64[i], s.obs.Lon64[i] = obs.At(i)
 		}
@@ -41,7 +42,7 @@ func (c *CPU) NewSession(obs engine.Points, opts engine.SessionOptions) (engine.
 type cpuSession struct {
 	c        *CPU
 	opts     engine.SessionOptions
-	obs      engine.Points
+	obs      index.Points
 	prev     []uint32
 	res      engine.Result
 	replaced int
@@ -53,7 +54,7 @@ func (s *cpuSession) Len() int { return s.obs.Len() }
 
 func (s *cpuSession) Close() error { return nil }
 
-func (s *cpuSession) Replace(ctx context.Context, idx []uint32, pts engine.Points) error {
+func (s *cpuSession) Replace(ctx context.Context, idx []uint32, pts index.Points) error {
 	if err := engine.CheckReplace(idx, pts, s.obs.Len()); err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func (s *cpuSession) Replace(ctx context.Context, idx []uint32, pts engine.Point
 }
 
 // Start runs the query in a goroutine of its own.
-func (s *cpuSession) Start(ctx context.Context, ref engine.Points, out engine.Result) (engine.Pending, error) {
+func (s *cpuSession) Start(ctx context.Context, ref index.Points, out engine.Result) (engine.Pending, error) {
 	n := s.obs.Len()
 	if out.Index != nil && (len(out.Index) != n || len(out.Distance) != n) {
 		return nil, fmt.Errorf("session: result has room for %d answers, want %d", len(out.Index), n)
@@ -95,7 +96,7 @@ func (q *cpuPending) Wait() (engine.SessionStats, error) {
 	return q.stats, q.err
 }
 
-func (s *cpuSession) Nearest(ctx context.Context, ref engine.Points, out engine.Result) (engine.SessionStats, error) {
+func (s *cpuSession) Nearest(ctx context.Context, ref index.Points, out engine.Result) (engine.SessionStats, error) {
 	n := s.obs.Len()
 	if out.Index != nil && (len(out.Index) != n || len(out.Distance) != n) {
 		return engine.SessionStats{}, fmt.Errorf("session: result has room for %d answers, want %d", len(out.Index), n)
@@ -106,7 +107,7 @@ func (s *cpuSession) Nearest(ctx context.Context, ref engine.Points, out engine.
 	}
 	t := time.Now()
 	var changed atomic.Int64
-	engine.ParallelFor(n, func(lo, hi int) {
+	index.ParallelFor(n, func(lo, hi int) {
 		c := 0
 		for i := lo; i < hi; i++ {
 			if p := s.prev[i]; p != engine.NoAnswer && p != s.res.Index[i] {
@@ -117,8 +118,8 @@ func (s *cpuSession) Nearest(ctx context.Context, ref engine.Points, out engine.
 		changed.Add(int64(c))
 	})
 	if out.Index != nil {
-		engine.ParallelCopy(out.Index, s.res.Index)
-		engine.ParallelCopy(out.Distance, s.res.Distance)
+		index.ParallelCopy(out.Index, s.res.Index)
+		index.ParallelCopy(out.Distance, s.res.Distance)
 	}
 	st.Wall += time.Since(t)
 	ss := engine.SessionStats{Stats: st, Changed: int(changed.Load()), Replaced: s.replaced}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/sphere"
 )
@@ -67,7 +68,7 @@ func (s *cpuSession) StartMovers(ctx context.Context, out engine.Result) (engine
 	if s.mv.Len() == 0 {
 		return nil, engine.ErrNoMovers
 	}
-	return s.Start(ctx, engine.Radians64(s.mv.Lat, s.mv.Lon), out)
+	return s.Start(ctx, index.Radians64(s.mv.Lat, s.mv.Lon), out)
 }
 
 func (s *cpuSession) Positions(_ context.Context, obsLat, obsLon, refLat, refLon []float64) error {

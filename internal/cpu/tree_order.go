@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
@@ -27,21 +28,21 @@ func treeOrderKey(x, y, z float64) uint32 {
 }
 
 // nearestTreeOrdered answers req through t in sorted chunks.
-func (c *CPU) nearestTreeOrdered(ctx context.Context, req request, out engine.Result, refs *engine.RefSet, t *engine.KdTree, start time.Time) (engine.Stats, error) {
+func (c *CPU) nearestTreeOrdered(ctx context.Context, req request, out engine.Result, refs *index.RefSet, t *index.KdTree, start time.Time) (engine.Stats, error) {
 	n := req.Obs.Len()
-	packed, err := engine.PackNodes(t)
+	packed, err := index.PackNodes(t)
 	if err != nil { // a tree outside the packed layout's bounds: the node-by-node walk
 		return c.nearestEach(ctx, req, out, refs, t.Nearest, start)
 	}
 	leafOf := packed.Leaves(t.ID) // each distinct reference's leaf
 	recs, sorted := make([]cellRec, min(n, cellChunk)), make([]cellRec, min(n, cellChunk))
 	hist := make([]uint32, treeOrderSide*treeOrderSide*treeOrderSide+1)
-	var starts []*engine.TreeStart // one a goroutine
+	var starts []*index.TreeStart // one a goroutine
 	chunks, err := inCellChunks(ctx, req, func(lo, hi int) {
 		sortTreeChunk(req.Obs, lo, recs[:hi-lo], sorted[:hi-lo], hist, c.workers)
 	}, func(lo, hi int) error {
 		for len(starts) < parallel.Workers(hi-lo, 1024, c.workers) {
-			starts = append(starts, &engine.TreeStart{})
+			starts = append(starts, &index.TreeStart{})
 		}
 		parallel.Blocks(hi-lo, 1024, c.workers, func(w, a, b int) {
 			if ctx.Err() != nil {
@@ -53,7 +54,7 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req request, out engine.Re
 				hint = leafOf[k]
 				i := lo + int(r.pos)
 				out.Index[i] = refs.Orig[k]
-				out.Distance[i] = float32(engine.ChordToAngle(d))
+				out.Distance[i] = float32(index.ChordToAngle(d))
 			}
 		})
 		return nil
@@ -66,10 +67,10 @@ func (c *CPU) nearestTreeOrdered(ctx context.Context, req request, out engine.Re
 
 // sortTreeChunk fills recs with observations [lo, lo+len(recs)) and sorts
 // them into sorted by treeOrderKey (a counting sort; hist is its scratch).
-func sortTreeChunk(obs engine.Points, lo int, recs, sorted []cellRec, hist []uint32, workers int) {
+func sortTreeChunk(obs index.Points, lo int, recs, sorted []cellRec, hist []uint32, workers int) {
 	parallel.Blocks(len(recs), 1<<14, workers, func(_, a, b int) {
 		for k := a; k < b; k++ {
-			x, y, z := engine.Unit(obs.At(lo + k))
+			x, y, z := index.Unit(obs.At(lo + k))
 			recs[k] = cellRec{x: x, y: y, z: z, cell: treeOrderKey(x, y, z), pos: uint32(k)}
 		}
 	})

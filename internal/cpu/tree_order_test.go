@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -17,9 +18,9 @@ import (
 // internal nodes reachable from the root.
 func TestGPUTreeLayout(t *testing.T) {
 	for _, n := range []int{9, 100, 4097, 1 << 15} {
-		refs := engine.PrepareRefs(spherePoints(n, uint64(n)))
-		kd := engine.BuildKDTree(refs)
-		g, err := engine.NewGPUTree(kd)
+		refs := index.PrepareRefs(spherePoints(n, uint64(n)))
+		kd := index.BuildKDTree(refs)
+		g, err := index.NewPackedTree(kd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func TestGPUTreeLayout(t *testing.T) {
 					continue
 				}
 				first, count := int(ref&^kernels.TreeLeaf)>>4, int(ref&15)
-				if count < 1 || count > engine.KdLeaf {
+				if count < 1 || count > index.KdLeaf {
 					t.Fatalf("n %d: leaf of %d references", n, count)
 				}
 				for p := first; p < first+count; p++ {
@@ -66,11 +67,11 @@ func TestGPUTreeLayout(t *testing.T) {
 				t.Fatalf("n %d: leaf position %d in %d leaves", n, p, k)
 			}
 		}
-		if want := int(math.Ceil(math.Log2(float64(n) / engine.KdLeaf))); kd.Depth(0) < want || kd.Depth(0) > want+1 {
+		if want := int(math.Ceil(math.Log2(float64(n) / index.KdLeaf))); kd.Depth(0) < want || kd.Depth(0) > want+1 {
 			t.Errorf("n %d: depth %d, want about %d", n, kd.Depth(0), want)
 		}
 	}
-	if _, err := engine.NewGPUTree(engine.BuildKDTree(engine.PrepareRefs(spherePoints(engine.KdLeaf, 1)))); !errors.Is(err, engine.ErrTreeShape) {
+	if _, err := index.NewPackedTree(index.BuildKDTree(index.PrepareRefs(spherePoints(index.KdLeaf, 1)))); !errors.Is(err, index.ErrTreeShape) {
 		t.Errorf("a tree of one leaf: %v, want errTreeShape", err)
 	}
 }
@@ -85,9 +86,9 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 		ref.Lat64 = append(ref.Lat64, 0.6-la)
 		ref.Lon64 = append(ref.Lon64, lo)
 	}
-	refs := engine.PrepareRefs(ref)
-	kd := engine.BuildKDTree(refs)
-	packed, err := engine.NewGPUTree(kd)
+	refs := index.PrepareRefs(ref)
+	kd := index.BuildKDTree(refs)
+	packed, err := index.NewPackedTree(kd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +97,10 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 		_, lo := ref.At(i)
 		obs.Lat64[i], obs.Lon64[i] = 0.3, lo
 	}
-	from := &engine.TreeStart{} // kept from observation to observation, as a goroutine keeps it
+	from := &index.TreeStart{} // kept from observation to observation, as a goroutine keeps it
 	leafOf := packed.Leaves(kd.ID)
 	for i := range obs.Len() {
-		x, y, z := engine.Unit(obs.At(i))
+		x, y, z := index.Unit(obs.At(i))
 		wantD, wantK := kd.Nearest(x, y, z, nil)
 		for _, hint := range []uint32{0, leafOf[i%refs.N], leafOf[(i*7919)%refs.N]} {
 			if d, k := kd.NearestPacked(packed, x, y, z, hint, nil); d != wantD || k != wantK {
@@ -117,7 +118,7 @@ func TestNearestPackedMatchesNearest(t *testing.T) {
 // cancelled.
 func TestNearestTreeOrdered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	ref := engine.Radians64(make([]float64, 5000), make([]float64, 5000))
+	ref := index.Radians64(make([]float64, 5000), make([]float64, 5000))
 	for i := range ref.Lat64 {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-3, 0.2+rng.Float64()*1e-3
 	}
@@ -126,8 +127,8 @@ func TestNearestTreeOrdered(t *testing.T) {
 	for i := range 1000 { // and observations near the cluster, where the tree's leaves matter
 		obs.Lat64[i], obs.Lon64[i] = 0.3+rng.Float64()*2e-3, 0.2+rng.Float64()*2e-3
 	}
-	refs := engine.PrepareRefs(ref)
-	tree := engine.BuildKDTree(refs)
+	refs := index.PrepareRefs(ref)
+	tree := index.BuildKDTree(refs)
 	c := NewCPU(0)
 	want, got := newResult(obs.Len()), newResult(obs.Len())
 	req := engine.Request{Obs: obs, Ref: ref}
@@ -153,13 +154,13 @@ func TestNearestTreeOrdered(t *testing.T) {
 	}
 	// A tree of one leaf, which the packed layout refuses: the node-by-node walk answers.
 	few := spherePoints(5, 6)
-	fewRefs := engine.PrepareRefs(few)
+	fewRefs := index.PrepareRefs(few)
 	small := obs.Slice(0, 20000)
 	want, got = newResult(small.Len()), newResult(small.Len())
 	if _, err := c.Nearest(context.Background(), engine.Request{Obs: small, Ref: few, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.nearestTreeOrdered(context.Background(), request{Request: engine.Request{Obs: small, Ref: few}}, got, fewRefs, engine.BuildKDTree(fewRefs), time.Now()); err != nil {
+	if _, err := c.nearestTreeOrdered(context.Background(), request{Request: engine.Request{Obs: small, Ref: few}}, got, fewRefs, index.BuildKDTree(fewRefs), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for i := range want.Index {
@@ -196,18 +197,18 @@ func TestNearestPackedOnALattice(t *testing.T) {
 			lat, lon = append(lat, 0.2+float64(i)*1e-4), append(lon, 0.3+float64(j)*1e-4)
 		}
 	}
-	refs := engine.PrepareRefs(engine.Radians64(lat, lon))
-	kd := engine.BuildKDTree(refs)
-	packed, err := engine.PackNodes(kd)
+	refs := index.PrepareRefs(index.Radians64(lat, lon))
+	kd := index.BuildKDTree(refs)
+	packed, err := index.PackNodes(kd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	leafOf := packed.Leaves(kd.ID)
-	from := &engine.TreeStart{}
+	from := &index.TreeStart{}
 	hint := uint32(0)
 	for i := range 60 {
 		for j := range 60 {
-			x, y, z := engine.Unit(0.2+float64(i)*0.67e-4, 0.3+float64(j)*0.67e-4)
+			x, y, z := index.Unit(0.2+float64(i)*0.67e-4, 0.3+float64(j)*0.67e-4)
 			wantD, wantK := kd.Nearest(x, y, z, nil)
 			d, k := kd.NearestPacked(packed, x, y, z, hint, from)
 			if d != wantD || k != wantK {

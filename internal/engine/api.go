@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/trace"
 )
 
@@ -56,7 +57,7 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 
 // Request is one nearest-reference query.
 type Request struct {
-	Obs, Ref  Points
+	Obs, Ref  index.Points
 	Algorithm Algorithm
 	// BatchSize is the number of observations per job; 0 picks one from the
 	// memory available and the number of workers.
@@ -82,21 +83,21 @@ type Request struct {
 // CPU's indexes over them (nil: built by each query that needs one). It is
 // read-only.
 type Prepared struct {
-	Merged, All   *RefSet
-	Tree, TreeAll *KdTree    // k-d trees of merged and all
-	GridAll       *GridIndex // the fitted grid of all at the planned side
+	Merged, All   *index.RefSet
+	Tree, TreeAll *index.KdTree    // k-d trees of merged and all
+	GridAll       *index.GridIndex // the fitted grid of all at the planned side
 }
 
 // Merged is the request's references with duplicates merged.
-func (r Request) Merged() *RefSet {
+func (r Request) Merged() *index.RefSet {
 	if r.Prepared != nil {
 		return r.Prepared.Merged
 	}
-	return PrepareRefs(r.Ref)
+	return index.PrepareRefs(r.Ref)
 }
 
 // MergedTree is the prepared k-d tree of merged(), or nil.
-func (r Request) MergedTree() *KdTree {
+func (r Request) MergedTree() *index.KdTree {
 	if r.Prepared != nil {
 		return r.Prepared.Tree
 	}
@@ -104,28 +105,28 @@ func (r Request) MergedTree() *KdTree {
 }
 
 // AllTree is the k-d tree of all (refs): the prepared one, or built.
-func (r Request) AllTree(refs *RefSet) *KdTree {
+func (r Request) AllTree(refs *index.RefSet) *index.KdTree {
 	if r.Prepared != nil && r.Prepared.TreeAll != nil {
 		return r.Prepared.TreeAll
 	}
-	return BuildKDTree(refs)
+	return index.BuildKDTree(refs)
 }
 
 // AllGrid is the fitted grid of side g over all (refs): the prepared one
 // when it has that side, or built.
-func (r Request) AllGrid(refs *RefSet, g int) *GridIndex {
+func (r Request) AllGrid(refs *index.RefSet, g int) *index.GridIndex {
 	if r.Prepared != nil && r.Prepared.GridAll != nil && r.Prepared.GridAll.G == g {
 		return r.Prepared.GridAll
 	}
-	return BuildFittedGrid(refs, g)
+	return index.BuildFittedGrid(refs, g)
 }
 
 // All is the request's references with duplicates kept.
-func (r Request) All() *RefSet {
+func (r Request) All() *index.RefSet {
 	if r.Prepared != nil {
 		return r.Prepared.All
 	}
-	return PrepareRefsAll(r.Ref)
+	return index.PrepareRefsAll(r.Ref)
 }
 
 // Result receives the answers: one entry per observation, in input order.
@@ -161,7 +162,7 @@ type Stats struct {
 type Engine interface {
 	Nearest(ctx context.Context, req Request, out Result) (Stats, error)
 	// NewSession keeps obs (copied) resident for repeated queries.
-	NewSession(obs Points, opts SessionOptions) (Session, error)
+	NewSession(obs index.Points, opts SessionOptions) (Session, error)
 	// KNearest answers the out.K nearest references of every observation
 	// within maxRad radians; Within the references within rad.
 	KNearest(ctx context.Context, req Request, maxRad float64, out KResult) (Stats, error)
@@ -218,8 +219,8 @@ func CheckPoints(req Request, values bool) error {
 // checkGridSide refuses a grid of more cells than the index holds (the
 // kernels' cell numbers and z-runs are sized for it).
 func checkGridSide(side int) error {
-	if side < 0 || side > MaxGridSide {
-		return fmt.Errorf("grid side %d is not in [0, %d] (0: chosen from the points)", side, MaxGridSide)
+	if side < 0 || side > index.MaxGridSide {
+		return fmt.Errorf("grid side %d is not in [0, %d] (0: chosen from the points)", side, index.MaxGridSide)
 	}
 	return nil
 }
@@ -267,7 +268,7 @@ type WithinResult struct {
 }
 
 // Gather concatenates the batches' lists, in observation order.
-func (r *WithinResult) Gather(batches [][]Neighbour) {
+func (r *WithinResult) Gather(batches [][]index.Neighbour) {
 	r.Offsets = make([]uint64, len(r.Counts)+1)
 	for i, c := range r.Counts {
 		r.Offsets[i+1] = r.Offsets[i] + uint64(c)
@@ -277,7 +278,7 @@ func (r *WithinResult) Gather(batches [][]Neighbour) {
 	for _, b := range batches {
 		for _, nb := range b {
 			r.Index = append(r.Index, nb.ID)
-			r.Distance = append(r.Distance, float32(ChordToAngle(nb.D2)))
+			r.Distance = append(r.Distance, float32(index.ChordToAngle(nb.D2)))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -25,18 +26,18 @@ type Session interface {
 	Len() int
 	// Replace makes observation idx[k] the point pts.At(k); idx must be
 	// strictly increasing and below Len.
-	Replace(ctx context.Context, idx []uint32, pts Points) error
+	Replace(ctx context.Context, idx []uint32, pts index.Points) error
 	// Nearest answers every observation against ref. With out's slices
 	// nil the answers stay in the engine and only the statistics and the
 	// count of changed answers come back; otherwise they must have room
 	// for Len answers.
-	Nearest(ctx context.Context, ref Points, out Result) (SessionStats, error)
+	Nearest(ctx context.Context, ref index.Points, out Result) (SessionStats, error)
 	// Start is Nearest in two halves: it returns once the query is under
 	// way (on GPUs: the references prepared on the host, the device work
 	// queued) so the caller can do host work meanwhile, and the Pending's
 	// Wait finishes it. Wait must be called, and nothing else on the
 	// session or its engine may run in between.
-	Start(ctx context.Context, ref Points, out Result) (Pending, error)
+	Start(ctx context.Context, ref index.Points, out Result) (Pending, error)
 	// SetMovers makes m (copied) the session's moving references, which
 	// Advance moves and StartMovers queries against: on a GPU they stay
 	// on the device, and no reference crosses PCIe between steps.
@@ -106,7 +107,7 @@ func CheckSessionOptions(opts SessionOptions) error {
 }
 
 // CheckReplace validates a replacement against n observations.
-func CheckReplace(idx []uint32, pts Points, n int) error {
+func CheckReplace(idx []uint32, pts index.Points, n int) error {
 	if pts.Len() != len(idx) {
 		return fmt.Errorf("replace: %d indices but %d points", len(idx), pts.Len())
 	}
@@ -124,11 +125,11 @@ func CheckReplace(idx []uint32, pts Points, n int) error {
 // ObsSample is the fixed random sample of a session's observations that its
 // grid plans are drawn from, kept current through replacements.
 type ObsSample struct {
-	Idx []uint32 // sorted observation indices
-	Pts Points   // float64 columns, pts.At(k) is observation idx[k]
+	Idx []uint32     // sorted observation indices
+	Pts index.Points // float64 columns, pts.At(k) is observation idx[k]
 }
 
-func NewObsSample(obs Points) *ObsSample {
+func NewObsSample(obs index.Points) *ObsSample {
 	const size = 512
 	n := obs.Len()
 	var idx []uint32
@@ -148,7 +149,7 @@ func NewObsSample(obs Points) *ObsSample {
 		}
 		slices.Sort(idx)
 	}
-	s := &ObsSample{Idx: idx, Pts: Points{Lat64: make([]float64, len(idx)), Lon64: make([]float64, len(idx))}}
+	s := &ObsSample{Idx: idx, Pts: index.Points{Lat64: make([]float64, len(idx)), Lon64: make([]float64, len(idx))}}
 	for k, i := range idx {
 		s.Pts.Lat64[k], s.Pts.Lon64[k] = obs.At(int(i))
 	}
@@ -156,7 +157,7 @@ func NewObsSample(obs Points) *ObsSample {
 }
 
 // Replace updates the sampled observations among idx (sorted).
-func (s *ObsSample) Replace(idx []uint32, pts Points) {
+func (s *ObsSample) Replace(idx []uint32, pts index.Points) {
 	for k, i := range s.Idx {
 		if j, ok := slices.BinarySearch(idx, i); ok {
 			s.Pts.Lat64[k], s.Pts.Lon64[k] = pts.At(j)
@@ -167,7 +168,7 @@ func (s *ObsSample) Replace(idx []uint32, pts Points) {
 // SessionPlan is a session's current grid plan and how many queries it has
 // served.
 type SessionPlan struct {
-	Shape  GridShape // g == 0: brute force
+	Shape  index.GridShape // g == 0: brute force
 	Note   string
 	Uses   int
 	nref   int
@@ -181,20 +182,20 @@ func (p *SessionPlan) Due(nref int) bool {
 
 // Update re-plans when the plan is stale: first query, Replan queries on,
 // or a different reference count.
-func (p *SessionPlan) Update(opts SessionOptions, sample *ObsSample, refs *RefSet, cost GridCost) {
+func (p *SessionPlan) Update(opts SessionOptions, sample *ObsSample, refs *index.RefSet, cost index.GridCost) {
 	if opts.Algorithm != Grid {
-		p.Shape, p.Note = GridShape{}, ""
+		p.Shape, p.Note = index.GridShape{}, ""
 		return
 	}
 	if !p.Due(refs.N) {
 		p.Uses++
 		return
 	}
-	plan := PlanGrid(sample.Pts, refs, cost, opts.GridSide, nil)
+	plan := index.PlanGrid(sample.Pts, refs, cost, opts.GridSide, nil)
 	if plan.Index == nil {
-		p.Shape, p.Note = GridShape{}, "grid fell back to brute force: "+plan.Reason
+		p.Shape, p.Note = index.GridShape{}, "grid fell back to brute force: "+plan.Reason
 	} else {
-		p.Shape, p.Note = NewGridShape(plan.Index.G), plan.Note()
+		p.Shape, p.Note = index.NewGridShape(plan.Index.G), plan.Note()
 	}
 	p.Uses, p.nref = 1, refs.N
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/sphere"
 )
 
@@ -51,13 +52,13 @@ type Advance struct {
 	Dt         float64
 	Fraction   float64
 	Seed, Step uint64
-	Gen        GenKind
+	Gen        index.GenKind
 }
 
 // Replacement is a's sphere.Replacement.
 func (a Advance) Replacement() sphere.Replacement {
 	point := sphere.SphereAt
-	if a.Gen == GenSeed {
+	if a.Gen == index.GenSeed {
 		point = sphere.SeedUniformAt
 	}
 	return sphere.Replacement{Fraction: a.Fraction, Seed: a.Seed, Step: a.Step, Point: point}
@@ -79,7 +80,7 @@ func (a Advance) Check(movers int, maxSpeed float64) error {
 	if err := sphere.CheckFraction(a.Fraction); err != nil {
 		return fmt.Errorf("advance: %w", err)
 	}
-	if a.Fraction > 0 && a.Gen != GenSphere && a.Gen != GenSeed {
+	if a.Fraction > 0 && a.Gen != index.GenSphere && a.Gen != index.GenSeed {
 		return fmt.Errorf("advance: replacements from generator kind %d (want sphere or seed)", a.Gen)
 	}
 	return nil

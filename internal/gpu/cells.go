@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -45,7 +45,7 @@ type cellLists struct {
 // whether every cell has its list; where one cannot be made it leaves
 // c.side 0 and returns no error: the caller queries through the plan's
 // index.
-func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape engine.GridShape, nref, side int) (bool, error) {
+func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape index.GridShape, nref, side int) (bool, error) {
 	lv, ok, err := c.start(drv, k, stream, r, shape, nref, side)
 	if err != nil || !ok {
 		return false, err
@@ -88,7 +88,7 @@ func (c *cellLists) build(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream,
 // the device and answers nothing where a cell split or failed, and confirm
 // tells the host so once the stream is done. It reports false where the
 // lists would not fit (c.side 0, as build).
-func (c *cellLists) speculate(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape engine.GridShape, nref, side int) (bool, error) {
+func (c *cellLists) speculate(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape index.GridShape, nref, side int) (bool, error) {
 	if _, ok, err := c.start(drv, k, stream, r, shape, nref, side); err != nil || !ok {
 		return false, err
 	}
@@ -118,9 +118,9 @@ func (c *cellLists) takeStatus() {
 // start queues the first level of the lists: the six faces' cells, and
 // returns its launch, which build goes on from; false where the lists
 // would not fit (c.side 0, the reason in c.refused).
-func (c *cellLists) start(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape engine.GridShape, nref, side int) (cellsBuild, bool, error) {
+func (c *cellLists) start(drv *cuda.Driver, k *cellsKernels, stream cuda.Stream, r *deviceRefs, shape index.GridShape, nref, side int) (cellsBuild, bool, error) {
 	c.side, c.split, c.levels, c.refused, c.unchecked = 0, 0, 0, "", false
-	c.places = engine.FaceCells(side)
+	c.places = index.FaceCells(side)
 	lv := cellsBuild{side: side, ncells: c.places, grid: shape, nref: nref, splitAbove: c.splitAbove(0),
 		cellStart: r.cellStart.ptr, sorted: r.sorted.ptr, ref64: r.ref64.ptr}
 	if err := c.status.ensure(drv, 4*kernels.CellsStatusLen, false, 0); err != nil {
@@ -161,7 +161,7 @@ func (c *cellLists) splitAbove(level int) int {
 	if level >= maxCellsLevels {
 		return 0
 	}
-	return engine.CellsSplitAbove
+	return index.CellsSplitAbove
 }
 
 // room sizes the buffers for a level of ncells cells ending at c.places,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/sphere"
 )
 
@@ -19,7 +19,7 @@ func TestGPUCells(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	rng := rand.New(rand.NewPCG(21, 22))
 	const nref = 1 << 13
-	side := engine.CellsSideFor(1<<17, nref, false)
+	side := index.CellsSideFor(1<<17, nref, false)
 	seams := spherePoints(nref, 23)
 	edge := onFaceEdges(nref/4, side, rng)
 	copy(seams.Lat64, edge.Lat64)
@@ -42,7 +42,7 @@ func TestGPUCells(t *testing.T) {
 		nearDup.Lat64[i+1], nearDup.Lon64[i+1] = nearDup.Lat64[i]+1e-9, nearDup.Lon64[i]
 	}
 	r32, o32 := spherePoints(nref, 28), spherePoints(1<<16, 29)
-	poles := engine.Radians64(make([]float64, nref), make([]float64, nref)) // uniform in degrees: crowded near the poles
+	poles := index.Radians64(make([]float64, nref), make([]float64, nref)) // uniform in degrees: crowded near the poles
 	for i := range poles.Lat64 {
 		poles.Lat64[i], poles.Lon64[i] = (rng.Float64()-0.5)*math.Pi, (rng.Float64()*2-1)*math.Pi
 	}
@@ -57,7 +57,7 @@ func TestGPUCells(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		obs, ref engine.Points
+		obs, ref index.Points
 		cells    bool // the face cells must answer (else the plan decides)
 	}{
 		{"seams and cell edges", obs, seams, true},
@@ -65,7 +65,7 @@ func TestGPUCells(t *testing.T) {
 		{"near duplicates", spherePoints(1<<16, 31), nearDup, true},
 		{"float32 columns", points32(o32), points32(r32), true},
 		{"crowded poles: split cells", onFaceEdges(1<<16, side, rng), poles, true},
-		{"clustered references (a k-d tree plan)", spherePoints(1<<16, 36), engine.Radians64(clat, clon), true},
+		{"clustered references (a k-d tree plan)", spherePoints(1<<16, 36), index.Radians64(clat, clon), true},
 		{"crowded references", spherePoints(1<<16, 32), crowded, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestGPUCellsLevels(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		ref    engine.Points
+		ref    index.Points
 		side   int
 		levels int // -1: refused, 0: none split, 1: some split
 	}{
@@ -97,13 +97,13 @@ func TestGPUCellsLevels(t *testing.T) {
 		{"coarse: split", spherePoints(8192, 33), 4, 1},
 		{"one crowded place: refused", one, 64, -1},
 	} {
-		refs := engine.PrepareRefs(tc.ref)
+		refs := index.PrepareRefs(tc.ref)
 		err := d.onThread(func() error {
 			stream := d.slots[0].stream
-			if err := d.refs.stage(d.drv, stream, refs, engine.Points{}); err != nil {
+			if err := d.refs.stage(d.drv, stream, refs, index.Points{}); err != nil {
 				return err
 			}
-			shape := engine.NewGridShape(32)
+			shape := index.NewGridShape(32)
 			if err := d.refs.buildGrid(d.drv, d.grid, stream, shape, refs.N); err != nil {
 				return err
 			}

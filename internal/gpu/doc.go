@@ -5,7 +5,7 @@
 //
 // Each device's thread stages the references once (refs.go), builds the
 // grid index on the device (or sends the k-d tree the host built, packed by
-// internal/engine) and from it the face cells' candidate lists (cells.go),
+// internal/index) and from it the face cells' candidate lists (cells.go),
 // then streams jobs through three slots (stream.go): copy in, rank (through
 // the face cells, else sorted by cell for the grid or tree query), copy out,
 // the kernels of successive jobs in order while copies overlap. Sessions

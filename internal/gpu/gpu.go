@@ -12,6 +12,7 @@ import (
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/partition"
 	"github.com/geoknn/geoknn/internal/trace"
@@ -220,22 +221,22 @@ func newGPURun(req engine.Request, out engine.Result) (*gpuRun, string) {
 		return run, ""
 	}
 	defer req.Trace.Begin("host", "plan")()
-	plan := engine.PlanGrid(req.Obs, run.refs, engine.GpuGridCost, req.GridSide, req.MergedTree())
+	plan := index.PlanGrid(req.Obs, run.refs, index.GPUGridCost, req.GridSide, req.MergedTree())
 	if plan.Tree != nil {
-		if tree, err := engine.NewGPUTree(plan.Tree); err == nil {
-			run.tree, run.grid = tree, engine.NewGridShape(treeSortSide)
-			run.cellsGrid, run.cellsSide = engine.NewGridShape(engine.CellsGridSide(run.refs.N)), engine.CellsSideFor(run.n, run.refs.N, true)
+		if tree, err := index.NewPackedTree(plan.Tree); err == nil {
+			run.tree, run.grid = tree, index.NewGridShape(treeSortSide)
+			run.cellsGrid, run.cellsSide = index.NewGridShape(index.CellsGridSide(run.refs.N)), index.CellsSideFor(run.n, run.refs.N, true)
 			return run, plan.Note()
 		}
-		plan = engine.PlanGrid(req.Obs, run.refs, engine.GpuSessionGridCost, req.GridSide, nil)
+		plan = index.PlanGrid(req.Obs, run.refs, index.GPUSessionGridCost, req.GridSide, nil)
 	}
 	if plan.Index == nil {
 		run.req.Algorithm = engine.Brute
 		return run, "grid fell back to brute force: " + plan.Reason
 	}
-	run.grid = engine.NewGridShape(plan.Index.G)
+	run.grid = index.NewGridShape(plan.Index.G)
 	if req.GridSide == 0 {
-		run.cellsGrid, run.cellsSide = run.grid, engine.CellsSideFor(run.n, run.refs.N, false)
+		run.cellsGrid, run.cellsSide = run.grid, index.CellsSideFor(run.n, run.refs.N, false)
 	}
 	return run, plan.Note()
 }

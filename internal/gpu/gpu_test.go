@@ -17,6 +17,7 @@ import (
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/realdata"
 	"github.com/geoknn/geoknn/pointio"
 )
@@ -48,15 +49,15 @@ func openGPUWith(t testing.TB, opts GPUOptions) *GPU {
 // gpuCase is one query the GPU must answer exactly as the CPU does.
 type gpuCase struct {
 	name     string
-	obs, ref engine.Points
+	obs, ref index.Points
 	batch    int
 }
 
 func edgeCases() []gpuCase {
 	deg := math.Pi / 180
-	poleObs := engine.Radians64([]float64{90 * deg, -90 * deg, 89.9999 * deg, 0, 0, 0.5 * deg},
+	poleObs := index.Radians64([]float64{90 * deg, -90 * deg, 89.9999 * deg, 0, 0, 0.5 * deg},
 		[]float64{0, 180 * deg, -45 * deg, 180 * deg, -180 * deg, 179.9999 * deg})
-	poleRef := engine.Radians64([]float64{90 * deg, -89.99 * deg, 0, 0.5 * deg, 0.5 * deg},
+	poleRef := index.Radians64([]float64{90 * deg, -89.99 * deg, 0, 0.5 * deg, 0.5 * deg},
 		[]float64{77 * deg, 3 * deg, -179.9999 * deg, -180 * deg, 180 * deg})
 	dup := spherePoints(3000, 11)
 	dupRef := spherePoints(500, 12)
@@ -77,13 +78,13 @@ func edgeCases() []gpuCase {
 		{"single reference", spherePoints(5000, 1), spherePoints(1, 2), 0},
 		{"duplicates", dup, dupRef, 0},
 		{"observations on references", onRef, onRef, 0},
-		{"float32 columns", engine.Radians32(obs32lat, obs32lon), engine.Radians32(ref32lat, ref32lon), 0},
+		{"float32 columns", index.Radians32(obs32lat, obs32lon), index.Radians32(ref32lat, ref32lon), 0},
 		{"few observations, many references (slices)", spherePoints(3000, 3), spherePoints(70000, 4), 0},
 		{"many jobs", spherePoints(200000, 5), spherePoints(3000, 6), 8192},
 		{"2^20 x 2^16", spherePoints(1<<20, 7), spherePoints(1<<16, 8), 0},
-		{"generated on the device, sphere", engine.Points{Gen: &engine.Generated{Kind: engine.GenSphere, Seed: 9, First: 1 << 33, N: 300001}},
+		{"generated on the device, sphere", index.Points{Gen: &index.Generated{Kind: index.GenSphere, Seed: 9, First: 1 << 33, N: 300001}},
 			spherePoints(4096, 10), 65536},
-		{"generated on the device, seed", engine.Points{Gen: &engine.Generated{Kind: engine.GenSeed, Seed: 3, N: 70000}}, spherePoints(1000, 11), 0},
+		{"generated on the device, seed", index.Points{Gen: &index.Generated{Kind: index.GenSeed, Seed: 3, N: 70000}}, spherePoints(1000, 11), 0},
 	}
 }
 
@@ -91,8 +92,8 @@ func edgeCases() []gpuCase {
 func TestGPUGeneratedMatchesTwin(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	d := g.devs[0]
-	for _, kind := range []engine.GenKind{engine.GenSphere, engine.GenSeed} {
-		gen := engine.Generated{Kind: kind, Seed: 0xfeed, First: 1<<32 - 1000, N: 1<<20 + 3}
+	for _, kind := range []index.GenKind{index.GenSphere, index.GenSeed} {
+		gen := index.Generated{Kind: kind, Seed: 0xfeed, First: 1<<32 - 1000, N: 1<<20 + 3}
 		lat, lon := make([]float64, gen.N), make([]float64, gen.N)
 		err := d.onThread(func() error { return d.generateInto(gen, lat, lon) })
 		if err != nil {
@@ -145,7 +146,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 // gridMatchesBrute answers obs against ref on g with the grid algorithm in
 // jobs of batch observations, checks the answers against the CPU's brute
 // force and returns the query's stats.
-func gridMatchesBrute(t *testing.T, g *GPU, obs, ref engine.Points, batch int) engine.Stats {
+func gridMatchesBrute(t *testing.T, g *GPU, obs, ref index.Points, batch int) engine.Stats {
 	t.Helper()
 	want, got := newResult(obs.Len()), newResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
@@ -160,7 +161,7 @@ func gridMatchesBrute(t *testing.T, g *GPU, obs, ref engine.Points, batch int) e
 	return st
 }
 
-func compareResults(t *testing.T, obs, ref engine.Points, want, got engine.Result) {
+func compareResults(t *testing.T, obs, ref index.Points, want, got engine.Result) {
 	t.Helper()
 	bad := 0
 	for i := range want.Index {
@@ -193,7 +194,7 @@ func TestGPUNeighboursMatchCPU(t *testing.T) {
 	obs32 = points32(obs32)
 	for _, tc := range []struct {
 		name     string
-		obs, ref engine.Points
+		obs, ref index.Points
 	}{
 		{"cities to airports", cities, airports}, {"airports to cities", airports, cities},
 		{"2^18 float32 to 2^16", obs32, spherePoints(1<<16, 32)},
@@ -212,19 +213,19 @@ func TestGPUNeighboursMatchCPU(t *testing.T) {
 }
 
 // realSets are the real cities and airports as radian columns.
-func realSets(t testing.TB) (cities, airports engine.Points) {
+func realSets(t testing.TB) (cities, airports index.Points) {
 	t.Helper()
 	dir, full, err := realdata.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sets [2]engine.Points
+	var sets [2]index.Points
 	for k, name := range []string{"cities.csv", "airports.csv"} {
 		pts, err := pointio.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatalf("real data (full set: %v): %v", full, err)
 		}
-		p := engine.Radians64(make([]float64, len(pts)), make([]float64, len(pts)))
+		p := index.Radians64(make([]float64, len(pts)), make([]float64, len(pts)))
 		for i, q := range pts {
 			p.Lat64[i], p.Lon64[i] = q.Lat()*math.Pi/180, q.Lon()*math.Pi/180
 		}
@@ -314,11 +315,11 @@ func TestGPUCitiesAirports(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatalf("real data (full set: %v): %v %v", full, err1, err2)
 	}
-	obs := engine.Radians64(make([]float64, len(cities)), make([]float64, len(cities)))
+	obs := index.Radians64(make([]float64, len(cities)), make([]float64, len(cities)))
 	for i, p := range cities {
 		obs.Lat64[i], obs.Lon64[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
 	}
-	ref := engine.Radians64(make([]float64, len(airports)), make([]float64, len(airports)))
+	ref := index.Radians64(make([]float64, len(airports)), make([]float64, len(airports)))
 	for i, p := range airports {
 		ref.Lat64[i], ref.Lon64[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
 	}
@@ -356,7 +357,7 @@ func TestGPUCitiesAirports(t *testing.T) {
 func TestGPUTree(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	rng := rand.New(rand.NewPCG(5, 6))
-	one := engine.Radians64(make([]float64, 20000), make([]float64, 20000))
+	one := index.Radians64(make([]float64, 20000), make([]float64, 20000))
 	for i := range one.Lat64 {
 		one.Lat64[i], one.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
 	}
@@ -374,15 +375,15 @@ func TestGPUTree(t *testing.T) {
 		lat, lon = append(lat, lat[i]), append(lon, lon[i])
 		lat, lon = append(lat, 2*lat[0]-lat[i+1]), append(lon, 2*lon[0]-lon[i+1])
 	}
-	many := engine.Radians64(lat, lon)
-	near := engine.Radians64(make([]float64, 20000), make([]float64, 20000))
+	many := index.Radians64(lat, lon)
+	near := index.Radians64(make([]float64, 20000), make([]float64, 20000))
 	for i := range near.Lat64 {
 		k := rng.IntN(len(lat))
 		near.Lat64[i], near.Lon64[i] = lat[k]+1e-4*rng.NormFloat64(), lon[k]+1e-4*rng.NormFloat64()
 	}
 	for _, tc := range []struct {
 		name     string
-		obs, ref engine.Points
+		obs, ref index.Points
 	}{
 		{"one cluster, the globe", spherePoints(1<<16, 7), one},
 		{"five clusters, the globe", spherePoints(1<<16, 8), many},
@@ -482,14 +483,14 @@ func TestGPUHostResultCosts(t *testing.T) {
 	unreg := time.Since(t0)
 	buf2 := make([]uint64, n)
 	t0 = time.Now()
-	engine.ParallelFor(n, func(lo, hi int) {
+	index.ParallelFor(n, func(lo, hi int) {
 		for i := lo; i < hi; i += 512 {
 			buf2[i] = 1
 		}
 	})
 	t.Logf("1 GiB: AllocHost %v (free %v), RegisterHost %v (unregister %v), touch in parallel %v", alloc, free, reg, unreg, time.Since(t0))
 
-	obs := engine.Points{Gen: &engine.Generated{Kind: engine.GenSphere, Seed: 5, N: 1 << 20}}
+	obs := index.Points{Gen: &index.Generated{Kind: index.GenSphere, Seed: 5, N: 1 << 20}}
 	ref := spherePoints(4096, 6)
 	idx, dist := make([]uint32, obs.Len()), make([]float32, obs.Len())
 	if err := g.RegisterHost(unsafe.Pointer(&idx[0]), 4*len(idx)); err != nil {

@@ -13,16 +13,17 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/sphere"
 )
 
 // spherePoints draws n points uniform on the sphere (radians); never zeros.
-func spherePoints(n int, seed uint64) engine.Points {
+func spherePoints(n int, seed uint64) index.Points {
 	lat, lon := make([]float64, n), make([]float64, n)
 	if err := sphere.SphereRadians(n, seed, lat, lon); err != nil {
 		panic(err)
 	}
-	return engine.Radians64(lat, lon)
+	return index.Radians64(lat, lon)
 }
 
 // newResult is room for n answers.
@@ -34,7 +35,7 @@ const earthRadius = sphere.EarthRadiusMetres
 
 // checkAgainstNaive fails t for any answer more than 1 m worse than the
 // float64 truth or whose distance is off by more than 1 m.
-func checkAgainstNaive(t *testing.T, name string, obs, ref engine.Points, out engine.Result) {
+func checkAgainstNaive(t *testing.T, name string, obs, ref index.Points, out engine.Result) {
 	t.Helper()
 	want, wantDist := naiveNearest(obs, ref)
 	bad := 0
@@ -103,7 +104,7 @@ func withinMatchesNaive(t *testing.T, eng engine.Engine) {
 }
 
 // fromVector appends the radians of the direction (x, y, z) to p.
-func fromVector(p *engine.Points, x, y, z float64) {
+func fromVector(p *index.Points, x, y, z float64) {
 	n := math.Sqrt(x*x + y*y + z*z)
 	p.Lat64 = append(p.Lat64, math.Asin(z/n))
 	p.Lon64 = append(p.Lon64, math.Atan2(y, x))
@@ -111,8 +112,8 @@ func fromVector(p *engine.Points, x, y, z float64) {
 
 // onFaceEdges is n points on the cube map's seams: the edges and corners
 // of its faces, and the edges of the cells of side cells a face edge.
-func onFaceEdges(n, side int, rng *rand.Rand) engine.Points {
-	var p engine.Points
+func onFaceEdges(n, side int, rng *rand.Rand) index.Points {
+	var p index.Points
 	for len(p.Lat64) < n {
 		s := []float64{1, -1}[rng.IntN(2)]
 		var u, v float64
@@ -129,8 +130,8 @@ func onFaceEdges(n, side int, rng *rand.Rand) engine.Points {
 	return p
 }
 
-func rankAll(obs, ref engine.Points) [][]engine.Neighbour {
-	out := make([][]engine.Neighbour, obs.Len())
+func rankAll(obs, ref index.Points) [][]index.Neighbour {
+	out := make([][]index.Neighbour, obs.Len())
 	for i := range out {
 		out[i] = naiveAll(obs, ref, i)
 	}
@@ -139,12 +140,12 @@ func rankAll(obs, ref engine.Points) [][]engine.Neighbour {
 
 func knnCases(t testing.TB) []struct {
 	name     string
-	obs, ref engine.Points
+	obs, ref index.Points
 } {
 	deg := math.Pi / 180
-	edgeRef := engine.Radians64([]float64{90 * deg, 90 * deg, -90 * deg, 0, 0, 0, 0, 45 * deg, 45 * deg},
+	edgeRef := index.Radians64([]float64{90 * deg, 90 * deg, -90 * deg, 0, 0, 0, 0, 45 * deg, 45 * deg},
 		[]float64{0, 0, 0, 180 * deg, -180 * deg, 0, 1e-9, 10 * deg, 10 * deg})
-	edgeObs := engine.Radians64([]float64{90 * deg, -90 * deg, 0, 0, 45 * deg, -45 * deg},
+	edgeObs := index.Radians64([]float64{90 * deg, -90 * deg, 0, 0, 45 * deg, -45 * deg},
 		[]float64{17 * deg, 0, 179.9999 * deg, 0, 10 * deg, -170 * deg}) // the last: antipode of the 45, 10 pair
 	clat, clon := make([]float64, 3000), make([]float64, 3000)
 	if err := sphere.ClusteredRadians(3000, 5, 8, 50, clat, clon); err != nil {
@@ -154,34 +155,34 @@ func knnCases(t testing.TB) []struct {
 	cities, airports = cities.Slice(0, min(2000, cities.Len())), airports.Slice(0, min(2000, airports.Len()))
 	return []struct {
 		name     string
-		obs, ref engine.Points
+		obs, ref index.Points
 	}{
 		{"sphere", spherePoints(1500, 1), spherePoints(3000, 2)},
-		{"clustered references", spherePoints(1000, 3), engine.Radians64(clat, clon)},
+		{"clustered references", spherePoints(1000, 3), index.Radians64(clat, clon)},
 		{"poles, antimeridian, duplicates, antipodes", edgeObs, edgeRef},
 		{"airports to cities", airports, cities}, {"cities to airports", cities, airports},
 	}
 }
 
-func checkKRows(t *testing.T, ranked [][]engine.Neighbour, out engine.KResult, maxRad float64) {
+func checkKRows(t *testing.T, ranked [][]index.Neighbour, out engine.KResult, maxRad float64) {
 	t.Helper()
 	for i, want := range ranked {
 		for j := range out.K {
 			got, gd := out.Index[i*out.K+j], float64(out.Distance[i*out.K+j])
-			if j >= len(want) || engine.ChordToAngle(want[j].D2) > maxRad {
+			if j >= len(want) || index.ChordToAngle(want[j].D2) > maxRad {
 				if got != engine.NoNeighbour || !math.IsInf(gd, 1) {
 					t.Fatalf("obs %d rank %d: %d at %v, want none", i, j, got, gd)
 				}
 				continue
 			}
-			if !sameOrTie(ranked[i], got, want[j]) || math.Abs(gd-engine.ChordToAngle(want[j].D2))*earthRadius > 1 {
-				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].ID, engine.ChordToAngle(want[j].D2))
+			if !sameOrTie(ranked[i], got, want[j]) || math.Abs(gd-index.ChordToAngle(want[j].D2))*earthRadius > 1 {
+				t.Fatalf("obs %d rank %d: %d at %v, want %d at %v", i, j, got, gd, want[j].ID, index.ChordToAngle(want[j].D2))
 			}
 		}
 	}
 }
 
-func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked [][]engine.Neighbour, metres float64, algo engine.Algorithm) {
+func withinCase(t *testing.T, eng engine.Engine, obs, ref index.Points, ranked [][]index.Neighbour, metres float64, algo engine.Algorithm) {
 	ctx := context.Background()
 	rad := metres / earthRadius
 	req := engine.Request{Obs: obs, Ref: ref, Algorithm: algo}
@@ -199,7 +200,7 @@ func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked 
 	for i := range obs.Len() {
 		var want []uint32
 		for _, nb := range ranked[i] {
-			if engine.ChordToAngle(nb.D2) <= rad {
+			if index.ChordToAngle(nb.D2) <= rad {
 				want = append(want, nb.ID)
 			}
 		}
@@ -208,7 +209,7 @@ func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked 
 			t.Fatalf("obs %d: %d references %v, want %d %v", i, res.Counts[i], got, len(want), want)
 		}
 		for j, nb := range got {
-			want := engine.ChordToAngle(naiveChord(obs, ref, i, nb))
+			want := index.ChordToAngle(naiveChord(obs, ref, i, nb))
 			if d := float64(res.Distance[res.Offsets[i]+uint64(j)]); math.Abs(d-want)*earthRadius > 1 {
 				t.Fatalf("obs %d reference %d: %v rad, want %v", i, nb, d, want)
 			}
@@ -216,7 +217,7 @@ func withinCase(t *testing.T, eng engine.Engine, obs, ref engine.Points, ranked 
 	}
 }
 
-func naiveNearest(obs, ref engine.Points) ([]uint32, []float64) {
+func naiveNearest(obs, ref index.Points) ([]uint32, []float64) {
 	idx := make([]uint32, obs.Len())
 	dist := make([]float64, obs.Len())
 	for i := range idx {
@@ -236,7 +237,7 @@ func naiveNearest(obs, ref engine.Points) ([]uint32, []float64) {
 	return idx, dist
 }
 
-func sameRow(all []engine.Neighbour, got, want []uint32) bool {
+func sameRow(all []index.Neighbour, got, want []uint32) bool {
 	if slices.Equal(got, want) {
 		return true
 	}
@@ -248,7 +249,7 @@ func sameRow(all []engine.Neighbour, got, want []uint32) bool {
 		d2[nb.ID] = nb.D2
 	}
 	for j := range got {
-		if got[j] != want[j] && !sameOrTie(all, got[j], engine.Neighbour{D2: d2[want[j]], ID: want[j]}) {
+		if got[j] != want[j] && !sameOrTie(all, got[j], index.Neighbour{D2: d2[want[j]], ID: want[j]}) {
 			return false
 		}
 	}
@@ -258,7 +259,7 @@ func sameRow(all []engine.Neighbour, got, want []uint32) bool {
 	return slices.Equal(g, w)
 }
 
-func sameOrTie(all []engine.Neighbour, got uint32, want engine.Neighbour) bool {
+func sameOrTie(all []index.Neighbour, got uint32, want index.Neighbour) bool {
 	if got == want.ID {
 		return true
 	}
@@ -270,20 +271,20 @@ func sameOrTie(all []engine.Neighbour, got uint32, want engine.Neighbour) bool {
 	return false
 }
 
-func naiveChord(obs, ref engine.Points, i int, j uint32) float64 {
-	x, y, z := engine.Unit(obs.At(i))
-	a, b, c := engine.Unit(ref.At(int(j)))
-	return engine.Chord2(x, y, z, a, b, c)
+func naiveChord(obs, ref index.Points, i int, j uint32) float64 {
+	x, y, z := index.Unit(obs.At(i))
+	a, b, c := index.Unit(ref.At(int(j)))
+	return index.Chord2(x, y, z, a, b, c)
 }
 
-func naiveAll(obs, ref engine.Points, i int) []engine.Neighbour {
-	x, y, z := engine.Unit(obs.At(i))
-	all := make([]engine.Neighbour, ref.Len())
+func naiveAll(obs, ref index.Points, i int) []index.Neighbour {
+	x, y, z := index.Unit(obs.At(i))
+	all := make([]index.Neighbour, ref.Len())
 	for j := range all {
-		a, b, c := engine.Unit(ref.At(j))
-		all[j] = engine.Neighbour{D2: engine.Chord2(x, y, z, a, b, c), ID: uint32(j)}
+		a, b, c := index.Unit(ref.At(j))
+		all[j] = index.Neighbour{D2: index.Chord2(x, y, z, a, b, c), ID: uint32(j)}
 	}
-	slices.SortFunc(all, func(a, b engine.Neighbour) int {
+	slices.SortFunc(all, func(a, b index.Neighbour) int {
 		if a.Before(b) {
 			return -1
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -213,7 +214,7 @@ func (h *hostAllocs) freeAll(drv *cuda.Driver) error {
 
 // pinnedIn reports whether obs's columns live in page-locked memory the
 // engine registered, so that jobs copy them in straight from there.
-func (g *GPU) pinnedIn(obs engine.Points) bool {
+func (g *GPU) pinnedIn(obs index.Points) bool {
 	n := obs.Len()
 	switch {
 	case n == 0 || obs.Gen != nil:

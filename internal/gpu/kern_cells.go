@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -40,7 +40,7 @@ type cellsBuild struct {
 	parents                  cuda.DevicePtr
 	base                     int
 	splitAbove               int
-	grid                     engine.GridShape
+	grid                     index.GridShape
 	nref                     int // references in the index (they set the ball search's first radius)
 	cellStart, sorted, ref64 cuda.DevicePtr
 	lists, counts            cuda.DevicePtr

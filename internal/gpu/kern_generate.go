@@ -5,7 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -19,13 +19,13 @@ type generateKernels struct {
 func loadGenerate(drv *cuda.Driver, mod cuda.Module) (*generateKernels, error) {
 	k := &generateKernels{}
 	return k, loadEntries(drv, mod, []entry{
-		{"gen_sphere", &k.fn[engine.GenSphere], &k.args}, {"gen_seed", &k.fn[engine.GenSeed], nil},
+		{"gen_sphere", &k.fn[index.GenSphere], &k.args}, {"gen_seed", &k.fn[index.GenSeed], nil},
 	})
 }
 
 // run writes the points of g (float64 radians) to lat[0..g.N), lon[0..g.N).
-func (k *generateKernels) run(drv *cuda.Driver, stream cuda.Stream, g engine.Generated, lat, lon cuda.DevicePtr) error {
-	if g.N <= 0 || g.N > 1<<31-1 || (g.Kind != engine.GenSphere && g.Kind != engine.GenSeed) {
+func (k *generateKernels) run(drv *cuda.Driver, stream cuda.Stream, g index.Generated, lat, lon cuda.DevicePtr) error {
+	if g.N <= 0 || g.N > 1<<31-1 || (g.Kind != index.GenSphere && g.Kind != index.GenSeed) {
 		return fmt.Errorf("generate: bad set (%d points, kind %d)", g.N, g.Kind)
 	}
 	a := k.args
@@ -43,7 +43,7 @@ func (k *generateKernels) run(drv *cuda.Driver, stream cuda.Stream, g engine.Gen
 
 // generateInto makes g on the device and copies it into lat and lon (for
 // tests and checks; queries generate into their own buffers).
-func (d *gpuDevice) generateInto(g engine.Generated, lat, lon []float64) error {
+func (d *gpuDevice) generateInto(g index.Generated, lat, lon []float64) error {
 	var dl, dn buffer
 	defer dl.free(d.drv)
 	defer dn.free(d.drv)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -67,9 +67,9 @@ func blocksFor(n, threads int) cuda.Dim3 { return cuda.Dim3{X: uint32((n + threa
 
 // scan turns hist's n counts into exclusive starts.
 func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, n int, b sortBufs) error {
-	nb := engine.ScanSums(n)
-	if n > engine.MaxScan {
-		return fmt.Errorf("grid kernels: %d keys exceed the scan's %d", n, engine.MaxScan)
+	nb := index.ScanSums(n)
+	if n > index.MaxScan {
+		return fmt.Errorf("grid kernels: %d keys exceed the scan's %d", n, index.MaxScan)
 	}
 	a := k.scanArgs
 	a.SetPtr(0, b.hist)
@@ -99,7 +99,7 @@ func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, n int, b sortBu
 // starts, and runs (the sphere's z-runs a column) are trimmed to the cells
 // that hold references into trimmed.
 type indexBuild struct {
-	shape                 engine.GridShape
+	shape                 index.GridShape
 	xyzw                  cuda.DevicePtr
 	nref                  int
 	scratch               sortBufs
@@ -183,7 +183,7 @@ type obsSort struct {
 	lat, lon    cuda.DevicePtr
 	n           int
 	span        int // the records' indices lie in [0, span) (0: n): the bands are of span
-	shape       engine.GridShape
+	shape       index.GridShape
 	recs        cuda.DevicePtr
 	scratch     sortBufs
 	sorted, pos cuda.DevicePtr
@@ -193,7 +193,7 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 	if o.n <= 0 || o.shape.G <= 0 {
 		return fmt.Errorf("grid sort: bad shape (%d observations, grid %d)", o.n, o.shape.G)
 	}
-	bands := engine.BandsFor(max(o.n, o.span), o.shape)
+	bands := index.BandsFor(max(o.n, o.span), o.shape)
 	if bands.Keys > o.scratch.histLen {
 		return fmt.Errorf("grid sort: %d keys, the histogram holds %d", bands.Keys, o.scratch.histLen)
 	}
@@ -224,7 +224,7 @@ func (k *gridKernels) sortObs(drv *cuda.Driver, stream cuda.Stream, o obsSort) e
 
 // obsSortKeys counts the observations' cells and writes their keys, from
 // the columns or from the records.
-func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort, bands engine.ObsBands) error {
+func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSort, bands index.ObsBands) error {
 	if o.lat != 0 {
 		a := k.colKeysArgs
 		a.SetPtr(0, o.lat)
@@ -261,7 +261,7 @@ type gridQuery struct {
 	obs                     cuda.DevicePtr
 	nobs                    int
 	cellStart, sorted, runs cuda.DevicePtr
-	shape                   engine.GridShape
+	shape                   index.GridShape
 	ref64                   cuda.DevicePtr
 	outIdx, outDist         cuda.DevicePtr
 	refined                 cuda.DevicePtr

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -47,7 +47,7 @@ type gridIndexArgs struct {
 	obs                     cuda.DevicePtr
 	nobs                    int
 	cellStart, sorted, runs cuda.DevicePtr
-	shape                   engine.GridShape
+	shape                   index.GridShape
 	ref64                   cuda.DevicePtr
 }
 

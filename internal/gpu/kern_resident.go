@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/sphere"
 )
@@ -97,7 +97,7 @@ func (r *residentKernels) runReplace(drv *cuda.Driver, stream cuda.Stream, l rep
 type drawLaunch struct {
 	prec                   int
 	rep                    sphere.Replacement
-	gen                    engine.GenKind
+	gen                    index.GenKind
 	n, lo, hi              int
 	lat, lon, recs, sorted cuda.DevicePtr
 	pos, prev              cuda.DevicePtr

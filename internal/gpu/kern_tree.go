@@ -7,7 +7,7 @@ import (
 )
 
 // treeKernels wraps tree.cu: the nearest-reference query through a k-d
-// tree built on the host (gpu_tree.go).
+// tree built on the host (internal/index/kdtree_packed.go).
 type treeKernels struct {
 	query   cuda.Function
 	args    *cuda.Args

@@ -12,6 +12,7 @@ import (
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/partition"
@@ -23,8 +24,8 @@ import (
 // engine decides it) and where each job's answers go.
 type neighbourQuery struct {
 	req   engine.Request
-	refs  *engine.RefSet
-	shape engine.GridShape
+	refs  *index.RefSet
+	shape index.GridShape
 	maxD2 float64
 	// k nearest: k answers an observation into kOut. Otherwise within the
 	// limit: counts, or, with offsets (row starts, n+1 of them), the rows
@@ -54,7 +55,7 @@ func (g *GPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 	}
 	refs := req.All()
 	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, max(2, float64(out.K)/2)),
-		maxD2: engine.ChordLimit(maxRad), k: out.K, kOut: out}
+		maxD2: index.ChordLimit(maxRad), k: out.K, kOut: out}
 	st, err := g.runNeighbours(ctx, q, start)
 	st.Note = fmt.Sprintf("%d nearest of %d references, %s", out.K, refs.N, shapeNote(q.shape))
 	return st, err
@@ -70,7 +71,7 @@ func (g *GPU) Within(ctx context.Context, req engine.Request, rad float64, list 
 	}
 	n := req.Obs.Len()
 	refs := req.All()
-	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, 2), maxD2: engine.ChordLimit(rad),
+	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, 2), maxD2: index.ChordLimit(rad),
 		counts: make([]uint32, n)}
 	st, err := g.runNeighbours(ctx, q, start)
 	if err != nil {
@@ -105,17 +106,17 @@ func checkWithin(req engine.Request, rad float64) error {
 // neighbourShape is the request's cells: one for brute force (and the seed
 // port, which has no k-nearest form), else the request's side or one of
 // about perCell references a cell the sphere crosses.
-func neighbourShape(req engine.Request, nref int, perCell float64) engine.GridShape {
+func neighbourShape(req engine.Request, nref int, perCell float64) index.GridShape {
 	switch {
 	case req.Algorithm != engine.Grid:
-		return engine.NewGridShape(1)
+		return index.NewGridShape(1)
 	case req.GridSide > 0:
-		return engine.NewGridShape(engine.CappedSide(req.GridSide, nref))
+		return index.NewGridShape(index.CappedSide(req.GridSide, nref))
 	}
-	return engine.NewGridShape(max(4, engine.GridSide(nref, perCell)))
+	return index.NewGridShape(max(4, index.GridSide(nref, perCell)))
 }
 
-func shapeNote(s engine.GridShape) string {
+func shapeNote(s index.GridShape) string {
 	if s.G == 1 {
 		return "brute force"
 	}
@@ -155,21 +156,21 @@ func (q *neighbourQuery) prepareRows() error {
 func (q *neighbourQuery) orderRows() []float32 {
 	dist := make([]float32, len(q.index))
 	parallel.Blocks(len(q.counts), 1<<12, 0, func(_, lo, hi int) {
-		var row []engine.Neighbour
+		var row []index.Neighbour
 		for i := lo; i < hi; i++ {
 			a, b := q.offsets[i], q.offsets[i+1]
 			row = row[:0]
 			for j := a; j < b; j++ {
-				row = append(row, engine.Neighbour{D2: q.chord[j], ID: q.index[j]})
+				row = append(row, index.Neighbour{D2: q.chord[j], ID: q.index[j]})
 			}
-			slices.SortFunc(row, func(x, y engine.Neighbour) int {
+			slices.SortFunc(row, func(x, y index.Neighbour) int {
 				if x.Before(y) {
 					return -1
 				}
 				return 1
 			})
 			for j, nb := range row {
-				q.index[a+uint64(j)], dist[a+uint64(j)] = nb.ID, float32(engine.ChordToAngle(nb.D2))
+				q.index[a+uint64(j)], dist[a+uint64(j)] = nb.ID, float32(index.ChordToAngle(nb.D2))
 			}
 		}
 	})

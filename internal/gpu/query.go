@@ -9,6 +9,7 @@ import (
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -32,7 +33,7 @@ func addDevice(st *engine.Stats, t stageTimes) {
 }
 
 // gpuQuery is one query in flight on a GPU stream, the unit both streaming
-// jobs (gpu_stream.go) and session queries (gpu_session.go) are made of:
+// jobs (stream.go) and session queries (session.go) are made of:
 // its device buffers, the events around its stages, and the pinned memory
 // its answers come back through. Streaming copies the observations in per
 // job; a session keeps them resident. Everything after that is this file's:
@@ -119,13 +120,13 @@ type alloc struct {
 // needs besides the columns and answers: the flagged list, and the grid
 // sort's output and scratch for shape (sessions keep their own unsorted
 // records) or brute force's partials (at least partials entries).
-func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape engine.GridShape, partials int) error {
+func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape index.GridShape, partials int) error {
 	allocs := []alloc{{buf: &q.flagged, bytes: 4 * m}, {buf: &q.nflag, bytes: 4}}
 	if shape.G > 0 {
-		keys := engine.SortHistLen(m, shape)
+		keys := index.SortHistLen(m, shape)
 		allocs = append(allocs, alloc{buf: &q.sorted, bytes: m * kernels.ObsRecBytes},
 			alloc{buf: &q.keys, bytes: m * sortKeyBytes},
-			alloc{buf: &q.hist, bytes: 4 * keys}, alloc{buf: &q.sums, bytes: 4 * engine.ScanSums(keys)})
+			alloc{buf: &q.hist, bytes: 4 * keys}, alloc{buf: &q.sums, bytes: 4 * index.ScanSums(keys)})
 	} else {
 		allocs = append(allocs, alloc{buf: &q.partD1, bytes: 4 * partials},
 			alloc{buf: &q.partD2, bytes: 4 * partials}, alloc{buf: &q.partIdx, bytes: 4 * partials})
@@ -137,11 +138,11 @@ func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape engine.GridShape
 // on the device.
 type rankPlan struct {
 	algo  engine.Algorithm
-	shape engine.GridShape // g > 0: the grid query over records sorted by cell
-	tree  bool             // the k-d tree query instead, over the records sorted by shape's cells
-	cells int              // > 0: the face-cell query instead (cells a face edge), over the columns, unsorted
-	prec  int              // 0: float64 radian columns, 1: float32
-	nref  int              // references on the device (distinct ones for the exact kernels)
+	shape index.GridShape // g > 0: the grid query over records sorted by cell
+	tree  bool            // the k-d tree query instead, over the records sorted by shape's cells
+	cells int             // > 0: the face-cell query instead (cells a face edge), over the columns, unsorted
+	prec  int             // 0: float64 radian columns, 1: float32
+	nref  int             // references on the device (distinct ones for the exact kernels)
 }
 
 // sortByCell queues the observation sort for the grid: from the radian

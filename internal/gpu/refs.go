@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // deviceRefs holds the references on one GPU: float32 and float64 unit
@@ -23,20 +23,20 @@ type deviceRefs struct {
 	keys, sums                       buffer
 	runsSide                         int
 	runsPtr                          cuda.DevicePtr // the buffer runsSide was uploaded to
-	// The k-d tree (gpu_tree.go), when the plan chose one.
+	// The k-d tree (index.PackedTree), when the plan chose one.
 	treeNodes, treeRefs buffer
-	// The face cells' candidate lists (gpu_cells.go), when the plan
+	// The face cells' candidate lists (cells.go), when the plan
 	// allows them and they could be made.
 	cells cellLists
 	// from is the prepared set (Request.Prepared, read-only) the vectors
 	// were last staged from: a query against it again sends nothing.
-	from *engine.RefSet
+	from *index.RefSet
 }
 
 // buildGrid builds the grid index of the uploaded references on the device,
 // on stream: keys, histogram, scan, scatter. The runs table depends only on
 // the grid side and is uploaded when the side changes.
-func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Stream, shape engine.GridShape, nref int) error {
+func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Stream, shape index.GridShape, nref int) error {
 	cells, sums := shape.Cells(), shape.ScanSums()
 	if r.runsSide != shape.G {
 		r.runsSide = 0 // until the table of this side is on the device
@@ -54,7 +54,7 @@ func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Str
 		}
 	}
 	if r.runsSide != shape.G || r.runs.ptr != r.runsPtr {
-		runs := engine.SphereRunsTable(shape.G)
+		runs := index.SphereRunsTable(shape.G)
 		if err := pinned(runs, func(p unsafe.Pointer) error { return drv.MemcpyHtoD(r.runs.ptr, p, uint64(2*len(runs))) }); err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func (r *deviceRefs) buildGrid(drv *cuda.Driver, k *gridKernels, stream cuda.Str
 }
 
 // uploadTree sends a k-d tree to the device.
-func (r *deviceRefs) uploadTree(drv *cuda.Driver, t *engine.GpuTree) error {
+func (r *deviceRefs) uploadTree(drv *cuda.Driver, t *index.PackedTree) error {
 	for _, a := range []struct {
 		buf *buffer
 		src []float32
@@ -95,7 +95,7 @@ func (r *deviceRefs) uploadTree(drv *cuda.Driver, t *engine.GpuTree) error {
 // to input index when duplicates were merged, and for the seed port the
 // original radian columns (seed holds them, in the observations' precision).
 // The staging is free again once stream has synchronized.
-func (r *deviceRefs) stage(drv *cuda.Driver, stream cuda.Stream, refs *engine.RefSet, seed engine.Points) error {
+func (r *deviceRefs) stage(drv *cuda.Driver, stream cuda.Stream, refs *index.RefSet, seed index.Points) error {
 	r.from = nil
 	parts := r.stagedParts(refs, seed)
 	total := 0
@@ -128,7 +128,7 @@ type stagedPart struct {
 	fill  func(dst unsafe.Pointer)
 }
 
-func (r *deviceRefs) stagedParts(refs *engine.RefSet, seed engine.Points) []stagedPart {
+func (r *deviceRefs) stagedParts(refs *index.RefSet, seed index.Points) []stagedPart {
 	parts := []stagedPart{
 		{&r.ref32, 4 * len(refs.Xyzw), func(dst unsafe.Pointer) { copy(view[float32](dst, 0, len(refs.Xyzw)), refs.Xyzw) }},
 		{&r.ref64, 8 * len(refs.Xyz64), func(dst unsafe.Pointer) { copy(view[float64](dst, 0, len(refs.Xyz64)), refs.Xyz64) }},
@@ -145,7 +145,7 @@ func (r *deviceRefs) stagedParts(refs *engine.RefSet, seed engine.Points) []stag
 
 // seedColumn stages the latitude (lat set) or longitude column of the seed
 // port's references in the precision of seed's columns.
-func seedColumn(buf *buffer, seed engine.Points, n int, lat bool) stagedPart {
+func seedColumn(buf *buffer, seed index.Points, n int, lat bool) stagedPart {
 	if seed.Is32() {
 		return stagedPart{buf, 4 * n, func(dst unsafe.Pointer) {
 			col := seed.Lon32
@@ -171,11 +171,11 @@ func align8(n int) int { return (n + 7) &^ 7 }
 
 // stagePrepared is stage for a prepared set: nothing is sent when the
 // device holds it already.
-func (r *deviceRefs) stagePrepared(drv *cuda.Driver, stream cuda.Stream, refs *engine.RefSet, prepared bool) error {
+func (r *deviceRefs) stagePrepared(drv *cuda.Driver, stream cuda.Stream, refs *index.RefSet, prepared bool) error {
 	if prepared && r.from == refs {
 		return nil
 	}
-	if err := r.stage(drv, stream, refs, engine.Points{}); err != nil {
+	if err := r.stage(drv, stream, refs, index.Points{}); err != nil {
 		return err
 	}
 	if prepared {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
@@ -19,7 +20,7 @@ import (
 // range's radian columns and, for the grid algorithm, their unit-vector
 // records and the copy sorted by cell, plus the answers of the last query;
 // the observations must fit in 80% of each GPU's free memory.
-func (g *GPU) NewSession(obs engine.Points, opts engine.SessionOptions) (engine.Session, error) {
+func (g *GPU) NewSession(obs index.Points, opts engine.SessionOptions) (engine.Session, error) {
 	if err := engine.CheckSessionOptions(opts); err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ type gpuSession struct {
 	parts    []*residentPart
 	sample   *engine.ObsSample
 	plan     engine.SessionPlan
-	refs     engine.RefSet // reused every query
+	refs     index.RefSet // reused every query
 	replaced int
 	closed   bool
 
@@ -105,19 +106,19 @@ type residentPart struct {
 	hostRep                    pinnedHost
 	movers                     moverBufs
 
-	shape       engine.GridShape // the cells of the query in flight (g == 0: brute force)
-	sortedShape engine.GridShape // the cells recs were last sorted by (g == 0: not sorted)
-	repQueued   bool             // a replacement's copies may still be reading hostRep
-	noCells     bool             // the plan's lists were refused: not built again until the next plan
-	onMovers    bool             // the query in flight is against the movers
-	waitCells   bool             // build the lists level by level, each level's outcome read first
-	patched     int              // records replaced in place in sorted since the sort: the device's list count, exactly
+	shape       index.GridShape // the cells of the query in flight (g == 0: brute force)
+	sortedShape index.GridShape // the cells recs were last sorted by (g == 0: not sorted)
+	repQueued   bool            // a replacement's copies may still be reading hostRep
+	noCells     bool            // the plan's lists were refused: not built again until the next plan
+	onMovers    bool            // the query in flight is against the movers
+	waitCells   bool            // build the lists level by level, each level's outcome read first
+	patched     int             // records replaced in place in sorted since the sort: the device's list count, exactly
 }
 
 func (p *residentPart) n() int { return p.hi - p.lo }
 
 // open allocates the part's buffers and uploads its observations.
-func (p *residentPart) open(s *gpuSession, obs engine.Points) error {
+func (p *residentPart) open(s *gpuSession, obs index.Points) error {
 	drv, m := p.d.drv, p.n()
 	if err := p.checkFits(s); err != nil {
 		return err
@@ -182,7 +183,7 @@ func (p *residentPart) allocs(s *gpuSession) []alloc {
 }
 
 // uploadObs copies the part's observation columns to the device and waits.
-func (p *residentPart) uploadObs(obs engine.Points) error {
+func (p *residentPart) uploadObs(obs index.Points) error {
 	if obs.Gen != nil {
 		if err := p.d.generate.run(p.d.drv, p.stream, *obs.Gen, p.lat.ptr, p.lon.ptr); err != nil {
 			return err
@@ -211,7 +212,7 @@ func (p *residentPart) uploadObs(obs engine.Points) error {
 
 // columnBytes is obs's latitude (k = 0) or longitude (k = 1) column as
 // bytes, in its precision.
-func columnBytes(obs engine.Points, k int) []byte {
+func columnBytes(obs index.Points, k int) []byte {
 	cols32, cols64 := [2][]float32{obs.Lat32, obs.Lon32}, [2][]float64{obs.Lat64, obs.Lon64}
 	if obs.Is32() {
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(cols32[k]))), 4*len(cols32[k]))
@@ -269,7 +270,7 @@ func (s *gpuSession) closeLocked() error {
 	return errors.Join(errs...)
 }
 
-func (s *gpuSession) Replace(ctx context.Context, idx []uint32, pts engine.Points) error {
+func (s *gpuSession) Replace(ctx context.Context, idx []uint32, pts index.Points) error {
 	if err := engine.CheckReplace(idx, pts, s.n); err != nil {
 		return err
 	}
@@ -297,7 +298,7 @@ func (s *gpuSession) Replace(ctx context.Context, idx []uint32, pts engine.Point
 
 // replace stages k new observations (global indices idx) in pinned memory,
 // copies them over and queues the replace kernel.
-func (p *residentPart) replace(s *gpuSession, idx []uint32, pts engine.Points) error {
+func (p *residentPart) replace(s *gpuSession, idx []uint32, pts index.Points) error {
 	drv, k, elem := p.d.drv, len(idx), elemBytes(s.is32)
 	if p.repQueued {
 		// An earlier replacement's copies may still read the staging.
@@ -331,7 +332,7 @@ func (p *residentPart) replace(s *gpuSession, idx []uint32, pts engine.Points) e
 
 // stageReplacement writes the local indices and the new points, in the
 // session's precision, into the pinned staging (cols: the columns' start).
-func (p *residentPart) stageReplacement(is32 bool, idx []uint32, pts engine.Points, cols unsafe.Pointer) {
+func (p *residentPart) stageReplacement(is32 bool, idx []uint32, pts index.Points, cols unsafe.Pointer) {
 	k := len(idx)
 	local := view[uint32](p.hostRep.p, 0, k)
 	parallel.Blocks(k, 1<<14, 0, func(_, lo, hi int) {
@@ -385,7 +386,7 @@ func (p *residentPart) patchList() patchList {
 	return patchList{list: p.plist.ptr, count: p.pcount.ptr, capacity: patchCapacity(p.n())}
 }
 
-func (s *gpuSession) Nearest(ctx context.Context, ref engine.Points, out engine.Result) (engine.SessionStats, error) {
+func (s *gpuSession) Nearest(ctx context.Context, ref index.Points, out engine.Result) (engine.SessionStats, error) {
 	q, err := s.Start(ctx, ref, out)
 	if err != nil {
 		return engine.SessionStats{}, err
@@ -395,7 +396,7 @@ func (s *gpuSession) Nearest(ctx context.Context, ref engine.Points, out engine.
 
 // Start prepares the references (host), then queues every GPU's part of the
 // query and returns; Wait collects it. The engine stays locked in between.
-func (s *gpuSession) Start(ctx context.Context, ref engine.Points, out engine.Result) (engine.Pending, error) {
+func (s *gpuSession) Start(ctx context.Context, ref index.Points, out engine.Result) (engine.Pending, error) {
 	start := time.Now()
 	want, err := s.checkQuery(ref, out)
 	if err != nil {
@@ -407,7 +408,7 @@ func (s *gpuSession) Start(ctx context.Context, ref engine.Points, out engine.Re
 		return nil, errors.New("session: closed")
 	}
 	s.refs.Prepare(ref)
-	s.plan.Update(s.opts, s.sample, &s.refs, engine.GpuSessionGridCost)
+	s.plan.Update(s.opts, s.sample, &s.refs, index.GPUSessionGridCost)
 	return s.enqueueAll(ctx, start, out, want, false)
 }
 
@@ -437,7 +438,7 @@ func (s *gpuSession) enqueueAll(ctx context.Context, start time.Time, out engine
 
 // checkQuery checks a query's references and result, and reports whether
 // the answers are wanted on the host.
-func (s *gpuSession) checkQuery(ref engine.Points, out engine.Result) (bool, error) {
+func (s *gpuSession) checkQuery(ref index.Points, out engine.Result) (bool, error) {
 	if err := ref.Check("references"); err != nil {
 		return false, err
 	}
@@ -571,7 +572,7 @@ func (p *residentPart) enqueueRefs(s *gpuSession, movers bool, t *stageTimes) (i
 		return s.nmov, nil
 	}
 	up := time.Now()
-	if err := p.refs.stage(p.d.drv, p.stream, &s.refs, engine.Points{}); err != nil {
+	if err := p.refs.stage(p.d.drv, p.stream, &s.refs, index.Points{}); err != nil {
 		return 0, fmt.Errorf("uploading references: %w", err)
 	}
 	t.upload += time.Since(up)
@@ -611,7 +612,7 @@ func (p *residentPart) prepareIndex(s *gpuSession, plan *rankPlan, nref int) (st
 		// The face-cell query reads the columns, which replacements
 		// update: the records' sorted copy is left behind, and sorted
 		// again should a later query need it.
-		p.sortedShape, p.patched = engine.GridShape{}, 0
+		p.sortedShape, p.patched = index.GridShape{}, 0
 		return note, nil
 	}
 	if p.sortedShape == plan.shape && resortFraction*p.patched <= m {
@@ -647,7 +648,7 @@ func (p *residentPart) buildCells(s *gpuSession, plan *rankPlan, nref int) (stri
 	if p.noCells && s.plan.Uses > 1 {
 		return c.note(), nil
 	}
-	side := engine.CellsSideFor(p.n(), nref, false)
+	side := index.CellsSideFor(p.n(), nref, false)
 	build := c.build
 	if !p.waitCells && c.side == side && c.levels == 0 && !p.refs.dups {
 		build = c.speculate
@@ -760,8 +761,8 @@ func (p *residentPart) collect(s *gpuSession, out engine.Result, want bool, t *s
 	t.refined += p.refined()
 	if want {
 		idx, dist := p.answers(m)
-		engine.ParallelCopy(out.Index[p.lo:p.hi], idx)
-		engine.ParallelCopy(out.Distance[p.lo:p.hi], dist)
+		index.ParallelCopy(out.Index[p.lo:p.hi], idx)
+		index.ParallelCopy(out.Distance[p.lo:p.hi], dist)
 	}
 	return int(*(*uint64)(p.hostSmall.p)), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/sphere"
 )
 
@@ -173,9 +174,9 @@ func (s *gpuSession) planMovers() error {
 		if err := s.refreshHost(); err != nil {
 			return err
 		}
-		s.refs.Prepare(engine.Radians64(s.mvLat, s.mvLon))
+		s.refs.Prepare(index.Radians64(s.mvLat, s.mvLon))
 	}
-	s.plan.Update(s.opts, s.sample, &s.refs, engine.GpuSessionGridCost)
+	s.plan.Update(s.opts, s.sample, &s.refs, index.GPUSessionGridCost)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/sphere"
 )
@@ -16,11 +17,11 @@ import (
 // hostWorld is the simulation a movers session must reproduce, made here
 // with the Go functions alone.
 type hostWorld struct {
-	obs engine.Points
+	obs index.Points
 	mv  engine.Movers
 }
 
-func newHostWorld(obs engine.Points, nref int) hostWorld {
+func newHostWorld(obs index.Points, nref int) hostWorld {
 	ref := spherePoints(nref, 41)
 	rng := rand.New(rand.NewPCG(4, 5))
 	mv := engine.Movers{Lat: ref.Lat64, Lon: ref.Lon64, Heading: make([]float64, nref), Speed: make([]float64, nref)}
@@ -59,7 +60,7 @@ func (w *hostWorld) advance(a engine.Advance) {
 
 // moverSteps runs a simulation inside a session of eng and checks, every
 // step, the positions (to the bit) and the answers against the host's.
-func moverSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engine.Algorithm) {
+func moverSteps(t *testing.T, eng engine.Engine, obs index.Points, algo engine.Algorithm) {
 	t.Helper()
 	ctx := context.Background()
 	w := newHostWorld(obs, 5000)
@@ -77,7 +78,7 @@ func moverSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engine.
 	n := obs.Len()
 	for step := 1; step <= 8; step++ {
 		if step > 1 {
-			a := engine.Advance{Dt: 900, Fraction: 0.01, Seed: 9, Step: uint64(step), Gen: engine.GenKind(step % 2)}
+			a := engine.Advance{Dt: 900, Fraction: 0.01, Seed: 9, Step: uint64(step), Gen: index.GenKind(step % 2)}
 			if step == 5 {
 				a.Fraction = 0.4
 			}
@@ -102,7 +103,7 @@ func moverSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engine.
 			t.Fatalf("step %d: %v", step, err)
 		}
 		checkMoverPositions(t, s, step, w)
-		ref := engine.Radians64(w.mv.Lat, w.mv.Lon)
+		ref := index.Radians64(w.mv.Lat, w.mv.Lon)
 		want := newResult(n)
 		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: w.obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
@@ -144,7 +145,7 @@ func TestGPUSessionMovers(t *testing.T) {
 	p := spherePoints(1<<17+5, 6)
 	for _, tc := range []struct {
 		name string
-		obs  engine.Points
+		obs  index.Points
 	}{{"float64", spherePoints(1<<18+3, 5)}, {"float32", points32(p)}} {
 		for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { moverSteps(t, g, tc.obs, algo) })
@@ -180,7 +181,7 @@ func TestSessionMoversRejectBadInput(t *testing.T) {
 		"NaN step":       {Dt: math.NaN()},
 		"fraction above": {Fraction: 1.5},
 		"too far":        {Dt: 1e300},
-		"generator":      {Fraction: 0.1, Gen: engine.GenKind(7)},
+		"generator":      {Fraction: 0.1, Gen: index.GenKind(7)},
 	} {
 		if err := s.Advance(ctx, a); err == nil {
 			t.Errorf("%s: no error", name)
@@ -255,15 +256,15 @@ func TestReplaceBlockMatchesKernel(t *testing.T) {
 }
 
 // clone copies p's columns.
-func clonePoints(p engine.Points) engine.Points {
+func clonePoints(p index.Points) index.Points {
 	if p.Is32() {
-		return engine.Radians32(slices.Clone(p.Lat32), slices.Clone(p.Lon32))
+		return index.Radians32(slices.Clone(p.Lat32), slices.Clone(p.Lon32))
 	}
 	lat, lon := make([]float64, p.Len()), make([]float64, p.Len())
 	for i := range lat {
 		lat[i], lon[i] = p.At(i)
 	}
-	return engine.Radians64(lat, lon)
+	return index.Radians64(lat, lon)
 }
 
 // References prepared once (an Index's) stay on the GPU between queries

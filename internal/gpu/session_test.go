@@ -10,6 +10,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 )
 
 // sessionSteps drives a session through steps that move the references,
@@ -19,11 +20,11 @@ import (
 // then the cells again) and skip the answers, and checks every answered step against a CPU brute-force query
 // on the same points and every changed count against the host's. nref
 // references: enough that the GPU's plan is a grid rather than brute force.
-func sessionSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engine.Algorithm, nref int) {
+func sessionSteps(t *testing.T, eng engine.Engine, obs index.Points, algo engine.Algorithm, nref int) {
 	t.Helper()
 	ctx := context.Background()
 	n := obs.Len()
-	host := engine.Points{Lat64: make([]float64, n), Lon64: make([]float64, n)}
+	host := index.Points{Lat64: make([]float64, n), Lon64: make([]float64, n)}
 	for i := range n {
 		host.Lat64[i], host.Lon64[i] = obs.At(i)
 	}
@@ -83,13 +84,13 @@ func sessionSteps(t *testing.T, eng engine.Engine, obs engine.Points, algo engin
 		q := ref
 		switch step {
 		case 4: // more references: the plan must be redone
-			q = engine.Radians64(append(append([]float64(nil), ref.Lat64...), spherePoints(500, 31).Lat64...),
+			q = index.Radians64(append(append([]float64(nil), ref.Lat64...), spherePoints(500, 31).Lat64...),
 				append(append([]float64(nil), ref.Lon64...), spherePoints(500, 31).Lon64...))
 		case 5: // duplicated references: the lowest index must win
-			q = engine.Radians64(append(append([]float64(nil), ref.Lat64...), ref.Lat64[:700]...),
+			q = index.Radians64(append(append([]float64(nil), ref.Lat64...), ref.Lat64[:700]...),
 				append(append([]float64(nil), ref.Lon64...), ref.Lon64[:700]...))
 		case 6, 7: // 20,000 more within a few metres of one spot, twice under one plan
-			q = engine.Radians64(slices.Clone(ref.Lat64), slices.Clone(ref.Lon64))
+			q = index.Radians64(slices.Clone(ref.Lat64), slices.Clone(ref.Lon64))
 			for k := range 20000 {
 				q.Lat64 = append(q.Lat64, 0.4+1e-6*float64(k%139)/139)
 				q.Lon64 = append(q.Lon64, 0.9+1e-6*float64(k%149)/149)
@@ -157,7 +158,7 @@ func TestGPUSession(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	for _, tc := range []struct {
 		name string
-		obs  engine.Points
+		obs  index.Points
 	}{
 		{"float64", spherePoints(1<<18, 5)},
 		{"float32", points32(spherePoints(1<<17, 6))},
@@ -178,15 +179,15 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	ctx := context.Background()
 	obs := spherePoints(1<<18, 9)
-	obs = engine.Radians64(slices.Clone(obs.Lat64), slices.Clone(obs.Lon64)) // the host's copy, replaced alike
+	obs = index.Radians64(slices.Clone(obs.Lat64), slices.Clone(obs.Lon64)) // the host's copy, replaced alike
 	const nref = 30000
 	s, err := g.NewSession(obs, engine.SessionOptions{Algorithm: engine.Grid, Replan: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	uniform := func(seed uint64) engine.Points { return spherePoints(nref, seed) }
-	crowded := func(k int, spread float64) engine.Points { // k of the references within spread radians of one spot
+	uniform := func(seed uint64) index.Points { return spherePoints(nref, seed) }
+	crowded := func(k int, spread float64) index.Points { // k of the references within spread radians of one spot
 		q := spherePoints(nref, 44)
 		for i := range k {
 			q.Lat64[i] = 0.4 + spread*float64(i%139)/139
@@ -197,7 +198,7 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 	var prev []uint32
 	replaced := map[int]bool{}
 	for step, tc := range []struct {
-		ref   engine.Points
+		ref   index.Points
 		split bool // the step's lists split into finer levels
 	}{
 		{uniform(41), false},
@@ -260,14 +261,14 @@ func TestSessionRejectsBadInput(t *testing.T) {
 	pts := spherePoints(2, 2)
 	for _, tc := range []struct {
 		idx  []uint32
-		pts  engine.Points
+		pts  index.Points
 		want string
 	}{
 		{[]uint32{5}, pts, "2 points"},
 		{[]uint32{5, 100}, pts, "out of range"},
 		{[]uint32{7, 7}, pts, "strictly increasing"},
 		{[]uint32{9, 3}, pts, "strictly increasing"},
-		{[]uint32{1, 2}, engine.Radians64([]float64{0, 2}, []float64{0, 0}), "latitude"},
+		{[]uint32{1, 2}, index.Radians64([]float64{0, 2}, []float64{0, 0}), "latitude"},
 	} {
 		if err := s.Replace(ctx, tc.idx, tc.pts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Replace(%v): %v, want an error with %q", tc.idx, err, tc.want)
@@ -285,14 +286,14 @@ func TestSessionRejectsBadInput(t *testing.T) {
 // reference count changes; brute-force sessions never plan.
 func TestSessionPlanCadence(t *testing.T) {
 	sample := engine.NewObsSample(spherePoints(5000, 1))
-	refs := engine.PrepareRefs(spherePoints(1<<16, 2)) // enough that the grid beats brute force
-	more := engine.PrepareRefs(spherePoints(1<<16+500, 3))
+	refs := index.PrepareRefs(spherePoints(1<<16, 2)) // enough that the grid beats brute force
+	more := index.PrepareRefs(spherePoints(1<<16+500, 3))
 	p := engine.SessionPlan{Replan: 3}
 	opts := engine.SessionOptions{Algorithm: engine.Grid}
 	var planned []bool
-	for q, r := range []*engine.RefSet{refs, refs, refs, refs, more, more} {
+	for q, r := range []*index.RefSet{refs, refs, refs, refs, more, more} {
 		before := p.Uses
-		p.Update(opts, sample, r, engine.GpuGridCost)
+		p.Update(opts, sample, r, index.GPUGridCost)
 		planned = append(planned, p.Uses == 1)
 		if p.Shape.G == 0 || p.Note == "" {
 			t.Fatalf("query %d: no grid planned (uses %d -> %d)", q, before, p.Uses)
@@ -301,7 +302,7 @@ func TestSessionPlanCadence(t *testing.T) {
 	if want := []bool{true, false, false, true, true, false}; !slices.Equal(planned, want) {
 		t.Errorf("planned %v, want %v", planned, want)
 	}
-	p.Update(engine.SessionOptions{Algorithm: engine.Brute}, sample, refs, engine.GpuGridCost)
+	p.Update(engine.SessionOptions{Algorithm: engine.Brute}, sample, refs, index.GPUGridCost)
 	if p.Shape.G != 0 {
 		t.Error("a brute-force session got a grid")
 	}
@@ -315,7 +316,7 @@ func TestObsSampleFollowsReplacements(t *testing.T) {
 		t.Fatalf("sample of %d, sorted %v", len(s.Idx), slices.IsSorted(s.Idx))
 	}
 	idx := []uint32{s.Idx[0], s.Idx[10], s.Idx[511]}
-	pts := engine.Radians64([]float64{0.1, 0.2, 0.3}, []float64{1, 2, 3})
+	pts := index.Radians64([]float64{0.1, 0.2, 0.3}, []float64{1, 2, 3})
 	s.Replace(idx, pts)
 	for k, want := range map[int]float64{0: 0.1, 10: 0.2, 511: 0.3} {
 		if s.Pts.Lat64[k] != want {
@@ -331,8 +332,8 @@ func TestObsSampleFollowsReplacements(t *testing.T) {
 }
 
 // points32 is p (float64 columns) in float32 columns.
-func points32(p engine.Points) engine.Points {
-	return engine.Radians32(toFloat32(p.Lat64), toFloat32(p.Lon64))
+func points32(p index.Points) index.Points {
+	return index.Radians32(toFloat32(p.Lat64), toFloat32(p.Lon64))
 }
 
 func toFloat32(s []float64) []float32 {

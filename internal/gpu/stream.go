@@ -10,6 +10,7 @@ import (
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/partition"
 	"github.com/geoknn/geoknn/internal/trace"
@@ -19,18 +20,18 @@ import (
 type gpuRun struct {
 	req  engine.Request
 	out  engine.Result
-	refs *engine.RefSet
-	grid engine.GridShape // the cells when the query runs the grid algorithm (g > 0)
+	refs *index.RefSet
+	grid index.GridShape // the cells when the query runs the grid algorithm (g > 0)
 	// tree, when the plan chose a k-d tree: grid then only orders the
 	// observations.
-	tree *engine.GpuTree
+	tree *index.PackedTree
 	// cellsSide, when the plan allows the face-cell query: its cells a
 	// face edge. Each GPU builds the lists from the references' grid index
 	// of shape cellsGrid (the query's grid, or with a k-d tree the grid
 	// the tree beat), or answers through the plan's index where they
 	// cannot be made.
 	cellsSide int
-	cellsGrid engine.GridShape
+	cellsGrid index.GridShape
 	queue     *partition.Queue
 	n         int
 	// direct: out lives in the engine's page-locked memory, and jobs copy
@@ -63,11 +64,11 @@ func (r *gpuRun) plan() rankPlan {
 
 // seedRefs is what the seed port reads of the references: the original
 // columns in the observations' precision (none for the exact kernels).
-func (r *gpuRun) seedRefs() engine.Points {
+func (r *gpuRun) seedRefs() index.Points {
 	ref := r.req.Ref
 	switch {
 	case r.req.Algorithm != engine.Seed:
-		return engine.Points{}
+		return index.Points{}
 	case ref.Gen == nil && ref.Is32() == r.req.Obs.Is32():
 		return ref
 	}
@@ -76,7 +77,7 @@ func (r *gpuRun) seedRefs() engine.Points {
 
 // inPrecision returns p's points as columns of the given precision
 // (whatever form p has: columns of either precision, or a generated set).
-func inPrecision(p engine.Points, is32 bool) engine.Points {
+func inPrecision(p index.Points, is32 bool) index.Points {
 	n := p.Len()
 	if is32 {
 		lat, lon := make([]float32, n), make([]float32, n)
@@ -84,13 +85,13 @@ func inPrecision(p engine.Points, is32 bool) engine.Points {
 			a, b := p.At(i)
 			lat[i], lon[i] = float32(a), float32(b)
 		}
-		return engine.Radians32(lat, lon)
+		return index.Radians32(lat, lon)
 	}
 	lat, lon := make([]float64, n), make([]float64, n)
 	for i := range lat {
 		lat[i], lon[i] = p.At(i)
 	}
-	return engine.Radians64(lat, lon)
+	return index.Radians64(lat, lon)
 }
 
 // work runs jobs from the queue on this device until none is left, with
@@ -237,7 +238,7 @@ type slotConfig struct {
 	partials int // (observation, slice) entries of partial results
 	is32     bool
 	managed  bool
-	grid     engine.GridShape // g > 0: grid scratch for this shape
+	grid     index.GridShape // g > 0: grid scratch for this shape
 	dev      cuda.Device
 	// stageIn and stageOut: the jobs' observations and answers pass
 	// through pinned staging (not for generated observations, nor for
@@ -257,7 +258,7 @@ func (c slotConfig) elem() int {
 // observations.
 type slot struct {
 	*gpuQuery
-	nb     neighbourBufs // k-nearest and radius jobs (gpu_neighbours.go)
+	nb     neighbourBufs // k-nearest and radius jobs (neighbours.go)
 	cfg    slotConfig
 	hostIn pinnedHost
 	job    *partition.Job
@@ -357,7 +358,7 @@ func (s *slot) kernels(d *gpuDevice, run *gpuRun, m int) error {
 // upload puts the job's observations on the device between evIn and
 // evCopied's record: made there (a generated set), through the pinned
 // staging, or written straight into managed memory and prefetched.
-func (s *slot) upload(d *gpuDevice, obs engine.Points, trc *trace.Recorder) error {
+func (s *slot) upload(d *gpuDevice, obs index.Points, trc *trace.Recorder) error {
 	drv := d.drv
 	if obs.Gen != nil {
 		return s.generate(d, *obs.Gen)
@@ -383,7 +384,7 @@ func (s *slot) upload(d *gpuDevice, obs engine.Points, trc *trace.Recorder) erro
 
 // uploadDirect copies the job's observations in from the caller's
 // page-locked columns.
-func (s *slot) uploadDirect(drv *cuda.Driver, obs engine.Points) error {
+func (s *slot) uploadDirect(drv *cuda.Driver, obs index.Points) error {
 	m, elem := obs.Len(), s.cfg.elem()
 	lat, lon := unsafe.Pointer(unsafe.SliceData(obs.Lat64)), unsafe.Pointer(unsafe.SliceData(obs.Lon64))
 	if obs.Is32() {
@@ -399,7 +400,7 @@ func (s *slot) uploadDirect(drv *cuda.Driver, obs engine.Points) error {
 }
 
 // generate makes the job's generated observations in the device columns.
-func (s *slot) generate(d *gpuDevice, g engine.Generated) error {
+func (s *slot) generate(d *gpuDevice, g index.Generated) error {
 	if err := d.drv.EventRecord(s.evIn, s.stream); err != nil {
 		return err
 	}
@@ -414,18 +415,18 @@ func (s *slot) generate(d *gpuDevice, g engine.Generated) error {
 
 // copyColumns writes obs's latitude then longitude column, in their
 // precision, to dst.
-func copyColumns(dst unsafe.Pointer, obs engine.Points) {
+func copyColumns(dst unsafe.Pointer, obs index.Points) {
 	m := obs.Len()
 	if obs.Is32() {
-		engine.ParallelCopy(view[float32](dst, 0, m), obs.Lat32)
-		engine.ParallelCopy(view[float32](dst, m, m), obs.Lon32)
+		index.ParallelCopy(view[float32](dst, 0, m), obs.Lat32)
+		index.ParallelCopy(view[float32](dst, m, m), obs.Lon32)
 		return
 	}
-	engine.ParallelCopy(view[float64](dst, 0, m), obs.Lat64)
-	engine.ParallelCopy(view[float64](dst, m, m), obs.Lon64)
+	index.ParallelCopy(view[float64](dst, 0, m), obs.Lat64)
+	index.ParallelCopy(view[float64](dst, m, m), obs.Lon64)
 }
 
-func (s *slot) uploadManaged(drv *cuda.Driver, obs engine.Points) error {
+func (s *slot) uploadManaged(drv *cuda.Driver, obs index.Points) error {
 	m, elem := obs.Len(), s.cfg.elem()
 	// Bring the pages home in bulk before the host writes them, rather
 	// than faulting them back one by one.
@@ -441,11 +442,11 @@ func (s *slot) uploadManaged(drv *cuda.Driver, obs engine.Points) error {
 		return err
 	}
 	if obs.Is32() {
-		engine.ParallelCopy(hostView[float32](&s.lat, m), obs.Lat32)
-		engine.ParallelCopy(hostView[float32](&s.lon, m), obs.Lon32)
+		index.ParallelCopy(hostView[float32](&s.lat, m), obs.Lat32)
+		index.ParallelCopy(hostView[float32](&s.lon, m), obs.Lon32)
 	} else {
-		engine.ParallelCopy(hostView[float64](&s.lat, m), obs.Lat64)
-		engine.ParallelCopy(hostView[float64](&s.lon, m), obs.Lon64)
+		index.ParallelCopy(hostView[float64](&s.lat, m), obs.Lat64)
+		index.ParallelCopy(hostView[float64](&s.lon, m), obs.Lon64)
 	}
 	return prefetchAll(drv, s.stream, s.cfg.dev, []alloc{{buf: &s.lat, bytes: m * elem}, {buf: &s.lon, bytes: m * elem},
 		{buf: &s.outIdx, bytes: 4 * m}, {buf: &s.outDist, bytes: 4 * m}})
@@ -518,8 +519,8 @@ func (s *slot) finish(d *gpuDevice, run *gpuRun, t *stageTimes) error {
 	} else {
 		idx, dist = s.answers(m)
 	}
-	engine.ParallelCopy(run.out.Index[job.Start:job.End], idx)
-	engine.ParallelCopy(run.out.Distance[job.Start:job.End], dist)
+	index.ParallelCopy(run.out.Index[job.Start:job.End], idx)
+	index.ParallelCopy(run.out.Distance[job.Start:job.End], dist)
 	return nil
 }
 

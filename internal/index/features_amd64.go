@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package engine
+package index
 
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 

@@ -1,4 +1,4 @@
-package engine
+package index
 
 import (
 	"errors"
@@ -8,12 +8,12 @@ import (
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
-// GpuTree is a k-d tree as tree.cu walks it: each internal node as its two
+// PackedTree is a k-d tree as tree.cu walks it: each internal node as its two
 // children's boxes (rounded outwards to float32, so they hold both the
 // float64 references and their float32 roundings) and the two children,
 // an internal node's index or a leaf (kernels.TreeLeaf | first<<4 | count);
 // the references in leaf order as float4 (x, y, z, distinct index bits).
-type GpuTree struct {
+type PackedTree struct {
 	Nodes []float32 // 16 a node (kernels.TreeNodeBytes)
 	Refs  []float32 // 4 a reference (empty when packed for the CPU's walk)
 }
@@ -22,9 +22,9 @@ type GpuTree struct {
 // plans a grid instead.
 var ErrTreeShape = errors.New("k-d tree outside the GPU's bounds")
 
-// NewGPUTree lays t out for tree.cu: its nodes (packNodes) and its
+// NewPackedTree lays t out for tree.cu: its nodes (packNodes) and its
 // references in leaf order.
-func NewGPUTree(t *KdTree) (*GpuTree, error) {
+func NewPackedTree(t *KdTree) (*PackedTree, error) {
 	g, err := PackNodes(t)
 	if err != nil {
 		return nil, err
@@ -40,12 +40,12 @@ func NewGPUTree(t *KdTree) (*GpuTree, error) {
 
 // PackNodes lays out t's nodes for tree.cu (and the CPU's nearestPacked,
 // which reads the references from t), leaving refs empty.
-func PackNodes(t *KdTree) (*GpuTree, error) {
+func PackNodes(t *KdTree) (*PackedTree, error) {
 	n := len(t.ID)
 	if n <= KdLeaf || n >= 1<<27 {
 		return nil, fmt.Errorf("%w: %d references (%d to 2^27)", ErrTreeShape, n, KdLeaf+1)
 	}
-	g := &GpuTree{}
+	g := &PackedTree{}
 	internal := make([]int32, len(t.Nodes)) // the GPU index of each internal CPU node
 	count := int32(0)
 	for k, nd := range t.Nodes {
@@ -117,7 +117,7 @@ func (t *KdTree) Depth(n int32) int {
 // Leaves maps each distinct reference to its leaf, as a node names it
 // (kernels.TreeLeaf | first<<4 | count); id is the references' distinct
 // indices in leaf order.
-func (g *GpuTree) Leaves(id []uint32) []uint32 {
+func (g *PackedTree) Leaves(id []uint32) []uint32 {
 	of := make([]uint32, len(id))
 	for k := 0; k < len(g.Nodes); k += 16 {
 		for c := range 2 {
@@ -140,7 +140,7 @@ func (g *GpuTree) Leaves(id []uint32) []uint32 {
 // three nodes and pushes both. Boxes are float32 rounded outwards, so their
 // distances never exceed the float64 boxes' and nothing is pruned that
 // nearest keeps; the leaves are ranked in float64 as nearest ranks them.
-func (t *KdTree) NearestPacked(b *GpuTree, px, py, pz float64, hint uint32, from *TreeStart) (float64, uint32) {
+func (t *KdTree) NearestPacked(b *PackedTree, px, py, pz float64, hint uint32, from *TreeStart) (float64, uint32) {
 	best, bestID := math.Inf(1), uint32(math.MaxUint32)
 	if hint != 0 { // a leaf to take the first bound from
 		first := int(hint&^kernels.TreeLeaf) >> 4
@@ -217,7 +217,7 @@ type TreeStart struct {
 }
 
 // find is the node to start a walk for the ball of radius r around p.
-func (s *TreeStart) find(b *GpuTree, p [3]float64, r float64) uint32 {
+func (s *TreeStart) find(b *PackedTree, p [3]float64, r float64) uint32 {
 	if len(s.path) == 0 {
 		s.path = append(s.path, 0)
 	}
@@ -241,7 +241,7 @@ func (s *TreeStart) find(b *GpuTree, p [3]float64, r float64) uint32 {
 }
 
 // ballInNode is ballInBox for node n's box, the union of its children's.
-func ballInNode(b *GpuTree, n uint32, p [3]float64, r float64) bool {
+func ballInNode(b *PackedTree, n uint32, p [3]float64, r float64) bool {
 	box := b.Nodes[16*n:][:12]
 	var u [6]float32
 	for a := range 3 {

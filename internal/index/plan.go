@@ -1,4 +1,4 @@
-package engine
+package index
 
 import (
 	"fmt"
@@ -193,10 +193,10 @@ type GridCost struct {
 }
 
 var (
-	CpuGridCost = GridCost{unit: 80, bruteQuery: 3000, fitted: true, trees: true}
-	GpuGridCost = GridCost{unit: 130, trees: true}
+	CPUGridCost = GridCost{unit: 80, bruteQuery: 3000, fitted: true, trees: true}
+	GPUGridCost = GridCost{unit: 130, trees: true}
 	// Sessions rebuild their index on the device at every step: no trees.
-	GpuSessionGridCost = GridCost{unit: 130}
+	GPUSessionGridCost = GridCost{unit: 130}
 )
 
 // build is the grid of side g over refs that the model plans.

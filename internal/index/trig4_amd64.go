@@ -1,6 +1,6 @@
 //go:build amd64 && !purego && !amd64.v3
 
-package engine
+package index
 
 //go:noescape
 func unit4AVX2(lat, lon *[4]float64, out *[12]float64)

@@ -1,6 +1,6 @@
 //go:build !amd64 || purego || amd64.v3
 
-package engine
+package index
 
 // Built with GOAMD64=v3 or above, the compiler fuses math.Sincos's
 // multiply-adds, so unit's bits are no longer those of the unfused AVX2
