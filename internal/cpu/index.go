@@ -64,8 +64,8 @@ func (x *CPUIndex) KNearest(obs index.Points, maxRad float64, out engine.KResult
 	if err := checkSmall(obs, len(out.Index), len(out.Distance), out.K); err != nil {
 		return err
 	}
-	if out.K < 1 || out.K > x.all.N {
-		return fmt.Errorf("k = %d: want 1 to the %d references", out.K, x.all.N)
+	if err := engine.CheckKRefs(out.K, x.all.N); err != nil {
+		return err
 	}
 	t, maxD2 := &index.TopK{}, index.ChordLimit(maxRad)
 	for i := range obs.Len() {

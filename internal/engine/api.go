@@ -239,13 +239,27 @@ type KResult struct {
 	Distance []float32
 }
 
+// CheckKRefs is the rule for k: from 1 to the number of references nref,
+// more refused with both named (the root package's CheckK says the same).
+func CheckKRefs(k, nref int) error {
+	switch {
+	case k < 1:
+		return fmt.Errorf("k = %d: want at least 1", k)
+	case k > nref:
+		return fmt.Errorf("k = %d is more than the %d references", k, nref)
+	}
+	return nil
+}
+
+// CheckK checks a k-nearest request: its points, k, the result's room for
+// k answers an observation, and the maximum distance.
 func CheckK(req Request, maxRad float64, out KResult) error {
 	if err := CheckPoints(req, true); err != nil {
 		return err
 	}
 	n := req.Obs.Len()
-	if out.K < 1 || out.K > req.Ref.Len() {
-		return fmt.Errorf("k = %d: want 1 to the %d references", out.K, req.Ref.Len())
+	if err := CheckKRefs(out.K, req.Ref.Len()); err != nil {
+		return err
 	}
 	if len(out.Index) != n*out.K || len(out.Distance) != n*out.K {
 		return fmt.Errorf("result has room for %d indices and %d distances, want %d", len(out.Index), len(out.Distance), n*out.K)
