@@ -95,11 +95,8 @@ func checkKNearest(res *KResult, nref int, maxMetres float64) (float64, error) {
 // CheckK is the rule for k, the same in the API and the command line: from
 // 1 to the number of references nref, more refused with both named.
 func CheckK(k, nref int) error {
-	switch {
-	case k < 1:
-		return fmt.Errorf("geoknn: k = %d: want at least 1", k)
-	case k > nref:
-		return fmt.Errorf("geoknn: k = %d is more than the %d references", k, nref)
+	if err := engine.CheckKRefs(k, nref); err != nil {
+		return fmt.Errorf("geoknn: %w", err)
 	}
 	return nil
 }
