@@ -317,3 +317,20 @@ func BenchmarkFaceBuild(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKDTreeBuild is the references' k-d tree's build on a team of
+// GOMAXPROCS workers, in the last build's memory: 2^16 sphere references,
+// and the cities (the face cells' build waits for it).
+func BenchmarkKDTreeBuild(b *testing.B) {
+	for _, tc := range buildBenchSets(b) {
+		refs := index.PrepareRefs(tc.ref)
+		b.Run(tc.name, func(b *testing.B) {
+			team := parallel.NewTeam(0)
+			defer team.Close()
+			var mem index.KdMemory // reused, as the engine's queries do
+			for b.Loop() {
+				mem.Release(index.BuildKDTreeOn(refs, team, &mem))
+			}
+		})
+	}
+}

@@ -1,4 +1,4 @@
-package cpu
+package index
 
 import (
 	"math/rand/v2"
@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/sphere"
 )
 
 // selectNth leaves every key before nth no greater than nth's and every key
@@ -17,12 +17,12 @@ func TestSelectNthPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	for trial := range 300 {
 		n := 2 + rng.IntN(200)
-		pts := make([]index.KdPoint, n)
+		pts := make([]KdPoint, n)
 		for k := range pts { // few distinct keys: many ties
-			pts[k] = index.KdPoint{C: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, ID: uint32(k)}
+			pts[k] = KdPoint{C: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, ID: uint32(k)}
 		}
 		nth := rng.IntN(n)
-		index.SelectNth(pts, nth, 0)
+		SelectNth(pts, nth, 0)
 		for k := range n {
 			if (k < nth && pts[k].C[0] > pts[nth].C[0]) || (k > nth && pts[k].C[0] < pts[nth].C[0]) {
 				t.Fatalf("trial %d: key %v at %d against %v at nth %d", trial, pts[k].C[0], k, pts[nth].C[0], nth)
@@ -35,17 +35,17 @@ func TestSelectNthPartitions(t *testing.T) {
 // of any size, or buildKDTree's own under any GOMAXPROCS) and whatever
 // memory it is built in: a larger tree's, left in a kdMemory.
 func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
-	refs := index.PrepareRefs(spherePoints(5*index.KdParallelMin+7, 12))
-	want := index.BuildKDTreeOn(refs, nil, nil)
-	same := func(got *index.KdTree) bool {
+	refs := PrepareRefs(spherePoints(5*KdParallelMin+7, 12))
+	want := BuildKDTreeOn(refs, nil, nil)
+	same := func(got *KdTree) bool {
 		return slices.Equal(got.ID, want.ID) && slices.Equal(got.X, want.X) && slices.Equal(got.Y, want.Y) &&
 			slices.Equal(got.Z, want.Z) && slices.Equal(got.Nodes, want.Nodes)
 	}
-	var mem index.KdMemory
-	mem.Release(index.BuildKDTreeOn(index.PrepareRefs(spherePoints(7*index.KdParallelMin, 13)), nil, &mem))
+	var mem KdMemory
+	mem.Release(BuildKDTreeOn(PrepareRefs(spherePoints(7*KdParallelMin, 13)), nil, &mem))
 	for _, workers := range []int{1, 2, 3, 16, 40} {
 		team := parallel.NewTeam(workers)
-		got := index.BuildKDTreeOn(refs, team, &mem)
+		got := BuildKDTreeOn(refs, team, &mem)
 		team.Close()
 		if !same(got) {
 			t.Fatalf("a team of %d: another tree", workers)
@@ -54,7 +54,7 @@ func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
 	}
 	for _, procs := range []int{1, 3, 16} {
 		was := runtime.GOMAXPROCS(procs)
-		got := index.BuildKDTree(refs)
+		got := BuildKDTree(refs)
 		runtime.GOMAXPROCS(was)
 		if !same(got) {
 			t.Fatalf("GOMAXPROCS %d: another tree", procs)
@@ -67,8 +67,8 @@ func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
 func TestSelectNthParallelPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
 	for trial := range 60 {
-		n := index.KdParallelMin + rng.IntN(3*index.KdParallelMin)
-		pts := make([]index.KdPoint, n)
+		n := KdParallelMin + rng.IntN(3*KdParallelMin)
+		pts := make([]KdPoint, n)
 		for k := range pts {
 			key := rng.NormFloat64()
 			switch trial % 3 {
@@ -77,12 +77,12 @@ func TestSelectNthParallelPartitions(t *testing.T) {
 			case 2:
 				key = float64(k)
 			}
-			pts[k] = index.KdPoint{C: [3]float64{rng.Float64(), key, rng.Float64()}, ID: uint32(k)}
+			pts[k] = KdPoint{C: [3]float64{rng.Float64(), key, rng.Float64()}, ID: uint32(k)}
 		}
 		nth := rng.IntN(n)
-		scratch := index.KdColumns{X: make([]float64, n), Y: make([]float64, n), Z: make([]float64, n), ID: make([]uint32, n)}
+		scratch := KdColumns{X: make([]float64, n), Y: make([]float64, n), Z: make([]float64, n), ID: make([]uint32, n)}
 		team := parallel.NewTeam(1 + rng.IntN(16))
-		index.SelectNthParallel(pts, scratch, nth, 1, team.Blocks)
+		SelectNthParallel(pts, scratch, nth, 1, team.Blocks)
 		team.Close()
 		seen := make([]bool, n)
 		for k := range n {
@@ -97,19 +97,11 @@ func TestSelectNthParallelPartitions(t *testing.T) {
 	}
 }
 
-// BenchmarkKDTreeBuild is the references' k-d tree's build on a team of
-// GOMAXPROCS workers, in the last build's memory: 2^16 sphere references,
-// and the cities (the face cells' build waits for it).
-func BenchmarkKDTreeBuild(b *testing.B) {
-	for _, tc := range buildBenchSets(b) {
-		refs := index.PrepareRefs(tc.ref)
-		b.Run(tc.name, func(b *testing.B) {
-			team := parallel.NewTeam(0)
-			defer team.Close()
-			var mem index.KdMemory // reused, as the engine's queries do
-			for b.Loop() {
-				mem.Release(index.BuildKDTreeOn(refs, team, &mem))
-			}
-		})
+// spherePoints draws n points uniform on the sphere (radians).
+func spherePoints(n int, seed uint64) Points {
+	lat, lon := make([]float64, n), make([]float64, n)
+	if err := sphere.SphereRadians(n, seed, lat, lon); err != nil {
+		panic(err)
 	}
+	return Radians64(lat, lon)
 }
