@@ -88,7 +88,7 @@ type faceIndex struct {
 	side   int
 	head   []faceHead
 	blocks []faceBlock
-	tree   *index.KdTree // answers the cells without a list (nil: none)
+	tree   *index.KDTree // answers the cells without a list (nil: none)
 	orig   []uint32      // the references' input indices, for the tree's answers
 	// For the note: the cells split, the levels below the first, the
 	// candidates in all lists and the longest, the cells without a list.
@@ -537,7 +537,7 @@ type faceKey struct {
 // boxBeaten tells whether corner dots dq beat every point of node n's box
 // at every corner: the box's largest dot product with each corner (the
 // larger end of each axis's span) is below dq's by faceDomEps.
-func (g *faceGeom) boxBeaten(n *index.KdNode, dq *[4]float64) bool {
+func (g *faceGeom) boxBeaten(n *index.KDNode, dq *[4]float64) bool {
 	for k := range 4 {
 		c := &g.corner[k]
 		m := max(c[0]*n.Lo[0], c[0]*n.Hi[0]) + max(c[1]*n.Lo[1], c[1]*n.Hi[1]) + max(c[2]*n.Lo[2], c[2]*n.Hi[2])

@@ -53,21 +53,21 @@ func faceGridFor(refs *index.RefSet, side int, team *parallel.Team) *index.GridI
 type lazyTree struct {
 	refs  *index.RefSet
 	trace *trace.Recorder
-	mem   *index.KdMemory // where the tree is built; nil: fresh memory
-	tree  *index.KdTree
+	mem   *index.KDMemory // where the tree is built; nil: fresh memory
+	tree  *index.KDTree
 	made  bool // the tree was built here, in mem
 }
 
 // newLazyTree holds tree when one is built already (nil: built when first
 // needed, in mem's memory).
-func newLazyTree(refs *index.RefSet, tree *index.KdTree, tr *trace.Recorder, mem *index.KdMemory) *lazyTree {
+func newLazyTree(refs *index.RefSet, tree *index.KDTree, tr *trace.Recorder, mem *index.KDMemory) *lazyTree {
 	return &lazyTree{refs: refs, trace: tr, mem: mem, tree: tree}
 }
 
 // buildOn is the tree, built on team's workers (nil: a team of its own
 // when the references are many) unless it is built already. It hands team
 // steps: never call it inside one.
-func (lt *lazyTree) buildOn(team *parallel.Team) *index.KdTree {
+func (lt *lazyTree) buildOn(team *parallel.Team) *index.KDTree {
 	if lt.tree != nil {
 		return lt.tree
 	}
@@ -83,7 +83,7 @@ func (lt *lazyTree) buildOn(team *parallel.Team) *index.KdTree {
 }
 
 // built is the tree if it was built, else nil.
-func (lt *lazyTree) built() *index.KdTree { return lt.tree }
+func (lt *lazyTree) built() *index.KDTree { return lt.tree }
 
 // release leaves the tree built here in its memory, for the next query's;
 // nothing may read the tree after.
@@ -117,7 +117,7 @@ func (pl *facePool) gatherGrid(ix *index.GridIndex, p [3]float64, r float64, mos
 	over := false
 	finished := ix.WalkWithin(p, func() float64 { return ix.ChordBound(limit) }, func(c int) bool {
 		lo, hi := ix.Start[c], ix.Start[c+1]
-		cols := index.KdColumns{X: ix.X[lo:hi], Y: ix.Y[lo:hi], Z: ix.Z[lo:hi], ID: ix.ID[lo:hi]}
+		cols := index.KDColumns{X: ix.X[lo:hi], Y: ix.Y[lo:hi], Z: ix.Z[lo:hi], ID: ix.ID[lo:hi]}
 		over = !pl.take(p, limit, cols, most)
 		return !over
 	}, faceGridShells)

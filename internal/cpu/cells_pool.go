@@ -28,11 +28,11 @@ const facePoolPad = 4
 
 // gather fills the pool with the references within chord r of p, in the
 // tree's order; it stops and returns false past most.
-func (pl *facePool) gather(t *index.KdTree, p [3]float64, r float64, most int) bool {
+func (pl *facePool) gather(t *index.KDTree, p [3]float64, r float64, most int) bool {
 	limit := index.FittedChordBound(r * r)
 	pl.reset()
 	all := t.LeavesWithin(p, limit, func(start, end int32) bool {
-		return pl.take(p, limit, t.KdColumns.Slice(int(start), int(end)), most)
+		return pl.take(p, limit, t.KDColumns.Slice(int(start), int(end)), most)
 	})
 	if all {
 		pl.pad()
@@ -54,7 +54,7 @@ func (pl *facePool) pad() {
 
 // take adds the references of cols within the squared chord limit of p,
 // unless the pool could then pass most: false.
-func (pl *facePool) take(p [3]float64, limit float64, cols index.KdColumns, most int) bool {
+func (pl *facePool) take(p [3]float64, limit float64, cols index.KDColumns, most int) bool {
 	if len(pl.id)+len(cols.ID) > most {
 		return false
 	}

@@ -34,7 +34,7 @@ func faceIndexPooled(t *testing.T, ref index.Points, side, poolMost int) (*faceI
 func faceIndexGathered(t *testing.T, ref index.Points, side, poolMost int, fromGrid bool) (*faceIndex, *index.RefSet) {
 	t.Helper()
 	refs := index.PrepareRefs(ref)
-	var tree *index.KdTree
+	var tree *index.KDTree
 	if !fromGrid {
 		tree = index.BuildKDTree(refs)
 	}
@@ -300,7 +300,7 @@ func BenchmarkFaceBuild(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var fc *faceIndex
 			var mem faceMemory // reused, as the engine's queries do
-			var kd index.KdMemory
+			var kd index.KDMemory
 			for b.Loop() {
 				var err error
 				trees := newLazyTree(refs, nil, nil, &kd)
@@ -327,7 +327,7 @@ func BenchmarkKDTreeBuild(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			team := parallel.NewTeam(0)
 			defer team.Close()
-			var mem index.KdMemory // reused, as the engine's queries do
+			var mem index.KDMemory // reused, as the engine's queries do
 			for b.Loop() {
 				mem.Release(index.BuildKDTreeOn(refs, team, &mem))
 			}

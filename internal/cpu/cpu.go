@@ -30,7 +30,7 @@ type CPU struct {
 type cpuMemory struct {
 	refs  index.RefSet
 	faces faceMemory
-	tree  index.KdMemory
+	tree  index.KDMemory
 }
 
 // takeMemory is the engine's spare memory, or new memory while another
@@ -180,7 +180,7 @@ type request struct {
 	// when set, are memory for its face cells and k-d tree (CPU.Nearest).
 	team  *parallel.Team
 	faces *faceMemory
-	trees *index.KdMemory
+	trees *index.KDMemory
 }
 
 // mergedCPU is merged as the CPU engine reads it, prepared into s on the

@@ -39,7 +39,7 @@ func (c *CPU) nearestGrid(ctx context.Context, req request, out engine.Result, r
 
 // nearestPlanned answers a grid query through the index the plan picks:
 // the grid, the k-d tree (tree, when one is built already) or brute force.
-func (c *CPU) nearestPlanned(ctx context.Context, req request, out engine.Result, refs *index.RefSet, tree *index.KdTree, start time.Time) (engine.Stats, error) {
+func (c *CPU) nearestPlanned(ctx context.Context, req request, out engine.Result, refs *index.RefSet, tree *index.KDTree, start time.Time) (engine.Stats, error) {
 	// The paths below start goroutines of their own, which a team spinning
 	// beside them would keep from the cores: brute force and the
 	// observations one by one take a team of their own in run.

@@ -15,7 +15,7 @@ import (
 // crowd. It is read-only after NewCPUIndex: safe for concurrent queries.
 type CPUIndex struct {
 	refs, all     *index.RefSet
-	tree, treeAll *index.KdTree
+	tree, treeAll *index.KDTree
 	gridAll       *index.GridIndex
 }
 

@@ -95,7 +95,7 @@ func (c *CPU) Within(ctx context.Context, req engine.Request, rad float64, list 
 	// k-d tree, which skips boxes beyond it and counts a box wholly inside
 	// at once; the grid ranks every reference in every cell it visits. One
 	// of the two is built.
-	var tree *index.KdTree
+	var tree *index.KDTree
 	var ix *index.GridIndex
 	if _, cube := index.FittedCube(refs); req.GridSide == 0 && math.Sqrt(maxD2) > 2*cube/float64(side) {
 		tree = req.AllTree(refs)

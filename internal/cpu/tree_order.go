@@ -28,7 +28,7 @@ func treeOrderKey(x, y, z float64) uint32 {
 }
 
 // nearestTreeOrdered answers req through t in sorted chunks.
-func (c *CPU) nearestTreeOrdered(ctx context.Context, req request, out engine.Result, refs *index.RefSet, t *index.KdTree, start time.Time) (engine.Stats, error) {
+func (c *CPU) nearestTreeOrdered(ctx context.Context, req request, out engine.Result, refs *index.RefSet, t *index.KDTree, start time.Time) (engine.Stats, error) {
 	n := req.Obs.Len()
 	packed, err := index.PackNodes(t)
 	if err != nil { // a tree outside the packed layout's bounds: the node-by-node walk

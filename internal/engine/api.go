@@ -84,7 +84,7 @@ type Request struct {
 // read-only.
 type Prepared struct {
 	Merged, All   *index.RefSet
-	Tree, TreeAll *index.KdTree    // k-d trees of merged and all
+	Tree, TreeAll *index.KDTree    // k-d trees of merged and all
 	GridAll       *index.GridIndex // the fitted grid of all at the planned side
 }
 
@@ -97,7 +97,7 @@ func (r Request) Merged() *index.RefSet {
 }
 
 // MergedTree is the prepared k-d tree of merged(), or nil.
-func (r Request) MergedTree() *index.KdTree {
+func (r Request) MergedTree() *index.KDTree {
 	if r.Prepared != nil {
 		return r.Prepared.Tree
 	}
@@ -105,7 +105,7 @@ func (r Request) MergedTree() *index.KdTree {
 }
 
 // AllTree is the k-d tree of all (refs): the prepared one, or built.
-func (r Request) AllTree(refs *index.RefSet) *index.KdTree {
+func (r Request) AllTree(refs *index.RefSet) *index.KDTree {
 	if r.Prepared != nil && r.Prepared.TreeAll != nil {
 		return r.Prepared.TreeAll
 	}

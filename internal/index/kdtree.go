@@ -6,7 +6,7 @@ import (
 	"github.com/geoknn/geoknn/internal/parallel"
 )
 
-// KdTree is the CPU engine's index for references no grid suits: crowded
+// KDTree is the CPU engine's index for references no grid suits: crowded
 // into a few metres, or queried from far away, where a grid either puts
 // them all in one cell or walks shells of empty cells around the
 // observation. It splits the references' unit vectors at the median of the
@@ -14,28 +14,28 @@ import (
 // bounding box,
 // so a query descends nearest box first and skips every box farther than
 // the best found: exact, float64 chords, ties to the lowest index.
-type KdTree struct {
-	Nodes []KdNode
-	KdColumns
+type KDTree struct {
+	Nodes []KDNode
+	KDColumns
 }
 
-// KdNode is a box of references [start, end) in leaf order; a leaf has no
+// KDNode is a box of references [start, end) in leaf order; a leaf has no
 // children (left < 0).
-type KdNode struct {
+type KDNode struct {
 	Lo, Hi      [3]float64
 	Start, End  int32
 	Left, Right int32
 }
 
-const KdLeaf = 8 // references a leaf holds at most
+const KDLeaf = 8 // references a leaf holds at most
 
 // BuildKDTree builds the tree over refs, on a team of its own when they
 // are many.
-func BuildKDTree(refs *RefSet) *KdTree { return BuildKDTreeIn(refs, nil) }
+func BuildKDTree(refs *RefSet) *KDTree { return BuildKDTreeIn(refs, nil) }
 
 // BuildKDTreeIn is buildKDTree in mem's memory (nil: fresh memory).
-func BuildKDTreeIn(refs *RefSet, mem *KdMemory) *KdTree {
-	if refs.N < KdParallelMin {
+func BuildKDTreeIn(refs *RefSet, mem *KDMemory) *KDTree {
+	if refs.N < KDParallelMin {
 		return BuildKDTreeOn(refs, nil, mem)
 	}
 	team := parallel.NewTeam(0)
@@ -51,25 +51,25 @@ func BuildKDTreeIn(refs *RefSet, mem *KdMemory) *KdTree {
 // half the workers, their selections share every worker; then a node a
 // worker, until there are kdSubtrees subtrees a worker, which a last step
 // builds, one a worker at a time. The tree is the same for any team.
-func BuildKDTreeOn(refs *RefSet, team *parallel.Team, mem *KdMemory) *KdTree {
+func BuildKDTreeOn(refs *RefSet, team *parallel.Team, mem *KDMemory) *KDTree {
 	n := refs.N
 	run := serialBlocks
 	if team != nil {
 		run = team.Blocks
 	}
 	if mem == nil {
-		mem = &KdMemory{}
+		mem = &KDMemory{}
 	}
 	// Every point, node and column is written below: none needs clearing.
 	pts := Grow(mem.pts, n)
 	run(n, 1<<13, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			pts[k] = KdPoint{C: [3]float64{refs.X[k], refs.Y[k], refs.Z[k]}, ID: uint32(k)}
+			pts[k] = KDPoint{C: [3]float64{refs.X[k], refs.Y[k], refs.Z[k]}, ID: uint32(k)}
 		}
 	})
 	sizes := kdSizes{}
-	t := &KdTree{Nodes: Grow(mem.nodes, sizes.nodes(n))}
-	cols := KdColumns{X: Grow(mem.cols.X, n), Y: Grow(mem.cols.Y, n), Z: Grow(mem.cols.Z, n), ID: Grow(mem.cols.ID, n)}
+	t := &KDTree{Nodes: Grow(mem.nodes, sizes.nodes(n))}
+	cols := KDColumns{X: Grow(mem.cols.X, n), Y: Grow(mem.cols.Y, n), Z: Grow(mem.cols.Z, n), ID: Grow(mem.cols.ID, n)}
 	b := kdBuild{t: t, pts: pts, cols: cols, sizes: sizes}
 	if team == nil {
 		b.build(kdSpan{0, 0, n})
@@ -81,24 +81,24 @@ func BuildKDTreeOn(refs *RefSet, team *parallel.Team, mem *KdMemory) *KdTree {
 			cols.set(k, &pts[k])
 		}
 	})
-	t.KdColumns = cols
-	*mem = KdMemory{pts: pts} // the tree's own arrays come back with release
+	t.KDColumns = cols
+	*mem = KDMemory{pts: pts} // the tree's own arrays come back with release
 	return t
 }
 
-// KdMemory is memory a tree may be built in (a nil one: none): the build's
+// KDMemory is memory a tree may be built in (a nil one: none): the build's
 // scratch, and the arrays of a tree that is done with.
-type KdMemory struct {
-	pts   []KdPoint
-	nodes []KdNode
-	cols  KdColumns
+type KDMemory struct {
+	pts   []KDPoint
+	nodes []KDNode
+	cols  KDColumns
 }
 
 // Release leaves t's arrays in m for another tree; a nil m keeps nothing.
 // Nothing may read t after.
-func (m *KdMemory) Release(t *KdTree) {
+func (m *KDMemory) Release(t *KDTree) {
 	if m != nil && t != nil {
-		m.nodes, m.cols = t.Nodes, t.KdColumns
+		m.nodes, m.cols = t.Nodes, t.KDColumns
 	}
 }
 
@@ -189,7 +189,7 @@ func (b *kdBuild) split(s kdSpan, run blockRunner) ([2]kdSpan, bool) {
 		return [2]kdSpan{}, false
 	}
 	pts, nth := b.pts[s.start:s.end], s.mid()-s.start
-	if len(pts) >= KdParallelMin {
+	if len(pts) >= KDParallelMin {
 		SelectNthParallel(pts, b.cols.Slice(s.start, s.end), nth, axis, run)
 	} else {
 		SelectNth(pts, nth, axis)
@@ -201,8 +201,8 @@ func (b *kdBuild) split(s kdSpan, run blockRunner) ([2]kdSpan, bool) {
 // leaf, given its box (false), any other is split along axis.
 func (b *kdBuild) open(s kdSpan) (axis int, split bool) {
 	nd := &b.t.Nodes[s.at]
-	*nd = KdNode{Start: int32(s.start), End: int32(s.end), Left: -1, Right: -1}
-	if s.end-s.start <= KdLeaf {
+	*nd = KDNode{Start: int32(s.start), End: int32(s.end), Left: -1, Right: -1}
+	if s.end-s.start <= KDLeaf {
 		nd.Lo, nd.Hi = box(b.pts[s.start:s.end])
 		return 0, false
 	}
@@ -227,9 +227,9 @@ func (b *kdBuild) join(at int32) {
 	}
 }
 
-// KdPoint is a reference as the build moves it: a swap moves one 32-byte
+// KDPoint is a reference as the build moves it: a swap moves one 32-byte
 // value, where the tree's four arrays would take four cache lines.
-type KdPoint struct {
+type KDPoint struct {
 	C  [3]float64
 	ID uint32
 }
@@ -237,29 +237,29 @@ type KdPoint struct {
 // kdBuild is a tree's build: its references in the order the splits
 // leave them, and the subtrees' sizes.
 type kdBuild struct {
-	t     *KdTree
-	pts   []KdPoint
-	cols  KdColumns // the tree's arrays, selectNthParallel's scratch until the end
+	t     *KDTree
+	pts   []KDPoint
+	cols  KDColumns // the tree's arrays, selectNthParallel's scratch until the end
 	sizes kdSizes
 }
 
-// KdColumns is the tree's references in leaf order and their
+// KDColumns is the tree's references in leaf order and their
 // distinct-reference indices.
-type KdColumns struct {
+type KDColumns struct {
 	X, Y, Z []float64
 	ID      []uint32
 }
 
-func (c KdColumns) Slice(lo, hi int) KdColumns {
-	return KdColumns{X: c.X[lo:hi], Y: c.Y[lo:hi], Z: c.Z[lo:hi], ID: c.ID[lo:hi]}
+func (c KDColumns) Slice(lo, hi int) KDColumns {
+	return KDColumns{X: c.X[lo:hi], Y: c.Y[lo:hi], Z: c.Z[lo:hi], ID: c.ID[lo:hi]}
 }
 
-func (c KdColumns) set(k int, p *KdPoint) {
+func (c KDColumns) set(k int, p *KDPoint) {
 	c.X[k], c.Y[k], c.Z[k], c.ID[k] = p.C[0], p.C[1], p.C[2], p.ID
 }
 
-func (c KdColumns) at(k int) KdPoint {
-	return KdPoint{C: [3]float64{c.X[k], c.Y[k], c.Z[k]}, ID: c.ID[k]}
+func (c KDColumns) at(k int) KDPoint {
+	return KDPoint{C: [3]float64{c.X[k], c.Y[k], c.Z[k]}, ID: c.ID[k]}
 }
 
 // kdSizes is the number of nodes of a subtree by its number of
@@ -270,7 +270,7 @@ func (c KdColumns) at(k int) KdPoint {
 type kdSizes map[int]int
 
 func (s kdSizes) nodes(n int) int {
-	if n <= KdLeaf {
+	if n <= KDLeaf {
 		return 1
 	}
 	if c, ok := s[n]; ok {
@@ -284,7 +284,7 @@ func (s kdSizes) nodes(n int) int {
 // count is nodes(n) once nodes has filled s for the whole tree: a read,
 // safe on concurrent goroutines.
 func (s kdSizes) count(n int) int {
-	if n <= KdLeaf {
+	if n <= KDLeaf {
 		return 1
 	}
 	return s[n]
@@ -292,7 +292,7 @@ func (s kdSizes) count(n int) int {
 
 // widest is the axis along which pts spread most: a sample of at most 64
 // of them decides, as the split only needs a good axis.
-func widest(pts []KdPoint) int {
+func widest(pts []KDPoint) int {
 	step := max(1, len(pts)/64)
 	lo, hi := pts[0].C, pts[0].C
 	for k := 0; k < len(pts); k += step { // one pass: a large node's samples are a cache miss each
@@ -315,7 +315,7 @@ func widest(pts []KdPoint) int {
 }
 
 // box is the bounding box of pts.
-func box(pts []KdPoint) (lo, hi [3]float64) {
+func box(pts []KDPoint) (lo, hi [3]float64) {
 	lo, hi = pts[0].C, pts[0].C
 	for k := range pts {
 		for a := range 3 {
@@ -332,7 +332,7 @@ func box(pts []KdPoint) (lo, hi [3]float64) {
 // SelectNth reorders pts so that position nth holds the reference that
 // sorting by the axis would put there, smaller ones before it and larger
 // ones after (quickselect, median-of-three pivots).
-func SelectNth(pts []KdPoint, nth, axis int) {
+func SelectNth(pts []KDPoint, nth, axis int) {
 	key := func(i int) float64 { return pts[i].C[axis] }
 	lo, hi := 0, len(pts)-1
 	for lo < hi {
@@ -372,7 +372,7 @@ func SelectNth(pts []KdPoint, nth, axis int) {
 }
 
 // BoxDist2 is the squared distance from p to node n's box.
-func (n *KdNode) BoxDist2(p [3]float64) float64 {
+func (n *KDNode) BoxDist2(p [3]float64) float64 {
 	d := 0.0
 	for a := range 3 { // plain compares: the builtin max, with its NaN rules, measured slower here
 		if v := n.Lo[a] - p[a]; v > 0 {
@@ -389,7 +389,7 @@ func (n *KdNode) BoxDist2(p [3]float64) float64 {
 // candidates. The traversals below keep their stacks inline: a shared stack
 // type measured 10% slower here and in kNearest (its child push, with two
 // box distances, is past the compiler's inlining budget).
-func (t *KdTree) Nearest(px, py, pz float64, w *GridWork) (float64, uint32) {
+func (t *KDTree) Nearest(px, py, pz float64, w *GridWork) (float64, uint32) {
 	p := [3]float64{px, py, pz}
 	best, bestID := math.Inf(1), uint32(math.MaxUint32)
 	bound := math.Inf(1) // boxes farther (squared) cannot hold a better reference
@@ -443,7 +443,7 @@ func FittedChordBound(d2 float64) float64 { return slackBound(d2, fittedSlack) }
 // KNearest is gridIndex.kNearest through the tree: the k references nearest
 // to p within the squared chord maxD2, nearest first, ties to the lower
 // index.
-func (t *KdTree) KNearest(p [3]float64, k int, maxD2 float64, top *TopK) []Neighbour {
+func (t *KDTree) KNearest(p [3]float64, k int, maxD2 float64, top *TopK) []Neighbour {
 	top.K, top.Items = k, top.Items[:0]
 	limit := FittedChordBound(maxD2) // +Inf for no limit
 	bound := limit
@@ -487,7 +487,7 @@ func (t *KdTree) KNearest(p [3]float64, k int, maxD2 float64, top *TopK) []Neigh
 // nearer than maxD2 by more than the rounding of any chord in it) counts
 // all its references without ranking them, a box wholly beyond is skipped,
 // and the rest are opened.
-func (t *KdTree) Count(p [3]float64, maxD2 float64) uint32 {
+func (t *KDTree) Count(p [3]float64, maxD2 float64) uint32 {
 	limit := FittedChordBound(maxD2)
 	inner := maxD2 - kdWholeMargin
 	var stack [64]int32
@@ -523,7 +523,7 @@ func (t *KdTree) Count(p [3]float64, maxD2 float64) uint32 {
 const kdWholeMargin = 1e-13
 
 // farDist2 is the squared distance from p to the farthest corner of n's box.
-func (n *KdNode) farDist2(p [3]float64) float64 {
+func (n *KDNode) farDist2(p [3]float64) float64 {
 	d := 0.0
 	for a := range 3 {
 		v := max(p[a]-n.Lo[a], n.Hi[a]-p[a])
@@ -535,7 +535,7 @@ func (n *KdNode) farDist2(p [3]float64) float64 {
 // Within is gridIndex.within through the tree: appended to dst, the
 // references within the squared chord maxD2 of p, nearest first, ties to
 // the lower index.
-func (t *KdTree) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
+func (t *KDTree) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbour {
 	from := len(dst)
 	t.LeavesWithin(p, FittedChordBound(maxD2), func(start, end int32) bool {
 		for r := start; r < end; r++ {
@@ -552,7 +552,7 @@ func (t *KdTree) Within(p [3]float64, maxD2 float64, dst []Neighbour) []Neighbou
 // LeavesWithin visits the leaves (references [start, end) in leaf order)
 // whose boxes lie within the squared chord limit of p, until visit returns
 // false; it reports whether it visited them all.
-func (t *KdTree) LeavesWithin(p [3]float64, limit float64, visit func(start, end int32) bool) bool {
+func (t *KDTree) LeavesWithin(p [3]float64, limit float64, visit func(start, end int32) bool) bool {
 	var stack [64]int32
 	n := 1
 	for n > 0 {

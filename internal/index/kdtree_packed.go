@@ -24,7 +24,7 @@ var ErrTreeShape = errors.New("k-d tree outside the GPU's bounds")
 
 // NewPackedTree lays t out for tree.cu: its nodes (packNodes) and its
 // references in leaf order.
-func NewPackedTree(t *KdTree) (*PackedTree, error) {
+func NewPackedTree(t *KDTree) (*PackedTree, error) {
 	g, err := PackNodes(t)
 	if err != nil {
 		return nil, err
@@ -40,10 +40,10 @@ func NewPackedTree(t *KdTree) (*PackedTree, error) {
 
 // PackNodes lays out t's nodes for tree.cu (and the CPU's nearestPacked,
 // which reads the references from t), leaving refs empty.
-func PackNodes(t *KdTree) (*PackedTree, error) {
+func PackNodes(t *KDTree) (*PackedTree, error) {
 	n := len(t.ID)
-	if n <= KdLeaf || n >= 1<<27 {
-		return nil, fmt.Errorf("%w: %d references (%d to 2^27)", ErrTreeShape, n, KdLeaf+1)
+	if n <= KDLeaf || n >= 1<<27 {
+		return nil, fmt.Errorf("%w: %d references (%d to 2^27)", ErrTreeShape, n, KDLeaf+1)
 	}
 	g := &PackedTree{}
 	internal := make([]int32, len(t.Nodes)) // the GPU index of each internal CPU node
@@ -72,7 +72,7 @@ func PackNodes(t *KdTree) (*PackedTree, error) {
 }
 
 // childRef is how a node names child c: its GPU index, or the leaf's range.
-func childRef(t *KdTree, internal []int32, c int32) uint32 {
+func childRef(t *KDTree, internal []int32, c int32) uint32 {
 	nd := &t.Nodes[c]
 	if nd.Left >= 0 {
 		return uint32(internal[c])
@@ -82,7 +82,7 @@ func childRef(t *KdTree, internal []int32, c int32) uint32 {
 
 // outwardBox writes the node's box as float32 (lo x, y, z, hi x, y, z),
 // each bound rounded away from the box's inside.
-func outwardBox(dst []float32, nd *KdNode) {
+func outwardBox(dst []float32, nd *KDNode) {
 	for a := range 3 {
 		dst[a] = roundDown32(nd.Lo[a])
 		dst[3+a] = roundUp32(nd.Hi[a])
@@ -106,7 +106,7 @@ func roundUp32(v float64) float32 {
 }
 
 // Depth is the number of internal nodes on the longest path down from n.
-func (t *KdTree) Depth(n int32) int {
+func (t *KDTree) Depth(n int32) int {
 	nd := &t.Nodes[n]
 	if nd.Left < 0 {
 		return 0
@@ -140,7 +140,7 @@ func (g *PackedTree) Leaves(id []uint32) []uint32 {
 // three nodes and pushes both. Boxes are float32 rounded outwards, so their
 // distances never exceed the float64 boxes' and nothing is pruned that
 // nearest keeps; the leaves are ranked in float64 as nearest ranks them.
-func (t *KdTree) NearestPacked(b *PackedTree, px, py, pz float64, hint uint32, from *TreeStart) (float64, uint32) {
+func (t *KDTree) NearestPacked(b *PackedTree, px, py, pz float64, hint uint32, from *TreeStart) (float64, uint32) {
 	best, bestID := math.Inf(1), uint32(math.MaxUint32)
 	if hint != 0 { // a leaf to take the first bound from
 		first := int(hint&^kernels.TreeLeaf) >> 4

@@ -38,7 +38,7 @@ func TestPackedTreeLayout(t *testing.T) {
 					continue
 				}
 				first, count := int(ref&^kernels.TreeLeaf)>>4, int(ref&15)
-				if count < 1 || count > KdLeaf {
+				if count < 1 || count > KDLeaf {
 					t.Fatalf("n %d: leaf of %d references", n, count)
 				}
 				for p := first; p < first+count; p++ {
@@ -62,11 +62,11 @@ func TestPackedTreeLayout(t *testing.T) {
 				t.Fatalf("n %d: leaf position %d in %d leaves", n, p, k)
 			}
 		}
-		if want := int(math.Ceil(math.Log2(float64(n) / KdLeaf))); kd.Depth(0) < want || kd.Depth(0) > want+1 {
+		if want := int(math.Ceil(math.Log2(float64(n) / KDLeaf))); kd.Depth(0) < want || kd.Depth(0) > want+1 {
 			t.Errorf("n %d: depth %d, want about %d", n, kd.Depth(0), want)
 		}
 	}
-	if _, err := NewPackedTree(BuildKDTree(PrepareRefs(spherePoints(KdLeaf, 1)))); !errors.Is(err, ErrTreeShape) {
+	if _, err := NewPackedTree(BuildKDTree(PrepareRefs(spherePoints(KDLeaf, 1)))); !errors.Is(err, ErrTreeShape) {
 		t.Errorf("a tree of one leaf: %v, want errTreeShape", err)
 	}
 }

@@ -12,9 +12,9 @@ import "slices"
 // once. The chunks do not depend on the workers, so neither does the
 // tree.
 
-// KdParallelMin is the fewest references whose selection is made in
+// KDParallelMin is the fewest references whose selection is made in
 // chunks.
-const KdParallelMin = 1 << 14
+const KDParallelMin = 1 << 14
 
 const (
 	kdSelectChunks = 16   // a selection's chunks: at most its workers
@@ -26,8 +26,8 @@ const (
 // that nth holds the reference that sorting by axis would put there,
 // through scratch (as long as pts).
 type kdSelectJob struct {
-	pts       []KdPoint
-	scratch   KdColumns
+	pts       []KDPoint
+	scratch   KDColumns
 	nth, axis int
 	// The pass: the band's keys, the chunks' length, and each chunk's
 	// references below, in and above the band, then its first places.
@@ -44,7 +44,7 @@ type kdChunk struct{ j, c int }
 // SelectNthParallel is selectNth with its passes run through run: the
 // same ordering around nth (smaller keys before it, larger after), not
 // the same order.
-func SelectNthParallel(pts []KdPoint, scratch KdColumns, nth, axis int, run blockRunner) {
+func SelectNthParallel(pts []KDPoint, scratch KDColumns, nth, axis int, run blockRunner) {
 	selectNthMany([]kdSelectJob{{pts: pts, scratch: scratch, nth: nth, axis: axis}}, run)
 }
 
@@ -92,7 +92,7 @@ func selectNthMany(jobs []kdSelectJob, run blockRunner) {
 // whole.
 func (jb *kdSelectJob) open() {
 	n := len(jb.pts)
-	if jb.whole = n < KdParallelMin; jb.whole {
+	if jb.whole = n < KDParallelMin; jb.whole {
 		return
 	}
 	jb.lo, jb.hi = sampleBand(jb.pts, jb.nth, jb.axis)
@@ -199,7 +199,7 @@ func bandOf(key, lo, hi float64) int {
 
 // sampleBand is the keys kdSampleBand sampled ranks either side of nth's
 // rank among kdSample keys at equal steps.
-func sampleBand(pts []KdPoint, nth, axis int) (lo, hi float64) {
+func sampleBand(pts []KDPoint, nth, axis int) (lo, hi float64) {
 	n := len(pts)
 	keys := make([]float64, kdSample)
 	for s := range keys {

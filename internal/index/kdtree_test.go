@@ -17,9 +17,9 @@ func TestSelectNthPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	for trial := range 300 {
 		n := 2 + rng.IntN(200)
-		pts := make([]KdPoint, n)
+		pts := make([]KDPoint, n)
 		for k := range pts { // few distinct keys: many ties
-			pts[k] = KdPoint{C: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, ID: uint32(k)}
+			pts[k] = KDPoint{C: [3]float64{float64(rng.IntN(5)), rng.Float64(), rng.Float64()}, ID: uint32(k)}
 		}
 		nth := rng.IntN(n)
 		SelectNth(pts, nth, 0)
@@ -35,14 +35,14 @@ func TestSelectNthPartitions(t *testing.T) {
 // of any size, or buildKDTree's own under any GOMAXPROCS) and whatever
 // memory it is built in: a larger tree's, left in a kdMemory.
 func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
-	refs := PrepareRefs(spherePoints(5*KdParallelMin+7, 12))
+	refs := PrepareRefs(spherePoints(5*KDParallelMin+7, 12))
 	want := BuildKDTreeOn(refs, nil, nil)
-	same := func(got *KdTree) bool {
+	same := func(got *KDTree) bool {
 		return slices.Equal(got.ID, want.ID) && slices.Equal(got.X, want.X) && slices.Equal(got.Y, want.Y) &&
 			slices.Equal(got.Z, want.Z) && slices.Equal(got.Nodes, want.Nodes)
 	}
-	var mem KdMemory
-	mem.Release(BuildKDTreeOn(PrepareRefs(spherePoints(7*KdParallelMin, 13)), nil, &mem))
+	var mem KDMemory
+	mem.Release(BuildKDTreeOn(PrepareRefs(spherePoints(7*KDParallelMin, 13)), nil, &mem))
 	for _, workers := range []int{1, 2, 3, 16, 40} {
 		team := parallel.NewTeam(workers)
 		got := BuildKDTreeOn(refs, team, &mem)
@@ -67,8 +67,8 @@ func TestKDTreeSameOnAnyGoroutines(t *testing.T) {
 func TestSelectNthParallelPartitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
 	for trial := range 60 {
-		n := KdParallelMin + rng.IntN(3*KdParallelMin)
-		pts := make([]KdPoint, n)
+		n := KDParallelMin + rng.IntN(3*KDParallelMin)
+		pts := make([]KDPoint, n)
 		for k := range pts {
 			key := rng.NormFloat64()
 			switch trial % 3 {
@@ -77,10 +77,10 @@ func TestSelectNthParallelPartitions(t *testing.T) {
 			case 2:
 				key = float64(k)
 			}
-			pts[k] = KdPoint{C: [3]float64{rng.Float64(), key, rng.Float64()}, ID: uint32(k)}
+			pts[k] = KDPoint{C: [3]float64{rng.Float64(), key, rng.Float64()}, ID: uint32(k)}
 		}
 		nth := rng.IntN(n)
-		scratch := KdColumns{X: make([]float64, n), Y: make([]float64, n), Z: make([]float64, n), ID: make([]uint32, n)}
+		scratch := KDColumns{X: make([]float64, n), Y: make([]float64, n), Z: make([]float64, n), ID: make([]uint32, n)}
 		team := parallel.NewTeam(1 + rng.IntN(16))
 		SelectNthParallel(pts, scratch, nth, 1, team.Blocks)
 		team.Close()

@@ -33,7 +33,7 @@ type gridPlan struct {
 	Index *GridIndex
 	// Tree, when the cost model allows trees and a k-d tree costs less
 	// than every grid and brute force (index is then nil).
-	Tree *KdTree
+	Tree *KDTree
 	// Sampled work a query: cells (tree nodes) visited and candidates ranked.
 	cellsPerQuery, candidatesPerQuery float64
 	Reason                            string
@@ -55,7 +55,7 @@ func (p gridPlan) Note() string {
 // (which the tiled kernels and the CPU loop run at full rate); a brute-force
 // query costs one pair a reference plus m.bruteQuery. tree is refs' k-d tree
 // when one is prepared (nil: built if the plan samples one).
-func PlanGrid(obs Points, refs *RefSet, m GridCost, side int, tree *KdTree) gridPlan {
+func PlanGrid(obs Points, refs *RefSet, m GridCost, side int, tree *KDTree) gridPlan {
 	brute := float64(refs.N) + m.bruteQuery
 	idx := planSample(obs.Len(), refs.N)
 	sides := candidateSides(refs, side)
@@ -94,7 +94,7 @@ func PlanGrid(obs Points, refs *RefSet, m GridCost, side int, tree *KdTree) grid
 
 // sampleTree is sampleSide for a k-d tree (t, or built when nil), a node
 // costing what a cell does.
-func sampleTree(obs Points, idx []int, refs *RefSet, m GridCost, brute float64, t *KdTree) (gridPlan, float64) {
+func sampleTree(obs Points, idx []int, refs *RefSet, m GridCost, brute float64, t *KDTree) (gridPlan, float64) {
 	if t == nil {
 		t = BuildKDTree(refs)
 	}
