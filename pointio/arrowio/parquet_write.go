@@ -21,7 +21,7 @@ import (
 // batches) of parquetGroupItems observations (more rows where an
 // observation has several); Parquet is Snappy compressed, as pandas and
 // pyarrow write it by default.
-const parquetGroupItems = 1 << 20
+var parquetGroupItems = 1 << 20
 
 var (
 	obsIndexField = arrow.Field{Name: "obs_index", Type: arrow.PrimitiveTypes.Int64}
