@@ -1,0 +1,279 @@
+package arrowio
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/paulmach/orb"
+)
+
+// OpenChunks opens path for reading in chunks: a Parquet file a row group
+// at a time (several read ahead side by side), an Arrow IPC file or
+// stream a window of batches at a time, any other format as
+// pointio.OpenChunks reads it (chunkRows points a chunk, 0: the default).
+func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (pointio.ChunkReader, error) {
+	switch {
+	case path == "-":
+		return pointio.OpenChunks(ctx, path, opts, chunkRows)
+	case isIPC(path):
+		return openIPCChunks(ctx, path, opts)
+	case pointio.IsParquet(path):
+		return openParquetChunks(path, opts, 0)
+	}
+	return pointio.OpenChunks(ctx, path, opts, chunkRows)
+}
+
+// parquetChunks reads a Parquet file's row groups in order, a chunk each:
+// workers read groups w, w+workers, ... ahead, each on its own reader,
+// a group each in hand, so at most 2 x workers groups are held.
+type parquetChunks struct {
+	n      int64
+	groups int
+	out    []chan groupChunk
+	next   int
+	cancel context.CancelFunc
+	done   error
+}
+
+// groupChunk is one row group's points, or the error reading it.
+type groupChunk struct {
+	c   pointio.Chunk
+	err error
+}
+
+// chunkReaders is how many row groups are read side by side by default:
+// each holds a group (2^20 rows are 32 MB as points and radians).
+const chunkReaders = 4
+
+func openParquetChunks(path string, opts pointio.ReadOptions, workers int) (_ pointio.ChunkReader, err error) {
+	defer recoverCorrupt(path, &err)
+	rdr, err := file.OpenParquetFile(path, true)
+	if err != nil {
+		return nil, inputError(path, "not a readable Parquet file", err)
+	}
+	defer rdr.Close()
+	src, err := parquetSourceOf(path, rdr, opts)
+	if err != nil {
+		return nil, err
+	}
+	starts := make([]int64, rdr.NumRowGroups()+1)
+	for g := range rdr.NumRowGroups() {
+		starts[g+1] = starts[g] + rdr.MetaData().RowGroup(g).NumRows()
+	}
+	if err := checkRows(path, starts, fileSize(path)); err != nil {
+		return nil, err
+	}
+	if starts[len(starts)-1] == 0 {
+		return nil, inputError(path, "no points", nil)
+	}
+	if workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), chunkReaders)
+	}
+	workers = max(1, min(workers, len(starts)-1))
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &parquetChunks{n: starts[len(starts)-1], groups: len(starts) - 1, cancel: cancel}
+	for w := range workers {
+		ch := make(chan groupChunk, 1)
+		p.out = append(p.out, ch)
+		ws := *src
+		go ws.readAhead(ctx, w, workers, starts, ch)
+	}
+	return p, nil
+}
+
+// readAhead reads groups first, first+workers, ... into ch, stopping at
+// the first error or when ctx is done.
+func (src *columnSource) readAhead(ctx context.Context, first, workers int, starts []int64, ch chan<- groupChunk) {
+	defer close(ch)
+	rdr, fr, err := src.openGroups()
+	if rdr != nil {
+		defer rdr.Close()
+	}
+	var buf []orb.Point
+	for g := first; g < len(starts)-1; g += workers {
+		var c pointio.Chunk
+		if err == nil {
+			c, buf, err = src.readGroup(ctx, fr, g, starts, buf)
+		}
+		select {
+		case ch <- groupChunk{c, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// openGroups opens a reader of the file's row groups.
+func (src *columnSource) openGroups() (rdr *file.Reader, fr *pqarrow.FileReader, err error) {
+	defer recoverCorrupt(src.path, &err)
+	if rdr, err = file.OpenParquetFile(src.path, true); err != nil {
+		return nil, nil, inputError(src.path, "not a readable Parquet file", err)
+	}
+	fr, err = pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return rdr, nil, inputError(src.path, "not a readable Parquet file", err)
+	}
+	return rdr, fr, nil
+}
+
+// readGroup reads row group g, checked, into a chunk of radians, through
+// buf (returned for the next group).
+func (src *columnSource) readGroup(ctx context.Context, fr *pqarrow.FileReader, g int, starts []int64, buf []orb.Point) (c pointio.Chunk, _ []orb.Point, err error) {
+	defer recoverCorrupt(src.path, &err)
+	if err := ctx.Err(); err != nil {
+		return c, buf, err
+	}
+	tbl, err := fr.ReadRowGroups(ctx, src.leaves(fr.ParquetReader()), []int{g})
+	if err != nil {
+		return c, buf, inputError(src.path, fmt.Sprintf("row group %d", g), err)
+	}
+	defer tbl.Release()
+	n := int(starts[g+1] - starts[g])
+	buf = slices.Grow(buf[:0], n)[:n]
+	src.base, src.ids = starts[g], nil
+	if src.id != "" {
+		src.ids = make([]string, n)
+	}
+	if err := src.decode(tbl, starts[g], buf); err != nil {
+		return c, buf, err
+	}
+	c.Base, c.IDs = starts[g], src.ids
+	c.Lat, c.Lon = pointio.AppendRadians(make([]float64, 0, n), make([]float64, 0, n), buf)
+	return c, buf, nil
+}
+
+func (p *parquetChunks) Next(ctx context.Context, _ pointio.Chunk) (pointio.Chunk, error) {
+	if p.done != nil {
+		return pointio.Chunk{}, p.done
+	}
+	if p.next == p.groups {
+		p.done = io.EOF
+		return pointio.Chunk{}, io.EOF
+	}
+	select {
+	case r, ok := <-p.out[p.next%len(p.out)]:
+		if !ok {
+			r.err = fmt.Errorf("arrowio: row group %d not read", p.next)
+		}
+		if r.err != nil {
+			p.done = r.err
+			p.cancel()
+			return pointio.Chunk{}, r.err
+		}
+		p.next++
+		return r.c, nil
+	case <-ctx.Done():
+		return pointio.Chunk{}, ctx.Err()
+	}
+}
+
+func (p *parquetChunks) Rows() int64 { return p.n }
+
+// Close stops the readers ahead.
+func (p *parquetChunks) Close() error {
+	p.cancel()
+	if p.done == nil {
+		p.done = fmt.Errorf("arrowio: chunk reader closed")
+	}
+	return nil
+}
+
+// ipcChunks reads an Arrow IPC file or stream a window of batches (about
+// ipcWindowRows rows) at a time, decoded on every core.
+type ipcChunks struct {
+	f     *os.File
+	path  string
+	src   *columnSource
+	next  func() (arrow.RecordBatch, error)
+	rows  int64
+	total int
+	done  error
+}
+
+func openIPCChunks(ctx context.Context, path string, opts pointio.ReadOptions) (_ pointio.ChunkReader, err error) {
+	defer recoverCorrupt(path, &err)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read points: %w", err)
+	}
+	c, err := newIPCChunks(f, path, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func newIPCChunks(f *os.File, path string, opts pointio.ReadOptions) (*ipcChunks, error) {
+	rows, err := verifyIPC(f)
+	if err != nil {
+		return nil, inputError(path, "corrupt Arrow IPC file", err)
+	}
+	next, schema, err := ipcBatches(f)
+	if err != nil {
+		return nil, inputError(path, "not a readable Arrow IPC file", err)
+	}
+	src, err := ipcSource(path, schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ipcChunks{f: f, path: path, src: src, next: next, rows: rows}, nil
+}
+
+func (c *ipcChunks) Next(ctx context.Context, dst pointio.Chunk) (_ pointio.Chunk, err error) {
+	if c.done != nil {
+		return pointio.Chunk{}, c.done
+	}
+	defer func() {
+		if err != nil {
+			c.done = err
+		}
+	}()
+	defer recoverCorrupt(c.path, &err)
+	recs, rows, err := readWindow(ctx, c.path, c.next)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	if err != nil {
+		return pointio.Chunk{}, err
+	}
+	if rows == 0 {
+		if c.total == 0 {
+			return pointio.Chunk{}, inputError(c.path, "no points", nil)
+		}
+		return pointio.Chunk{}, io.EOF
+	}
+	c.src.base, c.src.ids = int64(c.total), nil
+	pts, err := c.src.decodeBatches(recs, c.total, rows)
+	if err != nil {
+		return pointio.Chunk{}, err
+	}
+	out := pointio.Chunk{Base: int64(c.total), IDs: c.src.ids}
+	out.Lat, out.Lon = pointio.AppendRadiansParallel(dst.Lat[:0], dst.Lon[:0], pts)
+	c.total += rows
+	return out, nil
+}
+
+// Rows is what the batches claim (verified metadata, a hint).
+func (c *ipcChunks) Rows() int64 { return c.rows }
+
+func (c *ipcChunks) Close() error {
+	if c.done == nil {
+		c.done = fmt.Errorf("arrowio: chunk reader closed")
+	}
+	return c.f.Close()
+}
