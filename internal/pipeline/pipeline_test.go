@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// slot is a chunk of the tests: its number and its answer.
-type slot struct {
+// testSlot is a chunk of the tests: its number and its answer.
+type testSlot struct {
 	chunk, answer int
 	buf           []int // reused between chunks
 }
@@ -37,9 +37,9 @@ func newCounter(n int) *counter {
 
 var errBad = errors.New("bad chunk")
 
-func (c *counter) stages() Stages[slot] {
-	return Stages[slot]{
-		Read: func(ctx context.Context, s *slot) error {
+func (c *counter) stages() Stages[testSlot] {
+	return Stages[testSlot]{
+		Read: func(ctx context.Context, s *testSlot) error {
 			if c.read == c.n {
 				return io.EOF
 			}
@@ -50,7 +50,7 @@ func (c *counter) stages() Stages[slot] {
 			c.read++
 			return nil
 		},
-		Query: func(ctx context.Context, s *slot) error {
+		Query: func(ctx context.Context, s *testSlot) error {
 			time.Sleep(c.queryDelay)
 			if s.chunk == c.panicInQueryAt {
 				panic("query bug")
@@ -63,7 +63,7 @@ func (c *counter) stages() Stages[slot] {
 			c.queried++
 			return nil
 		},
-		Write: func(ctx context.Context, s *slot) error {
+		Write: func(ctx context.Context, s *testSlot) error {
 			if s.chunk == c.failWrite {
 				return errBad
 			}
@@ -73,7 +73,7 @@ func (c *counter) stages() Stages[slot] {
 	}
 }
 
-func (c *counter) newSlot() *slot { c.slots.Add(1); return &slot{} }
+func (c *counter) newSlot() *testSlot { c.slots.Add(1); return &testSlot{} }
 
 func TestRunInOrder(t *testing.T) {
 	for _, depth := range []int{0, 1, 2, 3, 5} {
