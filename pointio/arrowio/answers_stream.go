@@ -1,6 +1,9 @@
 package arrowio
 
 import (
+	"bytes"
+	"unsafe"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -10,14 +13,25 @@ import (
 
 // answerGroup is the answers of a batch's observations (parquetGroupItems
 // of them but for the last batch), copied out of the chunks they came in
-// (whose buffers the query reuses) until the batch is encoded.
+// (whose buffers the query reuses) until the batch is encoded, and the
+// encoding. A writer's groups are reused from batch to batch: fresh
+// 20 MB buffers cost more in page faults and clearing than the copy.
 type answerGroup struct {
 	base, items int
 	k           int
+	obs         []int64   // nearest: the obs_index column
 	ref         []uint32  // nearest: one an item; k nearest: k an item; lists: the entries
 	metres      []float64 // as ref
 	rows        []int32   // k nearest: the answers found of each item
 	counts      []uint32  // radius: each item's count
+	enc         bytes.Buffer
+}
+
+// reset empties g for the batch whose first observation is base.
+func (g *answerGroup) reset(base int) {
+	g.base, g.items = base, 0
+	g.obs, g.ref, g.metres, g.rows, g.counts = g.obs[:0], g.ref[:0], g.metres[:0], g.rows[:0], g.counts[:0]
+	g.enc.Reset()
 }
 
 // add copies a's observations [lo, hi) (indices of a) in.
@@ -26,9 +40,10 @@ func (g *answerGroup) add(kind pointio.AnswerKind, a pointio.Answers, lo, hi int
 	g.items += n
 	switch kind {
 	case pointio.KindNearest:
-		g.ref, g.metres = grow(g.ref, g.items), grow(g.metres, g.items)
+		g.obs, g.ref, g.metres = grow(g.obs, g.items), grow(g.ref, g.items), grow(g.metres, g.items)
 		parallel.Blocks(n, 1<<14, 0, func(_, b0, b1 int) {
 			for j := b0; j < b1; j++ {
+				g.obs[at+j] = int64(g.base + at + j)
 				g.ref[at+j], g.metres[at+j] = a.Nearest(lo + j)
 			}
 		})
@@ -89,13 +104,7 @@ func grow[T any](s []T, n int) []T {
 // for the others, so the encodings match byte for byte.
 func (g *answerGroup) record(kind pointio.AnswerKind, schema *arrow.Schema) arrow.RecordBatch {
 	if kind == pointio.KindNearest {
-		return fixedBatch(schema, g.base, g.base+g.items, func(cols [][]byte, lo, hi int) {
-			obs, ref, m := view[int64](cols[0]), view[uint32](cols[1]), view[float64](cols[2])
-			for i := lo; i < hi; i++ {
-				obs[i-lo] = int64(i)
-				ref[i-lo], m[i-lo] = g.ref[i-g.base], g.metres[i-g.base]
-			}
-		})
+		return columnsBatch(schema, g.items, asBytes(g.obs), asBytes(g.ref), asBytes(g.metres))
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
@@ -123,6 +132,31 @@ func (g *answerGroup) record(kind pointio.AnswerKind, schema *arrow.Schema) arro
 		}
 	}
 	return b.NewRecordBatch()
+}
+
+// columnsBatch is a batch of n rows of fixed-width columns held in cols,
+// made as fixedBatch makes its batches (so encoded the same).
+func columnsBatch(schema *arrow.Schema, n int, cols ...[]byte) arrow.RecordBatch {
+	arrays := make([]arrow.Array, len(cols))
+	for c, f := range schema.Fields() {
+		data := array.NewData(f.Type, n, []*memory.Buffer{nil, memory.NewBufferBytes(cols[c])}, nil, 0, 0)
+		arrays[c] = array.MakeFromData(data)
+		data.Release()
+	}
+	rec := array.NewRecordBatch(schema, arrays, int64(n))
+	for _, a := range arrays {
+		a.Release()
+	}
+	return rec
+}
+
+// asBytes is s's memory as bytes.
+func asBytes[T any](s []T) []byte {
+	var zero T
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(zero)))
 }
 
 // answerFields are the columns of kind's answers, as today's writers

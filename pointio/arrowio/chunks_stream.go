@@ -36,12 +36,13 @@ func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chun
 // workers read groups w, w+workers, ... ahead, each on its own reader,
 // a group each in hand, so at most 2 x workers groups are held.
 type parquetChunks struct {
-	n      int64
-	groups int
-	out    []chan groupChunk
-	next   int
-	cancel context.CancelFunc
-	done   error
+	n       int64
+	recycle chan pointio.Chunk // chunks handed back, for the readers to fill again
+	groups  int
+	out     []chan groupChunk
+	next    int
+	cancel  context.CancelFunc
+	done    error
 }
 
 // groupChunk is one row group's points, or the error reading it.
@@ -50,8 +51,8 @@ type groupChunk struct {
 	err error
 }
 
-// chunkReaders is how many row groups are read side by side by default:
-// each holds a group (2^20 rows are 32 MB as points and radians).
+// chunkReaders is the most row groups read side by side by default: each
+// reader holds a group (2^20 rows are 32 MB as points and radians).
 const chunkReaders = 4
 
 func openParquetChunks(path string, opts pointio.ReadOptions, workers int) (_ pointio.ChunkReader, err error) {
@@ -76,23 +77,28 @@ func openParquetChunks(path string, opts pointio.ReadOptions, workers int) (_ po
 		return nil, inputError(path, "no points", nil)
 	}
 	if workers <= 0 {
-		workers = min(runtime.GOMAXPROCS(0), chunkReaders)
+		// A reader a 4 cores: a group decodes on one core, so reading
+		// keeps up with the query and the writer on a few, and each
+		// reader holds about 3 groups' columns.
+		workers = min(runtime.GOMAXPROCS(0)/4, chunkReaders)
 	}
 	workers = max(1, min(workers, len(starts)-1))
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &parquetChunks{n: starts[len(starts)-1], groups: len(starts) - 1, cancel: cancel}
+	p := &parquetChunks{n: starts[len(starts)-1], groups: len(starts) - 1, cancel: cancel, recycle: make(chan pointio.Chunk, workers)}
 	for w := range workers {
 		ch := make(chan groupChunk, 1)
 		p.out = append(p.out, ch)
 		ws := *src
-		go ws.readAhead(ctx, w, workers, starts, ch)
+		go ws.readAhead(ctx, w, workers, starts, ch, p.recycle)
 	}
 	return p, nil
 }
 
 // readAhead reads groups first, first+workers, ... into ch, stopping at
 // the first error or when ctx is done.
-func (src *columnSource) readAhead(ctx context.Context, first, workers int, starts []int64, ch chan<- groupChunk) {
+// Its chunks' columns are those of chunks handed back (recycle) when there
+// are some: 16 MB a group not allocated again.
+func (src *columnSource) readAhead(ctx context.Context, first, workers int, starts []int64, ch chan<- groupChunk, recycle <-chan pointio.Chunk) {
 	defer close(ch)
 	rdr, fr, err := src.openGroups()
 	if rdr != nil {
@@ -101,8 +107,12 @@ func (src *columnSource) readAhead(ctx context.Context, first, workers int, star
 	var buf []orb.Point
 	for g := first; g < len(starts)-1; g += workers {
 		var c pointio.Chunk
+		select {
+		case c = <-recycle:
+		default:
+		}
 		if err == nil {
-			c, buf, err = src.readGroup(ctx, fr, g, starts, buf)
+			c, buf, err = src.readGroup(ctx, fr, g, starts, buf, c)
 		}
 		select {
 		case ch <- groupChunk{c, err}:
@@ -130,7 +140,7 @@ func (src *columnSource) openGroups() (rdr *file.Reader, fr *pqarrow.FileReader,
 
 // readGroup reads row group g, checked, into a chunk of radians, through
 // buf (returned for the next group).
-func (src *columnSource) readGroup(ctx context.Context, fr *pqarrow.FileReader, g int, starts []int64, buf []orb.Point) (c pointio.Chunk, _ []orb.Point, err error) {
+func (src *columnSource) readGroup(ctx context.Context, fr *pqarrow.FileReader, g int, starts []int64, buf []orb.Point, reuse pointio.Chunk) (c pointio.Chunk, _ []orb.Point, err error) {
 	defer recoverCorrupt(src.path, &err)
 	if err := ctx.Err(); err != nil {
 		return c, buf, err
@@ -150,13 +160,19 @@ func (src *columnSource) readGroup(ctx context.Context, fr *pqarrow.FileReader, 
 		return c, buf, err
 	}
 	c.Base, c.IDs = starts[g], src.ids
-	c.Lat, c.Lon = pointio.AppendRadians(make([]float64, 0, n), make([]float64, 0, n), buf)
+	c.Lat, c.Lon = pointio.AppendRadians(reuse.Lat[:0], reuse.Lon[:0], buf)
 	return c, buf, nil
 }
 
-func (p *parquetChunks) Next(ctx context.Context, _ pointio.Chunk) (pointio.Chunk, error) {
+func (p *parquetChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
 	if p.done != nil {
 		return pointio.Chunk{}, p.done
+	}
+	if cap(dst.Lat) > 0 {
+		select {
+		case p.recycle <- pointio.Chunk{Lat: dst.Lat, Lon: dst.Lon}:
+		default:
+		}
 	}
 	if p.next == p.groups {
 		p.done = io.EOF

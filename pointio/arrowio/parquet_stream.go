@@ -64,8 +64,8 @@ func NewAnswerWriter(w io.Writer, format string, kind pointio.AnswerKind, k int,
 
 // groupSink takes the encoded batches in order.
 type groupSink interface {
-	// encode runs side by side for several batches.
-	encode(rec arrow.RecordBatch) (encoded, error)
+	// encode runs side by side for several batches, into buf.
+	encode(rec arrow.RecordBatch, buf *bytes.Buffer) (encoded, error)
 	// write takes them in order.
 	write(e encoded) error
 	close() error
@@ -89,12 +89,14 @@ type answerBatches struct {
 	out     groupSink
 	workers int
 	group   *answerGroup
+	spare   []*answerGroup // groups written, for reuse
 	pending []chan encodeResult
 	next    int
 	err     error
 }
 
 type encodeResult struct {
+	g   *answerGroup
 	e   encoded
 	err error
 }
@@ -109,7 +111,7 @@ func (b *answerBatches) Write(a pointio.Answers) error {
 	b.next += a.N
 	for lo := 0; lo < a.N; {
 		if b.group == nil {
-			b.group = &answerGroup{base: a.Base + lo, k: b.k}
+			b.group = b.newGroup(a.Base + lo)
 		}
 		hi := min(a.N, lo+parquetGroupItems-b.group.items)
 		b.group.add(b.kind, a, lo, hi)
@@ -121,6 +123,16 @@ func (b *answerBatches) Write(a pointio.Answers) error {
 		}
 	}
 	return nil
+}
+
+// newGroup is a spare group, or a new one, for the batch from base on.
+func (b *answerBatches) newGroup(base int) *answerGroup {
+	g := &answerGroup{k: b.k}
+	if n := len(b.spare); n > 0 {
+		g, b.spare = b.spare[n-1], b.spare[:n-1]
+	}
+	g.reset(base)
+	return g
 }
 
 // dispatch starts encoding the group, first writing the oldest batch in
@@ -137,8 +149,8 @@ func (b *answerBatches) dispatch() error {
 	b.pending = append(b.pending, done)
 	go func() {
 		rec := g.record(b.kind, b.schema)
-		e, err := b.out.encode(rec)
-		done <- encodeResult{e, err}
+		e, err := b.out.encode(rec, &g.enc)
+		done <- encodeResult{g, e, err}
 	}()
 	return nil
 }
@@ -149,6 +161,7 @@ func (b *answerBatches) writeOldest() error {
 	if r.err == nil {
 		r.err = b.out.write(r.e)
 	}
+	b.spare = append(b.spare, r.g)
 	if r.err != nil && b.err == nil {
 		b.err = fmt.Errorf("write results: %w", r.err)
 	}
@@ -189,7 +202,9 @@ func (b *answerBatches) Abort() {
 // arrowBatches writes Arrow IPC batches in order.
 type arrowBatches struct{ sink tableSink }
 
-func (a *arrowBatches) encode(rec arrow.RecordBatch) (encoded, error) { return encoded{rec: rec}, nil }
+func (a *arrowBatches) encode(rec arrow.RecordBatch, _ *bytes.Buffer) (encoded, error) {
+	return encoded{rec: rec}, nil
+}
 
 func (a *arrowBatches) write(e encoded) error {
 	defer e.rec.Release()
@@ -220,10 +235,12 @@ type parquetAssembler struct {
 	started bool
 }
 
-func (p *parquetAssembler) encode(rec arrow.RecordBatch) (encoded, error) {
+func (p *parquetAssembler) encode(rec arrow.RecordBatch, buf *bytes.Buffer) (encoded, error) {
 	defer rec.Release()
-	var buf bytes.Buffer
-	sink, err := newSink(&buf, pointio.FormatParquet, p.schema)
+	// Room for the encoding (about 13 bytes a nearest answer, 17 a k
+	// nearest one): a buffer grown by doubling copies it twice over.
+	buf.Grow(int(rec.NumRows())*18 + 1<<16)
+	sink, err := newSink(buf, pointio.FormatParquet, p.schema)
 	if err != nil {
 		return encoded{}, err
 	}
