@@ -251,3 +251,35 @@ func TestStreamedAnswersInOrder(t *testing.T) {
 		t.Fatal("a chunk from 5 first: no error")
 	}
 }
+
+// Rows with identifiers streamed are WriteCSVRows's, byte for byte.
+func TestCSVRowsAsWhole(t *testing.T) {
+	ids := []string{"a", "b,c", "d \"e\"", " f", "g"}
+	rows := func(base int) func(j int, add func(...string)) {
+		return func(j int, add func(...string)) {
+			i := base + j
+			for r := range i % 3 {
+				add(fmt.Sprint(i), ids[i%len(ids)], fmt.Sprint(r))
+			}
+		}
+	}
+	header := []string{"obs_index", "obs_id", "rank"}
+	var want bytes.Buffer
+	ww := bufio.NewWriter(&want)
+	if err := WriteCSVRows(ww, header, 50_000, rows(0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{1, 999, 50_000} {
+		var got bytes.Buffer
+		gw := bufio.NewWriter(&got)
+		w := NewCSVRowsWriter(gw, header)
+		for lo := 0; lo < 50_000; lo += chunk {
+			if err := w.Write(min(chunk, 50_000-lo), rows(lo)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("chunks of %d: %d bytes (%v), want %d", chunk, got.Len(), err, want.Len())
+		}
+	}
+}

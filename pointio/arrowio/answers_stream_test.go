@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn/pointio"
 )
 
@@ -110,6 +111,42 @@ func TestStreamedAnswersAsWhole(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// Rows with identifiers streamed are WriteRows's, byte for byte.
+func TestRowsWriterAsWhole(t *testing.T) {
+	defer func(n int) { parquetGroupItems = n }(parquetGroupItems)
+	parquetGroupItems = 1000
+	fields := []arrow.Field{obsIndexField, {Name: "obs_id", Type: arrow.BinaryTypes.String}, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, metresField}
+	rows := func(base int) func(j int, add func(...any)) {
+		return func(j int, add func(...any)) {
+			i := base + j
+			for r := range i % 3 {
+				add(int64(i), fmt.Sprintf("id %d", i), int32(r), float64(i)/7)
+			}
+		}
+	}
+	for _, format := range []string{pointio.FormatParquet, pointio.FormatArrow} {
+		var want bytes.Buffer
+		if err := WriteRows(&want, format, fields, 5_500, rows(0)); err != nil {
+			t.Fatal(err)
+		}
+		for _, chunk := range []int{1, 777, 5_500} {
+			var got bytes.Buffer
+			w, err := NewRowsWriter(&got, format, fields, StreamOptions{Workers: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for lo := 0; lo < 5_500; lo += chunk {
+				if err := w.Write(min(chunk, 5_500-lo), rows(lo)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s, chunks of %d: %d bytes (%v), want %d", format, chunk, got.Len(), err, want.Len())
 			}
 		}
 	}

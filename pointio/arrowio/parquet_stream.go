@@ -37,6 +37,16 @@ func NewAnswerWriter(w io.Writer, format string, kind pointio.AnswerKind, k int,
 		k = 1
 	}
 	schema := arrow.NewSchema(answerFields(kind), nil)
+	o, err := newOrdered(w, format, schema, opts, bytesPerItem(kind, k))
+	if err != nil {
+		return nil, err
+	}
+	return &answerBatches{ordered: o, kind: kind, k: k, schema: schema}, nil
+}
+
+// newOrdered is the encoder of batches of schema in format, as many at
+// once as cores and opts's memory allow (itemBytes an observation).
+func newOrdered(w io.Writer, format string, schema *arrow.Schema, opts StreamOptions, itemBytes int) (ordered, error) {
 	var out groupSink
 	switch format {
 	case pointio.FormatParquet:
@@ -44,11 +54,11 @@ func NewAnswerWriter(w io.Writer, format string, kind pointio.AnswerKind, k int,
 	case pointio.FormatArrow:
 		sink, err := newSink(w, format, schema)
 		if err != nil {
-			return nil, fmt.Errorf("write results: %w", err)
+			return ordered{}, fmt.Errorf("write results: %w", err)
 		}
 		out = &arrowBatches{sink: sink}
 	default:
-		return nil, fmt.Errorf("arrowio writes %s or %s, not %q", pointio.FormatParquet, pointio.FormatArrow, format)
+		return ordered{}, fmt.Errorf("arrowio writes %s or %s, not %q", pointio.FormatParquet, pointio.FormatArrow, format)
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -58,8 +68,7 @@ func NewAnswerWriter(w io.Writer, format string, kind pointio.AnswerKind, k int,
 	if budget <= 0 {
 		budget = 1 << 30
 	}
-	workers = max(1, min(workers, budget/(parquetGroupItems*bytesPerItem(kind, k))))
-	return &answerBatches{kind: kind, k: k, schema: schema, out: out, workers: workers}, nil
+	return ordered{out: out, workers: max(1, min(workers, budget/(parquetGroupItems*itemBytes)))}, nil
 }
 
 // groupSink takes the encoded batches in order.
@@ -83,22 +92,12 @@ type encoded struct {
 // parquetGroupItems observations and has them encoded, workers at once,
 // and written in order.
 type answerBatches struct {
-	kind    pointio.AnswerKind
-	k       int
-	schema  *arrow.Schema
-	out     groupSink
-	workers int
-	group   *answerGroup
-	spare   []*answerGroup // groups written, for reuse
-	pending []chan encodeResult
-	next    int
-	err     error
-}
-
-type encodeResult struct {
-	g   *answerGroup
-	e   encoded
-	err error
+	ordered
+	kind   pointio.AnswerKind
+	k      int
+	schema *arrow.Schema
+	group  *answerGroup
+	next   int
 }
 
 func (b *answerBatches) Write(a pointio.Answers) error {
@@ -111,13 +110,13 @@ func (b *answerBatches) Write(a pointio.Answers) error {
 	b.next += a.N
 	for lo := 0; lo < a.N; {
 		if b.group == nil {
-			b.group = b.newGroup(a.Base + lo)
+			b.group = b.take(a.Base+lo, b.k)
 		}
 		hi := min(a.N, lo+parquetGroupItems-b.group.items)
 		b.group.add(b.kind, a, lo, hi)
 		lo = hi
 		if b.group.items == parquetGroupItems {
-			if err := b.dispatch(); err != nil {
+			if err := b.flush(); err != nil {
 				return err
 			}
 		}
@@ -125,78 +124,104 @@ func (b *answerBatches) Write(a pointio.Answers) error {
 	return nil
 }
 
-// newGroup is a spare group, or a new one, for the batch from base on.
-func (b *answerBatches) newGroup(base int) *answerGroup {
-	g := &answerGroup{k: b.k}
-	if n := len(b.spare); n > 0 {
-		g, b.spare = b.spare[n-1], b.spare[:n-1]
-	}
-	g.reset(base)
-	return g
-}
-
-// dispatch starts encoding the group, first writing the oldest batch in
-// flight when workers are.
-func (b *answerBatches) dispatch() error {
+// flush has the group encoded.
+func (b *answerBatches) flush() error {
 	g := b.group
 	b.group = nil
-	if len(b.pending) == b.workers {
-		if err := b.writeOldest(); err != nil {
-			return err
-		}
-	}
-	done := make(chan encodeResult, 1)
-	b.pending = append(b.pending, done)
-	go func() {
-		rec := g.record(b.kind, b.schema)
-		e, err := b.out.encode(rec, &g.enc)
-		done <- encodeResult{g, e, err}
-	}()
-	return nil
-}
-
-func (b *answerBatches) writeOldest() error {
-	r := <-b.pending[0]
-	b.pending = b.pending[1:]
-	if r.err == nil {
-		r.err = b.out.write(r.e)
-	}
-	b.spare = append(b.spare, r.g)
-	if r.err != nil && b.err == nil {
-		b.err = fmt.Errorf("write results: %w", r.err)
-	}
-	return b.err
+	return b.dispatch(g, func() arrow.RecordBatch { return g.record(b.kind, b.schema) })
 }
 
 // Close encodes the last batch, writes the batches in flight and the
 // footer.
 func (b *answerBatches) Close() error {
 	if b.group != nil && b.group.items > 0 {
-		if err := b.dispatch(); err != nil {
+		if err := b.flush(); err != nil {
 			b.Abort()
 			return err
 		}
 	}
-	for len(b.pending) > 0 {
-		if err := b.writeOldest(); err != nil {
-			b.Abort()
+	return b.finish()
+}
+
+// ordered has batches encoded, workers at once, and written in order;
+// the groups they were made from go round.
+type ordered struct {
+	out     groupSink
+	workers int
+	spare   []*answerGroup // groups written, for reuse
+	pending []chan encodeResult
+	err     error
+}
+
+type encodeResult struct {
+	g   *answerGroup
+	e   encoded
+	err error
+}
+
+// take is a spare group, or a new one, for the batch from base on.
+func (o *ordered) take(base, k int) *answerGroup {
+	g := &answerGroup{}
+	if n := len(o.spare); n > 0 {
+		g, o.spare = o.spare[n-1], o.spare[:n-1]
+	}
+	g.k = k
+	g.reset(base)
+	return g
+}
+
+// dispatch starts encoding the batch build makes of g, first writing the
+// oldest batch in flight when workers are.
+func (o *ordered) dispatch(g *answerGroup, build func() arrow.RecordBatch) error {
+	if len(o.pending) == o.workers {
+		if err := o.writeOldest(); err != nil {
 			return err
 		}
 	}
-	if err := b.out.close(); err != nil {
+	done := make(chan encodeResult, 1)
+	o.pending = append(o.pending, done)
+	go func() {
+		e, err := o.out.encode(build(), &g.enc)
+		done <- encodeResult{g, e, err}
+	}()
+	return nil
+}
+
+func (o *ordered) writeOldest() error {
+	r := <-o.pending[0]
+	o.pending = o.pending[1:]
+	if r.err == nil {
+		r.err = o.out.write(r.e)
+	}
+	o.spare = append(o.spare, r.g)
+	if r.err != nil && o.err == nil {
+		o.err = fmt.Errorf("write results: %w", r.err)
+	}
+	return o.err
+}
+
+// finish writes the batches in flight and the footer.
+func (o *ordered) finish() error {
+	for len(o.pending) > 0 {
+		if err := o.writeOldest(); err != nil {
+			o.Abort()
+			return err
+		}
+	}
+	if err := o.out.close(); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
 }
 
 // Abort waits for the batches in flight and drops them.
-func (b *answerBatches) Abort() {
-	for _, p := range b.pending {
+func (o *ordered) Abort() {
+	for _, p := range o.pending {
 		if r := <-p; r.e.rec != nil {
 			r.e.rec.Release()
 		}
 	}
-	b.pending = nil
+	o.pending = nil
 }
 
 // arrowBatches writes Arrow IPC batches in order.
