@@ -128,10 +128,25 @@ func openTextChunks(ctx context.Context, path string, opts ReadOptions, chunkRow
 	if err != nil {
 		return nil, err
 	}
+	return startTextChunks(in, path, size, opts, chunkRows), nil
+}
+
+// OpenTextChunks reads CSV, gzip-compressed CSV or GeoJSON (whole) from r
+// (standard input, say; named name in errors) in chunks of chunkRows
+// points (0: DefaultChunkRows), as OpenChunks reads a file.
+func OpenTextChunks(r io.Reader, name string, opts ReadOptions, chunkRows int) ChunkReader {
+	if chunkRows <= 0 {
+		chunkRows = DefaultChunkRows
+	}
+	return startTextChunks(io.NopCloser(r), name, 0, opts, chunkRows)
+}
+
+// startTextChunks starts reading in (size bytes, 0 if not known).
+func startTextChunks(in io.ReadCloser, name string, size int64, opts ReadOptions, chunkRows int) ChunkReader {
 	rctx, cancel := context.WithCancel(context.Background())
 	t := &textChunks{pieces: make(chan textPiece, 2), cancel: cancel, rows: chunkRows}
-	go t.produce(rctx, in, path, size, opts)
-	return t, nil
+	go t.produce(rctx, in, name, size, opts)
+	return t
 }
 
 // produce reads the input to its end, handing its points on in pieces.
