@@ -22,20 +22,26 @@ func benchInput(b *testing.B) string {
 	return writePointsFile(b, "bench.parquet", 1<<22)
 }
 
-// TestWriteBenchInput writes $GEOKNN_BENCH_PARQUET with 2^24 points (run
-// alone, before the benchmarks).
+// TestWriteBenchInput writes $GEOKNN_BENCH_PARQUET (and
+// $GEOKNN_BENCH_NPY, if set) with 2^24 points (run alone, before the
+// benchmarks).
 func TestWriteBenchInput(t *testing.T) {
 	path := os.Getenv("GEOKNN_BENCH_PARQUET")
 	if path == "" {
 		t.Skip("GEOKNN_BENCH_PARQUET names no file to write")
 	}
-	tmp := writePointsFile(t, "in.parquet", 1<<24)
-	data, err := os.ReadFile(tmp)
-	if err == nil {
-		err = os.WriteFile(path, data, 0o644)
+	copyTo := func(tmp, path string) {
+		data, err := os.ReadFile(tmp)
+		if err == nil {
+			err = os.WriteFile(path, data, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err != nil {
-		t.Fatal(err)
+	copyTo(writePointsFile(t, "in.parquet", 1<<24), path)
+	if npy := os.Getenv("GEOKNN_BENCH_NPY"); npy != "" {
+		copyTo(writePointsFile(t, "in.npy", 1<<24), npy)
 	}
 }
 
@@ -83,6 +89,75 @@ func BenchmarkParquetToParquet(b *testing.B) {
 				peak = max(peak, peakHeap(run))
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
+}
+
+// cheapK answers k nearest for a chunk, a function of each point.
+func cheapK(k int) Query[[]uint32] {
+	return func(_ context.Context, c pointio.Chunk, scratch *[]uint32) (pointio.Answers, error) {
+		idx := append((*scratch)[:0], make([]uint32, c.Len())...)
+		for i := range idx {
+			idx[i], _ = cheapAnswer(c.Lat[i], c.Lon[i])
+		}
+		*scratch = idx
+		return pointio.Answers{N: c.Len(), KRow: func(i, r int) (uint32, float64, bool) {
+			_, m := cheapAnswer(c.Lat[i], c.Lon[i])
+			return idx[i] + uint32(r), m + float64(r), true
+		}}, nil
+	}
+}
+
+// .npy points to 4 nearest as .npz: today's path (N x 4 answers held,
+// written whole) beside the pipeline's (the first array straight in, the
+// second through a temporary file). $GEOKNN_BENCH_NPY names the input
+// (TestWriteBenchInput writes 2^24 points there), else 2^22 made here.
+func BenchmarkNPYToKNPZ(b *testing.B) {
+	in := os.Getenv("GEOKNN_BENCH_NPY")
+	if in == "" {
+		in = writePointsFile(b, "bench.npy", 1<<22)
+	}
+	out, dir := filepath.Join(b.TempDir(), "out.npz"), b.TempDir()
+	const k = 4
+	paths := map[string]func(w *bufio.Writer) error{
+		"whole": func(w *bufio.Writer) error {
+			lat, lon, _, err := pointio.ReadFileRadians(context.Background(), in, pointio.ReadOptions{})
+			if err != nil {
+				return err
+			}
+			idx, metres := make([]uint32, k*len(lat)), make([]float64, k*len(lat)) // a KResult's N x K
+			for i := range lat {
+				ref, m := cheapAnswer(lat[i], lon[i])
+				for r := range k {
+					idx[i*k+r], metres[i*k+r] = ref+uint32(r), m+float64(r)
+				}
+			}
+			return pointio.WriteKResultsNPZ(w, len(lat), k, func(i, r int) (uint32, float64, bool) { return idx[i*k+r], metres[i*k+r], true })
+		},
+		"stream": func(w *bufio.Writer) error {
+			r, err := pointio.OpenChunks(context.Background(), in, pointio.ReadOptions{}, 0)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			aw, err := pointio.NewNPZAnswerWriter(w, pointio.KindKNearest, k, int(r.Rows()), dir)
+			if err != nil {
+				return err
+			}
+			if _, err := Stream(context.Background(), 3, r, aw, cheapK(k)); err != nil {
+				aw.Abort()
+				return err
+			}
+			return aw.Close()
+		},
+	}
+	for _, name := range []string{"whole", "stream"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := pointio.WriteAtomic(out, paths[name]); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }
