@@ -26,6 +26,7 @@ type npzAnswers struct {
 	next    int
 	offset  uint64 // radius lists: the entries written so far
 	dir     string
+	at      *npzLayout // in place: each array written at its offset
 }
 
 // npzMember is one array of the archive being written.
@@ -73,6 +74,9 @@ func (z *npzAnswers) open(m int) error {
 	mb := z.members[m]
 	if mb.w != nil {
 		return nil
+	}
+	if z.at != nil {
+		return z.at.open(m, mb)
 	}
 	if m == 0 && z.n >= 0 {
 		shape := fmt.Sprintf("(%d,)", z.n)
@@ -213,6 +217,9 @@ func (z *npzAnswers) Close() error {
 	}
 	if z.n >= 0 && z.next != z.n {
 		return fmt.Errorf("npz: %d observations written of the %d announced", z.next, z.n)
+	}
+	if z.at != nil {
+		return z.at.finish(z.members)
 	}
 	if z.kind == KindWithinLists && z.members[1].count == 0 {
 		// No observations: offsets still holds its leading 0.

@@ -3,9 +3,12 @@ package pointio
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -281,5 +284,86 @@ func TestCSVRowsAsWhole(t *testing.T) {
 		if err := w.Close(); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Errorf("chunks of %d: %d bytes (%v), want %d", chunk, got.Len(), err, want.Len())
 		}
+	}
+}
+
+// writerAt is a file in memory.
+type writerAt struct{ b []byte }
+
+func (w *writerAt) WriteAt(p []byte, off int64) (int, error) {
+	if end := int(off) + len(p); end > len(w.b) {
+		w.b = append(w.b, make([]byte, end-len(w.b))...)
+	}
+	return copy(w.b[off:], p), nil
+}
+
+// The archive written in place is today's, byte for byte.
+func TestNPZAtAsWhole(t *testing.T) {
+	for name, s := range answerSets(t) {
+		for _, kind := range allKinds {
+			want, wantErr := wholeNPZ(t, s, kind)
+			for _, chunk := range []int{777, max(s.n, 1)} {
+				for _, n := range []int{s.n, -1} {
+					f := &writerAt{}
+					w, err := NewNPZAnswerWriterAt(f, kind, s.k, n, t.TempDir())
+					if err != nil {
+						t.Fatal(err)
+					}
+					for lo := 0; lo < s.n && err == nil; lo += chunk {
+						err = w.Write(s.chunk(lo, min(s.n, lo+chunk)))
+					}
+					if err == nil {
+						err = w.Close()
+					}
+					if !sameOutput(f.b, err, want, wantErr) {
+						t.Errorf("%s, kind %d, chunks of %d, n %d: %d bytes (%v), want %d (%v)", name, kind, chunk, n, len(f.b), err, len(want), wantErr)
+					}
+				}
+			}
+		}
+	}
+}
+
+// WriteAt replaces a file only when the writing succeeds, and leaves no
+// temporary file either way.
+func TestWriteAtAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.npz")
+	os.WriteFile(path, []byte("before"), 0o640)
+	s := generatedAnswers(3000, 2, 5)
+	write := func(fail bool) error {
+		return WriteAt(context.Background(), path, nil, func(f *os.File) error {
+			w, err := NewNPZAnswerWriterAt(f, KindKNearest, 2, s.n, dir)
+			if err != nil {
+				return err
+			}
+			if err := w.Write(s.chunk(0, 1000)); err != nil || fail {
+				w.Abort()
+				return errors.New("chunk 2 failed")
+			}
+			if err := w.Write(s.chunk(1000, s.n)); err != nil {
+				return err
+			}
+			return w.Close()
+		}, nil)
+	}
+	if err := write(true); err == nil {
+		t.Fatal("a failed write: no error")
+	}
+	if got, _ := os.ReadFile(path); string(got) != "before" {
+		t.Fatalf("a failed write changed the file: %q", got)
+	}
+	if err := write(false); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := wholeNPZ(t, s, KindKNearest)
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+		t.Fatalf("%d bytes written, want today's %d", len(got), len(want))
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want the file's 0640 kept", fi.Mode().Perm())
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 1 {
+		t.Errorf("files left: %v", left)
 	}
 }

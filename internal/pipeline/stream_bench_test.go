@@ -160,4 +160,28 @@ func BenchmarkNPYToKNPZ(b *testing.B) {
 			}
 		})
 	}
+	// In place: each array written at its offset in the output file.
+	b.Run("stream-in-place", func(b *testing.B) {
+		for b.Loop() {
+			err := pointio.WriteAt(context.Background(), out, nil, func(f *os.File) error {
+				r, err := pointio.OpenChunks(context.Background(), in, pointio.ReadOptions{}, 0)
+				if err != nil {
+					return err
+				}
+				defer r.Close()
+				aw, err := pointio.NewNPZAnswerWriterAt(f, pointio.KindKNearest, k, int(r.Rows()), dir)
+				if err != nil {
+					return err
+				}
+				if _, err := Stream(context.Background(), 3, r, aw, cheapK(k)); err != nil {
+					aw.Abort()
+					return err
+				}
+				return aw.Close()
+			}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
