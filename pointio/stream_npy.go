@@ -18,6 +18,7 @@ type npyChunks struct {
 	decode func([]byte) float64
 	rule   npyRule
 	n, at  int
+	first  int // the first row read (a range's)
 	rows   int
 	raw    []byte
 }
@@ -91,7 +92,7 @@ func (c *npyChunks) Next(ctx context.Context, dst Chunk) (Chunk, error) {
 	return out, nil
 }
 
-func (c *npyChunks) Rows() int64 { return int64(c.n) }
+func (c *npyChunks) Rows() int64 { return int64(c.n - c.first) }
 
 func (c *npyChunks) Close() error {
 	if c.closer != nil {

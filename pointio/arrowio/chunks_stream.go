@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -36,7 +38,9 @@ func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chun
 // workers read groups w, w+workers, ... ahead, each on its own reader,
 // a group each in hand, so at most 2 x workers groups are held.
 type parquetChunks struct {
-	n       int64
+	n       int64 // rows [lo, hi), in groups [first, first+groups)
+	lo, hi  int64
+	first   int
 	recycle chan pointio.Chunk // chunks handed back, for the readers to fill again
 	groups  int
 	out     []chan groupChunk
@@ -55,7 +59,13 @@ type groupChunk struct {
 // reader holds a group (2^20 rows are 32 MB as points and radians).
 const chunkReaders = 4
 
-func openParquetChunks(path string, opts pointio.ReadOptions, workers int) (_ pointio.ChunkReader, err error) {
+func openParquetChunks(path string, opts pointio.ReadOptions, workers int) (pointio.ChunkReader, error) {
+	return openParquetRange(path, opts, workers, 0, -1)
+}
+
+// openParquetRange reads the row groups that hold rows [lo, hi) (hi < 0:
+// to the end), the chunks cut to them.
+func openParquetRange(path string, opts pointio.ReadOptions, workers int, lo, hi int64) (_ pointio.ChunkReader, err error) {
 	defer recoverCorrupt(path, &err)
 	rdr, err := file.OpenParquetFile(path, true)
 	if err != nil {
@@ -73,39 +83,59 @@ func openParquetChunks(path string, opts pointio.ReadOptions, workers int) (_ po
 	if err := checkRows(path, starts, fileSize(path)); err != nil {
 		return nil, err
 	}
-	if starts[len(starts)-1] == 0 {
+	n := starts[len(starts)-1]
+	if n == 0 {
 		return nil, inputError(path, "no points", nil)
 	}
+	if hi < 0 {
+		hi = n
+	}
+	if lo < 0 || hi < lo || hi > n {
+		return nil, inputError(path, fmt.Sprintf("rows [%d, %d) of %d", lo, hi, n), nil)
+	}
+	g0, g1 := groupsOf(starts, lo, hi)
 	if workers <= 0 {
 		// A reader a 4 cores: a group decodes on one core, so reading
 		// keeps up with the query and the writer on a few, and each
 		// reader holds about 3 groups' columns.
 		workers = min(runtime.GOMAXPROCS(0)/4, chunkReaders)
 	}
-	workers = max(1, min(workers, len(starts)-1))
+	workers = max(1, min(workers, g1-g0))
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &parquetChunks{n: starts[len(starts)-1], groups: len(starts) - 1, cancel: cancel, recycle: make(chan pointio.Chunk, workers)}
+	p := &parquetChunks{n: hi - lo, lo: lo, hi: hi, first: g0, groups: g1 - g0, cancel: cancel, recycle: make(chan pointio.Chunk, workers)}
 	for w := range workers {
 		ch := make(chan groupChunk, 1)
 		p.out = append(p.out, ch)
 		ws := *src
-		go ws.readAhead(ctx, w, workers, starts, ch, p.recycle)
+		go ws.readAhead(ctx, g0+w, g1, workers, starts, ch, p.recycle)
 	}
 	return p, nil
+}
+
+// groupsOf is the row groups [g0, g1) that hold rows [lo, hi).
+func groupsOf(starts []int64, lo, hi int64) (g0, g1 int) {
+	g0, g1 = 0, len(starts)-1
+	for g0 < g1 && starts[g0+1] <= lo {
+		g0++
+	}
+	for g1 > g0 && starts[g1-1] >= hi {
+		g1--
+	}
+	return g0, g1
 }
 
 // readAhead reads groups first, first+workers, ... into ch, stopping at
 // the first error or when ctx is done.
 // Its chunks' columns are those of chunks handed back (recycle) when there
 // are some: 16 MB a group not allocated again.
-func (src *columnSource) readAhead(ctx context.Context, first, workers int, starts []int64, ch chan<- groupChunk, recycle <-chan pointio.Chunk) {
+func (src *columnSource) readAhead(ctx context.Context, first, end, workers int, starts []int64, ch chan<- groupChunk, recycle <-chan pointio.Chunk) {
 	defer close(ch)
 	rdr, fr, err := src.openGroups()
 	if rdr != nil {
 		defer rdr.Close()
 	}
 	var buf []orb.Point
-	for g := first; g < len(starts)-1; g += workers {
+	for g := first; g < end; g += workers {
 		var c pointio.Chunk
 		select {
 		case c = <-recycle:
@@ -189,13 +219,50 @@ func (p *parquetChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Ch
 			return pointio.Chunk{}, r.err
 		}
 		p.next++
-		return r.c, nil
+		if c := cutChunk(r.c, p.lo, p.hi); c.Len() > 0 {
+			return c, nil
+		}
+		return p.Next(ctx, pointio.Chunk{}) // an empty range's group
 	case <-ctx.Done():
 		return pointio.Chunk{}, ctx.Err()
 	}
 }
 
 func (p *parquetChunks) Rows() int64 { return p.n }
+
+// cutChunk is the rows of c in [lo, hi).
+func cutChunk(c pointio.Chunk, lo, hi int64) pointio.Chunk {
+	a, b := max(lo-c.Base, 0), min(int64(c.Len()), hi-c.Base)
+	if a == 0 && b == int64(c.Len()) {
+		return c
+	}
+	out := pointio.Chunk{Base: c.Base + a, Lat: c.Lat[a:b], Lon: c.Lon[a:b]}
+	if c.IDs != nil {
+		out.IDs = c.IDs[a:b]
+	}
+	return out
+}
+
+// OpenChunksRange is OpenChunks for rows [lo, hi) of path, an MPI rank's
+// share of a file every rank reads: a Parquet file's row groups that hold
+// them (the chunks cut to them), a .npy file's rows from lo on, other
+// formats read from the start and cut (pointio.ChunkRange). Errors name
+// rows in the whole file.
+func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int, lo, hi int64) (pointio.ChunkReader, error) {
+	switch {
+	case pointio.IsParquet(path):
+		return openParquetRange(path, opts, 0, lo, hi)
+	case strings.EqualFold(filepath.Ext(path), ".npy") && opts.IDColumn == "":
+		if _, byRows, err := pointio.NPYRows(path); err == nil && byRows {
+			return pointio.OpenNPYChunksRange(path, opts.Radians, chunkRows, int(lo), int(hi))
+		}
+	}
+	r, err := OpenChunks(ctx, path, opts, chunkRows)
+	if err != nil {
+		return nil, err
+	}
+	return pointio.ChunkRange(r, lo, hi), nil
+}
 
 // Close stops the readers ahead.
 func (p *parquetChunks) Close() error {
