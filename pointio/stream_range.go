@@ -44,9 +44,10 @@ func (c *rangeChunks) Next(ctx context.Context, dst Chunk) (Chunk, error) {
 
 // cutChunk is the rows of c in [lo, hi) (hi < 0: no end).
 func cutChunk(c Chunk, lo, hi int64) Chunk {
-	a, b := max(lo-c.Base, 0), int64(c.Len())
+	n := int64(c.Len())
+	a, b := min(max(lo-c.Base, 0), n), n
 	if hi >= 0 {
-		b = min(b, hi-c.Base)
+		b = max(min(b, hi-c.Base), a)
 	}
 	out := Chunk{Base: c.Base + a, Lat: c.Lat[a:b], Lon: c.Lon[a:b]}
 	if c.IDs != nil {

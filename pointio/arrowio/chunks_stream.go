@@ -94,6 +94,11 @@ func openParquetRange(path string, opts pointio.ReadOptions, workers int, lo, hi
 		return nil, inputError(path, fmt.Sprintf("rows [%d, %d) of %d", lo, hi, n), nil)
 	}
 	g0, g1 := groupsOf(starts, lo, hi)
+	for g := g0; g < g1; g++ {
+		if starts[g+1]-starts[g] > bigGroupRows {
+			return openParquetBatches(src, starts, g0, g1, lo, hi)
+		}
+	}
 	if workers <= 0 {
 		// A reader a 4 cores: a group decodes on one core, so reading
 		// keeps up with the query and the writer on a few, and each
@@ -232,7 +237,9 @@ func (p *parquetChunks) Rows() int64 { return p.n }
 
 // cutChunk is the rows of c in [lo, hi).
 func cutChunk(c pointio.Chunk, lo, hi int64) pointio.Chunk {
-	a, b := max(lo-c.Base, 0), min(int64(c.Len()), hi-c.Base)
+	n := int64(c.Len())
+	a := min(max(lo-c.Base, 0), n)
+	b := max(min(n, hi-c.Base), a)
 	if a == 0 && b == int64(c.Len()) {
 		return c
 	}

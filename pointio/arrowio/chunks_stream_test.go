@@ -199,3 +199,36 @@ func TestChunksRange(t *testing.T) {
 		}
 	}
 }
+
+// A file of one big row group is read in batches: the same points, ids,
+// errors and ranges.
+func TestParquetBigGroupInBatches(t *testing.T) {
+	defer func(g, b int64) { bigGroupRows, batchRows = g, b }(bigGroupRows, batchRows)
+	bigGroupRows, batchRows = 1000, 700
+	path := writeTestParquet(t, "big.parquet", nil, 5000, testColumns(5000, -1))
+	if r, _ := OpenChunks(context.Background(), path, pointio.ReadOptions{}, 0); r != nil {
+		if _, ok := r.(*parquetBatches); !ok {
+			t.Fatalf("a group of 5000 rows read as %T", r)
+		}
+		r.Close()
+	}
+	checkAsWhole(t, path, pointio.ReadOptions{IDColumn: "id"})
+	checkAsWhole(t, writeTestParquet(t, "bigbad.parquet", nil, 5000, testColumns(5000, 3333)), pointio.ReadOptions{})
+	wantLat, _, _, _ := ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
+	r, err := OpenChunksRange(context.Background(), path, pointio.ReadOptions{}, 0, 1234, 4321)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var lat []float64
+	var c pointio.Chunk
+	for {
+		if c, err = r.Next(context.Background(), c); err != nil {
+			break
+		}
+		lat = append(lat, c.Lat...)
+	}
+	if err != io.EOF || !slices.Equal(lat, wantLat[1234:4321]) {
+		t.Errorf("rows [1234, 4321) in batches: %d rows, %v", len(lat), err)
+	}
+}
