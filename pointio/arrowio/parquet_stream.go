@@ -249,9 +249,11 @@ func (a *arrowBatches) close() error { return a.sink.Close() }
 // the first group's, with every group's metadata, written as the
 // library writes it (thrift, length, magic): the whole file's bytes.
 // pqarrow's writer per group was kept over the lower-level column
-// writers: it is what today's writer runs, so the pages match by
-// construction, and its per-group overhead (a schema and a footer, a few
-// hundred bytes) is nothing beside a group's 20 MB.
+// writers (file.Writer's typed WriteBatch on the same columns): measured
+// on one core, a 2^20-row nearest group took 23 ms with either
+// (BenchmarkParquetGroupEncode, within the noise), and pqarrow is what
+// today's writer runs, so its pages and footer (the ARROW:schema key)
+// are today's by construction.
 type parquetAssembler struct {
 	w       io.Writer
 	schema  *arrow.Schema

@@ -4,7 +4,13 @@ import (
 	"io"
 	"math"
 	"testing"
+	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
 )
 
@@ -50,4 +56,69 @@ func BenchmarkParquetAnswers(b *testing.B) {
 		}
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	})
+}
+
+// One row group of 2^20 nearest answers encoded by pqarrow's writer (what
+// the stream writer runs a core each) beside arrow-go's lower-level
+// column writers fed the same columns.
+func BenchmarkParquetGroupEncode(b *testing.B) {
+	const n = 1 << 20
+	ref, metres := benchAnswers(n)
+	g := &answerGroup{k: 1}
+	g.reset(0)
+	g.add(pointio.KindNearest, pointio.Answers{N: n, Nearest: func(i int) (uint32, float64) { return ref[i], metres[i] }}, 0, n)
+	schema := arrow.NewSchema(answerFields(pointio.KindNearest), nil)
+	p := &parquetAssembler{schema: schema}
+	b.Run("pqarrow", func(b *testing.B) {
+		for b.Loop() {
+			g.enc.Reset()
+			if _, err := p.encode(g.record(pointio.KindNearest, schema), &g.enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("column-writers", func(b *testing.B) {
+		for b.Loop() {
+			g.enc.Reset()
+			if err := encodeColumns(&g.enc, schema, g.obs, g.ref, g.metres); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// encodeColumns writes one row group of the nearest answers' columns
+// through file.Writer's column writers, with newSink's properties.
+func encodeColumns(w io.Writer, schema *arrow.Schema, obs []int64, ref []uint32, metres []float64) error {
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithMaxRowGroupLength(1<<62), parquet.WithDictionaryDefault(false),
+		parquet.WithEncodingFor(obsIndexField.Name, parquet.Encodings.DeltaBinaryPacked),
+		parquet.WithCompressionFor(metresField.Name, compress.Codecs.Uncompressed))
+	sc, err := pqarrow.ToParquet(schema, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		return err
+	}
+	fw := file.NewParquetWriter(w, sc.Root(), file.WithWriterProps(props))
+	rg := fw.AppendRowGroup()
+	cols := []func(cw file.ColumnChunkWriter) error{
+		func(cw file.ColumnChunkWriter) error { _, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(obs, nil, nil); return err },
+		func(cw file.ColumnChunkWriter) error {
+			_, err := cw.(*file.Int32ColumnChunkWriter).WriteBatch(unsafe.Slice((*int32)(unsafe.Pointer(&ref[0])), len(ref)), nil, nil)
+			return err
+		},
+		func(cw file.ColumnChunkWriter) error { _, err := cw.(*file.Float64ColumnChunkWriter).WriteBatch(metres, nil, nil); return err },
+	}
+	for _, col := range cols {
+		cw, err := rg.NextColumn()
+		if err != nil {
+			return err
+		}
+		if err := col(cw); err != nil {
+			return err
+		}
+	}
+	if err := rg.Close(); err != nil {
+		return err
+	}
+	return fw.Close()
 }
