@@ -101,12 +101,18 @@ func encodeColumns(w io.Writer, schema *arrow.Schema, obs []int64, ref []uint32,
 	fw := file.NewParquetWriter(w, sc.Root(), file.WithWriterProps(props))
 	rg := fw.AppendRowGroup()
 	cols := []func(cw file.ColumnChunkWriter) error{
-		func(cw file.ColumnChunkWriter) error { _, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(obs, nil, nil); return err },
+		func(cw file.ColumnChunkWriter) error {
+			_, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(obs, nil, nil)
+			return err
+		},
 		func(cw file.ColumnChunkWriter) error {
 			_, err := cw.(*file.Int32ColumnChunkWriter).WriteBatch(unsafe.Slice((*int32)(unsafe.Pointer(&ref[0])), len(ref)), nil, nil)
 			return err
 		},
-		func(cw file.ColumnChunkWriter) error { _, err := cw.(*file.Float64ColumnChunkWriter).WriteBatch(metres, nil, nil); return err },
+		func(cw file.ColumnChunkWriter) error {
+			_, err := cw.(*file.Float64ColumnChunkWriter).WriteBatch(metres, nil, nil)
+			return err
+		},
 	}
 	for _, col := range cols {
 		cw, err := rg.NextColumn()
