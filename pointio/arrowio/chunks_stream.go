@@ -19,13 +19,14 @@ import (
 )
 
 // OpenChunks opens path for reading in chunks: a Parquet file a row group
-// at a time (several read ahead side by side), an Arrow IPC file or
-// stream a window of batches at a time, any other format as
+// at a time (several read ahead side by side; a huge group in batches),
+// an Arrow IPC file or stream a window of batches at a time, standard
+// input ("-") as OpenReaderChunks reads it, any other format as
 // pointio.OpenChunks reads it (chunkRows points a chunk, 0: the default).
 func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (pointio.ChunkReader, error) {
 	switch {
 	case path == "-":
-		return pointio.OpenChunks(ctx, path, opts, chunkRows)
+		return OpenReaderChunks(ctx, os.Stdin, opts, chunkRows, "")
 	case isIPC(path):
 		return openIPCChunks(ctx, path, opts)
 	case pointio.IsParquet(path):
