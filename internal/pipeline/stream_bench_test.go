@@ -50,9 +50,14 @@ func TestWriteBenchInput(t *testing.T) {
 // peak heap in use of each (nearly all live: peakHeap collects often).
 // With $GEOKNN_BENCH_RSS set the collector runs as in the command, and
 // /usr/bin/time -v on one of them alone gives the process's peak RSS.
-func BenchmarkParquetToParquet(b *testing.B) {
+func BenchmarkParquetToParquet(b *testing.B) { benchParquetTo(b, pointio.FormatParquet) }
+
+// BenchmarkParquetToCSV is BenchmarkParquetToParquet writing CSV.
+func BenchmarkParquetToCSV(b *testing.B) { benchParquetTo(b, pointio.FormatCSV) }
+
+func benchParquetTo(b *testing.B, format string) {
 	in := benchInput(b)
-	out := filepath.Join(b.TempDir(), "out.parquet")
+	out := filepath.Join(b.TempDir(), "out."+format)
 	paths := map[string]func(w *bufio.Writer){
 		"whole": func(w *bufio.Writer) {
 			lat, lon, _, err := arrowio.ReadFileRadians(context.Background(), in, pointio.ReadOptions{})
@@ -64,11 +69,16 @@ func BenchmarkParquetToParquet(b *testing.B) {
 				idx[i], _ = cheapAnswer(lat[i], lon[i])
 			}
 			answer := func(i int) (uint32, float64) { _, m := cheapAnswer(lat[i], lon[i]); return idx[i], m }
-			if err := arrowio.WriteResults(w, pointio.FormatParquet, len(lat), answer); err != nil {
+			if format == pointio.FormatCSV {
+				err = pointio.WriteResults(w, len(lat), answer)
+			} else {
+				err = arrowio.WriteResults(w, format, len(lat), answer)
+			}
+			if err != nil {
 				b.Fatal(err)
 			}
 		},
-		"stream": func(w *bufio.Writer) { streamAnswers(b, in, pointio.FormatParquet, w) },
+		"stream": func(w *bufio.Writer) { streamAnswers(b, in, format, w) },
 	}
 	for _, name := range []string{"whole", "stream"} {
 		b.Run(name, func(b *testing.B) {
