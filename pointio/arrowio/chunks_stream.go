@@ -30,7 +30,7 @@ func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chun
 	case isIPC(path):
 		return openIPCChunks(ctx, path, opts)
 	case pointio.IsParquet(path):
-		return openParquetChunks(path, opts, 0)
+		return openParquetChunks(path, opts, chunkRows, 0)
 	}
 	return pointio.OpenChunks(ctx, path, opts, chunkRows)
 }
@@ -42,6 +42,7 @@ type parquetChunks struct {
 	n       int64 // rows [lo, hi), in groups [first, first+groups)
 	lo, hi  int64
 	first   int
+	rows    int                // the points a chunk gathers at least (small groups)
 	recycle chan pointio.Chunk // chunks handed back, for the readers to fill again
 	groups  int
 	out     []chan groupChunk
@@ -60,13 +61,13 @@ type groupChunk struct {
 // reader holds a group (2^20 rows are 32 MB as points and radians).
 const chunkReaders = 4
 
-func openParquetChunks(path string, opts pointio.ReadOptions, workers int) (pointio.ChunkReader, error) {
-	return openParquetRange(path, opts, workers, 0, -1)
+func openParquetChunks(path string, opts pointio.ReadOptions, chunkRows, workers int) (pointio.ChunkReader, error) {
+	return openParquetRange(path, opts, chunkRows, workers, 0, -1)
 }
 
 // openParquetRange reads the row groups that hold rows [lo, hi) (hi < 0:
 // to the end), the chunks cut to them.
-func openParquetRange(path string, opts pointio.ReadOptions, workers int, lo, hi int64) (_ pointio.ChunkReader, err error) {
+func openParquetRange(path string, opts pointio.ReadOptions, chunkRows, workers int, lo, hi int64) (_ pointio.ChunkReader, err error) {
 	defer recoverCorrupt(path, &err)
 	rdr, err := file.OpenParquetFile(path, true)
 	if err != nil {
@@ -108,7 +109,10 @@ func openParquetRange(path string, opts pointio.ReadOptions, workers int, lo, hi
 	}
 	workers = max(1, min(workers, g1-g0))
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &parquetChunks{n: hi - lo, lo: lo, hi: hi, first: g0, groups: g1 - g0, cancel: cancel, recycle: make(chan pointio.Chunk, workers)}
+	if chunkRows <= 0 {
+		chunkRows = pointio.DefaultChunkRows
+	}
+	p := &parquetChunks{n: hi - lo, lo: lo, hi: hi, first: g0, rows: chunkRows, groups: g1 - g0, cancel: cancel, recycle: make(chan pointio.Chunk, workers)}
 	for w := range workers {
 		ch := make(chan groupChunk, 1)
 		p.out = append(p.out, ch)
@@ -200,37 +204,69 @@ func (src *columnSource) readGroup(ctx context.Context, fr *pqarrow.FileReader, 
 	return c, buf, nil
 }
 
+// Next returns the next row group, or consecutive small ones gathered
+// into dst's columns until they hold p.rows points: a file of small groups
+// (DuckDB writes 122,880 rows) still makes chunks worth a query.
 func (p *parquetChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
-	if p.done != nil {
-		return pointio.Chunk{}, p.done
+	c, err := p.group(ctx)
+	if err != nil || c.Len() >= p.rows || p.next == p.groups {
+		p.giveBack(dst)
+		return c, err
 	}
-	if cap(dst.Lat) > 0 {
+	out := pointio.Chunk{Base: c.Base, Lat: append(dst.Lat[:0], c.Lat...), Lon: append(dst.Lon[:0], c.Lon...), IDs: c.IDs}
+	p.giveBack(c)
+	for out.Len() < p.rows && p.next < p.groups {
+		if c, err = p.group(ctx); err == io.EOF {
+			break
+		} else if err != nil {
+			return pointio.Chunk{}, err
+		}
+		out.Lat, out.Lon = append(out.Lat, c.Lat...), append(out.Lon, c.Lon...)
+		if out.IDs != nil {
+			out.IDs = append(slices.Clip(out.IDs), c.IDs...)
+		}
+		p.giveBack(c)
+	}
+	return out, nil
+}
+
+// giveBack hands a chunk's columns to the readers to fill again.
+func (p *parquetChunks) giveBack(c pointio.Chunk) {
+	if cap(c.Lat) > 0 {
 		select {
-		case p.recycle <- pointio.Chunk{Lat: dst.Lat, Lon: dst.Lon}:
+		case p.recycle <- pointio.Chunk{Lat: c.Lat[:0], Lon: c.Lon[:0]}:
 		default:
 		}
 	}
-	if p.next == p.groups {
-		p.done = io.EOF
-		return pointio.Chunk{}, io.EOF
-	}
-	select {
-	case r, ok := <-p.out[p.next%len(p.out)]:
-		if !ok {
-			r.err = fmt.Errorf("arrowio: row group %d not read", p.next)
+}
+
+// group is the next row group's rows in the range (io.EOF after the last).
+func (p *parquetChunks) group(ctx context.Context) (pointio.Chunk, error) {
+	for {
+		if p.done != nil {
+			return pointio.Chunk{}, p.done
 		}
-		if r.err != nil {
-			p.done = r.err
-			p.cancel()
-			return pointio.Chunk{}, r.err
+		if p.next == p.groups {
+			p.done = io.EOF
+			return pointio.Chunk{}, io.EOF
 		}
-		p.next++
-		if c := cutChunk(r.c, p.lo, p.hi); c.Len() > 0 {
-			return c, nil
+		select {
+		case r, ok := <-p.out[p.next%len(p.out)]:
+			if !ok {
+				r.err = fmt.Errorf("arrowio: row group %d not read", p.next)
+			}
+			if r.err != nil {
+				p.done = r.err
+				p.cancel()
+				return pointio.Chunk{}, r.err
+			}
+			p.next++
+			if c := cutChunk(r.c, p.lo, p.hi); c.Len() > 0 {
+				return c, nil
+			}
+		case <-ctx.Done():
+			return pointio.Chunk{}, ctx.Err()
 		}
-		return p.Next(ctx, pointio.Chunk{}) // an empty range's group
-	case <-ctx.Done():
-		return pointio.Chunk{}, ctx.Err()
 	}
 }
 
@@ -259,7 +295,7 @@ func cutChunk(c pointio.Chunk, lo, hi int64) pointio.Chunk {
 func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int, lo, hi int64) (pointio.ChunkReader, error) {
 	switch {
 	case pointio.IsParquet(path):
-		return openParquetRange(path, opts, 0, lo, hi)
+		return openParquetRange(path, opts, chunkRows, 0, lo, hi)
 	case strings.EqualFold(filepath.Ext(path), ".npy") && opts.IDColumn == "":
 		if _, byRows, err := pointio.NPYRows(path); err == nil && byRows {
 			return pointio.OpenNPYChunksRange(path, opts.Radians, chunkRows, int(lo), int(hi))
