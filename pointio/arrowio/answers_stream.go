@@ -171,11 +171,13 @@ func answerFields(kind pointio.AnswerKind) []arrow.Field {
 	return []arrow.Field{obsIndexField, refIndexField, metresField}
 }
 
-// bytesPerItem estimates a group's memory an observation (its copy, the
-// batch and the encoding), to bound the groups held at once.
+// bytesPerItem estimates a batch's memory an observation while it is
+// encoded: its copy (12 or 20 bytes an answer), the batch's columns
+// (24 an answer for k nearest), the encoding (about 13-17) and the
+// encoder's pages; it bounds the batches held at once.
 func bytesPerItem(kind pointio.AnswerKind, k int) int {
 	if kind == pointio.KindKNearest {
-		return 40 * k
+		return 64 * k
 	}
-	return 40
+	return 64
 }
