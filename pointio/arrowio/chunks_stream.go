@@ -78,17 +78,11 @@ func openParquetRange(path string, opts pointio.ReadOptions, chunkRows, workers 
 	if err != nil {
 		return nil, err
 	}
-	starts := make([]int64, rdr.NumRowGroups()+1)
-	for g := range rdr.NumRowGroups() {
-		starts[g+1] = starts[g] + rdr.MetaData().RowGroup(g).NumRows()
-	}
-	if err := checkRows(path, starts, fileSize(path)); err != nil {
+	starts, err := groupStarts(path, rdr)
+	if err != nil {
 		return nil, err
 	}
 	n := starts[len(starts)-1]
-	if n == 0 {
-		return nil, inputError(path, "no points", nil)
-	}
 	if hi < 0 {
 		hi = n
 	}
@@ -120,6 +114,22 @@ func openParquetRange(path string, opts pointio.ReadOptions, chunkRows, workers 
 		go ws.readAhead(ctx, g0+w, g1, workers, starts, ch, p.recycle)
 	}
 	return p, nil
+}
+
+// groupStarts is each row group's first row, and the row count last,
+// checked as the whole-file reader checks them.
+func groupStarts(path string, rdr *file.Reader) ([]int64, error) {
+	starts := make([]int64, rdr.NumRowGroups()+1)
+	for g := range rdr.NumRowGroups() {
+		starts[g+1] = starts[g] + rdr.MetaData().RowGroup(g).NumRows()
+	}
+	if err := checkRows(path, starts, fileSize(path)); err != nil {
+		return nil, err
+	}
+	if starts[len(starts)-1] == 0 {
+		return nil, inputError(path, "no points", nil)
+	}
+	return starts, nil
 }
 
 // groupsOf is the row groups [g0, g1) that hold rows [lo, hi).
