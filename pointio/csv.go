@@ -44,6 +44,9 @@ type ReadOptions struct {
 	// sink, when set, takes the CSV reader's points a chunk at a time
 	// instead of a result that holds them all (ReadFileRadians).
 	sink func([]orb.Point)
+	// idSink, with sink, takes the id column's values of the points sink
+	// takes, so a stream holds no ids of the rows already handed on.
+	idSink func([]string)
 }
 
 // ReadCSV reads points from CSV data (RFC 4180, as implemented by
@@ -85,7 +88,7 @@ func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([
 	if err != nil {
 		return nil, nil, err
 	}
-	rows.sink = opts.sink
+	rows.sink, rows.idSink = opts.sink, opts.idSink
 	pts, err := rows.readChunks(br, rows.headerEnd, csvBlockBytes, sizeHint)
 	if err != nil {
 		return nil, nil, err
@@ -122,8 +125,9 @@ type csvRows struct {
 	ids []string
 	// sink, if set, takes the points instead of the result; sunk counts
 	// them.
-	sink func([]orb.Point)
-	sunk int
+	sink   func([]orb.Point)
+	idSink func([]string)
+	sunk   int
 }
 
 // readHeader reads the header record from cr and locates the coordinate

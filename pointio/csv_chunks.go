@@ -113,6 +113,10 @@ func (r *csvRows) keep(pts, got []orb.Point) []orb.Point {
 	if r.sink != nil {
 		r.sink(got)
 		r.sunk += len(got)
+		if r.idSink != nil && r.id >= 0 {
+			r.idSink(r.ids[:len(got):len(got)])
+			r.ids = r.ids[len(got):]
+		}
 		return pts
 	}
 	return append(pts, got...)

@@ -49,4 +49,14 @@
 //
 // with one row per observation, in input order, and distances in metres
 // rounded to millimetres.
+//
+// # Streaming
+//
+// OpenChunks reads a file a chunk at a time (a ChunkReader: CSV by
+// blocks, .npy by row ranges; GeoJSON and .npz whole), with the checks
+// and the errors of the whole-file readers; an AnswerWriter
+// (NewCSVAnswerWriter, NewNPZAnswerWriter, NewNPZAnswerWriterAt) writes
+// a query's answers a chunk at a time in input order, the same bytes as
+// the whole-answer writers. Package internal/pipeline joins them around
+// a query with a bounded number of chunks in flight.
 package pointio

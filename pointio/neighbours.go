@@ -27,32 +27,39 @@ func WriteKResults(w *bufio.Writer, n, k int, row KRow) error {
 	if k == 1 {
 		return writeNearestOrNone(w, n, row)
 	}
-	return writeLines(w, KResultsHeader, n, 1<<14, func(dst []byte, i int) []byte {
-		for r := range k {
-			ref, m, ok := row(i, r)
-			if !ok {
-				break
-			}
-			dst = strconv.AppendInt(dst, int64(i), 10)
-			dst = append(dst, ',')
-			dst = strconv.AppendInt(dst, int64(r+1), 10)
-			dst = appendRefLine(append(dst, ','), ref, m)
+	return writeLines(w, KResultsHeader, n, 1<<14, func(dst []byte, i int) []byte { return appendKLines(dst, i, k, row) })
+}
+
+// appendKLines appends observation i's lines of WriteKResults (k > 1).
+func appendKLines(dst []byte, i, k int, row KRow) []byte {
+	for r := range k {
+		ref, m, ok := row(i, r)
+		if !ok {
+			break
 		}
-		return dst
-	})
+		dst = strconv.AppendInt(dst, int64(i), 10)
+		dst = append(dst, ',')
+		dst = strconv.AppendInt(dst, int64(r+1), 10)
+		dst = appendRefLine(append(dst, ','), ref, m)
+	}
+	return dst
 }
 
 // writeNearestOrNone is WriteResults's form for k = 1, with "i,-1," where
 // no reference lies within the limit.
 func writeNearestOrNone(w *bufio.Writer, n int, row KRow) error {
-	return writeLines(w, ResultsHeader, n, 1<<16, func(dst []byte, i int) []byte {
-		dst = strconv.AppendInt(dst, int64(i), 10)
-		ref, m, ok := row(i, 0)
-		if !ok {
-			return append(dst, ",-1,\n"...)
-		}
-		return appendRefLine(append(dst, ','), ref, m)
-	})
+	return writeLines(w, ResultsHeader, n, 1<<16, func(dst []byte, i int) []byte { return appendNearestOrNone(dst, i, row) })
+}
+
+// appendNearestOrNone appends observation i's line of WriteKResults with
+// k = 1.
+func appendNearestOrNone(dst []byte, i int, row KRow) []byte {
+	dst = strconv.AppendInt(dst, int64(i), 10)
+	ref, m, ok := row(i, 0)
+	if !ok {
+		return append(dst, ",-1,\n"...)
+	}
+	return appendRefLine(append(dst, ','), ref, m)
 }
 
 // appendRefLine appends "ref,metres\n".
@@ -113,25 +120,35 @@ type Within struct {
 
 // WriteWithinCounts writes "obs_index,count" for n observations.
 func WriteWithinCounts(w *bufio.Writer, n int, in Within) error {
-	return writeLines(w, "obs_index,count", n, 1<<16, func(dst []byte, i int) []byte {
-		dst = strconv.AppendInt(dst, int64(i), 10)
-		dst = append(dst, ',')
-		dst = strconv.AppendInt(dst, int64(in.Count(i)), 10)
-		return append(dst, '\n')
-	})
+	return writeLines(w, withinCountsHeader, n, 1<<16, func(dst []byte, i int) []byte { return appendCountLine(dst, i, in.Count(i)) })
+}
+
+// withinCountsHeader is the header line WriteWithinCounts writes.
+const withinCountsHeader = "obs_index,count"
+
+// appendCountLine appends WriteWithinCounts's line "i,count".
+func appendCountLine(dst []byte, i, count int) []byte {
+	dst = strconv.AppendInt(dst, int64(i), 10)
+	dst = append(dst, ',')
+	dst = strconv.AppendInt(dst, int64(count), 10)
+	return append(dst, '\n')
 }
 
 // WriteWithinLists writes ResultsHeader's columns, one line per reference
 // within the radius of each observation, nearest first.
 func WriteWithinLists(w *bufio.Writer, n int, in Within) error {
-	return writeLines(w, ResultsHeader, n, 1<<12, func(dst []byte, i int) []byte {
-		for r := range in.Count(i) {
-			ref, m := in.Ref(i, r)
-			dst = strconv.AppendInt(dst, int64(i), 10)
-			dst = appendRefLine(append(dst, ','), ref, m)
-		}
-		return dst
-	})
+	return writeLines(w, ResultsHeader, n, 1<<12, func(dst []byte, i int) []byte { return appendListLines(dst, i, i, in) })
+}
+
+// appendListLines appends WriteWithinLists's lines of the observation
+// numbered i, whose answers in are at j.
+func appendListLines(dst []byte, i, j int, in Within) []byte {
+	for r := range in.Count(j) {
+		ref, m := in.Ref(j, r)
+		dst = strconv.AppendInt(dst, int64(i), 10)
+		dst = appendRefLine(append(dst, ','), ref, m)
+	}
+	return dst
 }
 
 // WriteWithinNPZ writes a radius query's answer as a NumPy archive in CSR

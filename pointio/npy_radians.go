@@ -131,20 +131,26 @@ func (nf *npyPoints) readRows(ctx context.Context, path string, radians bool, lo
 			return nil, nil, npyError(path, err)
 		}
 		la, ln := lat[b0:b1], lon[b0:b1]
-		bad := firstBad(b1-b0, func(a, b int) int {
-			for i := a; i < b; i++ {
-				la[i], ln[i] = decode(block[2*i*size:]), decode(block[(2*i+1)*size:])
-				if !rule.ok(la[i], ln[i]) {
-					return i
-				}
-				latDeg, lonDeg := rule.degrees(la[i], ln[i])
-				la[i], ln[i] = latDeg*math.Pi/180, lonDeg*math.Pi/180 // as AppendRadians
-			}
-			return -1
-		})
-		if bad >= 0 {
+		if bad := decodeNPYBlock(block, la, ln, size, decode, rule); bad >= 0 {
 			return nil, nil, rule.err(path, lo+b0+bad, la[bad], ln[bad])
 		}
 	}
 	return lat, lon, nil
+}
+
+// decodeNPYBlock decodes the rows of block (size bytes a value) into la
+// and ln in radians, checking each, on every core; it returns the first
+// bad row (its values left in la and ln) or -1.
+func decodeNPYBlock(block []byte, la, ln []float64, size int, decode func([]byte) float64, rule npyRule) int {
+	return firstBad(len(la), func(a, b int) int {
+		for i := a; i < b; i++ {
+			la[i], ln[i] = decode(block[2*i*size:]), decode(block[(2*i+1)*size:])
+			if !rule.ok(la[i], ln[i]) {
+				return i
+			}
+			latDeg, lonDeg := rule.degrees(la[i], ln[i])
+			la[i], ln[i] = latDeg*math.Pi/180, lonDeg*math.Pi/180 // as AppendRadians
+		}
+		return -1
+	})
 }

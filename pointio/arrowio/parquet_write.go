@@ -21,7 +21,7 @@ import (
 // batches) of parquetGroupItems observations (more rows where an
 // observation has several); Parquet is Snappy compressed, as pandas and
 // pyarrow write it by default.
-const parquetGroupItems = 1 << 20
+var parquetGroupItems = 1 << 20
 
 var (
 	obsIndexField = arrow.Field{Name: "obs_index", Type: arrow.PrimitiveTypes.Int64}
@@ -239,21 +239,24 @@ func view[T any](b []byte) []T {
 // order): the general writer behind answers that carry identifiers.
 func WriteRows(w io.Writer, format string, fields []arrow.Field, n int, rows func(i int, add func(vals ...any))) error {
 	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
-		rows(i, func(vals ...any) {
-			for k, v := range vals {
-				switch b := bs[k].(type) {
-				case *array.Int64Builder:
-					b.Append(v.(int64))
-				case *array.Int32Builder:
-					b.Append(v.(int32))
-				case *array.Uint32Builder:
-					b.Append(v.(uint32))
-				case *array.Float64Builder:
-					b.Append(v.(float64))
-				case *array.StringBuilder:
-					b.Append(v.(string))
-				}
-			}
-		})
+		rows(i, func(vals ...any) { appendValues(bs, vals) })
 	})
+}
+
+// appendValues appends one row's values to the column builders.
+func appendValues(bs []array.Builder, vals []any) {
+	for k, v := range vals {
+		switch b := bs[k].(type) {
+		case *array.Int64Builder:
+			b.Append(v.(int64))
+		case *array.Int32Builder:
+			b.Append(v.(int32))
+		case *array.Uint32Builder:
+			b.Append(v.(uint32))
+		case *array.Float64Builder:
+			b.Append(v.(float64))
+		case *array.StringBuilder:
+			b.Append(v.(string))
+		}
+	}
 }

@@ -1,0 +1,183 @@
+package arrowio
+
+import (
+	"bytes"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/pointio"
+)
+
+// answerGroup is the answers of a batch's observations (parquetGroupItems
+// of them but for the last batch), copied out of the chunks they came in
+// (whose buffers the query reuses) until the batch is encoded, and the
+// encoding. A writer's groups are reused from batch to batch: fresh
+// 20 MB buffers cost more in page faults and clearing than the copy.
+type answerGroup struct {
+	base, items int
+	k           int
+	obs         []int64   // nearest: the obs_index column
+	ref         []uint32  // nearest: one an item; k nearest: k an item; lists: the entries
+	metres      []float64 // as ref
+	rows        []int32   // k nearest: the answers found of each item
+	counts      []uint32  // radius: each item's count
+	enc         bytes.Buffer
+}
+
+// reset empties g for the batch whose first observation is base.
+func (g *answerGroup) reset(base int) {
+	g.base, g.items = base, 0
+	g.obs, g.ref, g.metres, g.rows, g.counts = g.obs[:0], g.ref[:0], g.metres[:0], g.rows[:0], g.counts[:0]
+	g.enc.Reset()
+}
+
+// add copies a's observations [lo, hi) (indices of a) in.
+func (g *answerGroup) add(kind pointio.AnswerKind, a pointio.Answers, lo, hi int) {
+	at, n := g.items, hi-lo
+	g.items += n
+	switch kind {
+	case pointio.KindNearest:
+		g.obs, g.ref, g.metres = grow(g.obs, g.items), grow(g.ref, g.items), grow(g.metres, g.items)
+		parallel.Blocks(n, 1<<14, 0, func(_, b0, b1 int) {
+			for j := b0; j < b1; j++ {
+				g.obs[at+j] = int64(g.base + at + j)
+				g.ref[at+j], g.metres[at+j] = a.Nearest(lo + j)
+			}
+		})
+	case pointio.KindKNearest:
+		g.addK(a, lo, n, at)
+	default:
+		g.addWithin(kind, a, lo, n)
+	}
+}
+
+// addK copies n rows of k answers, from a's row lo, to item at on.
+func (g *answerGroup) addK(a pointio.Answers, lo, n, at int) {
+	k := g.k
+	g.ref, g.metres, g.rows = grow(g.ref, g.items*k), grow(g.metres, g.items*k), grow(g.rows, g.items)
+	parallel.Blocks(n, 1<<12, 0, func(_, b0, b1 int) {
+		for j := b0; j < b1; j++ {
+			found := int32(0)
+			for r := range k {
+				ref, m, ok := a.KRow(lo+j, r)
+				if !ok {
+					break
+				}
+				g.ref[(at+j)*k+r], g.metres[(at+j)*k+r] = ref, m
+				found++
+			}
+			g.rows[at+j] = found
+		}
+	})
+}
+
+// addWithin copies n radius answers (their lists too for KindWithinLists).
+func (g *answerGroup) addWithin(kind pointio.AnswerKind, a pointio.Answers, lo, n int) {
+	for j := lo; j < lo+n; j++ {
+		c := a.Within.Count(j)
+		g.counts = append(g.counts, uint32(c))
+		if kind != pointio.KindWithinLists {
+			continue
+		}
+		for r := range c {
+			ref, m := a.Within.Ref(j, r)
+			g.ref, g.metres = append(g.ref, ref), append(g.metres, m)
+		}
+	}
+}
+
+// grow is s with length n, its first elements kept.
+func grow[T any](s []T, n int) []T {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	out := make([]T, n, max(n, 2*cap(s)))
+	copy(out, s)
+	return out
+}
+
+// record is the group as the batch today's writers make of the same
+// observations: writeFixed's for the nearest, writeTable's builders'
+// for the others, so the encodings match byte for byte.
+func (g *answerGroup) record(kind pointio.AnswerKind, schema *arrow.Schema) arrow.RecordBatch {
+	if kind == pointio.KindNearest {
+		return columnsBatch(schema, g.items, asBytes(g.obs), asBytes(g.ref), asBytes(g.metres))
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	bs, e := b.Fields(), 0
+	for j := range g.items {
+		i := int64(g.base + j)
+		switch kind {
+		case pointio.KindKNearest:
+			for r := range int(g.rows[j]) {
+				bs[0].(*array.Int64Builder).Append(i)
+				bs[1].(*array.Int32Builder).Append(int32(r + 1))
+				bs[2].(*array.Uint32Builder).Append(g.ref[j*g.k+r])
+				bs[3].(*array.Float64Builder).Append(g.metres[j*g.k+r])
+			}
+		case pointio.KindWithinCounts:
+			bs[0].(*array.Int64Builder).Append(i)
+			bs[1].(*array.Uint32Builder).Append(g.counts[j])
+		default:
+			for range g.counts[j] {
+				bs[0].(*array.Int64Builder).Append(i)
+				bs[1].(*array.Uint32Builder).Append(g.ref[e])
+				bs[2].(*array.Float64Builder).Append(g.metres[e])
+				e++
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// columnsBatch is a batch of n rows of fixed-width columns held in cols,
+// made as fixedBatch makes its batches (so encoded the same).
+func columnsBatch(schema *arrow.Schema, n int, cols ...[]byte) arrow.RecordBatch {
+	arrays := make([]arrow.Array, len(cols))
+	for c, f := range schema.Fields() {
+		data := array.NewData(f.Type, n, []*memory.Buffer{nil, memory.NewBufferBytes(cols[c])}, nil, 0, 0)
+		arrays[c] = array.MakeFromData(data)
+		data.Release()
+	}
+	rec := array.NewRecordBatch(schema, arrays, int64(n))
+	for _, a := range arrays {
+		a.Release()
+	}
+	return rec
+}
+
+// asBytes is s's memory as bytes.
+func asBytes[T any](s []T) []byte {
+	var zero T
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(zero)))
+}
+
+// answerFields are the columns of kind's answers, as today's writers
+// name them.
+func answerFields(kind pointio.AnswerKind) []arrow.Field {
+	switch kind {
+	case pointio.KindKNearest:
+		return []arrow.Field{obsIndexField, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, refIndexField, metresField}
+	case pointio.KindWithinCounts:
+		return []arrow.Field{obsIndexField, {Name: "count", Type: arrow.PrimitiveTypes.Uint32}}
+	}
+	return []arrow.Field{obsIndexField, refIndexField, metresField}
+}
+
+// bytesPerItem estimates a batch's memory an observation while it is
+// encoded: its copy (12 or 20 bytes an answer), the batch's columns
+// (24 an answer for k nearest), the encoding (about 13-17) and the
+// encoder's pages; it bounds the batches held at once.
+func bytesPerItem(kind pointio.AnswerKind, k int) int {
+	if kind == pointio.KindKNearest {
+		return 64 * k
+	}
+	return 64
+}

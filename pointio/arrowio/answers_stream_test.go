@@ -1,0 +1,153 @@
+package arrowio
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/geoknn/geoknn/pointio"
+)
+
+// answerSet is a query's answers held whole: k a row (MaxUint32 past
+// those found), and radius lists of entries into ref and metres.
+type answerSet struct {
+	n, k   int
+	ref    []uint32
+	metres []float64
+	lists  [][]int
+}
+
+func generatedAnswers(n, k int, seed uint64) *answerSet {
+	r := rand.New(rand.NewPCG(seed, 1))
+	s := &answerSet{n: n, k: k, ref: make([]uint32, n*k), metres: make([]float64, n*k), lists: make([][]int, n)}
+	for i := range n {
+		found := k
+		if r.IntN(5) == 0 {
+			found = r.IntN(k) + 1
+		}
+		for j := range k {
+			e := i*k + j
+			s.ref[e], s.metres[e] = r.Uint32N(1<<20), r.Float64()*2e7
+			if j >= found {
+				s.ref[e], s.metres[e] = math.MaxUint32, math.Inf(1)
+			} else if r.IntN(2) == 0 {
+				s.lists[i] = append(s.lists[i], e)
+			}
+		}
+	}
+	return s
+}
+
+func (s *answerSet) chunk(lo, hi int) pointio.Answers {
+	return pointio.Answers{Base: lo, N: hi - lo,
+		Nearest: func(i int) (uint32, float64) { return s.ref[(lo+i)*s.k], s.metres[(lo+i)*s.k] },
+		KRow: func(i, r int) (uint32, float64, bool) {
+			e := (lo+i)*s.k + r
+			return s.ref[e], s.metres[e], s.ref[e] != math.MaxUint32
+		},
+		Within: pointio.Within{Count: func(i int) int { return len(s.lists[lo+i]) }, Ref: func(i, r int) (uint32, float64) {
+			e := s.lists[lo+i][r]
+			return s.ref[e], s.metres[e]
+		}}}
+}
+
+// whole is what today's writers write for s.
+func (s *answerSet) whole(format string, kind pointio.AnswerKind) ([]byte, error) {
+	var b bytes.Buffer
+	a := s.chunk(0, s.n)
+	var err error
+	switch kind {
+	case pointio.KindNearest:
+		err = WriteResults(&b, format, s.n, a.Nearest)
+	case pointio.KindKNearest:
+		err = WriteKResults(&b, format, s.n, s.k, a.KRow)
+	case pointio.KindWithinCounts:
+		err = WriteWithin(&b, format, s.n, pointio.Within{Count: a.Within.Count})
+	default:
+		err = WriteWithin(&b, format, s.n, a.Within)
+	}
+	return b.Bytes(), err
+}
+
+// streamed writes s through NewAnswerWriter, chunk rows at a time.
+func (s *answerSet) streamed(format string, kind pointio.AnswerKind, chunk, workers int) ([]byte, error) {
+	var b bytes.Buffer
+	w, err := NewAnswerWriter(&b, format, kind, s.k, StreamOptions{Workers: workers})
+	if err != nil {
+		return nil, err
+	}
+	for lo := 0; lo < s.n; lo += chunk {
+		if err := w.Write(s.chunk(lo, min(s.n, lo+chunk))); err != nil {
+			w.Abort()
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// The streamed Parquet and Arrow answers are today's, byte for byte, for
+// every kind, in row groups of 1000 observations (set small so that a
+// test has many) and of 2^20 (today's), whatever the chunks.
+func TestStreamedAnswersAsWhole(t *testing.T) {
+	defer func(n int) { parquetGroupItems = n }(parquetGroupItems)
+	sets := []*answerSet{generatedAnswers(5_500, 3, 1), generatedAnswers(1, 1, 2), {k: 2}}
+	for _, group := range []int{1000, 1 << 20} {
+		parquetGroupItems = group
+		for si, s := range sets {
+			for _, format := range []string{pointio.FormatParquet, pointio.FormatArrow} {
+				for kind := pointio.KindNearest; kind <= pointio.KindWithinLists; kind++ {
+					want, wantErr := s.whole(format, kind)
+					for _, chunk := range []int{333, 1000, 4096, max(s.n, 1)} {
+						got, err := s.streamed(format, kind, chunk, 3)
+						if fmt.Sprint(err) != fmt.Sprint(wantErr) || !bytes.Equal(got, want) {
+							t.Errorf("set %d, groups of %d, %s, kind %d, chunks of %d: %d bytes (%v), want %d (%v)",
+								si, group, format, kind, chunk, len(got), err, len(want), wantErr)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// Rows with identifiers streamed are WriteRows's, byte for byte.
+func TestRowsWriterAsWhole(t *testing.T) {
+	defer func(n int) { parquetGroupItems = n }(parquetGroupItems)
+	parquetGroupItems = 1000
+	fields := []arrow.Field{obsIndexField, {Name: "obs_id", Type: arrow.BinaryTypes.String}, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, metresField}
+	rows := func(base int) func(j int, add func(...any)) {
+		return func(j int, add func(...any)) {
+			i := base + j
+			for r := range i % 3 {
+				add(int64(i), fmt.Sprintf("id %d", i), int32(r), float64(i)/7)
+			}
+		}
+	}
+	for _, format := range []string{pointio.FormatParquet, pointio.FormatArrow} {
+		var want bytes.Buffer
+		if err := WriteRows(&want, format, fields, 5_500, rows(0)); err != nil {
+			t.Fatal(err)
+		}
+		for _, chunk := range []int{1, 777, 5_500} {
+			var got bytes.Buffer
+			w, err := NewRowsWriter(&got, format, fields, StreamOptions{Workers: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for lo := 0; lo < 5_500; lo += chunk {
+				if err := w.Write(min(chunk, 5_500-lo), rows(lo)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s, chunks of %d: %d bytes (%v), want %d", format, chunk, got.Len(), err, want.Len())
+			}
+		}
+	}
+}

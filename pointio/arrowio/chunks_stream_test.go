@@ -1,0 +1,234 @@
+package arrowio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/geoknn/geoknn/pointio"
+)
+
+// readChunks reads every chunk of path, checking that they follow on.
+func readChunks(t *testing.T, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
+	t.Helper()
+	r, err := OpenChunks(context.Background(), path, opts, 100)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer r.Close()
+	var c pointio.Chunk
+	for {
+		if c, err = r.Next(context.Background(), c); err == io.EOF {
+			return lat, lon, ids, nil
+		}
+		if err != nil {
+			return lat, lon, ids, err
+		}
+		if c.Base != int64(len(lat)) {
+			t.Fatalf("%s: chunk at %d after %d rows", path, c.Base, len(lat))
+		}
+		lat, lon, ids = append(lat, c.Lat...), append(lon, c.Lon...), append(ids, c.IDs...)
+	}
+}
+
+// checkAsWhole wants path's chunks to be ReadFileRadians's columns, ids
+// and error.
+func checkAsWhole(t *testing.T, path string, opts pointio.ReadOptions) {
+	t.Helper()
+	wantLat, wantLon, wantIDs, wantErr := ReadFileRadians(context.Background(), path, opts)
+	lat, lon, ids, err := readChunks(t, path, opts)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("%s: chunks: %v; whole: %v", path, err, wantErr)
+	}
+	bits := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+	if wantErr == nil && (!slices.EqualFunc(lat, wantLat, bits) || !slices.EqualFunc(lon, wantLon, bits) || !slices.Equal(ids, wantIDs)) {
+		t.Fatalf("%s: %d chunked points, %d ids; want %d, %d", path, len(lat), len(ids), len(wantLat), len(wantIDs))
+	}
+}
+
+// testColumns is n points with ids, row bad (if any) at latitude 95.
+func testColumns(n, bad int) map[string]arrow.Array {
+	lat, lon, id := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range lat {
+		lat[i], lon[i], id[i] = float64(i%179)-89, float64(i%359)-179, float64(7*i)
+	}
+	if bad >= 0 {
+		lat[bad] = 95
+	}
+	return map[string]arrow.Array{"lat": floats64(lat), "lon": floats64(lon), "id": floats64(id)}
+}
+
+func TestParquetChunksAsWhole(t *testing.T) {
+	ids := pointio.ReadOptions{IDColumn: "id"}
+	for _, groups := range []int64{1, 7, 300, 5000} {
+		checkAsWhole(t, writeTestParquet(t, "p.parquet", nil, groups, testColumns(2000, -1)), ids)
+	}
+	checkAsWhole(t, writeTestParquet(t, "bad.parquet", nil, 300, testColumns(2000, 1500)), pointio.ReadOptions{})
+	for _, name := range []string{"airports_pyarrow_f32.parquet", "airports_pyarrow_native.parquet", "airports_pyarrow_wkb.parquet", "airports_pyarrow.feather"} {
+		checkAsWhole(t, filepath.Join("testdata", name), pointio.ReadOptions{})
+	}
+}
+
+// A bad row in a late row group is the error, after the groups before it
+// and none after.
+func TestParquetChunksStopAtError(t *testing.T) {
+	path := writeTestParquet(t, "late.parquet", nil, 100, testColumns(5000, 4321))
+	lat, _, _, err := readChunks(t, path, pointio.ReadOptions{})
+	var ie *pointio.InputError
+	if !errors.As(err, &ie) || ie.Row != 4322 || len(lat) != 4300 {
+		t.Fatalf("%v after %d rows; want row 4322 after 4300", err, len(lat))
+	}
+}
+
+func TestIPCChunksAsWhole(t *testing.T) {
+	cols := testColumns(5000, -1)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "lat", Type: arrow.PrimitiveTypes.Float64}, {Name: "lon", Type: arrow.PrimitiveTypes.Float64}, {Name: "id", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	dir := t.TempDir()
+	for _, stream := range []bool{false, true} {
+		var buf bytes.Buffer
+		var w interface {
+			Write(arrow.RecordBatch) error
+			Close() error
+		}
+		w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
+		if !stream {
+			w, _ = ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+		}
+		for lo := int64(0); lo < 5000; lo += 999 {
+			hi := min(5000, lo+999)
+			rec := array.NewRecordBatch(schema, []arrow.Array{array.NewSlice(cols["lat"], lo, hi), array.NewSlice(cols["lon"], lo, hi), array.NewSlice(cols["id"], lo, hi)}, hi-lo)
+			w.Write(rec)
+		}
+		w.Close()
+		path := filepath.Join(dir, fmt.Sprintf("p%v.arrow", stream))
+		os.WriteFile(path, buf.Bytes(), 0o644)
+		checkAsWhole(t, path, pointio.ReadOptions{IDColumn: "id"})
+	}
+}
+
+// Standard input's formats: streamed or spooled, the same points as the
+// file, and no temporary file left.
+func TestReaderChunks(t *testing.T) {
+	dir := t.TempDir()
+	for _, path := range []string{
+		writeTestParquet(t, "p.parquet", nil, 300, testColumns(2000, -1)),
+		filepath.Join("testdata", "airports_pyarrow.feather"),
+		filepath.Join("..", "testdata", "airports_numpy_f64.npy"),
+		filepath.Join("..", "testdata", "airports_numpy.npz"),
+		filepath.Join("..", "..", "testdata", "realdata", "cities.csv"),
+	} {
+		wantLat, _, _, err := ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
+		if !Handles(path) {
+			wantLat, _, _, err = pointio.ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := os.Open(path)
+		r, err := OpenReaderChunks(context.Background(), f, pointio.ReadOptions{}, 500, dir)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var lat []float64
+		var c pointio.Chunk
+		for {
+			if c, err = r.Next(context.Background(), c); err != nil {
+				break
+			}
+			lat = append(lat, c.Lat...)
+		}
+		r.Close()
+		f.Close()
+		if err != io.EOF || !slices.Equal(lat, wantLat) {
+			t.Errorf("%s from a stream: %d points, %v; want %d", path, len(lat), err, len(wantLat))
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// A rank's rows [lo, hi) come as the whole file's rows [lo, hi), their
+// Base counting in the whole file, for Parquet (groups skipped), .npy
+// (seek) and CSV (cut).
+func TestChunksRange(t *testing.T) {
+	files := []string{
+		writeTestParquet(t, "r.parquet", nil, 300, testColumns(2000, -1)),
+		filepath.Join("..", "testdata", "airports_numpy_f64.npy"),
+		filepath.Join("..", "..", "testdata", "realdata", "cities.csv"),
+	}
+	for _, path := range files {
+		wantLat, _, _, err := ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
+		if !Handles(path) {
+			wantLat, _, _, err = pointio.ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int64(len(wantLat))
+		for _, rg := range [][2]int64{{0, n}, {250, 700}, {299, 301}, {n - 1, n}, {5, 5}} {
+			r, err := OpenChunksRange(context.Background(), path, pointio.ReadOptions{}, 64, rg[0], rg[1])
+			if err != nil {
+				t.Fatalf("%s %v: %v", path, rg, err)
+			}
+			var lat []float64
+			var c pointio.Chunk
+			for {
+				if c, err = r.Next(context.Background(), c); err != nil {
+					break
+				}
+				if c.Base != rg[0]+int64(len(lat)) || c.Len() == 0 {
+					t.Fatalf("%s %v: a chunk at %d after %d rows", path, rg, c.Base, len(lat))
+				}
+				lat = append(lat, c.Lat...)
+			}
+			r.Close()
+			if err != io.EOF || !slices.Equal(lat, wantLat[rg[0]:rg[1]]) {
+				t.Errorf("%s rows %v: %d rows, %v", path, rg, len(lat), err)
+			}
+		}
+	}
+}
+
+// A file of one big row group is read in batches: the same points, ids,
+// errors and ranges.
+func TestParquetBigGroupInBatches(t *testing.T) {
+	defer func(g, b int64) { bigGroupRows, batchRows = g, b }(bigGroupRows, batchRows)
+	bigGroupRows, batchRows = 1000, 700
+	path := writeTestParquet(t, "big.parquet", nil, 5000, testColumns(5000, -1))
+	if r, _ := OpenChunks(context.Background(), path, pointio.ReadOptions{}, 0); r != nil {
+		if _, ok := r.(*parquetBatches); !ok {
+			t.Fatalf("a group of 5000 rows read as %T", r)
+		}
+		r.Close()
+	}
+	checkAsWhole(t, path, pointio.ReadOptions{IDColumn: "id"})
+	checkAsWhole(t, writeTestParquet(t, "bigbad.parquet", nil, 5000, testColumns(5000, 3333)), pointio.ReadOptions{})
+	wantLat, _, _, _ := ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
+	r, err := OpenChunksRange(context.Background(), path, pointio.ReadOptions{}, 0, 1234, 4321)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var lat []float64
+	var c pointio.Chunk
+	for {
+		if c, err = r.Next(context.Background(), c); err != nil {
+			break
+		}
+		lat = append(lat, c.Lat...)
+	}
+	if err != io.EOF || !slices.Equal(lat, wantLat[1234:4321]) {
+		t.Errorf("rows [1234, 4321) in batches: %d rows, %v", len(lat), err)
+	}
+}

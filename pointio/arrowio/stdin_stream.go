@@ -1,0 +1,76 @@
+package arrowio
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/geoknn/geoknn/pointio"
+)
+
+// OpenReaderChunks reads points in chunks from r, standard input say
+// (named "-" in errors): CSV (gzip-compressed or not), GeoJSON and .npy
+// as a stream; Parquet (read from its footer), Arrow IPC and .npz
+// through a temporary file in dir ("": os.TempDir()), removed on Close,
+// as knn run reads standard input today.
+func OpenReaderChunks(ctx context.Context, r io.Reader, opts pointio.ReadOptions, chunkRows int, dir string) (pointio.ChunkReader, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, _ := br.Peek(8)
+	ext := ""
+	switch h := string(head); {
+	case strings.HasPrefix(h, "PAR1"):
+		ext = ".parquet"
+	case strings.HasPrefix(h, ipcMagic):
+		ext = ".arrow"
+	case strings.HasPrefix(h, "\xff\xff\xff\xff"):
+		ext = ".arrows"
+	case strings.HasPrefix(h, "PK\x03\x04"):
+		ext = ".npz"
+	case strings.HasPrefix(h, "\x93NUMPY") && opts.IDColumn == "":
+		return pointio.OpenNPYChunks(br, "-", opts.Radians, chunkRows)
+	default:
+		return pointio.OpenTextChunks(br, "-", opts, chunkRows), nil
+	}
+	tmp, err := spool(ctx, br, dir, ext)
+	if err != nil {
+		return nil, err
+	}
+	c, err := OpenChunks(ctx, tmp, opts, chunkRows)
+	if err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	return spooled{c, tmp}, nil
+}
+
+// spooled is a chunk reader of a temporary file, removed on Close.
+type spooled struct {
+	pointio.ChunkReader
+	path string
+}
+
+func (s spooled) Close() error {
+	err := s.ChunkReader.Close()
+	os.Remove(s.path)
+	return err
+}
+
+// spool copies r to a new temporary file named *ext and returns its path.
+func spool(ctx context.Context, r io.Reader, dir, ext string) (string, error) {
+	f, err := os.CreateTemp(dir, "knn-stdin-*"+ext)
+	if err != nil {
+		return "", fmt.Errorf("standard input: %w", err)
+	}
+	_, err = io.Copy(f, pointio.ContextReader(ctx, r))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("standard input: %w", err)
+	}
+	return f.Name(), nil
+}

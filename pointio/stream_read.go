@@ -1,0 +1,251 @@
+package pointio
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/paulmach/orb"
+)
+
+// Chunk is a run of consecutive points of an input, as the engine reads
+// them: latitude and longitude columns in radians (the same bits as
+// ReadFileRadians gives) and, when asked for, the id column's values.
+type Chunk struct {
+	// Base is the input's 0-based row (point) index of Lat[0].
+	Base int64
+	// Lat and Lon are in radians.
+	Lat, Lon []float64
+	// IDs holds the ReadOptions.IDColumn values, nil when none is asked.
+	IDs []string
+}
+
+// Len is the number of points in c.
+func (c Chunk) Len() int { return len(c.Lat) }
+
+// ChunkReader reads an input a chunk at a time, in order, each chunk
+// checked as the whole-file readers check the file: an error names the
+// file and the row or line in the whole input (the same *InputError), and
+// the chunks before it are all there is.
+type ChunkReader interface {
+	// Next returns the next chunk, reusing dst's columns where they have
+	// room, or io.EOF after the last one. The chunk is the caller's until
+	// it hands it back as a later call's dst.
+	Next(ctx context.Context, dst Chunk) (Chunk, error)
+	// Rows is the number of points the input holds when its header or
+	// metadata says so before reading (Parquet, Arrow files, .npy), else
+	// -1.
+	Rows() int64
+	// Close releases the input and stops any reading ahead.
+	Close() error
+}
+
+// DefaultChunkRows is the chunk size of the readers that choose it (CSV,
+// .npy, the whole-file formats): 2^20 points, 16 MiB of radian columns.
+const DefaultChunkRows = 1 << 20
+
+// OpenChunks opens path ("-": standard input) for reading in chunks of
+// about chunkRows points (0: DefaultChunkRows): CSV and gzip-compressed
+// CSV by blocks, .npy by row ranges (Fortran order whole), GeoJSON and
+// .npz whole and then handed out in chunks. Parquet and Arrow files are
+// opened by package arrowio's OpenChunks.
+func OpenChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int) (ChunkReader, error) {
+	if chunkRows <= 0 {
+		chunkRows = DefaultChunkRows
+	}
+	switch formatOf(path) {
+	case formatNPY:
+		if opts.IDColumn == "" && path != "-" {
+			return openNPYChunks(path, opts.Radians, chunkRows)
+		}
+	case formatGeoJSON, formatNPZ:
+		return ReadWholeChunks(ctx, path, opts, chunkRows, ReadFileRadians)
+	}
+	return openTextChunks(ctx, path, opts, chunkRows)
+}
+
+// ReadWholeChunks reads path whole with read (a ReadFileRadians) and
+// hands it out in chunks of chunkRows: for the formats that cannot be
+// read in pieces.
+func ReadWholeChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int,
+	read func(context.Context, string, ReadOptions) ([]float64, []float64, []string, error)) (ChunkReader, error) {
+	lat, lon, ids, err := read(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &sliceChunks{lat: lat, lon: lon, ids: ids, rows: max(chunkRows, 1)}, nil
+}
+
+// sliceChunks hands out columns held whole, chunk by chunk (the chunks
+// share the columns: nothing is copied).
+type sliceChunks struct {
+	lat, lon []float64
+	ids      []string
+	at, rows int
+}
+
+func (s *sliceChunks) Next(ctx context.Context, _ Chunk) (Chunk, error) {
+	if err := ctx.Err(); err != nil {
+		return Chunk{}, err
+	}
+	if s.at >= len(s.lat) {
+		return Chunk{}, io.EOF
+	}
+	hi := min(len(s.lat), s.at+s.rows)
+	c := Chunk{Base: int64(s.at), Lat: s.lat[s.at:hi], Lon: s.lon[s.at:hi]}
+	if s.ids != nil {
+		c.IDs = s.ids[s.at:hi]
+	}
+	s.at = hi
+	return c, nil
+}
+
+func (s *sliceChunks) Rows() int64  { return int64(len(s.lat)) }
+func (s *sliceChunks) Close() error { s.lat, s.lon, s.ids = nil, nil, nil; return nil }
+
+// textPiece is what the text reader hands on: points and their ids, or
+// the reading's end (err, io.EOF when it ended well).
+type textPiece struct {
+	pts []orb.Point
+	ids []string
+	err error
+}
+
+// textChunks reads CSV (gzip-compressed or not, a file or standard input)
+// in a goroutine of its own through the whole-file reader's block
+// parser, whose blocks come here as they are parsed.
+type textChunks struct {
+	pieces  chan textPiece
+	cancel  context.CancelFunc
+	rows    int
+	base    int64
+	pending textPiece // a piece only partly handed out
+	done    error
+}
+
+func openTextChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int) (ChunkReader, error) {
+	in, size, err := openInput(path)
+	if err != nil {
+		return nil, err
+	}
+	return startTextChunks(in, path, size, opts, chunkRows), nil
+}
+
+// OpenTextChunks reads CSV, gzip-compressed CSV or GeoJSON (whole) from r
+// (standard input, say; named name in errors) in chunks of chunkRows
+// points (0: DefaultChunkRows), as OpenChunks reads a file.
+func OpenTextChunks(r io.Reader, name string, opts ReadOptions, chunkRows int) ChunkReader {
+	if chunkRows <= 0 {
+		chunkRows = DefaultChunkRows
+	}
+	return startTextChunks(io.NopCloser(r), name, 0, opts, chunkRows)
+}
+
+// startTextChunks starts reading in (size bytes, 0 if not known).
+func startTextChunks(in io.ReadCloser, name string, size int64, opts ReadOptions, chunkRows int) ChunkReader {
+	rctx, cancel := context.WithCancel(context.Background())
+	t := &textChunks{pieces: make(chan textPiece, 2), cancel: cancel, rows: chunkRows}
+	go t.produce(rctx, in, name, size, opts)
+	return t
+}
+
+// produce reads the input to its end, handing its points on in pieces.
+func (t *textChunks) produce(ctx context.Context, in io.ReadCloser, path string, size int64, opts ReadOptions) {
+	defer in.Close()
+	send := func(p textPiece) {
+		select {
+		case t.pieces <- p:
+		case <-ctx.Done():
+		}
+	}
+	wantIDs := opts.IDColumn != ""
+	var held []orb.Point
+	opts.sink = func(pts []orb.Point) {
+		if wantIDs {
+			held = pts
+			return
+		}
+		send(textPiece{pts: pts})
+	}
+	opts.idSink = func(ids []string) { send(textPiece{pts: held, ids: ids}) }
+	var ids []string
+	pts, err := readFrom(ctx, in, path, size, opts, &ids)
+	if err == nil && len(pts) > 0 {
+		send(textPiece{pts: pts, ids: ids}) // GeoJSON and .npy from a stream: whole
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	send(textPiece{err: err})
+}
+
+// Next gathers pieces until the chunk holds t.rows points or the input
+// ends.
+func (t *textChunks) Next(ctx context.Context, dst Chunk) (Chunk, error) {
+	if t.done != nil {
+		return Chunk{}, t.done
+	}
+	c := Chunk{Base: t.base, Lat: dst.Lat[:0], Lon: dst.Lon[:0], IDs: dst.IDs[:0]}
+	for c.Len() < t.rows {
+		if len(t.pending.pts) == 0 {
+			p, err := t.receive(ctx)
+			if err != nil {
+				t.done = err
+				break
+			}
+			t.pending = p
+		}
+		c = t.take(c)
+	}
+	if c.Len() == 0 && t.done != nil {
+		return Chunk{}, t.done
+	}
+	if t.done != nil && t.done != io.EOF {
+		return Chunk{}, t.done // nothing of a failed input is handed on
+	}
+	if len(c.IDs) == 0 {
+		c.IDs = nil
+	}
+	t.base += int64(c.Len())
+	return c, nil
+}
+
+// receive waits for the next piece with points, or the end.
+func (t *textChunks) receive(ctx context.Context) (textPiece, error) {
+	for {
+		select {
+		case p := <-t.pieces:
+			if p.err != nil {
+				return textPiece{}, p.err
+			}
+			if len(p.pts) > 0 {
+				return p, nil
+			}
+		case <-ctx.Done():
+			return textPiece{}, ctx.Err()
+		}
+	}
+}
+
+// take moves up to the room left in c from the pending piece into c.
+func (t *textChunks) take(c Chunk) Chunk {
+	n := min(t.rows-c.Len(), len(t.pending.pts))
+	c.Lat, c.Lon = AppendRadiansParallel(c.Lat, c.Lon, t.pending.pts[:n])
+	t.pending.pts = t.pending.pts[n:]
+	if t.pending.ids != nil {
+		c.IDs = append(c.IDs, t.pending.ids[:n]...)
+		t.pending.ids = t.pending.ids[n:]
+	}
+	return c
+}
+
+func (t *textChunks) Rows() int64 { return -1 }
+
+// Close stops the reading goroutine (it drops what it still parses).
+func (t *textChunks) Close() error {
+	t.cancel()
+	if t.done == nil {
+		t.done = errors.New("pointio: chunk reader closed")
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package pointio
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+)
+
+// CSVRowsWriter writes WriteCSVRows's table a chunk of items at a time
+// (the answers that carry identifiers), byte for byte as WriteCSVRows
+// writes them all at once.
+type CSVRowsWriter struct {
+	w       *bufio.Writer
+	header  string
+	started bool
+}
+
+// NewCSVRowsWriter writes rows under header to w.
+func NewCSVRowsWriter(w *bufio.Writer, header []string) *CSVRowsWriter {
+	return &CSVRowsWriter{w: w, header: strings.TrimSuffix(string(appendCSVRecord(nil, header)), "\n")}
+}
+
+// Write writes the rows rows(j, add) adds for each of n items (j from 0),
+// after those of the last chunk; rows is called from several goroutines
+// at once.
+func (c *CSVRowsWriter) Write(n int, rows func(j int, add func(fields ...string))) error {
+	if err := c.start(); err != nil {
+		return err
+	}
+	err := writeBlocks(c.w, n, 1<<14, func(dst []byte, lo, hi int) ([]byte, error) {
+		for j := lo; j < hi; j++ {
+			rows(j, func(fields ...string) { dst = appendCSVRecord(dst, fields) })
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
+
+func (c *CSVRowsWriter) start() error {
+	if c.started {
+		return nil
+	}
+	c.started = true
+	if _, err := c.w.WriteString(c.header + "\n"); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
+
+// Close writes the header if no chunk came, and flushes.
+func (c *CSVRowsWriter) Close() error {
+	if err := c.start(); err != nil {
+		return err
+	}
+	return c.w.Flush()
+}
