@@ -90,7 +90,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError{err}
 	}
-	if err := f.checkOutputs(); err != nil {
+	if err := f.checkOutputs(fs); err != nil {
 		return err
 	}
 	if f.mpi {
@@ -158,7 +158,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
-	return reportTrace(stderr, opts.Trace, f)
+	return reportTrace(ctx, stderr, opts.Trace, f)
 }
 
 // format is --out's format: --out-format, else its extension's.
@@ -174,23 +174,18 @@ func (f *runFlags) format() (string, error) {
 
 // checkOutputs checks --out and --trace before any work: each a place
 // that can take it, neither an input nor the other.
-func (f *runFlags) checkOutputs() error {
+func (f *runFlags) checkOutputs(fs *flag.FlagSet) error {
 	if f.obs == "-" && f.ref == "-" {
 		return usagef("run: --obs - and --ref -: standard input holds one of them")
 	}
-	if f.trace == "-" || (f.trace != "" && f.trace == f.out) {
-		if f.trace == "-" {
-			return usagef("run: --trace -: the trace goes to a file (standard output is --out -'s)")
-		}
+	if f.trace == "-" {
+		return usagef("run: --trace -: the trace goes to a file (standard output is --out -'s)")
+	}
+	if f.trace != "" && f.trace == f.out {
 		return usagef("run: --trace and --out name the same file %s", f.out)
 	}
-	for _, path := range []string{f.out, f.trace} {
-		if path == "" {
-			continue
-		}
-		if err := pointio.CheckOutput(path, f.obs, f.ref); err != nil {
-			return err
-		}
+	if err := checkOutputs(fs, []string{"out", "o", "trace"}, []string{f.out, f.trace}, []string{f.obs, f.ref}); err != nil {
+		return err
 	}
 	if f.out == "" {
 		return nil
@@ -203,7 +198,7 @@ func (f *runFlags) checkOutputs() error {
 
 // reportTrace prints the trace's stage totals (-v) and writes it to
 // --trace.
-func reportTrace(w io.Writer, tr *geoknn.Trace, f runFlags) error {
+func reportTrace(ctx context.Context, w io.Writer, tr *geoknn.Trace, f runFlags) error {
 	if f.verbose {
 		fmt.Fprintln(w, "stages (summed over tracks, which overlap):")
 		for _, s := range tr.Stages() {
@@ -213,7 +208,7 @@ func reportTrace(w io.Writer, tr *geoknn.Trace, f runFlags) error {
 	if f.trace == "" {
 		return nil
 	}
-	err := pointio.Write(context.Background(), f.trace, nil, func(b *bufio.Writer) error { return tr.WriteJSON(b) })
+	err := pointio.Write(ctx, f.trace, nil, func(b *bufio.Writer) error { return tr.WriteJSON(b) })
 	if err != nil {
 		return fmt.Errorf("writing the trace %s: %w", f.trace, err)
 	}

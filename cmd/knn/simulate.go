@@ -209,7 +209,8 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := f.checkSimulate(); err != nil {
 		return usageError{err}
 	}
-	if err := checkOutDir(f.outDir); err != nil {
+	digits := max(4, len(strconv.Itoa(f.steps)))
+	if err := f.checkOutDir(fs, digits); err != nil {
 		return err
 	}
 	obs, err := loadSource(ctx, "--obs", f.obs, f.gen, f.seed)
@@ -223,18 +224,26 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// Answers come back to the host only for the steps that use them; the
 	// rest stay on the GPUs.
 	cfg.Answers = func(n int) bool { return f.outDir != "" || (f.validate > 0 && n == f.steps) }
-	out := &simOutput{f: &f, stdout: stdout, stderr: stderr,
-		digits: max(4, len(strconv.Itoa(f.steps))), bar: newStepBar(stderr, f.quiet)}
+	out := &simOutput{f: &f, stdout: stdout, stderr: stderr, digits: digits, bar: newStepBar(stderr, f.quiet)}
+	if f.outDir != "" {
+		if out.dir, err = newStepDir(f.outDir); err != nil {
+			return err
+		}
+		defer out.dir.discard()
+	}
 	out.printHeader()
 	out.start = time.Now()
 	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error { return out.step(ctx, s) })
 	out.bar.clear()
+	if err == nil && out.dir != nil {
+		err = out.dir.commit()
+	}
 	if sum.Steps > 0 || err == nil {
-		out.printResults(sum, obs, ref)
+		out.printResults(sum, obs, ref, err == nil)
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("simulate: interrupted after %d steps, %d step files written whole", sum.Steps, out.written)
+			return fmt.Errorf("simulate: interrupted after %d steps; no step file written", sum.Steps)
 		}
 		return err
 	}
@@ -284,8 +293,9 @@ type simOutput struct {
 	digits         int // of the step numbers in file names
 	bar            *stepBar
 	start          time.Time
-	validated      string // the last step's validation report, once checked
-	written        int    // step files written whole
+	validated      string   // the last step's validation report, once checked
+	written        int      // step files written whole
+	dir            *stepDir // where --out-dir's files go until the end
 }
 
 // printHeader prints the heading of the per-step lines.
@@ -301,8 +311,8 @@ func (o *simOutput) step(ctx context.Context, s simulator.Step) error {
 		o.bar.clear()
 		fmt.Fprintf(o.stderr, "knn: no GPU (%s): running on the CPU\n", s.Result.Fallback)
 	}
-	if o.f.outDir != "" {
-		if err := writeStep(ctx, o.f.outDir, o.f.outFormat, o.digits, s); err != nil {
+	if o.dir != nil {
+		if err := writeStep(ctx, o.dir, o.f.outFormat, o.digits, s); err != nil {
 			return err
 		}
 		o.written++
@@ -349,13 +359,13 @@ func (o *simOutput) printStep(s simulator.Step) {
 }
 
 // printResults prints the summary, the validation and the files written.
-func (o *simOutput) printResults(sum simulator.Summary, obs, ref source) {
+func (o *simOutput) printResults(sum simulator.Summary, obs, ref source, done bool) {
 	f := o.f
 	printSummary(o.stdout, *f, sum, obs, ref)
 	if o.validated != "" {
 		fmt.Fprintf(o.stdout, "validate:     step %d: %s\n", f.steps, o.validated)
 	}
-	if f.outDir != "" && o.written > 0 {
+	if f.outDir != "" && o.written > 0 && done {
 		fmt.Fprintf(o.stdout, "wrote:        %d files, %s to %s\n", o.written,
 			filepath.Join(f.outDir, fmt.Sprintf("step-%0*d.%s", o.digits, 1, f.outFormat)), fmt.Sprintf("step-%0*d.%s", o.digits, o.written, f.outFormat))
 	}
@@ -385,22 +395,24 @@ func stepTime(d time.Duration) string {
 	return fmt.Sprintf("%.3f s", d.Seconds())
 }
 
-// writeStep writes one step's answers to dir/step-NNNN.FORMAT (csv, npz,
-// parquet or arrow).
-func writeStep(ctx context.Context, dir, format string, digits int, s simulator.Step) error {
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return fmt.Errorf("simulate: --out-dir: %w", err)
-	}
-	path := filepath.Join(dir, fmt.Sprintf("step-%0*d.%s", digits, s.N, format))
+// writeStep writes one step's answers to step-NNNN.FORMAT (csv, npz,
+// parquet or arrow) in dir.
+func writeStep(ctx context.Context, dir *stepDir, format string, digits int, s simulator.Step) error {
+	path := dir.path(stepName(s.N, digits, format))
 	if err := writeAnswers(ctx, path, format, nil, s.Result); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	return nil
 }
 
-// checkOutDir checks --out-dir before any work: an existing folder, or a
-// new one in an existing folder (it is made at the first step written).
-func checkOutDir(dir string) error {
+// checkOutDir checks --out-dir before any work: an existing folder that
+// holds none of the files the run writes, or a new one in an existing
+// folder.
+func (f *simFlags) checkOutDir(fs *flag.FlagSet, digits int) error {
+	if err := checkOutputs(fs, []string{"out-dir"}, nil, nil); err != nil {
+		return err
+	}
+	dir := f.outDir
 	if dir == "" {
 		return nil
 	}
@@ -408,7 +420,7 @@ func checkOutDir(dir string) error {
 		if !fi.IsDir() {
 			return fmt.Errorf("simulate: --out-dir %s is not a folder", dir)
 		}
-		return nil
+		return checkStepDir(dir, f.outFormat, f.steps, digits, f.obs, f.ref)
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
