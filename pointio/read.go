@@ -125,7 +125,7 @@ func ReadFileIDs(ctx context.Context, path string, opts ReadOptions) ([]orb.Poin
 
 // readFile reads path's points, and into ids the id column opts names.
 func readFile(ctx context.Context, path string, opts ReadOptions, ids *[]string) ([]orb.Point, error) {
-	in, size, err := openInput(path)
+	in, size, err := openInput(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -283,10 +283,12 @@ func readNPZFile(path string, opts ReadOptions) ([]orb.Point, error) {
 }
 
 // openInput opens path ("-": standard input) and returns its size when
-// known (0 otherwise).
-func openInput(path string) (io.ReadCloser, int64, error) {
+// known (0 otherwise). Standard input and other files that are not regular
+// (a FIFO) are read through CancelReader, so that ctx stops a read that
+// waits on them.
+func openInput(ctx context.Context, path string) (io.ReadCloser, int64, error) {
 	if path == "-" {
-		return io.NopCloser(os.Stdin), 0, nil
+		return io.NopCloser(CancelReader(ctx, os.Stdin)), 0, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -300,7 +302,16 @@ func openInput(path string) (io.ReadCloser, int64, error) {
 		f.Close()
 		return nil, 0, fmt.Errorf("read points: %s is a directory", path)
 	}
+	if !fi.Mode().IsRegular() {
+		return readCloser{CancelReader(ctx, f), f}, 0, nil
+	}
 	return f, fi.Size(), nil
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // sniff guesses the format from the first byte that is not white space or

@@ -579,7 +579,10 @@ func (j *mpiJob) selfOf(counts []int) func(i int) uint32 {
 // runK is run's k-nearest half: the k nearest (within --max-m) of the
 // rank's range, gathered to rank 0 k answers an observation.
 func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
-	k := j.f.kAsked(refs.Len())
+	k, err := j.f.kAsked(refs.Len())
+	if err != nil {
+		return err
+	}
 	gather := j.gathers()
 	res := &geoknn.KResult{K: k}
 	var all *geoknn.KResult

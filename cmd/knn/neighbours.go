@@ -34,7 +34,11 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 		st, write, check = res.Stats, withinWriter(res), func(ctx context.Context) error { return checkWithin(ctx, in, f, res) }
 		labelled = in.labels().within(res)
 	} else {
-		res, err := in.s.KNearest(ctx, in.obs.cols, in.ref.cols, f.kAsked(in.ref.cols.Len()), f.maxM)
+		k, err := f.kAsked(in.ref.cols.Len())
+		if err != nil {
+			return err
+		}
+		res, err := in.s.KNearest(ctx, in.obs.cols, in.ref.cols, k, f.maxM)
 		if err != nil {
 			return err
 		}
@@ -75,13 +79,21 @@ func writeNeighbours(ctx context.Context, out string, stdout io.Writer, format s
 }
 
 // kAsked is how many neighbours to ask of nref references for --k: one
-// more with --exclude-self, whose own reference each row then drops.
-func (f runFlags) kAsked(nref int) int {
-	k := f.k
+// more with --exclude-self, whose own reference each row then drops. A
+// --k above the references there are (less the observation's own with
+// --exclude-self) is a usage error, as the API refuses such a k: the
+// user learns that the rows would hold fewer than k answers.
+func (f runFlags) kAsked(nref int) (int, error) {
 	if f.excludeSelf {
-		k++
+		if f.k > nref-1 {
+			return 0, usagef("run: --k %d with --exclude-self: more than the %d references other than each observation itself", f.k, nref-1)
+		}
+		return f.k + 1, nil
 	}
-	return min(k, nref)
+	if f.k > nref {
+		return 0, usagef("run: --k %d: more than the %d references", f.k, nref)
+	}
+	return f.k, nil
 }
 
 func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
@@ -265,7 +266,15 @@ func (f *runFlags) options() (geoknn.Options, error) {
 	if f.excludeSelf && (f.obs != f.ref || filepath.Base(f.obs) == f.obs && isCount(f.obs)) {
 		return geoknn.Options{}, errors.New("run: --exclude-self needs --obs and --ref to name the same file")
 	}
-	if f.k < 1 || f.withinM < 0 || f.maxM < 0 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
+	for _, d := range []struct {
+		flag string
+		v    float64
+	}{{"--within-m", f.withinM}, {"--max-m", f.maxM}} {
+		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v < 0 {
+			return geoknn.Options{}, fmt.Errorf("run: %s %v: want a finite distance >= 0 metres", d.flag, d.v)
+		}
+	}
+	if f.k < 1 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
 		return geoknn.Options{}, errors.New("run: --k must be >= 1; --within-m and --max-m >= 0; --list goes with --within-m, which does not go with --k")
 	}
 	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
