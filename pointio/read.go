@@ -197,7 +197,7 @@ func ReadReaderIDs(ctx context.Context, r io.Reader, name string, opts ReadOptio
 // format, else its content) of size bytes (0: unknown).
 func readFrom(ctx context.Context, in io.Reader, path string, size int64, opts ReadOptions, ids *[]string) ([]orb.Point, error) {
 	var err error
-	br := bufio.NewReaderSize(ctxReader{ctx, in}, readBufferSize)
+	br := bufio.NewReaderSize(ctxReader{ctx, in}, csvMaxRecordBytes+readBufferSize)
 	kind := formatOf(path)
 	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {
 		return nil, fileError(path, "a Parquet file: read it with package pointio/arrowio (knn run does)")
@@ -216,7 +216,7 @@ func readFrom(ctx context.Context, in io.Reader, path string, size int64, opts R
 		if err != nil {
 			return nil, corruptGzip(path, err)
 		}
-		br, size = bufio.NewReaderSize(ctxReader{ctx, gzipReader{gz, path}}, readBufferSize), 0
+		br, size = bufio.NewReaderSize(ctxReader{ctx, gzipReader{gz, path}}, csvMaxRecordBytes+readBufferSize), 0
 		kind = formatOf(strings.TrimSuffix(strings.TrimSuffix(path, ".gz"), ".GZ"))
 	}
 	if err := checkContent(br, path, kind); err != nil {
