@@ -97,6 +97,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.mpi {
 		return runMPI(ctx, f, opts, stdout, stderr)
 	}
+	if err := f.checkCountsMemory(); err != nil {
+		return err
+	}
 	t0 := time.Now()
 	bar := newProgressBar(stderr, f.quiet)
 	opts.Progress = bar.update
@@ -108,6 +111,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer in.s.Close()
+	if err := f.checkPlanMemory(in.obs.cols.Len(), in.ref.cols.Len(), in.obs.pts != nil || !isCount(f.obs)); err != nil {
+		return err
+	}
 	if in.s.Fallback() != "" {
 		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", in.s.Fallback())
 	}

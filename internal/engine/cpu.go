@@ -95,6 +95,11 @@ func (c *CPU) Nearest(ctx context.Context, req Request, out Result) (Stats, erro
 	end = req.Trace.Begin("host", "prepare references")
 	refs := req.mergedCPU(&mem.refs)
 	end()
+	// Each phase before the query checks ctx: a signal during a long
+	// preparation stops the run at the next phase.
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
 	switch req.Algorithm {
 	case Brute:
 		return c.nearestBrute(ctx, req, out, refs, start)

@@ -395,6 +395,9 @@ func (c *CPU) nearestPlanned(ctx context.Context, req Request, out Result, refs 
 	end := req.Trace.Begin("host", "plan")
 	plan := planGrid(req.Obs, refs, cpuGridCost, req.GridSide, tree)
 	end()
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
 	if plan.tree != nil {
 		var st Stats
 		var err error

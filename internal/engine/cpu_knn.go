@@ -229,6 +229,9 @@ func (c *CPU) KNearest(ctx context.Context, req Request, maxRad float64, out KRe
 	}
 	refs := req.all()
 	search := c.kSearch(req, refs, k, maxRad)
+	if err := ctx.Err(); err != nil { // the index built, before the query
+		return Stats{}, err
+	}
 	st, err := c.run(ctx, req, cpuBatch, start, func() func(lo, hi int) {
 		t := &topK{}
 		return func(lo, hi int) {
