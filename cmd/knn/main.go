@@ -50,8 +50,8 @@ func main() {
 // (loading, the query, validating, writing) stops within about a second,
 // removes its temporary files and frees the GPUs' memory.
 func mainExit(args []string, stdout, stderr io.Writer) (status int) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -62,7 +62,7 @@ func mainExit(args []string, stdout, stderr io.Writer) (status int) {
 			// A second Ctrl-C gets the default action: the impatient user
 			// can always kill a run that cleans up too slowly.
 			signal.Stop(sigs)
-			cancel()
+			cancel(stoppedBy{s.(syscall.Signal)})
 		}
 	}()
 	defer func() {
@@ -80,6 +80,23 @@ func mainExit(args []string, stdout, stderr io.Writer) (status int) {
 		return 128 + int(s.(syscall.Signal))
 	}
 	return exitStatus(err, stderr)
+}
+
+// stoppedBy is the cause of a context cancelled by a signal: what a rank
+// of an MPI job passes on as its exit status (128 + the signal), so that
+// every rank and mpirun end as one process would.
+type stoppedBy struct{ sig syscall.Signal }
+
+func (s stoppedBy) Error() string { return "stopped by " + signalName(s.sig) }
+
+// signalStatus is the exit status of a run stopped by the signal that
+// cancelled ctx, if one did.
+func signalStatus(ctx context.Context) (int, bool) {
+	var s stoppedBy
+	if errors.As(context.Cause(ctx), &s) {
+		return 128 + int(s.sig), true
+	}
+	return 0, false
 }
 
 func signalName(s os.Signal) string {

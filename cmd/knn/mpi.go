@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,8 +51,17 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 	}
 	j := &mpiJob{f: f, opts: opts, lib: lib, world: world, stdout: stdout, stderr: stderr}
 	if err := j.run(ctx); err != nil {
-		fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, err)
-		world.Abort(exitStatus(err, io.Discard))
+		status := exitStatus(err, io.Discard)
+		if s, ok := signalStatus(ctx); ok {
+			// Every rank gets the signal mpirun passes on; the first to
+			// stop ends the job with the signal's status, and none
+			// writes (their writers check ctx).
+			status = s
+			fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, context.Cause(ctx))
+		} else {
+			fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, err)
+		}
+		world.Abort(status)
 		return err // MPI_Abort returned: MPI itself is broken
 	}
 	return lib.Finalize()
@@ -81,6 +91,9 @@ type rankTimes struct {
 
 func (j *mpiJob) run(ctx context.Context) error {
 	if err := j.place(); err != nil {
+		return err
+	}
+	if err := j.sameSettings(); err != nil {
 		return err
 	}
 	s, err := geoknn.NewSearcher(j.opts)
@@ -171,6 +184,52 @@ func (j *mpiJob) run(ctx context.Context) error {
 			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, in.labels())
 		},
 	}, s)
+}
+
+// sameSettings compares this rank's settings with rank 0's, which it
+// broadcasts, before any work: ranks started with different flags would
+// answer different queries (a silently different half), or wait in
+// different collectives until killed. The first flag that differs is
+// named, as a usage error that ends the job.
+func (j *mpiJob) sameSettings() error {
+	mine := j.f.settings()
+	vals := make([]string, len(mine))
+	for k, s := range mine {
+		vals[k] = s.value
+	}
+	root, err := j.world.BcastStrings(vals, 0)
+	if err != nil {
+		return err
+	}
+	if len(root) != len(mine) {
+		return usagef("run --mpi: rank 0 runs another knn (%d settings, here %d): start every rank with the same binary", len(root), len(mine))
+	}
+	for k, s := range mine {
+		if root[k] != s.value {
+			return usagef("run --mpi: rank %d has %s %q, rank 0 %s %q: start every rank with the same flags", j.rank, s.flag, s.value, s.flag, root[k])
+		}
+	}
+	return nil
+}
+
+// setting is a flag of knn run and its value, as text.
+type setting struct{ flag, value string }
+
+// settings are the flags that decide what a run --mpi answers and
+// writes: every rank must have the same.
+func (f runFlags) settings() []setting {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	return []setting{
+		{"--obs", f.obs}, {"--ref", f.ref}, {"--gen", f.gen}, {"--seed", strconv.FormatUint(f.seed, 10)},
+		{"--out", f.out}, {"--out-format", f.outFormat}, {"--out-per-rank", strconv.FormatBool(f.outPerRank)},
+		{"--engine", f.engine}, {"--algo", f.algo}, {"--memory", f.memory}, {"--gpus", strconv.Itoa(f.gpus)},
+		{"--gpus-per-rank", strconv.Itoa(f.gpusPerRank)}, {"--batch-size", strconv.Itoa(f.batch)},
+		{"--grid-side", strconv.Itoa(f.gridSide)}, {"--validate", strconv.Itoa(f.validate)},
+		{"--k", strconv.Itoa(f.k)}, {"--within-m", num(f.withinM)}, {"--max-m", num(f.maxM)},
+		{"--list", strconv.FormatBool(f.list)}, {"--exclude-self", strconv.FormatBool(f.excludeSelf)},
+		{"--lat-col", f.latCol}, {"--lon-col", f.lonCol}, {"--radians", strconv.FormatBool(f.radians)},
+		{"--obs-id", f.obsID}, {"--ref-id", f.refID},
+	}
 }
 
 // obsByRows is --obs as every rank reads its own rows of it, with its row
