@@ -61,7 +61,7 @@ func (f *runFlags) checkPlanMemory(nObs, nRef int, obsOnHost bool) error {
 	if !ok || p.total() <= avail {
 		return nil
 	}
-	return fmt.Errorf("run: --obs %d --ref %d needs about %s of memory (answers %s, references and their index %s, points %s), more than the %s available on this host",
+	return fmt.Errorf("run: --obs %d --ref %d: about %s of memory needed (answers %s, references and their index %s, points %s), more than the %s available on this host",
 		nObs, nRef, bytesText(p.total()), bytesText(p.answers), bytesText(p.refs), bytesText(p.points), bytesText(avail))
 }
 
@@ -70,8 +70,8 @@ func (f *runFlags) checkPlanMemory(nObs, nRef int, obsOnHost bool) error {
 func (f *runFlags) checkCountsMemory() error {
 	nObs, obsErr := countOf(f.obs)
 	nRef, refErr := countOf(f.ref)
-	if obsErr != nil || refErr != nil {
-		return nil
+	if obsErr != nil || refErr != nil || nObs > maxObservations || nRef > maxReferences {
+		return nil // loading says what is wrong with them
 	}
 	_, indexed := sphere.IndexedByName(f.gen)
 	return f.checkPlanMemory(nObs, nRef, f.hostPoints || !indexed)

@@ -111,6 +111,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer in.s.Close()
+	if f.neighbours() && f.withinM == 0 {
+		if _, err := f.kAsked(in.ref.cols.Len()); err != nil {
+			return err
+		}
+	}
 	if err := f.checkPlanMemory(in.obs.cols.Len(), in.ref.cols.Len(), in.obs.pts != nil || !isCount(f.obs)); err != nil {
 		return err
 	}
