@@ -96,6 +96,11 @@ func (j *mpiJob) run(ctx context.Context) error {
 	if err := j.sameSettings(); err != nil {
 		return err
 	}
+	if j.f.outPerRank { // each rank's own file, through the guard run --out goes through
+		if err := pointio.CheckOutput(rankPath(j.f.out, j.rank), j.f.obs, j.f.ref); err != nil {
+			return err
+		}
+	}
 	s, err := geoknn.NewSearcher(j.opts)
 	if err != nil {
 		return err
