@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/geoknn/geoknn"
 )
 
 const usage = `knn: nearest reference point on the sphere for every observation point.
@@ -29,6 +31,7 @@ Usage:
   knn convert IN OUT    convert a file of points (CSV, GeoJSON, Parquet, Arrow, NumPy)
   knn devices           list the CUDA GPUs of this host
   knn bench   [flags]   benchmark sweep: sizes, algorithms, engines, GPUs
+  knn version           print the version, commit, Go release and CUDA driver
   knn help [command]    show help
 
 Example:
@@ -114,6 +117,9 @@ func exitStatus(err error, stderr io.Writer) int {
 	}
 	if !errors.Is(err, errUsageShown) {
 		fmt.Fprintln(stderr, "knn:", err)
+	}
+	if errors.Is(err, geoknn.ErrNoDriver) || errors.Is(err, geoknn.ErrNoGPU) {
+		fmt.Fprintln(stderr, "knn: hint: --engine gpu needs a CUDA GPU; drop it (or give --engine cpu) to run on this host's CPU")
 	}
 	var u usageError
 	if errors.As(err, &u) || errors.Is(err, errUsageShown) {

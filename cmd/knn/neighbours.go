@@ -48,7 +48,7 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 		st, write, check = res.Stats, kWriter(res), func(ctx context.Context) error { return checkK(ctx, in, f, res) }
 		labelled = in.labels().kNearest(res)
 	}
-	fmt.Fprintf(stderr, "engine:       %s (%s)\nquery:        %.3f s; %s\n", st.Engine, strings.Join(st.Devices, ", "), time.Since(t).Seconds(), st.Note)
+	fmt.Fprintf(stderr, "engine:       %s (%s)\nquery:        %.3f s; %s\n", st.Engine, strings.Join(st.Devices, ", "), time.Since(t).Seconds(), f.querySummary(in.ref.cols.Len()))
 	if st.Kernel > 0 {
 		fmt.Fprintf(stderr, "kernels:      GPU %.1f ms (index %.2f ms), %d jobs, %d refined in float64\n",
 			ms(st.Kernel), ms(st.Index), st.Jobs, st.Refined)
@@ -65,7 +65,30 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	if err != nil {
 		return err
 	}
-	return writeNeighbours(ctx, f.out, stdout, format, labelled, write, in.labels())
+	t = time.Now()
+	if err := writeNeighbours(ctx, f.out, stdout, format, labelled, write, in.labels()); err != nil {
+		return fmt.Errorf("writing %s: %w", f.out, err)
+	}
+	fmt.Fprintf(stderr, "wrote %s (%s) in %.3f s\n", f.out, format, time.Since(t).Seconds())
+	return nil
+}
+
+// querySummary says what a neighbour query asked, in the flags' units:
+// metres, and the k the user asked for (not the one more --exclude-self
+// asks of the engine).
+func (f runFlags) querySummary(nref int) string {
+	self := ""
+	if f.excludeSelf {
+		self = ", each observation's own left out"
+	}
+	if f.withinM > 0 {
+		return fmt.Sprintf("within %g m of %d references%s", f.withinM, nref, self)
+	}
+	limit := ""
+	if f.maxM > 0 {
+		limit = fmt.Sprintf(" within %g m", f.maxM)
+	}
+	return fmt.Sprintf("%d nearest%s of %d references%s", f.k, limit, nref, self)
 }
 
 // writeNeighbours writes k-nearest or radius answers to out: as rows with

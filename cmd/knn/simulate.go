@@ -34,14 +34,15 @@ both drawn from --seed) along its great circle, across the poles and the
 antimeridian, and a fraction --replace of the observations is replaced by
 fresh points of --gen. Everything is reproducible from --seed.
 
-One line per step: the simulated time (time_s); the step's wall time (step_s);
+One line per step, on standard output: the simulated time (time_s); the step's wall time (step_s);
 the time spent in the query (query_s: preparing the references and waiting
 for the answers); the host's own work (update_s: moving, drawing and sending
 replacements, mostly overlapped with the GPUs); the GPU kernels (kernel_ms);
 the host preparation of the references and grid plan (prep_ms); the
 observations replaced; and the observations kept whose nearest reference
 changed since the step before (count and fraction of the kept ones; replaced
-observations are counted apart). Then a summary: median, min and max query
+observations are counted apart); kernel_ms and prep_ms are "-" where the engine
+has none (the CPU). Then, on standard error, a summary: median, min and max query
 time, the median whole step, steps per second (not counting output), engine
 and devices.
 
@@ -354,19 +355,29 @@ func (o *simOutput) printStep(s simulator.Step) {
 	if s.N > 1 {
 		changed, frac = strconv.Itoa(s.Changed), fmt.Sprintf("%.3f", 100*s.ChangedFraction)
 	}
-	fmt.Fprintf(o.stdout, "%6d %10g %9.4f %9.4f %9.4f %9.2f %8.2f %10d %10s %8s\n", s.N, s.Time,
-		s.Wall.Seconds(), s.Query.Seconds(), s.Update.Seconds(), ms(s.Stats.Kernel), ms(s.Stats.Prepare), s.Replaced, changed, frac)
+	// Kernel time is the GPU's: a CPU run has none to show, not 0.00.
+	kernel, prep := "-", "-"
+	if s.Stats.Engine == "gpu" {
+		kernel = fmt.Sprintf("%.2f", ms(s.Stats.Kernel))
+	}
+	if s.Stats.Engine == "gpu" || s.Stats.Prepare > 0 {
+		prep = fmt.Sprintf("%.2f", ms(s.Stats.Prepare))
+	}
+	fmt.Fprintf(o.stdout, "%6d %10g %9.4f %9.4f %9.4f %9s %8s %10d %10s %8s\n", s.N, s.Time,
+		s.Wall.Seconds(), s.Query.Seconds(), s.Update.Seconds(), kernel, prep, s.Replaced, changed, frac)
 }
 
 // printResults prints the summary, the validation and the files written.
 func (o *simOutput) printResults(sum simulator.Summary, obs, ref source, done bool) {
 	f := o.f
-	printSummary(o.stdout, *f, sum, obs, ref)
+	// The summary is a report, on stderr beside the progress; stdout
+	// holds the per-step table alone, for tools that read it.
+	printSummary(o.stderr, *f, sum, obs, ref)
 	if o.validated != "" {
-		fmt.Fprintf(o.stdout, "validate:     step %d: %s\n", f.steps, o.validated)
+		fmt.Fprintf(o.stderr, "validate:     step %d: %s\n", f.steps, o.validated)
 	}
 	if f.outDir != "" && o.written > 0 && done {
-		fmt.Fprintf(o.stdout, "wrote:        %d files, %s to %s\n", o.written,
+		fmt.Fprintf(o.stderr, "wrote:        %d files, %s to %s\n", o.written,
 			filepath.Join(f.outDir, fmt.Sprintf("step-%0*d.%s", o.digits, 1, f.outFormat)), fmt.Sprintf("step-%0*d.%s", o.digits, o.written, f.outFormat))
 	}
 }
