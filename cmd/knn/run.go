@@ -55,29 +55,44 @@ Examples:
 Flags:
 `
 
+// runFlags are knn run's flags, grouped by what they decide.
 type runFlags struct {
-	obs, ref, gen, out            string
-	engine, algo, memory          string
-	seed                          uint64
-	gpus, batch, validate, repeat int
-	gridSide                      int
-	quiet, verbose, hostPoints    bool
-	latCol, lonCol                string
-	radians                       bool
-	obsID, refID                  string
-	outFormat                     string
-	trace                         string
-	k                             int
-	withinM, maxM                 float64
-	list, excludeSelf             bool
-	mpi, outPerRank               bool
-	gpusPerRank                   int
+	engineFlags
+	columnFlags
+	queryFlags
+	mpiFlags
+	obs, ref, gen              string
+	seed                       uint64
+	out, outFormat, trace      string
+	validate, repeat, gridSide int
+	quiet, verbose, hostPoints bool
+}
+
+// columnFlags say where the points and their ids are in the files.
+type columnFlags struct {
+	latCol, lonCol string
+	radians        bool
+	obsID, refID   string
+}
+
+// queryFlags choose the query kind: nearest (the default), k nearest
+// within a distance, or within a radius.
+type queryFlags struct {
+	k                 int
+	withinM, maxM     float64
+	list, excludeSelf bool
+}
+
+// mpiFlags make a run one rank of an MPI job.
+type mpiFlags struct {
+	mpi, outPerRank bool
+	gpusPerRank     int
 }
 
 // neighbours reports whether the flags ask for more than the nearest
 // reference: k of them, a distance limit, a radius, or the set against
 // itself.
-func (f *runFlags) neighbours() bool {
+func (f *queryFlags) neighbours() bool {
 	return f.k != 1 || f.withinM > 0 || f.maxM > 0 || f.excludeSelf
 }
 
@@ -238,11 +253,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
 	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m), .npz (NumPy: ref_index, distance_m), .parquet or .arrow (the CSV's columns); - for CSV on stdout")
 	fs.StringVar(&f.out, "o", "", "short for --out")
-	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
-	fs.StringVar(&f.algo, "algo", "grid", "grid (exact, cell index; a k-d tree for references no grid suits, brute force when cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
-	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
-	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
-	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
+	f.engineFlags.register(fs)
 	fs.IntVar(&f.gridSide, "grid-side", 0, "grid algorithm: cells per axis (0 = chosen from a sample of the query; capped at 16 sphere cells a reference)")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers against a float64 haversine brute force")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the query this many times on the open engine and report each time")
@@ -288,25 +299,18 @@ func (f *runFlags) options() (geoknn.Options, error) {
 	if f.k < 1 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
 		return geoknn.Options{}, errors.New("run: --k must be >= 1; --within-m and --max-m >= 0; --list goes with --within-m, which does not go with --k")
 	}
-	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
+	if f.repeat < 1 || f.validate < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
 		return geoknn.Options{}, fmt.Errorf("run: --repeat must be >= 1; --validate, --gpus and --batch-size >= 0; --grid-side from 0 to %d", geoknn.MaxGridSide)
 	}
 	if f.radians && !isNumPy(f.obs) && !isNumPy(f.ref) {
 		return geoknn.Options{}, errors.New("run: --radians is for NumPy inputs (.npy, .npz), and neither --obs nor --ref is one")
 	}
-	eng, err := geoknn.ParseEngine(f.engine)
+	opts, err := f.engineFlags.options()
 	if err != nil {
-		return geoknn.Options{}, err
+		return opts, fmt.Errorf("run: %w", err)
 	}
-	algo, err := geoknn.ParseAlgorithm(f.algo)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	mem, err := geoknn.ParseMemoryMode(f.memory)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	return geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, GridSide: f.gridSide, Memory: mem}, nil
+	opts.GridSide = f.gridSide
+	return opts, nil
 }
 
 // runInputs is what knn run queries: the open searcher and the points,

@@ -75,10 +75,10 @@ func (f *simFlags) configWithRefs(ctx context.Context, cmd string, obs source) (
 }
 
 type simFlags struct {
+	engineFlags
 	obs, ref, gen, refGen string
-	engine, algo, memory  string
 	seed                  uint64
-	gpus, batch, steps    int
+	steps                 int
 	dt, speed, minSpeed   float64
 	replace               float64
 	outDir, outFormat     string
@@ -98,11 +98,7 @@ func addSimulationFlags(fs *flag.FlagSet, f *simFlags, steps int, dt float64) {
 	fs.Float64Var(&f.speed, "speed", 250, "maximum reference speed, m/s (speeds are uniform in [--min-speed, --speed])")
 	fs.Float64Var(&f.minSpeed, "min-speed", 0, "minimum reference speed, m/s (equal to --speed for a fixed speed)")
 	fs.Float64Var(&f.replace, "replace", 0, "fraction of observations replaced by fresh points before each step, in [0, 1]")
-	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
-	fs.StringVar(&f.algo, "algo", "grid", "nearest-reference algorithm: grid, brute or seed (as knn run --algo)")
-	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device or managed")
-	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
-	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
+	f.engineFlags.register(fs)
 }
 
 // check validates the shared flags and fills engineOpts.
@@ -122,9 +118,6 @@ func (f *simFlags) check(cmd string) error {
 	if !(f.replace >= 0 && f.replace <= 1) {
 		return fmt.Errorf("%s: --replace %v: want a fraction in [0, 1]", cmd, f.replace)
 	}
-	if f.gpus < 0 || f.batch < 0 {
-		return fmt.Errorf("%s: --gpus and --batch-size must be >= 0", cmd)
-	}
 	if f.refGen == "" {
 		f.refGen = f.gen
 	}
@@ -133,29 +126,12 @@ func (f *simFlags) check(cmd string) error {
 			return fmt.Errorf("%s: %s %q: unknown generator (want %s)", cmd, g.flag, g.name, strings.Join(sphere.Names(), ", "))
 		}
 	}
-	opts, err := f.options()
+	opts, err := f.engineFlags.options()
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	f.engineOpts = opts
 	return nil
-}
-
-// options parses the engine flags into the searcher's options.
-func (f *simFlags) options() (geoknn.Options, error) {
-	eng, err := geoknn.ParseEngine(f.engine)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	algo, err := geoknn.ParseAlgorithm(f.algo)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	mem, err := geoknn.ParseMemoryMode(f.memory)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	return geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, Memory: mem}, nil
 }
 
 // source is --obs or --ref of a simulation: a file (initial points) or a
