@@ -50,7 +50,14 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 		return err
 	}
 	j := &mpiJob{f: f, opts: opts, lib: lib, world: world, stdout: stdout, stderr: stderr}
-	if err := j.run(ctx); err != nil {
+	err = j.run(ctx)
+	var se settingsError
+	if errors.As(err, &se) {
+		fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, err)
+		lib.Finalize()
+		return errUsageShown
+	}
+	if err != nil {
 		status := exitStatus(err, io.Discard)
 		if s, ok := signalStatus(ctx); ok {
 			// Every rank gets the signal mpirun passes on; the first to
@@ -106,89 +113,124 @@ func (j *mpiJob) run(ctx context.Context) error {
 		return err
 	}
 	defer s.Close()
-	t := time.Now()
-	rows, err := j.obsByRows()
+	in, err := j.spread(ctx)
 	if err != nil {
 		return err
 	}
-	var obs, ref pointSet
 	switch {
-	case j.rank == 0 && rows != nil:
-		obs.desc = j.f.obs + ", each rank reading its rows"
-		if ref, err = loadRef(ctx, j.f); err != nil {
-			return err
-		}
-	case j.rank == 0:
-		if obs, ref, err = loadBoth(ctx, j.f); err != nil {
-			return err
-		}
+	case j.f.withinM > 0:
+		return j.runWithin(ctx, s, in.obs, in.ref, in.part, in.refs, in.counts)
+	case j.f.neighbours():
+		return j.runK(ctx, s, in.obs, in.ref, in.part, in.refs, in.counts)
 	}
-	var part geoknn.Points
-	var counts []int
+	return j.runNearest(ctx, s, in)
+}
+
+// rankInputs are a rank's points once spread: at rank 0 the whole sets
+// as loaded (obs empty where every rank reads its own rows), everywhere
+// the rank's range of observations, the references and every rank's
+// observation count.
+type rankInputs struct {
+	obs, ref pointSet
+	part     geoknn.Points
+	refs     geoknn.Points
+	counts   []int
+}
+
+// spread loads the points (rank 0, or every rank its rows of a file that
+// allows it) and broadcasts and scatters them, timing both.
+func (j *mpiJob) spread(ctx context.Context) (*rankInputs, error) {
+	t := time.Now()
+	in := &rankInputs{}
+	rows, err := j.obsByRows()
+	if err != nil {
+		return nil, err
+	}
+	if err := j.loadAtRoot(ctx, in, rows != nil); err != nil {
+		return nil, err
+	}
 	if rows != nil {
-		if part, counts, err = j.readRows(ctx, rows); err != nil {
-			return err
+		if in.part, in.counts, err = j.readRows(ctx, rows); err != nil {
+			return nil, err
 		}
 	}
 	j.times.load = time.Since(t)
 	t = time.Now()
-	refs, err := j.world.BcastPoints(ref.cols, 0)
-	if err != nil {
-		return err
+	if in.refs, err = j.world.BcastPoints(in.ref.cols, 0); err != nil {
+		return nil, err
 	}
 	if rows == nil {
-		if part, counts, err = j.spreadObs(obs.cols); err != nil {
-			return err
+		if in.part, in.counts, err = j.spreadObs(in.obs.cols); err != nil {
+			return nil, err
 		}
 	}
-	j.nobs = sum(counts)
-	if j.own, err = j.ownLabels(obs, ref, counts); err != nil {
-		return err
+	j.nobs = sum(in.counts)
+	if j.own, err = j.ownLabels(in.obs, in.ref, in.counts); err != nil {
+		return nil, err
 	}
 	j.times.spread = time.Since(t)
-	if j.f.withinM > 0 {
-		return j.runWithin(ctx, s, obs, ref, part, refs, counts)
+	return in, nil
+}
+
+// loadAtRoot loads, at rank 0, the references and, unless every rank
+// reads its own rows (byRows), the observations.
+func (j *mpiJob) loadAtRoot(ctx context.Context, in *rankInputs, byRows bool) error {
+	if j.rank != 0 {
+		return nil
 	}
-	if j.f.neighbours() {
-		return j.runK(ctx, s, obs, ref, part, refs, counts)
-	}
-	// Rank 0 answers its own range in place in the whole result, made
-	// before the query.
-	gather := j.gathers()
-	var all *geoknn.Result
-	var res *geoknn.Result
-	if j.rank == 0 && gather {
-		all = geoknn.NewResult(sum(counts))
-		res = &geoknn.Result{Index: all.Index[:counts[0]:counts[0]], Distance: all.Distance[:counts[0]:counts[0]]}
-	} else {
-		res = geoknn.NewResult(part.Len()) // its pages touched on every core, as one process does
-	}
-	t = time.Now()
-	if err := s.NearestInto(ctx, part, refs, res); err != nil {
+	var err error
+	if byRows {
+		in.obs.desc = j.f.obs + ", each rank reading its rows"
+		in.ref, err = loadRef(ctx, j.f)
 		return err
 	}
-	t = j.queried(t, part.Len(), s, res.Stats)
+	in.obs, in.ref, err = loadBoth(ctx, j.f)
+	return err
+}
+
+// runNearest is run's nearest half: the rank's range answered, gathered
+// to rank 0 in place in the whole result, made before the query.
+func (j *mpiJob) runNearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs) error {
+	gather := j.gathers()
+	var all, res *geoknn.Result
+	if j.rank == 0 && gather {
+		all = geoknn.NewResult(sum(in.counts))
+		res = &geoknn.Result{Index: all.Index[:in.counts[0]:in.counts[0]], Distance: all.Distance[:in.counts[0]:in.counts[0]]}
+	} else {
+		res = geoknn.NewResult(in.part.Len()) // its pages touched on every core, as one process does
+	}
+	t := time.Now()
+	if err := s.NearestInto(ctx, in.part, in.refs, res); err != nil {
+		return err
+	}
+	t = j.queried(t, in.part.Len(), s, res.Stats)
 	if gather {
-		var allIndex []uint32
-		var allDist []float32
-		if all != nil {
-			allIndex, allDist, all.Stats = all.Index, all.Distance, res.Stats
-		}
-		if err := mpi.Gather(j.world, res.Index, allIndex, counts, 1, 0, 1); err != nil {
-			return err
-		}
-		if err := mpi.Gather(j.world, res.Distance, allDist, counts, 1, 0, 2); err != nil {
+		if err := j.gatherNearest(res, all, in.counts); err != nil {
 			return err
 		}
 	}
 	j.times.gather = time.Since(t)
-	return j.complete(ctx, obs, ref, answered{
+	return j.complete(ctx, in.obs, in.ref, answered{
 		own:   j.own.nearest(res),
-		check: func(in *runInputs) error { return in.validate(ctx, in.log, all, j.f.validate, j.f.seed) },
-		write: func(in *runInputs, format string) error {
-			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, in.labels())
+		check: func(ri *runInputs) error { return ri.validate(ctx, ri.log, all, j.f.validate, j.f.seed) },
+		write: func(ri *runInputs, format string) error {
+			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, ri.labels())
 		},
 	}, s)
+}
+
+// gatherNearest gathers every rank's answers into all at rank 0 (nil
+// elsewhere).
+func (j *mpiJob) gatherNearest(res, all *geoknn.Result, counts []int) error {
+	var allIndex []uint32
+	var allDist []float32
+	if all != nil {
+		allIndex, allDist, all.Stats = all.Index, all.Distance, res.Stats
+	}
+	if err := mpi.Gather(j.world, res.Index, allIndex, counts, 1, 0, 1); err != nil {
+		return err
+	}
+	return mpi.Gather(j.world, res.Distance, allDist, counts, 1, 0, 2)
 }
 
 // sameSettings compares this rank's settings with rank 0's, which it
@@ -206,16 +248,31 @@ func (j *mpiJob) sameSettings() error {
 	if err != nil {
 		return err
 	}
-	if len(root) != len(mine) {
-		return usagef("run --mpi: rank 0 runs another knn (%d settings, here %d): start every rank with the same binary", len(root), len(mine))
-	}
+	differs := -1.0
 	for k, s := range mine {
-		if root[k] != s.value {
-			return usagef("run --mpi: rank %d has %s %q, rank 0 %s %q: start every rank with the same flags", j.rank, s.flag, s.value, s.flag, root[k])
+		if k >= len(root) || root[k] != s.value {
+			differs = float64(k)
+			break
 		}
 	}
-	return nil
+	// Every rank learns the verdict, so that all of them end alike,
+	// without MPI_Abort (whose kill can lose the message).
+	first, err := j.world.MaxFloat64(differs)
+	if err != nil || first < 0 {
+		return err
+	}
+	s := mine[int(first)]
+	if differs < 0 {
+		return settingsError{usagef("run --mpi: ranks were started with different flags: %s differs (rank 0 has %q)", s.flag, root[int(first)])}
+	}
+	return settingsError{usagef("run --mpi: rank %d has %s %q, rank 0 %s %q: start every rank with the same flags", j.rank, s.flag, s.value, s.flag, root[int(first)])}
 }
+
+// settingsError is sameSettings' refusal, which every rank returns: the
+// job ends with MPI_Finalize, not MPI_Abort.
+type settingsError struct{ error }
+
+func (e settingsError) Unwrap() error { return e.error }
 
 // setting is a flag of knn run and its value, as text.
 type setting struct{ flag, value string }
