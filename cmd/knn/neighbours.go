@@ -13,6 +13,7 @@ import (
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/validate"
 )
 
 // runNeighbours answers knn run's k-nearest and radius queries: the query,
@@ -164,7 +165,7 @@ func withinWriter(res *geoknn.WithinResult) func(w *bufio.Writer, format string)
 // sampleObs draws n of the observations (all when there are fewer) and
 // their indices, as validateSample does.
 func sampleObs(in *runInputs, n int, seed uint64) (geoknn.Points, []int) {
-	idx := sampleIndices(in.obs.cols.Len(), n, seed)
+	idx := validate.SampleIndices(in.obs.cols.Len(), n, seed)
 	lat, lon := make([]float64, len(idx)), make([]float64, len(idx))
 	for k, i := range idx {
 		lat[k], lon[k] = in.obs.cols.At(i)

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -591,33 +589,10 @@ func loadPoints(ctx context.Context, a pointsArg) (pointSet, error) {
 	return pointSet{cols: geoknn.Radians64(lat, lon), desc: desc}, nil
 }
 
-// sampleIndices draws n of total indices, sorted (all when n >= total),
-// reproducibly from seed.
-func sampleIndices(total, n int, seed uint64) []int {
-	var sample []int
-	if n >= total {
-		sample = make([]int, total)
-		for i := range sample {
-			sample[i] = i
-		}
-		return sample
-	}
-	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	seen := make(map[int]bool, n)
-	for len(sample) < n {
-		if i := r.IntN(total); !seen[i] {
-			seen[i] = true
-			sample = append(sample, i)
-		}
-	}
-	sort.Ints(sample)
-	return sample
-}
-
 // validateSample checks n sampled answers against the float64 haversine
 // brute force over every reference.
 func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, n int, seed uint64) (validate.Report, error) {
-	sample := sampleIndices(obs.cols.Len(), n, seed)
+	sample := validate.SampleIndices(obs.cols.Len(), n, seed)
 	refPts := make([]orb.Point, ref.cols.Len())
 	for i := range refPts {
 		refPts[i] = ref.point(i)
