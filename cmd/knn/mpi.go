@@ -210,13 +210,9 @@ func (j *mpiJob) runNearest(ctx context.Context, s *geoknn.Searcher, in *rankInp
 		}
 	}
 	j.times.gather = time.Since(t)
-	return j.complete(ctx, in.obs, in.ref, answered{
-		own:   j.own.nearest(res),
-		check: func(ri *runInputs) error { return ri.validate(ctx, ri.log, all, j.f.validate, j.f.seed) },
-		write: func(ri *runInputs, format string) error {
-			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, ri.labels())
-		},
-	}, s)
+	a := nearestAnswered(ctx, j.f, j.stdout, j.stderr, all)
+	a.own = j.own.nearest(res)
+	return j.complete(ctx, in.obs, in.ref, a, s)
 }
 
 // gatherNearest gathers every rank's answers into all at rank 0 (nil
@@ -479,14 +475,9 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 	if all != nil {
 		all.Stats = res.Stats
 	}
-	return j.complete(ctx, obs, ref, answered{
-		own:   j.own.within(res),
-		check: func(in *runInputs) error { return checkWithin(ctx, in, j.f, all) },
-		write: func(in *runInputs, format string) error {
-			lb := in.labels()
-			return writeNeighbours(ctx, j.f.out, j.stdout, format, lb.within(all), withinWriter(all), lb)
-		},
-	}, s)
+	a := withinAnswered(ctx, j.f, j.stdout, j.stderr, all)
+	a.own = j.own.within(res)
+	return j.complete(ctx, obs, ref, a, s)
 }
 
 // gathers says whether rank 0 gathers every rank's answers: for --out or
@@ -501,13 +492,6 @@ func (j *mpiJob) queried(t time.Time, n int, s *geoknn.Searcher, st geoknn.Stats
 	j.times.query, j.times.n = time.Since(t), n
 	j.times.devices = s.Engine() + ": " + strings.Join(st.Devices, ", ")
 	return time.Now()
-}
-
-// answered is a rank's finished query as complete takes it.
-type answered struct {
-	own   table                                    // the rank's rows, for --out-per-rank
-	check func(in *runInputs) error                // validates the gathered answers
-	write func(in *runInputs, format string) error // writes them to --out
 }
 
 // complete is the end of a job: a file a rank, or at
@@ -529,17 +513,7 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 	if !j.gathers() {
 		return nil
 	}
-	in := &runInputs{s: s, obs: obs, ref: ref, log: j.stderr}
-	if j.f.validate > 0 {
-		if err := a.check(in); err != nil {
-			return err
-		}
-	}
-	if j.f.out == "" {
-		return nil
-	}
-	format, _ := j.f.format() // checked before the work
-	return a.write(in, format)
+	return a.finish(&runInputs{s: s, obs: obs, ref: ref, log: j.stderr}, j.f)
 }
 
 // gatherWithin collects the ranks' counts and lists at rank 0 (nil
@@ -741,12 +715,7 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 	if all != nil {
 		all.Stats = res.Stats
 	}
-	return j.complete(ctx, obs, ref, answered{
-		own:   j.own.kNearest(res),
-		check: func(in *runInputs) error { return checkK(ctx, in, j.f, all) },
-		write: func(in *runInputs, format string) error {
-			lb := in.labels()
-			return writeNeighbours(ctx, j.f.out, j.stdout, format, lb.kNearest(all), kWriter(all), lb)
-		},
-	}, s)
+	a := kAnswered(ctx, j.f, j.stdout, j.stderr, all)
+	a.own = j.own.kNearest(res)
+	return j.complete(ctx, obs, ref, a, s)
 }

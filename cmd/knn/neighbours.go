@@ -17,13 +17,11 @@ import (
 )
 
 // runNeighbours answers knn run's k-nearest and radius queries: the query,
-// its report, the sampled validation and --out.
+// its report, then the kind's finish (the sampled validation and --out).
 func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stderr io.Writer) error {
 	t := time.Now()
-	var write func(w *bufio.Writer, format string) error
-	var check func(ctx context.Context) error
+	var a answered
 	var st geoknn.Stats
-	var labelled table // the answers as rows, for outputs that carry ids
 	if f.withinM > 0 {
 		res, err := in.s.Within(ctx, in.obs.cols, in.ref.cols, f.withinM, f.list)
 		if err != nil {
@@ -32,8 +30,7 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 		if f.excludeSelf {
 			res = res.WithoutSelf()
 		}
-		st, write, check = res.Stats, withinWriter(res), func(ctx context.Context) error { return checkWithin(ctx, in, f, res) }
-		labelled = in.labels().within(res)
+		st, a = res.Stats, withinAnswered(ctx, f, stdout, stderr, res)
 	} else {
 		k, err := f.kAsked(in.ref.cols.Len())
 		if err != nil {
@@ -46,50 +43,14 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 		if f.excludeSelf {
 			res = res.WithoutSelf()
 		}
-		st, write, check = res.Stats, kWriter(res), func(ctx context.Context) error { return checkK(ctx, in, f, res) }
-		labelled = in.labels().kNearest(res)
+		st, a = res.Stats, kAnswered(ctx, f, stdout, stderr, res)
 	}
 	fmt.Fprintf(stderr, "engine:       %s (%s)\nquery:        %.3f s; %s\n", st.Engine, strings.Join(st.Devices, ", "), time.Since(t).Seconds(), f.querySummary(in.ref.cols.Len()))
 	if st.Kernel > 0 {
 		fmt.Fprintf(stderr, "kernels:      GPU %.1f ms (index %.2f ms), %d jobs, %d refined in float64\n",
 			ms(st.Kernel), ms(st.Index), st.Jobs, st.Refined)
 	}
-	if f.validate > 0 {
-		if err := check(ctx); err != nil {
-			return err
-		}
-	}
-	if f.out == "" {
-		return nil
-	}
-	format, err := f.format()
-	if err != nil {
-		return err
-	}
-	t = time.Now()
-	if err := writeNeighbours(ctx, f.out, stdout, format, labelled, write, in.labels()); err != nil {
-		return fmt.Errorf("writing %s: %w", f.out, err)
-	}
-	fmt.Fprintf(stderr, "wrote %s (%s) in %.3f s\n", f.out, format, time.Since(t).Seconds())
-	return nil
-}
-
-// querySummary says what a neighbour query asked, in the flags' units:
-// metres, and the k the user asked for (not the one more --exclude-self
-// asks of the engine).
-func (f runFlags) querySummary(nref int) string {
-	self := ""
-	if f.excludeSelf {
-		self = ", each observation's own left out"
-	}
-	if f.withinM > 0 {
-		return fmt.Sprintf("within %g m of %d references%s", f.withinM, nref, self)
-	}
-	limit := ""
-	if f.maxM > 0 {
-		limit = fmt.Sprintf(" within %g m", f.maxM)
-	}
-	return fmt.Sprintf("%d nearest%s of %d references%s", f.k, limit, nref, self)
+	return a.finish(in, f)
 }
 
 // writeNeighbours writes k-nearest or radius answers to out: as rows with

@@ -159,22 +159,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	in.report(stderr, res, opts.Algorithm, queries)
-	if f.validate > 0 {
-		end := opts.Trace.Begin("host", "validate")
-		err := in.validate(ctx, stderr, res, f.validate, f.seed)
-		end()
-		if err != nil {
-			return err
-		}
-	}
-	if f.out != "" {
-		end := opts.Trace.Begin("host", "write")
-		format, _ := f.format() // checked before the work
-		err := writeRunAnswers(ctx, f.out, format, stdout, stderr, res, in.labels())
-		end()
-		if err != nil {
-			return err
-		}
+	if err := nearestAnswered(ctx, f, stdout, stderr, res).finish(in, f); err != nil {
+		return err
 	}
 	end := opts.Trace.Begin("host", "close engine")
 	err = in.s.Close()
