@@ -124,12 +124,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer in.s.Close()
-	if f.neighbours() && f.withinM == 0 {
-		if _, err := f.kAsked(in.ref.cols.Len()); err != nil {
-			return err
-		}
-	}
-	if err := f.checkPlanMemory(in.obs.cols.Len(), in.ref.cols.Len(), in.obs.pts != nil || !isCount(f.obs)); err != nil {
+	if err := f.checkLoaded(in); err != nil {
 		return err
 	}
 	if in.s.Fallback() != "" {
@@ -138,21 +133,33 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.neighbours() {
 		return runNeighbours(ctx, f, in, stdout, stderr)
 	}
+	if err := runNearest(ctx, f, in, opts, bar, stdout, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
+	return reportTrace(ctx, stderr, opts.Trace, f)
+}
+
+// checkLoaded checks what needs the points' counts, before the query:
+// --k against the references, and the plan's memory.
+func (f *runFlags) checkLoaded(in *runInputs) error {
+	if f.neighbours() && f.withinM == 0 {
+		if _, err := f.kAsked(in.ref.cols.Len()); err != nil {
+			return err
+		}
+	}
+	return f.checkPlanMemory(in.obs.cols.Len(), in.ref.cols.Len(), in.obs.pts != nil || !isCount(f.obs))
+}
+
+// runNearest is knn run's nearest query: --repeat queries, their report,
+// the validation and --out, then the engine closed.
+func runNearest(ctx context.Context, f runFlags, in *runInputs, opts geoknn.Options, bar *progressBar, stdout, stderr io.Writer) error {
 	if f.hostPoints {
-		// Page-locked once, so that every query copies the points in
-		// straight from their columns.
-		end := opts.Trace.Begin("host", "pin points")
-		unpin, err := in.s.Pin(in.obs.cols)
+		unpin, err := in.pin(opts.Trace)
 		if err != nil {
 			return err
 		}
 		defer unpin()
-		unpinRes, err := in.s.PinResult(in.res)
-		end()
-		if err != nil {
-			return err
-		}
-		defer unpinRes()
 	}
 	res, queries, err := in.query(ctx, f.repeat, bar)
 	if err != nil {
@@ -163,13 +170,25 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	end := opts.Trace.Begin("host", "close engine")
-	err = in.s.Close()
-	end()
+	defer end()
+	return in.s.Close()
+}
+
+// pin page-locks the points and the answers once, so that every query
+// copies them straight from their columns; unpin undoes both.
+func (in *runInputs) pin(tr *geoknn.Trace) (unpin func(), err error) {
+	end := tr.Begin("host", "pin points")
+	defer end()
+	unpinObs, err := in.s.Pin(in.obs.cols)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
-	return reportTrace(ctx, stderr, opts.Trace, f)
+	unpinRes, err := in.s.PinResult(in.res)
+	if err != nil {
+		unpinObs()
+		return nil, err
+	}
+	return func() { unpinRes(); unpinObs() }, nil
 }
 
 // format is --out's format: --out-format, else its extension's.
