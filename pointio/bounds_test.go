@@ -2,10 +2,12 @@ package pointio
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -183,5 +185,33 @@ func TestCheckOutputResolves(t *testing.T) {
 		if err := CheckOutput(p, "-"); err == nil || !strings.Contains(err.Error(), "standard input") {
 			t.Errorf("%s: %v, want refused as standard input", p, err)
 		}
+	}
+}
+
+// WriteAll writes every output or none: a failing second output leaves
+// the first file as it was and no temporary file behind.
+func TestWriteAllOrNone(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	os.WriteFile(a, []byte("old"), 0o644)
+	text := func(s string) func(w *bufio.Writer) error {
+		return func(w *bufio.Writer) error { _, err := w.WriteString(s); return err }
+	}
+	failing := func(w *bufio.Writer) error { return errors.New("disk full") }
+	err := WriteAll(context.Background(), nil, []Output{{a, text("new")}, {b, failing}})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if got, _ := os.ReadFile(a); string(got) != "old" {
+		t.Errorf("a.txt = %q, want it unchanged", got)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 1 {
+		t.Errorf("left behind: %v", names)
+	}
+	if err := WriteAll(context.Background(), nil, []Output{{a, text("new")}, {b, text("b")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "new" {
+		t.Errorf("a.txt = %q", got)
 	}
 }

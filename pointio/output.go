@@ -142,17 +142,7 @@ func checkFolder(path string) error {
 // ctx is done the writing stops, no file is left, and ctx's error comes
 // back.
 func Write(ctx context.Context, path string, stdout io.Writer, write func(w *bufio.Writer) error) error {
-	cw := func(w *bufio.Writer) error {
-		inner := bufio.NewWriterSize(ctxWriter{ctx, w}, writeBufferSize)
-		err := write(inner)
-		if err == nil {
-			err = inner.Flush()
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		return err
-	}
+	cw := contextWrite(ctx, write)
 	if path == "-" {
 		return streamTo(stdout, path, cw)
 	}

@@ -292,27 +292,27 @@ func benchFromJSON(ctx context.Context, f benchFlags, stdout, stderr io.Writer) 
 }
 
 // writeReport prints rep's table and writes its JSON and plot where asked,
-// each through pointio.Write (whole or not at all).
+// both or (on an error or a signal) neither.
 func writeReport(ctx context.Context, rep *bench.Report, jsonPath, plotPath string, stdout, stderr io.Writer) error {
 	if err := rep.WriteMarkdown(stdout); err != nil {
 		return err
 	}
+	var outs []pointio.Output
 	if jsonPath != "" {
-		err := pointio.Write(ctx, jsonPath, stdout, func(w *bufio.Writer) error {
+		outs = append(outs, pointio.Output{Path: jsonPath, Write: func(w *bufio.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(rep)
-		})
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", jsonPath, err)
-		}
-		fmt.Fprintf(stderr, "bench: wrote %s\n", jsonPath)
+		}})
 	}
 	if plotPath != "" {
-		if err := pointio.Write(ctx, plotPath, stdout, func(w *bufio.Writer) error { return rep.WritePNG(w) }); err != nil {
-			return fmt.Errorf("writing %s: %w", plotPath, err)
-		}
-		fmt.Fprintf(stderr, "bench: wrote %s\n", plotPath)
+		outs = append(outs, pointio.Output{Path: plotPath, Write: func(w *bufio.Writer) error { return rep.WritePNG(w) }})
+	}
+	if err := pointio.WriteAll(ctx, stdout, outs); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	for _, o := range outs {
+		fmt.Fprintf(stderr, "bench: wrote %s\n", o.Path)
 	}
 	return nil
 }

@@ -359,28 +359,32 @@ func (fr *frames) add(s simulator.Step) {
 	fr.last = c
 }
 
-// write writes the files asked for: --gif, --strip and --png.
+// write writes the files asked for, --gif, --strip and --png, all of them
+// or (on an error or a signal) none.
 func (fr *frames) write(ctx context.Context, stderr io.Writer) error {
 	f := fr.f
+	var outs []pointio.Output
+	var notes []string
 	if f.gif != "" {
-		err := pointio.Write(ctx, f.gif, nil, fr.anim.encode)
-		if err != nil {
-			return err
-		}
-		f.logf(stderr, "wrote %s (%d frames of %d x %d)\n", f.gif, len(fr.anim.g.Image), f.width, f.width/2)
+		outs = append(outs, pointio.Output{Path: f.gif, Write: fr.anim.encode})
+		notes = append(notes, fmt.Sprintf("wrote %s (%d frames of %d x %d)\n", f.gif, len(fr.anim.g.Image), f.width, f.width/2))
 	}
 	if f.stripOut != "" {
 		st := strip(fr.strip)
-		if err := writeImage(ctx, f.stripOut, st.image(pngPalette())); err != nil {
-			return err
-		}
-		f.logf(stderr, "wrote %s (%d frames, %d x %d)\n", f.stripOut, len(fr.strip), st.w, st.h)
+		img := st.image(pngPalette())
+		outs = append(outs, pointio.Output{Path: f.stripOut, Write: func(w *bufio.Writer) error { return writePNG(w, img) }})
+		notes = append(notes, fmt.Sprintf("wrote %s (%d frames, %d x %d)\n", f.stripOut, len(fr.strip), st.w, st.h))
 	}
 	if f.png != "" {
-		if err := writeImage(ctx, f.png, fr.last.image(pngPalette())); err != nil {
-			return err
-		}
-		f.logf(stderr, "wrote %s (step %d, %d x %d)\n", f.png, f.steps, fr.last.w, fr.last.h)
+		img := fr.last.image(pngPalette())
+		outs = append(outs, pointio.Output{Path: f.png, Write: func(w *bufio.Writer) error { return writePNG(w, img) }})
+		notes = append(notes, fmt.Sprintf("wrote %s (step %d, %d x %d)\n", f.png, f.steps, fr.last.w, fr.last.h))
+	}
+	if err := pointio.WriteAll(ctx, nil, outs); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		f.logf(stderr, "%s", n)
 	}
 	return nil
 }
