@@ -82,6 +82,9 @@ func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([
 	if err := skipBOM(br); err != nil {
 		return nil, nil, readError(name, err)
 	}
+	if err := checkHeaderLength(br, name); err != nil {
+		return nil, nil, err
+	}
 	cr := newCSVReader(br)
 	cr.Comma = sniffDelimiter(br)
 	rows, err := readHeader(cr, name, opts)
@@ -97,6 +100,25 @@ func readCSV(br *bufio.Reader, name string, sizeHint int64, opts ReadOptions) ([
 		return nil, nil, fileError(name, "no data rows after the header")
 	}
 	return pts, rows.ids, nil
+}
+
+// csvMaxRecordBytes bounds a CSV record (a line, or the lines of a quoted
+// field): no file of points has longer ones, and an input made of one
+// endless line (a gzip bomb, a binary file named .csv) is refused after
+// reading this much of it rather than held whole.
+const csvMaxRecordBytes = 1 << 20
+
+// checkHeaderLength refuses a first line longer than csvMaxRecordBytes,
+// where br's buffer can see that far (the readers this package opens).
+func checkHeaderLength(br *bufio.Reader, name string) error {
+	if br.Size() <= csvMaxRecordBytes {
+		return nil
+	}
+	head, _ := br.Peek(csvMaxRecordBytes + 1)
+	if len(head) > csvMaxRecordBytes && bytes.IndexByte(head, '\n') < 0 {
+		return lineError(name, 1, "a line longer than 1 MiB: not a CSV header naming the coordinate columns")
+	}
+	return nil
 }
 
 // newCSVReader returns a reader that accepts rows of any length, as only

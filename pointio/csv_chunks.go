@@ -47,15 +47,10 @@ func (r *csvRows) readChunks(br *bufio.Reader, headerLine, blockBytes int, sizeH
 		size = min(2*size, blockBytes)
 		quoted := hasQuote(block, workers)
 		ends := splitRecords(block, workers, quoted)
-		if len(ends) == 0 && !eof && len(block) >= blockBytes {
-			// A block and more without a record boundary: a field quoted
-			// over megabytes, or a stray quote. One pass from here says
-			// which without holding the rest of the input.
-			more, err := r.readRest(io.MultiReader(bytes.NewReader(block), br), line)
-			if err != nil {
-				return nil, err
-			}
-			return r.keep(pts, more), nil
+		if len(ends) == 0 && !eof && len(block) > csvMaxRecordBytes {
+			// More than the bound without a record boundary: a record
+			// longer than any of points, or a quote left open.
+			return nil, r.longRecord(line)
 		}
 		if eof && (len(ends) == 0 || ends[len(ends)-1] < len(block)) {
 			ends = append(ends, len(block)) // the last record needs no newline
@@ -122,15 +117,10 @@ func (r *csvRows) keep(pts, got []orb.Point) []orb.Point {
 	return append(pts, got...)
 }
 
-// readRest reads the rest of the input, rd, in one pass; line is the
-// input's line count before rd.
-func (r *csvRows) readRest(rd io.Reader, line int) ([]orb.Point, error) {
-	c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, lineBase: line, comma: r.comma, id: r.id}
-	c.cr = newCSVReader(bufio.NewReaderSize(rd, 64<<10))
-	c.cr.Comma = c.comma
-	pts, err := c.readPoints(nil)
-	r.ids = append(r.ids, c.ids...)
-	return pts, err
+// longRecord is the error for a record longer than csvMaxRecordBytes on
+// the line after line.
+func (r *csvRows) longRecord(line int) error {
+	return lineError(r.name, line+1, "a record longer than 1 MiB: refused (is a quote left open?)")
 }
 
 // splitRecords returns the ends of up to k chunks of block, each just

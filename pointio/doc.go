@@ -40,9 +40,19 @@
 //
 // # Writing results
 //
-// WriteAtomic writes an output file through a temporary file that is
-// renamed into place only once it is complete, so a failed run never
-// leaves a partial result behind. WriteResults writes the result table:
+// Every output of a command goes through one guard. CheckOutputs, before
+// any work, refuses an output that resolves (links, hard links,
+// /dev/stdin, /dev/fd/N, /proc/self/fd/N) to an input or to standard
+// input's file, a read-only file, an empty name, or another output. Write
+// then streams to "-", devices and pipes and writes files through
+// WriteAtomic: a temporary file renamed into place only once complete,
+// removed on an error or when the context is done. WriteAll does the same
+// for several files at once, all or none (Stage, Commit). CancelReader
+// makes a read of a quiet pipe return when the context is done, and the
+// readers bound what a crafted input can make them allocate (CSV records
+// of 1 MiB, .npz members checked against the archive's directory).
+//
+// WriteResults writes the result table:
 //
 //	obs_index,ref_index,distance_m
 //	0,17,1523.250

@@ -66,8 +66,10 @@ func readNPYHeader(r io.Reader) (npyMeta, error) {
 	return parseNPYHeader(string(h))
 }
 
+// parseNPYHeader parses the header's dict. A key given twice takes its
+// last value, as NumPy's reader (a Python dict literal) does.
 func parseNPYHeader(h string) (npyMeta, error) {
-	d, f, s := npyDescr.FindStringSubmatch(h), npyFortran.FindStringSubmatch(h), npyShape.FindStringSubmatch(h)
+	d, f, s := lastMatch(npyDescr, h), lastMatch(npyFortran, h), lastMatch(npyShape, h)
 	if d == nil || f == nil || s == nil {
 		return npyMeta{}, fmt.Errorf("NumPy header %q lacks descr, fortran_order or shape", h)
 	}
@@ -83,6 +85,15 @@ func parseNPYHeader(h string) (npyMeta, error) {
 		a.shape = append(a.shape, v)
 	}
 	return a, nil
+}
+
+// lastMatch is re's last match in h and its groups (nil: none).
+func lastMatch(re *regexp.Regexp, h string) []string {
+	all := re.FindAllStringSubmatch(h, -1)
+	if len(all) == 0 {
+		return nil
+	}
+	return all[len(all)-1]
 }
 
 // elem is the size of one element and its decoder, for float64 and
@@ -303,18 +314,31 @@ func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Po
 	if err != nil {
 		return nil, err
 	}
-	lat, err := npzColumn(files[names[latCol]], name)
+	lat, err := openNPZMember(files[names[latCol]], name)
 	if err != nil {
 		return nil, err
 	}
-	lon, err := npzColumn(files[names[lonCol]], name)
+	defer lat.rc.Close()
+	lon, err := openNPZMember(files[names[lonCol]], name)
 	if err != nil {
 		return nil, err
 	}
-	if len(lat) != len(lon) {
-		return nil, npyError(name, fmt.Errorf("%d latitudes and %d longitudes", len(lat), len(lon)))
+	defer lon.rc.Close()
+	// Both headers are checked, against each other and against the zip
+	// directory, before either array is allocated: a crafted archive
+	// costs no more than its own size.
+	if lat.meta.len() != lon.meta.len() {
+		return nil, npyError(name, fmt.Errorf("%d latitudes and %d longitudes", lat.meta.len(), lon.meta.len()))
 	}
-	return pointsOf(name, lat, lon, opts.Radians)
+	latCols, err := lat.read()
+	if err != nil {
+		return nil, err
+	}
+	lonCols, err := lon.read()
+	if err != nil {
+		return nil, err
+	}
+	return pointsOf(name, latCols, lonCols, opts.Radians)
 }
 
 // entryHint is a size hint for a zip entry that a crafted archive cannot
@@ -324,26 +348,65 @@ func entryHint(f *zip.File) int64 {
 	return int64(min(f.UncompressedSize64, 1032*f.CompressedSize64+1024, 1<<30))
 }
 
-// npzColumn reads one array of shape (N,) of an archive.
-func npzColumn(f *zip.File, name string) ([]float64, error) {
+// npzMember is one array of shape (N,) of an archive, its header read.
+type npzMember struct {
+	f    *zip.File
+	what string
+	rc   io.ReadCloser
+	meta npyMeta
+}
+
+// openNPZMember opens f and reads its header, refusing one whose data
+// would not fit the size the zip directory gives the member (nor what
+// deflate can expand its compressed bytes to). The caller closes rc.
+func openNPZMember(f *zip.File, name string) (*npzMember, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, npyError(name, err)
 	}
-	defer rc.Close()
-	what := name + ":" + strings.TrimSuffix(path.Base(f.Name), ".npy")
-	a, err := readNPYHeader(rc)
+	m := &npzMember{f: f, what: name + ":" + strings.TrimSuffix(path.Base(f.Name), ".npy"), rc: rc}
+	cr := &countingReader{r: rc}
+	if m.meta, err = readNPYHeader(cr); err != nil {
+		rc.Close()
+		return nil, npyError(m.what, err)
+	}
+	if len(m.meta.shape) != 1 {
+		rc.Close()
+		return nil, npyError(m.what, fmt.Errorf("array of shape %v: want (N,)", m.meta.shape))
+	}
+	size, _, err := m.meta.elem()
 	if err != nil {
-		return nil, npyError(what, err)
+		rc.Close()
+		return nil, npyError(m.what, err)
 	}
-	if len(a.shape) != 1 {
-		return nil, npyError(what, fmt.Errorf("array of shape %v: want (N,)", a.shape))
+	room := min(f.UncompressedSize64, 1032*f.CompressedSize64+1024)
+	if n := m.meta.len(); n < 0 || uint64(cr.n)+uint64(n)*uint64(size) > room {
+		rc.Close()
+		return nil, npyError(m.what, fmt.Errorf("the header declares %d values (shape %v), more than the archive's %d bytes for it hold",
+			n, m.meta.shape, room))
 	}
-	cols, err := readColumns(bufio.NewReaderSize(rc, 1<<20), a, what, 1, entryHint(f))
+	return m, nil
+}
+
+// read reads the member's array.
+func (m *npzMember) read() ([]float64, error) {
+	cols, err := readColumns(bufio.NewReaderSize(m.rc, 1<<20), m.meta, m.what, 1, entryHint(m.f))
 	if err != nil {
 		return nil, err
 	}
 	return cols[0], nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
 }
 
 func npyError(name string, err error) error {

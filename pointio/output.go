@@ -16,9 +16,15 @@ import (
 // output, so that a run never computes for minutes only to fail at the
 // end: "-" (standard output), an existing character device, pipe or socket
 // (streamed in place, or a link to one), an existing regular file, or a
-// new file in an existing folder. A folder is refused, as is a path that
-// is the same file as one of inputs (an input would be overwritten).
+// new file in an existing folder. A folder is refused, as is a read-only
+// file, and a path that resolves (through symbolic links, hard links,
+// /dev/stdin, /dev/fd/N or /proc/self/fd/N) to the same file as one of
+// inputs ("-": standard input) or as standard input when that is a
+// regular file: an input is never overwritten.
 func CheckOutput(path string, inputs ...string) error {
+	if path == "" {
+		return errors.New("output: an empty file name (use - for standard output)")
+	}
 	if path == "-" {
 		return nil
 	}
@@ -34,10 +40,8 @@ func CheckOutput(path string, inputs ...string) error {
 	case fi.IsDir():
 		return fmt.Errorf("output %s is a directory", path)
 	}
-	for _, in := range inputs {
-		if ii, err := os.Stat(in); err == nil && os.SameFile(fi, ii) {
-			return fmt.Errorf("output %s is the input %s: refusing to overwrite it", path, in)
-		}
+	if in, ok := inputOf(fi, inputs); ok {
+		return fmt.Errorf("output %s is the input %s: refusing to overwrite it", path, in)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil // streamed in place when written
@@ -52,6 +56,62 @@ func CheckOutput(path string, inputs ...string) error {
 	}
 	f.Close()
 	return checkFolder(path)
+}
+
+// CheckOutputs is CheckOutput for each of a command's outputs (empty ones
+// skipped), which must moreover name different files.
+func CheckOutputs(outputs, inputs []string) error {
+	seen := map[string]string{}
+	for _, out := range outputs {
+		if out == "" {
+			continue
+		}
+		if err := CheckOutput(out, inputs...); err != nil {
+			return err
+		}
+		if out == "-" {
+			continue
+		}
+		key := resolvedPath(out)
+		if other, ok := seen[key]; ok {
+			return fmt.Errorf("outputs %s and %s name the same file", other, out)
+		}
+		seen[key] = out
+	}
+	return nil
+}
+
+// resolvedPath is the file path names once its links are followed (or,
+// for a file still to be made, its folder's), for telling two outputs
+// apart.
+func resolvedPath(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		path = r
+	} else if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		path = filepath.Join(dir, filepath.Base(path))
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// inputOf reports which of inputs fi is the same file as (device and
+// inode), standard input included: named "-", or a regular file on
+// descriptor 0 whatever the inputs.
+func inputOf(fi fs.FileInfo, inputs []string) (string, bool) {
+	if si, err := os.Stdin.Stat(); err == nil && si.Mode().IsRegular() && os.SameFile(fi, si) {
+		return "standard input", true
+	}
+	for _, in := range inputs {
+		if in == "" || in == "-" {
+			continue
+		}
+		if ii, err := os.Stat(in); err == nil && os.SameFile(fi, ii) {
+			return in, true
+		}
+	}
+	return "", false
 }
 
 // checkFolder checks that the folder a new file would go in exists.
@@ -82,17 +142,7 @@ func checkFolder(path string) error {
 // ctx is done the writing stops, no file is left, and ctx's error comes
 // back.
 func Write(ctx context.Context, path string, stdout io.Writer, write func(w *bufio.Writer) error) error {
-	cw := func(w *bufio.Writer) error {
-		inner := bufio.NewWriterSize(ctxWriter{ctx, w}, writeBufferSize)
-		err := write(inner)
-		if err == nil {
-			err = inner.Flush()
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		return err
-	}
+	cw := contextWrite(ctx, write)
 	if path == "-" {
 		return streamTo(stdout, path, cw)
 	}
@@ -102,6 +152,9 @@ func Write(ctx context.Context, path string, stdout io.Writer, write func(w *buf
 	}
 	if target, err := filepath.EvalSymlinks(path); err == nil && target != path {
 		path = target
+	}
+	if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("output %s is read-only: refusing to replace it", path)
 	}
 	return WriteAtomic(path, cw)
 }

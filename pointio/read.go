@@ -125,7 +125,7 @@ func ReadFileIDs(ctx context.Context, path string, opts ReadOptions) ([]orb.Poin
 
 // readFile reads path's points, and into ids the id column opts names.
 func readFile(ctx context.Context, path string, opts ReadOptions, ids *[]string) ([]orb.Point, error) {
-	in, size, err := openInput(path)
+	in, size, err := openInput(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func ReadReaderIDs(ctx context.Context, r io.Reader, name string, opts ReadOptio
 // format, else its content) of size bytes (0: unknown).
 func readFrom(ctx context.Context, in io.Reader, path string, size int64, opts ReadOptions, ids *[]string) ([]orb.Point, error) {
 	var err error
-	br := bufio.NewReaderSize(ctxReader{ctx, in}, readBufferSize)
+	br := bufio.NewReaderSize(ctxReader{ctx, in}, csvMaxRecordBytes+readBufferSize)
 	kind := formatOf(path)
 	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {
 		return nil, fileError(path, "a Parquet file: read it with package pointio/arrowio (knn run does)")
@@ -216,7 +216,7 @@ func readFrom(ctx context.Context, in io.Reader, path string, size int64, opts R
 		if err != nil {
 			return nil, corruptGzip(path, err)
 		}
-		br, size = bufio.NewReaderSize(ctxReader{ctx, gzipReader{gz, path}}, readBufferSize), 0
+		br, size = bufio.NewReaderSize(ctxReader{ctx, gzipReader{gz, path}}, csvMaxRecordBytes+readBufferSize), 0
 		kind = formatOf(strings.TrimSuffix(strings.TrimSuffix(path, ".gz"), ".GZ"))
 	}
 	if err := checkContent(br, path, kind); err != nil {
@@ -283,10 +283,12 @@ func readNPZFile(path string, opts ReadOptions) ([]orb.Point, error) {
 }
 
 // openInput opens path ("-": standard input) and returns its size when
-// known (0 otherwise).
-func openInput(path string) (io.ReadCloser, int64, error) {
+// known (0 otherwise). Standard input and other files that are not regular
+// (a FIFO) are read through CancelReader, so that ctx stops a read that
+// waits on them.
+func openInput(ctx context.Context, path string) (io.ReadCloser, int64, error) {
 	if path == "-" {
-		return io.NopCloser(os.Stdin), 0, nil
+		return io.NopCloser(CancelReader(ctx, os.Stdin)), 0, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -300,7 +302,16 @@ func openInput(path string) (io.ReadCloser, int64, error) {
 		f.Close()
 		return nil, 0, fmt.Errorf("read points: %s is a directory", path)
 	}
+	if !fi.Mode().IsRegular() {
+		return readCloser{CancelReader(ctx, f), f}, 0, nil
+	}
 	return f, fi.Size(), nil
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // sniff guesses the format from the first byte that is not white space or

@@ -85,7 +85,8 @@ func TestReadFileFormat(t *testing.T) {
 		{"noext", " \r\n\t" + jsonData, ""},
 		{"noext", "\uFEFF\n" + jsonData, ""},
 		{"noext", "\uFEFF" + csvData, ""},
-		{"a.xyz", strings.Repeat(" ", 200000) + jsonData, "CSV syntax error"}, // beyond the sniffing window: CSV
+		{"a.xyz", strings.Repeat(" ", 200000) + jsonData, ""},                 // within the sniffing window (1 MiB and more)
+		{"b.xyz", strings.Repeat(" ", 1<<21) + jsonData, "longer than 1 MiB"}, // beyond it: CSV, one line too long
 		{"a.csv", jsonData, "looks like GeoJSON"},                             // the extension wins, and the content is named
 		{"a.json", csvData, "invalid JSON"},
 		{"empty.csv", "", "empty file"},

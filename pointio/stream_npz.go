@@ -22,15 +22,15 @@ type npzAnswers struct {
 	kind    AnswerKind
 	k       int
 	n       int // the observations there will be (-1: not known)
-	members []*npzMember
+	members []*npzOutMember
 	next    int
 	offset  uint64 // radius lists: the entries written so far
 	dir     string
 	at      *npzLayout // in place: each array written at its offset
 }
 
-// npzMember is one array of the archive being written.
-type npzMember struct {
+// npzOutMember is one array of the archive being written.
+type npzOutMember struct {
 	name, descr string
 	size        int
 	count       int      // elements written
@@ -52,10 +52,10 @@ func NewNPZAnswerWriter(w io.Writer, kind AnswerKind, k, n int, dir string) (Ans
 		k = 1
 	}
 	z := &npzAnswers{zw: zip.NewWriter(w), kind: kind, k: k, n: n, dir: dir}
-	ref, dist := &npzMember{name: "ref_index", descr: "<u4", size: 4}, &npzMember{name: "distance_m", descr: "<f8", size: 8}
-	z.members = []*npzMember{ref, dist}
+	ref, dist := &npzOutMember{name: "ref_index", descr: "<u4", size: 4}, &npzOutMember{name: "distance_m", descr: "<f8", size: 8}
+	z.members = []*npzOutMember{ref, dist}
 	if kind == KindWithinCounts || kind == KindWithinLists {
-		z.members = []*npzMember{{name: "counts", descr: "<u4", size: 4}, {name: "offsets", descr: "<u8", size: 8}, ref, dist}
+		z.members = []*npzOutMember{{name: "counts", descr: "<u4", size: 4}, {name: "offsets", descr: "<u8", size: 8}, ref, dist}
 	}
 	return z, nil
 }
@@ -94,7 +94,7 @@ func (z *npzAnswers) open(m int) error {
 }
 
 // startMember adds mb to the archive with its NPY header.
-func (z *npzAnswers) startMember(mb *npzMember, shape string) error {
+func (z *npzAnswers) startMember(mb *npzOutMember, shape string) error {
 	f, err := z.zw.CreateHeader(&zip.FileHeader{Name: mb.name + ".npy", Method: zip.Store})
 	if err != nil {
 		return fmt.Errorf("npz: %w", err)
@@ -242,7 +242,7 @@ func (z *npzAnswers) Close() error {
 }
 
 // copyIn adds a waiting member to the archive.
-func (z *npzAnswers) copyIn(m int, mb *npzMember) error {
+func (z *npzAnswers) copyIn(m int, mb *npzOutMember) error {
 	if _, err := mb.spill.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("npz: %w", err)
 	}

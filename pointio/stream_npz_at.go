@@ -87,7 +87,7 @@ func descriptorLen(length int64) int64 {
 }
 
 // open points member m's writer at its data, after its NPY header.
-func (l *npzLayout) open(m int, mb *npzMember) error {
+func (l *npzLayout) open(m int, mb *npzOutMember) error {
 	w := &atWriter{f: l.f, off: l.local[m] + zipLocalHeaderLen + int64(len(mb.name)+len(".npy"))}
 	if _, err := io.WriteString(w, l.npy[m]); err != nil {
 		return fmt.Errorf("npz: %w", err)
@@ -98,7 +98,7 @@ func (l *npzLayout) open(m int, mb *npzMember) error {
 
 // finish writes the zip structure around the arrays in place: archive/zip
 // writes it through a writer that skips the arrays' bytes.
-func (l *npzLayout) finish(members []*npzMember) error {
+func (l *npzLayout) finish(members []*npzOutMember) error {
 	sw := &skipWriter{f: l.f}
 	zw := zip.NewWriter(sw)
 	for m, mb := range members {
@@ -118,7 +118,7 @@ func (l *npzLayout) finish(members []*npzMember) error {
 // member adds mb's headers as CreateHeader and its writer's close would
 // write them: version 2.0, a data descriptor, 4.5 in the directory for a
 // ZIP64 member.
-func (l *npzLayout) member(zw *zip.Writer, sw *skipWriter, mb *npzMember, length uint64) error {
+func (l *npzLayout) member(zw *zip.Writer, sw *skipWriter, mb *npzOutMember, length uint64) error {
 	fh := &zip.FileHeader{Name: mb.name + ".npy", Method: zip.Store, Flags: 0x8, CreatorVersion: 20, ReaderVersion: 20,
 		CRC32: mb.w.(*atWriter).crc, CompressedSize64: length, UncompressedSize64: length}
 	w, err := zw.CreateRaw(fh)

@@ -124,7 +124,7 @@ type textChunks struct {
 }
 
 func openTextChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int) (ChunkReader, error) {
-	in, size, err := openInput(path)
+	in, size, err := openInput(ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -92,6 +92,21 @@ func Sampled(ctx context.Context, obs, ref []orb.Point, index []uint32, distRad 
 	return check(ctx, obs, ref, index, distRad, sel, runtime.GOMAXPROCS(0))
 }
 
+// SampleIndices draws min(n, total) distinct indices of [0, total) in
+// increasing order, reproducibly for a seed (all of them when n >= total):
+// the observations a command checks with Exact, the one sampler the
+// command line and the benchmarks share.
+func SampleIndices(total, n int, seed uint64) []int {
+	if n >= total {
+		all := make([]int, max(total, 0))
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	return sample(total, max(n, 0), int64(seed))
+}
+
 // sample draws k distinct integers from [0, n) by Floyd's algorithm, which
 // needs memory for k, not n, and returns them in increasing order.
 func sample(n, k int, seed int64) []int {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -356,4 +357,19 @@ func BenchmarkBruteForce(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)*float64(len(obs)*len(ref))/b.Elapsed().Seconds()/1e9, "Gpairs/s")
+}
+
+func TestSampleIndices(t *testing.T) {
+	a, b := validate.SampleIndices(1000, 100, 7), validate.SampleIndices(1000, 100, 7)
+	if !reflect.DeepEqual(a, b) || len(a) != 100 {
+		t.Fatalf("not reproducible or wrong length: %d", len(a))
+	}
+	for i := 1; i < len(a); i++ {
+		if a[i] <= a[i-1] || a[i] >= 1000 {
+			t.Fatalf("not increasing distinct in range: %v", a)
+		}
+	}
+	if all := validate.SampleIndices(5, 10, 1); !reflect.DeepEqual(all, []int{0, 1, 2, 3, 4}) {
+		t.Errorf("all: %v", all)
+	}
 }

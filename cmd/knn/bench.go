@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/internal/bench"
+	"github.com/geoknn/geoknn/pointio"
 )
 
 const benchUsage = `Usage: knn bench [flags]
@@ -98,8 +100,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if helped, err := parseFlags(fs, benchUsage, args, stdout, stderr); helped || err != nil {
 		return err
 	}
+	if err := checkOutputs(fs, []string{"json", "plot"}, []string{f.jsonPath, f.plotPath}, []string{f.cities, f.fromJSON}); err != nil {
+		return err
+	}
 	if f.fromJSON != "" {
-		return benchFromJSON(f, stdout, stderr)
+		return benchFromJSON(ctx, f, stdout, stderr)
 	}
 	if err := f.applyDefaults(fs); err != nil {
 		return usageError{err}
@@ -117,7 +122,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if rep == nil {
 		return runErr
 	}
-	if err := writeReport(rep, f.jsonPath, f.plotPath, stdout, stderr); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err // stopped: a partial sweep is written nowhere
+	}
+	if err := writeReport(ctx, rep, f.jsonPath, f.plotPath, stdout, stderr); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -275,30 +283,36 @@ func isModuleRoot(dir string) bool {
 
 // benchFromJSON re-renders a saved report: its table on stdout and, with
 // --plot, its plot.
-func benchFromJSON(f benchFlags, stdout, stderr io.Writer) error {
+func benchFromJSON(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 	rep, err := bench.ReadJSON(f.fromJSON)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	return writeReport(rep, "", f.plotPath, stdout, stderr)
+	return writeReport(ctx, rep, "", f.plotPath, stdout, stderr)
 }
 
-// writeReport prints rep's table and writes its JSON and plot where asked.
-func writeReport(rep *bench.Report, jsonPath, plotPath string, stdout, stderr io.Writer) error {
+// writeReport prints rep's table and writes its JSON and plot where asked,
+// both or (on an error or a signal) neither.
+func writeReport(ctx context.Context, rep *bench.Report, jsonPath, plotPath string, stdout, stderr io.Writer) error {
 	if err := rep.WriteMarkdown(stdout); err != nil {
 		return err
 	}
+	var outs []pointio.Output
 	if jsonPath != "" {
-		if err := rep.WriteJSON(jsonPath); err != nil {
-			return fmt.Errorf("writing %s: %w", jsonPath, err)
-		}
-		fmt.Fprintf(stderr, "bench: wrote %s\n", jsonPath)
+		outs = append(outs, pointio.Output{Path: jsonPath, Write: func(w *bufio.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rep)
+		}})
 	}
 	if plotPath != "" {
-		if err := rep.Plot(plotPath); err != nil {
-			return fmt.Errorf("writing %s: %w", plotPath, err)
-		}
-		fmt.Fprintf(stderr, "bench: wrote %s\n", plotPath)
+		outs = append(outs, pointio.Output{Path: plotPath, Write: func(w *bufio.Writer) error { return rep.WritePNG(w) }})
+	}
+	if err := pointio.WriteAll(ctx, stdout, outs); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	for _, o := range outs {
+		fmt.Fprintf(stderr, "bench: wrote %s\n", o.Path)
 	}
 	return nil
 }

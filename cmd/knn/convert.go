@@ -45,6 +45,9 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("convert: want IN and OUT, got %d file arguments", len(files))
 	}
 	in, out := files[0], files[1]
+	if in == "" || out == "" {
+		return usagef("convert: an empty file name (- is standard input or output)")
+	}
 	if opts.Radians && !isNumPy(in) {
 		return usagef("convert: --radians is for NumPy inputs (.npy, .npz), not %s", in)
 	}

@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/geoknn/geoknn"
 )
 
 const usage = `knn: nearest reference point on the sphere for every observation point.
@@ -29,6 +31,7 @@ Usage:
   knn convert IN OUT    convert a file of points (CSV, GeoJSON, Parquet, Arrow, NumPy)
   knn devices           list the CUDA GPUs of this host
   knn bench   [flags]   benchmark sweep: sizes, algorithms, engines, GPUs
+  knn version           print the version, commit, Go release and CUDA driver
   knn help [command]    show help
 
 Example:
@@ -50,8 +53,8 @@ func main() {
 // (loading, the query, validating, writing) stops within about a second,
 // removes its temporary files and frees the GPUs' memory.
 func mainExit(args []string, stdout, stderr io.Writer) (status int) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -62,7 +65,7 @@ func mainExit(args []string, stdout, stderr io.Writer) (status int) {
 			// A second Ctrl-C gets the default action: the impatient user
 			// can always kill a run that cleans up too slowly.
 			signal.Stop(sigs)
-			cancel()
+			cancel(stoppedBy{s.(syscall.Signal)})
 		}
 	}()
 	defer func() {
@@ -82,6 +85,23 @@ func mainExit(args []string, stdout, stderr io.Writer) (status int) {
 	return exitStatus(err, stderr)
 }
 
+// stoppedBy is the cause of a context cancelled by a signal: what a rank
+// of an MPI job passes on as its exit status (128 + the signal), so that
+// every rank and mpirun end as one process would.
+type stoppedBy struct{ sig syscall.Signal }
+
+func (s stoppedBy) Error() string { return "stopped by " + signalName(s.sig) }
+
+// signalStatus is the exit status of a run stopped by the signal that
+// cancelled ctx, if one did.
+func signalStatus(ctx context.Context) (int, bool) {
+	var s stoppedBy
+	if errors.As(context.Cause(ctx), &s) {
+		return 128 + int(s.sig), true
+	}
+	return 0, false
+}
+
 func signalName(s os.Signal) string {
 	if s == syscall.SIGTERM {
 		return "SIGTERM"
@@ -97,6 +117,9 @@ func exitStatus(err error, stderr io.Writer) int {
 	}
 	if !errors.Is(err, errUsageShown) {
 		fmt.Fprintln(stderr, "knn:", err)
+	}
+	if errors.Is(err, geoknn.ErrNoDriver) || errors.Is(err, geoknn.ErrNoGPU) {
+		fmt.Fprintln(stderr, "knn: hint: --engine gpu needs a CUDA GPU; drop it (or give --engine cpu) to run on this host's CPU")
 	}
 	var u usageError
 	if errors.As(err, &u) || errors.Is(err, errUsageShown) {

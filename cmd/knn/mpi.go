@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,9 +50,25 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 		return err
 	}
 	j := &mpiJob{f: f, opts: opts, lib: lib, world: world, stdout: stdout, stderr: stderr}
-	if err := j.run(ctx); err != nil {
+	err = j.run(ctx)
+	var se settingsError
+	if errors.As(err, &se) {
 		fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, err)
-		world.Abort(exitStatus(err, io.Discard))
+		lib.Finalize()
+		return errUsageShown
+	}
+	if err != nil {
+		status := exitStatus(err, io.Discard)
+		if s, ok := signalStatus(ctx); ok {
+			// Every rank gets the signal mpirun passes on; the first to
+			// stop ends the job with the signal's status, and none
+			// writes (their writers check ctx).
+			status = s
+			fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, context.Cause(ctx))
+		} else {
+			fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, err)
+		}
+		world.Abort(status)
 		return err // MPI_Abort returned: MPI itself is broken
 	}
 	return lib.Finalize()
@@ -83,94 +100,194 @@ func (j *mpiJob) run(ctx context.Context) error {
 	if err := j.place(); err != nil {
 		return err
 	}
+	if err := j.sameSettings(); err != nil {
+		return err
+	}
+	if j.f.outPerRank { // each rank's own file, through the guard run --out goes through
+		if err := pointio.CheckOutput(rankPath(j.f.out, j.rank), j.f.obs, j.f.ref); err != nil {
+			return err
+		}
+	}
 	s, err := geoknn.NewSearcher(j.opts)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	t := time.Now()
-	rows, err := j.obsByRows()
+	in, err := j.spread(ctx)
 	if err != nil {
 		return err
 	}
-	var obs, ref pointSet
 	switch {
-	case j.rank == 0 && rows != nil:
-		obs.desc = j.f.obs + ", each rank reading its rows"
-		if ref, err = loadRef(ctx, j.f); err != nil {
-			return err
-		}
-	case j.rank == 0:
-		if obs, ref, err = loadBoth(ctx, j.f); err != nil {
-			return err
-		}
+	case j.f.withinM > 0:
+		return j.runWithin(ctx, s, in.obs, in.ref, in.part, in.refs, in.counts)
+	case j.f.neighbours():
+		return j.runK(ctx, s, in.obs, in.ref, in.part, in.refs, in.counts)
 	}
-	var part geoknn.Points
-	var counts []int
+	return j.runNearest(ctx, s, in)
+}
+
+// rankInputs are a rank's points once spread: at rank 0 the whole sets
+// as loaded (obs empty where every rank reads its own rows), everywhere
+// the rank's range of observations, the references and every rank's
+// observation count.
+type rankInputs struct {
+	obs, ref pointSet
+	part     geoknn.Points
+	refs     geoknn.Points
+	counts   []int
+}
+
+// spread loads the points (rank 0, or every rank its rows of a file that
+// allows it) and broadcasts and scatters them, timing both.
+func (j *mpiJob) spread(ctx context.Context) (*rankInputs, error) {
+	t := time.Now()
+	in := &rankInputs{}
+	rows, err := j.obsByRows()
+	if err != nil {
+		return nil, err
+	}
+	if err := j.loadAtRoot(ctx, in, rows != nil); err != nil {
+		return nil, err
+	}
 	if rows != nil {
-		if part, counts, err = j.readRows(ctx, rows); err != nil {
-			return err
+		if in.part, in.counts, err = j.readRows(ctx, rows); err != nil {
+			return nil, err
 		}
 	}
 	j.times.load = time.Since(t)
 	t = time.Now()
-	refs, err := j.world.BcastPoints(ref.cols, 0)
-	if err != nil {
-		return err
+	if in.refs, err = j.world.BcastPoints(in.ref.cols, 0); err != nil {
+		return nil, err
 	}
 	if rows == nil {
-		if part, counts, err = j.spreadObs(obs.cols); err != nil {
-			return err
+		if in.part, in.counts, err = j.spreadObs(in.obs.cols); err != nil {
+			return nil, err
 		}
 	}
-	j.nobs = sum(counts)
-	if j.own, err = j.ownLabels(obs, ref, counts); err != nil {
-		return err
+	j.nobs = sum(in.counts)
+	if j.own, err = j.ownLabels(in.obs, in.ref, in.counts); err != nil {
+		return nil, err
 	}
 	j.times.spread = time.Since(t)
-	if j.f.withinM > 0 {
-		return j.runWithin(ctx, s, obs, ref, part, refs, counts)
+	return in, nil
+}
+
+// loadAtRoot loads, at rank 0, the references and, unless every rank
+// reads its own rows (byRows), the observations.
+func (j *mpiJob) loadAtRoot(ctx context.Context, in *rankInputs, byRows bool) error {
+	if j.rank != 0 {
+		return nil
 	}
-	if j.f.neighbours() {
-		return j.runK(ctx, s, obs, ref, part, refs, counts)
-	}
-	// Rank 0 answers its own range in place in the whole result, made
-	// before the query.
-	gather := j.gathers()
-	var all *geoknn.Result
-	var res *geoknn.Result
-	if j.rank == 0 && gather {
-		all = geoknn.NewResult(sum(counts))
-		res = &geoknn.Result{Index: all.Index[:counts[0]:counts[0]], DistanceRad: all.DistanceRad[:counts[0]:counts[0]]}
-	} else {
-		res = geoknn.NewResult(part.Len()) // its pages touched on every core, as one process does
-	}
-	t = time.Now()
-	if err := s.NearestInto(ctx, part, refs, res); err != nil {
+	var err error
+	if byRows {
+		in.obs.desc = j.f.obs + ", each rank reading its rows"
+		in.ref, err = loadRef(ctx, j.f)
 		return err
 	}
-	t = j.queried(t, part.Len(), s, res.Stats)
+	in.obs, in.ref, err = loadBoth(ctx, j.f)
+	return err
+}
+
+// runNearest is run's nearest half: the rank's range answered, gathered
+// to rank 0 in place in the whole result, made before the query.
+func (j *mpiJob) runNearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs) error {
+	gather := j.gathers()
+	var all, res *geoknn.Result
+	if j.rank == 0 && gather {
+		all = geoknn.NewResult(sum(in.counts))
+		res = &geoknn.Result{Index: all.Index[:in.counts[0]:in.counts[0]], DistanceRad: all.DistanceRad[:in.counts[0]:in.counts[0]]}
+	} else {
+		res = geoknn.NewResult(in.part.Len()) // its pages touched on every core, as one process does
+	}
+	t := time.Now()
+	if err := s.NearestInto(ctx, in.part, in.refs, res); err != nil {
+		return err
+	}
+	t = j.queried(t, in.part.Len(), s, res.Stats)
 	if gather {
-		var allIndex []uint32
-		var allDist []float32
-		if all != nil {
-			allIndex, allDist, all.Stats = all.Index, all.DistanceRad, res.Stats
-		}
-		if err := mpi.Gather(j.world, res.Index, allIndex, counts, 1, 0, 1); err != nil {
-			return err
-		}
-		if err := mpi.Gather(j.world, res.DistanceRad, allDist, counts, 1, 0, 2); err != nil {
+		if err := j.gatherNearest(res, all, in.counts); err != nil {
 			return err
 		}
 	}
 	j.times.gather = time.Since(t)
-	return j.complete(ctx, obs, ref, answered{
-		own:   j.own.nearest(res),
-		check: func(in *runInputs) error { return in.validate(ctx, in.log, all, j.f.validate, j.f.seed) },
-		write: func(in *runInputs, format string) error {
-			return writeRunAnswers(ctx, j.f.out, format, j.stdout, j.stderr, all, in.labels())
-		},
-	}, s)
+	a := nearestAnswered(ctx, j.f, j.stdout, j.stderr, all)
+	a.own = j.own.nearest(res)
+	return j.complete(ctx, in.obs, in.ref, a, s)
+}
+
+// gatherNearest gathers every rank's answers into all at rank 0 (nil
+// elsewhere).
+func (j *mpiJob) gatherNearest(res, all *geoknn.Result, counts []int) error {
+	var allIndex []uint32
+	var allDist []float32
+	if all != nil {
+		allIndex, allDist, all.Stats = all.Index, all.DistanceRad, res.Stats
+	}
+	if err := mpi.Gather(j.world, res.Index, allIndex, counts, 1, 0, 1); err != nil {
+		return err
+	}
+	return mpi.Gather(j.world, res.DistanceRad, allDist, counts, 1, 0, 2)
+}
+
+// sameSettings compares this rank's settings with rank 0's, which it
+// broadcasts, before any work: ranks started with different flags would
+// answer different queries (a silently different half), or wait in
+// different collectives until killed. The first flag that differs is
+// named, as a usage error that ends the job.
+func (j *mpiJob) sameSettings() error {
+	mine := j.f.settings()
+	vals := make([]string, len(mine))
+	for k, s := range mine {
+		vals[k] = s.value
+	}
+	root, err := j.world.BcastStrings(vals, 0)
+	if err != nil {
+		return err
+	}
+	differs := -1.0
+	for k, s := range mine {
+		if k >= len(root) || root[k] != s.value {
+			differs = float64(k)
+			break
+		}
+	}
+	// Every rank learns the verdict, so that all of them end alike,
+	// without MPI_Abort (whose kill can lose the message).
+	first, err := j.world.MaxFloat64(differs)
+	if err != nil || first < 0 {
+		return err
+	}
+	s := mine[int(first)]
+	if differs < 0 {
+		return settingsError{usagef("run --mpi: ranks were started with different flags: %s differs (rank 0 has %q)", s.flag, root[int(first)])}
+	}
+	return settingsError{usagef("run --mpi: rank %d has %s %q, rank 0 %s %q: start every rank with the same flags", j.rank, s.flag, s.value, s.flag, root[int(first)])}
+}
+
+// settingsError is sameSettings' refusal, which every rank returns: the
+// job ends with MPI_Finalize, not MPI_Abort.
+type settingsError struct{ error }
+
+func (e settingsError) Unwrap() error { return e.error }
+
+// setting is a flag of knn run and its value, as text.
+type setting struct{ flag, value string }
+
+// settings are the flags that decide what a run --mpi answers and
+// writes: every rank must have the same.
+func (f runFlags) settings() []setting {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	return []setting{
+		{"--obs", f.obs}, {"--ref", f.ref}, {"--gen", f.gen}, {"--seed", strconv.FormatUint(f.seed, 10)},
+		{"--out", f.out}, {"--out-format", f.outFormat}, {"--out-per-rank", strconv.FormatBool(f.outPerRank)},
+		{"--engine", f.engine}, {"--algo", f.algo}, {"--memory", f.memory}, {"--gpus", strconv.Itoa(f.gpus)},
+		{"--gpus-per-rank", strconv.Itoa(f.gpusPerRank)}, {"--batch-size", strconv.Itoa(f.batch)},
+		{"--grid-side", strconv.Itoa(f.gridSide)}, {"--validate", strconv.Itoa(f.validate)},
+		{"--k", strconv.Itoa(f.k)}, {"--within-m", num(f.withinM)}, {"--max-m", num(f.maxM)},
+		{"--list", strconv.FormatBool(f.list)}, {"--exclude-self", strconv.FormatBool(f.excludeSelf)},
+		{"--lat-col", f.latCol}, {"--lon-col", f.lonCol}, {"--radians", strconv.FormatBool(f.radians)},
+		{"--obs-id", f.obsID}, {"--ref-id", f.refID},
+	}
 }
 
 // obsByRows is --obs as every rank reads its own rows of it, with its row
@@ -362,14 +479,9 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 	if all != nil {
 		all.Stats = res.Stats
 	}
-	return j.complete(ctx, obs, ref, answered{
-		own:   j.own.within(res),
-		check: func(in *runInputs) error { return checkWithin(ctx, in, j.f, all) },
-		write: func(in *runInputs, format string) error {
-			lb := in.labels()
-			return writeNeighbours(ctx, j.f.out, j.stdout, format, lb.within(all), withinWriter(all), lb)
-		},
-	}, s)
+	a := withinAnswered(ctx, j.f, j.stdout, j.stderr, all)
+	a.own = j.own.within(res)
+	return j.complete(ctx, obs, ref, a, s)
 }
 
 // gathers says whether rank 0 gathers every rank's answers: for --out or
@@ -384,13 +496,6 @@ func (j *mpiJob) queried(t time.Time, n int, s *geoknn.Searcher, st geoknn.Stats
 	j.times.query, j.times.n = time.Since(t), n
 	j.times.devices = s.Engine().String() + ": " + strings.Join(st.Devices, ", ")
 	return time.Now()
-}
-
-// answered is a rank's finished query as complete takes it.
-type answered struct {
-	own   table                                    // the rank's rows, for --out-per-rank
-	check func(in *runInputs) error                // validates the gathered answers
-	write func(in *runInputs, format string) error // writes them to --out
 }
 
 // complete is the end of a job: a file a rank, or at
@@ -412,17 +517,7 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 	if !j.gathers() {
 		return nil
 	}
-	in := &runInputs{s: s, obs: obs, ref: ref, log: j.stderr}
-	if j.f.validate > 0 {
-		if err := a.check(in); err != nil {
-			return err
-		}
-	}
-	if j.f.out == "" {
-		return nil
-	}
-	format, _ := j.f.format() // checked before the work
-	return a.write(in, format)
+	return a.finish(&runInputs{s: s, obs: obs, ref: ref, log: j.stderr}, j.f)
 }
 
 // gatherWithin collects the ranks' counts and lists at rank 0 (nil
@@ -583,7 +678,10 @@ func (j *mpiJob) selfOf(counts []int) func(i int) uint32 {
 // runK is run's k-nearest half: the k nearest (within --max-m) of the
 // rank's range, gathered to rank 0 k answers an observation.
 func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
-	k := j.f.kAsked(refs.Len())
+	k, err := j.f.kAsked(refs.Len())
+	if err != nil {
+		return err
+	}
 	gather := j.gathers()
 	res := &geoknn.KResult{K: k}
 	var all *geoknn.KResult
@@ -621,12 +719,7 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 	if all != nil {
 		all.Stats = res.Stats
 	}
-	return j.complete(ctx, obs, ref, answered{
-		own:   j.own.kNearest(res),
-		check: func(in *runInputs) error { return checkK(ctx, in, j.f, all) },
-		write: func(in *runInputs, format string) error {
-			lb := in.labels()
-			return writeNeighbours(ctx, j.f.out, j.stdout, format, lb.kNearest(all), kWriter(all), lb)
-		},
-	}, s)
+	a := kAnswered(ctx, j.f, j.stdout, j.stderr, all)
+	a.own = j.own.kNearest(res)
+	return j.complete(ctx, obs, ref, a, s)
 }

@@ -13,16 +13,15 @@ import (
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/validate"
 )
 
 // runNeighbours answers knn run's k-nearest and radius queries: the query,
-// its report, the sampled validation and --out.
+// its report, then the kind's finish (the sampled validation and --out).
 func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stderr io.Writer) error {
 	t := time.Now()
-	var write func(w *bufio.Writer, format string) error
-	var check func(ctx context.Context) error
+	var a answered
 	var st geoknn.Stats
-	var labelled table // the answers as rows, for outputs that carry ids
 	if f.withinM > 0 {
 		res, err := within(ctx, in.s, in.obs.cols, in.ref.cols, f.withinM, f.list)
 		if err != nil {
@@ -31,37 +30,27 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 		if f.excludeSelf {
 			res = res.WithoutSelf()
 		}
-		st, write, check = res.Stats, withinWriter(res), func(ctx context.Context) error { return checkWithin(ctx, in, f, res) }
-		labelled = in.labels().within(res)
+		st, a = res.Stats, withinAnswered(ctx, f, stdout, stderr, res)
 	} else {
-		res, err := in.s.KNearest(ctx, in.obs.cols, in.ref.cols, f.kAsked(in.ref.cols.Len()), f.maxM)
+		k, err := f.kAsked(in.ref.cols.Len())
+		if err != nil {
+			return err
+		}
+		res, err := in.s.KNearest(ctx, in.obs.cols, in.ref.cols, k, f.maxM)
 		if err != nil {
 			return err
 		}
 		if f.excludeSelf {
 			res = res.WithoutSelf()
 		}
-		st, write, check = res.Stats, kWriter(res), func(ctx context.Context) error { return checkK(ctx, in, f, res) }
-		labelled = in.labels().kNearest(res)
+		st, a = res.Stats, kAnswered(ctx, f, stdout, stderr, res)
 	}
-	fmt.Fprintf(stderr, "engine:       %s (%s)\nquery:        %.3f s; %s\n", st.Engine, strings.Join(st.Devices, ", "), time.Since(t).Seconds(), st.Note)
+	fmt.Fprintf(stderr, "engine:       %s (%s)\nquery:        %.3f s; %s\n", st.Engine, strings.Join(st.Devices, ", "), time.Since(t).Seconds(), f.querySummary(in.ref.cols.Len()))
 	if st.Kernel > 0 {
 		fmt.Fprintf(stderr, "kernels:      GPU %.1f ms (index %.2f ms), %d jobs, %d refined in float64\n",
 			ms(st.Kernel), ms(st.Index), st.Jobs, st.Refined)
 	}
-	if f.validate > 0 {
-		if err := check(ctx); err != nil {
-			return err
-		}
-	}
-	if f.out == "" {
-		return nil
-	}
-	format, err := f.format()
-	if err != nil {
-		return err
-	}
-	return writeNeighbours(ctx, f.out, stdout, format, labelled, write, in.labels())
+	return a.finish(in, f)
 }
 
 // writeNeighbours writes k-nearest or radius answers to out: as rows with
@@ -75,13 +64,21 @@ func writeNeighbours(ctx context.Context, out string, stdout io.Writer, format s
 }
 
 // kAsked is how many neighbours to ask of nref references for --k: one
-// more with --exclude-self, whose own reference each row then drops.
-func (f runFlags) kAsked(nref int) int {
-	k := f.k
+// more with --exclude-self, whose own reference each row then drops. A
+// --k above the references there are (less the observation's own with
+// --exclude-self) is a usage error, as the API refuses such a k: the
+// user learns that the rows would hold fewer than k answers.
+func (f runFlags) kAsked(nref int) (int, error) {
 	if f.excludeSelf {
-		k++
+		if f.k > nref-1 {
+			return 0, usagef("run: --k %d with --exclude-self: more than the %d references other than each observation itself", f.k, nref-1)
+		}
+		return f.k + 1, nil
 	}
-	return min(k, nref)
+	if f.k > nref {
+		return 0, usagef("run: --k %d: more than the %d references", f.k, nref)
+	}
+	return f.k, nil
 }
 
 func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {
@@ -129,7 +126,7 @@ func withinWriter(res *geoknn.WithinResult) func(w *bufio.Writer, format string)
 // sampleObs draws n of the observations (all when there are fewer) and
 // their indices, as validateSample does.
 func sampleObs(in *runInputs, n int, seed uint64) (geoknn.Points, []int) {
-	idx := sampleIndices(in.obs.cols.Len(), n, seed)
+	idx := validate.SampleIndices(in.obs.cols.Len(), n, seed)
 	lat, lon := make([]float64, len(idx)), make([]float64, len(idx))
 	for k, i := range idx {
 		lat[k], lon[k] = in.obs.cols.At(i)

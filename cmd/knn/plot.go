@@ -79,6 +79,9 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := f.checkPlot(set); err != nil {
 		return usageError{err}
 	}
+	if err := checkOutputs(fs, []string{"png", "gif", "strip"}, []string{f.png, f.gif, f.stripOut}, []string{f.obs, f.ref}); err != nil {
+		return err
+	}
 	if f.simulate {
 		return plotSimulation(ctx, &f, stderr)
 	}
@@ -187,7 +190,7 @@ func plotStatic(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeImage(f.png, c.image(pngPalette())); err != nil {
+	if err := writeImage(ctx, f.png, c.image(pngPalette())); err != nil {
 		return err
 	}
 	f.logf(stderr, "plot: %s, %d references (%s) on the %s in %.3f s\n", strings.Join(what, " and "), ref.cols.Len(), ref.desc, s.Engine(), time.Since(t0).Seconds())
@@ -289,7 +292,7 @@ func plotSimulation(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 		}
 		return err
 	}
-	if err := fr.write(stderr); err != nil {
+	if err := fr.write(ctx, stderr); err != nil {
 		return err
 	}
 	f.logf(stderr, "plot: %d steps of %d observations and %d references on the %s (%s), query median %.3f s; %.3f s in all\n",
@@ -356,32 +359,36 @@ func (fr *frames) add(s simulator.Step) {
 	fr.last = c
 }
 
-// write writes the files asked for: --gif, --strip and --png.
-func (fr *frames) write(stderr io.Writer) error {
+// write writes the files asked for, --gif, --strip and --png, all of them
+// or (on an error or a signal) none.
+func (fr *frames) write(ctx context.Context, stderr io.Writer) error {
 	f := fr.f
+	var outs []pointio.Output
+	var notes []string
 	if f.gif != "" {
-		err := pointio.WriteAtomic(f.gif, fr.anim.encode)
-		if err != nil {
-			return err
-		}
-		f.logf(stderr, "wrote %s (%d frames of %d x %d)\n", f.gif, len(fr.anim.g.Image), f.width, f.width/2)
+		outs = append(outs, pointio.Output{Path: f.gif, Write: fr.anim.encode})
+		notes = append(notes, fmt.Sprintf("wrote %s (%d frames of %d x %d)\n", f.gif, len(fr.anim.g.Image), f.width, f.width/2))
 	}
 	if f.stripOut != "" {
 		st := strip(fr.strip)
-		if err := writeImage(f.stripOut, st.image(pngPalette())); err != nil {
-			return err
-		}
-		f.logf(stderr, "wrote %s (%d frames, %d x %d)\n", f.stripOut, len(fr.strip), st.w, st.h)
+		img := st.image(pngPalette())
+		outs = append(outs, pointio.Output{Path: f.stripOut, Write: func(w *bufio.Writer) error { return writePNG(w, img) }})
+		notes = append(notes, fmt.Sprintf("wrote %s (%d frames, %d x %d)\n", f.stripOut, len(fr.strip), st.w, st.h))
 	}
 	if f.png != "" {
-		if err := writeImage(f.png, fr.last.image(pngPalette())); err != nil {
-			return err
-		}
-		f.logf(stderr, "wrote %s (step %d, %d x %d)\n", f.png, f.steps, fr.last.w, fr.last.h)
+		img := fr.last.image(pngPalette())
+		outs = append(outs, pointio.Output{Path: f.png, Write: func(w *bufio.Writer) error { return writePNG(w, img) }})
+		notes = append(notes, fmt.Sprintf("wrote %s (step %d, %d x %d)\n", f.png, f.steps, fr.last.w, fr.last.h))
+	}
+	if err := pointio.WriteAll(ctx, nil, outs); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		f.logf(stderr, "%s", n)
 	}
 	return nil
 }
 
-func writeImage(path string, img image.Image) error {
-	return pointio.WriteAtomic(path, func(w *bufio.Writer) error { return writePNG(w, img) })
+func writeImage(ctx context.Context, path string, img image.Image) error {
+	return pointio.Write(ctx, path, nil, func(w *bufio.Writer) error { return writePNG(w, img) })
 }

@@ -7,9 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	"math"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -54,29 +53,44 @@ Examples:
 Flags:
 `
 
+// runFlags are knn run's flags, grouped by what they decide.
 type runFlags struct {
-	obs, ref, gen, out            string
-	engine, algo, memory          string
-	seed                          uint64
-	gpus, batch, validate, repeat int
-	gridSide                      int
-	quiet, verbose, hostPoints    bool
-	latCol, lonCol                string
-	radians                       bool
-	obsID, refID                  string
-	outFormat                     string
-	trace                         string
-	k                             int
-	withinM, maxM                 float64
-	list, excludeSelf             bool
-	mpi, outPerRank               bool
-	gpusPerRank                   int
+	engineFlags
+	columnFlags
+	queryFlags
+	mpiFlags
+	obs, ref, gen              string
+	seed                       uint64
+	out, outFormat, trace      string
+	validate, repeat, gridSide int
+	quiet, verbose, hostPoints bool
+}
+
+// columnFlags say where the points and their ids are in the files.
+type columnFlags struct {
+	latCol, lonCol string
+	radians        bool
+	obsID, refID   string
+}
+
+// queryFlags choose the query kind: nearest (the default), k nearest
+// within a distance, or within a radius.
+type queryFlags struct {
+	k                 int
+	withinM, maxM     float64
+	list, excludeSelf bool
+}
+
+// mpiFlags make a run one rank of an MPI job.
+type mpiFlags struct {
+	mpi, outPerRank bool
+	gpusPerRank     int
 }
 
 // neighbours reports whether the flags ask for more than the nearest
 // reference: k of them, a distance limit, a radius, or the set against
 // itself.
-func (f *runFlags) neighbours() bool {
+func (f *queryFlags) neighbours() bool {
 	return f.k != 1 || f.withinM > 0 || f.maxM > 0 || f.excludeSelf
 }
 
@@ -90,11 +104,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError{err}
 	}
-	if err := f.checkOutputs(); err != nil {
+	if err := f.checkOutputs(fs); err != nil {
 		return err
 	}
 	if f.mpi {
 		return runMPI(ctx, f, opts, stdout, stderr)
+	}
+	if err := f.checkCountsMemory(); err != nil {
+		return err
 	}
 	t0 := time.Now()
 	bar := newProgressBar(stderr, f.quiet)
@@ -107,58 +124,71 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer in.s.Close()
+	if err := f.checkLoaded(in); err != nil {
+		return err
+	}
 	if in.s.Fallback() != "" {
 		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", in.s.Fallback())
 	}
 	if f.neighbours() {
 		return runNeighbours(ctx, f, in, stdout, stderr)
 	}
+	if err := runNearest(ctx, f, in, opts, bar, stdout, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
+	return reportTrace(ctx, stderr, opts.Trace, f)
+}
+
+// checkLoaded checks what needs the points' counts, before the query:
+// --k against the references, and the plan's memory.
+func (f *runFlags) checkLoaded(in *runInputs) error {
+	if f.neighbours() && f.withinM == 0 {
+		if _, err := f.kAsked(in.ref.cols.Len()); err != nil {
+			return err
+		}
+	}
+	return f.checkPlanMemory(in.obs.cols.Len(), in.ref.cols.Len(), in.obs.pts != nil || !isCount(f.obs))
+}
+
+// runNearest is knn run's nearest query: --repeat queries, their report,
+// the validation and --out, then the engine closed.
+func runNearest(ctx context.Context, f runFlags, in *runInputs, opts geoknn.Options, bar *progressBar, stdout, stderr io.Writer) error {
 	if f.hostPoints {
-		// Page-locked once, so that every query copies the points in
-		// straight from their columns.
-		end := opts.Trace.Begin("host", "pin points")
-		unpin, err := in.s.Pin(in.obs.cols)
+		unpin, err := in.pin(opts.Trace)
 		if err != nil {
 			return err
 		}
 		defer unpin()
-		unpinRes, err := in.s.PinResult(in.res)
-		end()
-		if err != nil {
-			return err
-		}
-		defer unpinRes()
 	}
 	res, queries, err := in.query(ctx, f.repeat, bar)
 	if err != nil {
 		return err
 	}
 	in.report(stderr, res, opts.Algorithm, queries)
-	if f.validate > 0 {
-		end := opts.Trace.Begin("host", "validate")
-		err := in.validate(ctx, stderr, res, f.validate, f.seed)
-		end()
-		if err != nil {
-			return err
-		}
-	}
-	if f.out != "" {
-		end := opts.Trace.Begin("host", "write")
-		format, _ := f.format() // checked before the work
-		err := writeRunAnswers(ctx, f.out, format, stdout, stderr, res, in.labels())
-		end()
-		if err != nil {
-			return err
-		}
-	}
-	end := opts.Trace.Begin("host", "close engine")
-	err = in.s.Close()
-	end()
-	if err != nil {
+	if err := nearestAnswered(ctx, f, stdout, stderr, res).finish(in, f); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
-	return reportTrace(stderr, opts.Trace, f)
+	end := opts.Trace.Begin("host", "close engine")
+	defer end()
+	return in.s.Close()
+}
+
+// pin page-locks the points and the answers once, so that every query
+// copies them straight from their columns; unpin undoes both.
+func (in *runInputs) pin(tr *geoknn.Trace) (unpin func(), err error) {
+	end := tr.Begin("host", "pin points")
+	defer end()
+	unpinObs, err := in.s.Pin(in.obs.cols)
+	if err != nil {
+		return nil, err
+	}
+	unpinRes, err := in.s.PinResult(in.res)
+	if err != nil {
+		unpinObs()
+		return nil, err
+	}
+	return func() { unpinRes(); unpinObs() }, nil
 }
 
 // format is --out's format: --out-format, else its extension's.
@@ -174,23 +204,18 @@ func (f *runFlags) format() (string, error) {
 
 // checkOutputs checks --out and --trace before any work: each a place
 // that can take it, neither an input nor the other.
-func (f *runFlags) checkOutputs() error {
+func (f *runFlags) checkOutputs(fs *flag.FlagSet) error {
 	if f.obs == "-" && f.ref == "-" {
 		return usagef("run: --obs - and --ref -: standard input holds one of them")
 	}
-	if f.trace == "-" || (f.trace != "" && f.trace == f.out) {
-		if f.trace == "-" {
-			return usagef("run: --trace -: the trace goes to a file (standard output is --out -'s)")
-		}
+	if f.trace == "-" {
+		return usagef("run: --trace -: the trace goes to a file (standard output is --out -'s)")
+	}
+	if f.trace != "" && f.trace == f.out {
 		return usagef("run: --trace and --out name the same file %s", f.out)
 	}
-	for _, path := range []string{f.out, f.trace} {
-		if path == "" {
-			continue
-		}
-		if err := pointio.CheckOutput(path, f.obs, f.ref); err != nil {
-			return err
-		}
+	if err := checkOutputs(fs, []string{"out", "o", "trace"}, []string{f.out, f.trace}, []string{f.obs, f.ref}); err != nil {
+		return err
 	}
 	if f.out == "" {
 		return nil
@@ -203,7 +228,7 @@ func (f *runFlags) checkOutputs() error {
 
 // reportTrace prints the trace's stage totals (-v) and writes it to
 // --trace.
-func reportTrace(w io.Writer, tr *geoknn.Trace, f runFlags) error {
+func reportTrace(ctx context.Context, w io.Writer, tr *geoknn.Trace, f runFlags) error {
 	if f.verbose {
 		fmt.Fprintln(w, "stages (summed over tracks, which overlap):")
 		for _, s := range tr.Stages() {
@@ -213,7 +238,7 @@ func reportTrace(w io.Writer, tr *geoknn.Trace, f runFlags) error {
 	if f.trace == "" {
 		return nil
 	}
-	err := pointio.Write(context.Background(), f.trace, nil, func(b *bufio.Writer) error { return tr.WriteJSON(b) })
+	err := pointio.Write(ctx, f.trace, nil, func(b *bufio.Writer) error { return tr.WriteJSON(b) })
 	if err != nil {
 		return fmt.Errorf("writing the trace %s: %w", f.trace, err)
 	}
@@ -231,11 +256,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
 	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m), .npz (NumPy: ref_index, distance_m), .parquet or .arrow (the CSV's columns); - for CSV on stdout")
 	fs.StringVar(&f.out, "o", "", "short for --out")
-	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
-	fs.StringVar(&f.algo, "algo", "grid", "grid (exact, cell index; a k-d tree for references no grid suits, brute force when cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
-	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
-	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
-	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
+	f.engineFlags.register(fs)
 	fs.IntVar(&f.gridSide, "grid-side", 0, "grid algorithm: cells per axis (0 = chosen from a sample of the query; capped at 16 sphere cells a reference)")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers against a float64 haversine brute force")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the query this many times on the open engine and report each time")
@@ -255,7 +276,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
 	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
-	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun, srun): rank 0 loads and broadcasts the references, the observations are split by rank, the answers gathered to rank 0, which writes --out")
+	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun, srun): rank 0 loads and broadcasts the references, the observations are split by rank, the answers gathered to rank 0, which writes --out (as root, Open MPI's mpirun needs --allow-run-as-root)")
 	fs.BoolVar(&f.outPerRank, "out-per-rank", false, "with --mpi: every rank writes its own answers to --out with .rankN before the extension (obs_index as in the whole set), nothing is gathered")
 	fs.IntVar(&f.gpusPerRank, "gpus-per-rank", 0, "with --mpi: GPUs each rank uses, from its node-local rank on (0: one a rank when a node runs several ranks, else all)")
 	return fs
@@ -270,28 +291,29 @@ func (f *runFlags) options() (geoknn.Options, error) {
 	if f.excludeSelf && (f.obs != f.ref || filepath.Base(f.obs) == f.obs && isCount(f.obs)) {
 		return geoknn.Options{}, errors.New("run: --exclude-self needs --obs and --ref to name the same file")
 	}
-	if f.k < 1 || f.withinM < 0 || f.maxM < 0 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
+	for _, d := range []struct {
+		flag string
+		v    float64
+	}{{"--within-m", f.withinM}, {"--max-m", f.maxM}} {
+		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v < 0 {
+			return geoknn.Options{}, fmt.Errorf("run: %s %v: want a finite distance >= 0 metres", d.flag, d.v)
+		}
+	}
+	if f.k < 1 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
 		return geoknn.Options{}, errors.New("run: --k must be >= 1; --within-m and --max-m >= 0; --list goes with --within-m, which does not go with --k")
 	}
-	if f.repeat < 1 || f.validate < 0 || f.gpus < 0 || f.batch < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
+	if f.repeat < 1 || f.validate < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
 		return geoknn.Options{}, fmt.Errorf("run: --repeat must be >= 1; --validate, --gpus and --batch-size >= 0; --grid-side from 0 to %d", geoknn.MaxGridSide)
 	}
 	if f.radians && !isNumPy(f.obs) && !isNumPy(f.ref) {
 		return geoknn.Options{}, errors.New("run: --radians is for NumPy inputs (.npy, .npz), and neither --obs nor --ref is one")
 	}
-	eng, err := geoknn.ParseEngine(f.engine)
+	opts, err := f.engineFlags.options()
 	if err != nil {
-		return geoknn.Options{}, err
+		return opts, fmt.Errorf("run: %w", err)
 	}
-	algo, err := geoknn.ParseAlgorithm(f.algo)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	mem, err := geoknn.ParseMemoryMode(f.memory)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	return geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, GridSide: f.gridSide, Memory: mem}, nil
+	opts.GridSide = f.gridSide
+	return opts, nil
 }
 
 // runInputs is what knn run queries: the open searcher and the points,
@@ -576,33 +598,10 @@ func loadPoints(ctx context.Context, a pointsArg) (pointSet, error) {
 	return pointSet{cols: geoknn.Radians64(lat, lon), desc: desc}, nil
 }
 
-// sampleIndices draws n of total indices, sorted (all when n >= total),
-// reproducibly from seed.
-func sampleIndices(total, n int, seed uint64) []int {
-	var sample []int
-	if n >= total {
-		sample = make([]int, total)
-		for i := range sample {
-			sample[i] = i
-		}
-		return sample
-	}
-	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	seen := make(map[int]bool, n)
-	for len(sample) < n {
-		if i := r.IntN(total); !seen[i] {
-			seen[i] = true
-			sample = append(sample, i)
-		}
-	}
-	sort.Ints(sample)
-	return sample
-}
-
 // validateSample checks n sampled answers against the float64 haversine
 // brute force over every reference.
 func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, n int, seed uint64) (validate.Report, error) {
-	sample := sampleIndices(obs.cols.Len(), n, seed)
+	sample := validate.SampleIndices(obs.cols.Len(), n, seed)
 	refPts := make([]orb.Point, ref.cols.Len())
 	for i := range refPts {
 		refPts[i] = ref.point(i)

@@ -34,14 +34,15 @@ both drawn from --seed) along its great circle, across the poles and the
 antimeridian, and a fraction --replace of the observations is replaced by
 fresh points of --gen. Everything is reproducible from --seed.
 
-One line per step: the simulated time (time_s); the step's wall time (step_s);
+One line per step, on standard output: the simulated time (time_s); the step's wall time (step_s);
 the time spent in the query (query_s: preparing the references and waiting
 for the answers); the host's own work (update_s: moving, drawing and sending
 replacements, mostly overlapped with the GPUs); the GPU kernels (kernel_ms);
 the host preparation of the references and grid plan (prep_ms); the
 observations replaced; and the observations kept whose nearest reference
 changed since the step before (count and fraction of the kept ones; replaced
-observations are counted apart). Then a summary: median, min and max query
+observations are counted apart); kernel_ms and prep_ms are "-" where the engine
+has none (the CPU). Then, on standard error, a summary: median, min and max query
 time, the median whole step, steps per second (not counting output), engine
 and devices.
 
@@ -74,10 +75,10 @@ func (f *simFlags) configWithRefs(ctx context.Context, cmd string, obs source) (
 }
 
 type simFlags struct {
+	engineFlags
 	obs, ref, gen, refGen string
-	engine, algo, memory  string
 	seed                  uint64
-	gpus, batch, steps    int
+	steps                 int
 	dt, speed, minSpeed   float64
 	replace               float64
 	outDir, outFormat     string
@@ -97,11 +98,7 @@ func addSimulationFlags(fs *flag.FlagSet, f *simFlags, steps int, dt float64) {
 	fs.Float64Var(&f.speed, "speed", 250, "maximum reference speed, m/s (speeds are uniform in [--min-speed, --speed])")
 	fs.Float64Var(&f.minSpeed, "min-speed", 0, "minimum reference speed, m/s (equal to --speed for a fixed speed)")
 	fs.Float64Var(&f.replace, "replace", 0, "fraction of observations replaced by fresh points before each step, in [0, 1]")
-	fs.StringVar(&f.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
-	fs.StringVar(&f.algo, "algo", "grid", "nearest-reference algorithm: grid, brute or seed (as knn run --algo)")
-	fs.StringVar(&f.memory, "memory", "device", "GPU memory for observations and answers: device or managed")
-	fs.IntVar(&f.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
-	fs.IntVar(&f.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")
+	f.engineFlags.register(fs)
 }
 
 // check validates the shared flags and fills engineOpts.
@@ -121,9 +118,6 @@ func (f *simFlags) check(cmd string) error {
 	if !(f.replace >= 0 && f.replace <= 1) {
 		return fmt.Errorf("%s: --replace %v: want a fraction in [0, 1]", cmd, f.replace)
 	}
-	if f.gpus < 0 || f.batch < 0 {
-		return fmt.Errorf("%s: --gpus and --batch-size must be >= 0", cmd)
-	}
 	if f.refGen == "" {
 		f.refGen = f.gen
 	}
@@ -132,29 +126,12 @@ func (f *simFlags) check(cmd string) error {
 			return fmt.Errorf("%s: %s %q: unknown generator (want %s)", cmd, g.flag, g.name, strings.Join(sphere.Names(), ", "))
 		}
 	}
-	opts, err := f.options()
+	opts, err := f.engineFlags.options()
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	f.engineOpts = opts
 	return nil
-}
-
-// options parses the engine flags into the searcher's options.
-func (f *simFlags) options() (geoknn.Options, error) {
-	eng, err := geoknn.ParseEngine(f.engine)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	algo, err := geoknn.ParseAlgorithm(f.algo)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	mem, err := geoknn.ParseMemoryMode(f.memory)
-	if err != nil {
-		return geoknn.Options{}, err
-	}
-	return geoknn.Options{Engine: eng, Algorithm: algo, GPUs: f.gpus, BatchSize: f.batch, Memory: mem}, nil
 }
 
 // source is --obs or --ref of a simulation: a file (initial points) or a
@@ -209,7 +186,8 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := f.checkSimulate(); err != nil {
 		return usageError{err}
 	}
-	if err := checkOutDir(f.outDir); err != nil {
+	digits := max(4, len(strconv.Itoa(f.steps)))
+	if err := f.checkOutDir(fs, digits); err != nil {
 		return err
 	}
 	obs, err := loadSource(ctx, "--obs", f.obs, f.gen, f.seed)
@@ -223,18 +201,26 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// Answers come back to the host only for the steps that use them; the
 	// rest stay on the GPUs.
 	cfg.Answers = func(n int) bool { return f.outDir != "" || (f.validate > 0 && n == f.steps) }
-	out := &simOutput{f: &f, stdout: stdout, stderr: stderr,
-		digits: max(4, len(strconv.Itoa(f.steps))), bar: newStepBar(stderr, f.quiet)}
+	out := &simOutput{f: &f, stdout: stdout, stderr: stderr, digits: digits, bar: newStepBar(stderr, f.quiet)}
+	if f.outDir != "" {
+		if out.dir, err = newStepDir(f.outDir); err != nil {
+			return err
+		}
+		defer out.dir.discard()
+	}
 	out.printHeader()
 	out.start = time.Now()
 	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error { return out.step(ctx, s) })
 	out.bar.clear()
+	if err == nil && out.dir != nil {
+		err = out.dir.commit()
+	}
 	if sum.Steps > 0 || err == nil {
-		out.printResults(sum, obs, ref)
+		out.printResults(sum, obs, ref, err == nil)
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("simulate: interrupted after %d steps, %d step files written whole", sum.Steps, out.written)
+			return fmt.Errorf("simulate: interrupted after %d steps; no step file written", sum.Steps)
 		}
 		return err
 	}
@@ -284,8 +270,9 @@ type simOutput struct {
 	digits         int // of the step numbers in file names
 	bar            *stepBar
 	start          time.Time
-	validated      string // the last step's validation report, once checked
-	written        int    // step files written whole
+	validated      string   // the last step's validation report, once checked
+	written        int      // step files written whole
+	dir            *stepDir // where --out-dir's files go until the end
 }
 
 // printHeader prints the heading of the per-step lines.
@@ -301,8 +288,8 @@ func (o *simOutput) step(ctx context.Context, s simulator.Step) error {
 		o.bar.clear()
 		fmt.Fprintf(o.stderr, "knn: no GPU (%s): running on the CPU\n", s.Result.Fallback)
 	}
-	if o.f.outDir != "" {
-		if err := writeStep(ctx, o.f.outDir, o.f.outFormat, o.digits, s); err != nil {
+	if o.dir != nil {
+		if err := writeStep(ctx, o.dir, o.f.outFormat, o.digits, s); err != nil {
 			return err
 		}
 		o.written++
@@ -344,19 +331,29 @@ func (o *simOutput) printStep(s simulator.Step) {
 	if s.N > 1 {
 		changed, frac = strconv.Itoa(s.Changed), fmt.Sprintf("%.3f", 100*s.ChangedFraction)
 	}
-	fmt.Fprintf(o.stdout, "%6d %10g %9.4f %9.4f %9.4f %9.2f %8.2f %10d %10s %8s\n", s.N, s.Time,
-		s.Wall.Seconds(), s.Query.Seconds(), s.Update.Seconds(), ms(s.Stats.Kernel), ms(s.Stats.Prepare), s.Replaced, changed, frac)
+	// Kernel time is the GPU's: a CPU run has none to show, not 0.00.
+	kernel, prep := "-", "-"
+	if s.Stats.Engine == "gpu" {
+		kernel = fmt.Sprintf("%.2f", ms(s.Stats.Kernel))
+	}
+	if s.Stats.Engine == "gpu" || s.Stats.Prepare > 0 {
+		prep = fmt.Sprintf("%.2f", ms(s.Stats.Prepare))
+	}
+	fmt.Fprintf(o.stdout, "%6d %10g %9.4f %9.4f %9.4f %9s %8s %10d %10s %8s\n", s.N, s.Time,
+		s.Wall.Seconds(), s.Query.Seconds(), s.Update.Seconds(), kernel, prep, s.Replaced, changed, frac)
 }
 
 // printResults prints the summary, the validation and the files written.
-func (o *simOutput) printResults(sum simulator.Summary, obs, ref source) {
+func (o *simOutput) printResults(sum simulator.Summary, obs, ref source, done bool) {
 	f := o.f
-	printSummary(o.stdout, *f, sum, obs, ref)
+	// The summary is a report, on stderr beside the progress; stdout
+	// holds the per-step table alone, for tools that read it.
+	printSummary(o.stderr, *f, sum, obs, ref)
 	if o.validated != "" {
-		fmt.Fprintf(o.stdout, "validate:     step %d: %s\n", f.steps, o.validated)
+		fmt.Fprintf(o.stderr, "validate:     step %d: %s\n", f.steps, o.validated)
 	}
-	if f.outDir != "" && o.written > 0 {
-		fmt.Fprintf(o.stdout, "wrote:        %d files, %s to %s\n", o.written,
+	if f.outDir != "" && o.written > 0 && done {
+		fmt.Fprintf(o.stderr, "wrote:        %d files, %s to %s\n", o.written,
 			filepath.Join(f.outDir, fmt.Sprintf("step-%0*d.%s", o.digits, 1, f.outFormat)), fmt.Sprintf("step-%0*d.%s", o.digits, o.written, f.outFormat))
 	}
 }
@@ -385,22 +382,24 @@ func stepTime(d time.Duration) string {
 	return fmt.Sprintf("%.3f s", d.Seconds())
 }
 
-// writeStep writes one step's answers to dir/step-NNNN.FORMAT (csv, npz,
-// parquet or arrow).
-func writeStep(ctx context.Context, dir, format string, digits int, s simulator.Step) error {
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return fmt.Errorf("simulate: --out-dir: %w", err)
-	}
-	path := filepath.Join(dir, fmt.Sprintf("step-%0*d.%s", digits, s.N, format))
+// writeStep writes one step's answers to step-NNNN.FORMAT (csv, npz,
+// parquet or arrow) in dir.
+func writeStep(ctx context.Context, dir *stepDir, format string, digits int, s simulator.Step) error {
+	path := dir.path(stepName(s.N, digits, format))
 	if err := writeAnswers(ctx, path, format, nil, s.Result); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	return nil
 }
 
-// checkOutDir checks --out-dir before any work: an existing folder, or a
-// new one in an existing folder (it is made at the first step written).
-func checkOutDir(dir string) error {
+// checkOutDir checks --out-dir before any work: an existing folder that
+// holds none of the files the run writes, or a new one in an existing
+// folder.
+func (f *simFlags) checkOutDir(fs *flag.FlagSet, digits int) error {
+	if err := checkOutputs(fs, []string{"out-dir"}, nil, nil); err != nil {
+		return err
+	}
+	dir := f.outDir
 	if dir == "" {
 		return nil
 	}
@@ -408,7 +407,7 @@ func checkOutDir(dir string) error {
 		if !fi.IsDir() {
 			return fmt.Errorf("simulate: --out-dir %s is not a folder", dir)
 		}
-		return nil
+		return checkStepDir(dir, f.outFormat, f.steps, digits, f.obs, f.ref)
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {

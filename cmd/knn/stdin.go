@@ -17,7 +17,9 @@ import (
 // and .npy as a stream; formats read from their end (Parquet, Arrow, .npz)
 // are first copied to a temporary file, removed afterwards.
 func readStdin(ctx context.Context, _ string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
-	br := bufio.NewReaderSize(os.Stdin, 1<<20)
+	// A read that returns when ctx is done: a signal stops a command
+	// waiting on a quiet pipe.
+	br := bufio.NewReaderSize(pointio.CancelReader(ctx, os.Stdin), 1<<20)
 	head, _ := br.Peek(8)
 	ext := ""
 	switch h := string(head); {
@@ -38,11 +40,29 @@ func readStdin(ctx context.Context, _ string, opts pointio.ReadOptions) ([]orb.P
 		return nil, nil, err
 	}
 	defer os.Remove(tmp)
+	read := arrowio.ReadFileIDs
 	if ext == ".npz" {
-		return pointio.ReadFileIDs(ctx, tmp, opts)
+		read = pointio.ReadFileIDs
 	}
-	return arrowio.ReadFileIDs(ctx, tmp, opts)
+	pts, ids, err := read(ctx, tmp, opts)
+	if err != nil {
+		return nil, nil, stdinError{err, tmp}
+	}
+	return pts, ids, nil
 }
+
+// stdinError is an error about the copy of standard input at tmp, told as
+// one about standard input: the user never named the copy.
+type stdinError struct {
+	err error
+	tmp string
+}
+
+func (e stdinError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), e.tmp, "standard input")
+}
+
+func (e stdinError) Unwrap() error { return e.err }
 
 // spool copies r to a new temporary file named *ext and returns its path.
 func spool(ctx context.Context, r io.Reader, ext string) (string, error) {

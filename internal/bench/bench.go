@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sort"
@@ -721,7 +720,7 @@ type sampleCheck struct {
 // the float64 haversine brute force (validate.Exact on orb.Points built
 // for the sample only).
 func checkSample(ctx context.Context, sc sampleCheck) (*Validation, error) {
-	idx := sampleIndices(sc.nobs, sc.n, sc.seed)
+	idx := validate.SampleIndices(sc.nobs, sc.n, sc.seed)
 	obsPts := make([]orb.Point, len(idx))
 	index := make([]uint32, len(idx))
 	dist := make([]float32, len(idx))
@@ -743,29 +742,6 @@ func checkSample(ctx context.Context, sc sampleCheck) (*Validation, error) {
 		v.Failures = append(v.Failures, f.String())
 	}
 	return v, nil
-}
-
-// sampleIndices draws min(n, total) distinct indices of [0, total) in
-// increasing order, reproducibly for a seed.
-func sampleIndices(total, n int, seed uint64) []int {
-	if n >= total {
-		out := make([]int, total)
-		for i := range out {
-			out[i] = i
-		}
-		return out
-	}
-	r := rand.New(rand.NewPCG(seed, 0xbe4c4))
-	seen := make(map[int]bool, n)
-	out := make([]int, 0, n)
-	for len(out) < n {
-		if i := r.IntN(total); !seen[i] {
-			seen[i] = true
-			out = append(out, i)
-		}
-	}
-	sort.Ints(out)
-	return out
 }
 
 // finish stamps the duration and derives the rates, peaks and speed-ups.

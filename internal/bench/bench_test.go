@@ -407,21 +407,6 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-func TestSampleIndices(t *testing.T) {
-	a, b := sampleIndices(1000, 100, 7), sampleIndices(1000, 100, 7)
-	if !reflect.DeepEqual(a, b) || len(a) != 100 {
-		t.Fatalf("not reproducible or wrong length: %d", len(a))
-	}
-	for i := 1; i < len(a); i++ {
-		if a[i] <= a[i-1] || a[i] >= 1000 {
-			t.Fatalf("not increasing distinct in range: %v", a)
-		}
-	}
-	if all := sampleIndices(5, 10, 1); !reflect.DeepEqual(all, []int{0, 1, 2, 3, 4}) {
-		t.Errorf("all: %v", all)
-	}
-}
-
 func TestStatsMap(t *testing.T) {
 	m := statsMap(geoknn.Stats{Engine: "gpu", Jobs: 3, Kernel: time.Second})
 	if m["Engine"] != "gpu" || m["Jobs"] != 3.0 || m["Kernel"] != 1e9 {

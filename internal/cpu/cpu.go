@@ -97,6 +97,11 @@ func (c *CPU) Nearest(ctx context.Context, r engine.Request, out engine.Result) 
 	end = req.Trace.Begin("host", "prepare references")
 	refs := req.mergedCPU(&mem.refs)
 	end()
+	// Each phase before the query checks ctx: a signal during a long
+	// preparation stops the run at the next phase.
+	if err := ctx.Err(); err != nil {
+		return engine.Stats{}, err
+	}
 	switch req.Algorithm {
 	case engine.Brute:
 		return c.nearestBrute(ctx, req, out, refs, start)

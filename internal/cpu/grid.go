@@ -48,6 +48,9 @@ func (c *CPU) nearestPlanned(ctx context.Context, req request, out engine.Result
 	end := req.Trace.Begin("host", "plan")
 	plan := index.PlanGrid(req.Obs, refs, index.CPUGridCost, req.GridSide, tree)
 	end()
+	if err := ctx.Err(); err != nil {
+		return engine.Stats{}, err
+	}
 	if plan.Tree != nil {
 		var st engine.Stats
 		var err error

@@ -22,6 +22,9 @@ func (c *CPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 	}
 	refs := req.All()
 	search := c.kSearch(req, refs, k, maxRad)
+	if err := ctx.Err(); err != nil { // the index built, before the query
+		return engine.Stats{}, err
+	}
 	st, err := c.run(ctx, request{Request: req}, cpuBatch, start, func() func(lo, hi int) {
 		t := &index.TopK{}
 		return func(lo, hi int) {

@@ -2,6 +2,7 @@ package arrowio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,7 +73,7 @@ func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 // emit in order, a window of batches at a time: the file is never held
 // whole.
 func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string, reserve func(rows int), emit func([]orb.Point)) (err error) {
-	defer recoverCorrupt(path, &err)
+	defer recoverCorruptAs(path, "Arrow IPC", &err)
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read points: %w", err)
@@ -96,6 +97,7 @@ func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]
 	if err != nil {
 		return err
 	}
+	next = checkedBatches(path, next)
 	total := 0
 	for {
 		recs, rows, err := readWindow(ctx, path, next)
@@ -123,6 +125,27 @@ func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]
 	return nil
 }
 
+// checkedBatches is next that refuses a batch whose length is not its
+// columns' (the field nodes'): the library would read the batch's length
+// and drop, or invent, the rest without a word.
+func checkedBatches(path string, next func() (arrow.RecordBatch, error)) func() (arrow.RecordBatch, error) {
+	batch := 0
+	return func() (arrow.RecordBatch, error) {
+		rec, err := next()
+		if err != nil {
+			return rec, err
+		}
+		for c, col := range rec.Columns() {
+			if int64(col.Len()) != rec.NumRows() {
+				return nil, inputError(path, fmt.Sprintf("corrupt Arrow IPC file: batch %d has length %d, its column %q holds %d values",
+					batch, rec.NumRows(), rec.ColumnName(c), col.Len()), nil)
+			}
+		}
+		batch++
+		return rec, nil
+	}
+}
+
 // ipcWindowRows is about how many rows are read before they are decoded
 // (on every core) and their batches released.
 const ipcWindowRows = 1 << 21
@@ -139,6 +162,10 @@ func readWindow(ctx context.Context, path string, next func() (arrow.RecordBatch
 		rec, err := next()
 		if err == io.EOF {
 			break
+		}
+		var ie *pointio.InputError
+		if errors.As(err, &ie) {
+			return recs, 0, err
 		}
 		if err != nil {
 			return recs, 0, inputError(path, "corrupt Arrow IPC file", err)
@@ -178,7 +205,7 @@ func (src *columnSource) decodeBatches(recs []arrow.RecordBatch, first, rows int
 	}
 	errs := make([]error, len(pieces))
 	parallel.Blocks(len(pieces), 1, 0, func(_, k, _ int) {
-		defer recoverCorrupt(src.path, &errs[k])
+		defer recoverCorruptAs(src.path, "Arrow IPC", &errs[k])
 		p := pieces[k]
 		errs[k] = src.decodePiece(p, pts[p.first-base+p.lo:p.first-base+p.hi])
 	})

@@ -102,6 +102,9 @@ func readParquetRange(ctx context.Context, path string, opts pointio.ReadOptions
 	if err := checkRows(path, starts, fileSize(path)); err != nil {
 		return nil, err
 	}
+	if err := checkChunks(path, rdr, src.leaves(rdr)); err != nil {
+		return nil, err
+	}
 	if n == 0 {
 		return nil, inputError(path, "no points", nil)
 	}
@@ -183,6 +186,31 @@ func checkRows(path string, starts []int64, size int64) error {
 	n := starts[len(starts)-1]
 	if size > 0 && n > 64*size+1024 {
 		return inputError(path, fmt.Sprintf("corrupt Parquet file: %d rows in %d bytes", n, size), nil)
+	}
+	return nil
+}
+
+// checkChunks refuses a row group whose row count is not its columns':
+// every value of a column that does not repeat is a row (nulls counted),
+// and the library would read only the rows the row group declares,
+// dropping the rest without a word.
+func checkChunks(path string, rdr *file.Reader, leaves []int) error {
+	md := rdr.MetaData()
+	for g := range rdr.NumRowGroups() {
+		rg := md.RowGroup(g)
+		for _, leaf := range leaves {
+			if md.Schema.Column(leaf).MaxRepetitionLevel() > 0 {
+				continue
+			}
+			cc, err := rg.ColumnChunk(leaf)
+			if err != nil {
+				return inputError(path, fmt.Sprintf("corrupt Parquet file: row group %d", g), err)
+			}
+			if cc.NumValues() != rg.NumRows() {
+				return inputError(path, fmt.Sprintf("corrupt Parquet file: row group %d declares %d rows, its column %q holds %d values",
+					g, rg.NumRows(), md.Schema.Column(leaf).Path(), cc.NumValues()), nil)
+			}
+		}
 	}
 	return nil
 }
@@ -569,9 +597,14 @@ func (src *columnSource) valueError(row int64, field string, v float64, err erro
 
 // recoverCorrupt turns a panic of the Parquet library on a corrupt file
 // into an error naming the file: bad input never takes the process down.
-func recoverCorrupt(path string, err *error) {
+// The panic's own text (a Go runtime error) says nothing to the user.
+func recoverCorrupt(path string, err *error) { recoverCorruptAs(path, "Parquet", err) }
+
+// recoverCorruptAs is recoverCorrupt for a file of format (Parquet, Arrow
+// IPC).
+func recoverCorruptAs(path, format string, err *error) {
 	if p := recover(); p != nil {
-		*err = inputError(path, "corrupt Parquet file", fmt.Errorf("%v", p))
+		*err = inputError(path, "corrupt "+format+" file", nil)
 	}
 }
 

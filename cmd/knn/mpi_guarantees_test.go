@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Ranks started with different flags refuse before any work, naming the
+// first that differs (exit 2), under Open MPI and MPICH; no output.
+func TestRunMPIMixedFlags(t *testing.T) {
+	ls := launchers(t)
+	bin := knnBinary(t)
+	dir := t.TempDir()
+	// Rank 1 gets one more flag than rank 0.
+	wrapper := filepath.Join(dir, "knn-mixed")
+	script := "#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK$PMI_RANK\" = 1 ]; then exec " + bin + " \"$@\" --k 3; fi\nexec " + bin + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		out := filepath.Join(dir, "o.csv")
+		stderr, err := l.run(t, wrapper, 2, "run", "--mpi", "--engine", "cpu", "-q", "--obs", "2^12", "--ref", "2^8", "--out", out)
+		if err == nil || !strings.Contains(stderr, `rank 1 has --k "3", rank 0 --k "1"`) {
+			t.Errorf("%s: %v, stderr:\n%s", l.name, err, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: output written", l.name)
+		}
+	}
+}
+
+// SIGTERM to mpirun stops every rank within seconds and writes nothing;
+// the ranks end with 143, which MPICH's mpirun passes on (Open MPI's
+// reports its own status, 1, when it is the one signalled).
+func TestRunMPISignal(t *testing.T) {
+	ls := launchers(t)
+	bin := knnBinary(t)
+	for _, l := range ls {
+		dir := t.TempDir()
+		args := append(append(append([]string{}, l.args...), "-np", "2", bin), "run", "--mpi", "--engine", "cpu", "-q",
+			"--algo", "brute", "--obs", "2^22", "--ref", "2^14", "--out", "o.parquet")
+		cmd := exec.Command(l.name, args...)
+		cmd.Dir = dir
+		cmd.Env = os.Environ()
+		if l.lib != "" {
+			cmd.Env = append(cmd.Env, "GEOKNN_MPI_LIB="+l.lib)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: no exit within 30 s of SIGTERM", l.name)
+		}
+		status := cmd.ProcessState.ExitCode()
+		if status == 0 || (strings.Contains(l.name, "mpich") && status != 143) {
+			t.Errorf("%s: status %d; stderr:\n%s", l.name, status, stderr.String())
+		}
+		if names, _ := os.ReadDir(dir); len(names) != 0 {
+			t.Errorf("%s: left behind %v", l.name, names)
+		}
+	}
+}
