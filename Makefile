@@ -1,6 +1,6 @@
 # geoknn developer targets. The README's two commands need none of these.
 
-.PHONY: test ptx bin bin-carry vet gpu-check
+.PHONY: test ptx bin bin-carry vet gpu-check wheel
 
 test:
 	go test ./...
@@ -31,3 +31,12 @@ bin-carry: bin
 # The GPU machine's check (.ci/gpu-check), after `make bin` here.
 gpu-check: bin
 	.ci/gpu-check $${OUT:-gpu-check-out}
+
+# The Python wheel, python/dist/geoknn-*.whl, carrying a static knn (no
+# cgo: it runs on any Linux x86_64). Built offline with Debian's
+# python3-build and python3-hatchling (the package index is unreachable).
+PYTHON ?= /usr/bin/python3
+wheel:
+	CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags="-s -w" -o python/geoknn/_bin/knn ./cmd/knn
+	rm -f python/dist/geoknn-*.whl
+	cd python && $(PYTHON) -m build --wheel --no-isolation --skip-dependency-check --outdir dist .
