@@ -38,7 +38,9 @@ type request struct {
 	MaxMetres    float64 `json:"max_m"`
 	RadiusMetres float64 `json:"radius_m"`
 	Self         bool    `json:"self"`
-	fds          []int
+	// Answer says the last descriptor is a buffer for the answer.
+	Answer bool `json:"answer"`
+	fds    []int
 }
 
 // reply answers one request (but free and cancel, which get none).
@@ -53,7 +55,9 @@ type reply struct {
 	Arrays  []arraySpec `json:"arrays,omitempty"`
 	Engine  string      `json:"engine,omitempty"`
 	Seconds float64     `json:"seconds,omitempty"`
-	PID     int         `json:"pid,omitempty"`
+	// EngineSeconds is the engine's part of Seconds (the Go API call).
+	EngineSeconds float64 `json:"engine_seconds,omitempty"`
+	PID           int     `json:"pid,omitempty"`
 }
 
 // valueError is a request the caller got wrong: bad points (row is the
@@ -209,7 +213,9 @@ func (w *worker) answer(rep reply, ans *answerFile) {
 	if ans != nil {
 		ans.unmap()
 		defer ans.close()
-		fds = []int{ans.fd}
+		if ans.own {
+			fds = []int{ans.fd}
+		}
 	}
 	if err := w.conn.send(rep, fds...); err != nil {
 		fmt.Fprintln(w.log, "knn worker:", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"math"
+	"time"
 )
 
 // query answers a query against a fitted index: the observations sent in
@@ -17,8 +18,8 @@ func (w *worker) query(ctx context.Context, r request) (reply, *answerFile, erro
 	}
 	var lat, lon []float64
 	if !r.Self {
-		if len(r.fds) != 1 {
-			return reply{}, nil, valuef("worker: a query wants one descriptor, got %d", len(r.fds))
+		if len(r.fds) != 1+r.answerFDs() {
+			return reply{}, nil, valuef("worker: a query wants the points' descriptor, got %d", len(r.fds))
 		}
 		var unmap func()
 		var err error
@@ -51,6 +52,8 @@ func checkQuery(r request, nref int) error {
 
 // run answers r's kind and writes the answer's arrays.
 func (w *worker) run(ctx context.Context, f *fitted, r request, lat, lon []float64) (reply, *answerFile, error) {
+	t := time.Now()
+	engineSeconds := func() float64 { return time.Since(t).Seconds() }
 	switch r.Kind {
 	case "nearest", "knn":
 		var a *kAnswer
@@ -63,17 +66,36 @@ func (w *worker) run(ctx context.Context, f *fitted, r request, lat, lon []float
 		if err != nil {
 			return reply{}, nil, err
 		}
-		ans, err := kAnswerFile(a)
-		return reply{Arrays: specsOf(ans), Engine: a.engine}, ans, err
+		took := engineSeconds()
+		ans, err := kAnswerFile(a, r.answerFD())
+		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took}, ans, err
 	case "count", "list":
 		a, err := f.within(ctx, lat, lon, r.RadiusMetres, r.Kind == "list", r.Self)
 		if err != nil {
 			return reply{}, nil, err
 		}
-		ans, err := withinAnswerFile(a)
-		return reply{Arrays: specsOf(ans), Engine: a.engine}, ans, err
+		took := engineSeconds()
+		ans, err := withinAnswerFile(a, r.answerFD())
+		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took}, ans, err
 	}
 	return reply{}, nil, valuef("worker: unknown query kind %q", r.Kind)
+}
+
+// answerFDs is 1 when the request brought a buffer for the answer (the
+// last descriptor), else 0.
+func (r request) answerFDs() int {
+	if r.Answer {
+		return 1
+	}
+	return 0
+}
+
+// answerFD is the buffer the request brought for the answer, or -1.
+func (r request) answerFD() int {
+	if r.Answer && len(r.fds) > 0 {
+		return r.fds[len(r.fds)-1]
+	}
+	return -1
 }
 
 func specsOf(a *answerFile) []arraySpec {
@@ -85,12 +107,12 @@ func specsOf(a *answerFile) []arraySpec {
 
 // kAnswerFile writes k answers an observation as index (n, k) int64 and
 // distance (n, k) float64 metres.
-func kAnswerFile(a *kAnswer) (*answerFile, error) {
+func kAnswerFile(a *kAnswer, reuse int) (*answerFile, error) {
 	n := len(a.index) / max(a.k, 1)
 	f, err := newAnswerFile([]arraySpec{
 		{Name: "index", Dtype: "<i8", Shape: []int{n, a.k}},
 		{Name: "distance", Dtype: "<f8", Shape: []int{n, a.k}},
-	})
+	}, reuse)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +122,7 @@ func kAnswerFile(a *kAnswer) (*answerFile, error) {
 
 // withinAnswerFile writes radius answers: count (n) int64, and with lists
 // offsets (n+1), index and distance (metres) of every entry, nearest first.
-func withinAnswerFile(a *withinAnswer) (*answerFile, error) {
+func withinAnswerFile(a *withinAnswer, reuse int) (*answerFile, error) {
 	n := len(a.counts)
 	specs := []arraySpec{{Name: "count", Dtype: "<i8", Shape: []int{n}}}
 	if a.offsets != nil {
@@ -108,7 +130,7 @@ func withinAnswerFile(a *withinAnswer) (*answerFile, error) {
 		specs = append(specs, arraySpec{Name: "offsets", Dtype: "<i8", Shape: []int{n + 1}},
 			arraySpec{Name: "index", Dtype: "<i8", Shape: []int{m}}, arraySpec{Name: "distance", Dtype: "<f8", Shape: []int{m}})
 	}
-	f, err := newAnswerFile(specs)
+	f, err := newAnswerFile(specs, reuse)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,9 @@ func mapPoints(fd, n int) (lat, lon []float64, unmap func(), err error) {
 	if st.Size < int64(16*n) {
 		return nil, nil, nil, fmt.Errorf("worker: points: %d bytes, want %d for %d points", st.Size, 16*n, n)
 	}
-	b, err := unix.Mmap(fd, 0, 16*n, unix.PROT_READ, unix.MAP_SHARED)
+	// MAP_POPULATE maps every page in one call: the engine's workers would
+	// otherwise each take a fault a page.
+	b, err := unix.Mmap(fd, 0, 16*n, unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("worker: mapping points: %w", err)
 	}
@@ -44,36 +46,70 @@ type arraySpec struct {
 	Offset int    `json:"offset"`
 }
 
-// answerFile is a memfd holding an answer's arrays, mapped for writing.
+// answerFile is a memfd holding an answer's arrays, mapped for writing:
+// one the worker created (own, sent back with the reply), or one the
+// request brought (a buffer the Python side reuses once the arrays of an
+// earlier answer are gone: its pages exist already, so writing the answer
+// costs no page allocation).
 type answerFile struct {
 	fd    int
+	own   bool
 	mem   []byte
 	specs []arraySpec
 }
 
-// newAnswerFile creates a memfd sized for arrays of 8-byte elements, each
-// at a 64-byte aligned offset.
-func newAnswerFile(specs []arraySpec) (*answerFile, error) {
+// newAnswerFile sizes a memfd for arrays of 8-byte elements, each at a
+// 64-byte aligned offset: reuse if it is 0 or more (grown when short),
+// else a new one.
+func newAnswerFile(specs []arraySpec, reuse int) (*answerFile, error) {
 	size := 0
 	for i := range specs {
 		specs[i].Offset = size
 		size += (8*elements(specs[i].Shape) + 63) &^ 63
 	}
-	fd, err := unix.MemfdCreate("geoknn-answers", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("worker: memfd_create: %w", err)
-	}
 	size = max(size, 64)
-	if err := unix.Ftruncate(fd, int64(size)); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("worker: sizing %d bytes of answers: %w", size, err)
+	a := &answerFile{fd: reuse, specs: specs}
+	if reuse < 0 {
+		fd, err := unix.MemfdCreate("geoknn-answers", unix.MFD_CLOEXEC)
+		if err != nil {
+			return nil, fmt.Errorf("worker: memfd_create: %w", err)
+		}
+		a.fd, a.own = fd, true
 	}
-	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	grew, err := a.grow(size)
 	if err != nil {
-		unix.Close(fd)
+		a.close()
+		return nil, err
+	}
+	// A reused buffer's pages exist: MAP_POPULATE maps them all in one
+	// call. New pages are better faulted in by the writers, in parallel.
+	flags := unix.MAP_SHARED
+	if !grew {
+		flags |= unix.MAP_POPULATE
+	}
+	mem, err := unix.Mmap(a.fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, flags)
+	if err != nil {
+		a.close()
 		return nil, fmt.Errorf("worker: mapping %d bytes of answers: %w", size, err)
 	}
-	return &answerFile{fd: fd, mem: mem, specs: specs}, nil
+	a.mem = mem
+	return a, nil
+}
+
+// grow makes the file at least size bytes (never shorter: the Python side
+// may map more of it than this answer uses); grew says it had to.
+func (a *answerFile) grow(size int) (grew bool, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(a.fd, &st); err != nil {
+		return false, fmt.Errorf("worker: answer buffer: %w", err)
+	}
+	if st.Size >= int64(size) {
+		return false, nil
+	}
+	if err := unix.Ftruncate(a.fd, int64(size)); err != nil {
+		return true, fmt.Errorf("worker: sizing %d bytes of answers: %w", size, err)
+	}
+	return true, nil
 }
 
 func elements(shape []int) int {
@@ -98,7 +134,13 @@ func (a *answerFile) float64s(i int) []float64 {
 // close, after it was sent.
 func (a *answerFile) unmap() { unix.Munmap(a.mem) }
 
-func (a *answerFile) close() { unix.Close(a.fd) }
+// close closes the descriptor the worker created (a request's is closed
+// with the request).
+func (a *answerFile) close() {
+	if a.own {
+		unix.Close(a.fd)
+	}
+}
 
 // indexAndMetres writes engine answers as int64 indices (-1 for
 // noNeighbour) and float64 metres (+Inf there), on every core: the pages

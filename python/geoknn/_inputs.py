@@ -3,6 +3,7 @@ Arrow tables, copied once, as radian columns, into a memfd the worker maps."""
 
 import mmap
 import os
+import threading
 
 import numpy as np
 
@@ -96,29 +97,92 @@ def _geo_columns(X, units):
 
 class Shared:
     """Points as float64 radian columns in a memfd: n latitudes, then n
-    longitudes. fd stays open until close (a fitted set is sent again to a
-    restarted or forked worker)."""
+    longitudes (a buffer from the pool may hold room for more). fd stays
+    open until close (a fitted set is sent again to a restarted or forked
+    worker)."""
 
-    def __init__(self, pts):
-        n = len(pts)
-        self.n = n
+    def __init__(self, n, capacity=None):
+        capacity = max(n, capacity or 0, 1)
+        self.n, self.capacity = n, capacity
         self.fd = os.memfd_create("geoknn-points")
         try:
-            os.ftruncate(self.fd, 16 * n)
+            os.ftruncate(self.fd, 16 * capacity)
+            # MAP_POPULATE: every page in one call, not a fault a page.
             flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-            mem = mmap.mmap(self.fd, 16 * n, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-            cols = np.ndarray((2, n), np.float64, buffer=mem)
-            if pts.units == "degrees":
-                np.radians(pts.lat, out=cols[0], dtype=np.float64)
-                np.radians(pts.lon, out=cols[1], dtype=np.float64)
-            else:
-                cols[0], cols[1] = pts.lat, pts.lon
+            self.mem = mmap.mmap(self.fd, 16 * capacity, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
         except BaseException:
             os.close(self.fd)
             raise
-        self.mem, self.cols = mem, cols
+
+    def fill(self, pts):
+        """Copies pts in as radians: the one copy of the caller's points,
+        on several threads for large sets (NumPy lets go of the GIL)."""
+        n = self.n = len(pts)
+        cols = np.ndarray((2, n), np.float64, buffer=self.mem)
+        scale = np.pi / 180 if pts.units == "degrees" else 1.0
+        _in_threads(n, lambda lo, hi: (np.multiply(pts.lat[lo:hi], scale, out=cols[0, lo:hi], dtype=np.float64),
+                                       np.multiply(pts.lon[lo:hi], scale, out=cols[1, lo:hi], dtype=np.float64)))
+        self.cols = cols
+        return self
 
     def close(self):
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+_PARALLEL_MIN = 1 << 20
+
+
+def _in_threads(n, f):
+    parts = min(os.cpu_count() or 1, 16, max(1, n // _PARALLEL_MIN))
+    if parts == 1:
+        f(0, n)
+        return
+    bounds = [n * p // parts for p in range(parts + 1)]
+    threads = [threading.Thread(target=f, args=(bounds[p], bounds[p + 1])) for p in range(1, parts)]
+    for t in threads:
+        t.start()
+    f(bounds[0], bounds[1])
+    for t in threads:
+        t.join()
+
+
+# One idle query buffer is kept for the next query: a fresh memfd costs
+# the kernel a page allocation and zeroing a page, about as much as the
+# copy itself. Buffers above _POOL_MAX_BYTES are not kept.
+_POOL_MAX_BYTES = 1 << 30
+_pool_lock = threading.Lock()
+_pool = []
+
+
+def borrow(pts):
+    """A Shared holding pts, from the pool when one is big enough (and not
+    more than twice so)."""
+    n = len(pts)
+    with _pool_lock:
+        for i, s in enumerate(_pool):
+            if n <= s.capacity <= 2 * n + (1 << 16):
+                return _pool.pop(i).fill(pts)
+    return Shared(n).fill(pts)
+
+
+def give_back(shared):
+    with _pool_lock:
+        if not _pool and 16 * shared.capacity <= _POOL_MAX_BYTES:
+            _pool.append(shared)
+            return
+    shared.close()
+
+
+def _after_fork_in_child():
+    """A child must not write into buffers its parent's worker reads: it
+    drops the pool (the mappings stay until collected; the fds close)."""
+    global _pool_lock, _pool
+    _pool_lock = threading.Lock()
+    for s in _pool:
+        s.close()
+    _pool = []
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -77,7 +77,8 @@ class NearestNeighbors:
         radians = state.pop("_fit_radians", None)
         self.__dict__.update(state)
         if radians is not None:
-            self._set_fit(_inputs.Shared(_inputs.Points(radians[0], radians[1], "radians")))
+            pts = _inputs.Points(radians[0], radians[1], "radians")
+            self._set_fit(_inputs.Shared(len(pts)).fill(pts))
 
     # Fitting.
 
@@ -87,7 +88,7 @@ class NearestNeighbors:
         pts = _inputs.columns(X, self.units)
         if len(pts) == 0:
             raise ValueError("fit: no reference points (want 1 or more)")
-        self._set_fit(_inputs.Shared(pts))
+        self._set_fit(_inputs.Shared(len(pts)).fill(pts))
         self._send_fit(pts)
         return self
 
@@ -135,22 +136,21 @@ class NearestNeighbors:
         """Runs a query of X (None: the fitted set against itself) and
         returns the answer's arrays."""
         self._check_fitted()
-        pts = None
         if X is None:
             msg = dict(msg, self=True, n=self.n_samples_fit_)
             w, handle = self._send_fit()
-            return w.call(dict(msg, index=handle))[1]
+            return w.call(dict(msg, index=handle), answer_bytes=_answer_bytes(msg, self.n_samples_fit_))[1]
         pts = _inputs.columns(X, self.units)
         if len(pts) == 0:
             return None
-        shared = _inputs.Shared(pts)
+        shared = _inputs.borrow(pts)
         try:
             w, handle = self._send_fit()
-            return w.call(dict(msg, index=handle, n=shared.n), [shared.fd])[1]
+            return w.call(dict(msg, index=handle, n=shared.n), [shared.fd], _answer_bytes(msg, len(pts)))[1]
         except _worker.PointsError as e:
             raise _points_error(e, pts, "query") from None
         finally:
-            shared.close()
+            _inputs.give_back(shared)
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True, max_distance=None):
         """The k nearest references of every point of X, nearest first.
@@ -219,6 +219,18 @@ class NearestNeighbors:
     def _fitted_len(self):
         self._check_fitted()
         return self.n_samples_fit_
+
+
+def _answer_bytes(msg, n):
+    """The size of a query's answer, where it is known before the query."""
+    def aligned(size):  # as the worker lays out arrays
+        return (size + 63) // 64 * 64
+
+    if msg["kind"] in ("nearest", "knn"):
+        return max(64, 2 * aligned(8 * n * msg["k"]))
+    if msg["kind"] == "count":
+        return max(64, aligned(8 * n))
+    return None
 
 
 def _metres(v, name, positive):

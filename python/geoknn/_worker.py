@@ -16,6 +16,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import weakref
 
 import numpy as np
 
@@ -75,21 +76,29 @@ class Worker:
     def alive(self):
         return not self.dead and self.proc.poll() is None
 
-    def call(self, msg, fds=()):
+    def call(self, msg, fds=(), answer_bytes=None):
         """Sends msg (with fds) and returns (reply, answers): answers maps
-        array names to NumPy arrays over the answer memfd."""
-        with self.lock:
-            if self.dead:
-                raise WorkerError("the knn worker is gone")
-            rid = next(self.ids)
-            msg = dict(msg, id=rid)
-            self._send(msg, fds)
-            try:
-                rep, rfds = self._wait(rid)
-            except KeyboardInterrupt:
-                self._cancel(rid)
-                raise
-        return self._finish(rep, rfds)
+        array names to NumPy arrays over the answer memfd. answer_bytes,
+        when the answer's size is known, lets a pooled buffer take it."""
+        buf = _answers.take(answer_bytes) if answer_bytes else None
+        if buf is not None:
+            msg, fds = dict(msg, answer=True), list(fds) + [buf.fd]
+        try:
+            with self.lock:
+                if self.dead:
+                    raise WorkerError("the knn worker is gone")
+                rid = next(self.ids)
+                msg = dict(msg, id=rid)
+                self._send(msg, fds)
+                try:
+                    rep, rfds = self._wait(rid)
+                except KeyboardInterrupt:
+                    self._cancel(rid)
+                    raise
+        except BaseException:
+            _answers.discard(buf)
+            raise
+        return self._finish(rep, rfds, buf)
 
     def send_nowait(self, msg):
         """Sends a message that gets no reply (free): one SEQPACKET message
@@ -132,13 +141,15 @@ class Worker:
         except BaseException:
             self.kill()
 
-    def _finish(self, rep, fds):
+    def _finish(self, rep, fds, buf):
         try:
             if not rep.get("ok"):
                 raise _reply_error(rep)
-            arrays = _map_answers(rep.get("arrays") or [], fds)
+            arrays = _map_answers(rep.get("arrays") or [], fds[0] if fds else buf and buf.fd, buf)
         finally:
             _close_fds(fds)
+            if buf is not None and not buf.lent_to:
+                _answers.give_back(buf)
         return rep, arrays
 
     def _died(self, why):
@@ -198,15 +209,97 @@ def _reply_error(rep):
     return WorkerError(text)
 
 
-def _map_answers(specs, fds):
-    if not specs:
+def _map_answers(specs, fd, buf):
+    """The answer's arrays, over a private (copy-on-write) mapping of its
+    memfd: the pages are the worker's, read in place; a write to an array,
+    in this process or in a forked child, copies the page it touches, so
+    arrays behave as ordinary memory. The mapping is not populated up
+    front: for a private writable mapping that would copy every page."""
+    if not specs or fd is None:
         return {}
-    fd = fds[0]
-    size = os.fstat(fd).st_size
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-    mem = mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    size = max(s["offset"] + 8 * int(np.prod(s["shape"])) for s in specs)
+    mem = mmap.mmap(fd, max(size, 1), flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    if buf is not None:
+        _answers.lend(buf, mem)
     return {s["name"]: np.ndarray(tuple(s["shape"]), np.dtype(s["dtype"]), buffer=mem, offset=s["offset"])
             for s in specs}
+
+
+class _AnswerBuffer:
+    """A memfd the worker writes answers into, reused once no array of the
+    answer it last held is alive: a fresh memfd costs the kernel a page
+    allocation and zeroing a page, more than writing the answer."""
+
+    def __init__(self):
+        self.fd = os.memfd_create("geoknn-answers")
+        self.pid = os.getpid()
+        self.lent_to = None  # the finalizer of the mapping that holds it
+        self.tainted = False  # mapped when the process forked: never reused
+
+    def size(self):
+        return os.fstat(self.fd).st_size
+
+    def close(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class _AnswerPool:
+    """Idle answer buffers of this process, at most _MAX_IDLE_BYTES."""
+
+    _MAX_IDLE_BYTES = 1 << 30
+    _MAX_IDLE = 4
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle, self.lent = [], set()
+
+    def take(self, need):
+        """An idle buffer of need bytes or more (but not four times as
+        many), or a new one (the worker sizes it)."""
+        with self.lock:
+            for i, b in enumerate(self.idle):
+                if need <= b.size() <= 4 * need + (1 << 20):
+                    return self.idle.pop(i)
+        return _AnswerBuffer()
+
+    def lend(self, buf, mem):
+        with self.lock:
+            self.lent.add(buf)
+        buf.lent_to = weakref.finalize(mem, self.give_back, buf)
+
+    def give_back(self, buf):
+        with self.lock:
+            self.lent.discard(buf)
+            buf.lent_to = None
+            idle_bytes = sum(b.size() for b in self.idle)
+            if (buf.pid == os.getpid() and not buf.tainted and buf.fd >= 0 and len(self.idle) < self._MAX_IDLE
+                    and idle_bytes + buf.size() <= self._MAX_IDLE_BYTES):
+                self.idle.append(buf)
+                return
+        buf.close()
+
+    def discard(self, buf):
+        if buf is not None:
+            buf.close()
+
+    def after_fork_in_parent(self):
+        """A forked child maps the lent buffers too: the parent must never
+        write another answer into them."""
+        for b in list(self.lent):
+            b.tainted = True
+
+    def after_fork_in_child(self):
+        self.lock = threading.Lock()
+        for b in self.idle:
+            b.close()
+        for b in list(self.lent):
+            b.tainted = True
+        self.idle, self.lent = [], set()
+
+
+_answers = _AnswerPool()
 
 
 def _close_fds(fds):
@@ -247,4 +340,5 @@ def _shutdown():
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(after_in_parent=_answers.after_fork_in_parent, after_in_child=_answers.after_fork_in_child)
 atexit.register(_shutdown)
