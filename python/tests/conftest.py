@@ -93,10 +93,11 @@ def installed(pytestconfig):
 
 
 def data_dir():
-    """The real sets: $GEOKNN_DATA, CI's ../shared/data, the machine's
+    """The real sets: $GEOKNN_DATA, CI's ../shared/data, the device
+    machine's shared/data, the machine's
     /work/shared/data, or the sample in testdata/realdata."""
     for d in (os.environ.get("GEOKNN_DATA"), os.path.join(REPO, "..", "shared", "data"),
-              "/work/shared/data", os.path.join(REPO, "testdata", "realdata")):
+              os.path.join(REPO, "shared", "data"), "/work/shared/data", os.path.join(REPO, "testdata", "realdata")):
         if d and os.path.exists(os.path.join(d, "cities.csv")):
             return d
     pytest.skip("no cities.csv: set GEOKNN_DATA")
