@@ -146,3 +146,42 @@ func TestWorkerRefusals(t *testing.T) {
 		t.Fatalf("after a cancel: %+v", rep)
 	}
 }
+
+// TestWorkerAnswerBuffer checks that an answer goes into the buffer a
+// request brings (grown to fit, no descriptor sent back) and that a freed
+// index is gone.
+func TestWorkerAnswerBuffer(t *testing.T) {
+	p := startWorker(t)
+	fit, _ := p.call(map[string]any{"id": 1, "op": "fit", "n": 3, "engine": "cpu"}, p.points(workerRefs))
+	buf, err := unix.MemfdCreate("test-answers", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(buf)
+	mine, err := unix.Dup(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &seqConn{fd: p.fd}
+	req := map[string]any{"id": 2, "op": "query", "index": fit.Index, "kind": "nearest", "k": 1, "n": 1, "answer": true}
+	if err := c.send(req, p.points([][2]float64{{52, 13}}), mine); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(mine)
+	m, err := c.recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep reply
+	if err := json.Unmarshal(m.body, &rep); err != nil || !rep.OK || len(m.fds) != 0 {
+		t.Fatalf("reply %+v, %d descriptors, %v", rep, len(m.fds), err)
+	}
+	if a := readArrays(t, rep, []int{buf}); a["index"][0] != 2 {
+		t.Errorf("nearest of Berlin: %v, want 2", a["index"])
+	}
+	(&seqConn{fd: p.fd}).send(map[string]any{"op": "free", "index": fit.Index})
+	rep, _ = p.call(map[string]any{"id": 3, "op": "query", "index": fit.Index, "kind": "count", "self": true})
+	if rep.OK || rep.Kind != "value" {
+		t.Fatalf("query of a freed index: %+v", rep)
+	}
+}
