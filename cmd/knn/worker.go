@@ -88,6 +88,7 @@ type worker struct {
 	log     io.Writer
 	indexes map[int]*fitted
 	next    int
+	maps    *mapCache // of the buffers the Python side reuses
 
 	mu         sync.Mutex
 	running    int64 // the request being answered
@@ -108,7 +109,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// worker with its Python interpreter: the interpreter cancels the query
 	// by a message instead, and the worker lives on for the next one.
 	signal.Ignore(os.Interrupt)
-	w := &worker{conn: conn, log: stderr, indexes: map[int]*fitted{}}
+	w := &worker{conn: conn, log: stderr, indexes: map[int]*fitted{}, maps: &mapCache{max: 4}}
 	return w.serve(ctx)
 }
 
@@ -124,6 +125,7 @@ func (w *worker) serve(ctx context.Context) error {
 		f.close()
 		f.unmap()
 	}
+	w.maps.close()
 	if err := <-readErr; !errors.Is(err, errClosed) {
 		return err
 	}
@@ -255,7 +257,7 @@ func (w *worker) fit(r request) (reply, *answerFile, error) {
 	if len(r.fds) != 1 || r.N < 1 {
 		return reply{}, nil, valuef("worker: fit wants one descriptor and 1 or more points, got %d and %d", len(r.fds), r.N)
 	}
-	lat, lon, unmap, err := mapPoints(r.fds[0], r.N)
+	lat, lon, unmap, err := mapPoints(nil, r.fds[0], r.N)
 	if err != nil {
 		return reply{}, nil, err
 	}

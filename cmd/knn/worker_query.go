@@ -23,7 +23,7 @@ func (w *worker) query(ctx context.Context, r request) (reply, *answerFile, erro
 		}
 		var unmap func()
 		var err error
-		if lat, lon, unmap, err = mapPoints(r.fds[0], r.N); err != nil {
+		if lat, lon, unmap, err = mapPoints(w.maps, r.fds[0], r.N); err != nil {
 			return reply{}, nil, err
 		}
 		defer unmap()
@@ -67,7 +67,7 @@ func (w *worker) run(ctx context.Context, f *fitted, r request, lat, lon []float
 			return reply{}, nil, err
 		}
 		took := engineSeconds()
-		ans, err := kAnswerFile(a, r.answerFD())
+		ans, err := kAnswerFile(a, r.answerFD(), w.maps)
 		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took}, ans, err
 	case "count", "list":
 		a, err := f.within(ctx, lat, lon, r.RadiusMetres, r.Kind == "list", r.Self)
@@ -75,7 +75,7 @@ func (w *worker) run(ctx context.Context, f *fitted, r request, lat, lon []float
 			return reply{}, nil, err
 		}
 		took := engineSeconds()
-		ans, err := withinAnswerFile(a, r.answerFD())
+		ans, err := withinAnswerFile(a, r.answerFD(), w.maps)
 		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took}, ans, err
 	}
 	return reply{}, nil, valuef("worker: unknown query kind %q", r.Kind)
@@ -107,12 +107,12 @@ func specsOf(a *answerFile) []arraySpec {
 
 // kAnswerFile writes k answers an observation as index (n, k) int64 and
 // distance (n, k) float64 metres.
-func kAnswerFile(a *kAnswer, reuse int) (*answerFile, error) {
+func kAnswerFile(a *kAnswer, reuse int, cache *mapCache) (*answerFile, error) {
 	n := len(a.index) / max(a.k, 1)
 	f, err := newAnswerFile([]arraySpec{
 		{Name: "index", Dtype: "<i8", Shape: []int{n, a.k}},
 		{Name: "distance", Dtype: "<f8", Shape: []int{n, a.k}},
-	}, reuse)
+	}, reuse, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func kAnswerFile(a *kAnswer, reuse int) (*answerFile, error) {
 
 // withinAnswerFile writes radius answers: count (n) int64, and with lists
 // offsets (n+1), index and distance (metres) of every entry, nearest first.
-func withinAnswerFile(a *withinAnswer, reuse int) (*answerFile, error) {
+func withinAnswerFile(a *withinAnswer, reuse int, cache *mapCache) (*answerFile, error) {
 	n := len(a.counts)
 	specs := []arraySpec{{Name: "count", Dtype: "<i8", Shape: []int{n}}}
 	if a.offsets != nil {
@@ -130,7 +130,7 @@ func withinAnswerFile(a *withinAnswer, reuse int) (*answerFile, error) {
 		specs = append(specs, arraySpec{Name: "offsets", Dtype: "<i8", Shape: []int{n + 1}},
 			arraySpec{Name: "index", Dtype: "<i8", Shape: []int{m}}, arraySpec{Name: "distance", Dtype: "<f8", Shape: []int{m}})
 	}
-	f, err := newAnswerFile(specs, reuse)
+	f, err := newAnswerFile(specs, reuse, cache)
 	if err != nil {
 		return nil, err
 	}

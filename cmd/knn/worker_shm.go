@@ -16,8 +16,9 @@ import (
 // NumPy arrays, so each array crosses once and is never copied again.
 
 // mapPoints maps a request's points: n latitudes then n longitudes,
-// float64 radians. unmap releases the mapping once nothing reads it.
-func mapPoints(fd, n int) (lat, lon []float64, unmap func(), err error) {
+// float64 radians, through cache (nil for a fitted set, mapped while it
+// lives). release lets go of the mapping once nothing reads it.
+func mapPoints(cache *mapCache, fd, n int) (lat, lon []float64, release func(), err error) {
 	if n <= 0 {
 		return nil, nil, func() {}, nil
 	}
@@ -30,12 +31,12 @@ func mapPoints(fd, n int) (lat, lon []float64, unmap func(), err error) {
 	}
 	// MAP_POPULATE maps every page in one call: the engine's workers would
 	// otherwise each take a fault a page.
-	b, err := unix.Mmap(fd, 0, 16*n, unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
+	b, release, err := cache.mapFile(fd, 16*n, unix.PROT_READ, true)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("worker: mapping points: %w", err)
+		return nil, nil, nil, err
 	}
 	all := unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), 2*n)
-	return all[:n:n], all[n:], func() { unix.Munmap(b) }, nil
+	return all[:n:n], all[n:], release, nil
 }
 
 // arraySpec tells the Python side where an array lies in the answer file.
@@ -52,16 +53,17 @@ type arraySpec struct {
 // earlier answer are gone: its pages exist already, so writing the answer
 // costs no page allocation).
 type answerFile struct {
-	fd    int
-	own   bool
-	mem   []byte
-	specs []arraySpec
+	fd      int
+	own     bool
+	mem     []byte
+	release func()
+	specs   []arraySpec
 }
 
 // newAnswerFile sizes a memfd for arrays of 8-byte elements, each at a
-// 64-byte aligned offset: reuse if it is 0 or more (grown when short),
-// else a new one.
-func newAnswerFile(specs []arraySpec, reuse int) (*answerFile, error) {
+// 64-byte aligned offset: reuse if it is 0 or more (grown when short, its
+// mapping kept in cache), else a new one.
+func newAnswerFile(specs []arraySpec, reuse int, cache *mapCache) (*answerFile, error) {
 	size := 0
 	for i := range specs {
 		specs[i].Offset = size
@@ -81,18 +83,16 @@ func newAnswerFile(specs []arraySpec, reuse int) (*answerFile, error) {
 		a.close()
 		return nil, err
 	}
+	if a.own {
+		cache = nil // sent away, never seen again
+	}
 	// A reused buffer's pages exist: MAP_POPULATE maps them all in one
 	// call. New pages are better faulted in by the writers, in parallel.
-	flags := unix.MAP_SHARED
-	if !grew {
-		flags |= unix.MAP_POPULATE
-	}
-	mem, err := unix.Mmap(a.fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, flags)
+	a.mem, a.release, err = cache.mapFile(a.fd, size, unix.PROT_READ|unix.PROT_WRITE, !grew)
 	if err != nil {
 		a.close()
-		return nil, fmt.Errorf("worker: mapping %d bytes of answers: %w", size, err)
+		return nil, err
 	}
-	a.mem = mem
 	return a, nil
 }
 
@@ -130,9 +130,9 @@ func (a *answerFile) float64s(i int) []float64 {
 	return unsafe.Slice((*float64)(unsafe.Pointer(&a.mem[s.Offset])), elements(s.Shape))
 }
 
-// unmap lets go of the worker's mapping; the descriptor stays open until
-// close, after it was sent.
-func (a *answerFile) unmap() { unix.Munmap(a.mem) }
+// unmap lets go of the worker's mapping (unless cached); the descriptor
+// stays open until close, after it was sent.
+func (a *answerFile) unmap() { a.release() }
 
 // close closes the descriptor the worker created (a request's is closed
 // with the request).

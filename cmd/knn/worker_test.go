@@ -25,7 +25,7 @@ func startWorker(t *testing.T) *testPeer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &worker{conn: &seqConn{fd: fds[1]}, log: io.Discard, indexes: map[int]*fitted{}}
+	w := &worker{conn: &seqConn{fd: fds[1]}, log: io.Discard, indexes: map[int]*fitted{}, maps: &mapCache{max: 4}}
 	done := make(chan error, 1)
 	go func() { done <- w.serve(context.Background()) }()
 	t.Cleanup(func() {
