@@ -139,18 +139,26 @@ class NearestNeighbors:
         if X is None:
             msg = dict(msg, self=True, n=self.n_samples_fit_)
             w, handle = self._send_fit()
-            return w.call(dict(msg, index=handle), answer_bytes=_answer_bytes(msg, self.n_samples_fit_))[1]
+            return self._keep_stats(w.call(dict(msg, index=handle), answer_bytes=_answer_bytes(msg, self.n_samples_fit_)))
         pts = _inputs.columns(X, self.units)
         if len(pts) == 0:
             return None
         shared = _inputs.borrow(pts)
         try:
             w, handle = self._send_fit()
-            return w.call(dict(msg, index=handle, n=shared.n), [shared.fd], _answer_bytes(msg, len(pts)))[1]
+            return self._keep_stats(w.call(dict(msg, index=handle, n=shared.n), [shared.fd], _answer_bytes(msg, len(pts))))
         except _worker.PointsError as e:
             raise _points_error(e, pts, "query") from None
         finally:
             _inputs.give_back(shared)
+
+    def _keep_stats(self, reply_arrays):
+        """Keeps how the last query ran in last_query_stats_: the engine
+        ("cpu" or "gpu"), the worker's seconds, and engine_seconds, the part
+        spent in the Go API call."""
+        rep, arrays = reply_arrays
+        self.last_query_stats_ = {k: rep.get(k) for k in ("engine", "seconds", "engine_seconds")}
+        return arrays
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True, max_distance=None):
         """The k nearest references of every point of X, nearest first.
