@@ -252,7 +252,9 @@ class _AnswerPool:
     _MAX_IDLE = 4
 
     def __init__(self):
-        self.lock = threading.Lock()
+        # Reentrant: give_back runs from a finalizer, at any allocation of
+        # the thread that may hold the lock already.
+        self.lock = threading.RLock()
         self.idle, self.lent = [], set()
 
     def take(self, need):
@@ -291,7 +293,7 @@ class _AnswerPool:
             b.tainted = True
 
     def after_fork_in_child(self):
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         for b in self.idle:
             b.close()
         for b in list(self.lent):
