@@ -89,8 +89,20 @@ class NearestNeighbors:
         if len(pts) == 0:
             raise ValueError("fit: no reference points (want 1 or more)")
         self._set_fit(_inputs.Shared(len(pts)).fill(pts))
-        self._send_fit(pts)
+        try:
+            self._send_fit(pts)
+        except BaseException:
+            self._unfit()
+            raise
         return self
+
+    def _unfit(self):
+        """Forgets a fit the worker refused: the estimator is unfitted."""
+        for f in self._fit_finalizers:
+            f()
+        for name in ("_fit_points", "_fit_handle", "_fit_finalizers", "n_samples_fit_", "n_features_in_",
+                     "effective_metric_"):
+            self.__dict__.pop(name, None)
 
     def _set_fit(self, shared):
         """Keeps shared as the fitted set, letting go of the one before

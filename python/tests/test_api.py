@@ -162,6 +162,7 @@ def test_errors():
         est.kneighbors(OBS)
     with pytest.raises(ValueError, match=r"reference row 2: latitude 91\.0"):
         est.fit([[0, 0], [1, 1], [91, 0]])
+    assert not hasattr(est, "n_samples_fit_"), "a refused fit left the estimator fitted"
     with pytest.raises(ValueError, match=r"observation row 1: latitude nan"):
         nn().fit(REF).kneighbors([[0, 0], [np.nan, 0]])
     with pytest.raises(ValueError, match=r"row 0: .*longitude 181"):
