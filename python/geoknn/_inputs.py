@@ -148,9 +148,10 @@ def _in_threads(n, f):
         t.join()
 
 
-# One idle query buffer is kept for the next query: a fresh memfd costs
+# The last query buffer is kept for the next query: a fresh memfd costs
 # the kernel a page allocation and zeroing a page, about as much as the
-# copy itself. Buffers above _POOL_MAX_BYTES are not kept.
+# copy itself (and the worker keeps its mapping of a buffer it saw).
+# Buffers above _POOL_MAX_BYTES are not kept.
 _POOL_MAX_BYTES = 1 << 30
 _pool_lock = threading.Lock()
 _pool = []
@@ -168,11 +169,14 @@ def borrow(pts):
 
 
 def give_back(shared):
+    """Keeps shared as the idle buffer, closing the one kept before."""
+    if 16 * shared.capacity > _POOL_MAX_BYTES:
+        shared.close()
+        return
     with _pool_lock:
-        if not _pool and 16 * shared.capacity <= _POOL_MAX_BYTES:
-            _pool.append(shared)
-            return
-    shared.close()
+        old, _pool[:] = list(_pool), [shared]
+    for s in old:
+        s.close()
 
 
 def _after_fork_in_child():

@@ -246,7 +246,8 @@ class _AnswerBuffer:
 
 
 class _AnswerPool:
-    """Idle answer buffers of this process, at most _MAX_IDLE_BYTES."""
+    """Idle answer buffers of this process, most recent first, at most
+    _MAX_IDLE of them and _MAX_IDLE_BYTES."""
 
     _MAX_IDLE_BYTES = 1 << 30
     _MAX_IDLE = 4
@@ -272,15 +273,17 @@ class _AnswerPool:
         buf.lent_to = weakref.finalize(mem, self.give_back, buf)
 
     def give_back(self, buf):
+        """Keeps buf as the most recent idle buffer (the oldest go beyond
+        the limits), or closes it where it may not be reused."""
         with self.lock:
             self.lent.discard(buf)
             buf.lent_to = None
-            idle_bytes = sum(b.size() for b in self.idle)
-            if (buf.pid == os.getpid() and not buf.tainted and buf.fd >= 0 and len(self.idle) < self._MAX_IDLE
-                    and idle_bytes + buf.size() <= self._MAX_IDLE_BYTES):
-                self.idle.append(buf)
+            if buf.pid != os.getpid() or buf.tainted or buf.fd < 0:
+                buf.close()
                 return
-        buf.close()
+            self.idle.insert(0, buf)
+            while len(self.idle) > self._MAX_IDLE or sum(b.size() for b in self.idle) > self._MAX_IDLE_BYTES:
+                self.idle.pop().close()
 
     def discard(self, buf):
         if buf is not None:
