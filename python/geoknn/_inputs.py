@@ -120,8 +120,15 @@ class Shared:
         n = self.n = len(pts)
         cols = np.ndarray((2, n), np.float64, buffer=self.mem)
         scale = np.pi / 180 if pts.units == "degrees" else 1.0
-        _in_threads(n, lambda lo, hi: (np.multiply(pts.lat[lo:hi], scale, out=cols[0, lo:hi], dtype=np.float64),
-                                       np.multiply(pts.lon[lo:hi], scale, out=cols[1, lo:hi], dtype=np.float64)))
+        def convert(lo, hi):
+            # Blocks small enough that the second column's pass finds the
+            # caller's rows still in cache (they interleave both columns).
+            for a in range(lo, hi, _BLOCK_ROWS):
+                b = min(a + _BLOCK_ROWS, hi)
+                np.multiply(pts.lat[a:b], scale, out=cols[0, a:b], dtype=np.float64)
+                np.multiply(pts.lon[a:b], scale, out=cols[1, a:b], dtype=np.float64)
+
+        _in_threads(n, convert)
         self.cols = cols
         return self
 
@@ -132,6 +139,7 @@ class Shared:
 
 
 _PARALLEL_MIN = 1 << 20
+_BLOCK_ROWS = 1 << 15
 
 
 def _in_threads(n, f):
