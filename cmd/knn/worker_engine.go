@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Every use of the root package by `knn worker` is in this file, so that a
