@@ -1,6 +1,6 @@
 # geoknn developer targets. The README's two commands need none of these.
 
-.PHONY: test ptx bin bin-carry vet gpu-check
+.PHONY: test ptx bin bin-carry vet gpu-check wheel
 
 test:
 	go test ./...
@@ -32,3 +32,14 @@ bin-carry: bin
 # The GPU machine's check (.ci/gpu-check), after `make bin` here.
 gpu-check: bin
 	.ci/gpu-check $${OUT:-gpu-check-out}
+
+# The Python wheel, python/dist/geoknn-*.whl, carrying a static knn (no
+# cgo: it runs on any Linux x86_64). Built offline with Debian's
+# python3-build and python3-hatchling (the package index is unreachable).
+PYTHON ?= /usr/bin/python3
+# Without VCS stamping where git refuses the checkout (CI: owned by another user).
+wheel:
+	CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags="-s -w" -o python/geoknn/_bin/knn ./cmd/knn || \
+		CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w" -o python/geoknn/_bin/knn ./cmd/knn
+	rm -f python/dist/geoknn-*.whl
+	cd python && $(PYTHON) -m build --wheel --no-isolation --skip-dependency-check --outdir dist .

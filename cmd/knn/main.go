@@ -155,6 +155,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdDevices(args[1:], stdout, stderr)
 	case "bench":
 		return cmdBench(ctx, args[1:], stdout, stderr)
+	case "worker":
+		return cmdWorker(ctx, args[1:], stdout, stderr)
 	case "convert":
 		return cmdConvert(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":

@@ -1,0 +1,160 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// query answers a query against a fitted index: the observations sent in
+// a descriptor, or with Self the references themselves.
+func (w *worker) query(ctx context.Context, r request) (reply, *answerFile, error) {
+	f, ok := w.indexes[r.Index]
+	if !ok {
+		return reply{}, nil, valuef("worker: no fitted index %d", r.Index)
+	}
+	if err := checkQuery(r, f.len()); err != nil {
+		return reply{}, nil, err
+	}
+	var lat, lon []float64
+	if !r.Self {
+		if len(r.fds) != 1+r.answerFDs() {
+			return reply{}, nil, valuef("worker: a query wants the points' descriptor, got %d", len(r.fds))
+		}
+		var unmap func()
+		var err error
+		if lat, lon, unmap, err = mapPoints(w.maps, r.fds[0], r.N); err != nil {
+			return reply{}, nil, err
+		}
+		defer unmap()
+	}
+	return w.run(ctx, f, r, lat, lon)
+}
+
+// checkQuery refuses parameters the engine would refuse, as value errors.
+func checkQuery(r request, nref int) error {
+	avail := nref
+	if r.Self {
+		avail--
+	}
+	switch {
+	case r.Kind == "knn" && (r.K < 1 || r.K > avail):
+		return valuef("n_neighbors = %d: want 1 to the %d references", r.K, avail)
+	case r.Kind == "knn" && !(r.MaxMetres >= 0 && !math.IsInf(r.MaxMetres, 1)):
+		return valuef("max_distance = %v m: want a positive distance, or 0 for none", r.MaxMetres)
+	case (r.Kind == "count" || r.Kind == "list") && !(r.RadiusMetres >= 0 && !math.IsInf(r.RadiusMetres, 1)):
+		return valuef("radius = %v m: want a finite distance, 0 or more", r.RadiusMetres)
+	case r.N < 0:
+		return valuef("worker: %d observations", r.N)
+	}
+	return nil
+}
+
+// run answers r's kind and writes the answer's arrays.
+func (w *worker) run(ctx context.Context, f *fitted, r request, lat, lon []float64) (reply, *answerFile, error) {
+	t := time.Now()
+	engineSeconds := func() float64 { return time.Since(t).Seconds() }
+	switch r.Kind {
+	case "nearest", "knn":
+		var a *kAnswer
+		var err error
+		if r.Kind == "nearest" && !r.Self {
+			a, err = f.nearest(ctx, lat, lon)
+		} else {
+			a, err = f.kNearest(ctx, lat, lon, max(r.K, 1), r.MaxMetres, r.Self)
+		}
+		if err != nil {
+			return reply{}, nil, err
+		}
+		took := engineSeconds()
+		ans, err := kAnswerFile(a, r.answerFD(), w.maps)
+		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took}, ans, err
+	case "count", "list":
+		a, err := f.within(ctx, lat, lon, r.RadiusMetres, r.Kind == "list", r.Self)
+		if err != nil {
+			return reply{}, nil, err
+		}
+		took := engineSeconds()
+		ans, err := withinAnswerFile(a, r.answerFD(), w.maps)
+		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took}, ans, err
+	}
+	return reply{}, nil, valuef("worker: unknown query kind %q", r.Kind)
+}
+
+// answerFDs is 1 when the request brought a buffer for the answer (the
+// last descriptor), else 0.
+func (r request) answerFDs() int {
+	if r.Answer {
+		return 1
+	}
+	return 0
+}
+
+// answerFD is the buffer the request brought for the answer, or -1.
+func (r request) answerFD() int {
+	if r.Answer && len(r.fds) > 0 {
+		return r.fds[len(r.fds)-1]
+	}
+	return -1
+}
+
+func specsOf(a *answerFile) []arraySpec {
+	if a == nil {
+		return nil
+	}
+	return a.specs
+}
+
+// kAnswerFile writes k answers an observation as index (n, k) int64 and
+// distance (n, k) float64 metres.
+func kAnswerFile(a *kAnswer, reuse int, cache *mapCache) (*answerFile, error) {
+	n := len(a.index) / max(a.k, 1)
+	f, err := newAnswerFile([]arraySpec{
+		{Name: "index", Dtype: "<i8", Shape: []int{n, a.k}},
+		{Name: "distance", Dtype: "<f8", Shape: []int{n, a.k}},
+	}, reuse, cache)
+	if err != nil {
+		return nil, err
+	}
+	indexAndMetres(f.int64s(0), f.float64s(1), a.index, a.angle)
+	return f, nil
+}
+
+// withinAnswerFile writes radius answers: count (n) int64, and with lists
+// offsets (n+1), index and distance (metres) of every entry, nearest first.
+func withinAnswerFile(a *withinAnswer, reuse int, cache *mapCache) (*answerFile, error) {
+	n := len(a.counts)
+	specs := []arraySpec{{Name: "count", Dtype: "<i8", Shape: []int{n}}}
+	if a.offsets != nil {
+		m := len(a.index)
+		specs = append(specs, arraySpec{Name: "offsets", Dtype: "<i8", Shape: []int{n + 1}},
+			arraySpec{Name: "index", Dtype: "<i8", Shape: []int{m}}, arraySpec{Name: "distance", Dtype: "<f8", Shape: []int{m}})
+	}
+	f, err := newAnswerFile(specs, reuse, cache)
+	if err != nil {
+		return nil, err
+	}
+	counts := f.int64s(0)
+	inParallel(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			counts[i] = int64(a.counts[i])
+		}
+	})
+	if a.offsets != nil {
+		offsets := f.int64s(1)
+		for i, o := range a.offsets {
+			offsets[i] = int64(o)
+		}
+		indexAndMetres(f.int64s(2), f.float64s(3), a.index, a.angle)
+	}
+	return f, nil
+}
+
+// validRadians is the engine's test of a point, with its slack for the
+// rounding of degrees converted to radians.
+func validRadians(lat, lon float64) bool {
+	const slack = 1e-12
+	return lat >= -math.Pi/2-slack && lat <= math.Pi/2+slack && lon >= -math.Pi-slack && lon <= math.Pi+slack
+}
