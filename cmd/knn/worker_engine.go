@@ -3,9 +3,7 @@
 package main
 
 // Every use of the root package by `knn worker` is in this file, so that a
-// change of the public API touches it alone. After issue 32's API lands:
-// Result.Distance becomes DistanceRad, Index.Within(…, list) becomes
-// WithinCount and WithinList.
+// change of the public API touches it alone.
 
 import (
 	"context"
@@ -25,6 +23,10 @@ const earthRadiusMetres = geoknn.EarthRadiusMetres
 type workerIndex struct {
 	x   *geoknn.Index
 	ref geoknn.Points
+	// res takes every nearest query's answers, so that a large query
+	// finds its pages mapped already (the answers are copied out into the
+	// answer file before the next query).
+	res geoknn.Result
 }
 
 // kAnswer holds k answers an observation, row-major: angles in radians,
@@ -76,11 +78,10 @@ func (w *workerIndex) points(lat, lon []float64, self bool) geoknn.Points {
 // nearest answers the nearest reference of every observation.
 func (w *workerIndex) nearest(ctx context.Context, lat, lon []float64) (*kAnswer, error) {
 	obs := w.points(lat, lon, false)
-	res, err := w.x.Nearest(ctx, obs)
-	if err != nil {
+	if err := w.x.NearestInto(ctx, obs, &w.res); err != nil {
 		return nil, classify(err, obs, "observations")
 	}
-	return &kAnswer{k: 1, index: res.Index, angle: res.Distance, engine: res.Stats.Engine}, nil
+	return &kAnswer{k: 1, index: w.res.Index, angle: w.res.DistanceRad, engine: w.res.Stats.Engine}, nil
 }
 
 // kNearest answers the k nearest references (maxMetres 0: no limit); with
@@ -105,7 +106,11 @@ func (w *workerIndex) kNearest(ctx context.Context, lat, lon []float64, k int, m
 // itself.
 func (w *workerIndex) within(ctx context.Context, lat, lon []float64, metres float64, list, self bool) (*withinAnswer, error) {
 	obs := w.points(lat, lon, self)
-	res, err := w.x.Within(ctx, obs, metres, list)
+	within := w.x.WithinCount
+	if list {
+		within = w.x.WithinList
+	}
+	res, err := within(ctx, obs, metres)
 	if err != nil {
 		return nil, classify(err, obs, "observations")
 	}
