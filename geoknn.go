@@ -240,6 +240,25 @@ func (s *Searcher) Close() error {
 	return s.eng.Close()
 }
 
+// CloseAtExit closes the searcher for a process about to exit, as a
+// command's last step: every later call returns ErrClosed, and the GPUs'
+// contexts and memory are left to the process's exit, which reclaims them
+// at once, instead of being released one by one (76 ms for one H200, 191
+// ms for two). A program that goes on running calls Close instead. On the
+// CPU engine it is Close.
+func (s *Searcher) CloseAtExit() error {
+	if s.closed {
+		return nil
+	}
+	g, ok := s.eng.(*gpu.GPU)
+	if !ok {
+		return s.Close()
+	}
+	s.closed = true
+	g.CloseAtExit()
+	return nil
+}
+
 // ready refuses a call on a closed searcher or with a nil context.
 func (s *Searcher) ready(ctx context.Context) error {
 	if s.closed {

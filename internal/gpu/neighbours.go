@@ -16,6 +16,7 @@ import (
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/partition"
+	"github.com/geoknn/geoknn/internal/trace"
 )
 
 // neighbourQuery is a k-nearest or radius query on the GPUs (knn.cu): the
@@ -185,6 +186,9 @@ func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.T
 	if len(g.devs) == 0 {
 		return engine.Stats{}, errors.New("gpu engine: closed")
 	}
+	if _, err := g.readyDevs(); err != nil {
+		return engine.Stats{}, err
+	}
 	batch := q.batch(len(g.devs))
 	jobs, err := q.jobs(batch)
 	if err != nil {
@@ -192,7 +196,7 @@ func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.T
 	}
 	queue := partition.NewQueue(jobs, len(g.devs))
 	times := make([]stageTimes, len(g.devs))
-	err = onEach(ctx, g.devs, func(ctx context.Context, w int) error {
+	used, err := g.onDevices(ctx, queue, func(ctx context.Context, w int) error {
 		return g.devs[w].neighbourJobs(ctx, w, q, queue, batch, &times[w])
 	})
 	var bad engine.BadInput
@@ -206,10 +210,7 @@ func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.T
 		return engine.Stats{}, fmt.Errorf("gpu engine: %w", err)
 	}
 	st := engine.Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start)}
-	for w, d := range g.devs {
-		st.Devices = append(st.Devices, d.info.String())
-		addDevice(&st, times[w])
-	}
+	g.addDevices(&st, used, times)
 	return st, nil
 }
 
@@ -258,6 +259,9 @@ func (q *neighbourQuery) jobs(batch int) ([]partition.Job, error) {
 func (d *gpuDevice) neighbourJobs(ctx context.Context, w int, q *neighbourQuery, queue *partition.Queue, batch int, t *stageTimes) error {
 	defer d.drainSlots()
 	slots := d.slots[:2]
+	if err := d.startClock(q.req.Trace); err != nil {
+		return err
+	}
 	if err := d.neighbourIndex(slots[0].stream, q, t); err != nil {
 		return err
 	}
@@ -276,7 +280,7 @@ func (d *gpuDevice) neighbourJobs(ctx context.Context, w int, q *neighbourQuery,
 			return err
 		}
 		s := slots[k%2]
-		if err := d.finishNeighbours(s, t); err != nil {
+		if err := d.finishNeighbours(s, q.req.Trace, t); err != nil {
 			return err
 		}
 		if err := d.startNeighbours(s, q, job); err != nil {
@@ -284,7 +288,7 @@ func (d *gpuDevice) neighbourJobs(ctx context.Context, w int, q *neighbourQuery,
 		}
 	}
 	for _, s := range slots {
-		if err := d.finishNeighbours(s, t); err != nil {
+		if err := d.finishNeighbours(s, q.req.Trace, t); err != nil {
 			return err
 		}
 	}
@@ -358,10 +362,16 @@ func (d *gpuDevice) ensureNeighbourBufs(s *slot, q *neighbourQuery, batch int) e
 func (d *gpuDevice) startNeighbours(s *slot, q *neighbourQuery, job partition.Job) error {
 	m := job.Len()
 	obs := q.req.Obs.Slice(job.Start, job.End)
-	if err := obs.CheckValues("observations", job.Start); err != nil {
+	end := q.req.Trace.Begin(s.track+" host", "check points")
+	err := obs.CheckValues("observations", job.Start)
+	end()
+	if err != nil {
 		return engine.BadInput{Err: err}
 	}
 	if err := s.upload(d, obs, q.req.Trace); err != nil {
+		return err
+	}
+	if err := d.drv.EventRecord(s.evCopied, s.stream); err != nil {
 		return err
 	}
 	if err := d.drv.EventRecord(s.evStart, s.stream); err != nil {
@@ -388,7 +398,7 @@ func (d *gpuDevice) startNeighbours(s *slot, q *neighbourQuery, job partition.Jo
 
 // finishNeighbours waits for the slot's job, if any, and copies its
 // answers into the caller's memory on every core.
-func (d *gpuDevice) finishNeighbours(s *slot, t *stageTimes) error {
+func (d *gpuDevice) finishNeighbours(s *slot, trc *trace.Recorder, t *stageTimes) error {
 	if s.nb.job == nil {
 		return nil
 	}
@@ -396,12 +406,18 @@ func (d *gpuDevice) finishNeighbours(s *slot, t *stageTimes) error {
 	if err := d.drv.StreamSynchronize(s.stream); err != nil {
 		return err
 	}
+	if err := s.traceDevice(d, trc); err != nil {
+		return err
+	}
+	end := trc.Begin(s.track+" host", "copy back")
 	for _, c := range s.nb.copies {
 		dst, src := unsafe.Slice((*byte)(c.dst), c.bytes), unsafe.Slice((*byte)(unsafe.Add(s.hostOut.p, c.at)), c.bytes)
 		parallel.Blocks(c.bytes, 1<<20, 0, func(_, lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 	}
+	end()
 	t.refined += s.refined()
-	return elapsed(d.drv, []eventSpan{{s.evStart, s.evStop, &t.kernel}})
+	return elapsed(d.drv, []eventSpan{{s.evIn, s.evCopied, &t.upload}, {s.evStart, s.evStop, &t.kernel},
+		{s.evStop, s.evOut, &t.download}})
 }
 
 // neighbourKernel queues the job's grid_knn or grid_within.
@@ -465,5 +481,8 @@ func (d *gpuDevice) neighbourDownload(s *slot, q *neighbourQuery, job partition.
 		s.nb.copies = append(s.nb.copies, hostCopy{dst: p.dst, at: at, bytes: p.bytes})
 		at += align8(p.bytes)
 	}
-	return d.drv.MemcpyDtoHAsync(unsafe.Add(s.hostSmall.p, 8), s.nflag.ptr, 4, s.stream)
+	if err := d.drv.MemcpyDtoHAsync(unsafe.Add(s.hostSmall.p, 8), s.nflag.ptr, 4, s.stream); err != nil {
+		return err
+	}
+	return d.drv.EventRecord(s.evOut, s.stream)
 }

@@ -500,7 +500,7 @@ func (s *slot) finish(d *gpuDevice, run *gpuRun, t *stageTimes) error {
 	if err != nil {
 		return err
 	}
-	if err := s.traceDevice(d, run); err != nil {
+	if err := s.traceDevice(d, run.req.Trace); err != nil {
 		return err
 	}
 	m := job.Len()
@@ -543,8 +543,8 @@ func (d *gpuDevice) startClock(trc *trace.Recorder) error {
 
 // traceDevice adds the finished job's copy in, kernels and copy out to the
 // trace, on the slot's track and the host's clock.
-func (s *slot) traceDevice(d *gpuDevice, run *gpuRun) error {
-	if run.req.Trace == nil {
+func (s *slot) traceDevice(d *gpuDevice, trc *trace.Recorder) error {
+	if trc == nil {
 		return nil
 	}
 	drv := d.drv
@@ -560,7 +560,7 @@ func (s *slot) traceDevice(d *gpuDevice, run *gpuRun) error {
 		if err != nil {
 			return err
 		}
-		run.req.Trace.Add(s.track, st.name, d.clockAt.Add(at), dur)
+		trc.Add(s.track, st.name, d.clockAt.Add(at), dur)
 	}
 	return nil
 }
