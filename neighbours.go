@@ -70,7 +70,9 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 		return err
 	}
 	n, k := obs.Len(), res.K
+	end := s.opts.Trace.recorder().Begin("host", "allocate answers")
 	res.Index, res.DistanceRad = fit(res.Index, n*k), fit(res.DistanceRad, n*k)
+	end()
 	out := engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}
 	st, err := s.eng.KNearest(ctx, s.request(obs, ref), maxRad, out)
 	if err != nil {
