@@ -111,7 +111,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", in.s.Fallback())
 	}
 	if f.neighbours() {
-		return runNeighbours(ctx, f, in, stdout, stderr)
+		if err := runNeighbours(ctx, f, in, stdout, stderr); err != nil {
+			return err
+		}
+		in.s.CloseAtExit()
+		return reportTrace(stderr, opts.Trace, f)
 	}
 	if f.hostPoints {
 		// Page-locked once, so that every query copies the points in
@@ -152,7 +156,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	end := opts.Trace.Begin("host", "close engine")
-	err = in.s.Close()
+	err = in.s.CloseAtExit() // the process exits next: its exit frees the GPUs at once
 	end()
 	if err != nil {
 		return err
