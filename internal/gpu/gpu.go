@@ -40,6 +40,11 @@ type GPUOptions struct {
 // own queue and steals from the others' when it runs dry. Modules and
 // buffers are kept between calls; Close releases them.
 type GPU struct {
+	// openRest opens the GPUs beyond the first; openOnce runs it once
+	// (Close runs it in place of an open that never started).
+	openRest func()
+	openOnce sync.Once
+
 	mu     sync.Mutex
 	drv    *cuda.Driver
 	memory MemoryMode
@@ -86,25 +91,53 @@ func NewGPU(opts GPUOptions) (*GPU, error) {
 		}
 		g.devs[i] = d
 	}
-	// The first GPU opens now; the others open behind it, one after
-	// another, and join queries as they become ready (onDevices). Contexts
-	// opened side by side slow each other down in the driver (on 2 x H200,
-	// 220 ms each against 132 ms alone), and a query small enough to end
-	// before a second GPU is ready would only wait for it.
-	if err := g.devs[0].openOn(first, opts); err != nil {
-		for _, d := range g.devs[1:] {
-			d.openErr = err
-			close(d.ready)
-		}
-		g.Close()
-		return nil, err
-	}
-	go func() {
+	// The first GPU opens now. The others open behind it, one after
+	// another, when a query is large enough to gain from them (or at once
+	// when the caller asked for a number of GPUs), and join queries as they
+	// become ready (onDevices). Contexts opened side by side slow each
+	// other down in the driver (on 2 x H200, 220 ms each against 132 ms
+	// alone), and a query that ends before a second GPU is ready would
+	// only wait for it or be slowed by its opening.
+	g.openRest = func() {
 		for i, d := range g.devs[1:] {
 			d.openOn(first+1+i, opts)
 		}
-	}()
+	}
+	if err := g.devs[0].openOn(first, opts); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if opts.Devices > 1 {
+		g.openOthers()
+	}
 	return g, nil
+}
+
+// openOthers starts opening the GPUs beyond the first, once.
+func (g *GPU) openOthers() {
+	g.openOnce.Do(func() { go g.openRest() })
+}
+
+// Costs of the model that decides whether a query opens the GPUs beyond
+// the first (moreGPUsWorth), measured on 2 x H200: a query's answers come
+// back to the host's memory at about 20 GB/s of a GPU, staging copy
+// included; brute force ranks about 4e12 pairs a second on one GPU; and a
+// GPU opens in 0.15-0.3 s, which the query must outlast to gain from it.
+const (
+	answerBytesPerSecond = 20e9
+	brutePairsPerSecond  = 4e12
+	openWorthSeconds     = 0.25
+)
+
+// moreGPUsWorth reports whether a query of n observations with k answers
+// each (brute: every pair of nref references ranked) would run on one GPU
+// long enough that the others, opened now, would shorten it.
+func moreGPUsWorth(n, k, nref int, brute bool) bool {
+	secs := float64(n) * float64(k) * 8 / answerBytesPerSecond
+	if brute {
+		secs += float64(n) * float64(nref) / brutePairsPerSecond
+	}
+	return secs > openWorthSeconds
 }
 
 // openOn opens the device as GPU ordinal on a thread of its own, records
@@ -136,6 +169,11 @@ func (g *GPU) Close() error {
 	for s := range g.sessions {
 		errs = append(errs, s.closeLocked())
 	}
+	g.openOnce.Do(func() { // never opened: nothing to wait for
+		for _, d := range g.devs[min(1, len(g.devs)):] {
+			close(d.ready)
+		}
+	})
 	for _, d := range g.devs {
 		<-d.ready
 	}
@@ -183,6 +221,7 @@ func (g *GPU) readyDevs() ([]*gpuDevice, error) {
 // allDevs waits for every GPU to open (sessions place observations on all
 // of them) and returns them.
 func (g *GPU) allDevs() ([]*gpuDevice, error) {
+	g.openOthers()
 	for _, d := range g.devs {
 		<-d.ready
 		if d.openErr != nil {
@@ -205,11 +244,14 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 	if len(g.devs) == 0 {
 		return engine.Stats{}, errors.New("gpu engine: closed")
 	}
+	run, note := newGPURun(req, out)
+	if moreGPUsWorth(run.n, 1, run.refs.N, run.req.Algorithm != engine.Grid) {
+		g.openOthers()
+	}
 	ready, err := g.readyDevs()
 	if err != nil {
 		return engine.Stats{}, err
 	}
-	run, note := newGPURun(req, out)
 	run.direct = g.memory != ManagedMemory && g.pinnedOut(out)
 	run.directIn = g.memory != ManagedMemory && g.pinnedIn(req.Obs)
 	batch := g.batchSize(run, ready)

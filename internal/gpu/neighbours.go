@@ -31,8 +31,11 @@ type neighbourQuery struct {
 	// k nearest: k answers an observation into kOut. Otherwise within the
 	// limit: counts, or, with offsets (row starts, n+1 of them), the rows
 	// into index and chord (fp64 squared chords), ordered afterwards.
-	k            int
-	kOut         engine.KResult
+	k    int
+	kOut engine.KResult
+	// direct: kOut lives in the engine's page-locked memory (PinResult),
+	// and jobs copy their answers straight into it.
+	direct       bool
 	counts       []uint32
 	offsets      []uint64
 	index        []uint32
@@ -57,6 +60,7 @@ func (g *GPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 	refs := req.All()
 	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, max(2, float64(out.K)/2)),
 		maxD2: index.ChordLimit(maxRad), k: out.K, kOut: out}
+	q.direct = g.pinnedOut(engine.Result{Index: out.Index, Distance: out.Distance})
 	st, err := g.runNeighbours(ctx, q, start)
 	st.Note = fmt.Sprintf("%d nearest of %d references, %s", out.K, refs.N, shapeNote(q.shape))
 	return st, err
@@ -185,6 +189,9 @@ func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.T
 	defer g.mu.Unlock()
 	if len(g.devs) == 0 {
 		return engine.Stats{}, errors.New("gpu engine: closed")
+	}
+	if moreGPUsWorth(q.req.Obs.Len(), max(q.k, 1), q.refs.N, q.shape.G == 1) {
+		g.openOthers()
 	}
 	if _, err := g.readyDevs(); err != nil {
 		return engine.Stats{}, err
@@ -453,6 +460,16 @@ func (d *gpuDevice) neighbourDownload(s *slot, q *neighbourQuery, job partition.
 	}
 	var parts []part
 	switch m := job.Len(); {
+	case q.k > 0 && q.direct:
+		lo := job.Start * q.k
+		s.nb.copies = s.nb.copies[:0]
+		for _, p := range []part{{unsafe.Pointer(&q.kOut.Index[lo]), s.outIdx.ptr, 4 * m * q.k},
+			{unsafe.Pointer(&q.kOut.Distance[lo]), s.outDist.ptr, 4 * m * q.k}} {
+			if err := d.drv.MemcpyDtoHAsync(p.dst, p.src, uint64(p.bytes), s.stream); err != nil {
+				return err
+			}
+		}
+		return d.downloadRefined(s)
 	case q.k > 0:
 		lo := job.Start * q.k
 		parts = []part{{unsafe.Pointer(&q.kOut.Index[lo]), s.outIdx.ptr, 4 * m * q.k},
@@ -481,6 +498,12 @@ func (d *gpuDevice) neighbourDownload(s *slot, q *neighbourQuery, job partition.
 		s.nb.copies = append(s.nb.copies, hostCopy{dst: p.dst, at: at, bytes: p.bytes})
 		at += align8(p.bytes)
 	}
+	return d.downloadRefined(s)
+}
+
+// downloadRefined queues the copy of the job's refined count and records
+// the end of its copies out.
+func (d *gpuDevice) downloadRefined(s *slot) error {
 	if err := d.drv.MemcpyDtoHAsync(unsafe.Add(s.hostSmall.p, 8), s.nflag.ptr, 4, s.stream); err != nil {
 		return err
 	}
