@@ -66,7 +66,7 @@ func TestPinKResultSameAnswers(t *testing.T) {
 		t.Skipf("no GPU: %v", err)
 	}
 	defer s.Close()
-	obs, ref := hostPoints(t, 200000, 31), hostPoints(t, 3000, 32)
+	obs, ref := hostPoints(t, 1<<21+7, 31), hostPoints(t, 3000, 32) // 40 MB columns: copies cross registered chunks
 	want, err := s.KNearest(context.Background(), obs, ref, 5, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ type neighbourQuery struct {
 	// direct: kOut lives in the engine's page-locked memory (PinResult),
 	// and jobs copy their answers straight into it.
 	direct       bool
+	host         *hostAllocs
 	counts       []uint32
 	offsets      []uint64
 	index        []uint32
@@ -60,7 +61,7 @@ func (g *GPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 	refs := req.All()
 	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, max(2, float64(out.K)/2)),
 		maxD2: index.ChordLimit(maxRad), k: out.K, kOut: out}
-	q.direct = g.pinnedOut(engine.Result{Index: out.Index, Distance: out.Distance})
+	q.direct, q.host = g.pinnedOut(engine.Result{Index: out.Index, Distance: out.Distance}), &g.host
 	st, err := g.runNeighbours(ctx, q, start)
 	st.Note = fmt.Sprintf("%d nearest of %d references, %s", out.K, refs.N, shapeNote(q.shape))
 	return st, err
@@ -375,7 +376,7 @@ func (d *gpuDevice) startNeighbours(s *slot, q *neighbourQuery, job partition.Jo
 	if err != nil {
 		return engine.BadInput{Err: err}
 	}
-	if err := s.upload(d, obs, q.req.Trace); err != nil {
+	if err := s.upload(d, obs, q.req.Trace, nil); err != nil {
 		return err
 	}
 	if err := d.drv.EventRecord(s.evCopied, s.stream); err != nil {
@@ -465,7 +466,7 @@ func (d *gpuDevice) neighbourDownload(s *slot, q *neighbourQuery, job partition.
 		s.nb.copies = s.nb.copies[:0]
 		for _, p := range []part{{unsafe.Pointer(&q.kOut.Index[lo]), s.outIdx.ptr, 4 * m * q.k},
 			{unsafe.Pointer(&q.kOut.Distance[lo]), s.outDist.ptr, 4 * m * q.k}} {
-			if err := d.drv.MemcpyDtoHAsync(p.dst, p.src, uint64(p.bytes), s.stream); err != nil {
+			if err := copyOut(d.drv, q.host, p.dst, p.src, p.bytes, s.stream); err != nil {
 				return err
 			}
 		}
