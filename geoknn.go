@@ -100,13 +100,7 @@ type Result struct {
 // would otherwise land inside the query. Reuse it across queries; PinResult
 // makes the GPUs copy answers straight into it.
 func NewResult(n int) *Result {
-	r := &Result{Index: make([]uint32, n), DistanceRad: make([]float32, n)}
-	parallel.Blocks(n, 1<<20, 0, func(_, lo, hi int) {
-		for i := lo; i < hi; i += 1024 { // a page of each slice
-			r.Index[i], r.DistanceRad[i] = 0, 0
-		}
-	})
-	return r
+	return &Result{Index: parallel.Touched[uint32](n), DistanceRad: parallel.Touched[float32](n)}
 }
 
 // PinResult page-locks r's slices for the searcher's GPUs (registers them
@@ -240,6 +234,25 @@ func (s *Searcher) Close() error {
 	return s.eng.Close()
 }
 
+// CloseAtExit closes the searcher for a process about to exit, as a
+// command's last step: every later call returns ErrClosed, and the GPUs'
+// contexts and memory are left to the process's exit, which reclaims them
+// at once, instead of being released one by one (76 ms for one H200, 191
+// ms for two). A program that goes on running calls Close instead. On the
+// CPU engine it is Close.
+func (s *Searcher) CloseAtExit() error {
+	if s.closed {
+		return nil
+	}
+	g, ok := s.eng.(*gpu.GPU)
+	if !ok {
+		return s.Close()
+	}
+	s.closed = true
+	g.CloseAtExit()
+	return nil
+}
+
 // ready refuses a call on a closed searcher or with a nil context.
 func (s *Searcher) ready(ctx context.Context) error {
 	if s.closed {
@@ -279,10 +292,11 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	return nil
 }
 
-// fit returns s resliced to n entries, or a new slice when s is too short.
+// fit returns s resliced to n entries, or a new slice when s is too short,
+// its pages touched on every core (parallel.Touched).
 func fit[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n)
+		return parallel.Touched[T](n)
 	}
 	return s[:n]
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/gpu"
 )
 
 // NoNeighbour marks the entries of a KResult row past the references found
@@ -70,7 +72,9 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 		return err
 	}
 	n, k := obs.Len(), res.K
+	end := s.opts.Trace.recorder().Begin("host", "allocate answers")
 	res.Index, res.DistanceRad = fit(res.Index, n*k), fit(res.DistanceRad, n*k)
+	end()
 	out := engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}
 	st, err := s.eng.KNearest(ctx, s.request(obs, ref), maxRad, out)
 	if err != nil {
@@ -78,6 +82,21 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 	}
 	res.Stats = Stats(st)
 	return nil
+}
+
+// PinKResult is PinResult for k-nearest answers: r's slices, sized for
+// the queries to come (n observations: n*r.K entries each), page-locked
+// so that the GPUs copy answers straight into them, with no staging copy
+// on the host. The same rules hold: r must not be resized or dropped
+// until unpin is called; on the CPU engine it does nothing.
+func (s *Searcher) PinKResult(r *KResult) (unpin func() error, err error) {
+	g, ok := s.eng.(*gpu.GPU)
+	n := len(r.Index)
+	if !ok || n == 0 || len(r.DistanceRad) != n {
+		return func() error { return nil }, nil
+	}
+	owner := [2]any{r.Index, r.DistanceRad}
+	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&r.Index[0]), unsafe.Pointer(&r.DistanceRad[0])}, 4*n, owner)
 }
 
 // checkKNearest checks a k-nearest query's result and limits, and returns

@@ -131,7 +131,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", in.s.Fallback())
 	}
 	if f.neighbours() {
-		return runNeighbours(ctx, f, in, stdout, stderr)
+		if err := runNeighbours(ctx, f, in, stdout, stderr); err != nil {
+			return err
+		}
+		in.s.CloseAtExit() // as runNearest does
+		return reportTrace(ctx, stderr, opts.Trace, f)
 	}
 	if err := runNearest(ctx, f, in, opts, bar, stdout, stderr); err != nil {
 		return err
@@ -171,7 +175,7 @@ func runNearest(ctx context.Context, f runFlags, in *runInputs, opts geoknn.Opti
 	}
 	end := opts.Trace.Begin("host", "close engine")
 	defer end()
-	return in.s.Close()
+	return in.s.CloseAtExit() // the process exits next: its exit frees the GPUs at once
 }
 
 // pin page-locks the points and the answers once, so that every query

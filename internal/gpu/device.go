@@ -118,6 +118,10 @@ type gpuDevice struct {
 	cells    *cellsKernels
 	mods     []cuda.Module
 
+	// ready is closed once open has run; openErr is its error.
+	ready   chan struct{}
+	openErr error
+
 	refs           deviceRefs
 	slots          [slotsPerGPU]*slot
 	evIdx0, evIdx1 cuda.Event // around the index build
@@ -179,10 +183,7 @@ func (d *gpuDevice) open(ordinal int, memory MemoryMode, trc *trace.Recorder) er
 // memory mode asked for, and makes its primary context current.
 func (d *gpuDevice) openContext(ordinal int, memory MemoryMode) error {
 	var err error
-	if d.info, err = describe(d.drv, ordinal); err != nil {
-		return err
-	}
-	if d.info.ComputeCapability[0] < 8 {
+	if d.info.ComputeCapability[0] < 8 { // d.info: described when the engine opened
 		return fmt.Errorf("%s has compute capability %d.%d; geoknn's kernels need 8.0 or newer",
 			d.info.Name, d.info.ComputeCapability[0], d.info.ComputeCapability[1])
 	}

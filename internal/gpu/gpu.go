@@ -40,6 +40,11 @@ type GPUOptions struct {
 // own queue and steals from the others' when it runs dry. Modules and
 // buffers are kept between calls; Close releases them.
 type GPU struct {
+	// openRest opens the GPUs beyond the first; openOnce runs it once
+	// (Close runs it in place of an open that never started).
+	openRest func()
+	openOnce sync.Once
+
 	mu     sync.Mutex
 	drv    *cuda.Driver
 	memory MemoryMode
@@ -79,25 +84,71 @@ func NewGPU(opts GPUOptions) (*GPU, error) {
 		n = opts.Devices
 	}
 	g := &GPU{drv: drv, memory: opts.Memory, devs: make([]*gpuDevice, n)}
-	// The GPUs start side by side: a context and its modules take a good
-	// part of a second each.
-	var eg errgroup.Group
 	for i := range g.devs {
-		d := &gpuDevice{drv: drv}
+		d := &gpuDevice{drv: drv, ready: make(chan struct{})}
+		if d.info, err = describe(drv, first+i); err != nil {
+			return nil, fmt.Errorf("gpu engine: GPU %d: %w", first+i, err)
+		}
 		g.devs[i] = d
-		eg.Go(func() error {
-			defer opts.Trace.Begin(fmt.Sprintf("host: GPU %d", i), "open GPU")()
-			if err := d.onThread(func() error { return d.open(first+i, opts.Memory, opts.Trace) }); err != nil {
-				return fmt.Errorf("gpu engine: GPU %d: %w", first+i, err)
-			}
-			return nil
-		})
 	}
-	if err := eg.Wait(); err != nil {
+	// The first GPU opens now. The others open behind it, one after
+	// another, when a query is large enough to gain from them (or at once
+	// when the caller asked for a number of GPUs), and join queries as they
+	// become ready (onDevices). Contexts opened side by side slow each
+	// other down in the driver (on 2 x H200, 220 ms each against 132 ms
+	// alone), and a query that ends before a second GPU is ready would
+	// only wait for it or be slowed by its opening.
+	g.openRest = func() {
+		for i, d := range g.devs[1:] {
+			d.openOn(first+1+i, opts)
+		}
+	}
+	if err := g.devs[0].openOn(first, opts); err != nil {
 		g.Close()
 		return nil, err
 	}
+	if opts.Devices > 1 {
+		g.openOthers()
+	}
 	return g, nil
+}
+
+// openOthers starts opening the GPUs beyond the first, once.
+func (g *GPU) openOthers() {
+	g.openOnce.Do(func() { go g.openRest() })
+}
+
+// Costs of the model that decides whether a query opens the GPUs beyond
+// the first (moreGPUsWorth), measured on 2 x H200: a query's answers come
+// back to the host's memory at about 20 GB/s of a GPU, staging copy
+// included; brute force ranks about 4e12 pairs a second on one GPU; and a
+// GPU opens in 0.15-0.3 s, which the query must outlast to gain from it.
+const (
+	answerBytesPerSecond = 20e9
+	brutePairsPerSecond  = 4e12
+	openWorthSeconds     = 0.25
+)
+
+// moreGPUsWorth reports whether a query of n observations with k answers
+// each (brute: every pair of nref references ranked) would run on one GPU
+// long enough that the others, opened now, would shorten it.
+func moreGPUsWorth(n, k, nref int, brute bool) bool {
+	secs := float64(n) * float64(k) * 8 / answerBytesPerSecond
+	if brute {
+		secs += float64(n) * float64(nref) / brutePairsPerSecond
+	}
+	return secs > openWorthSeconds
+}
+
+// openOn opens the device as GPU ordinal on a thread of its own, records
+// the outcome and marks the device ready (opened or failed).
+func (d *gpuDevice) openOn(ordinal int, opts GPUOptions) error {
+	defer close(d.ready)
+	defer opts.Trace.Begin(fmt.Sprintf("host: GPU %d", ordinal), "open GPU")()
+	if err := d.onThread(func() error { return d.open(ordinal, opts.Memory, opts.Trace) }); err != nil {
+		d.openErr = fmt.Errorf("gpu engine: GPU %d: %w", ordinal, err)
+	}
+	return d.openErr
 }
 
 // Devices describes the GPUs in use.
@@ -109,7 +160,8 @@ func (g *GPU) Devices() []DeviceInfo {
 	return infos
 }
 
-// Close frees every buffer and releases the contexts.
+// Close frees every buffer and releases the contexts (after the GPUs
+// still opening have opened).
 func (g *GPU) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -117,16 +169,66 @@ func (g *GPU) Close() error {
 	for s := range g.sessions {
 		errs = append(errs, s.closeLocked())
 	}
-	if len(g.devs) > 0 && g.devs[0] != nil && g.devs[0].ctx != 0 {
+	g.openOnce.Do(func() { // never opened: nothing to wait for
+		for _, d := range g.devs[min(1, len(g.devs)):] {
+			close(d.ready)
+		}
+	})
+	for _, d := range g.devs {
+		<-d.ready
+	}
+	if len(g.devs) > 0 && g.devs[0].ctx != 0 {
 		errs = append(errs, g.devs[0].onThread(func() error { return g.host.freeAll(g.drv) }))
 	}
 	for _, d := range g.devs {
-		if d != nil && d.ctx != 0 {
+		if d.ctx != 0 {
 			errs = append(errs, d.onThread(d.close))
 		}
 	}
 	g.devs = nil
 	return errors.Join(errs...)
+}
+
+// CloseAtExit closes the engine for a process about to exit: every later
+// call reports it closed, and the contexts, device memory and page-locked
+// memory are left to the process's exit, which reclaims them at once
+// (releasing them one by one took 76 ms for one H200 and 191 ms for two).
+// A GPU still opening is not waited for. Nothing the caller owns is
+// touched: answers already returned stay valid.
+func (g *GPU) CloseAtExit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.devs = nil
+}
+
+// readyDevs is the devices open now, in order; with an error when a GPU
+// failed to open.
+func (g *GPU) readyDevs() ([]*gpuDevice, error) {
+	var devs []*gpuDevice
+	for _, d := range g.devs {
+		select {
+		case <-d.ready:
+			if d.openErr != nil {
+				return nil, d.openErr
+			}
+			devs = append(devs, d)
+		default:
+		}
+	}
+	return devs, nil
+}
+
+// allDevs waits for every GPU to open (sessions place observations on all
+// of them) and returns them.
+func (g *GPU) allDevs() ([]*gpuDevice, error) {
+	g.openOthers()
+	for _, d := range g.devs {
+		<-d.ready
+		if d.openErr != nil {
+			return nil, d.openErr
+		}
+	}
+	return g.devs, nil
 }
 
 // Nearest answers req into out on every GPU of the engine.
@@ -143,10 +245,18 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 		return engine.Stats{}, errors.New("gpu engine: closed")
 	}
 	run, note := newGPURun(req, out)
+	if moreGPUsWorth(run.n, 1, run.refs.N, run.req.Algorithm != engine.Grid) {
+		g.openOthers()
+	}
+	ready, err := g.readyDevs()
+	if err != nil {
+		return engine.Stats{}, err
+	}
+	run.host = &g.host
 	run.direct = g.memory != ManagedMemory && g.pinnedOut(out)
 	run.directIn = g.memory != ManagedMemory && g.pinnedIn(req.Obs)
-	batch := g.batchSize(run)
-	jobs, times, err := g.runJobs(ctx, run, batch)
+	batch := g.batchSize(run, ready)
+	jobs, times, used, err := g.runJobs(ctx, run, batch)
 	// Out of memory (a GPU shared with other work): smaller jobs, from the
 	// start, with the buffers of the larger ones freed; every answer is
 	// rewritten, so a retry answers exactly as a first run would.
@@ -154,7 +264,7 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 		g.releaseBuffers()
 		batch /= 2
 		run.done = 0
-		jobs, times, err = g.runJobs(ctx, run, batch)
+		jobs, times, used, err = g.runJobs(ctx, run, batch)
 	}
 	var bad engine.BadInput
 	if errors.As(err, &bad) {
@@ -168,35 +278,96 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 		return engine.Stats{}, fmt.Errorf("gpu engine: %w", err)
 	}
 	st := engine.Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start), Note: note}
-	for w, d := range g.devs {
-		st.Devices = append(st.Devices, d.info.String())
-		addDevice(&st, times[w])
-	}
+	g.addDevices(&st, used, times)
 	return st, nil
+}
+
+// addDevices adds the GPUs that took part (used) and their stage times to
+// st.
+func (g *GPU) addDevices(st *engine.Stats, used []bool, times []stageTimes) {
+	for w, d := range g.devs {
+		if used[w] {
+			st.Devices = append(st.Devices, d.info.String())
+			addDevice(st, times[w])
+		}
+	}
 }
 
 // minRetryBatch is the smallest job an out-of-memory retry goes down to.
 const minRetryBatch = 1 << 16
 
-// runJobs splits the run into jobs of batch and runs them on every GPU.
-func (g *GPU) runJobs(ctx context.Context, run *gpuRun, batch int) ([]partition.Job, []stageTimes, error) {
+// runJobs splits the run into jobs of batch and runs them on every GPU
+// open, and on those still opening that open before the jobs run out;
+// used tells which GPUs took part.
+func (g *GPU) runJobs(ctx context.Context, run *gpuRun, batch int) ([]partition.Job, []stageTimes, []bool, error) {
 	jobs, err := partition.Split(run.n, batch)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	run.queue = partition.NewQueue(jobs, len(g.devs))
 	times := make([]stageTimes, len(g.devs))
-	err = onEach(ctx, g.devs, func(ctx context.Context, w int) error {
+	used, err := g.onDevices(ctx, run.queue, func(ctx context.Context, w int) error {
 		return g.devs[w].work(ctx, w, run, batch, &times[w])
 	})
-	return jobs, times, err
+	return jobs, times, used, err
+}
+
+// onDevices runs fn(ctx, w) on every GPU w open now, each on its device's
+// thread, and on every GPU still opening once it opens, if queue still
+// holds jobs by then: the GPUs open early never wait for the late ones, so
+// a second GPU speeds a query up or takes no part. The first error
+// cancels ctx for the others and comes back naming its GPU; used tells
+// which GPUs ran fn.
+func (g *GPU) onDevices(ctx context.Context, queue *partition.Queue, fn func(ctx context.Context, w int) error) ([]bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var first error
+	var once sync.Once
+	used := make([]bool, len(g.devs))
+	run := func(w int) {
+		used[w] = true
+		if err := g.devs[w].onThread(func() error { return fn(ctx, w) }); err != nil {
+			d := g.devs[w]
+			once.Do(func() { first = fmt.Errorf("GPU %d (%s): %w", d.info.Ordinal, d.info.Name, err); cancel() })
+		}
+	}
+	stop := make(chan struct{})
+	var early, late sync.WaitGroup
+	for w, d := range g.devs {
+		select {
+		case <-d.ready:
+			if d.openErr != nil {
+				continue // readyDevs reported it; a query that began before sees it next time
+			}
+			early.Add(1)
+			go func() { defer early.Done(); run(w) }()
+		default:
+			late.Add(1)
+			go func() {
+				defer late.Done()
+				select {
+				case <-d.ready:
+				case <-stop:
+					return
+				}
+				if d.openErr == nil && queue.Left() > 0 && ctx.Err() == nil {
+					run(w)
+				}
+			}()
+		}
+	}
+	early.Wait()
+	close(stop)
+	late.Wait()
+	return used, first
 }
 
 // releaseBuffers frees every GPU's job and reference buffers, which grow on
 // demand again: after an out-of-memory error, smaller jobs get what the
 // larger ones held.
 func (g *GPU) releaseBuffers() {
-	for _, d := range g.devs {
+	ready, _ := g.readyDevs()
+	for _, d := range ready {
 		d.onThread(func() error {
 			var errs []error
 			for _, s := range d.slots {
@@ -248,12 +419,12 @@ const treeSortSide = 128
 
 // batchSize is the request's batch size, or one that fits every GPU's
 // memory and splits the work evenly.
-func (g *GPU) batchSize(run *gpuRun) int {
+func (g *GPU) batchSize(run *gpuRun, ready []*gpuDevice) int {
 	if run.req.BatchSize > 0 {
 		return run.req.BatchSize
 	}
 	maxJob := math.MaxInt
-	for _, d := range g.devs {
+	for _, d := range ready {
 		maxJob = min(maxJob, d.maxJob(run.req.Obs.Is32(), run.refs.N, run.grid.G > 0))
 	}
 	return partition.BatchSize(run.n, len(g.devs), 8, 1<<20, maxJob, kernels.BlockMinThreads*kernels.BlockMinObs)

@@ -43,7 +43,50 @@ func openGPUWith(t testing.TB, opts GPUOptions) *GPU {
 			t.Errorf("close: %v", err)
 		}
 	})
+	// Every GPU open before the test's queries, so that small queries
+	// too run on all of them.
+	if _, err := g.allDevs(); err != nil {
+		t.Fatal(err)
+	}
 	return g
+}
+
+// A query asked for while the GPUs beyond the first are still opening
+// runs on those open and on any that join; answers are the CPU's, and
+// Close waits for the GPUs still opening. A small query does not open the
+// others at all; Close then has nothing to wait for.
+func TestQueriesWhileGPUsOpen(t *testing.T) {
+	obs, ref := spherePoints(1<<18, 21), spherePoints(5000, 22)
+	for _, devices := range []int{0, -1} { // -1: every GPU present, asked for by number
+		opts := GPUOptions{}
+		if devices < 0 {
+			n, err := deviceCount()
+			if err != nil {
+				t.Skipf("no GPU: %v", err)
+			}
+			opts.Devices = n
+		}
+		g, err := NewGPU(opts)
+		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, ErrNoGPU) {
+			t.Skipf("no GPU: %v", err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			st := gridMatchesBrute(t, g, obs, ref, 1<<14)
+			t.Logf("GPUs asked %d: ran on %d", opts.Devices, len(st.Devices))
+		}
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// deviceCount is the number of GPUs present.
+func deviceCount() (int, error) {
+	devs, _, err := ListDevices()
+	return len(devs), err
 }
 
 // gpuCase is one query the GPU must answer exactly as the CPU does.

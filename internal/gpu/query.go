@@ -231,21 +231,20 @@ func (q *gpuQuery) download(drv *cuda.Driver, m int) error {
 	if err := q.hostOut.ensure(drv, 8*m); err != nil {
 		return fmt.Errorf("pinning %d MiB of host memory: %w", 8*m>>20, err)
 	}
-	return q.downloadTo(drv, m, q.hostOut.p, unsafe.Add(q.hostOut.p, 4*m))
+	return q.downloadTo(drv, nil, m, q.hostOut.p, unsafe.Add(q.hostOut.p, 4*m))
 }
 
 // downloadTo is download into the page-locked memory at idx and dist (a
-// caller's answers) instead of the staging.
-func (q *gpuQuery) downloadTo(drv *cuda.Driver, m int, idx, dist unsafe.Pointer) error {
-	copies := []struct {
-		dst   unsafe.Pointer
-		src   cuda.DevicePtr
-		bytes int
-	}{{unsafe.Add(q.hostSmall.p, 8), q.nflag.ptr, 4}, {idx, q.outIdx.ptr, 4 * m}, {dist, q.outDist.ptr, 4 * m}}
-	for _, c := range copies {
-		if err := drv.MemcpyDtoHAsync(c.dst, c.src, uint64(c.bytes), q.stream); err != nil {
-			return err
-		}
+// caller's answers, registered in h) instead of the staging.
+func (q *gpuQuery) downloadTo(drv *cuda.Driver, h *hostAllocs, m int, idx, dist unsafe.Pointer) error {
+	if err := drv.MemcpyDtoHAsync(unsafe.Add(q.hostSmall.p, 8), q.nflag.ptr, 4, q.stream); err != nil {
+		return err
+	}
+	if err := copyOut(drv, h, idx, q.outIdx.ptr, 4*m, q.stream); err != nil {
+		return err
+	}
+	if err := copyOut(drv, h, dist, q.outDist.ptr, 4*m, q.stream); err != nil {
+		return err
 	}
 	return drv.EventRecord(q.evOut, q.stream)
 }

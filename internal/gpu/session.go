@@ -36,14 +36,18 @@ func (g *GPU) NewSession(obs index.Points, opts engine.SessionOptions) (engine.S
 	if len(g.devs) == 0 {
 		return nil, errors.New("gpu engine: closed")
 	}
+	devs, err := g.allDevs()
+	if err != nil {
+		return nil, err
+	}
 	replan := opts.Replan
 	if replan == 0 {
 		replan = 16
 	}
 	s := &gpuSession{g: g, opts: opts, n: n, is32: obs.Is32(), sample: engine.NewObsSample(obs),
 		plan: engine.SessionPlan{Replan: replan}}
-	per := (n + len(g.devs) - 1) / len(g.devs)
-	for k, d := range g.devs {
+	per := (n + len(devs) - 1) / len(devs)
+	for k, d := range devs {
 		lo, hi := min(k*per, n), min((k+1)*per, n)
 		if lo == hi {
 			continue

@@ -38,6 +38,8 @@ type gpuRun struct {
 	// their answers straight into it; directIn: so do the observations'
 	// columns, which jobs copy in straight from there.
 	direct, directIn bool
+	// host holds the engine's page-locked ranges those live in.
+	host *hostAllocs
 
 	mu   sync.Mutex
 	done int
@@ -316,7 +318,7 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Ev
 	if err != nil {
 		return engine.BadInput{Err: err}
 	}
-	if err := s.upload(d, obs, run.req.Trace); err != nil {
+	if err := s.upload(d, obs, run.req.Trace, run.host); err != nil {
 		return err
 	}
 	if err := d.drv.EventRecord(s.evCopied, s.stream); err != nil {
@@ -358,7 +360,7 @@ func (s *slot) kernels(d *gpuDevice, run *gpuRun, m int) error {
 // upload puts the job's observations on the device between evIn and
 // evCopied's record: made there (a generated set), through the pinned
 // staging, or written straight into managed memory and prefetched.
-func (s *slot) upload(d *gpuDevice, obs index.Points, trc *trace.Recorder) error {
+func (s *slot) upload(d *gpuDevice, obs index.Points, trc *trace.Recorder, h *hostAllocs) error {
 	drv := d.drv
 	if obs.Gen != nil {
 		return s.generate(d, *obs.Gen)
@@ -367,7 +369,7 @@ func (s *slot) upload(d *gpuDevice, obs index.Points, trc *trace.Recorder) error
 		return s.uploadManaged(drv, obs)
 	}
 	if !s.cfg.stageIn {
-		return s.uploadDirect(drv, obs)
+		return s.uploadDirect(drv, h, obs)
 	}
 	m, elem := obs.Len(), s.cfg.elem()
 	t := time.Now()
@@ -384,7 +386,7 @@ func (s *slot) upload(d *gpuDevice, obs index.Points, trc *trace.Recorder) error
 
 // uploadDirect copies the job's observations in from the caller's
 // page-locked columns.
-func (s *slot) uploadDirect(drv *cuda.Driver, obs index.Points) error {
+func (s *slot) uploadDirect(drv *cuda.Driver, h *hostAllocs, obs index.Points) error {
 	m, elem := obs.Len(), s.cfg.elem()
 	lat, lon := unsafe.Pointer(unsafe.SliceData(obs.Lat64)), unsafe.Pointer(unsafe.SliceData(obs.Lon64))
 	if obs.Is32() {
@@ -393,10 +395,10 @@ func (s *slot) uploadDirect(drv *cuda.Driver, obs index.Points) error {
 	if err := drv.EventRecord(s.evIn, s.stream); err != nil {
 		return err
 	}
-	if err := drv.MemcpyHtoDAsync(s.lat.ptr, lat, uint64(m*elem), s.stream); err != nil {
+	if err := copyIn(drv, h, s.lat.ptr, lat, m*elem, s.stream); err != nil {
 		return err
 	}
-	return drv.MemcpyHtoDAsync(s.lon.ptr, lon, uint64(m*elem), s.stream)
+	return copyIn(drv, h, s.lon.ptr, lon, m*elem, s.stream)
 }
 
 // generate makes the job's generated observations in the device columns.
@@ -468,7 +470,7 @@ func prefetchAll(drv *cuda.Driver, stream cuda.Stream, dev cuda.Device, bufs []a
 func (s *slot) downloadAnswers(drv *cuda.Driver, run *gpuRun, job partition.Job) error {
 	m := job.Len()
 	if run.direct {
-		return s.downloadTo(drv, m, unsafe.Pointer(&run.out.Index[job.Start]), unsafe.Pointer(&run.out.Distance[job.Start]))
+		return s.downloadTo(drv, run.host, m, unsafe.Pointer(&run.out.Index[job.Start]), unsafe.Pointer(&run.out.Distance[job.Start]))
 	}
 	if !s.cfg.managed {
 		return s.download(drv, m)
@@ -500,7 +502,7 @@ func (s *slot) finish(d *gpuDevice, run *gpuRun, t *stageTimes) error {
 	if err != nil {
 		return err
 	}
-	if err := s.traceDevice(d, run); err != nil {
+	if err := s.traceDevice(d, run.req.Trace); err != nil {
 		return err
 	}
 	m := job.Len()
@@ -543,8 +545,8 @@ func (d *gpuDevice) startClock(trc *trace.Recorder) error {
 
 // traceDevice adds the finished job's copy in, kernels and copy out to the
 // trace, on the slot's track and the host's clock.
-func (s *slot) traceDevice(d *gpuDevice, run *gpuRun) error {
-	if run.req.Trace == nil {
+func (s *slot) traceDevice(d *gpuDevice, trc *trace.Recorder) error {
+	if trc == nil {
 		return nil
 	}
 	drv := d.drv
@@ -560,7 +562,7 @@ func (s *slot) traceDevice(d *gpuDevice, run *gpuRun) error {
 		if err != nil {
 			return err
 		}
-		run.req.Trace.Add(s.track, st.name, d.clockAt.Add(at), dur)
+		trc.Add(s.track, st.name, d.clockAt.Add(at), dur)
 	}
 	return nil
 }

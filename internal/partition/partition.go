@@ -105,3 +105,14 @@ func (q *Queue) Next(worker int) (job Job, stolen, ok bool) {
 
 // Len is the total number of jobs the queue was made with.
 func (q *Queue) Len() int { return q.total }
+
+// Left is the number of jobs not yet handed out.
+func (q *Queue) Left() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	left := 0
+	for _, jobs := range q.queues {
+		left += len(jobs)
+	}
+	return left
+}
