@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
+)
+
+// Chunk sizes of a streamed run, by engine: on the CPU a chunk of 2^20
+// points costs far more than a query's fixed costs; a GPU answers 2^20
+// points in about a millisecond, so its chunks are larger to keep the
+// per-query costs (job planning, launches, copies' latency) small.
+const (
+	cpuChunkRows = 1 << 20
+	gpuChunkRows = 1 << 23
+)
+
+// streams reports whether knn run streams its observations: a file or
+// standard input queried once. Synthetic counts, --host-points and
+// --repeat time queries of points held in memory; --mpi splits the
+// observations by rank; an .npz with ids needs its string columns' widths
+// before the first row (the longest id), so it is written whole.
+func (f *runFlags) streams() bool {
+	_, isFile, err := resolveArg("--obs", f.obs)
+	if err != nil || !isFile || f.repeat > 1 || f.hostPoints || f.mpi {
+		return false
+	}
+	format, err := f.format()
+	return f.out == "" || err != nil || format != pointio.FormatNPZ || (f.obsID == "" && f.refID == "")
+}
+
+// streamJob is a streamed run: the flags, the prepared references and
+// where reports go. Its stream and write are what a rank of an MPI job
+// runs over its own rows (a reader of a range of the input).
+type streamJob struct {
+	f     runFlags
+	x     *geoknn.Index
+	ref   pointSet
+	q     geoknn.StreamQuery
+	eng   geoknn.Engine
+	algo  geoknn.Algorithm
+	trace *geoknn.Trace
+	log   io.Writer // reports: stderr
+}
+
+// runStream is knn run over a file of observations, streamed: the
+// references are loaded and prepared once while the engine starts, then
+// the observations go through read, query and write a chunk at a time.
+func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
+	t0 := time.Now()
+	j, load, err := openStreamJob(ctx, f, opts, stderr)
+	if err != nil {
+		return err
+	}
+	defer j.x.Close()
+	r, err := openObsChunks(ctx, f, j.chunkRows())
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	st, err := j.write(ctx, r, f.out, stdout)
+	if err != nil {
+		return err
+	}
+	j.report(st, load, r.Rows())
+	end := j.trace.Begin("host", "close engine")
+	err = j.x.Close()
+	end()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
+	return reportTrace(ctx, stderr, j.trace, f)
+}
+
+// openStreamJob starts the engine while the references load, checks
+// them against the flags and prepares them on the engine; it returns the
+// time loading and starting took.
+func openStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer) (*streamJob, loadTimes, error) {
+	t0 := time.Now()
+	openc := make(chan openedSearcher, 1)
+	go func() { openc <- openSearcher(opts) }()
+	end := opts.Trace.Begin("host", "load references")
+	ref, loadErr := loadRef(ctx, f)
+	end()
+	times := loadTimes{load: time.Since(t0)}
+	o := <-openc
+	if o.err != nil {
+		return nil, times, o.err
+	}
+	times.open = o.took
+	if loadErr == nil {
+		loadErr = f.checkStreamRefs(ref.cols.Len())
+	}
+	if loadErr != nil {
+		o.s.Close()
+		return nil, times, loadErr
+	}
+	if o.s.Fallback() != "" {
+		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", o.s.Fallback())
+	}
+	eng := o.s.Engine()
+	end = opts.Trace.Begin("host", "prepare references")
+	x, err := o.s.NewIndex(ref.cols)
+	end()
+	if err != nil {
+		o.s.Close()
+		return nil, times, err
+	}
+	return &streamJob{f: f, x: x, ref: ref, q: f.streamQuery(), eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
+}
+
+// loadTimes are the references' load and the engine's start, concurrent.
+type loadTimes struct{ load, open time.Duration }
+
+type openedSearcher struct {
+	s    *geoknn.Searcher
+	err  error
+	took time.Duration
+}
+
+func openSearcher(opts geoknn.Options) openedSearcher {
+	end := opts.Trace.Begin("host: engine", "engine start")
+	defer end()
+	t := time.Now()
+	s, err := geoknn.NewSearcher(opts)
+	return openedSearcher{s, err, time.Since(t)}
+}
+
+// checkStreamRefs checks what needs the references' count before any
+// observation is read: --k, and the memory of the references and of the
+// chunks in flight.
+func (f *runFlags) checkStreamRefs(nref int) error {
+	if f.neighbours() && f.withinM == 0 {
+		if _, err := f.kAsked(nref); err != nil {
+			return err
+		}
+	}
+	return f.checkPlanMemory(3*gpuChunkRows, nref, true)
+}
+
+// streamQuery is the flags' query as Index.Stream takes it.
+func (f *runFlags) streamQuery() geoknn.StreamQuery {
+	q := geoknn.StreamQuery{RadiusMetres: f.withinM, List: f.list, ExcludeSelf: f.excludeSelf}
+	if f.neighbours() && f.withinM == 0 {
+		q.K, q.MaxMetres = f.k, f.maxM
+	}
+	return q
+}
+
+// chunkRows is --chunk-rows, else the engine's chunk size.
+func (j *streamJob) chunkRows() int {
+	switch {
+	case j.f.chunkRows > 0:
+		return j.f.chunkRows
+	case j.eng == geoknn.GPU:
+		return gpuChunkRows
+	}
+	return cpuChunkRows
+}
+
+// report prints the engine, the points and the stream's stages.
+func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
+	w, es := j.log, st.Engine
+	fmt.Fprintf(w, "engine:       %s (%s), algorithm %s\n", es.Engine, strings.Join(es.Devices, ", "), j.algo)
+	fmt.Fprintf(w, "observations: %d (%s, streamed in %d chunks)\nreferences:   %d (%s)\n", st.Rows, describe(j.f.obs), st.Chunks, j.ref.cols.Len(), j.ref.desc)
+	pairs := float64(st.Rows) * float64(j.ref.cols.Len())
+	fmt.Fprintf(w, "stream:       %.3f s, %.3g pairs/s; busy: read %.3f s, query %.3f s, write %.3f s (overlapping)",
+		st.Wall.Seconds(), pairs/st.Wall.Seconds(), st.Read.Seconds(), st.Query.Seconds(), st.Write.Seconds())
+	if j.f.neighbours() {
+		fmt.Fprintf(w, "; %s", j.f.querySummary(j.ref.cols.Len()))
+	}
+	fmt.Fprintln(w)
+	if es.Kernel > 0 {
+		fmt.Fprintf(w, "kernels:      GPU %.1f ms (index %.2f ms), copies in %.1f ms, out %.1f ms; %d jobs, %d refined in float64\n",
+			ms(es.Kernel), ms(es.Index), ms(es.Upload), ms(es.Download), es.Jobs, es.Refined)
+	}
+	if es.Note != "" {
+		fmt.Fprintf(w, "index:        %s\n", es.Note)
+	}
+	fmt.Fprintf(w, "load references %.3f s, engine start %.3f s (concurrent)\n", load.load.Seconds(), load.open.Seconds())
+}
+
+// describe names an input as reports do.
+func describe(path string) string {
+	if path == "-" {
+		return "standard input"
+	}
+	return path
+}
+
+// openObsChunks opens --obs for reading in chunks of about rows points.
+// Standard input's Parquet, Arrow and .npz (read from their end) are first
+// copied to a temporary file, removed on Close, and errors name standard
+// input, never the copy.
+func openObsChunks(ctx context.Context, f runFlags, rows int) (pointio.ChunkReader, error) {
+	opts := f.readOptions(f.obsID)
+	if f.obs != "-" {
+		return arrowio.OpenChunks(ctx, f.obs, opts, rows)
+	}
+	br, ext := peekStdin(ctx)
+	if ext == "" {
+		return arrowio.OpenReaderChunks(ctx, br, opts, rows, "")
+	}
+	tmp, err := spool(ctx, br, ext)
+	if err != nil {
+		return nil, err
+	}
+	r, err := arrowio.OpenChunks(ctx, tmp, opts, rows)
+	if err != nil {
+		os.Remove(tmp)
+		return nil, stdinError{err, tmp}
+	}
+	return spooledChunks{r, tmp}, nil
+}
+
+// spooledChunks reads standard input's copy at tmp, named standard input
+// in errors, and removes it on Close.
+type spooledChunks struct {
+	pointio.ChunkReader
+	tmp string
+}
+
+func (s spooledChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
+	c, err := s.ChunkReader.Next(ctx, dst)
+	if err != nil && err != io.EOF && err != ctx.Err() {
+		err = stdinError{err, s.tmp}
+	}
+	return c, err
+}
+
+func (s spooledChunks) Close() error {
+	err := s.ChunkReader.Close()
+	os.Remove(s.tmp)
+	return err
+}
