@@ -13,13 +13,18 @@ import (
 	"github.com/geoknn/geoknn/pointio/arrowio"
 )
 
-// Chunk sizes of a streamed run, by engine: on the CPU a chunk of 2^20
-// points costs far more than a query's fixed costs; a GPU answers 2^20
-// points in about a millisecond, so its chunks are larger to keep the
-// per-query costs (job planning, launches, copies' latency) small.
+// Chunk sizes of a streamed run, in answers, by engine: on the CPU a
+// chunk of 2^20 points costs far more than a query's fixed costs; a GPU
+// answers 2^20 points in about a millisecond, so its chunks are larger to
+// keep the per-query costs (job planning, launches, copies' latency)
+// small. A k-nearest chunk holds k answers a point, so it has k times
+// fewer points (not below minChunkRows): the memory in flight stays the
+// same whatever k.
 const (
-	cpuChunkRows = 1 << 20
-	gpuChunkRows = 1 << 23
+	cpuChunkAnswers = 1 << 20
+	gpuChunkAnswers = 1 << 23
+	minChunkRows    = 1 << 12
+	streamDepth     = 3 // chunks in flight: one a stage
 )
 
 // streams reports whether knn run streams its observations: a file or
@@ -65,6 +70,9 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 		return err
 	}
 	defer r.Close()
+	if err := j.checkMemory(r.Rows()); err != nil {
+		return err
+	}
 	st, err := j.write(ctx, r, f.out, stdout)
 	if err != nil {
 		return err
@@ -134,21 +142,31 @@ func openSearcher(opts geoknn.Options) openedSearcher {
 	return openedSearcher{s, err, time.Since(t)}
 }
 
-// checkStreamRefs checks what needs the references' count before any
-// observation is read: --k, and the memory of the references and of the
-// chunks in flight.
+// checkStreamRefs checks --k against the references before any
+// observation is read.
 func (f *runFlags) checkStreamRefs(nref int) error {
 	if f.neighbours() && f.withinM == 0 {
 		if _, err := f.kAsked(nref); err != nil {
 			return err
 		}
 	}
-	return f.checkPlanMemory(3*gpuChunkRows, nref, true)
+	return nil
+}
+
+// checkMemory refuses a run whose references and chunks in flight need
+// more memory than the host has, before the first chunk is read; rows is
+// the input's (-1: not known).
+func (j *streamJob) checkMemory(rows int64) error {
+	held := int64(streamDepth * j.chunkRows())
+	if rows >= 0 {
+		held = min(held, rows)
+	}
+	return j.f.checkPlanMemory(int(held), j.ref.cols.Len(), true)
 }
 
 // streamQuery is the flags' query as Index.Stream takes it.
 func (f *runFlags) streamQuery() geoknn.StreamQuery {
-	q := geoknn.StreamQuery{RadiusMetres: f.withinM, List: f.list, ExcludeSelf: f.excludeSelf}
+	q := geoknn.StreamQuery{RadiusMetres: f.withinM, List: f.list, ExcludeSelf: f.excludeSelf, Depth: streamDepth}
 	if f.neighbours() && f.withinM == 0 {
 		q.K, q.MaxMetres = f.k, f.maxM
 	}
@@ -157,13 +175,15 @@ func (f *runFlags) streamQuery() geoknn.StreamQuery {
 
 // chunkRows is --chunk-rows, else the engine's chunk size.
 func (j *streamJob) chunkRows() int {
-	switch {
-	case j.f.chunkRows > 0:
+	if j.f.chunkRows > 0 {
 		return j.f.chunkRows
-	case j.eng == geoknn.GPU:
-		return gpuChunkRows
 	}
-	return cpuChunkRows
+	answers := cpuChunkAnswers
+	if j.eng == geoknn.GPU {
+		answers = gpuChunkAnswers
+	}
+	_, k := j.q.Kind()
+	return max(answers/max(k, 1), minChunkRows)
 }
 
 // report prints the engine, the points and the stream's stages.

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // writeGenerated writes n points with ids, spread over the sphere with
@@ -101,4 +103,78 @@ func gzipped(t *testing.T, path string) string {
 	zw.Write(mustRead(t, path))
 	zw.Close()
 	return write(t, filepath.Dir(path), filepath.Base(path)+".gz", b.String())
+}
+
+// A bad row in a late chunk: the error names the file and line, exit 1,
+// and no output (nor its temporary file) is left, whatever the format.
+func TestStreamBadLateChunk(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("lat,lon\n")
+	for i := range 20000 {
+		lat := float64(i%170) - 85
+		if i == 15000 {
+			lat = 95
+		}
+		fmt.Fprintf(&b, "%g,%g\n", lat, float64(i%360)-179.5)
+	}
+	obs := write(t, dir, "obs.csv", b.String())
+	for _, ext := range []string{".csv", ".npz", ".parquet", ".arrow"} {
+		out := filepath.Join(dir, "out"+ext)
+		status, _, stderr := mainFor("run", "--engine", "cpu", "-q", "--obs", obs, "--ref", "2^8", "--chunk-rows", "1000", "--k", "2", "--out", out)
+		if status != 1 || !strings.Contains(stderr, "obs.csv") || !strings.Contains(stderr, "obs.csv:15002: latitude") || strings.Contains(stderr, "write") {
+			t.Errorf("%s: exit %d, %q", ext, status, stderr)
+		}
+		if names, _ := os.ReadDir(dir); len(names) != 1 {
+			t.Errorf("%s: left behind %v", ext, names)
+		}
+	}
+}
+
+// SIGINT and SIGTERM stop a streamed run as the whole-input run: 130 or
+// 143 within a second and a half, whether chunks are being read, queried
+// or written, leaving nothing behind.
+func TestStreamSignals(t *testing.T) {
+	bin := knnBinary(t)
+	dir := t.TempDir()
+	obs := writeGenerated(t, dir, "obs.csv", 1<<19, 3)
+	for _, tc := range []struct {
+		name    string
+		sig     syscall.Signal
+		out     string
+		trigger func(dir string) bool
+	}{
+		{"SIGTERM reading", syscall.SIGTERM, "o.csv", nil},
+		{"SIGINT in the stream", syscall.SIGINT, "o.parquet", nil},
+		{"SIGTERM writing", syscall.SIGTERM, "o.csv", tempWritten("o.csv")},
+		{"SIGINT writing npz", syscall.SIGINT, "o.npz", tempWritten("o.npz")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sub := t.TempDir()
+			cmd, stderr := knnChild(t, bin, sub, nil, "run", "--engine", "cpu", "-q", "--algo", "brute", "--obs", obs,
+				"--ref", "2^12", "--chunk-rows", "65536", "--out", tc.out)
+			waitFor(tc.trigger, sub)
+			sent := time.Now()
+			stopAndWait(t, cmd, stderr, tc.sig)
+			if took := time.Since(sent); took > 1500*time.Millisecond || !strings.Contains(stderr.String(), "stopped by") {
+				t.Errorf("stopped after %v; stderr %q", took, stderr.String())
+			}
+			if names, _ := os.ReadDir(sub); len(names) != 0 {
+				t.Errorf("left behind: %v", names)
+			}
+		})
+	}
+}
+
+// tempWritten holds once the output's temporary file holds answers.
+func tempWritten(out string) func(dir string) bool {
+	return func(dir string) bool {
+		names, _ := filepath.Glob(filepath.Join(dir, "."+out+".tmp-*"))
+		for _, n := range names {
+			if fi, err := os.Stat(n); err == nil && fi.Size() > 0 {
+				return true
+			}
+		}
+		return false
+	}
 }

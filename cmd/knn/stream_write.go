@@ -21,15 +21,15 @@ import (
 func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string, stdout io.Writer) (geoknn.StreamStats, error) {
 	v := j.newSampler(r.Rows())
 	var st geoknn.StreamStats
+	var runErr error // told as it is, not as the output's write error
 	run := func(sink geoknn.AnswerSink) error {
-		var err error
-		st, err = j.x.Stream(ctx, r, v.wrap(sink), j.q)
-		if err != nil {
-			return err
+		st, runErr = j.x.Stream(ctx, r, v.wrap(sink), j.q)
+		if runErr == nil {
+			end := j.trace.Begin("host", "validate")
+			runErr = j.check(ctx, v)
+			end()
 		}
-		end := j.trace.Begin("host", "validate")
-		defer end()
-		return j.check(ctx, v)
+		return runErr
 	}
 	if out == "" {
 		return st, run(func(pointio.Chunk, pointio.Answers) error { return nil })
@@ -43,10 +43,20 @@ func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string
 		write = j.writeRows
 	}
 	if err := write(ctx, out, format, stdout, r.Rows(), run); err != nil {
-		return st, err
+		return st, cmpOr(runErr, err)
 	}
 	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", out, format, st.Rows, st.Write.Seconds())
 	return st, nil
+}
+
+// cmpOr is the first of errs that is not nil.
+func cmpOr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // streamRun runs a stream into sink (and validates it).
