@@ -132,3 +132,30 @@ func TestStreamStopsAtBadChunk(t *testing.T) {
 		t.Errorf("k above the references: %v", err)
 	}
 }
+
+// An Index's queries large enough to sort by cell share face cells built
+// once: each chunk of a stream still answers as brute force does.
+func TestIndexKeptFaceCells(t *testing.T) {
+	ctx := context.Background()
+	ref, _ := geoknn.Generated(geoknn.UniformSphere, 1<<12, 5)
+	lat, lon := make([]float64, ref.Len()), make([]float64, ref.Len())
+	for i := range lat {
+		lat[i], lon[i] = ref.At(i)
+	}
+	ref = geoknn.Radians64(lat, lon)
+	x, err := geoknn.NewIndex(ref, geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	brute, _ := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU, Algorithm: geoknn.Brute})
+	defer brute.Close()
+	for seed := range uint64(3) {
+		obs, _ := geoknn.Generated(geoknn.UniformSphere, 1<<15+int(seed)*1000, 10+seed)
+		got, err1 := x.Nearest(ctx, obs)
+		want, err2 := brute.Nearest(ctx, obs, ref)
+		if err1 != nil || err2 != nil || !slices.Equal(got.Index, want.Index) || !strings.HasPrefix(got.Stats.Note, "face cells") {
+			t.Errorf("query %d: %v %v, note %q, equal %v", seed, err1, err2, got.Stats.Note, slices.Equal(got.Index, want.Index))
+		}
+	}
+}
