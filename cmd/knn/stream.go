@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -73,6 +75,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	if err := j.checkMemory(r.Rows()); err != nil {
 		return err
 	}
+	defer limitHeap(j.heapLimit(r.Rows()))()
 	st, err := j.write(ctx, r, f.out, stdout)
 	if err != nil {
 		return err
@@ -157,11 +160,50 @@ func (f *runFlags) checkStreamRefs(nref int) error {
 // more memory than the host has, before the first chunk is read; rows is
 // the input's (-1: not known).
 func (j *streamJob) checkMemory(rows int64) error {
+	return j.f.checkPlanMemory(j.heldRows(rows), j.ref.cols.Len(), true)
+}
+
+// heldRows is the observations held at once: the chunks in flight, or
+// the input's rows (-1: not known) if fewer.
+func (j *streamJob) heldRows(rows int64) int {
 	held := int64(streamDepth * j.chunkRows())
 	if rows >= 0 {
 		held = min(held, rows)
 	}
-	return j.f.checkPlanMemory(int(held), j.ref.cols.Len(), true)
+	return int(held)
+}
+
+// Memory a streamed run holds beside its plan: the output's batches being
+// encoded (64 bytes an answer, at most 1 GiB: arrowio's bound), and room
+// for what the collector has not yet swept.
+const (
+	encodeBytesPerAnswer = 64
+	encodeBytesMost      = 1 << 30
+	heapHeadroom         = 32 << 20
+)
+
+// heapLimit is the heap a streamed run of rows observations needs: its
+// plan (references, chunks and their answers), the output's batches in
+// flight and some headroom.
+func (j *streamJob) heapLimit(rows int64) int64 {
+	plan := j.f.estimate(j.heldRows(rows), j.ref.cols.Len(), true)
+	_, k := j.q.Kind()
+	encode := min(int64(runtime.GOMAXPROCS(0))*(1<<20)*int64(max(k, 1))*encodeBytesPerAnswer, encodeBytesMost)
+	return int64(plan.total()) + encode + heapHeadroom
+}
+
+// limitHeap makes bytes the collector's soft memory limit, unless the
+// user set one (GOMEMLIMIT), and returns the function that restores the
+// last one. Without it the heap of a stream, whose chunks come and go,
+// grows to twice what is live before a collection: the limit keeps the
+// resident memory near what the run holds, at the cost of more frequent
+// collections near it.
+func limitHeap(bytes int64) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	last := debug.SetMemoryLimit(bytes)
+	return func() { debug.SetMemoryLimit(last) }
 }
 
 // streamQuery is the flags' query as Index.Stream takes it.

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,4 +181,58 @@ func tempWritten(out string) func(dir string) bool {
 		}
 		return false
 	}
+}
+
+// A streamed run's peak resident memory is set by its chunks, not by the
+// observations: four times the points (2^22 against 2^20, chunks of 2^16)
+// add less than a quarter of what holding them would (24 bytes a point),
+// the collector run often so that the heap is what is live.
+func TestStreamMemoryBound(t *testing.T) {
+	bin := knnBinary(t)
+	dir := t.TempDir()
+	peak := func(n int) int64 {
+		in := writeNPY(t, dir, n)
+		debug.FreeOSMemory() // the child's peak counts this process's until it execs
+		cmd := exec.Command(bin, "run", "--engine", "cpu", "-q", "--obs", in, "--ref", "2^8",
+			"--chunk-rows", "65536", "--out", os.DevNull, "--out-format", "csv")
+		cmd.Env = append(os.Environ(), "GOGC=10") // the heap near what is live
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		os.Remove(in)
+		return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	}
+	small, large := peak(1<<20), peak(1<<22)
+	if grown := large - small; grown > 24*(3<<20)/4 {
+		t.Errorf("peak RSS %d MB at 2^20 points, %d MB at 2^22", small>>20, large>>20)
+	}
+	t.Logf("peak RSS %d MB at 2^20 points, %d MB at 2^22", small>>20, large>>20)
+}
+
+// writeNPY writes n points to an (n, 2) .npy file, a block at a time
+// (this process stays small: see TestStreamMemoryBound).
+func writeNPY(t *testing.T, dir string, n int) string {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("in%d.npy", n))
+	header := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, 2), }", n)
+	header += strings.Repeat(" ", 127-10-len(header)) + "\n"
+	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(header)), 0)
+	b = append(b, header...)
+	block := make([]byte, 0, 16<<12)
+	for i := range 1 << 12 {
+		block = binary.LittleEndian.AppendUint64(block, math.Float64bits(float64(i%1799)/10-89.9))
+		block = binary.LittleEndian.AppendUint64(block, math.Float64bits(float64(i%3599)/10-179.9))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.Write(b)
+	for range n >> 12 {
+		if _, err := f.Write(block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
 }
