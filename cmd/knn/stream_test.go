@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -15,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/geoknn/geoknn/pointio"
 )
 
 // writeGenerated writes n points with ids, spread over the sphere with
@@ -235,4 +239,51 @@ func writeNPY(t *testing.T, dir string, n int) string {
 		}
 	}
 	return path
+}
+
+// collected is an answer writer that keeps the nearest answers by
+// observation, wherever the chunks start.
+type collected map[int]uint32
+
+func (c collected) Write(a pointio.Answers) error {
+	for i := range a.N {
+		c[a.Base+i], _ = a.Nearest(i)
+	}
+	return nil
+}
+func (c collected) Close() error { return nil }
+func (c collected) Abort()       {}
+
+// An MPI rank's share, rows [lo, hi) of the input, streams the answers of
+// those rows, obs_index counted in the whole input, validated.
+func TestStreamRange(t *testing.T) {
+	ctx := context.Background()
+	var f runFlags
+	f.flagSet(io.Discard).Parse([]string{"--obs", sampleCities, "--ref", sampleAirports, "--engine", "cpu", "--validate", "40", "--chunk-rows", "300"})
+	opts, _ := f.options()
+	var log bytes.Buffer
+	j, _, err := openStreamJob(ctx, f, opts, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.x.Close()
+	got := collected{}
+	st, err := j.streamRange(ctx, 700, 1500, got)
+	if err != nil || st.Rows != 800 || len(got) != 800 || !strings.Contains(log.String(), ": 0 wrong") {
+		t.Fatalf("%v: %d rows, %d answers; %s", err, st.Rows, len(got), log.String())
+	}
+	status, out, _ := mainFor("run", "--obs", sampleCities, "--ref", sampleAirports, "--engine", "cpu", "-q", "--out", "-")
+	for _, line := range strings.Split(out, "\n")[1:] {
+		var i, ref int
+		var m float64
+		if _, err := fmt.Sscanf(line, "%d,%d,%f", &i, &ref, &m); err != nil || i < 700 || i >= 1500 {
+			continue
+		}
+		if got[i] != uint32(ref) {
+			t.Errorf("row %d: %d, want %d", i, got[i], ref)
+		}
+	}
+	if status != 0 {
+		t.Error(status)
+	}
 }

@@ -20,6 +20,7 @@ import (
 type sampler struct {
 	kind  pointio.AnswerKind
 	k     int
+	first int64 // the input's row the stream starts at
 	rows  *pipeline.Sample
 	res   *pipeline.Reservoir
 	taken []sampled // by slot
@@ -37,17 +38,22 @@ type sampled struct {
 	count    int
 }
 
-// newSampler is the sample --validate asks of an input of rows rows (-1:
-// not known before its end); nil when none is asked.
-func (j *streamJob) newSampler(rows int64) *sampler {
+// newSampler is the sample --validate asks of rows rows (-1: not known
+// before their end) of an input from row first on; nil when none is
+// asked.
+func (j *streamJob) newSampler(first, rows int64) *sampler {
 	n := j.f.validate
 	if n <= 0 {
 		return nil
 	}
 	kind, k := j.q.Kind()
-	v := &sampler{kind: kind, k: k}
+	v := &sampler{kind: kind, k: k, first: first}
 	if rows >= 0 {
-		v.rows = pipeline.NewSample(validate.SampleIndices(int(rows), n, j.f.seed))
+		sample := validate.SampleIndices(int(rows), n, j.f.seed)
+		for i := range sample {
+			sample[i] += int(first)
+		}
+		v.rows = pipeline.NewSample(sample)
 	} else {
 		v.res = pipeline.NewReservoir(n, j.f.seed)
 	}
@@ -76,7 +82,7 @@ func (v *sampler) take(c pointio.Chunk, a pointio.Answers) {
 		}
 		return
 	}
-	v.picks = v.res.Take(v.picks[:0], base, c.Len())
+	v.picks = v.res.Take(v.picks[:0], base-int(v.first), c.Len()) // from the stream's first row
 	for _, p := range v.picks {
 		v.keep(p.Slot, c, a, p.Row)
 	}

@@ -19,16 +19,10 @@ import (
 // (the input's, the query's, the disk's, a failed validation or a signal)
 // nothing is left, and no chunk after a bad one is queried.
 func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string, stdout io.Writer) (geoknn.StreamStats, error) {
-	v := j.newSampler(r.Rows())
 	var st geoknn.StreamStats
 	var runErr error // told as it is, not as the output's write error
 	run := func(sink geoknn.AnswerSink) error {
-		st, runErr = j.x.Stream(ctx, r, v.wrap(sink), j.q)
-		if runErr == nil {
-			end := j.trace.Begin("host", "validate")
-			runErr = j.check(ctx, v)
-			end()
-		}
+		st, runErr = j.streamInto(ctx, r, 0, sink)
 		return runErr
 	}
 	if out == "" {
@@ -47,6 +41,32 @@ func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string
 	}
 	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", out, format, st.Rows, st.Write.Seconds())
 	return st, nil
+}
+
+// streamInto streams r's answers (the input's rows from first on) into
+// sink, the --validate sample kept as they go by and checked after the
+// last chunk, before the caller commits the output.
+func (j *streamJob) streamInto(ctx context.Context, r pointio.ChunkReader, first int64, sink geoknn.AnswerSink) (geoknn.StreamStats, error) {
+	v := j.newSampler(first, r.Rows())
+	st, err := j.x.Stream(ctx, r, v.wrap(sink), j.q)
+	if err != nil {
+		return st, err
+	}
+	end := j.trace.Begin("host", "validate")
+	defer end()
+	return st, j.check(ctx, v)
+}
+
+// streamRange streams the answers of the input's rows [lo, hi) into w
+// (an MPI rank's share: obs_index counts in the whole input), validated
+// as streamInto does; closing or aborting w is the caller's.
+func (j *streamJob) streamRange(ctx context.Context, lo, hi int64, w pointio.AnswerWriter) (geoknn.StreamStats, error) {
+	r, err := arrowio.OpenChunksRange(ctx, j.f.obs, j.f.readOptions(j.f.obsID), j.chunkRows(), lo, hi)
+	if err != nil {
+		return geoknn.StreamStats{}, err
+	}
+	defer r.Close()
+	return j.streamInto(ctx, r, lo, geoknn.WriterSink(w))
 }
 
 // cmpOr is the first of errs that is not nil.
