@@ -75,7 +75,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	if err := j.checkMemory(r.Rows()); err != nil {
 		return err
 	}
-	if j.eng == geoknn.CPU {
+	if _, k := j.q.Kind(); j.eng == geoknn.CPU || k <= 1 {
 		defer limitHeap(j.heapLimit(r.Rows()))()
 	}
 	st, err := j.write(ctx, r, f.out, stdout)
@@ -199,10 +199,9 @@ func (j *streamJob) heapLimit(rows int64) int64 {
 // last one. Without it the heap of a stream, whose chunks come and go,
 // grows to twice what is live before a collection: the limit keeps the
 // resident memory near what the run holds, at the cost of more frequent
-// collections near it. It is set on the CPU engine only: on GPUs the
-// answers of a k-nearest group outgrew the estimate, and a heap held at
-// the limit spent the cores on collections (2^27 -> 8 nearest Parquet on
-// 32 cores: 87 s writing).
+// collections near it. On GPUs it is not set for k nearest: there the
+// Parquet groups being encoded (8 x 2^20 answers each) outgrew the
+// estimate, and a heap held at the limit spent the cores on collections.
 func limitHeap(bytes int64) (restore func()) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
