@@ -62,13 +62,15 @@ type streamJob struct {
 // the observations go through read, query and write a chunk at a time.
 func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
 	t0 := time.Now()
-	j, load, err := openStreamJob(ctx, f, opts, stderr)
-	if err != nil {
-		return err
+	openc := startEngine(opts)
+	r, eng, obsErr := openObsEarly(ctx, f, likelyEngine(opts.Engine, openc))
+	j, load, err := prepareStreamJob(ctx, f, opts, stderr, openc, t0)
+	if err != nil || obsErr != nil {
+		closeAll(j, r)
+		return cmpOr(err, obsErr)
 	}
 	defer j.x.Close()
-	r, err := openObsChunks(ctx, f, j.chunkRows())
-	if err != nil {
+	if r, err = j.reopenFor(ctx, r, eng); err != nil {
 		return err
 	}
 	defer r.Close()
@@ -93,13 +95,82 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	return reportTrace(ctx, stderr, j.trace, f)
 }
 
+// openObsEarly opens --obs while the engine starts, in the chunks of the
+// engine it will likely be, so that the first chunks are read (Parquet
+// row groups and CSV blocks ahead) by the time the engine is ready; eng
+// is the engine the chunks are sized for. Standard input waits for the
+// engine: it cannot be opened twice.
+func openObsEarly(ctx context.Context, f runFlags, eng geoknn.Engine) (pointio.ChunkReader, geoknn.Engine, error) {
+	if f.obs == "-" {
+		return nil, eng, nil
+	}
+	r, err := openObsChunks(ctx, f, chunkRowsFor(f, eng))
+	return r, eng, err
+}
+
+// reopenFor is r, opened in the chunks of j's engine: reopened when it
+// was opened (openObsEarly) for another, or opened now when it was not.
+func (j *streamJob) reopenFor(ctx context.Context, r pointio.ChunkReader, eng geoknn.Engine) (pointio.ChunkReader, error) {
+	if r != nil && chunkRowsFor(j.f, eng) == j.chunkRows() {
+		return r, nil
+	}
+	if r != nil {
+		r.Close()
+	}
+	return openObsChunks(ctx, j.f, j.chunkRows())
+}
+
+// closeAll releases what a failed start opened (either may be nil).
+func closeAll(j *streamJob, r pointio.ChunkReader) {
+	if r != nil {
+		r.Close()
+	}
+	if j != nil {
+		j.x.Close()
+	}
+}
+
+// startEngine opens the engine opts asks for on a goroutine of its own.
+func startEngine(opts geoknn.Options) chan openedSearcher {
+	openc := make(chan openedSearcher, 1)
+	go func() { openc <- openSearcher(opts) }()
+	return openc
+}
+
+// engineGuessWait is how long likelyEngine waits for an automatic engine:
+// without a GPU driver it is ready in microseconds; loading a driver
+// takes a few hundred milliseconds.
+const engineGuessWait = 50 * time.Millisecond
+
+// likelyEngine is the engine a run will have: the one asked for, or for
+// Auto the one opened if it is ready within engineGuessWait, else GPU (a
+// driver is loading). The opened engine, if any, stays in openc.
+func likelyEngine(asked geoknn.Engine, openc chan openedSearcher) geoknn.Engine {
+	if asked != geoknn.Auto {
+		return asked
+	}
+	select {
+	case o := <-openc:
+		openc <- o
+		if o.err == nil {
+			return o.s.Engine()
+		}
+		return geoknn.CPU
+	case <-time.After(engineGuessWait):
+		return geoknn.GPU
+	}
+}
+
 // openStreamJob starts the engine while the references load, checks
 // them against the flags and prepares them on the engine; it returns the
 // time loading and starting took.
 func openStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer) (*streamJob, loadTimes, error) {
-	t0 := time.Now()
-	openc := make(chan openedSearcher, 1)
-	go func() { openc <- openSearcher(opts) }()
+	return prepareStreamJob(ctx, f, opts, stderr, startEngine(opts), time.Now())
+}
+
+// prepareStreamJob is openStreamJob with the engine started at t0 on
+// openc.
+func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer, openc <-chan openedSearcher, t0 time.Time) (*streamJob, loadTimes, error) {
 	end := opts.Trace.Begin("host", "load references")
 	ref, loadErr := loadRef(ctx, f)
 	end()
@@ -219,16 +290,20 @@ func (f *runFlags) streamQuery() geoknn.StreamQuery {
 	return q
 }
 
-// chunkRows is --chunk-rows, else the engine's chunk size.
-func (j *streamJob) chunkRows() int {
-	if j.f.chunkRows > 0 {
-		return j.f.chunkRows
+// chunkRows is the chunk size of j's engine (chunkRowsFor).
+func (j *streamJob) chunkRows() int { return chunkRowsFor(j.f, j.eng) }
+
+// chunkRowsFor is --chunk-rows, else the chunk size of eng for the
+// flags' query.
+func chunkRowsFor(f runFlags, eng geoknn.Engine) int {
+	if f.chunkRows > 0 {
+		return f.chunkRows
 	}
 	answers := cpuChunkAnswers
-	if j.eng == geoknn.GPU {
+	if eng == geoknn.GPU {
 		answers = gpuChunkAnswers
 	}
-	_, k := j.q.Kind()
+	_, k := f.streamQuery().Kind()
 	return max(answers/max(k, 1), minChunkRows)
 }
 
