@@ -42,6 +42,10 @@ distance_m (float64); .parquet and .arrow the CSV's columns; --obs-id and
 --ref-id add identifier columns. The output appears only when the whole run
 succeeded.
 
+A file given to --obs is read, answered and written a chunk at a time
+(--chunk-rows), while later chunks are read and queried: memory does not grow
+with the file. GeoJSON, .npz and Fortran-order .npy are read whole first.
+
 Examples:
   knn run --obs 2^20 --ref 2^12
   knn run --obs cities.csv --ref airports.csv --out nearest.csv --validate 1000
