@@ -54,7 +54,8 @@ type streamJob struct {
 	eng   geoknn.Engine
 	algo  geoknn.Algorithm
 	trace *geoknn.Trace
-	log   io.Writer // reports: stderr
+	bar   *progressBar // nil: none
+	log   io.Writer    // reports: stderr
 }
 
 // runStream is knn run over a file of observations, streamed: the
@@ -70,6 +71,8 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 		return cmpOr(err, obsErr)
 	}
 	defer j.x.Close()
+	j.bar = newProgressBar(stderr, f.quiet)
+	defer j.bar.done()
 	if r, err = j.reopenFor(ctx, r, eng); err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string
 	var st geoknn.StreamStats
 	var runErr error // told as it is, not as the output's write error
 	run := func(sink geoknn.AnswerSink) error {
-		st, runErr = j.streamInto(ctx, r, 0, sink)
+		st, runErr = j.streamInto(ctx, r, 0, j.progress(r.Rows(), sink))
 		return runErr
 	}
 	if out == "" {
@@ -41,6 +41,25 @@ func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string
 	}
 	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", out, format, st.Rows, st.Write.Seconds())
 	return st, nil
+}
+
+// progress is sink drawing the rows written on a terminal's progress
+// bar, when the input says how many it holds.
+func (j *streamJob) progress(rows int64, sink geoknn.AnswerSink) geoknn.AnswerSink {
+	if rows <= 0 || j.bar == nil {
+		return sink
+	}
+	j.bar.start(int(rows))
+	done := 0
+	return func(c pointio.Chunk, a pointio.Answers) error {
+		err := sink(c, a)
+		done += a.N
+		j.bar.update(done, int(rows))
+		if done >= int(rows) {
+			j.bar.done()
+		}
+		return err
+	}
 }
 
 // streamInto streams r's answers (the input's rows from first on) into
