@@ -264,7 +264,7 @@ const (
 func (j *streamJob) heapLimit(rows int64) int64 {
 	plan := j.f.estimate(j.heldRows(rows), j.ref.cols.Len(), true)
 	_, k := j.q.Kind()
-	encode := min(int64(runtime.GOMAXPROCS(0))*(1<<20)*int64(max(k, 1))*encodeBytesPerAnswer, encodeBytesMost)
+	encode := min(int64(runtime.GOMAXPROCS(0))*(1<<20)*int64(max(k, 1))*encodeBytesPerAnswer, int64(encodeBudget(k)))
 	return int64(plan.total()) + encode + heapHeadroom
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn"
@@ -135,7 +136,7 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 		case pointio.FormatNPZ:
 			w, err = pointio.NewNPZAnswerWriter(bw, kind, k, n, "")
 		case pointio.FormatParquet, pointio.FormatArrow:
-			w, err = arrowio.NewAnswerWriter(bw, format, kind, k, arrowio.StreamOptions{})
+			w, err = arrowio.NewAnswerWriter(bw, format, kind, k, arrowio.StreamOptions{MemoryBytes: encodeBudget(k)})
 		default:
 			w, err = pointio.NewCSVAnswerWriter(bw, kind, k)
 		}
@@ -154,6 +155,17 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 		}
 		return finishWriter(out, w, run)
 	}, stream)
+}
+
+// encodeBudget is the memory the Parquet and Arrow writers may hold in
+// groups being encoded: arrowio's 1 GiB, or for k nearest on many cores
+// enough for a group every 8 cores. A k = 8 group is 8 x 2^20 answers
+// (512 MiB at arrowio's 64 bytes an answer), and one worker builds and
+// encodes it in 0.39 s (BenchmarkKAnswerWriter): two at a time, as 1 GiB
+// allows, wrote 2^27 observations' 8 nearest in over 40 s on 32 cores.
+func encodeBudget(k int) int {
+	group := (1 << 20) * max(k, 1) * encodeBytesPerAnswer
+	return max(encodeBytesMost, runtime.GOMAXPROCS(0)/8*group)
 }
 
 // labelled reports whether the answers carry ids (--obs-id, --ref-id).

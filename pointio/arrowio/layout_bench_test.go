@@ -2,6 +2,7 @@ package arrowio
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/geoknn/geoknn/pointio"
 )
 
 // The k-nearest answers of one row group (2^20 observations, k = 8) in
@@ -75,5 +77,29 @@ func BenchmarkKLayout(b *testing.B) {
 			}
 			b.ReportMetric(float64(buf.Len())/float64(n), "bytes/obs")
 		})
+	}
+}
+
+// The k-nearest answer writer on one group of 2^20 observations x k = 8,
+// answers read through KRow as a stream hands them: what each of the
+// writer's workers spends a group (BenchmarkKLayout/long is pqarrow's
+// encoding alone).
+func BenchmarkKAnswerWriter(b *testing.B) {
+	const n, k = 1 << 20, 8
+	a := pointio.Answers{N: n, KRow: func(i, r int) (uint32, float64, bool) {
+		e := i*k + r
+		return uint32(e * 2654435761 >> 12), float64(e%100003) * 1.37, true
+	}}
+	for b.Loop() {
+		w, err := NewAnswerWriter(io.Discard, pointio.FormatParquet, pointio.KindKNearest, k, StreamOptions{Workers: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Write(a); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
