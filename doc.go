@@ -18,6 +18,10 @@
 //     references given each call) or an Index (prepared once); NearestInto
 //     and KNearestInto fill a caller's result without allocating. The
 //     package-level Nearest opens a Searcher for one query.
+//   - Index.Stream answers observations that come in chunks (a file larger
+//     than memory: pointio.ChunkReader, arrowio.OpenChunks) into an
+//     AnswerSink, reading, querying and writing side by side, in memory
+//     set by the chunks, not by the observations.
 //   - A Searcher keeps GPU contexts, kernels and buffers between queries.
 //   - A Session keeps a fixed set of observations resident for queries
 //     against references that move (a simulation's steps).

@@ -35,13 +35,29 @@ type Index struct {
 // NewIndex prepares ref (radian columns, read in place: keep them
 // unchanged while the Index is in use) on the engine opts asks for.
 func NewIndex(ref Points, opts Options) (*Index, error) {
-	cpu, err := cpu.NewCPUIndex(ref.cols)
-	if err != nil {
-		return nil, fmt.Errorf("geoknn: %w", err)
-	}
 	s, err := NewSearcher(opts)
 	if err != nil {
 		return nil, err
+	}
+	x, err := s.NewIndex(ref)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+// NewIndex prepares ref on s's engine, as the package's NewIndex does
+// (a caller that started the engine while reading its points, say). The
+// Index takes s over: its queries are the Index's from then on, and the
+// Index's Close closes s.
+func (s *Searcher) NewIndex(ref Points) (*Index, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	cpu, err := cpu.NewCPUIndex(ref.cols)
+	if err != nil {
+		return nil, fmt.Errorf("geoknn: %w", err)
 	}
 	// Large queries reuse the prepared references; on GPUs they stay on
 	// the device from one query to the next.

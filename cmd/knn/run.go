@@ -42,6 +42,10 @@ distance_m (float64); .parquet and .arrow the CSV's columns; --obs-id and
 --ref-id add identifier columns. The output appears only when the whole run
 succeeded.
 
+A file given to --obs is read, answered and written a chunk at a time
+(--chunk-rows), while later chunks are read and queried: memory does not grow
+with the file. GeoJSON, .npz and Fortran-order .npy are read whole first.
+
 Examples:
   knn run --obs 2^20 --ref 2^12
   knn run --obs cities.csv --ref airports.csv --out nearest.csv --validate 1000
@@ -63,6 +67,7 @@ type runFlags struct {
 	seed                       uint64
 	out, outFormat, trace      string
 	validate, repeat, gridSide int
+	chunkRows                  int
 	quiet, verbose, hostPoints bool
 }
 
@@ -114,11 +119,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	t0 := time.Now()
-	bar := newProgressBar(stderr, f.quiet)
-	opts.Progress = bar.update
 	if f.trace != "" || f.verbose {
 		opts.Trace = geoknn.NewTrace()
 	}
+	if f.streams() {
+		return runStream(ctx, f, opts, stdout, stderr)
+	}
+	bar := newProgressBar(stderr, f.quiet)
+	opts.Progress = bar.update
 	in, err := openAndLoad(ctx, f, opts, stderr)
 	if err != nil {
 		return err
@@ -263,6 +271,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	f.engineFlags.register(fs)
 	fs.IntVar(&f.gridSide, "grid-side", 0, "grid algorithm: cells per axis (0 = chosen from a sample of the query; capped at 16 sphere cells a reference)")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers against a float64 haversine brute force")
+	fs.IntVar(&f.chunkRows, "chunk-rows", 0, "observations read, queried and written at a time when --obs is a file (0: 2^20 answers' worth on the CPU, 2^23 on GPUs, so 2^20/k points with --k; a Parquet row group at least)")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the query this many times on the open engine and report each time")
 	fs.IntVar(&f.k, "k", 1, "the k nearest references of every observation (CSV obs_index,rank,ref_index,distance_m; npz arrays of shape (N, k))")
 	fs.Float64Var(&f.withinM, "within-m", 0, "count the references within this many metres of every observation (CSV obs_index,count)")
@@ -306,8 +315,8 @@ func (f *runFlags) options() (geoknn.Options, error) {
 	if f.k < 1 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
 		return geoknn.Options{}, errors.New("run: --k must be >= 1; --within-m and --max-m >= 0; --list goes with --within-m, which does not go with --k")
 	}
-	if f.repeat < 1 || f.validate < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
-		return geoknn.Options{}, fmt.Errorf("run: --repeat must be >= 1; --validate, --gpus and --batch-size >= 0; --grid-side from 0 to %d", geoknn.MaxGridSide)
+	if f.repeat < 1 || f.validate < 0 || f.chunkRows < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
+		return geoknn.Options{}, fmt.Errorf("run: --repeat must be >= 1; --validate, --chunk-rows, --gpus and --batch-size >= 0; --grid-side from 0 to %d", geoknn.MaxGridSide)
 	}
 	if f.radians && !isNumPy(f.obs) && !isNumPy(f.ref) {
 		return geoknn.Options{}, errors.New("run: --radians is for NumPy inputs (.npy, .npz), and neither --obs nor --ref is one")
@@ -426,6 +435,12 @@ func (in *runInputs) validate(ctx context.Context, w io.Writer, res *geoknn.Resu
 	if err != nil {
 		return err
 	}
+	return verdict(w, rep)
+}
+
+// verdict prints a validation's report; it fails when any answer is
+// beyond the tolerance.
+func verdict(w io.Writer, rep validate.Report) error {
 	fmt.Fprintf(w, "validate:     %s\n", rep)
 	if !rep.OK() {
 		for _, fl := range rep.Failures {

@@ -17,21 +17,7 @@ import (
 // and .npy as a stream; formats read from their end (Parquet, Arrow, .npz)
 // are first copied to a temporary file, removed afterwards.
 func readStdin(ctx context.Context, _ string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
-	// A read that returns when ctx is done: a signal stops a command
-	// waiting on a quiet pipe.
-	br := bufio.NewReaderSize(pointio.CancelReader(ctx, os.Stdin), 1<<20)
-	head, _ := br.Peek(8)
-	ext := ""
-	switch h := string(head); {
-	case strings.HasPrefix(h, "PAR1"):
-		ext = ".parquet"
-	case strings.HasPrefix(h, "ARROW1"):
-		ext = ".arrow"
-	case strings.HasPrefix(h, "\xff\xff\xff\xff"):
-		ext = ".arrows" // an Arrow IPC stream
-	case strings.HasPrefix(h, "PK\x03\x04"):
-		ext = ".npz"
-	}
+	br, ext := peekStdin(ctx)
 	if ext == "" {
 		return pointio.ReadReaderIDs(ctx, br, "-", opts)
 	}
@@ -49,6 +35,27 @@ func readStdin(ctx context.Context, _ string, opts pointio.ReadOptions) ([]orb.P
 		return nil, nil, stdinError{err, tmp}
 	}
 	return pts, ids, nil
+}
+
+// peekStdin is standard input, buffered, and the extension of the format
+// its first bytes say when it is one read from its end (Parquet, Arrow,
+// .npz); "" for the others (text, gzip, GeoJSON, .npy), read as a stream.
+func peekStdin(ctx context.Context) (*bufio.Reader, string) {
+	// A read that returns when ctx is done: a signal stops a command
+	// waiting on a quiet pipe.
+	br := bufio.NewReaderSize(pointio.CancelReader(ctx, os.Stdin), 1<<20)
+	head, _ := br.Peek(8)
+	switch h := string(head); {
+	case strings.HasPrefix(h, "PAR1"):
+		return br, ".parquet"
+	case strings.HasPrefix(h, "ARROW1"):
+		return br, ".arrow"
+	case strings.HasPrefix(h, "\xff\xff\xff\xff"):
+		return br, ".arrows" // an Arrow IPC stream
+	case strings.HasPrefix(h, "PK\x03\x04"):
+		return br, ".npz"
+	}
+	return br, ""
 }
 
 // stdinError is an error about the copy of standard input at tmp, told as

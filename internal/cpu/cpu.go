@@ -20,6 +20,7 @@ type CPU struct {
 	workers int
 	mu      sync.Mutex
 	spare   *cpuMemory // the last query's memory, for the next one
+	kept    keptFaces  // an Index's face cells, built once
 }
 
 // cpuMemory is the memory of a query's prepared references, face cells and
@@ -65,6 +66,9 @@ func NewCPU(workers int) *CPU {
 // Close lets go of the memory the engine kept from its last query.
 func (c *CPU) Close() error {
 	c.keepMemory(nil)
+	c.mu.Lock()
+	c.kept = keptFaces{}
+	c.mu.Unlock()
 	return nil
 }
 

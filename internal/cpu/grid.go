@@ -13,6 +13,14 @@ import (
 // observations, float64 throughout, the same answer as brute force.
 func (c *CPU) nearestGrid(ctx context.Context, req request, out engine.Result, refs *index.RefSet, start time.Time) (engine.Stats, error) {
 	refused, tree := "", req.MergedTree()
+	if fc, err := c.preparedFaces(ctx, req, refs); err != nil || fc != nil {
+		if err != nil {
+			return engine.Stats{}, fmt.Errorf("cpu engine: %w", err)
+		}
+		st, err := c.nearestFaces(ctx, req, out, refs, fc, start)
+		st.Note = fc.note()
+		return st, err
+	}
 	if req.GridSide == 0 && useFaces(req.Obs.Len(), refs.N) {
 		end := req.Trace.Begin("host", "face cells")
 		side := index.CellsSideFor(req.Obs.Len(), refs.N, false) // the GPU's balance of build and query

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
+)
+
+// Chunk sizes of a streamed run, in answers, by engine: on the CPU a
+// chunk of 2^20 points costs far more than a query's fixed costs; a GPU
+// answers 2^20 points in about a millisecond, so its chunks are larger to
+// keep the per-query costs (job planning, launches, copies' latency)
+// small. A k-nearest chunk holds k answers a point, so it has k times
+// fewer points (not below minChunkRows): the memory in flight stays the
+// same whatever k.
+const (
+	cpuChunkAnswers = 1 << 20
+	gpuChunkAnswers = 1 << 23
+	minChunkRows    = 1 << 12
+	streamDepth     = 3 // chunks in flight: one a stage
+)
+
+// streams reports whether knn run streams its observations: a file or
+// standard input queried once. Synthetic counts, --host-points and
+// --repeat time queries of points held in memory; --mpi splits the
+// observations by rank; an .npz with ids needs its string columns' widths
+// before the first row (the longest id), so it is written whole.
+func (f *runFlags) streams() bool {
+	_, isFile, err := resolveArg("--obs", f.obs)
+	if err != nil || !isFile || f.repeat > 1 || f.hostPoints || f.mpi {
+		return false
+	}
+	format, err := f.format()
+	return f.out == "" || err != nil || format != pointio.FormatNPZ || (f.obsID == "" && f.refID == "")
+}
+
+// streamJob is a streamed run: the flags, the prepared references and
+// where reports go. Its stream and write are what a rank of an MPI job
+// runs over its own rows (a reader of a range of the input).
+type streamJob struct {
+	f     runFlags
+	x     *geoknn.Index
+	ref   pointSet
+	q     geoknn.StreamQuery
+	eng   geoknn.Engine
+	algo  geoknn.Algorithm
+	trace *geoknn.Trace
+	bar   *progressBar // nil: none
+	log   io.Writer    // reports: stderr
+}
+
+// runStream is knn run over a file of observations, streamed: the
+// references are loaded and prepared once while the engine starts, then
+// the observations go through read, query and write a chunk at a time.
+func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
+	t0 := time.Now()
+	openc := startEngine(opts)
+	r, eng, obsErr := openObsEarly(ctx, f, likelyEngine(opts.Engine, openc))
+	j, load, err := prepareStreamJob(ctx, f, opts, stderr, openc, t0)
+	if err != nil || obsErr != nil {
+		closeAll(j, r)
+		return cmpOr(err, obsErr)
+	}
+	defer j.x.Close()
+	j.bar = newProgressBar(stderr, f.quiet)
+	defer j.bar.done()
+	if r, err = j.reopenFor(ctx, r, eng); err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := j.checkMemory(r.Rows()); err != nil {
+		return err
+	}
+	if _, k := j.q.Kind(); j.eng == geoknn.CPU || k <= 1 {
+		defer limitHeap(j.heapLimit(r.Rows()))()
+	}
+	st, err := j.write(ctx, r, f.out, stdout)
+	if err != nil {
+		return err
+	}
+	j.report(st, load, r.Rows())
+	end := j.trace.Begin("host", "close engine")
+	err = j.x.Close()
+	end()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
+	return reportTrace(ctx, stderr, j.trace, f)
+}
+
+// openObsEarly opens --obs while the engine starts, in the chunks of the
+// engine it will likely be, so that the first chunks are read (Parquet
+// row groups and CSV blocks ahead) by the time the engine is ready; eng
+// is the engine the chunks are sized for. Standard input waits for the
+// engine: it cannot be opened twice.
+func openObsEarly(ctx context.Context, f runFlags, eng geoknn.Engine) (pointio.ChunkReader, geoknn.Engine, error) {
+	if f.obs == "-" {
+		return nil, eng, nil
+	}
+	r, err := openObsChunks(ctx, f, chunkRowsFor(f, eng))
+	return r, eng, err
+}
+
+// reopenFor is r, opened in the chunks of j's engine: reopened when it
+// was opened (openObsEarly) for another, or opened now when it was not.
+func (j *streamJob) reopenFor(ctx context.Context, r pointio.ChunkReader, eng geoknn.Engine) (pointio.ChunkReader, error) {
+	if r != nil && chunkRowsFor(j.f, eng) == j.chunkRows() {
+		return r, nil
+	}
+	if r != nil {
+		r.Close()
+	}
+	return openObsChunks(ctx, j.f, j.chunkRows())
+}
+
+// closeAll releases what a failed start opened (either may be nil).
+func closeAll(j *streamJob, r pointio.ChunkReader) {
+	if r != nil {
+		r.Close()
+	}
+	if j != nil {
+		j.x.Close()
+	}
+}
+
+// startEngine opens the engine opts asks for on a goroutine of its own.
+func startEngine(opts geoknn.Options) chan openedSearcher {
+	openc := make(chan openedSearcher, 1)
+	go func() { openc <- openSearcher(opts) }()
+	return openc
+}
+
+// engineGuessWait is how long likelyEngine waits for an automatic engine:
+// without a GPU driver it is ready in microseconds; loading a driver
+// takes a few hundred milliseconds.
+const engineGuessWait = 50 * time.Millisecond
+
+// likelyEngine is the engine a run will have: the one asked for, or for
+// Auto the one opened if it is ready within engineGuessWait, else GPU (a
+// driver is loading). The opened engine, if any, stays in openc.
+func likelyEngine(asked geoknn.Engine, openc chan openedSearcher) geoknn.Engine {
+	if asked != geoknn.Auto {
+		return asked
+	}
+	select {
+	case o := <-openc:
+		openc <- o
+		if o.err == nil {
+			return o.s.Engine()
+		}
+		return geoknn.CPU
+	case <-time.After(engineGuessWait):
+		return geoknn.GPU
+	}
+}
+
+// openStreamJob starts the engine while the references load, checks
+// them against the flags and prepares them on the engine; it returns the
+// time loading and starting took.
+func openStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer) (*streamJob, loadTimes, error) {
+	return prepareStreamJob(ctx, f, opts, stderr, startEngine(opts), time.Now())
+}
+
+// prepareStreamJob is openStreamJob with the engine started at t0 on
+// openc.
+func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer, openc <-chan openedSearcher, t0 time.Time) (*streamJob, loadTimes, error) {
+	end := opts.Trace.Begin("host", "load references")
+	ref, loadErr := loadRef(ctx, f)
+	end()
+	times := loadTimes{load: time.Since(t0)}
+	o := <-openc
+	if o.err != nil {
+		return nil, times, o.err
+	}
+	times.open = o.took
+	if loadErr == nil {
+		loadErr = f.checkStreamRefs(ref.cols.Len())
+	}
+	if loadErr != nil {
+		o.s.Close()
+		return nil, times, loadErr
+	}
+	if o.s.Fallback() != "" {
+		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", o.s.Fallback())
+	}
+	eng := o.s.Engine()
+	end = opts.Trace.Begin("host", "prepare references")
+	x, err := o.s.NewIndex(ref.cols)
+	end()
+	if err != nil {
+		o.s.Close()
+		return nil, times, err
+	}
+	return &streamJob{f: f, x: x, ref: ref, q: f.streamQuery(), eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
+}
+
+// loadTimes are the references' load and the engine's start, concurrent.
+type loadTimes struct{ load, open time.Duration }
+
+type openedSearcher struct {
+	s    *geoknn.Searcher
+	err  error
+	took time.Duration
+}
+
+func openSearcher(opts geoknn.Options) openedSearcher {
+	end := opts.Trace.Begin("host: engine", "engine start")
+	defer end()
+	t := time.Now()
+	s, err := geoknn.NewSearcher(opts)
+	return openedSearcher{s, err, time.Since(t)}
+}
+
+// checkStreamRefs checks --k against the references before any
+// observation is read.
+func (f *runFlags) checkStreamRefs(nref int) error {
+	if f.neighbours() && f.withinM == 0 {
+		if _, err := f.kAsked(nref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMemory refuses a run whose references and chunks in flight need
+// more memory than the host has, before the first chunk is read; rows is
+// the input's (-1: not known).
+func (j *streamJob) checkMemory(rows int64) error {
+	return j.f.checkPlanMemory(j.heldRows(rows), j.ref.cols.Len(), true)
+}
+
+// heldRows is the observations held at once: the chunks in flight, or
+// the input's rows (-1: not known) if fewer.
+func (j *streamJob) heldRows(rows int64) int {
+	held := int64(streamDepth * j.chunkRows())
+	if rows >= 0 {
+		held = min(held, rows)
+	}
+	return int(held)
+}
+
+// Memory a streamed run holds beside its plan: the output's batches being
+// encoded (64 bytes an answer, at most 1 GiB: arrowio's bound), and room
+// for what the collector has not yet swept.
+const (
+	encodeBytesPerAnswer = 64
+	encodeBytesMost      = 1 << 30
+	heapHeadroom         = 32 << 20
+)
+
+// heapLimit is the heap a streamed run of rows observations needs: its
+// plan (references, chunks and their answers), the output's batches in
+// flight and some headroom.
+func (j *streamJob) heapLimit(rows int64) int64 {
+	plan := j.f.estimate(j.heldRows(rows), j.ref.cols.Len(), true)
+	_, k := j.q.Kind()
+	encode := min(int64(runtime.GOMAXPROCS(0))*(1<<20)*int64(max(k, 1))*encodeBytesPerAnswer, int64(encodeBudget(k)))
+	return int64(plan.total()) + encode + heapHeadroom
+}
+
+// limitHeap makes bytes the collector's soft memory limit, unless the
+// user set one (GOMEMLIMIT), and returns the function that restores the
+// last one. Without it the heap of a stream, whose chunks come and go,
+// grows to twice what is live before a collection: the limit keeps the
+// resident memory near what the run holds, at the cost of more frequent
+// collections near it. On GPUs it is not set for k nearest: there the
+// Parquet groups being encoded (8 x 2^20 answers each) outgrew the
+// estimate, and a heap held at the limit spent the cores on collections.
+func limitHeap(bytes int64) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	last := debug.SetMemoryLimit(bytes)
+	return func() { debug.SetMemoryLimit(last) }
+}
+
+// streamQuery is the flags' query as Index.Stream takes it.
+func (f *runFlags) streamQuery() geoknn.StreamQuery {
+	q := geoknn.StreamQuery{RadiusMetres: f.withinM, List: f.list, ExcludeSelf: f.excludeSelf, Depth: streamDepth}
+	if f.neighbours() && f.withinM == 0 {
+		q.K, q.MaxMetres = f.k, f.maxM
+	}
+	return q
+}
+
+// chunkRows is the chunk size of j's engine (chunkRowsFor).
+func (j *streamJob) chunkRows() int { return chunkRowsFor(j.f, j.eng) }
+
+// chunkRowsFor is --chunk-rows, else the chunk size of eng for the
+// flags' query.
+func chunkRowsFor(f runFlags, eng geoknn.Engine) int {
+	if f.chunkRows > 0 {
+		return f.chunkRows
+	}
+	answers := cpuChunkAnswers
+	if eng == geoknn.GPU {
+		answers = gpuChunkAnswers
+	}
+	_, k := f.streamQuery().Kind()
+	return max(answers/max(k, 1), minChunkRows)
+}
+
+// report prints the engine, the points and the stream's stages.
+func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
+	w, es := j.log, st.Engine
+	fmt.Fprintf(w, "engine:       %s (%s), algorithm %s\n", es.Engine, strings.Join(es.Devices, ", "), j.algo)
+	fmt.Fprintf(w, "observations: %d (%s, streamed in %d chunks)\nreferences:   %d (%s)\n", st.Rows, describe(j.f.obs), st.Chunks, j.ref.cols.Len(), j.ref.desc)
+	pairs := float64(st.Rows) * float64(j.ref.cols.Len())
+	fmt.Fprintf(w, "stream:       %.3f s, %.3g pairs/s; busy: read %.3f s, query %.3f s, write %.3f s (overlapping)",
+		st.Wall.Seconds(), pairs/st.Wall.Seconds(), st.Read.Seconds(), st.Query.Seconds(), st.Write.Seconds())
+	if j.f.neighbours() {
+		fmt.Fprintf(w, "; %s", j.f.querySummary(j.ref.cols.Len()))
+	}
+	fmt.Fprintln(w)
+	if es.Kernel > 0 {
+		fmt.Fprintf(w, "kernels:      GPU %.1f ms (index %.2f ms), copies in %.1f ms, out %.1f ms; %d jobs, %d refined in float64\n",
+			ms(es.Kernel), ms(es.Index), ms(es.Upload), ms(es.Download), es.Jobs, es.Refined)
+	}
+	if es.Note != "" {
+		fmt.Fprintf(w, "index:        %s\n", es.Note)
+	}
+	fmt.Fprintf(w, "load references %.3f s, engine start %.3f s (concurrent)\n", load.load.Seconds(), load.open.Seconds())
+}
+
+// describe names an input as reports do.
+func describe(path string) string {
+	if path == "-" {
+		return "standard input"
+	}
+	return path
+}
+
+// openObsChunks opens --obs for reading in chunks of about rows points.
+// Standard input's Parquet, Arrow and .npz (read from their end) are first
+// copied to a temporary file, removed on Close, and errors name standard
+// input, never the copy.
+func openObsChunks(ctx context.Context, f runFlags, rows int) (pointio.ChunkReader, error) {
+	opts := f.readOptions(f.obsID)
+	if f.obs != "-" {
+		return arrowio.OpenChunks(ctx, f.obs, opts, rows)
+	}
+	br, ext := peekStdin(ctx)
+	if ext == "" {
+		return arrowio.OpenReaderChunks(ctx, br, opts, rows, "")
+	}
+	tmp, err := spool(ctx, br, ext)
+	if err != nil {
+		return nil, err
+	}
+	r, err := arrowio.OpenChunks(ctx, tmp, opts, rows)
+	if err != nil {
+		os.Remove(tmp)
+		return nil, stdinError{err, tmp}
+	}
+	return spooledChunks{r, tmp}, nil
+}
+
+// spooledChunks reads standard input's copy at tmp, named standard input
+// in errors, and removes it on Close.
+type spooledChunks struct {
+	pointio.ChunkReader
+	tmp string
+}
+
+func (s spooledChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
+	c, err := s.ChunkReader.Next(ctx, dst)
+	if err != nil && err != io.EOF && err != ctx.Err() {
+		err = stdinError{err, s.tmp}
+	}
+	return c, err
+}
+
+func (s spooledChunks) Close() error {
+	err := s.ChunkReader.Close()
+	os.Remove(s.tmp)
+	return err
+}

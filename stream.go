@@ -1,0 +1,232 @@
+package geoknn
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/geoknn/geoknn/internal/pipeline"
+	"github.com/geoknn/geoknn/pointio"
+)
+
+// StreamQuery is what Index.Stream answers for every observation: the
+// nearest reference (the zero value), the K nearest (within MaxMetres
+// when it is above 0), or the references within RadiusMetres (their
+// count, or with List which they are, nearest first).
+type StreamQuery struct {
+	K            int
+	MaxMetres    float64
+	RadiusMetres float64
+	List         bool
+	// ExcludeSelf says the observations are the references: observation
+	// i of the whole stream leaves out reference i (a k-nearest query
+	// asks the engine for K+1 and drops it; K 0 means 1).
+	ExcludeSelf bool
+	// Depth is the chunks in flight, one a stage at 3 (0 means 3): the
+	// memory a stream holds is about Depth chunks and their answers.
+	Depth int
+}
+
+// Kind is the answers' kind, as the pointio and arrowio answer writers
+// take it, and K their references a row (KindKNearest).
+func (q StreamQuery) Kind() (kind pointio.AnswerKind, k int) {
+	switch {
+	case q.RadiusMetres > 0 && q.List:
+		return pointio.KindWithinLists, 0
+	case q.RadiusMetres > 0:
+		return pointio.KindWithinCounts, 0
+	case q.K > 0 || q.ExcludeSelf || q.MaxMetres > 0:
+		return pointio.KindKNearest, max(q.K, 1)
+	}
+	return pointio.KindNearest, 0
+}
+
+// AnswerSink takes a stream's answers a chunk at a time, in input order,
+// with the chunk of points they answer (its IDs say which observations).
+// Both are valid only until the sink returns; the answers' functions may
+// be called from several goroutines at once while it runs.
+type AnswerSink func(c pointio.Chunk, a pointio.Answers) error
+
+// WriterSink is the sink that writes the answers to w (a CSV, .npz,
+// Parquet or Arrow answer writer), which the caller closes after Stream
+// returns (or aborts on an error).
+func WriterSink(w pointio.AnswerWriter) AnswerSink {
+	return func(_ pointio.Chunk, a pointio.Answers) error { return w.Write(a) }
+}
+
+// StreamStats is how a stream ran: its chunks and rows, each stage's busy
+// time (the stage busy for about Wall is the one the stream waits on), the
+// time reading waited for a free slot and writing for answers, and the
+// engine's account of the queries (device times and jobs summed over
+// chunks).
+type StreamStats struct {
+	Chunks              int
+	Rows                int64
+	Read, Query, Write  time.Duration
+	Wall                time.Duration
+	ReadWait, WriteWait time.Duration
+	Engine              Stats
+}
+
+// Stream answers q for every observation src yields, a chunk at a time,
+// and hands each chunk's answers to sink in input order, while later
+// chunks are read and queried: read, query and write overlap, and the
+// memory held is set by the chunks' size and q.Depth, not by how many
+// observations there are. The first error (src's, the query's, sink's or
+// ctx's) stops the stream: no chunk read after it is queried. Stream
+// neither closes src nor finishes what sink writes to.
+func (x *Index) Stream(ctx context.Context, src pointio.ChunkReader, sink AnswerSink, q StreamQuery) (StreamStats, error) {
+	if x.closed.Load() {
+		return StreamStats{}, ErrClosed
+	}
+	if ctx == nil || src == nil || sink == nil {
+		return StreamStats{}, errors.New("geoknn: Stream needs a context, a source and a sink")
+	}
+	if err := x.checkStream(q); err != nil {
+		return StreamStats{}, err
+	}
+	var st StreamStats
+	tr := x.s.opts.Trace
+	depth := q.Depth
+	if depth <= 0 {
+		depth = 3
+	}
+	ps, err := pipeline.Run(ctx, depth, func() *streamSlot { return &streamSlot{} }, pipeline.Stages[streamSlot]{
+		Read: func(ctx context.Context, s *streamSlot) error {
+			defer tr.Begin("host: read", "read chunk")()
+			c, err := src.Next(ctx, s.chunk)
+			if err == nil {
+				s.chunk = c
+			}
+			return err
+		},
+		Query: func(ctx context.Context, s *streamSlot) error {
+			defer tr.Begin("host: query", "query chunk")()
+			return x.answerChunk(ctx, q, s, &st)
+		},
+		Write: func(_ context.Context, s *streamSlot) error {
+			defer tr.Begin("host: write", "write chunk")()
+			return sink(s.chunk, s.answers)
+		},
+	})
+	st.Chunks, st.Read, st.Query, st.Write, st.Wall = ps.Chunks, ps.Read, ps.Query, ps.Write, ps.Wall
+	st.ReadWait, st.WriteWait = ps.ReadWait, ps.WriteWaiting
+	return st, err
+}
+
+// checkStream refuses a query the chunks would all refuse, before any is
+// read.
+func (x *Index) checkStream(q StreamQuery) error {
+	if q.RadiusMetres != 0 {
+		_, err := radiusRad(q.RadiusMetres)
+		return err
+	}
+	if kind, k := q.Kind(); kind == pointio.KindKNearest {
+		_, err := checkKNearest(&KResult{K: k + boolInt(q.ExcludeSelf)}, x.Len(), q.MaxMetres)
+		return err
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// streamSlot is a chunk in flight: its points, the query's buffers (kept
+// from one chunk to the next in the slot) and its answers.
+type streamSlot struct {
+	chunk   pointio.Chunk
+	nearest Result
+	k       KResult
+	answers pointio.Answers
+}
+
+// answerChunk answers s's chunk of q into s's buffers and adds the
+// engine's account to st.
+func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, st *StreamStats) error {
+	obs := Radians64(s.chunk.Lat, s.chunk.Lon)
+	base := s.chunk.Base
+	self := func(j int) uint32 { return uint32(base + int64(j)) }
+	var (
+		a   pointio.Answers
+		es  Stats
+		err error
+	)
+	switch kind, k := q.Kind(); kind {
+	case pointio.KindNearest:
+		err = x.NearestInto(ctx, obs, &s.nearest)
+		a, es = nearestAnswers(&s.nearest), s.nearest.Stats
+	case pointio.KindKNearest:
+		s.k.K = k + boolInt(q.ExcludeSelf)
+		err = x.KNearestInto(ctx, obs, q.MaxMetres, &s.k)
+		res := &s.k
+		if err == nil && q.ExcludeSelf {
+			res = res.Without(self)
+		}
+		a, es = kAnswers(res), res.Stats
+	default:
+		var res *WithinResult
+		res, err = x.within(ctx, obs, q.RadiusMetres, q.List)
+		if err == nil && q.ExcludeSelf {
+			res = res.Without(self)
+		}
+		if res != nil {
+			a, es = withinAnswers(res), res.Stats
+		}
+	}
+	if err != nil {
+		return err
+	}
+	a.Base, a.N = int(base), obs.Len()
+	s.answers = a
+	st.Rows += int64(a.N)
+	st.Engine = addStats(st.Engine, es)
+	return nil
+}
+
+func nearestAnswers(r *Result) pointio.Answers {
+	return pointio.Answers{Nearest: func(i int) (uint32, float64) { return r.Index[i], r.Metres(i) }}
+}
+
+// kAnswers reads r's rows; NoNeighbour ends a row (fewer than K within
+// MaxMetres).
+func kAnswers(r *KResult) pointio.Answers {
+	return pointio.Answers{KRow: func(i, rank int) (uint32, float64, bool) {
+		e := i*r.K + rank
+		if r.Index[e] == NoNeighbour {
+			return 0, 0, false
+		}
+		return r.Index[e], r.Metres(i, rank), true
+	}}
+}
+
+func withinAnswers(r *WithinResult) pointio.Answers {
+	in := pointio.Within{Count: func(i int) int { return int(r.Counts[i]) }}
+	if r.Offsets != nil {
+		in.Ref = func(i, rank int) (uint32, float64) {
+			e := int(r.Offsets[i]) + rank
+			return r.Index[e], r.Metres(e)
+		}
+	}
+	return pointio.Answers{Within: in}
+}
+
+// addStats adds one chunk's account b to a stream's a: the engine and
+// devices of the last chunk the engine ran (not the calling goroutine's
+// small ones), times and counts summed.
+func addStats(a, b Stats) Stats {
+	if a.Engine == "" || len(b.Devices) != 1 || b.Devices[0] != "calling goroutine" {
+		a.Engine, a.Devices, a.Note = b.Engine, b.Devices, b.Note
+	}
+	a.Jobs += b.Jobs
+	a.Wall += b.Wall
+	a.Kernel += b.Kernel
+	a.Index += b.Index
+	a.Upload += b.Upload
+	a.Download += b.Download
+	a.Refined += b.Refined
+	return a
+}
