@@ -182,3 +182,12 @@ func (x *Index) Close() error {
 	x.closed.Store(true)
 	return x.s.Close()
 }
+
+// CloseAtExit ends x as Searcher.CloseAtExit ends its searcher: for a
+// process about to exit, which frees the GPUs at once.
+func (x *Index) CloseAtExit() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.closed.Store(true)
+	return x.s.CloseAtExit()
+}

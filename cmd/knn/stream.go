@@ -67,7 +67,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	r, eng, obsErr := openObsEarly(ctx, f, likelyEngine(opts.Engine, openc))
 	j, load, err := prepareStreamJob(ctx, f, opts, stderr, openc, t0)
 	if err != nil || obsErr != nil {
-		closeAll(j, r)
+		closeStreamStart(j, r)
 		return cmpOr(err, obsErr)
 	}
 	defer j.x.Close()
@@ -89,7 +89,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	}
 	j.report(st, load, r.Rows())
 	end := j.trace.Begin("host", "close engine")
-	err = j.x.Close()
+	err = j.x.CloseAtExit() // the process exits next: its exit frees the GPUs at once
 	end()
 	if err != nil {
 		return err
@@ -123,8 +123,8 @@ func (j *streamJob) reopenFor(ctx context.Context, r pointio.ChunkReader, eng ge
 	return openObsChunks(ctx, j.f, j.chunkRows())
 }
 
-// closeAll releases what a failed start opened (either may be nil).
-func closeAll(j *streamJob, r pointio.ChunkReader) {
+// closeStreamStart releases what a failed start opened (either may be nil).
+func closeStreamStart(j *streamJob, r pointio.ChunkReader) {
 	if r != nil {
 		r.Close()
 	}
