@@ -58,6 +58,9 @@ func stepName(n, digits int, format string) string {
 // stepNumber parses a name stepName would give.
 func stepNumber(name, format string, digits int) (int, bool) {
 	num, ok := strings.CutPrefix(name, "step-")
+	if !ok {
+		return 0, false
+	}
 	if num, ok = strings.CutSuffix(num, "."+format); !ok || len(num) < digits {
 		return 0, false
 	}

@@ -99,7 +99,10 @@ func encodeColumns(w io.Writer, schema *arrow.Schema, obs []int64, ref []uint32,
 		return err
 	}
 	fw := file.NewParquetWriter(w, sc.Root(), file.WithWriterProps(props))
-	rg := fw.AppendRowGroup()
+	rg, err := fw.AppendRowGroupChecked()
+	if err != nil {
+		return err
+	}
 	cols := []func(cw file.ColumnChunkWriter) error{
 		func(cw file.ColumnChunkWriter) error {
 			_, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(obs, nil, nil)
