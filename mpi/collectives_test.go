@@ -98,6 +98,9 @@ func TestCollectivesChild(t *testing.T) {
 	if total, err := c.SumFloat64(1); err != nil || total != float64(n) {
 		t.Errorf("SumFloat64 = %v, %v", total, err)
 	}
+	if all, err := c.AllgatherInt64([]int64{int64(me), int64(10 * me)}); err != nil || len(all) != 2*n || all[2*(n-1)+1] != int64(10*(n-1)) {
+		t.Errorf("AllgatherInt64 = %v, %v", all, err)
+	}
 	// Strings, some empty, some longer than the chunk of 7 bytes.
 	names := []string{"Zürich", "", "Lagos", "São Paulo de Olivença", "", "x", "Wellington", "東京"}
 	var sent []string
