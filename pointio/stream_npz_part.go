@@ -10,8 +10,8 @@ import (
 // one file: the same bytes as the whole-answer writers write.
 type NPZArchive struct {
 	Kind AnswerKind
-	K    int   // answers an observation (KindKNearest)
-	N    int   // observations
+	K    int // answers an observation (KindKNearest)
+	N    int // observations
 	// Entries is the radius lists' total length (KindWithinLists).
 	Entries int64
 }
