@@ -87,11 +87,14 @@ type mpiJob struct {
 	times               rankTimes
 	own                 labels // this rank's rows' labels, for --out-per-rank
 	nobs                int    // observations of the whole job
+	shared              string // --out's format where the ranks write it together (mpi_write.go)
+	part                rankPart
 }
 
 // rankTimes is one rank's account, gathered to rank 0.
 type rankTimes struct {
 	load, spread, query, gather time.Duration
+	write                       time.Duration // its part of --out, written with the others
 	n                           int
 	devices                     string
 }
@@ -101,6 +104,9 @@ func (j *mpiJob) run(ctx context.Context) error {
 		return err
 	}
 	if err := j.sameSettings(); err != nil {
+		return err
+	}
+	if err := j.decideShared(); err != nil {
 		return err
 	}
 	if j.f.outPerRank { // each rank's own file, through the guard run --out goes through
@@ -211,7 +217,7 @@ func (j *mpiJob) runNearest(ctx context.Context, s *geoknn.Searcher, in *rankInp
 	}
 	j.times.gather = time.Since(t)
 	a := nearestAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	a.own = j.own.nearest(res)
+	a.own, j.part = j.own.nearest(res), nearestPart(res, offsetOf(in.counts, j.rank))
 	return j.complete(ctx, in.obs, in.ref, a, s)
 }
 
@@ -366,7 +372,7 @@ func obsRowFile(f runFlags) *rowFile {
 
 // readRows reads this rank's share of the rows of --obs.
 func (j *mpiJob) readRows(ctx context.Context, rf *rowFile) (geoknn.Points, []int, error) {
-	counts := mpi.Shares(int(rf.n), j.size)
+	counts := j.shares(int(rf.n))
 	lo, hi := mpi.Range(counts, j.rank)
 	lat, lon, err := rf.read(ctx, int64(lo), int64(hi))
 	return geoknn.Radians64(lat, lon), counts, err
@@ -441,7 +447,7 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 		return geoknn.Points{}, nil, err
 	}
 	n := int(head[0])
-	counts := mpi.Shares(n, j.size)
+	counts := j.shares(n)
 	if head[1] == 1 {
 		lo, hi := mpi.Range(counts, j.rank)
 		g, err := geoknn.ParseGenerator(j.f.gen)
@@ -480,14 +486,14 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 		all.Stats = res.Stats
 	}
 	a := withinAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	a.own = j.own.within(res)
+	a.own, j.part = j.own.within(res), withinPart(res, offsetOf(counts, j.rank))
 	return j.complete(ctx, obs, ref, a, s)
 }
 
 // gathers says whether rank 0 gathers every rank's answers: for --out or
 // --validate, unless each rank writes its own.
 func (j *mpiJob) gathers() bool {
-	return (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
+	return (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank && j.shared == ""
 }
 
 // queried records the rank's query of n observations, begun at t, and
@@ -506,6 +512,11 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 			return err
 		}
 	}
+	if j.shared != "" {
+		if err := j.writeShared(ctx, j.part); err != nil {
+			return err
+		}
+	}
 	report, err := j.gatherTimes()
 	if err != nil || j.rank != 0 {
 		return err
@@ -513,6 +524,9 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 	j.report(obs, ref, report)
 	if j.f.outPerRank {
 		j.perRankNote()
+	}
+	if j.shared != "" {
+		fmt.Fprintf(j.stderr, "wrote %s (%s, %d observations), every rank its rows at their offsets\n", j.f.out, j.shared, j.nobs)
 	}
 	if !j.gathers() {
 		return nil
@@ -621,6 +635,9 @@ func (j *mpiJob) gatherTimes() (rankReports, error) {
 	line := fmt.Sprintf("rank %d on %s (%s): %d observations, load %.3f s, spread %.3f s, query %.3f s, gather %.3f s",
 		j.rank, j.host, j.times.devices, j.times.n, j.times.load.Seconds(), j.times.spread.Seconds(),
 		j.times.query.Seconds(), j.times.gather.Seconds())
+	if j.shared != "" {
+		line += fmt.Sprintf(", write %.3f s", j.times.write.Seconds())
+	}
 	// A record: the query's seconds (8 bytes), then the line.
 	rec := make([]byte, rankRecord)
 	binary.LittleEndian.PutUint64(rec, math.Float64bits(j.times.query.Seconds()))
@@ -652,8 +669,12 @@ func (j *mpiJob) perRankNote() {
 // report prints the job, the points and every rank's line, and the slowest.
 func (j *mpiJob) report(obs, ref pointSet, ranks rankReports) {
 	w := j.stderr
-	fmt.Fprintf(w, "mpi:          %d ranks, %s (%s); answers gathered through host memory (CUDA-aware library: %v)\n",
-		j.size, j.lib.Implementation(), j.lib.Version(), j.lib.CUDAAware())
+	how := "answers gathered through host memory"
+	if j.shared != "" {
+		how = "every rank writes its answers into --out"
+	}
+	fmt.Fprintf(w, "mpi:          %d ranks, %s (%s); %s (CUDA-aware library: %v)\n",
+		j.size, j.lib.Implementation(), j.lib.Version(), how, j.lib.CUDAAware())
 	fmt.Fprintf(w, "observations: %d (%s)\nreferences:   %d (%s)\n", j.nobs, obs.desc, ref.cols.Len(), ref.desc)
 	for _, line := range ranks.lines {
 		fmt.Fprintf(w, "  %s\n", line)
@@ -720,6 +741,6 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 		all.Stats = res.Stats
 	}
 	a := kAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	a.own = j.own.kNearest(res)
+	a.own, j.part = j.own.kNearest(res), kPart(res, offsetOf(counts, j.rank))
 	return j.complete(ctx, obs, ref, a, s)
 }
