@@ -21,6 +21,9 @@ func (j *mpiJob) writeSpilled(ctx context.Context, f *os.File, head int64, write
 	var spill *os.File
 	if j.rank > 0 {
 		dir, base := filepath.Split(j.f.out)
+		if dir == "" {
+			dir = "." // beside --out, on its filesystem: not os.TempDir
+		}
 		if spill, err = os.CreateTemp(dir, fmt.Sprintf(".%s.rank%d.tmp-", base, j.rank)); err == nil {
 			defer os.Remove(spill.Name())
 			defer spill.Close()
