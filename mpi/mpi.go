@@ -229,6 +229,24 @@ func (c Comm) SumFloat64(v float64) (float64, error) {
 	return out, c.l.check("MPI_Allreduce", rc)
 }
 
+// SumFloat64s is the element-wise sum of every process's v (each the same
+// length), at every process (MPI_Allreduce, MPI_SUM): a step's counts.
+func (c Comm) SumFloat64s(v []float64) ([]float64, error) { return c.allreduce(v, c.l.opSum) }
+
+// MaxFloat64s is the element-wise largest of every process's v (each the
+// same length), at every process: a step's slowest times.
+func (c Comm) MaxFloat64s(v []float64) ([]float64, error) { return c.allreduce(v, c.l.opMax) }
+
+func (c Comm) allreduce(v []float64, op uintptr) ([]float64, error) {
+	out := make([]float64, len(v))
+	if len(v) == 0 {
+		return out, nil
+	}
+	rc := call(c.l.fn["MPI_Allreduce"], uintptr(unsafe.Pointer(&v[0])), uintptr(unsafe.Pointer(&out[0])), uintptr(len(v)),
+		c.l.doubleType, op, c.h)
+	return out, c.l.check("MPI_Allreduce", rc)
+}
+
 // AllgatherInt64 is every process's v (each the same length), in rank
 // order, at every process (MPI_Allgather): the ranks' sizes and
 // offsets, say.

@@ -51,27 +51,34 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 	}
 	j := &mpiJob{f: f, opts: opts, lib: lib, world: world, stdout: stdout, stderr: stderr}
 	err = j.run(ctx)
+	return endRank(ctx, lib, world, fmt.Sprintf("rank %d of %d (%s)", j.rank, j.size, j.host), err, stderr)
+}
+
+// endRank ends a rank (who) of a job: MPI_Finalize after success or a
+// settings refusal (which every rank returns), else the error printed and
+// the whole job ended with MPI_Abort and the error's exit status.
+func endRank(ctx context.Context, lib *mpi.Lib, world mpi.Comm, who string, err error, stderr io.Writer) error {
 	var se settingsError
 	if errors.As(err, &se) {
-		fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, err)
+		fmt.Fprintf(stderr, "knn: %s: %v\n", who, err)
 		lib.Finalize()
 		return errUsageShown
 	}
-	if err != nil {
-		status := exitStatus(err, io.Discard)
-		if s, ok := signalStatus(ctx); ok {
-			// Every rank gets the signal mpirun passes on; the first to
-			// stop ends the job with the signal's status, and none
-			// writes (their writers check ctx).
-			status = s
-			fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, context.Cause(ctx))
-		} else {
-			fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, err)
-		}
-		world.Abort(status)
-		return err // MPI_Abort returned: MPI itself is broken
+	if err == nil {
+		return lib.Finalize()
 	}
-	return lib.Finalize()
+	status := exitStatus(err, io.Discard)
+	if s, ok := signalStatus(ctx); ok {
+		// Every rank gets the signal mpirun passes on; the first to stop
+		// ends the job with the signal's status, and none writes (their
+		// writers check ctx).
+		status = s
+		fmt.Fprintf(stderr, "knn: %s: %v\n", who, context.Cause(ctx))
+	} else {
+		fmt.Fprintf(stderr, "knn: %s: %v\n", who, err)
+	}
+	world.Abort(status)
+	return err // MPI_Abort returned: MPI itself is broken
 }
 
 // mpiJob is one rank's part of a run.
@@ -240,13 +247,15 @@ func (j *mpiJob) gatherNearest(res, all *geoknn.Result, counts []int) error {
 // answer different queries (a silently different half), or wait in
 // different collectives until killed. The first flag that differs is
 // named, as a usage error that ends the job.
-func (j *mpiJob) sameSettings() error {
-	mine := j.f.settings()
+func (j *mpiJob) sameSettings() error { return sameSettings(j.world, j.rank, "run", j.f.settings()) }
+
+// sameSettings is mpiJob.sameSettings for any command's settings.
+func sameSettings(world mpi.Comm, rank int, cmd string, mine []setting) error {
 	vals := make([]string, len(mine))
 	for k, s := range mine {
 		vals[k] = s.value
 	}
-	root, err := j.world.BcastStrings(vals, 0)
+	root, err := world.BcastStrings(vals, 0)
 	if err != nil {
 		return err
 	}
@@ -259,15 +268,15 @@ func (j *mpiJob) sameSettings() error {
 	}
 	// Every rank learns the verdict, so that all of them end alike,
 	// without MPI_Abort (whose kill can lose the message).
-	first, err := j.world.MaxFloat64(differs)
+	first, err := world.MaxFloat64(differs)
 	if err != nil || first < 0 {
 		return err
 	}
 	s := mine[int(first)]
 	if differs < 0 {
-		return settingsError{usagef("run --mpi: ranks were started with different flags: %s differs (rank 0 has %q)", s.flag, root[int(first)])}
+		return settingsError{usagef("%s --mpi: ranks were started with different flags: %s differs (rank 0 has %q)", cmd, s.flag, root[int(first)])}
 	}
-	return settingsError{usagef("run --mpi: rank %d has %s %q, rank 0 %s %q: start every rank with the same flags", j.rank, s.flag, s.value, s.flag, root[int(first)])}
+	return settingsError{usagef("%s --mpi: rank %d has %s %q, rank 0 %s %q: start every rank with the same flags", cmd, rank, s.flag, s.value, s.flag, root[int(first)])}
 }
 
 // settingsError is sameSettings' refusal, which every rank returns: the
@@ -401,35 +410,50 @@ func (j *mpiJob) ownLabels(obs, ref pointSet, counts []int) (labels, error) {
 // place learns the rank, the node-local rank and the host, and picks the
 // rank's GPUs and cores.
 func (j *mpiJob) place() error {
+	p, err := placeRank(j.lib, j.world, j.f.gpusPerRank, &j.opts)
+	j.rank, j.size, j.localRank, j.localLen, j.host = p.rank, p.size, p.localRank, p.localLen, p.host
+	return err
+}
+
+// rankPlace is where a rank of a job runs.
+type rankPlace struct {
+	rank, size, localRank, localLen int
+	host                            string
+}
+
+// placeRank learns the rank, the node-local rank and the host, and picks
+// the rank's GPUs (perRank of them, 0: one a rank when a node runs
+// several ranks, else all) and its share of the node's cores.
+func placeRank(lib *mpi.Lib, world mpi.Comm, perRank int, opts *geoknn.Options) (rankPlace, error) {
+	var p rankPlace
 	var err error
-	if j.rank, err = j.world.Rank(); err != nil {
-		return err
+	if p.rank, err = world.Rank(); err != nil {
+		return p, err
 	}
-	if j.size, err = j.world.Size(); err != nil {
-		return err
+	if p.size, err = world.Size(); err != nil {
+		return p, err
 	}
-	if j.host, err = j.lib.ProcessorName(); err != nil {
-		return err
+	if p.host, err = lib.ProcessorName(); err != nil {
+		return p, err
 	}
-	local, err := j.world.SplitShared()
+	local, err := world.SplitShared()
 	if err != nil {
-		return err
+		return p, err
 	}
 	defer local.Free()
-	if j.localRank, err = local.Rank(); err != nil {
-		return err
+	if p.localRank, err = local.Rank(); err != nil {
+		return p, err
 	}
-	if j.localLen, err = local.Size(); err != nil {
-		return err
+	if p.localLen, err = local.Size(); err != nil {
+		return p, err
 	}
-	per := j.f.gpusPerRank
-	if per == 0 && j.localLen > 1 {
-		per = 1
+	if perRank == 0 && p.localLen > 1 {
+		perRank = 1
 	}
-	j.opts.GPUs, j.opts.FirstGPU = per, j.localRank*per
+	opts.GPUs, opts.FirstGPU = perRank, p.localRank*perRank
 	// The node's cores, shared by its ranks.
-	runtime.GOMAXPROCS(max(1, runtime.NumCPU()/j.localLen))
-	return nil
+	runtime.GOMAXPROCS(max(1, runtime.NumCPU()/p.localLen))
+	return p, nil
 }
 
 // spreadObs gives each rank its range of the observations: generated

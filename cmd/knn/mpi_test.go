@@ -42,6 +42,13 @@ func launchers(t *testing.T) []launcher {
 // error and standard error.
 func (l launcher) run(t *testing.T, bin string, np int, args ...string) (string, error) {
 	t.Helper()
+	_, stderr, err := l.output(t, bin, np, args...)
+	return stderr, err
+}
+
+// output is run with standard output too.
+func (l launcher) output(t *testing.T, bin string, np int, args ...string) (string, string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	full := append(append(append([]string{}, l.args...), "-np", strconv.Itoa(np)), bin)
@@ -50,13 +57,13 @@ func (l launcher) run(t *testing.T, bin string, np int, args ...string) (string,
 	if l.lib != "" {
 		cmd.Env = append(cmd.Env, "GEOKNN_MPI_LIB="+l.lib)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("%s -np %d: no exit within 2 minutes", l.name, np)
 	}
-	return stderr.String(), err
+	return stdout.String(), stderr.String(), err
 }
 
 // 1, 2 and 3 ranks write, byte for byte, what one process writes: counts
