@@ -662,6 +662,7 @@ func (j *mpiJob) gatherTimes() (rankReports, error) {
 	if j.shared != "" {
 		line += fmt.Sprintf(", write %.3f s", j.times.write.Seconds())
 	}
+	line += boundNote(j.localLen)
 	// A record: the query's seconds (8 bytes), then the line.
 	rec := make([]byte, rankRecord)
 	binary.LittleEndian.PutUint64(rec, math.Float64bits(j.times.query.Seconds()))
