@@ -69,12 +69,15 @@ func (j *mpiJob) decideShared() error {
 // shares splits n observations among the ranks: evenly, or where they
 // write one Parquet file together, in whole row groups (the last rank's
 // last may be short), so that each rank's groups are one process's.
-func (j *mpiJob) shares(n int) []int {
-	if j.shared != pointio.FormatParquet {
-		return mpi.Shares(n, j.size)
+func (j *mpiJob) shares(n int) []int { return sharesFor(j.shared, n, j.size) }
+
+// sharesFor is shares for ranks writing format together ("": not).
+func sharesFor(format string, n, size int) []int {
+	if format != pointio.FormatParquet {
+		return mpi.Shares(n, size)
 	}
 	g := arrowio.GroupRows()
-	counts := mpi.Shares((n+g-1)/g, j.size)
+	counts := mpi.Shares((n+g-1)/g, size)
 	slices.Reverse(counts) // the spare groups to the first ranks: rank 0 spills nothing
 	left := n
 	for r, groups := range counts {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"time"
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/mpi"
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/simulator"
 )
 
@@ -19,8 +21,10 @@ import (
 // reference from the same seed, so all hold the same ones; each step's
 // replaced and changed counts are summed over the ranks (MPI_Allreduce)
 // and its times are the slowest rank's, so that rank 0 prints the table
-// one process prints (the times aside). Step files are gathered to rank 0,
-// which writes them as one process does. An error on any rank ends the
+// one process prints (the times aside). Step files are written by every
+// rank, its rows at their offsets, as run --mpi writes --out (CSV, npz,
+// Parquet; Arrow files are gathered to rank 0), into rank 0's temporary
+// folder, moved into --out-dir at the end. An error on any rank ends the
 // job (MPI_Abort), non-zero, with no step file.
 func simulateMPI(ctx context.Context, f *simFlags, digits int, stdout, stderr io.Writer) error {
 	if f.validate > 0 || f.obs == "-" || f.ref == "-" {
@@ -51,6 +55,9 @@ type simRank struct {
 	stdout, stderr io.Writer
 	counts         []int      // every rank's observations
 	out            *simOutput // rank 0's
+	shared         string     // the step files' format where every rank writes its rows
+	dir            *stepDir   // rank 0's folder of the step files the ranks write
+	stepTmp        string     // its name, at every rank
 }
 
 func (r *simRank) run(ctx context.Context) error {
@@ -61,19 +68,25 @@ func (r *simRank) run(ctx context.Context) error {
 	if err := sameSettings(r.world, r.rank, "simulate", r.f.settings()); err != nil {
 		return err
 	}
+	if r.f.outDir != "" && r.f.outFormat != pointio.FormatArrow {
+		r.shared = r.f.outFormat
+	}
 	cfg, obs, ref, err := r.config(ctx)
 	if err != nil {
 		return err
 	}
-	if r.rank == 0 {
-		if err := r.openOutput(); err != nil {
-			return err
-		}
-		defer r.out.discard()
+	if err := r.openOutput(); err != nil {
+		return err
 	}
+	defer r.discard()
 	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error { return r.step(ctx, s) })
 	if err != nil || r.rank != 0 {
 		return err
+	}
+	if r.dir != nil {
+		if err := r.dir.commit(); err != nil {
+			return err
+		}
 	}
 	return r.out.finish(sum, obs, ref)
 }
@@ -108,7 +121,7 @@ func (r *simRank) config(ctx context.Context) (simulator.Config, source, source,
 	if n < r.size {
 		return simulator.Config{}, obs, ref, fmt.Errorf("simulate --mpi: %d observations for %d ranks: at least one a rank", n, r.size)
 	}
-	r.counts = mpi.Shares(n, r.size)
+	r.counts = sharesFor(r.shared, n, r.size)
 	lo, hi := mpi.Range(r.counts, r.rank)
 	part, err := r.spread(obs, &ref)
 	if err != nil {
@@ -170,7 +183,12 @@ func (r *simRank) step(ctx context.Context, s simulator.Step) error {
 	if err != nil {
 		return err
 	}
-	whole, err := r.gatherStep(s)
+	whole := s.Result
+	if r.shared != "" {
+		err = r.writeStep(ctx, s)
+	} else {
+		whole, err = r.gatherStep(s)
+	}
 	if err != nil || r.rank != 0 {
 		return err
 	}
@@ -204,28 +222,52 @@ func (r *simRank) gatherStep(s simulator.Step) (*geoknn.Result, error) {
 	return all, mpi.Gather(r.world, s.Result.DistanceRad, dist, r.counts, 1, 0, 12)
 }
 
-// openOutput starts rank 0's output: the step files' folder, the table's
-// heading.
+// openOutput starts rank 0's output, the step files' folder and the
+// table's heading, and tells every rank the folder.
 func (r *simRank) openOutput() error {
-	o := &simOutput{f: r.f, stdout: r.stdout, stderr: r.stderr, digits: r.digits, bar: newStepBar(r.stderr, r.f.quiet)}
-	if r.f.outDir != "" {
-		d, err := newStepDir(r.f.outDir)
-		if err != nil {
-			return err
+	var tmp string
+	if r.rank == 0 {
+		o := &simOutput{f: r.f, stdout: r.stdout, stderr: r.stderr, digits: r.digits, bar: newStepBar(r.stderr, r.f.quiet)}
+		if r.f.outDir != "" {
+			d, err := newStepDir(r.f.outDir)
+			if err != nil {
+				return err
+			}
+			if o.dir, tmp = d, d.tmp; r.shared != "" {
+				o.dir, r.dir = nil, d // written by the ranks
+			}
 		}
-		o.dir = d
+		o.printHeader()
+		o.start = time.Now()
+		r.out = o
 	}
-	o.printHeader()
-	o.start = time.Now()
-	r.out = o
-	return nil
+	names, err := r.world.BcastStrings([]string{tmp}, 0)
+	if err == nil {
+		r.stepTmp = names[0]
+	}
+	return err
 }
 
-// discard removes the step files of a run that did not finish.
-func (o *simOutput) discard() {
-	if o.dir != nil {
-		o.dir.discard()
+// discard removes the step files of a run that did not finish (rank 0).
+func (r *simRank) discard() {
+	if r.dir != nil {
+		r.dir.discard()
 	}
+	if r.out != nil && r.out.dir != nil {
+		r.out.dir.discard()
+	}
+}
+
+// writeStep writes the rank's rows of step s's file, with the others'.
+func (r *simRank) writeStep(ctx context.Context, s simulator.Step) error {
+	name := stepName(s.N, r.digits, r.f.outFormat)
+	if r.rank == 0 {
+		r.dir.path(name)
+		r.out.written++
+	}
+	j := &mpiJob{world: r.world, rank: r.rank, size: r.size, f: runFlags{out: filepath.Join(r.stepTmp, name)},
+		shared: r.shared, nobs: sum(r.counts)}
+	return j.writeShared(ctx, nearestPart(s.Result, offsetOf(r.counts, r.rank)))
 }
 
 // finish puts the step files in place and prints the summary.
