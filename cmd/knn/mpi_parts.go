@@ -57,6 +57,32 @@ func (j *mpiJob) writeSpilled(ctx context.Context, f *os.File, head int64, write
 	return at, end, j.allOK(err)
 }
 
+// writeSized writes the rank's part, of size bytes counted before (or
+// the error counting them), straight into f at its offset, once the
+// ranks' lengths are exchanged.
+func (j *mpiJob) writeSized(ctx context.Context, f *os.File, size int64, err error, write func(w io.Writer) error) error {
+	if err != nil {
+		size = -1
+	}
+	sizes, gerr := j.world.AllgatherInt64([]int64{size})
+	if gerr != nil {
+		return gerr
+	}
+	if err := failedRank(sizes, err); err != nil {
+		return err
+	}
+	at := int64(0)
+	for _, n := range sizes[:j.rank] {
+		at += n
+	}
+	w := io.NewOffsetWriter(f, at)
+	err = write(ctxWriter{ctx, w})
+	if wrote, _ := w.Seek(0, io.SeekCurrent); err == nil && wrote != size {
+		err = fmt.Errorf("wrote %d bytes of the %d counted", wrote, size)
+	}
+	return j.allOK(err)
+}
+
 // copyAt copies all of src into f from offset at: file to file, in the
 // kernel where the system can (copy_file_range, through os.File's
 // ReadFrom).
