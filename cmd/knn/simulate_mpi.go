@@ -12,6 +12,7 @@ import (
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/mpi"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/simulator"
 )
 
@@ -120,6 +121,9 @@ func (r *simRank) config(ctx context.Context) (simulator.Config, source, source,
 	n := int(head[0])
 	if n < r.size {
 		return simulator.Config{}, obs, ref, fmt.Errorf("simulate --mpi: %d observations for %d ranks: at least one a rank", n, r.size)
+	}
+	if g := arrowio.GroupRows(); r.shared == pointio.FormatParquet && (n+g-1)/g < r.size {
+		r.shared = "" // whole row groups would leave a rank none (a session needs one): gathered
 	}
 	r.counts = sharesFor(r.shared, n, r.size)
 	lo, hi := mpi.Range(r.counts, r.rank)
