@@ -96,6 +96,7 @@ type mpiJob struct {
 	nobs                int    // observations of the whole job
 	shared              string // --out's format where the ranks write it together (mpi_write.go)
 	part                rankPart
+	check               func(ctx context.Context) error // --validate of the rank's range, with shared
 }
 
 // rankTimes is one rank's account, gathered to rank 0.
@@ -224,7 +225,9 @@ func (j *mpiJob) runNearest(ctx context.Context, s *geoknn.Searcher, in *rankInp
 	}
 	j.times.gather = time.Since(t)
 	a := nearestAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	a.own, j.part = j.own.nearest(res), nearestPart(res, offsetOf(in.counts, j.rank))
+	lo := offsetOf(in.counts, j.rank)
+	a.own, j.part = j.own.nearest(res), nearestPart(res, lo)
+	j.check = func(ctx context.Context) error { return j.checkNearestPart(ctx, in.part, in.refs, res, lo) }
 	return j.complete(ctx, in.obs, in.ref, a, s)
 }
 
@@ -308,12 +311,12 @@ func (f runFlags) settings() []setting {
 // obsByRows is --obs as every rank reads its own rows of it, with its row
 // count in n, or nil when rank 0 reads them all and scatters: by rows where
 // --obs is a file whose rows can be found without reading the rest
-// (obsRowFile) and rank 0 need not hold them all (no --validate, which
-// samples them there, and no --obs-id). Rank 0 reads the count; every rank
+// (obsRowFile) and rank 0 need not hold them all (no --validate of
+// gathered answers, which samples them there, and no --obs-id). Rank 0 reads the count; every rank
 // then opens the file, and one that cannot (a file on rank 0's disk only)
 // sends the job back to reading at rank 0.
 func (j *mpiJob) obsByRows() (*rowFile, error) {
-	rf := obsRowFile(j.f)
+	rf := obsRowFile(j.f, j.f.validate > 0 && j.shared == "")
 	head := []int64{-1}
 	if j.rank == 0 && rf != nil {
 		if n, err := rf.rows(); err == nil && n > 0 {
@@ -348,9 +351,10 @@ type rowFile struct {
 
 // obsRowFile is --obs read by row range: a C-order .npy file (rows at
 // fixed offsets) or a Parquet file (the row groups that hold them); nil for
-// any other input, or where rank 0 must hold every observation.
-func obsRowFile(f runFlags) *rowFile {
-	if f.validate > 0 || f.obsID != "" {
+// any other input, or where rank 0 must hold every observation (to
+// validate gathered answers, validateAtRoot, or for --obs-id).
+func obsRowFile(f runFlags, validateAtRoot bool) *rowFile {
+	if validateAtRoot || f.obsID != "" {
 		return nil
 	}
 	switch {
@@ -510,7 +514,9 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 		all.Stats = res.Stats
 	}
 	a := withinAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	a.own, j.part = j.own.within(res), withinPart(res, offsetOf(counts, j.rank))
+	lo := offsetOf(counts, j.rank)
+	a.own, j.part = j.own.within(res), withinPart(res, lo)
+	j.check = func(ctx context.Context) error { return j.checkWithinPart(ctx, part, refs, res, lo) }
 	return j.complete(ctx, obs, ref, a, s)
 }
 
@@ -533,6 +539,11 @@ func (j *mpiJob) queried(t time.Time, n int, s *geoknn.Searcher, st geoknn.Stats
 func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s *geoknn.Searcher) error {
 	if j.f.outPerRank {
 		if err := j.writeOwn(ctx, a.own); err != nil {
+			return err
+		}
+	}
+	if j.shared != "" && j.f.validate > 0 {
+		if err := j.check(ctx); err != nil {
 			return err
 		}
 	}
@@ -766,6 +777,8 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 		all.Stats = res.Stats
 	}
 	a := kAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	a.own, j.part = j.own.kNearest(res), kPart(res, offsetOf(counts, j.rank))
+	lo := offsetOf(counts, j.rank)
+	a.own, j.part = j.own.kNearest(res), kPart(res, lo)
+	j.check = func(ctx context.Context) error { return j.checkKPart(ctx, part, refs, res, lo) }
 	return j.complete(ctx, obs, ref, a, s)
 }

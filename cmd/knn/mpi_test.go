@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,6 +108,8 @@ func TestRunMPI(t *testing.T) {
 		{"lists within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "parquet", false},
 		{"lists within a radius, npz", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "npz", true},
 		{"rows of a .npy file", []string{"--obs", cities, "--ref", airports}, "csv", false},
+		{"validated by every rank", []string{"--obs", cities, "--ref", airports, "--validate", "500", "--k", "2"}, "npz", true},
+		{"radius counts validated by every rank", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000", "--validate", "300"}, "parquet", false},
 		{"rows of a .npy file, 3 nearest", []string{"--obs", cities, "--ref", airports, "--k", "3"}, "npz", false},
 		{"rows of a Parquet file", []string{"--obs", citiesPQ, "--ref", airports, "--within-m", "200000", "--list"}, "csv", false},
 		{"nearest other airport", []string{"--obs", airports, "--ref", airports, "--exclude-self"}, "csv", false},
@@ -129,6 +132,9 @@ func TestRunMPI(t *testing.T) {
 				stderr, err := l.run(t, bin, np, append([]string{"run", "--mpi", "--engine", "cpu", "-q", "--out", got}, tc.args...)...)
 				if err != nil {
 					t.Fatalf("%s, %s -np %d: %v\n%s", tc.name, filepath.Base(l.name), np, err, stderr)
+				}
+				if slices.Contains(tc.args, "--validate") && !strings.Contains(stderr, "validate:     ") {
+					t.Errorf("%s, %s -np %d: no verdict of --validate:\n%s", tc.name, filepath.Base(l.name), np, stderr)
 				}
 				gotBytes, _ := os.ReadFile(got)
 				if !bytes.Equal(gotBytes, wantBytes) {

@@ -35,11 +35,12 @@ import (
 var errAnotherRank = errors.New("another rank failed to write its part of the output (its error is above)")
 
 // sharedFormat is --out's format where the ranks write it together, else
-// "": a file, new or regular, in CSV, npz or Parquet, and nothing that
-// needs every answer at rank 0 (--validate, identifier columns). Arrow
-// IPC files are gathered: their footer lists every batch.
+// "": a file, new or regular, in CSV, npz or Parquet, and no identifier
+// columns (gathered to rank 0). Arrow IPC files are gathered: their footer
+// lists every batch. --validate is checked by every rank on its range
+// (mpi_validate.go).
 func (f runFlags) sharedFormat() string {
-	if f.out == "" || f.out == "-" || f.outPerRank || f.validate > 0 || f.obsID != "" || f.refID != "" {
+	if f.out == "" || f.out == "-" || f.outPerRank || f.obsID != "" || f.refID != "" {
 		return ""
 	}
 	format, err := f.format()
