@@ -3,6 +3,7 @@ package pointio
 import (
 	"bufio"
 	"bytes"
+	"strconv"
 	"testing"
 )
 
@@ -87,4 +88,36 @@ func npzParts(t *testing.T, s *answerSet, kind AnswerKind, cuts []int) []byte {
 		t.Fatal(err)
 	}
 	return f.b
+}
+
+// Parts of a CSV of rows with identifiers, one after the other, are
+// WriteCSVRows's output.
+func TestCSVRowsPartsAsWhole(t *testing.T) {
+	header := []string{"obs_index", "obs_id"}
+	rows := func(base int) func(j int, add func(...string)) {
+		return func(j int, add func(...string)) {
+			for range (base + j) % 3 {
+				add(strconv.Itoa(base+j), "id,"+strconv.Itoa(base+j))
+			}
+		}
+	}
+	var want bytes.Buffer
+	ww := bufio.NewWriter(&want)
+	if err := WriteCSVRows(ww, header, 5000, rows(0)); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	for p, cuts := 0, []int{0, 1234, 1234, 5000}; p < len(cuts)-1; p++ {
+		gw := bufio.NewWriter(&got)
+		w := NewCSVRowsPartWriter(gw, header, p == 0)
+		if err := w.Write(cuts[p+1]-cuts[p], rows(cuts[p])); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("%d bytes, want %d", got.Len(), want.Len())
+	}
 }

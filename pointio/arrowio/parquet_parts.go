@@ -25,7 +25,19 @@ func GroupRows() int { return parquetGroupItems }
 // part's groups.
 type ParquetPart struct {
 	*answerBatches
-	asm *parquetAssembler
+	partMeta
+}
+
+// partMeta is a part's assembler: its length and its row groups'
+// metadata.
+type partMeta struct{ asm *parquetAssembler }
+
+// newPartMeta turns o's assembler into a part's.
+func newPartMeta(o ordered) partMeta {
+	asm := o.out.(*parquetAssembler)
+	// Offsets as if the part followed the magic; Meta moves them.
+	asm.started, asm.at, asm.part = true, 4, true
+	return partMeta{asm}
 }
 
 // NewParquetPartWriter writes the part of observations lo on (Write's
@@ -40,11 +52,26 @@ func NewParquetPartWriter(w io.Writer, kind pointio.AnswerKind, k, lo int, opts 
 		return nil, err
 	}
 	b := aw.(*answerBatches)
-	asm := b.out.(*parquetAssembler)
-	// Offsets as if the part followed the magic; Meta moves them.
-	asm.started, asm.at, asm.part = true, 4, true
 	b.next = lo
-	return &ParquetPart{answerBatches: b, asm: asm}, nil
+	return &ParquetPart{answerBatches: b, partMeta: newPartMeta(b.ordered)}, nil
+}
+
+// ParquetRowsPart is ParquetPart for the rows NewRowsWriter writes (the
+// answers with identifiers): the row groups of a range of items that
+// starts at a multiple of GroupRows.
+type ParquetRowsPart struct {
+	*RowsWriter
+	partMeta
+}
+
+// NewParquetRowsPartWriter writes a part of the Parquet file of rows of
+// fields that NewRowsWriter writes, to w.
+func NewParquetRowsPartWriter(w io.Writer, fields []arrow.Field, opts StreamOptions) (*ParquetRowsPart, error) {
+	r, err := NewRowsWriter(w, pointio.FormatParquet, fields, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ParquetRowsPart{RowsWriter: r, partMeta: newPartMeta(r.ordered)}, nil
 }
 
 // Write writes a chunk of the part's answers.
@@ -56,12 +83,12 @@ func (p *ParquetPart) Write(a pointio.Answers) error {
 }
 
 // Len is the bytes written.
-func (p *ParquetPart) Len() int64 { return p.asm.at - 4 }
+func (p partMeta) Len() int64 { return p.asm.at - 4 }
 
 // Meta is the metadata of the part's row groups, after Close, placed at
 // file offset at (where the part begins), as thrift bytes for
 // FinishParquet; nil for a part of no row group. Call it once.
-func (p *ParquetPart) Meta(at int64) ([]byte, error) {
+func (p partMeta) Meta(at int64) ([]byte, error) {
 	if p.asm.footer == nil {
 		return nil, nil
 	}
@@ -79,13 +106,19 @@ func (p *ParquetPart) Meta(at int64) ([]byte, error) {
 // in the order of their observations. With no group at all it writes
 // the library's file of no row groups.
 func FinishParquet(f io.WriterAt, end int64, kind pointio.AnswerKind, k int, metas [][]byte) error {
+	return FinishParquetRows(f, end, answerFields(kind), metas)
+}
+
+// FinishParquetRows is FinishParquet for the rows of fields
+// (ParquetRowsPart).
+func FinishParquetRows(f io.WriterAt, end int64, fields []arrow.Field, metas [][]byte) error {
 	footer, err := mergeMetas(metas)
 	if err != nil {
 		return err
 	}
 	if footer == nil {
 		var b bytes.Buffer
-		sink, err := newSink(&b, pointio.FormatParquet, arrow.NewSchema(answerFields(kind), nil))
+		sink, err := newSink(&b, pointio.FormatParquet, arrow.NewSchema(fields, nil))
 		if err == nil {
 			err = sink.Close()
 		}

@@ -2,8 +2,10 @@ package arrowio
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn/pointio"
 )
 
@@ -73,4 +75,48 @@ func (s *answerSet) parquetParts(t *testing.T, kind pointio.AnswerKind, cuts []i
 		t.Fatal(err)
 	}
 	return f.b
+}
+
+// Parts of a Parquet file of rows with identifiers, written apart and put
+// together, are WriteRows's file, byte for byte.
+func TestParquetRowsPartsAsWhole(t *testing.T) {
+	defer func(n int) { parquetGroupItems = n }(parquetGroupItems)
+	parquetGroupItems = 1000
+	fields := []arrow.Field{obsIndexField, {Name: "obs_id", Type: arrow.BinaryTypes.String}, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, metresField}
+	rows := func(base int) func(j int, add func(...any)) {
+		return func(j int, add func(...any)) {
+			i := base + j
+			for r := range i % 3 {
+				add(int64(i), fmt.Sprintf("id %d", i), int32(r), float64(i)/7)
+			}
+		}
+	}
+	var want bytes.Buffer
+	if err := WriteRows(&want, pointio.FormatParquet, fields, 5_500, rows(0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cuts := range [][]int{{0, 1000, 3000, 5500}, {0, 5500, 5500}} {
+		f, at := &fileAt{}, int64(4)
+		var metas [][]byte
+		for p := range len(cuts) - 1 {
+			var b bytes.Buffer
+			w, err := NewParquetRowsPartWriter(&b, fields, StreamOptions{Workers: 2})
+			if err == nil {
+				err = w.Write(cuts[p+1]-cuts[p], rows(cuts[p]))
+			}
+			if err == nil {
+				err = w.Close()
+			}
+			meta, merr := w.Meta(at)
+			if err != nil || merr != nil {
+				t.Fatal(err, merr)
+			}
+			f.WriteAt(b.Bytes(), at)
+			at += w.Len()
+			metas = append(metas, meta)
+		}
+		if err := FinishParquetRows(f, at, fields, metas); err != nil || !bytes.Equal(f.b, want.Bytes()) {
+			t.Errorf("cuts %v: %d bytes (%v), want %d", cuts, len(f.b), err, want.Len())
+		}
+	}
 }
