@@ -396,7 +396,7 @@ func (j *mpiJob) readRows(ctx context.Context, rf *rowFile) (geoknn.Points, []in
 // rows (scattered from rank 0) and of every reference (broadcast).
 func (j *mpiJob) ownLabels(obs, ref pointSet, counts []int) (labels, error) {
 	l := labels{obsBase: offsetOf(counts, j.rank)}
-	if !j.f.outPerRank {
+	if !j.f.outPerRank && j.shared == "" {
 		return l, nil
 	}
 	var err error
@@ -548,6 +548,9 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 		}
 	}
 	if j.shared != "" {
+		if j.own.any() {
+			j.part.rows = &a.own
+		}
 		if err := j.writeShared(ctx, j.part); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -132,13 +133,56 @@ func (j *mpiJob) writeParquetPart(ctx context.Context, f *os.File, p rankPart) e
 	if err != nil {
 		return err
 	}
-	meta, err := part.Meta(at)
-	metas, err := j.gatherBytes(meta, err)
+	return j.finishParquet(ctx, f, part.Meta, at, func(metas [][]byte) error {
+		return arrowio.FinishParquet(ctxWriterAt{ctx, f}, end, p.kind, p.k, metas)
+	})
+}
+
+// writeRowsPart writes the rank's answers with identifiers: CSV lines,
+// or Parquet row groups with the footer by rank 0, as writeParquetPart.
+func (j *mpiJob) writeRowsPart(ctx context.Context, f *os.File, t table) error {
+	rows := func(j int, add func(...string)) { t.rows(j, func(vals ...any) { add(csvFields(vals)...) }) }
+	if j.shared == pointio.FormatCSV {
+		_, _, err := j.writeSpilled(ctx, f, 0, func(w io.Writer) error {
+			bw := bufio.NewWriterSize(w, 1<<20)
+			cw := pointio.NewCSVRowsPartWriter(bw, t.header(), j.rank == 0)
+			if err := cw.Write(t.n, rows); err != nil {
+				return err
+			}
+			return cw.Close()
+		})
+		return err
+	}
+	var part *arrowio.ParquetRowsPart
+	at, end, err := j.writeSpilled(ctx, f, 4, func(w io.Writer) error {
+		var err error
+		if part, err = arrowio.NewParquetRowsPartWriter(w, t.fields, arrowio.StreamOptions{}); err != nil {
+			return err
+		}
+		if err := part.Write(t.n, t.rows); err != nil {
+			part.Abort()
+			return err
+		}
+		return part.Close()
+	})
+	if err != nil {
+		return err
+	}
+	return j.finishParquet(ctx, f, part.Meta, at, func(metas [][]byte) error {
+		return arrowio.FinishParquetRows(ctxWriterAt{ctx, f}, end, t.fields, metas)
+	})
+}
+
+// finishParquet gathers the ranks' row groups' metadata (meta, placed at
+// the rank's offset at) to rank 0, which writes the footer with finish.
+func (j *mpiJob) finishParquet(ctx context.Context, f *os.File, meta func(at int64) ([]byte, error), at int64, finish func(metas [][]byte) error) error {
+	m, err := meta(at)
+	metas, err := j.gatherBytes(m, err)
 	if err != nil {
 		return err
 	}
 	if j.rank == 0 {
-		err = arrowio.FinishParquet(ctxWriterAt{ctx, f}, end, p.kind, p.k, metas)
+		err = finish(metas)
 	}
 	return j.allOK(err)
 }
@@ -273,4 +317,13 @@ func (c ctxWriterAt) WriteAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	return c.f.WriteAt(p, off)
+}
+
+// header is t's CSV header: its fields' names.
+func (t table) header() []string {
+	h := make([]string, len(t.fields))
+	for k, f := range t.fields {
+		h[k] = f.Name
+	}
+	return h
 }

@@ -101,6 +101,8 @@ func TestRunMPI(t *testing.T) {
 		{"files to Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "parquet", false},
 		{"ids", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
 			"--obs-id", "name", "--ref-id", "iata", "--k", "2"}, "csv", false},
+		{"reference ids, radius lists, Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
+			"--ref-id", "iata", "--within-m", "40000", "--list"}, "parquet", false},
 		{"clustered on the host", []string{"--obs", "30000", "--ref", "500", "--gen", "clustered"}, "arrow", false},
 		{"k nearest", []string{"--obs", "20001", "--ref", "700", "--k", "3"}, "csv", false},
 		{"k nearest within a limit", []string{"--obs", "20001", "--ref", "700", "--k", "4", "--max-m", "300000"}, "npz", false},

@@ -35,16 +35,17 @@ import (
 var errAnotherRank = errors.New("another rank failed to write its part of the output (its error is above)")
 
 // sharedFormat is --out's format where the ranks write it together, else
-// "": a file, new or regular, in CSV, npz or Parquet, and no identifier
-// columns (gathered to rank 0). Arrow IPC files are gathered: their footer
-// lists every batch. --validate is checked by every rank on its range
-// (mpi_validate.go).
+// "": a file, new or regular, in CSV, npz or Parquet (npz with identifier
+// columns is gathered: their width is the longest id). Arrow IPC files
+// are gathered: their footer lists every batch. --validate is checked by
+// every rank on its range (mpi_validate.go).
 func (f runFlags) sharedFormat() string {
-	if f.out == "" || f.out == "-" || f.outPerRank || f.obsID != "" || f.refID != "" {
+	if f.out == "" || f.out == "-" || f.outPerRank {
 		return ""
 	}
 	format, err := f.format()
-	if err != nil || format == pointio.FormatArrow {
+	ids := f.obsID != "" || f.refID != ""
+	if err != nil || format == pointio.FormatArrow || (ids && format == pointio.FormatNPZ) {
 		return ""
 	}
 	if fi, err := os.Stat(f.out); err == nil && !fi.Mode().IsRegular() {
@@ -95,7 +96,8 @@ type rankPart struct {
 	kind    pointio.AnswerKind
 	k       int
 	a       pointio.Answers
-	entries int64 // the radius lists' entries
+	entries int64  // the radius lists' entries
+	rows    *table // the answers with identifiers (--obs-id, --ref-id)
 }
 
 func nearestPart(res *geoknn.Result, lo int) rankPart {
@@ -247,6 +249,9 @@ func (j *mpiJob) settle(ctx context.Context, s *sharedFile, err error) error {
 
 // writePart writes the rank's part in the format's way.
 func (j *mpiJob) writePart(ctx context.Context, f *os.File, p rankPart) error {
+	if p.rows != nil {
+		return j.writeRowsPart(ctx, f, *p.rows)
+	}
 	switch j.shared {
 	case pointio.FormatNPZ:
 		return j.writeNPZPart(ctx, f, p)
