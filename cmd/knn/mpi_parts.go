@@ -26,7 +26,12 @@ func (j *mpiJob) writeSpilled(ctx context.Context, f *os.File, head int64, write
 			dir = "." // beside --out, on its filesystem: not os.TempDir
 		}
 		if spill, err = os.CreateTemp(dir, fmt.Sprintf(".%s.rank%d.tmp-", base, j.rank)); err == nil {
-			defer os.Remove(spill.Name())
+			remove := func() { os.Remove(spill.Name()) }
+			// A signal removes it at once too: the rank may be waiting in
+			// a collective that never returns when another rank ends the
+			// job.
+			defer context.AfterFunc(ctx, remove)()
+			defer remove()
 			defer spill.Close()
 			out = spill
 		}

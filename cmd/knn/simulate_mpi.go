@@ -76,7 +76,7 @@ func (r *simRank) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := r.openOutput(); err != nil {
+	if err := r.openOutput(ctx); err != nil {
 		return err
 	}
 	defer r.discard()
@@ -227,8 +227,10 @@ func (r *simRank) gatherStep(s simulator.Step) (*geoknn.Result, error) {
 }
 
 // openOutput starts rank 0's output, the step files' folder and the
-// table's heading, and tells every rank the folder.
-func (r *simRank) openOutput() error {
+// table's heading, and tells every rank the folder. A signal removes the
+// folder at once (rank 0 may be waiting in a collective that never returns
+// when another rank ends the job); once committed there is none to remove.
+func (r *simRank) openOutput(ctx context.Context) error {
 	var tmp string
 	if r.rank == 0 {
 		o := &simOutput{f: r.f, stdout: r.stdout, stderr: r.stderr, digits: r.digits, bar: newStepBar(r.stderr, r.f.quiet)}
@@ -237,6 +239,7 @@ func (r *simRank) openOutput() error {
 			if err != nil {
 				return err
 			}
+			context.AfterFunc(ctx, d.discard)
 			if o.dir, tmp = d, d.tmp; r.shared != "" {
 				o.dir, r.dir = nil, d // written by the ranks
 			}
