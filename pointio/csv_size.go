@@ -77,3 +77,64 @@ func lowerTo(a *atomic.Int64, v int64) {
 		}
 	}
 }
+
+// AnswersCSVSize is NearestCSVSize for answers of any kind (k a row for
+// KindKNearest), as NewCSVAnswerWriter writes them: the exact bytes of a's
+// lines, and of the header line where header says.
+func AnswersCSVSize(kind AnswerKind, k int, a Answers, header bool) (int64, error) {
+	if kind == KindNearest {
+		return NearestCSVSize(a.Base, a.N, a.Nearest, header)
+	}
+	c := &csvAnswers{kind: kind, k: k}
+	var total atomic.Int64
+	parallel.Blocks(a.N, 1<<12, 0, func(_, lo, hi int) {
+		size := int64(0)
+		for j := lo; j < hi; j++ {
+			size += c.lineSize(a, j)
+		}
+		total.Add(size)
+	})
+	if header {
+		total.Add(int64(len(c.header()) + 1))
+	}
+	return total.Load(), nil
+}
+
+// lineSize is the length of the lines of a's observation j.
+func (c *csvAnswers) lineSize(a Answers, j int) int64 {
+	i := uint64(a.Base + j)
+	switch {
+	case c.kind == KindWithinCounts:
+		return int64(decimalDigits(i) + decimalDigits(uint64(a.Within.Count(j))) + 2)
+	case c.kind == KindWithinLists:
+		size := int64(0)
+		for r := range a.Within.Count(j) {
+			ref, m := a.Within.Ref(j, r)
+			size += int64(decimalDigits(i)+1) + refLineSize(ref, m)
+		}
+		return size
+	case c.k == 1:
+		ref, m, ok := a.KRow(j, 0)
+		if !ok {
+			return int64(decimalDigits(i) + len(",-1,\n"))
+		}
+		return int64(decimalDigits(i)+1) + refLineSize(ref, m)
+	}
+	size := int64(0)
+	for r := range c.k {
+		ref, m, ok := a.KRow(j, r)
+		if !ok {
+			break
+		}
+		size += int64(decimalDigits(i)+decimalDigits(uint64(r+1))+2) + refLineSize(ref, m)
+	}
+	return size
+}
+
+// refLineSize is the length of appendRefLine's "ref,metres\n".
+func refLineSize(ref uint32, m float64) int64 {
+	if mm, ok := millimetres(m); ok {
+		return int64(decimalDigits(uint64(ref)) + decimalDigits(mm/1000) + 6)
+	}
+	return int64(len(appendRefLine(nil, ref, m)))
+}

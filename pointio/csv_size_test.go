@@ -34,3 +34,25 @@ func TestNearestCSVSize(t *testing.T) {
 		}
 	}
 }
+
+// AnswersCSVSize is the length of what the writer writes, for every kind.
+func TestAnswersCSVSize(t *testing.T) {
+	for name, s := range answerSets(t) {
+		for _, kind := range allKinds {
+			for _, base := range []int{0, 123_456_789} {
+				a := s.chunk(0, s.n)
+				a.Base = base
+				var b bytes.Buffer
+				w, _ := NewCSVAnswerPartWriter(bufio.NewWriter(&b), kind, s.k, base, base == 0)
+				werr := w.Write(a)
+				if werr == nil {
+					werr = w.Close()
+				}
+				size, err := AnswersCSVSize(kind, s.k, a, base == 0)
+				if (err != nil) != (werr != nil) || (err == nil && size != int64(b.Len())) {
+					t.Errorf("%s, kind %d, from %d: size %d (%v), the writer wrote %d (%v)", name, kind, base, size, err, b.Len(), werr)
+				}
+			}
+		}
+	}
+}

@@ -20,11 +20,11 @@ import (
 // offsets in the one file, instead of gathering every answer to rank 0:
 // .npz arrays at offsets computed from the counts (the arrays' CRCs
 // combined at rank 0), CSV and Parquet parts after the ranks exchange
-// their lengths: counted before writing for the nearest answers' CSV
-// (pointio.NearestCSVSize), so that every rank writes straight into the
-// file; else known once written, so a rank other than rank 0 writes its
-// part to a file beside --out first, then copies it in (in the kernel,
-// copy_file_range, where the filesystem allows). Rank 0 writes the zip structure or the
+// their lengths: counted before writing for CSV (pointio.AnswersCSVSize),
+// so that every rank writes straight into the file; known once written
+// for Parquet and for CSV with identifiers, so a rank other than rank 0
+// writes its part to a file beside --out first, then copies it in (in
+// the kernel, copy_file_range, where the filesystem allows). Rank 0 writes the zip structure or the
 // Parquet footer, from every rank's row groups' metadata. The file is a
 // temporary one of rank 0's, renamed into place only when every rank has
 // written and synced its part; any failure or signal removes it. It needs
@@ -269,10 +269,7 @@ func (j *mpiJob) writePart(ctx context.Context, f *os.File, p rankPart) error {
 		}
 		return err
 	}
-	if p.kind == pointio.KindNearest { // lengths counted before: no part spilled
-		size, err := pointio.NearestCSVSize(p.a.Base, p.a.N, p.a.Nearest, j.rank == 0)
-		return j.writeSized(ctx, f, size, err, write)
-	}
-	_, _, err := j.writeSpilled(ctx, f, 0, write)
-	return err
+	// Lengths counted before writing: no part spilled.
+	size, err := pointio.AnswersCSVSize(p.kind, p.k, p.a, j.rank == 0)
+	return j.writeSized(ctx, f, size, err, write)
 }
