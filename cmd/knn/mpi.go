@@ -51,13 +51,13 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 	}
 	j := &mpiJob{f: f, opts: opts, lib: lib, world: world, stdout: stdout, stderr: stderr}
 	err = j.run(ctx)
-	return endRank(ctx, lib, world, fmt.Sprintf("rank %d of %d (%s)", j.rank, j.size, j.host), err, stderr)
+	return endRank(ctx, lib, world, j.rank, fmt.Sprintf("rank %d of %d (%s)", j.rank, j.size, j.host), err, stderr)
 }
 
 // endRank ends a rank (who) of a job: MPI_Finalize after success or a
 // settings refusal (which every rank returns), else the error printed and
 // the whole job ended with MPI_Abort and the error's exit status.
-func endRank(ctx context.Context, lib *mpi.Lib, world mpi.Comm, who string, err error, stderr io.Writer) error {
+func endRank(ctx context.Context, lib *mpi.Lib, world mpi.Comm, rank int, who string, err error, stderr io.Writer) error {
 	var se settingsError
 	if errors.As(err, &se) {
 		fmt.Fprintf(stderr, "knn: %s: %v\n", who, err)
@@ -74,6 +74,12 @@ func endRank(ctx context.Context, lib *mpi.Lib, world mpi.Comm, who string, err 
 		// writers check ctx).
 		status = s
 		fmt.Fprintf(stderr, "knn: %s: %v\n", who, context.Cause(ctx))
+		if rank > 0 {
+			// Rank 0 removes the job's temporary output on the same
+			// signal, maybe a folder of step files: the abort, which
+			// kills it, waits that long.
+			time.Sleep(time.Second)
+		}
 	} else {
 		fmt.Fprintf(stderr, "knn: %s: %v\n", who, err)
 	}

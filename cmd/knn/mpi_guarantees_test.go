@@ -105,3 +105,41 @@ func TestRunMPIWriteFailure(t *testing.T) {
 		}
 	}
 }
+
+// SIGTERM to mpirun during simulate --mpi with step files stops every
+// rank and leaves no step file, no folder, under Open MPI and MPICH.
+func TestSimulateMPISignal(t *testing.T) {
+	ls := launchers(t)
+	bin := knnBinary(t)
+	for _, l := range ls {
+		dir := t.TempDir()
+		args := append(append(append([]string{}, l.args...), "-np", "2", bin), "simulate", "--mpi", "--engine", "cpu", "-q",
+			"--obs", "2^21", "--ref", "2^10", "--steps", "200", "--replace", "0.01", "--out-dir", "steps", "--out-format", "npz")
+		cmd := exec.Command(l.name, args...)
+		cmd.Dir = dir
+		cmd.Env = os.Environ()
+		if l.lib != "" {
+			cmd.Env = append(cmd.Env, "GEOKNN_MPI_LIB="+l.lib)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: no exit within 30 s of SIGTERM", l.name)
+		}
+		if cmd.ProcessState.ExitCode() == 0 {
+			t.Errorf("%s: exit status 0 after SIGTERM", l.name)
+		}
+		if names, _ := os.ReadDir(dir); len(names) != 0 {
+			t.Errorf("%s: left behind %v", l.name, names)
+		}
+	}
+}

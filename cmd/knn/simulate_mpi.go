@@ -43,7 +43,7 @@ func simulateMPI(ctx context.Context, f *simFlags, digits int, stdout, stderr io
 	}
 	r := &simRank{f: f, lib: lib, world: world, digits: digits, stdout: stdout, stderr: stderr}
 	err = r.run(ctx)
-	return endRank(ctx, lib, world, fmt.Sprintf("rank %d of %d (%s)", r.rank, r.size, r.host), err, stderr)
+	return endRank(ctx, lib, world, r.rank, fmt.Sprintf("rank %d of %d (%s)", r.rank, r.size, r.host), err, stderr)
 }
 
 // simRank is one rank's part of a simulation.
