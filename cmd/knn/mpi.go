@@ -676,12 +676,13 @@ type rankReports struct {
 
 // gatherTimes collects every rank's report at rank 0.
 func (j *mpiJob) gatherTimes() (rankReports, error) {
-	line := fmt.Sprintf("rank %d on %s (%s): %d observations, load %.3f s, spread %.3f s, query %.3f s, gather %.3f s",
-		j.rank, j.host, j.times.devices, j.times.n, j.times.load.Seconds(), j.times.spread.Seconds(),
-		j.times.query.Seconds(), j.times.gather.Seconds())
+	last := fmt.Sprintf("gather %.3f s", j.times.gather.Seconds())
 	if j.shared != "" {
-		line += fmt.Sprintf(", write %.3f s", j.times.write.Seconds())
+		last = fmt.Sprintf("write %.3f s", j.times.write.Seconds()) // its part of --out
 	}
+	line := fmt.Sprintf("rank %d on %s (%s): %d observations, load %.3f s, spread %.3f s, query %.3f s, %s",
+		j.rank, j.host, j.times.devices, j.times.n, j.times.load.Seconds(), j.times.spread.Seconds(),
+		j.times.query.Seconds(), last)
 	line += boundNote(j.localLen)
 	// A record: the query's seconds (8 bytes), then the line.
 	rec := make([]byte, rankRecord)
