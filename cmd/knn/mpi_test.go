@@ -87,37 +87,7 @@ func TestRunMPI(t *testing.T) {
 			t.Fatalf("knn convert: %v\n%s", err, out)
 		}
 	}
-	cases := []struct {
-		name string
-		args []string
-		ext  string
-		both bool // under MPICH too
-	}{
-		{"counts", []string{"--obs", "50001", "--ref", "2^10"}, "csv", true},
-		{"files", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "npz", true},
-		{"row groups on every rank", []string{"--obs", "2200000", "--ref", "2^8"}, "parquet", true},
-		{"k nearest, row groups on two ranks", []string{"--obs", "1100000", "--ref", "2^8", "--k", "2", "--max-m", "800000"}, "parquet", false},
-		{"radius lists, row groups on two ranks", []string{"--obs", "1100000", "--ref", "2^8", "--within-m", "300000", "--list"}, "parquet", false},
-		{"files to Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "parquet", false},
-		{"ids", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
-			"--obs-id", "name", "--ref-id", "iata", "--k", "2"}, "csv", false},
-		{"reference ids, radius lists, Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
-			"--ref-id", "iata", "--within-m", "40000", "--list"}, "parquet", false},
-		{"clustered on the host", []string{"--obs", "30000", "--ref", "500", "--gen", "clustered"}, "arrow", false},
-		{"k nearest", []string{"--obs", "20001", "--ref", "700", "--k", "3"}, "csv", false},
-		{"k nearest within a limit", []string{"--obs", "20001", "--ref", "700", "--k", "4", "--max-m", "300000"}, "npz", false},
-		{"counts within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000"}, "csv", false},
-		{"lists within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "parquet", false},
-		{"lists within a radius, npz", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "npz", true},
-		{"rows of a .npy file", []string{"--obs", cities, "--ref", airports}, "csv", false},
-		{"validated by every rank", []string{"--obs", cities, "--ref", airports, "--validate", "500", "--k", "2"}, "npz", true},
-		{"radius counts validated by every rank", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000", "--validate", "300"}, "parquet", false},
-		{"rows of a .npy file, 3 nearest", []string{"--obs", cities, "--ref", airports, "--k", "3"}, "npz", false},
-		{"rows of a Parquet file", []string{"--obs", citiesPQ, "--ref", airports, "--within-m", "200000", "--list"}, "csv", false},
-		{"nearest other airport", []string{"--obs", airports, "--ref", airports, "--exclude-self"}, "csv", false},
-		{"3 nearest other airports", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--k", "3"}, "npz", false},
-		{"other airports within 100 km", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--within-m", "100000", "--list"}, "parquet", false},
-	}
+	cases := mpiRunCases(data, cities, citiesPQ, airports)
 	for _, tc := range cases {
 		want := filepath.Join(dir, "single-"+tc.name+"."+tc.ext)
 		args := append([]string{"run", "--engine", "cpu", "-q", "--out", want}, tc.args...)
@@ -248,4 +218,44 @@ func npyFile(rows []float64) []byte {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	}
 	return b
+}
+
+// mpiRunCase is a TestRunMPI case: knn run's flags, --out's extension,
+// and whether MPICH runs it too.
+type mpiRunCase struct {
+	name string
+	args []string
+	ext  string
+	both bool
+}
+
+// mpiRunCases are TestRunMPI's cases over the real data and its .npy and
+// Parquet copies.
+func mpiRunCases(data, cities, citiesPQ, airports string) []mpiRunCase {
+	return []mpiRunCase{
+		{"counts", []string{"--obs", "50001", "--ref", "2^10"}, "csv", true},
+		{"files", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "npz", true},
+		{"row groups on every rank", []string{"--obs", "2200000", "--ref", "2^8"}, "parquet", true},
+		{"k nearest, row groups on two ranks", []string{"--obs", "1100000", "--ref", "2^8", "--k", "2", "--max-m", "800000"}, "parquet", false},
+		{"radius lists, row groups on two ranks", []string{"--obs", "1100000", "--ref", "2^8", "--within-m", "300000", "--list"}, "parquet", false},
+		{"files to Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "parquet", false},
+		{"ids", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
+			"--obs-id", "name", "--ref-id", "iata", "--k", "2"}, "csv", false},
+		{"reference ids, radius lists, Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
+			"--ref-id", "iata", "--within-m", "40000", "--list"}, "parquet", false},
+		{"clustered on the host", []string{"--obs", "30000", "--ref", "500", "--gen", "clustered"}, "arrow", false},
+		{"k nearest", []string{"--obs", "20001", "--ref", "700", "--k", "3"}, "csv", false},
+		{"k nearest within a limit", []string{"--obs", "20001", "--ref", "700", "--k", "4", "--max-m", "300000"}, "npz", false},
+		{"counts within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000"}, "csv", false},
+		{"lists within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "parquet", false},
+		{"lists within a radius, npz", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "npz", true},
+		{"rows of a .npy file", []string{"--obs", cities, "--ref", airports}, "csv", false},
+		{"validated by every rank", []string{"--obs", cities, "--ref", airports, "--validate", "500", "--k", "2"}, "npz", true},
+		{"radius counts validated by every rank", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000", "--validate", "300"}, "parquet", false},
+		{"rows of a .npy file, 3 nearest", []string{"--obs", cities, "--ref", airports, "--k", "3"}, "npz", false},
+		{"rows of a Parquet file", []string{"--obs", citiesPQ, "--ref", airports, "--within-m", "200000", "--list"}, "csv", false},
+		{"nearest other airport", []string{"--obs", airports, "--ref", airports, "--exclude-self"}, "csv", false},
+		{"3 nearest other airports", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--k", "3"}, "npz", false},
+		{"other airports within 100 km", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--within-m", "100000", "--list"}, "parquet", false},
+	}
 }
