@@ -98,6 +98,15 @@ func TestCollectivesChild(t *testing.T) {
 	if total, err := c.SumFloat64(1); err != nil || total != float64(n) {
 		t.Errorf("SumFloat64 = %v, %v", total, err)
 	}
+	if v, err := c.SumFloat64s([]float64{1, float64(me)}); err != nil || v[0] != float64(n) || v[1] != float64(n*(n-1)/2) {
+		t.Errorf("SumFloat64s = %v, %v", v, err)
+	}
+	if v, err := c.MaxFloat64s([]float64{float64(-me), float64(me)}); err != nil || v[0] != 0 || v[1] != float64(n-1) {
+		t.Errorf("MaxFloat64s = %v, %v", v, err)
+	}
+	if all, err := c.AllgatherInt64([]int64{int64(me), int64(10 * me)}); err != nil || len(all) != 2*n || all[2*(n-1)+1] != int64(10*(n-1)) {
+		t.Errorf("AllgatherInt64 = %v, %v", all, err)
+	}
 	// Strings, some empty, some longer than the chunk of 7 bytes.
 	names := []string{"Zürich", "", "Lagos", "São Paulo de Olivença", "", "x", "Wellington", "東京"}
 	var sent []string

@@ -29,7 +29,7 @@ var libNames = []string{"libmpi.so.40", "libmpich.so.12", "libmpi.so.12", "libmp
 // functions are the MPI calls geoknn makes.
 var functions = []string{"MPI_Init_thread", "MPI_Initialized", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank",
 	"MPI_Comm_size", "MPI_Comm_split_type", "MPI_Comm_free", "MPI_Bcast", "MPI_Gatherv", "MPI_Scatterv",
-	"MPI_Allreduce", "MPI_Send", "MPI_Recv", "MPI_Get_library_version", "MPI_Error_string", "MPI_Get_processor_name"}
+	"MPI_Allreduce", "MPI_Allgather", "MPI_Send", "MPI_Recv", "MPI_Get_library_version", "MPI_Error_string", "MPI_Get_processor_name"}
 
 // Open loads the MPI library: GEOKNN_MPI_LIB (a file name or path), else
 // the first of libmpi.so.40 (Open MPI), libmpich.so.12, libmpi.so.12
@@ -227,6 +227,41 @@ func (c Comm) SumFloat64(v float64) (float64, error) {
 	rc := call(c.l.fn["MPI_Allreduce"], uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&out)), 1, c.l.doubleType,
 		c.l.opSum, c.h)
 	return out, c.l.check("MPI_Allreduce", rc)
+}
+
+// SumFloat64s is the element-wise sum of every process's v (each the same
+// length), at every process (MPI_Allreduce, MPI_SUM): a step's counts.
+func (c Comm) SumFloat64s(v []float64) ([]float64, error) { return c.allreduce(v, c.l.opSum) }
+
+// MaxFloat64s is the element-wise largest of every process's v (each the
+// same length), at every process: a step's slowest times.
+func (c Comm) MaxFloat64s(v []float64) ([]float64, error) { return c.allreduce(v, c.l.opMax) }
+
+func (c Comm) allreduce(v []float64, op uintptr) ([]float64, error) {
+	out := make([]float64, len(v))
+	if len(v) == 0 {
+		return out, nil
+	}
+	rc := call(c.l.fn["MPI_Allreduce"], uintptr(unsafe.Pointer(&v[0])), uintptr(unsafe.Pointer(&out[0])), uintptr(len(v)),
+		c.l.doubleType, op, c.h)
+	return out, c.l.check("MPI_Allreduce", rc)
+}
+
+// AllgatherInt64 is every process's v (each the same length), in rank
+// order, at every process (MPI_Allgather): the ranks' sizes and
+// offsets, say.
+func (c Comm) AllgatherInt64(v []int64) ([]int64, error) {
+	n, err := c.Size()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, n*len(v))
+	if len(v) == 0 {
+		return out, nil
+	}
+	rc := call(c.l.fn["MPI_Allgather"], uintptr(unsafe.Pointer(&v[0])), uintptr(8*len(v)), c.l.byteType,
+		uintptr(unsafe.Pointer(&out[0])), uintptr(8*len(v)), c.l.byteType, c.h)
+	return out, c.l.check("MPI_Allgather", rc)
 }
 
 // Gatherv gathers each process's send (counts[rank] bytes: every process

@@ -69,4 +69,15 @@
 // a query's answers a chunk at a time in input order, the same bytes as
 // the whole-answer writers. Package internal/pipeline joins them around
 // a query with a bounded number of chunks in flight.
+//
+// # Parts
+//
+// Several processes (an MPI job's ranks) write one output together, each
+// the answers of its range of observations: NewNPZPartWriter at the
+// arrays' offsets in the shared file, with FinishNPZ's zip structure from
+// every part's sums (CRCs combined, the file never read back);
+// NewCSVAnswerPartWriter and NewCSVRowsPartWriter at offsets the parts'
+// lengths give, which AnswersCSVSize counts before writing. SharedOutput
+// is the file they write, renamed into place only when all succeeded.
+// Package arrowio's ParquetPart does the same for Parquet.
 package pointio

@@ -23,7 +23,7 @@ func NewNPZAnswerWriterAt(f io.WriterAt, kind AnswerKind, k, n int, dir string) 
 		return w, err
 	}
 	z := w.(*npzAnswers)
-	z.at = newNPZLayout(f, z, n)
+	z.at = newNPZLayout(f, z, n, 0)
 	return z, nil
 }
 
@@ -53,28 +53,39 @@ type npzLayout struct {
 // zipLocalHeaderLen is a local file header's fixed part.
 const zipLocalHeaderLen = 30
 
-func newNPZLayout(f io.WriterAt, z *npzAnswers, n int) *npzLayout {
+func newNPZLayout(f io.WriterAt, z *npzAnswers, n int, entries int64) *npzLayout {
 	l := &npzLayout{f: f}
-	counts := []int{n * z.k, n * z.k}
-	shape := fmt.Sprintf("(%d, %d)", n, z.k)
-	if z.kind != KindKNearest {
-		counts, shape = []int{n, n}, fmt.Sprintf("(%d,)", n)
-	}
-	if z.kind == KindWithinCounts {
-		counts = []int{n, 0, 0, 0}
-	}
 	off := int64(0)
 	for m, mb := range z.members {
-		sh := shape
-		if m > 0 && z.kind == KindWithinCounts {
-			sh = "(0,)"
-		}
-		h := npyHeaderShape(mb.descr, sh)
-		length := int64(len(h)) + int64(counts[m])*int64(mb.size)
+		count, shape := npzMemberShape(z.kind, z.k, m, int64(n), entries)
+		h := npyHeaderShape(mb.descr, shape)
+		length := int64(len(h)) + count*int64(mb.size)
 		l.local, l.npy, l.length = append(l.local, off), append(l.npy, h), append(l.length, length)
 		off += zipLocalHeaderLen + int64(len(mb.name)+len(".npy")) + length + descriptorLen(length)
 	}
 	return l
+}
+
+// npzMemberShape is member m's element count and NumPy shape in the
+// archive of n answers of kind (k a row; entries the radius lists'
+// total).
+func npzMemberShape(kind AnswerKind, k, m int, n, entries int64) (int64, string) {
+	switch {
+	case kind == KindKNearest:
+		return n * int64(k), fmt.Sprintf("(%d, %d)", n, k)
+	case kind == KindWithinCounts && m > 0:
+		return 0, "(0,)"
+	case kind == KindWithinLists && m == 1:
+		return n + 1, fmt.Sprintf("(%d,)", n+1)
+	case kind == KindWithinLists && m > 1:
+		return entries, fmt.Sprintf("(%d,)", entries)
+	}
+	return n, fmt.Sprintf("(%d,)", n)
+}
+
+// dataAt is where member m's bytes (its NPY header, then its data) begin.
+func (l *npzLayout) dataAt(m int, mb *npzOutMember) int64 {
+	return l.local[m] + zipLocalHeaderLen + int64(len(mb.name)+len(".npy"))
 }
 
 // descriptorLen is the data descriptor archive/zip writes after a stored
@@ -88,7 +99,7 @@ func descriptorLen(length int64) int64 {
 
 // open points member m's writer at its data, after its NPY header.
 func (l *npzLayout) open(m int, mb *npzOutMember) error {
-	w := &atWriter{f: l.f, off: l.local[m] + zipLocalHeaderLen + int64(len(mb.name)+len(".npy"))}
+	w := &atWriter{f: l.f, off: l.dataAt(m, mb)}
 	if _, err := io.WriteString(w, l.npy[m]); err != nil {
 		return fmt.Errorf("npz: %w", err)
 	}
@@ -96,16 +107,28 @@ func (l *npzLayout) open(m int, mb *npzOutMember) error {
 	return nil
 }
 
-// finish writes the zip structure around the arrays in place: archive/zip
-// writes it through a writer that skips the arrays' bytes.
+// finish writes the zip structure around the arrays in place, after
+// checking that each was written whole.
 func (l *npzLayout) finish(members []*npzOutMember) error {
+	crcs := make([]uint32, len(members))
+	for m, mb := range members {
+		w := mb.w.(*atWriter)
+		if w.off != l.dataAt(m, mb)+l.length[m] {
+			return fmt.Errorf("npz: array %s of %d bytes, want %d", mb.name, w.off-l.local[m], l.length[m])
+		}
+		crcs[m] = w.crc
+	}
+	return l.headers(members, crcs)
+}
+
+// headers writes the zip structure around the arrays, whose CRCs are
+// crcs: archive/zip writes it through a writer that skips the arrays'
+// bytes.
+func (l *npzLayout) headers(members []*npzOutMember, crcs []uint32) error {
 	sw := &skipWriter{f: l.f}
 	zw := zip.NewWriter(sw)
 	for m, mb := range members {
-		if w := mb.w.(*atWriter); w.off != l.local[m]+zipLocalHeaderLen+int64(len(mb.name)+len(".npy"))+l.length[m] {
-			return fmt.Errorf("npz: array %s of %d bytes, want %d", mb.name, w.off-l.local[m], l.length[m])
-		}
-		if err := l.member(zw, sw, mb, uint64(l.length[m])); err != nil {
+		if err := l.member(zw, sw, mb, crcs[m], uint64(l.length[m])); err != nil {
 			return fmt.Errorf("npz: %w", err)
 		}
 	}
@@ -118,9 +141,9 @@ func (l *npzLayout) finish(members []*npzOutMember) error {
 // member adds mb's headers as CreateHeader and its writer's close would
 // write them: version 2.0, a data descriptor, 4.5 in the directory for a
 // ZIP64 member.
-func (l *npzLayout) member(zw *zip.Writer, sw *skipWriter, mb *npzOutMember, length uint64) error {
+func (l *npzLayout) member(zw *zip.Writer, sw *skipWriter, mb *npzOutMember, crc uint32, length uint64) error {
 	fh := &zip.FileHeader{Name: mb.name + ".npy", Method: zip.Store, Flags: 0x8, CreatorVersion: 20, ReaderVersion: 20,
-		CRC32: mb.w.(*atWriter).crc, CompressedSize64: length, UncompressedSize64: length}
+		CRC32: crc, CompressedSize64: length, UncompressedSize64: length}
 	w, err := zw.CreateRaw(fh)
 	if err != nil {
 		return err

@@ -20,6 +20,15 @@ func NewCSVRowsWriter(w *bufio.Writer, header []string) *CSVRowsWriter {
 	return &CSVRowsWriter{w: w, header: strings.TrimSuffix(string(appendCSVRecord(nil, header)), "\n")}
 }
 
+// NewCSVRowsPartWriter writes a part of NewCSVRowsWriter's output: the
+// rows of a range of items, after the header where first says (the first
+// part). Parts written one after the other are the whole output.
+func NewCSVRowsPartWriter(w *bufio.Writer, header []string, first bool) *CSVRowsWriter {
+	c := NewCSVRowsWriter(w, header)
+	c.started = !first
+	return c
+}
+
 // Write writes the rows rows(j, add) adds for each of n items (j from 0),
 // after those of the last chunk; rows is called from several goroutines
 // at once.

@@ -68,6 +68,20 @@ func NewCSVAnswerWriter(w *bufio.Writer, kind AnswerKind, k int) (AnswerWriter, 
 	return &csvAnswers{w: w, kind: kind, k: k}, nil
 }
 
+// NewCSVAnswerPartWriter writes a part of the CSV NewCSVAnswerWriter
+// writes: the lines of observations lo on (Write's chunks, Base counted
+// in the whole output), after the header where header says (the first
+// part). Parts written one after the other are the whole output.
+func NewCSVAnswerPartWriter(w *bufio.Writer, kind AnswerKind, k, lo int, header bool) (AnswerWriter, error) {
+	aw, err := NewCSVAnswerWriter(w, kind, k)
+	if err != nil {
+		return nil, err
+	}
+	c := aw.(*csvAnswers)
+	c.next, c.started = lo, !header
+	return c, nil
+}
+
 func (c *csvAnswers) header() string {
 	switch {
 	case c.kind == KindWithinCounts:

@@ -52,6 +52,11 @@ type Config struct {
 	// Index and Distance are nil), which on a GPU saves copying them back.
 	// The changed count is computed either way. Nil means every step.
 	Answers func(step int) bool
+
+	// Part, when set, makes the run the part Part of the simulation's
+	// observations (see Part): Obs is then the whole simulation's count
+	// (generated sets), and InitObs, if any, holds the part's own points.
+	Part Part
 }
 
 // Step is one step of a simulation, as Run hands it to its callback.
@@ -134,7 +139,11 @@ func (c *Config) Validate() error {
 	if c.Steps < 1 {
 		return fmt.Errorf("simulator: %d steps, want at least 1", c.Steps)
 	}
-	if err := checkCount("observations", c.Obs, c.InitObs); err != nil {
+	if c.Part.set() {
+		if err := checkPart(c.Part, c.Obs, c.InitObs); err != nil {
+			return err
+		}
+	} else if err := checkCount("observations", c.Obs, c.InitObs); err != nil {
 		return err
 	}
 	if err := checkCount("references", c.Ref, c.InitRef); err != nil {

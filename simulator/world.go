@@ -24,7 +24,8 @@ type world struct {
 	// drawn while the current step's query runs, and the two swap at every
 	// step.
 	mv, next *Movers
-	rep      *replacer // nil when nothing is replaced
+	rep      *replacer     // nil when nothing is replaced
+	part     *partReplacer // a part's: the whole simulation's replacements in it
 	// Replacements, double-buffered: step n's are written into the host
 	// columns while step n+1's are drawn, both during step n's query.
 	reps [2]replacement
@@ -50,7 +51,11 @@ type replacement struct {
 // newWorld sets up cfg's initial state: the observations, the references
 // and their motion, and the replacer with its buffers.
 func newWorld(cfg Config, workers int) (*world, error) {
-	obsLat, obsLon, err := initColumns(cfg.InitObs, cfg.Obs, cfg.ObsGen, cfg.Seed)
+	init := initColumns
+	if cfg.Part.set() {
+		init = func(geoknn.Points, int, string, uint64) ([]float64, []float64, error) { return partColumns(cfg) }
+	}
+	obsLat, obsLon, err := init(cfg.InitObs, cfg.Obs, cfg.ObsGen, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +66,9 @@ func newWorld(cfg Config, workers int) (*world, error) {
 	n := mv.Len()
 	w := &world{cfg: cfg, workers: workers,
 		obsLat: obsLat, obsLon: obsLon, obs: geoknn.Radians64(obsLat, obsLon), mv: mv}
-	if _, ok := sphere.IndexedByName(genName(cfg.ObsGen)); ok {
+	// A part's steps are made on the host: a session inside draws the
+	// replacements of its own observations, not of the whole's.
+	if _, ok := sphere.IndexedByName(genName(cfg.ObsGen)); ok && !cfg.Part.set() {
 		w.inside = true
 		return w, nil
 	}
@@ -91,6 +98,9 @@ func initMovers(cfg Config) (*Movers, error) {
 // the configuration replaces no observations.
 func (w *world) initReplacer() error {
 	k := sphere.ReplaceCount(w.cfg.Replace, len(w.obsLat))
+	if w.cfg.Part.set() {
+		k = sphere.ReplaceCount(w.cfg.Replace, w.cfg.Obs)
+	}
 	if k <= 0 {
 		return nil
 	}
@@ -99,6 +109,11 @@ func (w *world) initReplacer() error {
 		return err
 	}
 	w.rep = newReplacer(w.cfg.Replace, gen, w.cfg.Seed, w.workers)
+	if w.cfg.Part.set() {
+		point, _ := sphere.IndexedByName(genName(w.cfg.ObsGen))
+		w.part = &partReplacer{replacer: w.rep, n: w.cfg.Obs, part: w.cfg.Part, point: point}
+		return nil // its buffers grow with each step's draw
+	}
 	for i := range w.reps {
 		w.reps[i] = replacement{slots: make([]uint32, k), newLat: make([]float64, k), newLon: make([]float64, k)}
 	}
@@ -291,6 +306,10 @@ func (w *world) draw(n int) {
 	if w.rep != nil {
 		wg.Go(func() {
 			r := &w.reps[n%2]
+			if w.part != nil {
+				w.part.draw(n, r)
+				return
+			}
 			w.rep.draw(n, len(w.obsLat), r.slots, r.newLat, r.newLon)
 		})
 	}

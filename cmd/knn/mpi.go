@@ -51,27 +51,40 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 	}
 	j := &mpiJob{f: f, opts: opts, lib: lib, world: world, stdout: stdout, stderr: stderr}
 	err = j.run(ctx)
+	return endRank(ctx, lib, world, j.rank, fmt.Sprintf("rank %d of %d (%s)", j.rank, j.size, j.host), err, stderr)
+}
+
+// endRank ends a rank (who) of a job: MPI_Finalize after success or a
+// settings refusal (which every rank returns), else the error printed and
+// the whole job ended with MPI_Abort and the error's exit status.
+func endRank(ctx context.Context, lib *mpi.Lib, world mpi.Comm, rank int, who string, err error, stderr io.Writer) error {
 	var se settingsError
 	if errors.As(err, &se) {
-		fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, err)
+		fmt.Fprintf(stderr, "knn: %s: %v\n", who, err)
 		lib.Finalize()
 		return errUsageShown
 	}
-	if err != nil {
-		status := exitStatus(err, io.Discard)
-		if s, ok := signalStatus(ctx); ok {
-			// Every rank gets the signal mpirun passes on; the first to
-			// stop ends the job with the signal's status, and none
-			// writes (their writers check ctx).
-			status = s
-			fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, context.Cause(ctx))
-		} else {
-			fmt.Fprintf(stderr, "knn: rank %d of %d (%s): %v\n", j.rank, j.size, j.host, err)
-		}
-		world.Abort(status)
-		return err // MPI_Abort returned: MPI itself is broken
+	if err == nil {
+		return lib.Finalize()
 	}
-	return lib.Finalize()
+	status := exitStatus(err, io.Discard)
+	if s, ok := signalStatus(ctx); ok {
+		// Every rank gets the signal mpirun passes on; the first to stop
+		// ends the job with the signal's status, and none writes (their
+		// writers check ctx).
+		status = s
+		fmt.Fprintf(stderr, "knn: %s: %v\n", who, context.Cause(ctx))
+		if rank > 0 {
+			// Rank 0 removes the job's temporary output on the same
+			// signal, maybe a folder of step files: the abort, which
+			// kills it, waits that long.
+			time.Sleep(time.Second)
+		}
+	} else {
+		fmt.Fprintf(stderr, "knn: %s: %v\n", who, err)
+	}
+	world.Abort(status)
+	return err // MPI_Abort returned: MPI itself is broken
 }
 
 // mpiJob is one rank's part of a run.
@@ -87,11 +100,15 @@ type mpiJob struct {
 	times               rankTimes
 	own                 labels // this rank's rows' labels, for --out-per-rank
 	nobs                int    // observations of the whole job
+	shared              string // --out's format where the ranks write it together (mpi_write.go)
+	part                rankPart
+	check               func(ctx context.Context) error // --validate of the rank's range, with shared
 }
 
 // rankTimes is one rank's account, gathered to rank 0.
 type rankTimes struct {
 	load, spread, query, gather time.Duration
+	write                       time.Duration // its part of --out, written with the others
 	n                           int
 	devices                     string
 }
@@ -101,6 +118,9 @@ func (j *mpiJob) run(ctx context.Context) error {
 		return err
 	}
 	if err := j.sameSettings(); err != nil {
+		return err
+	}
+	if err := j.decideShared(); err != nil {
 		return err
 	}
 	if j.f.outPerRank { // each rank's own file, through the guard run --out goes through
@@ -211,7 +231,9 @@ func (j *mpiJob) runNearest(ctx context.Context, s *geoknn.Searcher, in *rankInp
 	}
 	j.times.gather = time.Since(t)
 	a := nearestAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	a.own = j.own.nearest(res)
+	lo := offsetOf(in.counts, j.rank)
+	a.own, j.part = j.own.nearest(res), nearestPart(res, lo)
+	j.check = func(ctx context.Context) error { return j.checkNearestPart(ctx, in.part, in.refs, res, lo) }
 	return j.complete(ctx, in.obs, in.ref, a, s)
 }
 
@@ -234,13 +256,15 @@ func (j *mpiJob) gatherNearest(res, all *geoknn.Result, counts []int) error {
 // answer different queries (a silently different half), or wait in
 // different collectives until killed. The first flag that differs is
 // named, as a usage error that ends the job.
-func (j *mpiJob) sameSettings() error {
-	mine := j.f.settings()
+func (j *mpiJob) sameSettings() error { return sameSettings(j.world, j.rank, "run", j.f.settings()) }
+
+// sameSettings is mpiJob.sameSettings for any command's settings.
+func sameSettings(world mpi.Comm, rank int, cmd string, mine []setting) error {
 	vals := make([]string, len(mine))
 	for k, s := range mine {
 		vals[k] = s.value
 	}
-	root, err := j.world.BcastStrings(vals, 0)
+	root, err := world.BcastStrings(vals, 0)
 	if err != nil {
 		return err
 	}
@@ -253,15 +277,15 @@ func (j *mpiJob) sameSettings() error {
 	}
 	// Every rank learns the verdict, so that all of them end alike,
 	// without MPI_Abort (whose kill can lose the message).
-	first, err := j.world.MaxFloat64(differs)
+	first, err := world.MaxFloat64(differs)
 	if err != nil || first < 0 {
 		return err
 	}
 	s := mine[int(first)]
 	if differs < 0 {
-		return settingsError{usagef("run --mpi: ranks were started with different flags: %s differs (rank 0 has %q)", s.flag, root[int(first)])}
+		return settingsError{usagef("%s --mpi: ranks were started with different flags: %s differs (rank 0 has %q)", cmd, s.flag, root[int(first)])}
 	}
-	return settingsError{usagef("run --mpi: rank %d has %s %q, rank 0 %s %q: start every rank with the same flags", j.rank, s.flag, s.value, s.flag, root[int(first)])}
+	return settingsError{usagef("%s --mpi: rank %d has %s %q, rank 0 %s %q: start every rank with the same flags", cmd, rank, s.flag, s.value, s.flag, root[int(first)])}
 }
 
 // settingsError is sameSettings' refusal, which every rank returns: the
@@ -293,12 +317,12 @@ func (f runFlags) settings() []setting {
 // obsByRows is --obs as every rank reads its own rows of it, with its row
 // count in n, or nil when rank 0 reads them all and scatters: by rows where
 // --obs is a file whose rows can be found without reading the rest
-// (obsRowFile) and rank 0 need not hold them all (no --validate, which
-// samples them there, and no --obs-id). Rank 0 reads the count; every rank
+// (obsRowFile) and rank 0 need not hold them all (no --validate of
+// gathered answers, which samples them there, and no --obs-id). Rank 0 reads the count; every rank
 // then opens the file, and one that cannot (a file on rank 0's disk only)
 // sends the job back to reading at rank 0.
 func (j *mpiJob) obsByRows() (*rowFile, error) {
-	rf := obsRowFile(j.f)
+	rf := obsRowFile(j.f, j.f.validate > 0 && j.shared == "")
 	head := []int64{-1}
 	if j.rank == 0 && rf != nil {
 		if n, err := rf.rows(); err == nil && n > 0 {
@@ -333,9 +357,10 @@ type rowFile struct {
 
 // obsRowFile is --obs read by row range: a C-order .npy file (rows at
 // fixed offsets) or a Parquet file (the row groups that hold them); nil for
-// any other input, or where rank 0 must hold every observation.
-func obsRowFile(f runFlags) *rowFile {
-	if f.validate > 0 || f.obsID != "" {
+// any other input, or where rank 0 must hold every observation (to
+// validate gathered answers, validateAtRoot, or for --obs-id).
+func obsRowFile(f runFlags, validateAtRoot bool) *rowFile {
+	if validateAtRoot || f.obsID != "" {
 		return nil
 	}
 	switch {
@@ -366,7 +391,7 @@ func obsRowFile(f runFlags) *rowFile {
 
 // readRows reads this rank's share of the rows of --obs.
 func (j *mpiJob) readRows(ctx context.Context, rf *rowFile) (geoknn.Points, []int, error) {
-	counts := mpi.Shares(int(rf.n), j.size)
+	counts := j.shares(int(rf.n))
 	lo, hi := mpi.Range(counts, j.rank)
 	lat, lon, err := rf.read(ctx, int64(lo), int64(hi))
 	return geoknn.Radians64(lat, lon), counts, err
@@ -377,7 +402,7 @@ func (j *mpiJob) readRows(ctx context.Context, rf *rowFile) (geoknn.Points, []in
 // rows (scattered from rank 0) and of every reference (broadcast).
 func (j *mpiJob) ownLabels(obs, ref pointSet, counts []int) (labels, error) {
 	l := labels{obsBase: offsetOf(counts, j.rank)}
-	if !j.f.outPerRank {
+	if !j.f.outPerRank && j.shared == "" {
 		return l, nil
 	}
 	var err error
@@ -395,35 +420,50 @@ func (j *mpiJob) ownLabels(obs, ref pointSet, counts []int) (labels, error) {
 // place learns the rank, the node-local rank and the host, and picks the
 // rank's GPUs and cores.
 func (j *mpiJob) place() error {
+	p, err := placeRank(j.lib, j.world, j.f.gpusPerRank, &j.opts)
+	j.rank, j.size, j.localRank, j.localLen, j.host = p.rank, p.size, p.localRank, p.localLen, p.host
+	return err
+}
+
+// rankPlace is where a rank of a job runs.
+type rankPlace struct {
+	rank, size, localRank, localLen int
+	host                            string
+}
+
+// placeRank learns the rank, the node-local rank and the host, and picks
+// the rank's GPUs (perRank of them, 0: one a rank when a node runs
+// several ranks, else all) and its share of the node's cores.
+func placeRank(lib *mpi.Lib, world mpi.Comm, perRank int, opts *geoknn.Options) (rankPlace, error) {
+	var p rankPlace
 	var err error
-	if j.rank, err = j.world.Rank(); err != nil {
-		return err
+	if p.rank, err = world.Rank(); err != nil {
+		return p, err
 	}
-	if j.size, err = j.world.Size(); err != nil {
-		return err
+	if p.size, err = world.Size(); err != nil {
+		return p, err
 	}
-	if j.host, err = j.lib.ProcessorName(); err != nil {
-		return err
+	if p.host, err = lib.ProcessorName(); err != nil {
+		return p, err
 	}
-	local, err := j.world.SplitShared()
+	local, err := world.SplitShared()
 	if err != nil {
-		return err
+		return p, err
 	}
 	defer local.Free()
-	if j.localRank, err = local.Rank(); err != nil {
-		return err
+	if p.localRank, err = local.Rank(); err != nil {
+		return p, err
 	}
-	if j.localLen, err = local.Size(); err != nil {
-		return err
+	if p.localLen, err = local.Size(); err != nil {
+		return p, err
 	}
-	per := j.f.gpusPerRank
-	if per == 0 && j.localLen > 1 {
-		per = 1
+	if perRank == 0 && p.localLen > 1 {
+		perRank = 1
 	}
-	j.opts.GPUs, j.opts.FirstGPU = per, j.localRank*per
+	opts.GPUs, opts.FirstGPU = perRank, p.localRank*perRank
 	// The node's cores, shared by its ranks.
-	runtime.GOMAXPROCS(max(1, runtime.NumCPU()/j.localLen))
-	return nil
+	runtime.GOMAXPROCS(max(1, runtime.NumCPU()/p.localLen))
+	return p, nil
 }
 
 // spreadObs gives each rank its range of the observations: generated
@@ -441,7 +481,7 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 		return geoknn.Points{}, nil, err
 	}
 	n := int(head[0])
-	counts := mpi.Shares(n, j.size)
+	counts := j.shares(n)
 	if head[1] == 1 {
 		lo, hi := mpi.Range(counts, j.rank)
 		g, err := geoknn.ParseGenerator(j.f.gen)
@@ -480,14 +520,16 @@ func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref poi
 		all.Stats = res.Stats
 	}
 	a := withinAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	a.own = j.own.within(res)
+	lo := offsetOf(counts, j.rank)
+	a.own, j.part = j.own.within(res), withinPart(res, lo)
+	j.check = func(ctx context.Context) error { return j.checkWithinPart(ctx, part, refs, res, lo) }
 	return j.complete(ctx, obs, ref, a, s)
 }
 
 // gathers says whether rank 0 gathers every rank's answers: for --out or
 // --validate, unless each rank writes its own.
 func (j *mpiJob) gathers() bool {
-	return (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank
+	return (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank && j.shared == ""
 }
 
 // queried records the rank's query of n observations, begun at t, and
@@ -506,6 +548,19 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 			return err
 		}
 	}
+	if j.shared != "" && j.f.validate > 0 {
+		if err := j.check(ctx); err != nil {
+			return err
+		}
+	}
+	if j.shared != "" {
+		if j.own.any() {
+			j.part.rows = &a.own
+		}
+		if err := j.writeShared(ctx, j.part); err != nil {
+			return err
+		}
+	}
 	report, err := j.gatherTimes()
 	if err != nil || j.rank != 0 {
 		return err
@@ -513,6 +568,9 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 	j.report(obs, ref, report)
 	if j.f.outPerRank {
 		j.perRankNote()
+	}
+	if j.shared != "" {
+		fmt.Fprintf(j.stderr, "wrote %s (%s, %d observations), every rank its rows at their offsets\n", j.f.out, j.shared, j.nobs)
 	}
 	if !j.gathers() {
 		return nil
@@ -618,9 +676,14 @@ type rankReports struct {
 
 // gatherTimes collects every rank's report at rank 0.
 func (j *mpiJob) gatherTimes() (rankReports, error) {
-	line := fmt.Sprintf("rank %d on %s (%s): %d observations, load %.3f s, spread %.3f s, query %.3f s, gather %.3f s",
+	last := fmt.Sprintf("gather %.3f s", j.times.gather.Seconds())
+	if j.shared != "" {
+		last = fmt.Sprintf("write %.3f s", j.times.write.Seconds()) // its part of --out
+	}
+	line := fmt.Sprintf("rank %d on %s (%s): %d observations, load %.3f s, spread %.3f s, query %.3f s, %s",
 		j.rank, j.host, j.times.devices, j.times.n, j.times.load.Seconds(), j.times.spread.Seconds(),
-		j.times.query.Seconds(), j.times.gather.Seconds())
+		j.times.query.Seconds(), last)
+	line += boundNote(j.localLen)
 	// A record: the query's seconds (8 bytes), then the line.
 	rec := make([]byte, rankRecord)
 	binary.LittleEndian.PutUint64(rec, math.Float64bits(j.times.query.Seconds()))
@@ -652,8 +715,12 @@ func (j *mpiJob) perRankNote() {
 // report prints the job, the points and every rank's line, and the slowest.
 func (j *mpiJob) report(obs, ref pointSet, ranks rankReports) {
 	w := j.stderr
-	fmt.Fprintf(w, "mpi:          %d ranks, %s (%s); answers gathered through host memory (CUDA-aware library: %v)\n",
-		j.size, j.lib.Implementation(), j.lib.Version(), j.lib.CUDAAware())
+	how := "answers gathered through host memory"
+	if j.shared != "" {
+		how = "every rank writes its answers into --out"
+	}
+	fmt.Fprintf(w, "mpi:          %d ranks, %s (%s); %s (CUDA-aware library: %v)\n",
+		j.size, j.lib.Implementation(), j.lib.Version(), how, j.lib.CUDAAware())
 	fmt.Fprintf(w, "observations: %d (%s)\nreferences:   %d (%s)\n", j.nobs, obs.desc, ref.cols.Len(), ref.desc)
 	for _, line := range ranks.lines {
 		fmt.Fprintf(w, "  %s\n", line)
@@ -720,6 +787,8 @@ func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet
 		all.Stats = res.Stats
 	}
 	a := kAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	a.own = j.own.kNearest(res)
+	lo := offsetOf(counts, j.rank)
+	a.own, j.part = j.own.kNearest(res), kPart(res, lo)
+	j.check = func(ctx context.Context) error { return j.checkKPart(ctx, part, refs, res, lo) }
 	return j.complete(ctx, obs, ref, a, s)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,6 +43,13 @@ func launchers(t *testing.T) []launcher {
 // error and standard error.
 func (l launcher) run(t *testing.T, bin string, np int, args ...string) (string, error) {
 	t.Helper()
+	_, stderr, err := l.output(t, bin, np, args...)
+	return stderr, err
+}
+
+// output is run with standard output too.
+func (l launcher) output(t *testing.T, bin string, np int, args ...string) (string, string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	full := append(append(append([]string{}, l.args...), "-np", strconv.Itoa(np)), bin)
@@ -50,19 +58,22 @@ func (l launcher) run(t *testing.T, bin string, np int, args ...string) (string,
 	if l.lib != "" {
 		cmd.Env = append(cmd.Env, "GEOKNN_MPI_LIB="+l.lib)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("%s -np %d: no exit within 2 minutes", l.name, np)
 	}
-	return stderr.String(), err
+	return stdout.String(), stderr.String(), err
 }
 
 // 1, 2 and 3 ranks write, byte for byte, what one process writes: counts
 // (generated on every rank), files (loaded by rank 0 and scattered),
 // host-generated points, k nearest, counts and lists within a radius, in
-// every output format; under Open MPI and MPICH.
+// every output format (CSV, npz and Parquet written by every rank at its
+// offsets; Arrow and outputs with ids gathered); under Open MPI and MPICH
+// (two ranks, the cases marked both). Past 2^21 observations the Parquet
+// row groups fall to several ranks.
 func TestRunMPI(t *testing.T) {
 	ls := launchers(t)
 	bin := knnBinary(t)
@@ -76,30 +87,8 @@ func TestRunMPI(t *testing.T) {
 			t.Fatalf("knn convert: %v\n%s", err, out)
 		}
 	}
-	cases := []struct {
-		name string
-		args []string
-		ext  string
-	}{
-		{"counts", []string{"--obs", "50001", "--ref", "2^10"}, "csv"},
-		{"files", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "npz"},
-		{"files to Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "parquet"},
-		{"ids", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
-			"--obs-id", "name", "--ref-id", "iata", "--k", "2"}, "csv"},
-		{"clustered on the host", []string{"--obs", "30000", "--ref", "500", "--gen", "clustered"}, "arrow"},
-		{"k nearest", []string{"--obs", "20001", "--ref", "700", "--k", "3"}, "csv"},
-		{"k nearest within a limit", []string{"--obs", "20001", "--ref", "700", "--k", "4", "--max-m", "300000"}, "npz"},
-		{"counts within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000"}, "csv"},
-		{"lists within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "parquet"},
-		{"lists within a radius, npz", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "npz"},
-		{"rows of a .npy file", []string{"--obs", cities, "--ref", airports}, "csv"},
-		{"rows of a .npy file, 3 nearest", []string{"--obs", cities, "--ref", airports, "--k", "3"}, "npz"},
-		{"rows of a Parquet file", []string{"--obs", citiesPQ, "--ref", airports, "--within-m", "200000", "--list"}, "csv"},
-		{"nearest other airport", []string{"--obs", airports, "--ref", airports, "--exclude-self"}, "csv"},
-		{"3 nearest other airports", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--k", "3"}, "npz"},
-		{"other airports within 100 km", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--within-m", "100000", "--list"}, "parquet"},
-	}
-	for ci, tc := range cases {
+	cases := mpiRunCases(data, cities, citiesPQ, airports)
+	for _, tc := range cases {
 		want := filepath.Join(dir, "single-"+tc.name+"."+tc.ext)
 		args := append([]string{"run", "--engine", "cpu", "-q", "--out", want}, tc.args...)
 		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
@@ -108,13 +97,16 @@ func TestRunMPI(t *testing.T) {
 		wantBytes, _ := os.ReadFile(want)
 		for li, l := range ls {
 			for np := 1; np <= 3; np++ {
-				if li > 0 && (np != 2 || ci > 1) {
-					continue // MPICH: two ranks, two cases
+				if li > 0 && (np != 2 || !tc.both) {
+					continue // MPICH: two ranks, some cases
 				}
 				got := filepath.Join(dir, "mpi-"+tc.name+"."+tc.ext)
 				stderr, err := l.run(t, bin, np, append([]string{"run", "--mpi", "--engine", "cpu", "-q", "--out", got}, tc.args...)...)
 				if err != nil {
 					t.Fatalf("%s, %s -np %d: %v\n%s", tc.name, filepath.Base(l.name), np, err, stderr)
+				}
+				if slices.Contains(tc.args, "--validate") && !strings.Contains(stderr, "validate:     ") {
+					t.Errorf("%s, %s -np %d: no verdict of --validate:\n%s", tc.name, filepath.Base(l.name), np, stderr)
 				}
 				gotBytes, _ := os.ReadFile(got)
 				if !bytes.Equal(gotBytes, wantBytes) {
@@ -226,4 +218,44 @@ func npyFile(rows []float64) []byte {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	}
 	return b
+}
+
+// mpiRunCase is a TestRunMPI case: knn run's flags, --out's extension,
+// and whether MPICH runs it too.
+type mpiRunCase struct {
+	name string
+	args []string
+	ext  string
+	both bool
+}
+
+// mpiRunCases are TestRunMPI's cases over the real data and its .npy and
+// Parquet copies.
+func mpiRunCases(data, cities, citiesPQ, airports string) []mpiRunCase {
+	return []mpiRunCase{
+		{"counts", []string{"--obs", "50001", "--ref", "2^10"}, "csv", true},
+		{"files", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "npz", true},
+		{"row groups on every rank", []string{"--obs", "2200000", "--ref", "2^8"}, "parquet", true},
+		{"k nearest, row groups on two ranks", []string{"--obs", "1100000", "--ref", "2^8", "--k", "2", "--max-m", "800000"}, "parquet", false},
+		{"radius lists, row groups on two ranks", []string{"--obs", "1100000", "--ref", "2^8", "--within-m", "300000", "--list"}, "parquet", false},
+		{"files to Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv")}, "parquet", false},
+		{"ids", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
+			"--obs-id", "name", "--ref-id", "iata", "--k", "2"}, "csv", false},
+		{"reference ids, radius lists, Parquet", []string{"--obs", filepath.Join(data, "cities.csv"), "--ref", filepath.Join(data, "airports.csv"),
+			"--ref-id", "iata", "--within-m", "40000", "--list"}, "parquet", false},
+		{"clustered on the host", []string{"--obs", "30000", "--ref", "500", "--gen", "clustered"}, "arrow", false},
+		{"k nearest", []string{"--obs", "20001", "--ref", "700", "--k", "3"}, "csv", false},
+		{"k nearest within a limit", []string{"--obs", "20001", "--ref", "700", "--k", "4", "--max-m", "300000"}, "npz", false},
+		{"counts within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000"}, "csv", false},
+		{"lists within a radius", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "parquet", false},
+		{"lists within a radius, npz", []string{"--obs", "20001", "--ref", "700", "--within-m", "300000", "--list"}, "npz", true},
+		{"rows of a .npy file", []string{"--obs", cities, "--ref", airports}, "csv", false},
+		{"validated by every rank", []string{"--obs", cities, "--ref", airports, "--validate", "500", "--k", "2"}, "npz", true},
+		{"radius counts validated by every rank", []string{"--obs", "20001", "--ref", "700", "--within-m", "400000", "--validate", "300"}, "parquet", false},
+		{"rows of a .npy file, 3 nearest", []string{"--obs", cities, "--ref", airports, "--k", "3"}, "npz", false},
+		{"rows of a Parquet file", []string{"--obs", citiesPQ, "--ref", airports, "--within-m", "200000", "--list"}, "csv", false},
+		{"nearest other airport", []string{"--obs", airports, "--ref", airports, "--exclude-self"}, "csv", false},
+		{"3 nearest other airports", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--k", "3"}, "npz", false},
+		{"other airports within 100 km", []string{"--obs", airports, "--ref", airports, "--exclude-self", "--within-m", "100000", "--list"}, "parquet", false},
+	}
 }

@@ -83,7 +83,7 @@ type simFlags struct {
 	replace               float64
 	outDir, outFormat     string
 	validate              int
-	quiet                 bool
+	quiet, mpi            bool
 	engineOpts            geoknn.Options // from the flags, by check
 }
 
@@ -190,6 +190,9 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := f.checkOutDir(fs, digits); err != nil {
 		return err
 	}
+	if f.mpi {
+		return simulateMPI(ctx, &f, digits, stdout, stderr)
+	}
 	obs, err := loadSource(ctx, "--obs", f.obs, f.gen, f.seed)
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
@@ -239,6 +242,7 @@ func (f *simFlags) simulateFlagSet(stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers of the last step against a float64 brute force")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-step lines: the summary only")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
+	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun, srun): the observations split by rank, each held by its rank's engine (a GPU a rank where a node runs several), every reference moved alike on every rank; rank 0 prints the table (the slowest rank's times) and writes the step files, gathered")
 	return fs
 }
 

@@ -260,6 +260,7 @@ type parquetAssembler struct {
 	at      int64 // bytes written
 	footer  *metadata.FileMetaData
 	started bool
+	part    bool // a part of a file (ParquetPart): no magic, no footer
 }
 
 func (p *parquetAssembler) encode(rec arrow.RecordBatch, buf *bytes.Buffer) (encoded, error) {
@@ -309,21 +310,10 @@ func (p *parquetAssembler) write(e encoded) error {
 	if err := p.start(); err != nil {
 		return err
 	}
-	shift := p.at - 4
-	// The offsets' types are the library's internal thrift ones: moved
-	// here, where the fields are reached through the metadata.
+	moveGroups(e.meta, 0, p.at-4)
 	for _, rg := range e.meta.RowGroups {
 		ordinal := p.ordinal()
-		rg.FileOffset, rg.Ordinal = shifted(rg.FileOffset, shift), &ordinal
-		for _, c := range rg.Columns {
-			c.FileOffset += shift
-			c.OffsetIndexOffset, c.ColumnIndexOffset = shifted(c.OffsetIndexOffset, shift), shifted(c.ColumnIndexOffset, shift)
-			if md := c.MetaData; md != nil {
-				md.DataPageOffset += shift
-				md.IndexPageOffset, md.DictionaryPageOffset = shifted(md.IndexPageOffset, shift), shifted(md.DictionaryPageOffset, shift)
-				md.BloomFilterOffset = shifted(md.BloomFilterOffset, shift)
-			}
-		}
+		rg.Ordinal = &ordinal
 		if p.footer == nil {
 			p.footer = e.meta
 		} else {
@@ -334,6 +324,25 @@ func (p *parquetAssembler) write(e encoded) error {
 	n, err := p.w.Write(e.body)
 	p.at += int64(n)
 	return err
+}
+
+// moveGroups moves the file offsets in the metadata of meta's row groups
+// from the one numbered from on by shift. The offsets' types are the
+// library's internal thrift ones: moved here, where the fields are
+// reached through the metadata.
+func moveGroups(meta *metadata.FileMetaData, from int, shift int64) {
+	for _, rg := range meta.RowGroups[from:] {
+		rg.FileOffset = shifted(rg.FileOffset, shift)
+		for _, c := range rg.Columns {
+			c.FileOffset += shift
+			c.OffsetIndexOffset, c.ColumnIndexOffset = shifted(c.OffsetIndexOffset, shift), shifted(c.ColumnIndexOffset, shift)
+			if md := c.MetaData; md != nil {
+				md.DataPageOffset += shift
+				md.IndexPageOffset, md.DictionaryPageOffset = shifted(md.IndexPageOffset, shift), shifted(md.DictionaryPageOffset, shift)
+				md.BloomFilterOffset = shifted(md.BloomFilterOffset, shift)
+			}
+		}
+	}
 }
 
 // ordinal is the next row group's.
@@ -347,6 +356,9 @@ func (p *parquetAssembler) ordinal() int16 {
 // close writes the footer; with no group, a file of no row groups as the
 // library writes it.
 func (p *parquetAssembler) close() error {
+	if p.part {
+		return nil
+	}
 	if p.footer == nil {
 		sink, err := newSink(p.w, pointio.FormatParquet, p.schema)
 		if err != nil {

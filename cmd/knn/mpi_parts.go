@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
+)
+
+// writeSpilled writes the rank's part of a format whose parts' lengths
+// are known only once written (CSV, Parquet) through write: rank 0's
+// straight into f from head on, the others' into a file beside --out,
+// copied into f at their offset once every rank's length is known. It
+// returns where the rank's part begins and where the last one ends.
+func (j *mpiJob) writeSpilled(ctx context.Context, f *os.File, head int64, write func(w io.Writer) error) (at, end int64, err error) {
+	var out io.WriteSeeker = io.NewOffsetWriter(f, head)
+	var spill *os.File
+	if j.rank > 0 {
+		dir, base := filepath.Split(j.f.out)
+		if dir == "" {
+			dir = "." // beside --out, on its filesystem: not os.TempDir
+		}
+		if spill, err = os.CreateTemp(dir, fmt.Sprintf(".%s.rank%d.tmp-", base, j.rank)); err == nil {
+			remove := func() { os.Remove(spill.Name()) }
+			// A signal removes it at once too: the rank may be waiting in
+			// a collective that never returns when another rank ends the
+			// job.
+			defer context.AfterFunc(ctx, remove)()
+			defer remove()
+			defer spill.Close()
+			out = spill
+		}
+	}
+	size := int64(-1)
+	if err == nil {
+		err = write(ctxWriter{ctx, out})
+	}
+	if err == nil {
+		size, err = out.Seek(0, io.SeekCurrent) // from head on for rank 0's
+	}
+	sizes, gerr := j.world.AllgatherInt64([]int64{size})
+	if gerr != nil {
+		return 0, 0, gerr
+	}
+	if err = failedRank(sizes, err); err != nil {
+		return 0, 0, err
+	}
+	at, end = head, head
+	for r, n := range sizes {
+		if r < j.rank {
+			at += n
+		}
+		end += n
+	}
+	if spill != nil {
+		err = copyAt(ctx, f, at, spill)
+	}
+	return at, end, j.allOK(err)
+}
+
+// writeSized writes the rank's part, of size bytes counted before (or
+// the error counting them), straight into f at its offset, once the
+// ranks' lengths are exchanged.
+func (j *mpiJob) writeSized(ctx context.Context, f *os.File, size int64, err error, write func(w io.Writer) error) error {
+	if err != nil {
+		size = -1
+	}
+	sizes, gerr := j.world.AllgatherInt64([]int64{size})
+	if gerr != nil {
+		return gerr
+	}
+	if err := failedRank(sizes, err); err != nil {
+		return err
+	}
+	at := int64(0)
+	for _, n := range sizes[:j.rank] {
+		at += n
+	}
+	w := io.NewOffsetWriter(f, at)
+	err = write(ctxWriter{ctx, w})
+	if wrote, _ := w.Seek(0, io.SeekCurrent); err == nil && wrote != size {
+		err = fmt.Errorf("wrote %d bytes of the %d counted", wrote, size)
+	}
+	return j.allOK(err)
+}
+
+// copyAt copies all of src into f from offset at: file to file, in the
+// kernel where the system can (copy_file_range, through os.File's
+// ReadFrom).
+func copyAt(ctx context.Context, f *os.File, at int64, src *os.File) error {
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := f.Seek(at, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, src); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// failedRank is err, or errAnotherRank where another rank's value is -1
+// (its failure).
+func failedRank(vals []int64, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, v := range vals {
+		if v < 0 {
+			return errAnotherRank
+		}
+	}
+	return nil
+}
+
+// writeParquetPart writes the rank's row groups (its range starts at a
+// row group's first observation: shares) and has rank 0 write the magic
+// and the footer of every rank's groups.
+func (j *mpiJob) writeParquetPart(ctx context.Context, f *os.File, p rankPart) error {
+	var part *arrowio.ParquetPart
+	at, end, err := j.writeSpilled(ctx, f, 4, func(w io.Writer) error {
+		var err error
+		if part, err = arrowio.NewParquetPartWriter(w, p.kind, p.k, p.a.Base, arrowio.StreamOptions{}); err != nil {
+			return err
+		}
+		if err := part.Write(p.a); err != nil {
+			part.Abort()
+			return err
+		}
+		return part.Close()
+	})
+	if err != nil {
+		return err
+	}
+	return j.finishParquet(ctx, f, part.Meta, at, func(metas [][]byte) error {
+		return arrowio.FinishParquet(ctxWriterAt{ctx, f}, end, p.kind, p.k, metas)
+	})
+}
+
+// writeRowsPart writes the rank's answers with identifiers: CSV lines,
+// or Parquet row groups with the footer by rank 0, as writeParquetPart.
+func (j *mpiJob) writeRowsPart(ctx context.Context, f *os.File, t table) error {
+	rows := func(j int, add func(...string)) { t.rows(j, func(vals ...any) { add(csvFields(vals)...) }) }
+	if j.shared == pointio.FormatCSV {
+		_, _, err := j.writeSpilled(ctx, f, 0, func(w io.Writer) error {
+			bw := bufio.NewWriterSize(w, 1<<20)
+			cw := pointio.NewCSVRowsPartWriter(bw, t.header(), j.rank == 0)
+			if err := cw.Write(t.n, rows); err != nil {
+				return err
+			}
+			return cw.Close()
+		})
+		return err
+	}
+	var part *arrowio.ParquetRowsPart
+	at, end, err := j.writeSpilled(ctx, f, 4, func(w io.Writer) error {
+		var err error
+		if part, err = arrowio.NewParquetRowsPartWriter(w, t.fields, arrowio.StreamOptions{}); err != nil {
+			return err
+		}
+		if err := part.Write(t.n, t.rows); err != nil {
+			part.Abort()
+			return err
+		}
+		return part.Close()
+	})
+	if err != nil {
+		return err
+	}
+	return j.finishParquet(ctx, f, part.Meta, at, func(metas [][]byte) error {
+		return arrowio.FinishParquetRows(ctxWriterAt{ctx, f}, end, t.fields, metas)
+	})
+}
+
+// finishParquet gathers the ranks' row groups' metadata (meta, placed at
+// the rank's offset at) to rank 0, which writes the footer with finish.
+func (j *mpiJob) finishParquet(ctx context.Context, f *os.File, meta func(at int64) ([]byte, error), at int64, finish func(metas [][]byte) error) error {
+	m, err := meta(at)
+	metas, err := j.gatherBytes(m, err)
+	if err != nil {
+		return err
+	}
+	if j.rank == 0 {
+		err = finish(metas)
+	}
+	return j.allOK(err)
+}
+
+// gatherBytes collects every rank's b at rank 0, in rank order (nil
+// elsewhere); err is this rank's failure, which every rank learns.
+func (j *mpiJob) gatherBytes(b []byte, err error) ([][]byte, error) {
+	n := int64(len(b))
+	if err != nil {
+		n = -1
+	}
+	lens, gerr := j.world.AllgatherInt64([]int64{n})
+	if gerr != nil {
+		return nil, gerr
+	}
+	if err := failedRank(lens, err); err != nil {
+		return nil, err
+	}
+	counts, total := make([]int, j.size), 0
+	for r, l := range lens {
+		counts[r] = int(l)
+		total += int(l)
+	}
+	var all []byte
+	if j.rank == 0 {
+		all = make([]byte, total)
+	}
+	if err := j.world.Gatherv(b, counts, all, 0); err != nil || j.rank != 0 {
+		return nil, err
+	}
+	out, at := make([][]byte, j.size), 0
+	for r, c := range counts {
+		out[r], at = all[at:at+c], at+c
+	}
+	return out, nil
+}
+
+// npzRecord is a rank's account of its npz part: a status, then each
+// array's CRC and length (at most 4 arrays).
+const npzRecord = 1 + 2*4
+
+// writeNPZPart writes the rank's rows of every array at their offsets,
+// the radius lists' from the entries of the ranks before, and has rank 0
+// write the zip structure with every array's CRC combined from the
+// ranks'.
+func (j *mpiJob) writeNPZPart(ctx context.Context, f *os.File, p rankPart) error {
+	entries, err := j.world.AllgatherInt64([]int64{p.entries})
+	if err != nil {
+		return err
+	}
+	a := pointio.NPZArchive{Kind: p.kind, K: p.k, N: j.nobs}
+	var before int64
+	for r, e := range entries {
+		if r < j.rank {
+			before += e
+		}
+		a.Entries += e
+	}
+	rec := make([]int64, npzRecord)
+	sums, err := j.npzPart(ctx, f, a, p, before)
+	if err != nil {
+		rec[0] = -1
+	}
+	for m, s := range sums {
+		rec[1+2*m], rec[2+2*m] = int64(s.CRC), s.Len
+	}
+	all, gerr := j.world.AllgatherInt64(rec)
+	if gerr != nil {
+		return gerr
+	}
+	status := make([]int64, j.size)
+	for r := range status {
+		status[r] = all[r*npzRecord]
+	}
+	if err := failedRank(status, err); err != nil {
+		return err
+	}
+	if j.rank == 0 {
+		err = pointio.FinishNPZ(ctxWriterAt{ctx, f}, a, npzSums(all, j.size, len(sums)))
+	}
+	return j.allOK(err)
+}
+
+// npzPart writes the rank's rows of archive a into f.
+func (j *mpiJob) npzPart(ctx context.Context, f *os.File, a pointio.NPZArchive, p rankPart, before int64) ([]pointio.NPZSum, error) {
+	w, err := pointio.NewNPZPartWriter(ctxWriterAt{ctx, f}, a, p.a.Base, before, j.rank == 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Write(p.a); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return w.Sums(), ctx.Err()
+}
+
+// npzSums are the ranks' records' sums of arrays arrays each.
+func npzSums(all []int64, ranks, arrays int) [][]pointio.NPZSum {
+	parts := make([][]pointio.NPZSum, ranks)
+	for r := range parts {
+		rec := all[r*npzRecord:]
+		for m := range arrays {
+			parts[r] = append(parts[r], pointio.NPZSum{CRC: uint32(rec[1+2*m]), Len: rec[2+2*m]})
+		}
+	}
+	return parts
+}
+
+// ctxWriter is w that stops writing once ctx is done (a signal).
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+// ctxWriterAt is f that stops writing once ctx is done.
+type ctxWriterAt struct {
+	ctx context.Context
+	f   io.WriterAt
+}
+
+func (c ctxWriterAt) WriteAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.f.WriteAt(p, off)
+}
+
+// header is t's CSV header: its fields' names.
+func (t table) header() []string {
+	h := make([]string, len(t.fields))
+	for k, f := range t.fields {
+		h[k] = f.Name
+	}
+	return h
+}
