@@ -94,7 +94,7 @@ func (j *mpiJob) checkKPart(ctx context.Context, part, refs geoknn.Points, res *
 	want := &geoknn.KResult{}
 	var err error
 	if len(sel) > 0 {
-		want, err = j.bruteK(ctx, sampled(part, sel), refs, res.K, lo, sel)
+		want, err = j.bruteK(ctx, sampledPoints(part, sel), refs, res.K, lo, sel)
 	}
 	if err = j.allOK(err); err != nil {
 		return err
@@ -137,7 +137,7 @@ func (j *mpiJob) checkWithinPart(ctx context.Context, part, refs geoknn.Points, 
 	want := &geoknn.WithinResult{}
 	var err error
 	if len(sel) > 0 {
-		want, err = bruteWithin(ctx, sampled(part, sel), refs, j.f.withinM)
+		want, err = bruteWithin(ctx, sampledPoints(part, sel), refs, j.f.withinM)
 	}
 	if err = j.allOK(err); err != nil {
 		return err
@@ -180,8 +180,8 @@ func (j *mpiJob) reduceCounts(checked, bad int) error {
 	return nil
 }
 
-// sampled is p's points sel as float64 columns.
-func sampled(p geoknn.Points, sel []int) geoknn.Points {
+// sampledPoints is p's points sel as float64 columns.
+func sampledPoints(p geoknn.Points, sel []int) geoknn.Points {
 	lat, lon := make([]float64, len(sel)), make([]float64, len(sel))
 	for k, i := range sel {
 		lat[k], lon[k] = p.At(i)

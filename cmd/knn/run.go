@@ -289,8 +289,8 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
 	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
-	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun, srun): rank 0 loads and broadcasts the references, the observations are split by rank, the answers gathered to rank 0, which writes --out (as root, Open MPI's mpirun needs --allow-run-as-root)")
-	fs.BoolVar(&f.outPerRank, "out-per-rank", false, "with --mpi: every rank writes its own answers to --out with .rankN before the extension (obs_index as in the whole set), nothing is gathered")
+	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun --bind-to none, srun): rank 0 loads and broadcasts the references, the observations are split by rank, and every rank writes its rows into --out (.csv, .npz, .parquet) at their offsets, which needs a filesystem all ranks see (one host, a cluster's shared filesystem; else --out-per-rank); Arrow and npz with ids gather the answers to rank 0 (as root, Open MPI's mpirun needs --allow-run-as-root)")
+	fs.BoolVar(&f.outPerRank, "out-per-rank", false, "with --mpi: every rank writes its own answers to --out with .rankN before the extension (obs_index as in the whole set), on its own disk: for ranks that share no filesystem")
 	fs.IntVar(&f.gpusPerRank, "gpus-per-rank", 0, "with --mpi: GPUs each rank uses, from its node-local rank on (0: one a rank when a node runs several ranks, else all)")
 	return fs
 }

@@ -242,7 +242,7 @@ func (f *simFlags) simulateFlagSet(stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers of the last step against a float64 brute force")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-step lines: the summary only")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
-	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun, srun): the observations split by rank, each held by its rank's engine (a GPU a rank where a node runs several), every reference moved alike on every rank; rank 0 prints the table (the slowest rank's times) and writes the step files, gathered")
+	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun, srun): the observations split by rank, each held by its rank's engine (a GPU a rank where a node runs several), every reference moved alike on every rank; rank 0 prints the table (the slowest rank's times); every rank writes its rows of each step file at their offsets (Arrow: gathered to rank 0)")
 	return fs
 }
 
