@@ -1,4 +1,4 @@
-# geoknn developer targets. The README's two commands need none of these.
+# geoknn developer targets (docs/design.md, "Working on the engine"). Building and testing need none of these.
 
 .PHONY: test ptx bin bin-carry vet gpu-check wheel
 
