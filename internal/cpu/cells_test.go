@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/enginetest"
 	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 )
@@ -90,7 +91,7 @@ func TestFaceGridFor(t *testing.T) {
 	if g := faceGridFor(index.PrepareRefs(crowd), 62, nil); g != nil {
 		t.Errorf("references within 30 m got a grid of side %d", g.G)
 	}
-	north := index.PrepareRefs(northern(spherePoints(4096, 6)))
+	north := index.PrepareRefs(northern(enginetest.SpherePoints(4096, 6)))
 	g := faceGridFor(north, 62, nil)
 	if g == nil {
 		t.Fatal("a hemisphere of references got no grid")
@@ -104,7 +105,7 @@ func TestFaceGridFor(t *testing.T) {
 }
 
 func TestFaceCellsMatchBrute(t *testing.T) {
-	cities, airports := realSetsE(t)
+	cities, airports := enginetest.RealSets(t)
 	crowd := func(n int, spreadRad float64) index.Points {
 		r := rand.New(rand.NewPCG(7, 8))
 		lat, lon := make([]float64, n), make([]float64, n)
@@ -120,18 +121,18 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 		ref  index.Points
 		side int
 	}{
-		{"one reference", spherePoints(1, 3), 4},
-		{"two", spherePoints(2, 3), 4},
-		{"five", spherePoints(5, 3), 1},
+		{"one reference", enginetest.SpherePoints(1, 3), 4},
+		{"two", enginetest.SpherePoints(2, 3), 4},
+		{"five", enginetest.SpherePoints(5, 3), 1},
 		{"cube corners and poles", corners, 8},
-		{"sphere 4096", spherePoints(4096, 3), 26},
-		{"sphere 4096, coarse", spherePoints(4096, 3), 6},
+		{"sphere 4096", enginetest.SpherePoints(4096, 3), 26},
+		{"sphere 4096, coarse", enginetest.SpherePoints(4096, 3), 6},
 		{"airports", airports, 30},
 		{"cities", cities, 40},
 		{"clustered within 1,000 km", crowd(3000, 0.1), 8},
-		{"northern hemisphere (grid pools, the south's tiles through the tree)", northern(spherePoints(4096, 6)), 40},
-		{"with duplicates", index.Radians64(append(spherePoints(500, 4).Lat64, spherePoints(500, 4).Lat64[:100]...),
-			append(spherePoints(500, 4).Lon64, spherePoints(500, 4).Lon64[:100]...)), 9},
+		{"northern hemisphere (grid pools, the south's tiles through the tree)", northern(enginetest.SpherePoints(4096, 6)), 40},
+		{"with duplicates", index.Radians64(append(enginetest.SpherePoints(500, 4).Lat64, enginetest.SpherePoints(500, 4).Lat64[:100]...),
+			append(enginetest.SpherePoints(500, 4).Lon64, enginetest.SpherePoints(500, 4).Lon64[:100]...)), 9},
 	} {
 		for _, pool := range []struct {
 			name string
@@ -140,8 +141,8 @@ func TestFaceCellsMatchBrute(t *testing.T) {
 		}{{"tile pools", faceTilePool, false}, {"tree walks", 0, false}, {"grid pools", faceTilePool, true}} {
 			t.Run(tc.name+", "+pool.name, func(t *testing.T) {
 				fc, refs := faceIndexGathered(t, tc.ref, tc.side, pool.most, pool.grid)
-				checkFaceIndex(t, fc, refs, spherePoints(min(20000, 1e8/refs.N), 11))
-				checkFaceIndex(t, fc, refs, onFaceEdges(3000, tc.side, rand.New(rand.NewPCG(9, uint64(tc.side)))))
+				checkFaceIndex(t, fc, refs, enginetest.SpherePoints(min(20000, 1e8/refs.N), 11))
+				checkFaceIndex(t, fc, refs, enginetest.OnFaceEdges(3000, tc.side, rand.New(rand.NewPCG(9, uint64(tc.side)))))
 				checkFaceIndex(t, fc, refs, tc.ref.Slice(0, min(tc.ref.Len(), 2000)))
 			})
 		}
@@ -163,8 +164,8 @@ func TestFaceTilesMatchWalks(t *testing.T) {
 	for _, tc := range []struct {
 		ref  index.Points
 		side int
-	}{{spherePoints(1<<12, 5), 20}, {spherePoints(1<<14, 5), 31}, {spherePoints(1<<16, 5), 62},
-		{northern(spherePoints(1<<14, 5)), 31}, {crowd, 31}} {
+	}{{enginetest.SpherePoints(1<<12, 5), 20}, {enginetest.SpherePoints(1<<14, 5), 31}, {enginetest.SpherePoints(1<<16, 5), 62},
+		{northern(enginetest.SpherePoints(1<<14, 5)), 31}, {crowd, 31}} {
 		walked, _ := faceIndexPooled(t, tc.ref, tc.side, 0)
 		for _, grid := range []bool{false, true} {
 			pooled, _ := faceIndexGathered(t, tc.ref, tc.side, faceTilePool, grid)
@@ -196,8 +197,8 @@ func TestFaceCellsWithoutList(t *testing.T) {
 		}
 	}
 	for _, ref := range []index.Points{crowd, index.Radians64(glat, glon)} {
-		obs := spherePoints(max(cellOrderMin, faceObsPerRef*ref.Len()), 5)
-		out := newResult(obs.Len())
+		obs := enginetest.SpherePoints(max(cellOrderMin, faceObsPerRef*ref.Len()), 5)
+		out := enginetest.NewResult(obs.Len())
 		st, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Grid}, out)
 		if err != nil {
 			t.Fatal(err)
@@ -208,7 +209,7 @@ func TestFaceCellsWithoutList(t *testing.T) {
 		t.Log(st.Note)
 		checkAgainstBrute(t, obs, ref, out)
 		fc, refs := faceIndexOf(t, ref, 16)
-		checkFaceIndex(t, fc, refs, onFaceEdges(3000, 16, rand.New(rand.NewPCG(9, 16))))
+		checkFaceIndex(t, fc, refs, enginetest.OnFaceEdges(3000, 16, rand.New(rand.NewPCG(9, 16))))
 	}
 }
 
@@ -216,7 +217,7 @@ func TestFaceCellsWithoutList(t *testing.T) {
 // index for index and distance for distance.
 func checkAgainstBrute(t *testing.T, obs, ref index.Points, got engine.Result) {
 	t.Helper()
-	want := newResult(obs.Len())
+	want := enginetest.NewResult(obs.Len())
 	if _, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -230,10 +231,10 @@ func checkAgainstBrute(t *testing.T, obs, ref index.Points, got engine.Result) {
 // The CPU engine answers a large grid query through face cells, the same
 // as brute force, for uniform and for skewed references.
 func TestCPUNearestFaceCells(t *testing.T) {
-	cities, _ := realSetsE(t)
-	for _, ref := range []index.Points{spherePoints(3000, 2), cities.Slice(0, min(cities.Len(), 20000))} {
-		obs := spherePoints(max(cellOrderMin, faceObsPerRef*ref.Len())+123, 9)
-		out := newResult(obs.Len())
+	cities, _ := enginetest.RealSets(t)
+	for _, ref := range []index.Points{enginetest.SpherePoints(3000, 2), cities.Slice(0, min(cities.Len(), 20000))} {
+		obs := enginetest.SpherePoints(max(cellOrderMin, faceObsPerRef*ref.Len())+123, 9)
+		out := enginetest.NewResult(obs.Len())
 		st, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Grid}, out)
 		if err != nil {
 			t.Fatal(err)
@@ -287,8 +288,8 @@ type namedPoints struct {
 // buildBenchSets is the reference sets the index builds' benchmarks take:
 // 2^16 uniform on the sphere, and the cities.
 func buildBenchSets(b *testing.B) []namedPoints {
-	cities, _ := realSetsE(b)
-	return []namedPoints{{"sphere", spherePoints(1<<16, 2)}, {"cities", cities}}
+	cities, _ := enginetest.RealSets(b)
+	return []namedPoints{{"sphere", enginetest.SpherePoints(1<<16, 2)}, {"cities", cities}}
 }
 
 // BenchmarkFaceBuild is the CPU's face-cell build at the side a 2^22

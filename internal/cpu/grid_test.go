@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/enginetest"
 	"github.com/geoknn/geoknn/internal/index"
 )
 
@@ -22,7 +23,7 @@ func TestGridMatchesBrute(t *testing.T) {
 		name string
 		gen  func(n int) index.Points
 	}{
-		{"sphere", func(n int) index.Points { return spherePoints(n, rng.Uint64()) }},
+		{"sphere", func(n int) index.Points { return enginetest.SpherePoints(n, rng.Uint64()) }},
 		{"poles", func(n int) index.Points {
 			p := index.Radians64(make([]float64, n), make([]float64, n))
 			for i := range p.Lat64 {
@@ -51,8 +52,8 @@ func TestGridMatchesBrute(t *testing.T) {
 			return p
 		}},
 		{"clusters", func(n int) index.Points {
-			p := spherePoints(n, rng.Uint64())
-			c := spherePoints(3, rng.Uint64())
+			p := enginetest.SpherePoints(n, rng.Uint64())
+			c := enginetest.SpherePoints(3, rng.Uint64())
 			for i := range p.Lat64 {
 				k := i % 3
 				p.Lat64[i] = math.Max(-math.Pi/2, math.Min(math.Pi/2, c.Lat64[k]+rng.NormFloat64()*0.01))
@@ -73,7 +74,7 @@ func TestGridMatchesBrute(t *testing.T) {
 		if trial%11 == 0 { // observations on references
 			obs = ref
 		}
-		want := newResult(obs.Len())
+		want := enginetest.NewResult(obs.Len())
 		e := NewCPU(1)
 		if _, err := e.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
@@ -121,7 +122,7 @@ func TestGridMatchesBrute(t *testing.T) {
 // goroutines.
 func cellOrderAnswer(t *testing.T, obs index.Points, ix *index.GridIndex, refs *index.RefSet) engine.Result {
 	t.Helper()
-	out := newResult(obs.Len())
+	out := enginetest.NewResult(obs.Len())
 	co := newCellOrder(obs.Len(), ix.G*ix.G)
 	co.prepare(obs, 0, obs.Len(), ix, 2)
 	if err := co.answer(context.Background(), 0, ix, refs, out, 2); err != nil {
@@ -136,13 +137,13 @@ func TestLanes3MatchGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := 0; trial < 300; trial++ {
 		n := rng.IntN(70)
-		refs := spherePoints(n, rng.Uint64())
+		refs := enginetest.SpherePoints(n, rng.Uint64())
 		rs := index.PrepareRefs(refs)
 		if trial%5 == 0 && n > 2 { // exact ties
 			rs.X[1], rs.Y[1], rs.Z[1] = rs.X[0], rs.Y[0], rs.Z[0]
 		}
 		tile := refTile{x: rs.X[:n], y: rs.Y[:n], z: rs.Z[:n]}
-		obs := index.PrepareRefs(spherePoints(3, rng.Uint64()))
+		obs := index.PrepareRefs(enginetest.SpherePoints(3, rng.Uint64()))
 		o := [9]float64{obs.X[0], obs.Y[0], obs.Z[0], obs.X[1], obs.Y[1], obs.Z[1], obs.X[2], obs.Y[2], obs.Z[2]}
 		var want, got, padded lanes3
 		want.reset()
@@ -170,8 +171,8 @@ func TestLanes3MatchGo(t *testing.T) {
 
 func TestCPUGridEngine(t *testing.T) {
 	for _, tc := range []struct{ nobs, nref int }{{5000, 70000}, {20000, 1}, {3000, 3000}} {
-		obs, ref := spherePoints(tc.nobs, 31), spherePoints(tc.nref, 32)
-		want, got := newResult(tc.nobs), newResult(tc.nobs)
+		obs, ref := enginetest.SpherePoints(tc.nobs, 31), enginetest.SpherePoints(tc.nref, 32)
+		want, got := enginetest.NewResult(tc.nobs), enginetest.NewResult(tc.nobs)
 		if _, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +193,7 @@ func TestCPUGridEngine(t *testing.T) {
 // with duplicates and without, through face cells and not, answer as a
 // fresh engine's do.
 func TestCPUReusesMemory(t *testing.T) {
-	plain := spherePoints(3000, 41)
+	plain := enginetest.SpherePoints(3000, 41)
 	dups := index.Radians64(append(slices.Clone(plain.Lat64[:1000]), plain.Lat64[:200]...),
 		append(slices.Clone(plain.Lon64[:1000]), plain.Lon64[:200]...))
 	rng := rand.New(rand.NewPCG(44, 45))
@@ -204,10 +205,10 @@ func TestCPUReusesMemory(t *testing.T) {
 	for q, tc := range []struct {
 		obs int
 		ref index.Points
-	}{{1 << 15, plain}, {1 << 15, dups}, {1 << 16, spherePoints(5000, 42)}, {1 << 14, spherePoints(900, 43)}, {500, plain},
-		{1 << 18, northern(spherePoints(20000, 46))}, {1 << 18, crowd}, {1 << 15, northern(spherePoints(3000, 47))}, {1 << 15, plain}} {
-		obs := spherePoints(tc.obs, uint64(50+q))
-		want, got := newResult(tc.obs), newResult(tc.obs)
+	}{{1 << 15, plain}, {1 << 15, dups}, {1 << 16, enginetest.SpherePoints(5000, 42)}, {1 << 14, enginetest.SpherePoints(900, 43)}, {500, plain},
+		{1 << 18, northern(enginetest.SpherePoints(20000, 46))}, {1 << 18, crowd}, {1 << 15, northern(enginetest.SpherePoints(3000, 47))}, {1 << 15, plain}} {
+		obs := enginetest.SpherePoints(tc.obs, uint64(50+q))
+		want, got := enginetest.NewResult(tc.obs), enginetest.NewResult(tc.obs)
 		req := engine.Request{Obs: obs, Ref: tc.ref, Algorithm: engine.Grid}
 		if _, err := NewCPU(3).Nearest(context.Background(), req, want); err != nil {
 			t.Fatal(err)
@@ -233,7 +234,7 @@ func TestGridFallsBackWhenSkewed(t *testing.T) {
 	for i := range ref.Lat64 {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-4, 0.2+rng.Float64()*1e-4
 	}
-	obs := spherePoints(20000, 3)
+	obs := enginetest.SpherePoints(20000, 3)
 	if plan := index.PlanGrid(obs, index.PrepareRefs(ref), index.GPUSessionGridCost, 0, nil); plan.Index != nil || plan.Tree != nil {
 		t.Errorf("GPU session plan kept the grid (%v) or planned a tree (%v)", plan.Index != nil, plan.Tree != nil)
 	}
@@ -244,7 +245,7 @@ func TestGridFallsBackWhenSkewed(t *testing.T) {
 	if plan.Tree == nil {
 		t.Fatalf("CPU plan: no k-d tree (grid %v: %s)", plan.Index != nil, plan.Reason)
 	}
-	want, got := newResult(obs.Len()), newResult(obs.Len())
+	want, got := enginetest.NewResult(obs.Len()), enginetest.NewResult(obs.Len())
 	if _, err := NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -264,8 +265,8 @@ func TestGridFallsBackWhenSkewed(t *testing.T) {
 // build included.
 func BenchmarkCPUGrid(b *testing.B) {
 	for _, tc := range []struct{ nobs, nref int }{{1 << 20, 1 << 16}, {1 << 22, 1 << 16}} {
-		obs, ref := spherePoints(tc.nobs, 1), spherePoints(tc.nref, 2)
-		out := newResult(obs.Len())
+		obs, ref := enginetest.SpherePoints(tc.nobs, 1), enginetest.SpherePoints(tc.nref, 2)
+		out := enginetest.NewResult(obs.Len())
 		e := NewCPU(0)
 		b.Run(fmt.Sprintf("obs=%d/ref=%d", tc.nobs, tc.nref), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
@@ -280,13 +281,13 @@ func BenchmarkCPUGrid(b *testing.B) {
 
 // A cancelled query in cell order stops with the context's error.
 func TestCellOrderCancelled(t *testing.T) {
-	obs, refs := spherePoints(1<<15, 4), index.PrepareRefs(spherePoints(1<<10, 5))
+	obs, refs := enginetest.SpherePoints(1<<15, 4), index.PrepareRefs(enginetest.SpherePoints(1<<10, 5))
 	ix := index.BuildFittedGrid(refs, 12)
 	co := newCellOrder(obs.Len(), ix.G*ix.G)
 	co.prepare(obs, 0, obs.Len(), ix, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := co.answer(ctx, 0, ix, refs, newResult(obs.Len()), 4); err != context.Canceled {
+	if err := co.answer(ctx, 0, ix, refs, enginetest.NewResult(obs.Len()), 4); err != context.Canceled {
 		t.Errorf("answer on a cancelled context: %v", err)
 	}
 }

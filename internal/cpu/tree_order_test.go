@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/enginetest"
 	"github.com/geoknn/geoknn/internal/index"
 )
 
@@ -21,14 +22,14 @@ func TestNearestTreeOrdered(t *testing.T) {
 		ref.Lat64[i], ref.Lon64[i] = 0.3+rng.Float64()*1e-3, 0.2+rng.Float64()*1e-3
 	}
 	ref.Lat64[4000], ref.Lon64[4000] = ref.Lat64[17], ref.Lon64[17] // merged: index 17 answers for both
-	obs := spherePoints(cellChunk+3000, 5)
+	obs := enginetest.SpherePoints(cellChunk+3000, 5)
 	for i := range 1000 { // and observations near the cluster, where the tree's leaves matter
 		obs.Lat64[i], obs.Lon64[i] = 0.3+rng.Float64()*2e-3, 0.2+rng.Float64()*2e-3
 	}
 	refs := index.PrepareRefs(ref)
 	tree := index.BuildKDTree(refs)
 	c := NewCPU(0)
-	want, got := newResult(obs.Len()), newResult(obs.Len())
+	want, got := enginetest.NewResult(obs.Len()), enginetest.NewResult(obs.Len())
 	req := engine.Request{Obs: obs, Ref: ref}
 	if _, err := c.nearestEach(context.Background(), request{Request: req}, want, refs, tree.Nearest, time.Now()); err != nil {
 		t.Fatal(err)
@@ -51,10 +52,10 @@ func TestNearestTreeOrdered(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 	// A tree of one leaf, which the packed layout refuses: the node-by-node walk answers.
-	few := spherePoints(5, 6)
+	few := enginetest.SpherePoints(5, 6)
 	fewRefs := index.PrepareRefs(few)
 	small := obs.Slice(0, 20000)
-	want, got = newResult(small.Len()), newResult(small.Len())
+	want, got = enginetest.NewResult(small.Len()), enginetest.NewResult(small.Len())
 	if _, err := c.Nearest(context.Background(), engine.Request{Obs: small, Ref: few, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}

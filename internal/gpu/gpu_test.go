@@ -17,9 +17,11 @@ import (
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/enginetest"
 	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/realdata"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/sphere"
 )
 
 // openGPU returns a GPU engine or skips the test with a one-line reason.
@@ -56,7 +58,7 @@ func openGPUWith(t testing.TB, opts GPUOptions) *GPU {
 // Close waits for the GPUs still opening. A small query does not open the
 // others at all; Close then has nothing to wait for.
 func TestQueriesWhileGPUsOpen(t *testing.T) {
-	obs, ref := spherePoints(1<<18, 21), spherePoints(5000, 22)
+	obs, ref := enginetest.SpherePoints(1<<18, 21), enginetest.SpherePoints(5000, 22)
 	for _, devices := range []int{0, -1} { // -1: every GPU present, asked for by number
 		opts := GPUOptions{}
 		if devices < 0 {
@@ -102,14 +104,14 @@ func edgeCases() []gpuCase {
 		[]float64{0, 180 * deg, -45 * deg, 180 * deg, -180 * deg, 179.9999 * deg})
 	poleRef := index.Radians64([]float64{90 * deg, -89.99 * deg, 0, 0.5 * deg, 0.5 * deg},
 		[]float64{77 * deg, 3 * deg, -179.9999 * deg, -180 * deg, 180 * deg})
-	dup := spherePoints(3000, 11)
-	dupRef := spherePoints(500, 12)
+	dup := enginetest.SpherePoints(3000, 11)
+	dupRef := enginetest.SpherePoints(500, 12)
 	dupRef.Lat64 = append(dupRef.Lat64, dupRef.Lat64...)
 	dupRef.Lon64 = append(dupRef.Lon64, dupRef.Lon64...)
-	onRef := spherePoints(700, 13)
+	onRef := enginetest.SpherePoints(700, 13)
 	ref32lat, ref32lon := make([]float32, 5000), make([]float32, 5000)
 	obs32lat, obs32lon := make([]float32, 20000), make([]float32, 20000)
-	r := spherePoints(25000, 14)
+	r := enginetest.SpherePoints(25000, 14)
 	for i := range ref32lat {
 		ref32lat[i], ref32lon[i] = float32(r.Lat64[i]), float32(r.Lon64[i])
 	}
@@ -118,16 +120,16 @@ func edgeCases() []gpuCase {
 	}
 	return []gpuCase{
 		{"poles and antimeridian", poleObs, poleRef, 0},
-		{"single reference", spherePoints(5000, 1), spherePoints(1, 2), 0},
+		{"single reference", enginetest.SpherePoints(5000, 1), enginetest.SpherePoints(1, 2), 0},
 		{"duplicates", dup, dupRef, 0},
 		{"observations on references", onRef, onRef, 0},
 		{"float32 columns", index.Radians32(obs32lat, obs32lon), index.Radians32(ref32lat, ref32lon), 0},
-		{"few observations, many references (slices)", spherePoints(3000, 3), spherePoints(70000, 4), 0},
-		{"many jobs", spherePoints(200000, 5), spherePoints(3000, 6), 8192},
-		{"2^20 x 2^16", spherePoints(1<<20, 7), spherePoints(1<<16, 8), 0},
+		{"few observations, many references (slices)", enginetest.SpherePoints(3000, 3), enginetest.SpherePoints(70000, 4), 0},
+		{"many jobs", enginetest.SpherePoints(200000, 5), enginetest.SpherePoints(3000, 6), 8192},
+		{"2^20 x 2^16", enginetest.SpherePoints(1<<20, 7), enginetest.SpherePoints(1<<16, 8), 0},
 		{"generated on the device, sphere", index.Points{Gen: &index.Generated{Kind: index.GenSphere, Seed: 9, First: 1 << 33, N: 300001}},
-			spherePoints(4096, 10), 65536},
-		{"generated on the device, seed", index.Points{Gen: &index.Generated{Kind: index.GenSeed, Seed: 3, N: 70000}}, spherePoints(1000, 11), 0},
+			enginetest.SpherePoints(4096, 10), 65536},
+		{"generated on the device, seed", index.Points{Gen: &index.Generated{Kind: index.GenSeed, Seed: 3, N: 70000}}, enginetest.SpherePoints(1000, 11), 0},
 	}
 }
 
@@ -165,7 +167,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 			for _, algo := range []engine.Algorithm{engine.Brute, engine.Grid} {
 				t.Run(mem.String()+"/"+algo.String()+"/"+tc.name, func(t *testing.T) {
 					req := engine.Request{Obs: tc.obs, Ref: tc.ref, BatchSize: tc.batch, Algorithm: algo}
-					want, got := newResult(tc.obs.Len()), newResult(tc.obs.Len())
+					want, got := enginetest.NewResult(tc.obs.Len()), enginetest.NewResult(tc.obs.Len())
 					for i := range got.Index {
 						got.Index[i], got.Distance[i] = math.MaxUint32, float32(math.NaN()) // poison
 					}
@@ -191,7 +193,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 // force and returns the query's stats.
 func gridMatchesBrute(t *testing.T, g *GPU, obs, ref index.Points, batch int) engine.Stats {
 	t.Helper()
-	want, got := newResult(obs.Len()), newResult(obs.Len())
+	want, got := enginetest.NewResult(obs.Len()), enginetest.NewResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +210,7 @@ func compareResults(t *testing.T, obs, ref index.Points, want, got engine.Result
 	t.Helper()
 	bad := 0
 	for i := range want.Index {
-		if got.Index[i] != want.Index[i] || math.Abs(float64(got.Distance[i]-want.Distance[i]))*earthRadius > 1 || math.IsNaN(float64(got.Distance[i])) {
+		if got.Index[i] != want.Index[i] || math.Abs(float64(got.Distance[i]-want.Distance[i]))*sphere.EarthRadiusMetres > 1 || math.IsNaN(float64(got.Distance[i])) {
 			if bad < 5 {
 				t.Errorf("obs %d: gpu ref %d at %v rad, cpu ref %d at %v rad", i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
 			}
@@ -219,28 +221,32 @@ func compareResults(t *testing.T, obs, ref index.Points, want, got engine.Result
 		t.Fatalf("%d of %d answers differ", bad, len(want.Index))
 	}
 	if obs.Len()*ref.Len() <= 2e7 {
-		checkAgainstNaive(t, "gpu", obs, ref, got)
+		enginetest.CheckAgainstNaive(t, "gpu", obs, ref, got)
 	}
 }
 
-func TestGPUKNearestMatchesNaive(t *testing.T) { kNearestMatchesNaive(t, openGPU(t, DeviceMemory)) }
+func TestGPUKNearestMatchesNaive(t *testing.T) {
+	enginetest.KNearestMatchesNaive(t, openGPU(t, DeviceMemory))
+}
 
-func TestGPUWithinMatchesNaive(t *testing.T) { withinMatchesNaive(t, openGPU(t, DeviceMemory)) }
+func TestGPUWithinMatchesNaive(t *testing.T) {
+	enginetest.WithinMatchesNaive(t, openGPU(t, DeviceMemory))
+}
 
 // The GPU's k nearest and radius answers are the CPU engine's, on the real
 // sets both ways and on 2^18 random observations (float32 columns too),
 // in jobs small enough that there are several.
 func TestGPUNeighboursMatchCPU(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	cities, airports := realSets(t)
-	obs32 := spherePoints(1<<18, 31)
+	cities, airports := enginetest.RealSets(t)
+	obs32 := enginetest.SpherePoints(1<<18, 31)
 	obs32 = points32(obs32)
 	for _, tc := range []struct {
 		name     string
 		obs, ref index.Points
 	}{
 		{"cities to airports", cities, airports}, {"airports to cities", airports, cities},
-		{"2^18 float32 to 2^16", obs32, spherePoints(1<<16, 32)},
+		{"2^18 float32 to 2^16", obs32, enginetest.SpherePoints(1<<16, 32)},
 	} {
 		for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 			req := engine.Request{Obs: tc.obs, Ref: tc.ref, Algorithm: algo, BatchSize: 50000}
@@ -248,33 +254,11 @@ func TestGPUNeighboursMatchCPU(t *testing.T) {
 				for _, k := range []int{1, 8, 64} {
 					compareKNearest(t, g, req, k, math.Inf(1))
 				}
-				compareKNearest(t, g, req, 8, 50e3/earthRadius)
-				compareWithin(t, g, req, 50e3/earthRadius)
+				compareKNearest(t, g, req, 8, 50e3/sphere.EarthRadiusMetres)
+				compareWithin(t, g, req, 50e3/sphere.EarthRadiusMetres)
 			})
 		}
 	}
-}
-
-// realSets are the real cities and airports as radian columns.
-func realSets(t testing.TB) (cities, airports index.Points) {
-	t.Helper()
-	dir, full, err := realdata.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sets [2]index.Points
-	for k, name := range []string{"cities.csv", "airports.csv"} {
-		pts, err := pointio.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatalf("real data (full set: %v): %v", full, err)
-		}
-		p := index.Radians64(make([]float64, len(pts)), make([]float64, len(pts)))
-		for i, q := range pts {
-			p.Lat64[i], p.Lon64[i] = q.Lat()*math.Pi/180, q.Lon()*math.Pi/180
-		}
-		sets[k] = p
-	}
-	return sets[0], sets[1]
 }
 
 func compareKNearest(t *testing.T, g *GPU, req engine.Request, k int, maxRad float64) {
@@ -367,7 +351,7 @@ func TestGPUCitiesAirports(t *testing.T) {
 		ref.Lat64[i], ref.Lon64[i] = p.Lat()*math.Pi/180, p.Lon()*math.Pi/180
 	}
 	req := engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}
-	want, got := newResult(obs.Len()), newResult(obs.Len())
+	want, got := enginetest.NewResult(obs.Len()), enginetest.NewResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), req, want); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +365,7 @@ func TestGPUCitiesAirports(t *testing.T) {
 		compareResults(t, obs, ref, want, got)
 		// and airports -> cities: clustered references
 		rev := engine.Request{Obs: ref, Ref: obs, Algorithm: algo}
-		w2, g2 := newResult(ref.Len()), newResult(ref.Len())
+		w2, g2 := enginetest.NewResult(ref.Len()), enginetest.NewResult(ref.Len())
 		if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: ref, Ref: obs, Algorithm: engine.Brute}, w2); err != nil {
 			t.Fatal(err)
 		}
@@ -428,8 +412,8 @@ func TestGPUTree(t *testing.T) {
 		name     string
 		obs, ref index.Points
 	}{
-		{"one cluster, the globe", spherePoints(1<<16, 7), one},
-		{"five clusters, the globe", spherePoints(1<<16, 8), many},
+		{"one cluster, the globe", enginetest.SpherePoints(1<<16, 7), one},
+		{"five clusters, the globe", enginetest.SpherePoints(1<<16, 8), many},
 		{"five clusters, near them", near, many},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -444,8 +428,8 @@ func TestGPUTree(t *testing.T) {
 // haversine with fast trigonometry), so only its bulk is checked.
 func TestGPUSeedPort(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	obs, ref := spherePoints(1<<16, 21), spherePoints(4096, 22)
-	want, got := newResult(obs.Len()), newResult(obs.Len())
+	obs, ref := enginetest.SpherePoints(1<<16, 21), enginetest.SpherePoints(4096, 22)
+	want, got := enginetest.NewResult(obs.Len()), enginetest.NewResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -468,12 +452,12 @@ func TestGPUCancel(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	obs, ref := spherePoints(1<<18, 1), spherePoints(1000, 2)
-	if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 14}, newResult(obs.Len())); !errors.Is(err, context.Canceled) {
+	obs, ref := enginetest.SpherePoints(1<<18, 1), enginetest.SpherePoints(1000, 2)
+	if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 14}, enginetest.NewResult(obs.Len())); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled query: err = %v, want context.Canceled", err)
 	}
 	// The engine stays usable after a cancelled query.
-	out := newResult(obs.Len())
+	out := enginetest.NewResult(obs.Len())
 	if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, out); err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +518,7 @@ func TestGPUHostResultCosts(t *testing.T) {
 	t.Logf("1 GiB: AllocHost %v (free %v), RegisterHost %v (unregister %v), touch in parallel %v", alloc, free, reg, unreg, time.Since(t0))
 
 	obs := index.Points{Gen: &index.Generated{Kind: index.GenSphere, Seed: 5, N: 1 << 20}}
-	ref := spherePoints(4096, 6)
+	ref := enginetest.SpherePoints(4096, 6)
 	idx, dist := make([]uint32, obs.Len()), make([]float32, obs.Len())
 	if err := g.RegisterHost(unsafe.Pointer(&idx[0]), 4*len(idx)); err != nil {
 		t.Fatal(err)
@@ -548,7 +532,7 @@ func TestGPUHostResultCosts(t *testing.T) {
 	if !g.pinnedOut(got) {
 		t.Fatal("registered answers not seen as page-locked")
 	}
-	want := newResult(obs.Len())
+	want := enginetest.NewResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -562,12 +546,12 @@ func TestGPUHostResultCosts(t *testing.T) {
 // message as the CPU's, naming the point.
 func TestGPUBadObservation(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	obs := spherePoints(300000, 1)
+	obs := enginetest.SpherePoints(300000, 1)
 	obs.Lat64[250001] = math.NaN()
 	obs.Lon64[70000] = 4 // jobs run out of order: the first bad point is named
-	ref := spherePoints(1000, 2)
-	_, gerr := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, newResult(obs.Len()))
-	_, cerr := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, newResult(obs.Len()))
+	ref := enginetest.SpherePoints(1000, 2)
+	_, gerr := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, enginetest.NewResult(obs.Len()))
+	_, cerr := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, enginetest.NewResult(obs.Len()))
 	if gerr == nil || cerr == nil || gerr.Error() != cerr.Error() {
 		t.Errorf("GPU: %v\nCPU: %v", gerr, cerr)
 	}
@@ -577,7 +561,7 @@ func TestGPUBadObservation(t *testing.T) {
 // error, closing it again is not.
 func TestGPUCloseWithOpenSession(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	obs, ref := spherePoints(5000, 1), spherePoints(100, 2)
+	obs, ref := enginetest.SpherePoints(5000, 1), enginetest.SpherePoints(100, 2)
 	s, err := g.NewSession(obs, engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -600,8 +584,8 @@ func TestGPUFaults(t *testing.T) {
 	// One GPU: the fault plan counts the driver's calls of every device,
 	// and on several GPUs which one meets the fault would be a race.
 	g := openGPUWith(t, GPUOptions{Memory: DeviceMemory, Devices: 1})
-	obs, ref := spherePoints(1<<20, 3), spherePoints(5000, 4)
-	want := newResult(obs.Len())
+	obs, ref := enginetest.SpherePoints(1<<20, 3), enginetest.SpherePoints(5000, 4)
+	want := enginetest.NewResult(obs.Len())
 	if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 		t.Fatal(err)
 	}
@@ -622,7 +606,7 @@ func TestGPUFaults(t *testing.T) {
 		t.Run(tc.op, func(t *testing.T) {
 			g.releaseBuffers() // so that the query allocates again
 			g.drv.InjectFault(tc.op, tc.nth, tc.code)
-			got := newResult(obs.Len())
+			got := enginetest.NewResult(obs.Len())
 			done := make(chan error, 1)
 			req := engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16} // 16 jobs: every call comes often
 			if tc.recovers {
@@ -647,7 +631,7 @@ func TestGPUFaults(t *testing.T) {
 			case err == nil || !strings.Contains(err.Error(), "GPU 0") || !strings.Contains(err.Error(), tc.op):
 				t.Fatalf("error %v does not name the GPU and %s", err, tc.op)
 			}
-			again := newResult(obs.Len())
+			again := enginetest.NewResult(obs.Len())
 			st, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, again)
 			if err != nil {
 				t.Fatalf("after the fault: %v", err)
@@ -665,8 +649,8 @@ func TestGPUNoGrowth(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	round := func() {
 		n, m := 1000+rng.IntN(60000), 10+rng.IntN(5000)
-		obs, ref := spherePoints(n, rng.Uint64()), spherePoints(m, rng.Uint64())
-		if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Algorithm(rng.IntN(2))}, newResult(n)); err != nil {
+		obs, ref := enginetest.SpherePoints(n, rng.Uint64()), enginetest.SpherePoints(m, rng.Uint64())
+		if _, err := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, Algorithm: engine.Algorithm(rng.IntN(2))}, enginetest.NewResult(n)); err != nil {
 			t.Fatal(err)
 		}
 		if rng.IntN(20) == 0 {
@@ -674,7 +658,7 @@ func TestGPUNoGrowth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Nearest(context.Background(), ref, newResult(n)); err != nil {
+			if _, err := s.Nearest(context.Background(), ref, enginetest.NewResult(n)); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Close(); err != nil {

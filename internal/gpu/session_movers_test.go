@@ -9,6 +9,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/enginetest"
 	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/sphere"
@@ -22,7 +23,7 @@ type hostWorld struct {
 }
 
 func newHostWorld(obs index.Points, nref int) hostWorld {
-	ref := spherePoints(nref, 41)
+	ref := enginetest.SpherePoints(nref, 41)
 	rng := rand.New(rand.NewPCG(4, 5))
 	mv := engine.Movers{Lat: ref.Lat64, Lon: ref.Lon64, Heading: make([]float64, nref), Speed: make([]float64, nref)}
 	for i := range nref {
@@ -90,11 +91,11 @@ func moverSteps(t *testing.T, eng engine.Engine, obs index.Points, algo engine.A
 		if step == 6 {
 			// A query against other references between two against the
 			// movers: theirs must come back.
-			if _, err := s.Nearest(ctx, spherePoints(700, 3), engine.Result{}); err != nil {
+			if _, err := s.Nearest(ctx, enginetest.SpherePoints(700, 3), engine.Result{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got := newResult(n)
+		got := enginetest.NewResult(n)
 		q, err := s.StartMovers(ctx, got)
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
@@ -104,7 +105,7 @@ func moverSteps(t *testing.T, eng engine.Engine, obs index.Points, algo engine.A
 		}
 		checkMoverPositions(t, s, step, w)
 		ref := index.Radians64(w.mv.Lat, w.mv.Lon)
-		want := newResult(n)
+		want := enginetest.NewResult(n)
 		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: w.obs, Ref: ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
@@ -136,17 +137,17 @@ func checkMoverPositions(t *testing.T, s engine.Session, step int, w hostWorld) 
 
 func TestCPUSessionMovers(t *testing.T) {
 	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
-		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, cpu.NewCPU(0), spherePoints(30011, 5), algo) })
+		t.Run(algo.String(), func(t *testing.T) { moverSteps(t, cpu.NewCPU(0), enginetest.SpherePoints(30011, 5), algo) })
 	}
 }
 
 func TestGPUSessionMovers(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
-	p := spherePoints(1<<17+5, 6)
+	p := enginetest.SpherePoints(1<<17+5, 6)
 	for _, tc := range []struct {
 		name string
 		obs  index.Points
-	}{{"float64", spherePoints(1<<18+3, 5)}, {"float32", points32(p)}} {
+	}{{"float64", enginetest.SpherePoints(1<<18+3, 5)}, {"float32", points32(p)}} {
 		for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { moverSteps(t, g, tc.obs, algo) })
 		}
@@ -155,7 +156,7 @@ func TestGPUSessionMovers(t *testing.T) {
 
 func TestSessionMoversRejectBadInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := cpu.NewCPU(1).NewSession(spherePoints(100, 1), engine.SessionOptions{})
+	s, err := cpu.NewCPU(1).NewSession(enginetest.SpherePoints(100, 1), engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func clonePoints(p index.Points) index.Points {
 func TestGPUPreparedStaysOnDevice(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	ctx := context.Background()
-	ref := spherePoints(20000, 3)
+	ref := enginetest.SpherePoints(20000, 3)
 	ref.Lat64 = append(ref.Lat64, ref.Lat64[:50]...) // duplicates: merged for nearest, kept for k nearest
 	ref.Lon64 = append(ref.Lon64, ref.Lon64[:50]...)
 	x, err := cpu.NewCPUIndex(ref)
@@ -280,14 +281,14 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	prep := x.Prepared()
-	obs := spherePoints(300000, 4)
+	obs := enginetest.SpherePoints(300000, 4)
 	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
-		want := newResult(obs.Len())
+		want := enginetest.NewResult(obs.Len())
 		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo}, want); err != nil {
 			t.Fatal(err)
 		}
 		for round := range 2 {
-			got := newResult(obs.Len())
+			got := enginetest.NewResult(obs.Len())
 			if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, got); err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +309,7 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 			t.Errorf("%v: k nearest against the prepared references differ", algo)
 		}
 		// Other references in between: the prepared ones are sent again.
-		if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: spherePoints(100, 5), Algorithm: algo}, newResult(obs.Len())); err != nil {
+		if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: enginetest.SpherePoints(100, 5), Algorithm: algo}, enginetest.NewResult(obs.Len())); err != nil {
 			t.Fatal(err)
 		}
 		if g.devs[0].refs.from != nil {
@@ -322,12 +323,12 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 func BenchmarkGPUPreparedNearest(b *testing.B) {
 	g := openGPU(b, DeviceMemory)
 	ctx := context.Background()
-	ref, obs := spherePoints(1<<16, 3), spherePoints(1<<20, 4)
+	ref, obs := enginetest.SpherePoints(1<<16, 3), enginetest.SpherePoints(1<<20, 4)
 	x, err := cpu.NewCPUIndex(ref)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := newResult(obs.Len())
+	out := enginetest.NewResult(obs.Len())
 	for _, tc := range []struct {
 		name string
 		prep *engine.Prepared

@@ -10,6 +10,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/enginetest"
 	"github.com/geoknn/geoknn/internal/index"
 )
 
@@ -44,7 +45,7 @@ func sessionSteps(t *testing.T, eng engine.Engine, obs index.Points, algo engine
 		t.Fatalf("Len = %d, want %d", s.Len(), n)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	ref := spherePoints(nref, 21)
+	ref := enginetest.SpherePoints(nref, 21)
 	var prev []uint32
 	replacedSince := map[uint32]bool{}
 	withCells := 0 // steps the GPU answered through the face cells
@@ -59,7 +60,7 @@ func sessionSteps(t *testing.T, eng engine.Engine, obs index.Points, algo engine
 			for i := 0; i < n; i += 1 + rng.IntN(200) {
 				idx = append(idx, uint32(i))
 			}
-			fresh := spherePoints(len(idx), uint64(100+step))
+			fresh := enginetest.SpherePoints(len(idx), uint64(100+step))
 			if obs.Is32() {
 				fresh = points32(fresh)
 			}
@@ -84,8 +85,8 @@ func sessionSteps(t *testing.T, eng engine.Engine, obs index.Points, algo engine
 		q := ref
 		switch step {
 		case 4: // more references: the plan must be redone
-			q = index.Radians64(append(append([]float64(nil), ref.Lat64...), spherePoints(500, 31).Lat64...),
-				append(append([]float64(nil), ref.Lon64...), spherePoints(500, 31).Lon64...))
+			q = index.Radians64(append(append([]float64(nil), ref.Lat64...), enginetest.SpherePoints(500, 31).Lat64...),
+				append(append([]float64(nil), ref.Lon64...), enginetest.SpherePoints(500, 31).Lon64...))
 		case 5: // duplicated references: the lowest index must win
 			q = index.Radians64(append(append([]float64(nil), ref.Lat64...), ref.Lat64[:700]...),
 				append(append([]float64(nil), ref.Lon64...), ref.Lon64[:700]...))
@@ -96,14 +97,14 @@ func sessionSteps(t *testing.T, eng engine.Engine, obs index.Points, algo engine
 				q.Lon64 = append(q.Lon64, 0.9+1e-6*float64(k%149)/149)
 			}
 		}
-		want := newResult(n)
+		want := enginetest.NewResult(n)
 		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: host, Ref: q, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
 		var got engine.Result
 		answered := step != 3 // step 3 leaves the answers in the engine
 		if answered {
-			got = newResult(n)
+			got = enginetest.NewResult(n)
 		}
 		st, err := s.Nearest(ctx, q, got)
 		if err != nil {
@@ -149,7 +150,7 @@ func sessionSteps(t *testing.T, eng engine.Engine, obs index.Points, algo engine
 func TestCPUSession(t *testing.T) {
 	for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 		t.Run(algo.String(), func(t *testing.T) {
-			sessionSteps(t, cpu.NewCPU(0), spherePoints(20000, 5), algo, 3000)
+			sessionSteps(t, cpu.NewCPU(0), enginetest.SpherePoints(20000, 5), algo, 3000)
 		})
 	}
 }
@@ -160,8 +161,8 @@ func TestGPUSession(t *testing.T) {
 		name string
 		obs  index.Points
 	}{
-		{"float64", spherePoints(1<<18, 5)},
-		{"float32", points32(spherePoints(1<<17, 6))},
+		{"float64", enginetest.SpherePoints(1<<18, 5)},
+		{"float32", points32(enginetest.SpherePoints(1<<17, 6))},
 	} {
 		for _, algo := range []engine.Algorithm{engine.Grid, engine.Brute} {
 			t.Run(tc.name+"/"+algo.String(), func(t *testing.T) { sessionSteps(t, g, tc.obs, algo, 30000) })
@@ -178,7 +179,7 @@ func TestGPUSession(t *testing.T) {
 func TestGPUSessionCellsSpeculation(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	ctx := context.Background()
-	obs := spherePoints(1<<18, 9)
+	obs := enginetest.SpherePoints(1<<18, 9)
 	obs = index.Radians64(slices.Clone(obs.Lat64), slices.Clone(obs.Lon64)) // the host's copy, replaced alike
 	const nref = 30000
 	s, err := g.NewSession(obs, engine.SessionOptions{Algorithm: engine.Grid, Replan: 1})
@@ -186,9 +187,9 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	uniform := func(seed uint64) index.Points { return spherePoints(nref, seed) }
+	uniform := func(seed uint64) index.Points { return enginetest.SpherePoints(nref, seed) }
 	crowded := func(k int, spread float64) index.Points { // k of the references within spread radians of one spot
-		q := spherePoints(nref, 44)
+		q := enginetest.SpherePoints(nref, 44)
 		for i := range k {
 			q.Lat64[i] = 0.4 + spread*float64(i%139)/139
 			q.Lon64[i] = 0.9 + spread*float64(i%149)/149
@@ -216,7 +217,7 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 				idx = append(idx, uint32(i))
 				replaced[i] = true
 			}
-			fresh := spherePoints(len(idx), uint64(60+step))
+			fresh := enginetest.SpherePoints(len(idx), uint64(60+step))
 			if err := s.Replace(ctx, idx, fresh); err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +225,7 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 				obs.Lat64[i], obs.Lon64[i] = fresh.Lat64[k], fresh.Lon64[k]
 			}
 		}
-		want, got := newResult(obs.Len()), newResult(obs.Len())
+		want, got := enginetest.NewResult(obs.Len()), enginetest.NewResult(obs.Len())
 		if _, err := cpu.NewCPU(0).Nearest(ctx, engine.Request{Obs: obs, Ref: tc.ref, Algorithm: engine.Brute}, want); err != nil {
 			t.Fatal(err)
 		}
@@ -254,11 +255,11 @@ func TestGPUSessionCellsSpeculation(t *testing.T) {
 
 func TestSessionRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
-	s, err := cpu.NewCPU(1).NewSession(spherePoints(100, 1), engine.SessionOptions{})
+	s, err := cpu.NewCPU(1).NewSession(enginetest.SpherePoints(100, 1), engine.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts := spherePoints(2, 2)
+	pts := enginetest.SpherePoints(2, 2)
 	for _, tc := range []struct {
 		idx  []uint32
 		pts  index.Points
@@ -274,10 +275,10 @@ func TestSessionRejectsBadInput(t *testing.T) {
 			t.Errorf("Replace(%v): %v, want an error with %q", tc.idx, err, tc.want)
 		}
 	}
-	if _, err := s.Nearest(ctx, spherePoints(3, 3), engine.Result{Index: make([]uint32, 5), Distance: make([]float32, 5)}); err == nil {
+	if _, err := s.Nearest(ctx, enginetest.SpherePoints(3, 3), engine.Result{Index: make([]uint32, 5), Distance: make([]float32, 5)}); err == nil {
 		t.Error("Nearest accepted a result of the wrong size")
 	}
-	if _, err := cpu.NewCPU(1).NewSession(spherePoints(10, 1), engine.SessionOptions{Algorithm: engine.Seed}); err == nil {
+	if _, err := cpu.NewCPU(1).NewSession(enginetest.SpherePoints(10, 1), engine.SessionOptions{Algorithm: engine.Seed}); err == nil {
 		t.Error("a seed-algorithm session was accepted")
 	}
 }
@@ -285,9 +286,9 @@ func TestSessionRejectsBadInput(t *testing.T) {
 // A session re-plans on its first query, every Replan queries, and when the
 // reference count changes; brute-force sessions never plan.
 func TestSessionPlanCadence(t *testing.T) {
-	sample := engine.NewObsSample(spherePoints(5000, 1))
-	refs := index.PrepareRefs(spherePoints(1<<16, 2)) // enough that the grid beats brute force
-	more := index.PrepareRefs(spherePoints(1<<16+500, 3))
+	sample := engine.NewObsSample(enginetest.SpherePoints(5000, 1))
+	refs := index.PrepareRefs(enginetest.SpherePoints(1<<16, 2)) // enough that the grid beats brute force
+	more := index.PrepareRefs(enginetest.SpherePoints(1<<16+500, 3))
 	p := engine.SessionPlan{Replan: 3}
 	opts := engine.SessionOptions{Algorithm: engine.Grid}
 	var planned []bool
@@ -310,7 +311,7 @@ func TestSessionPlanCadence(t *testing.T) {
 
 // The planning sample follows replacements of the observations it holds.
 func TestObsSampleFollowsReplacements(t *testing.T) {
-	obs := spherePoints(2000, 4)
+	obs := enginetest.SpherePoints(2000, 4)
 	s := engine.NewObsSample(obs)
 	if len(s.Idx) != 512 || !slices.IsSorted(s.Idx) {
 		t.Fatalf("sample of %d, sorted %v", len(s.Idx), slices.IsSorted(s.Idx))
@@ -326,7 +327,7 @@ func TestObsSampleFollowsReplacements(t *testing.T) {
 	if lat, _ := obs.At(int(s.Idx[1])); s.Pts.Lat64[1] != lat {
 		t.Error("an observation not replaced changed in the sample")
 	}
-	if small := engine.NewObsSample(spherePoints(10, 5)); len(small.Idx) != 10 {
+	if small := engine.NewObsSample(enginetest.SpherePoints(10, 5)); len(small.Idx) != 10 {
 		t.Errorf("sample of 10 observations holds %d", len(small.Idx))
 	}
 }
