@@ -39,7 +39,7 @@ func Stage(ctx context.Context, path string, stdout io.Writer, write func(w *buf
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	s := &Staged{tmp: f.Name(), path: path}
-	if err := fillTemp(f, permToKeep(path), contextWrite(ctx, write)); err != nil {
+	if err := fillTemp(f, permToKeep(path), buffered(contextWrite(ctx, write))); err != nil {
 		s.Discard()
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}

@@ -3,9 +3,7 @@ package pointio
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -33,58 +31,4 @@ func WriteAt(ctx context.Context, path string, stdout io.Writer, write func(f *o
 		return ctxErr
 	}
 	return err
-}
-
-// writeAtomicFile is WriteAtomic handing write the temporary file.
-func writeAtomicFile(path string, write func(f *os.File) error) error {
-	dir, base, err := splitFilePath(path)
-	if err != nil {
-		return err
-	}
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
-		return fmt.Errorf("write %s: not a regular file (%v): refusing to replace it", path, fi.Mode().Type())
-	}
-	perm := permToKeep(path)
-	f, err := createTemp(dir, "."+base+".tmp-")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp, renamed := f.Name(), false
-	defer func() {
-		if !renamed {
-			os.Remove(tmp)
-		}
-	}()
-	if err := fillTempAt(f, perm, write); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	renamed = true
-	syncDir(dir)
-	return nil
-}
-
-// fillTempAt is fillTemp for a writer of the file itself.
-func fillTempAt(f *os.File, perm fs.FileMode, write func(f *os.File) error) error {
-	closed := false
-	defer func() {
-		if !closed {
-			f.Close()
-		}
-	}()
-	if err := write(f); err != nil {
-		return err
-	}
-	if perm != 0 {
-		if err := f.Chmod(perm); err != nil {
-			return err
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	closed = true
-	return f.Close()
 }

@@ -32,6 +32,11 @@ const writeBufferSize = 256 << 10
 // Only regular files are replaced: a folder, device, pipe or socket at path
 // is an error (Write streams to the latter).
 func WriteAtomic(path string, write func(w *bufio.Writer) error) error {
+	return writeAtomicFile(path, buffered(write))
+}
+
+// writeAtomicFile is WriteAtomic handing write the temporary file itself.
+func writeAtomicFile(path string, write func(f *os.File) error) error {
 	dir, base, err := splitFilePath(path)
 	if err != nil {
 		return err
@@ -62,6 +67,17 @@ func WriteAtomic(path string, write func(w *bufio.Writer) error) error {
 	return nil
 }
 
+// buffered hands write a buffer over the file and flushes it.
+func buffered(write func(w *bufio.Writer) error) func(f *os.File) error {
+	return func(f *os.File) error {
+		w := bufio.NewWriterSize(f, writeBufferSize)
+		if err := write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+}
+
 // splitFilePath splits path into its folder, "." if it has none, and its
 // file name, and rejects paths that do not end in a file name.
 func splitFilePath(path string) (dir, base string, err error) {
@@ -84,21 +100,17 @@ func permToKeep(path string) fs.FileMode {
 	return 0
 }
 
-// fillTemp writes the new content into f through write, then flushes it,
-// sets its permissions to perm unless perm is 0, syncs it to stable storage
-// and closes it. f is closed on return in every case, even if write panics.
-func fillTemp(f *os.File, perm fs.FileMode, write func(w *bufio.Writer) error) error {
+// fillTemp writes the new content into f through write, then sets its
+// permissions to perm unless perm is 0, syncs it to stable storage and
+// closes it. f is closed on return in every case, even if write panics.
+func fillTemp(f *os.File, perm fs.FileMode, write func(f *os.File) error) error {
 	closed := false
 	defer func() {
 		if !closed {
 			f.Close()
 		}
 	}()
-	w := bufio.NewWriterSize(f, writeBufferSize)
-	if err := write(w); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
+	if err := write(f); err != nil {
 		return err
 	}
 	if perm != 0 {
