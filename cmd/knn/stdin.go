@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -21,7 +19,7 @@ func readStdin(ctx context.Context, _ string, opts pointio.ReadOptions) ([]orb.P
 	if ext == "" {
 		return pointio.ReadReaderIDs(ctx, br, "-", opts)
 	}
-	tmp, err := spool(ctx, br, ext)
+	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,20 +68,3 @@ func (e stdinError) Error() string {
 }
 
 func (e stdinError) Unwrap() error { return e.err }
-
-// spool copies r to a new temporary file named *ext and returns its path.
-func spool(ctx context.Context, r io.Reader, ext string) (string, error) {
-	f, err := os.CreateTemp("", "knn-stdin-*"+ext)
-	if err != nil {
-		return "", fmt.Errorf("standard input: %w", err)
-	}
-	_, err = io.Copy(f, pointio.ContextReader(ctx, r))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("standard input: %w", err)
-	}
-	return f.Name(), nil
-}

@@ -353,7 +353,7 @@ func openObsChunks(ctx context.Context, f runFlags, rows int) (pointio.ChunkRead
 	if ext == "" {
 		return arrowio.OpenReaderChunks(ctx, br, opts, rows, "")
 	}
-	tmp, err := spool(ctx, br, ext)
+	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
 		return nil, err
 	}

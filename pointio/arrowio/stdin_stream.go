@@ -3,7 +3,6 @@ package arrowio
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -34,7 +33,7 @@ func OpenReaderChunks(ctx context.Context, r io.Reader, opts pointio.ReadOptions
 	default:
 		return pointio.OpenTextChunks(br, "-", opts, chunkRows), nil
 	}
-	tmp, err := spool(ctx, br, dir, ext)
+	tmp, err := pointio.SpoolStdin(ctx, br, dir, ext)
 	if err != nil {
 		return nil, err
 	}
@@ -56,21 +55,4 @@ func (s spooled) Close() error {
 	err := s.ChunkReader.Close()
 	os.Remove(s.path)
 	return err
-}
-
-// spool copies r to a new temporary file named *ext and returns its path.
-func spool(ctx context.Context, r io.Reader, dir, ext string) (string, error) {
-	f, err := os.CreateTemp(dir, "knn-stdin-*"+ext)
-	if err != nil {
-		return "", fmt.Errorf("standard input: %w", err)
-	}
-	_, err = io.Copy(f, pointio.ContextReader(ctx, r))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("standard input: %w", err)
-	}
-	return f.Name(), nil
 }
