@@ -38,6 +38,16 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 	if f.outPerRank && (f.out == "" || f.out == "-" || f.validate > 0) {
 		return usagef("run: --out-per-rank needs --out FILE, and no --validate (which checks gathered answers)")
 	}
+	return runRank(ctx, stderr, func(lib *mpi.Lib, world mpi.Comm) (rankPlace, error) {
+		j := &mpiJob{f: f, opts: opts, lib: lib, world: world, stdout: stdout, stderr: stderr}
+		err := j.run(ctx)
+		return rankPlace{rank: j.rank, size: j.size, host: j.host}, err
+	})
+}
+
+// runRank runs one rank of a job: MPI set up on this goroutine's thread,
+// run, then endRank with the place run reports.
+func runRank(ctx context.Context, stderr io.Writer, run func(lib *mpi.Lib, world mpi.Comm) (rankPlace, error)) error {
 	// MPI_THREAD_FUNNELED: every MPI call from this goroutine's thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -49,9 +59,8 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 	if err != nil {
 		return err
 	}
-	j := &mpiJob{f: f, opts: opts, lib: lib, world: world, stdout: stdout, stderr: stderr}
-	err = j.run(ctx)
-	return endRank(ctx, lib, world, j.rank, fmt.Sprintf("rank %d of %d (%s)", j.rank, j.size, j.host), err, stderr)
+	p, err := run(lib, world)
+	return endRank(ctx, lib, world, p.rank, fmt.Sprintf("rank %d of %d (%s)", p.rank, p.size, p.host), err, stderr)
 }
 
 // endRank ends a rank (who) of a job: MPI_Finalize after success or a

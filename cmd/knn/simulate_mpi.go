@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"time"
 
@@ -31,19 +30,11 @@ func simulateMPI(ctx context.Context, f *simFlags, digits int, stdout, stderr io
 	if f.validate > 0 || f.obs == "-" || f.ref == "-" {
 		return usagef("simulate --mpi: not with --validate or standard input")
 	}
-	runtime.LockOSThread() // MPI_THREAD_FUNNELED
-	defer runtime.UnlockOSThread()
-	lib, err := mpi.Open()
-	if err != nil {
-		return err
-	}
-	world, err := lib.Init()
-	if err != nil {
-		return err
-	}
-	r := &simRank{f: f, lib: lib, world: world, digits: digits, stdout: stdout, stderr: stderr}
-	err = r.run(ctx)
-	return endRank(ctx, lib, world, r.rank, fmt.Sprintf("rank %d of %d (%s)", r.rank, r.size, r.host), err, stderr)
+	return runRank(ctx, stderr, func(lib *mpi.Lib, world mpi.Comm) (rankPlace, error) {
+		r := &simRank{f: f, lib: lib, world: world, digits: digits, stdout: stdout, stderr: stderr}
+		err := r.run(ctx)
+		return r.rankPlace, err
+	})
 }
 
 // simRank is one rank's part of a simulation.
