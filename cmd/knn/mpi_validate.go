@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/paulmach/orb"
 
@@ -99,17 +98,7 @@ func (j *mpiJob) checkKPart(ctx context.Context, part, refs geoknn.Points, res *
 	if err = j.allOK(err); err != nil {
 		return err
 	}
-	bad := 0
-	for k, i := range sel {
-		for r := range res.K {
-			a, b := res.Index[i*res.K+r], want.Index[k*res.K+r]
-			da, db := float64(res.DistanceRad[i*res.K+r]), float64(want.DistanceRad[k*res.K+r])
-			if a != b && math.Abs(da-db)*geoknn.EarthRadiusMetres > 1 {
-				bad++
-			}
-		}
-	}
-	return j.reduceCounts(len(sel)*res.K, bad)
+	return j.reduceCounts(len(sel)*res.K, kRowsWrong(res, want, sel))
 }
 
 // bruteK is the brute-force k nearest of obs (the rank's observations

@@ -153,8 +153,14 @@ func checkK(ctx context.Context, in *runInputs, f runFlags, res *geoknn.KResult)
 	if f.excludeSelf {
 		want = want.Without(func(j int) uint32 { return uint32(idx[j]) })
 	}
+	return validated(in.log, len(idx)*res.K, kRowsWrong(res, want, idx))
+}
+
+// kRowsWrong counts the answers in res's rows (want's rows, in order)
+// that are not want's reference and are off its distance by over 1 m.
+func kRowsWrong(res, want *geoknn.KResult, rows []int) int {
 	bad := 0
-	for j, i := range idx {
+	for j, i := range rows {
 		for r := range res.K {
 			a, b := res.Index[i*res.K+r], want.Index[j*res.K+r]
 			da, db := float64(res.DistanceRad[i*res.K+r]), float64(want.DistanceRad[j*res.K+r])
@@ -163,7 +169,7 @@ func checkK(ctx context.Context, in *runInputs, f runFlags, res *geoknn.KResult)
 			}
 		}
 	}
-	return validated(in.log, len(idx)*res.K, bad)
+	return bad
 }
 
 // checkWithin compares sampled counts with brute force on the CPU.
