@@ -134,8 +134,8 @@ func (g *answerGroup) record(kind pointio.AnswerKind, schema *arrow.Schema) arro
 	return b.NewRecordBatch()
 }
 
-// columnsBatch is a batch of n rows of fixed-width columns held in cols,
-// made as fixedBatch makes its batches (so encoded the same).
+// columnsBatch is a batch of n rows of fixed-width columns held in cols
+// (fixedBatch's too, so every writer's batches are encoded the same).
 func columnsBatch(schema *arrow.Schema, n int, cols ...[]byte) arrow.RecordBatch {
 	arrays := make([]arrow.Array, len(cols))
 	for c, f := range schema.Fields() {

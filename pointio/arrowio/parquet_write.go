@@ -210,17 +210,7 @@ func fixedBatch(schema *arrow.Schema, lo, hi int, fill func(cols [][]byte, lo, h
 		}
 		fill(cols, lo+a, lo+b)
 	})
-	arrays := make([]arrow.Array, len(fields))
-	for c, f := range fields {
-		data := array.NewData(f.Type, n, []*memory.Buffer{nil, memory.NewBufferBytes(bufs[c])}, nil, 0, 0)
-		arrays[c] = array.MakeFromData(data)
-		data.Release()
-	}
-	rec := array.NewRecordBatch(schema, arrays, int64(n))
-	for _, a := range arrays {
-		a.Release()
-	}
-	return rec
+	return columnsBatch(schema, n, bufs...)
 }
 
 // view is b as a slice of T (b's length a multiple of T's size; Go's
