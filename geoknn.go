@@ -111,15 +111,21 @@ func NewResult(n int) *Result {
 // observations than r has room for gives r new, unpinned slices). On the CPU
 // engine it does nothing.
 func (s *Searcher) PinResult(r *Result) (unpin func() error, err error) {
+	return s.pinAnswers(r.Index, r.DistanceRad)
+}
+
+// pinAnswers is PinResult for a result's two columns; it does nothing
+// off the GPU or where the columns are empty or of unequal lengths.
+func (s *Searcher) pinAnswers(index []uint32, distanceRad []float32) (unpin func() error, err error) {
 	g, ok := s.eng.(*gpu.GPU)
-	n := len(r.Index)
-	if !ok || n == 0 || len(r.DistanceRad) != n {
+	n := len(index)
+	if !ok || n == 0 || len(distanceRad) != n {
 		return func() error { return nil }, nil
 	}
-	// The slices themselves are kept alive, not r: the caller may point r
-	// elsewhere while the old arrays are still registered.
-	owner := [2]any{r.Index, r.DistanceRad}
-	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&r.Index[0]), unsafe.Pointer(&r.DistanceRad[0])}, 4*n, owner)
+	// The slices themselves are kept alive, not the result: the caller may
+	// point it elsewhere while the old arrays are still registered.
+	owner := [2]any{index, distanceRad}
+	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&index[0]), unsafe.Pointer(&distanceRad[0])}, 4*n, owner)
 }
 
 // pinColumns registers each column of size bytes; unpin undoes it and

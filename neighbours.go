@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/geoknn/geoknn/internal/engine"
-	"github.com/geoknn/geoknn/internal/gpu"
 )
 
 // NoNeighbour marks the entries of a KResult row past the references found
@@ -90,13 +88,7 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 // on the host. The same rules hold: r must not be resized or dropped
 // until unpin is called; on the CPU engine it does nothing.
 func (s *Searcher) PinKResult(r *KResult) (unpin func() error, err error) {
-	g, ok := s.eng.(*gpu.GPU)
-	n := len(r.Index)
-	if !ok || n == 0 || len(r.DistanceRad) != n {
-		return func() error { return nil }, nil
-	}
-	owner := [2]any{r.Index, r.DistanceRad}
-	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&r.Index[0]), unsafe.Pointer(&r.DistanceRad[0])}, 4*n, owner)
+	return s.pinAnswers(r.Index, r.DistanceRad)
 }
 
 // checkKNearest checks a k-nearest query's result and limits, and returns
