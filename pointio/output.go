@@ -156,7 +156,7 @@ func Write(ctx context.Context, path string, stdout io.Writer, write func(w *buf
 	if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o222 == 0 {
 		return fmt.Errorf("output %s is read-only: refusing to replace it", path)
 	}
-	return WriteAtomic(path, cw)
+	return writeAtomicFile(ctx, path, buffered(cw))
 }
 
 // streamToFile opens an existing device, pipe or socket and streams to it.

@@ -21,14 +21,5 @@ func WriteAt(ctx context.Context, path string, stdout io.Writer, write func(f *o
 	if target, err := filepath.EvalSymlinks(path); err == nil && target != path {
 		path = target
 	}
-	err := writeAtomicFile(path, func(f *os.File) error {
-		if err := write(f); err != nil {
-			return err
-		}
-		return ctx.Err()
-	})
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
-	}
-	return err
+	return writeAtomicFile(ctx, path, write)
 }

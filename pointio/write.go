@@ -2,6 +2,7 @@ package pointio
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,11 +33,14 @@ const writeBufferSize = 256 << 10
 // Only regular files are replaced: a folder, device, pipe or socket at path
 // is an error (Write streams to the latter).
 func WriteAtomic(path string, write func(w *bufio.Writer) error) error {
-	return writeAtomicFile(path, buffered(write))
+	return writeAtomicFile(context.Background(), path, buffered(write))
 }
 
 // writeAtomicFile is WriteAtomic handing write the temporary file itself.
-func writeAtomicFile(path string, write func(f *os.File) error) error {
+// ctx is checked once more after the file is synced, just before the
+// rename that commits it: a run stopped before that point leaves nothing,
+// and one that got as far as the rename has written its output whole.
+func writeAtomicFile(ctx context.Context, path string, write func(f *os.File) error) error {
 	dir, base, err := splitFilePath(path)
 	if err != nil {
 		return err
@@ -58,6 +62,9 @@ func writeAtomicFile(path string, write func(f *os.File) error) error {
 	}()
 	if err := fillTemp(f, perm, write); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
