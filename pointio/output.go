@@ -20,7 +20,7 @@ import (
 // file, and a path that resolves (through symbolic links, hard links,
 // /dev/stdin, /dev/fd/N or /proc/self/fd/N) to the same file as one of
 // inputs ("-": standard input) or as standard input when that is a
-// regular file: an input is never overwritten.
+// regular file or a pipe: an input is never overwritten.
 func CheckOutput(path string, inputs ...string) error {
 	if path == "" {
 		return errors.New("output: an empty file name (use - for standard output)")
@@ -97,10 +97,12 @@ func resolvedPath(path string) string {
 }
 
 // inputOf reports which of inputs fi is the same file as (device and
-// inode), standard input included: named "-", or a regular file on
-// descriptor 0 whatever the inputs.
+// inode), standard input included: named "-", or a regular file or a pipe
+// on descriptor 0 whatever the inputs. A pipe because writing into one's
+// own standard input's pipe holds its write end open: a read of it never
+// ends, and once the pipe is full neither does the write.
 func inputOf(fi fs.FileInfo, inputs []string) (string, bool) {
-	if si, err := os.Stdin.Stat(); err == nil && si.Mode().IsRegular() && os.SameFile(fi, si) {
+	if si, err := os.Stdin.Stat(); err == nil && (si.Mode().IsRegular() || si.Mode()&fs.ModeNamedPipe != 0) && os.SameFile(fi, si) {
 		return "standard input", true
 	}
 	for _, in := range inputs {
