@@ -109,6 +109,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError{err}
 	}
+	if err := checkRadiusGiven(fs, f.withinM); err != nil {
+		return err
+	}
 	if err := f.checkOutputs(fs); err != nil {
 		return err
 	}
@@ -293,6 +296,18 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.outPerRank, "out-per-rank", false, "with --mpi: every rank writes its own answers to --out with .rankN before the extension (obs_index as in the whole set), nothing is gathered")
 	fs.IntVar(&f.gpusPerRank, "gpus-per-rank", 0, "with --mpi: GPUs each rank uses, from its node-local rank on (0: one a rank when a node runs several ranks, else all)")
 	return fs
+}
+
+// checkRadiusGiven refuses --within-m 0: the commands read a radius of 0
+// as no radius query at all, and would answer the nearest table instead of
+// the counts asked for.
+func checkRadiusGiven(fs *flag.FlagSet, withinM float64) error {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "within-m" })
+	if given && withinM == 0 {
+		return usagef("%s: --within-m 0: want a radius > 0 metres", fs.Name())
+	}
+	return nil
 }
 
 // options checks the parsed flags and turns them into the searcher's
