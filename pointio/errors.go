@@ -83,7 +83,9 @@ func (e *InputError) Error() string {
 // writeLocation writes the file name followed by whichever of the line,
 // feature and point apply.
 func (e *InputError) writeLocation(b *strings.Builder) {
-	if e.File != "" {
+	if e.File == "-" {
+		b.WriteString("standard input") // as the binary formats read from it say
+	} else if e.File != "" {
 		b.WriteString(e.File)
 	} else {
 		b.WriteString("<input>")
