@@ -52,7 +52,7 @@ Examples:
   knn run --obs trips.parquet --lat-col pickup_latitude --lon-col pickup_longitude \
           --ref stations.csv --ref-id name --k 3 --out nearest3.parquet
   knn run --obs 2^27 --ref 2^16 --engine gpu --validate 65536
-  knn run --obs 2^22 --ref 2^16 --algo seed     (the notebook's kernel, for comparison)
+  knn run --obs 2^22 --ref 2^16 --algo seed     (the float32 baseline, for comparison)
 
 Flags:
 `
@@ -267,7 +267,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.obs, "obs", "", "observations: a CSV/GeoJSON file or a count such as 2^27 (required)")
 	fs.StringVar(&f.ref, "ref", "", "references: a CSV/GeoJSON file or a count such as 2^16 (required)")
-	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts: sphere (uniform on the sphere), seed (uniform in lat/lon degrees, as the reference notebook), clustered")
+	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts: sphere (uniform on the sphere), seed (uniform in lat/lon degrees, crowding towards the poles), clustered")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
 	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m), .npz (NumPy: ref_index, distance_m), .parquet or .arrow (the CSV's columns); - for CSV on stdout")
 	fs.StringVar(&f.out, "o", "", "short for --out")
