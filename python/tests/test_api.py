@@ -133,6 +133,17 @@ def test_radius_return_distance_false():
     assert all(a.dtype == np.int64 for a in ind)
 
 
+def test_radius_nothing_found():
+    """A radius that holds no reference for any observation: empty lists
+    (the worker once crashed on an answer with no rows)."""
+    est = nn().fit(REF)
+    for radius in (0, 1.0):
+        d, i = est.radius_neighbors(OBS, radius=radius)
+        assert d.shape == i.shape == (300,) and all(len(r) == 0 for r in i)
+    G = est.radius_neighbors_graph(OBS, radius=1.0, mode="distance")
+    assert G.shape == (300, 500) and G.nnz == 0
+
+
 def test_sjoin_nearest():
     gpd = pytest.importorskip("geopandas", reason="GeoPandas is not installed")
     right = gpd.GeoDataFrame({"name": ["CDG", "LHR", "BER"], "code": [1, 2, 3]},
