@@ -187,6 +187,8 @@ def test_errors():
         fitted.kneighbors(OBS, n_neighbors=4)
     with pytest.raises(ValueError, match="n_neighbors=3: want 1 to 2"):
         fitted.kneighbors()
+    with pytest.raises(ValueError, match="one fitted point has no neighbour"):
+        nn(n_neighbors=1).fit(REF[:1]).kneighbors()
     with pytest.raises(ValueError, match="max_distance"):
         fitted.kneighbors(OBS, n_neighbors=1, max_distance=-1)
     with pytest.raises(ValueError, match="radius"):
