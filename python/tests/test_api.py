@@ -180,6 +180,8 @@ def test_errors():
         nn().fit(REF).kneighbors([[0, 181]])
     with pytest.raises(ValueError, match="shape"):
         est.fit(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="complex"):
+        nn().fit(REF).kneighbors(OBS.astype(complex))
     with pytest.raises(ValueError, match="no reference points"):
         est.fit(np.zeros((0, 2)))
     fitted = nn(n_neighbors=3).fit(REF[:3])
