@@ -168,3 +168,19 @@ func TestDevicesWithoutGPU(t *testing.T) {
 		t.Error("devices printed nothing")
 	}
 }
+
+// The "wrote" line of an answer streamed to stdout names standard output,
+// not "-".
+func TestWroteStandardOutput(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--engine", "cpu", "-q", "--obs", "16", "--ref", "8", "--out", "-"},
+		{"run", "--engine", "cpu", "-q", "--obs", "16", "--ref", "8", "--k", "2", "--out", "-"},
+		{"run", "--engine", "cpu", "-q", "--obs", sampleAirports, "--ref", sampleAirports, "--out", "-"},
+		{"convert", sampleAirports, "-"},
+	} {
+		status, _, stderr := mainFor(args...)
+		if status != 0 || !strings.Contains(stderr, "wrote standard output (") {
+			t.Errorf("%v: status %d, stderr %q", args, status, stderr)
+		}
+	}
+}

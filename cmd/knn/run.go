@@ -476,7 +476,7 @@ func writeRunAnswers(ctx context.Context, path, format string, stdout, w io.Writ
 	if err := write(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	fmt.Fprintf(w, "wrote %s (%s, %d rows) in %.3f s\n", path, format, len(res.Index), time.Since(t).Seconds())
+	fmt.Fprintf(w, "wrote %s (%s, %d rows) in %.3f s\n", describeOut(path), format, len(res.Index), time.Since(t).Seconds())
 	return nil
 }
 
