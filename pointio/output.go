@@ -85,6 +85,7 @@ func CheckOutputs(outputs, inputs []string) error {
 // for a file still to be made, its folder's), for telling two outputs
 // apart.
 func resolvedPath(path string) string {
+	path = danglingTarget(path)
 	if r, err := filepath.EvalSymlinks(path); err == nil {
 		path = r
 	} else if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
@@ -92,6 +93,31 @@ func resolvedPath(path string) string {
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		return abs
+	}
+	return path
+}
+
+// danglingTarget is the file a chain of symbolic links ending nowhere
+// (yet) names: a link to a file still to be made is that file, which an
+// earlier output of the same command may make before this one is written
+// through the link. Other paths come back unchanged.
+func danglingTarget(path string) string {
+	for range 40 { // the kernel's own limit on links followed
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return path
+		}
+		if _, err := os.Stat(path); err == nil {
+			return path // resolves: EvalSymlinks' to follow
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
 	}
 	return path
 }
