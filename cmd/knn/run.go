@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -298,6 +299,17 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// sameFile reports whether two input names are one file: the same name,
+// or two names (./a.csv, a link) of one file.
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ai, err1 := os.Stat(a)
+	bi, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ai, bi)
+}
+
 // checkRadiusGiven refuses --within-m 0: the commands read a radius of 0
 // as no radius query at all, and would answer the nearest table instead of
 // the counts asked for.
@@ -316,7 +328,7 @@ func (f *runFlags) options() (geoknn.Options, error) {
 	if f.obs == "" || f.ref == "" {
 		return geoknn.Options{}, errors.New("run: --obs and --ref are required (see knn run --help)")
 	}
-	if f.excludeSelf && (f.obs != f.ref || filepath.Base(f.obs) == f.obs && isCount(f.obs)) {
+	if f.excludeSelf && (!sameFile(f.obs, f.ref) || filepath.Base(f.obs) == f.obs && isCount(f.obs)) {
 		return geoknn.Options{}, errors.New("run: --exclude-self needs --obs and --ref to name the same file")
 	}
 	for _, d := range []struct {
