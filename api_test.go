@@ -73,6 +73,8 @@ func TestMisuseIsAnError(t *testing.T) {
 		"Nearest nil ctx":              s.NearestInto(nilCtx, obs, ref, &geoknn.Result{}),
 		"Index.Nearest nil ctx":        x.NearestInto(nilCtx, obs, &geoknn.Result{}),
 		"Session nil ctx":              sess.Replace(nilCtx, []uint32{0}, obs.Slice(0, 1)),
+		"PinResult nil":                pinErr(s.PinResult(nil)),
+		"PinKResult nil":               pinErr(s.PinKResult(nil)),
 	} {
 		if err == nil {
 			t.Errorf("%s: no error", name)
@@ -90,6 +92,9 @@ func TestMisuseIsAnError(t *testing.T) {
 	}
 }
 
+// pinErr is a Pin call's error.
+func pinErr(_ func() error, err error) error { return err }
+
 func checkClosed(t *testing.T, s *geoknn.Searcher, x *geoknn.Index, sess *geoknn.Session, obs, ref geoknn.Points) {
 	ctx := context.Background()
 	_, err1 := s.Nearest(ctx, obs, ref)
@@ -99,7 +104,9 @@ func checkClosed(t *testing.T, s *geoknn.Searcher, x *geoknn.Index, sess *geoknn
 	_, err5 := x.WithinList(ctx, obs, 1e3)
 	_, err6 := sess.Nearest(ctx, ref, nil)
 	_, err7 := s.NewSession(obs)
-	for i, err := range []error{err1, err2, err3, err4, err5, err6, err7} {
+	err8 := pinErr(s.Pin(obs))
+	err9 := pinErr(s.PinResult(&geoknn.Result{}))
+	for i, err := range []error{err1, err2, err3, err4, err5, err6, err7, err8, err9} {
 		if !errors.Is(err, geoknn.ErrClosed) {
 			t.Errorf("call %d after Close: %v, want ErrClosed", i+1, err)
 		}

@@ -111,6 +111,9 @@ func NewResult(n int) *Result {
 // observations than r has room for gives r new, unpinned slices). On the CPU
 // engine it does nothing.
 func (s *Searcher) PinResult(r *Result) (unpin func() error, err error) {
+	if err := s.pinReady(r == nil); err != nil {
+		return nil, err
+	}
 	return s.pinAnswers(r.Index, r.DistanceRad)
 }
 
@@ -126,6 +129,18 @@ func (s *Searcher) pinAnswers(index []uint32, distanceRad []float32) (unpin func
 	// point it elsewhere while the old arrays are still registered.
 	owner := [2]any{index, distanceRad}
 	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&index[0]), unsafe.Pointer(&distanceRad[0])}, 4*n, owner)
+}
+
+// pinReady refuses a pin on a closed searcher (whose GPU contexts are
+// gone) or of a nil result.
+func (s *Searcher) pinReady(nilResult bool) error {
+	switch {
+	case s.closed:
+		return ErrClosed
+	case nilResult:
+		return errors.New("geoknn: nil result")
+	}
+	return nil
 }
 
 // pinColumns registers each column of size bytes; unpin undoes it and
@@ -156,6 +171,9 @@ func pinColumns(g *gpu.GPU, cols []unsafe.Pointer, size int, owner any) (unpin f
 // dropped until unpin is called. On the CPU engine, and for generated
 // sets, it does nothing.
 func (s *Searcher) Pin(p Points) (unpin func() error, err error) {
+	if err := s.pinReady(false); err != nil {
+		return nil, err
+	}
 	g, ok := s.eng.(*gpu.GPU)
 	n := p.Len()
 	if !ok || n == 0 || p.cols.Gen != nil {

@@ -88,6 +88,9 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 // on the host. The same rules hold: r must not be resized or dropped
 // until unpin is called; on the CPU engine it does nothing.
 func (s *Searcher) PinKResult(r *KResult) (unpin func() error, err error) {
+	if err := s.pinReady(r == nil); err != nil {
+		return nil, err
+	}
 	return s.pinAnswers(r.Index, r.DistanceRad)
 }
 

@@ -83,7 +83,9 @@ func (e *InputError) Error() string {
 // writeLocation writes the file name followed by whichever of the line,
 // feature and point apply.
 func (e *InputError) writeLocation(b *strings.Builder) {
-	if e.File != "" {
+	if e.File == "-" {
+		b.WriteString("standard input") // as the binary formats read from it say
+	} else if e.File != "" {
 		b.WriteString(e.File)
 	} else {
 		b.WriteString("<input>")
@@ -111,11 +113,14 @@ func (e *InputError) writeLocation(b *strings.Builder) {
 }
 
 // writeValue writes the field's label and the offending value, followed by
-// a space.
+// a space. A binary format's missing value (Value empty) is not shown.
 func (e *InputError) writeValue(b *strings.Builder) {
 	b.WriteString(fieldLabel(e.Field))
 	b.WriteByte(' ')
 	v := shortenValue(e.Value)
+	if v == "" && e.Line == 0 {
+		return
+	}
 	if e.Line > 0 && e.Column == 0 {
 		// CSV: the value is arbitrary text; quote it so that empty
 		// values, spaces and control characters are visible.

@@ -20,7 +20,7 @@ import (
 // file, and a path that resolves (through symbolic links, hard links,
 // /dev/stdin, /dev/fd/N or /proc/self/fd/N) to the same file as one of
 // inputs ("-": standard input) or as standard input when that is a
-// regular file: an input is never overwritten.
+// regular file or a pipe: an input is never overwritten.
 func CheckOutput(path string, inputs ...string) error {
 	if path == "" {
 		return errors.New("output: an empty file name (use - for standard output)")
@@ -85,6 +85,7 @@ func CheckOutputs(outputs, inputs []string) error {
 // for a file still to be made, its folder's), for telling two outputs
 // apart.
 func resolvedPath(path string) string {
+	path = danglingTarget(path)
 	if r, err := filepath.EvalSymlinks(path); err == nil {
 		path = r
 	} else if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
@@ -96,11 +97,38 @@ func resolvedPath(path string) string {
 	return path
 }
 
+// danglingTarget is the file a chain of symbolic links ending nowhere
+// (yet) names: a link to a file still to be made is that file, which an
+// earlier output of the same command may make before this one is written
+// through the link. Other paths come back unchanged.
+func danglingTarget(path string) string {
+	for range 40 { // the kernel's own limit on links followed
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return path
+		}
+		if _, err := os.Stat(path); err == nil {
+			return path // resolves: EvalSymlinks' to follow
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return path
+}
+
 // inputOf reports which of inputs fi is the same file as (device and
-// inode), standard input included: named "-", or a regular file on
-// descriptor 0 whatever the inputs.
+// inode), standard input included: named "-", or a regular file or a pipe
+// on descriptor 0 whatever the inputs. A pipe because writing into one's
+// own standard input's pipe holds its write end open: a read of it never
+// ends, and once the pipe is full neither does the write.
 func inputOf(fi fs.FileInfo, inputs []string) (string, bool) {
-	if si, err := os.Stdin.Stat(); err == nil && si.Mode().IsRegular() && os.SameFile(fi, si) {
+	if si, err := os.Stdin.Stat(); err == nil && (si.Mode().IsRegular() || si.Mode()&fs.ModeNamedPipe != 0) && os.SameFile(fi, si) {
 		return "standard input", true
 	}
 	for _, in := range inputs {

@@ -145,6 +145,28 @@ func TestCheckOutput(t *testing.T) {
 	}
 }
 
+// Two outputs are one file when a link names the other, the link dangling
+// until the first is written (knn run --out t.csv --trace link-to-t.csv).
+func TestCheckOutputsDanglingLink(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "t.csv")
+	for _, target := range []string{"t.csv", out, "./sub/../t.csv"} {
+		link := filepath.Join(dir, "link.csv")
+		os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+		err := CheckOutputs([]string{out, link}, nil)
+		if err == nil || !strings.Contains(err.Error(), "name the same file") {
+			t.Errorf("link to %s: %v, want the same file", target, err)
+		}
+	}
+	if err := CheckOutputs([]string{out, filepath.Join(dir, "other.csv")}, nil); err != nil {
+		t.Error(err)
+	}
+}
+
 // A cancelled write leaves no file, temporary or final, behind.
 func TestWriteCancelledLeavesNothing(t *testing.T) {
 	dir := t.TempDir()

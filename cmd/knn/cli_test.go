@@ -199,9 +199,11 @@ func TestNeighbourQueries(t *testing.T) {
 			t.Errorf("%v: status %d, %d lines %q; %s", tc.args, status, len(lines)-1, out, errOut)
 		}
 	}
-	status, out, _ := mainFor("run", "--obs", ref, "--ref", ref, "--engine", "cpu", "--exclude-self", "-o", "-")
-	if status != 0 || !strings.HasPrefix(out, "obs_index,ref_index,distance_m\n0,1,229838.152\n1,0,") {
-		t.Errorf("--exclude-self: %d %q", status, out)
+	for _, obsName := range []string{ref, filepath.Dir(ref) + "/./" + filepath.Base(ref)} {
+		status, out, _ := mainFor("run", "--obs", obsName, "--ref", ref, "--engine", "cpu", "--exclude-self", "-o", "-")
+		if status != 0 || !strings.HasPrefix(out, "obs_index,ref_index,distance_m\n0,1,229838.152\n1,0,") {
+			t.Errorf("--exclude-self --obs %s: %d %q", obsName, status, out)
+		}
 	}
 	for _, bad := range [][]string{{"--list"}, {"--k", "0"}, {"--k", "2", "--within-m", "5"}, {"--exclude-self"}} {
 		args := append([]string{"run", "--obs", obs, "--ref", ref, "--engine", "cpu"}, bad...)

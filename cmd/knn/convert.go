@@ -65,7 +65,7 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := pointio.Write(ctx, out, stdout, func(w *bufio.Writer) error { return write(w, pts) }); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
-	fmt.Fprintf(stderr, "wrote %s (%d points)\n", out, len(pts))
+	fmt.Fprintf(stderr, "wrote %s (%d points)\n", describeOut(out), len(pts))
 	return nil
 }
 

@@ -18,7 +18,7 @@ type engineFlags struct {
 // register defines the engine flags on fs.
 func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.engine, "engine", "auto", "auto (GPU if usable, else CPU), cpu or gpu")
-	fs.StringVar(&e.algo, "algo", "grid", "grid (exact, cell index; a k-d tree for references no grid suits, brute force when cheaper), brute (exact) or seed (the reference notebook's fp32 kernel, GPU only, a baseline)")
+	fs.StringVar(&e.algo, "algo", "grid", "grid (exact, cell index; a k-d tree for references no grid suits, brute force when cheaper), brute (exact) or seed (a float32 brute-force baseline, not exact, GPU only)")
 	fs.StringVar(&e.memory, "memory", "device", "GPU memory for observations and answers: device (async copies) or managed")
 	fs.IntVar(&e.gpus, "gpus", 0, "number of GPUs to use (0 = all)")
 	fs.IntVar(&e.batch, "batch-size", 0, "observations per job (0 = from free GPU memory)")

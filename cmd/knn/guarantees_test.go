@@ -239,6 +239,27 @@ func TestGuaranteesSignals(t *testing.T) {
 			unchanged(t, obs, obsBody)
 		}
 	})
+	t.Run("stdin pipe as output", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"run", "--engine", "cpu", "-q", "--obs", "-", "--ref", ref, "--out", "/dev/stdin"},
+			{"convert", "-", "/dev/fd/0"},
+		} {
+			// A pipe, not a file: written into, it would never end.
+			cmd, stderr := knnChild(t, bin, dir, bytes.NewReader(obsBody), args...)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("%v: no exit within 20 s", args)
+			}
+			if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "is the input standard input") {
+				t.Errorf("%v: status %d, %q", args, cmd.ProcessState.ExitCode(), stderr.String())
+			}
+		}
+	})
 	t.Run("stdin named", func(t *testing.T) {
 		pq := filepath.Join(dir, "obs.parquet")
 		if status, _, stderr := mainFor("convert", obs, pq); status != 0 {

@@ -99,6 +99,19 @@ func TestRunBadFlags(t *testing.T) {
 	}
 }
 
+// --within-m 0 is refused, not answered as the nearest table.
+func TestRunWithinZeroRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--engine", "cpu", "--obs", "10", "--ref", "10", "--within-m", "0", "--out", "-"},
+		{"run", "--engine", "cpu", "--obs", "10", "--ref", "10", "--within-m", "-0", "--k", "3", "--out", "-"},
+	} {
+		status, stdout, stderr := mainFor(args...)
+		if status != 2 || stdout != "" || !strings.Contains(stderr, "--within-m 0") {
+			t.Errorf("%v: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+		}
+	}
+}
+
 // knn run on the shared cities and airports answers every city exactly.
 func TestRunCitiesAirports(t *testing.T) {
 	dir, _, err := realdata.Dir()
@@ -153,5 +166,21 @@ func TestDevicesWithoutGPU(t *testing.T) {
 	}
 	if stdout == "" {
 		t.Error("devices printed nothing")
+	}
+}
+
+// The "wrote" line of an answer streamed to stdout names standard output,
+// not "-".
+func TestWroteStandardOutput(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--engine", "cpu", "-q", "--obs", "16", "--ref", "8", "--out", "-"},
+		{"run", "--engine", "cpu", "-q", "--obs", "16", "--ref", "8", "--k", "2", "--out", "-"},
+		{"run", "--engine", "cpu", "-q", "--obs", sampleAirports, "--ref", sampleAirports, "--out", "-"},
+		{"convert", sampleAirports, "-"},
+	} {
+		status, _, stderr := mainFor(args...)
+		if status != 0 || !strings.Contains(stderr, "wrote standard output (") {
+			t.Errorf("%v: status %d, stderr %q", args, status, stderr)
+		}
 	}
 }

@@ -24,3 +24,12 @@ func checkOutputs(fs *flag.FlagSet, names []string, outputs, inputs []string) er
 	}
 	return pointio.CheckOutputs(outputs, inputs)
 }
+
+// describeOut names an output as the "wrote" lines do: "-" is standard
+// output.
+func describeOut(path string) string {
+	if path == "-" {
+		return "standard output"
+	}
+	return path
+}

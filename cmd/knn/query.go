@@ -61,7 +61,7 @@ func wroteNeighbours(stderr io.Writer, out, format string, write func() error) e
 	if err := write(); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
-	fmt.Fprintf(stderr, "wrote %s (%s) in %.3f s\n", out, format, time.Since(t).Seconds())
+	fmt.Fprintf(stderr, "wrote %s (%s) in %.3f s\n", describeOut(out), format, time.Since(t).Seconds())
 	return nil
 }
 

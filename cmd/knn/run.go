@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -52,7 +53,7 @@ Examples:
   knn run --obs trips.parquet --lat-col pickup_latitude --lon-col pickup_longitude \
           --ref stations.csv --ref-id name --k 3 --out nearest3.parquet
   knn run --obs 2^27 --ref 2^16 --engine gpu --validate 65536
-  knn run --obs 2^22 --ref 2^16 --algo seed     (the notebook's kernel, for comparison)
+  knn run --obs 2^22 --ref 2^16 --algo seed     (the float32 baseline, for comparison)
 
 Flags:
 `
@@ -108,6 +109,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	opts, err := f.options()
 	if err != nil {
 		return usageError{err}
+	}
+	if err := checkRadiusGiven(fs, f.withinM); err != nil {
+		return err
 	}
 	if err := f.checkOutputs(fs); err != nil {
 		return err
@@ -264,7 +268,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.obs, "obs", "", "observations: a CSV/GeoJSON file or a count such as 2^27 (required)")
 	fs.StringVar(&f.ref, "ref", "", "references: a CSV/GeoJSON file or a count such as 2^16 (required)")
-	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts: sphere (uniform on the sphere), seed (uniform in lat/lon degrees, as the reference notebook), clustered")
+	fs.StringVar(&f.gen, "gen", "sphere", "generator for counts: sphere (uniform on the sphere), seed (uniform in lat/lon degrees, crowding towards the poles), clustered")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed for generated points")
 	fs.StringVar(&f.out, "out", "", "write answers to this file: .csv (obs_index,ref_index,distance_m), .npz (NumPy: ref_index, distance_m), .parquet or .arrow (the CSV's columns); - for CSV on stdout")
 	fs.StringVar(&f.out, "o", "", "short for --out")
@@ -295,13 +299,36 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// sameFile reports whether two input names are one file: the same name,
+// or two names (./a.csv, a link) of one file.
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ai, err1 := os.Stat(a)
+	bi, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ai, bi)
+}
+
+// checkRadiusGiven refuses --within-m 0: the commands read a radius of 0
+// as no radius query at all, and would answer the nearest table instead of
+// the counts asked for.
+func checkRadiusGiven(fs *flag.FlagSet, withinM float64) error {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "within-m" })
+	if given && withinM == 0 {
+		return usagef("%s: --within-m 0: want a radius > 0 metres", fs.Name())
+	}
+	return nil
+}
+
 // options checks the parsed flags and turns them into the searcher's
 // options (without Progress).
 func (f *runFlags) options() (geoknn.Options, error) {
 	if f.obs == "" || f.ref == "" {
 		return geoknn.Options{}, errors.New("run: --obs and --ref are required (see knn run --help)")
 	}
-	if f.excludeSelf && (f.obs != f.ref || filepath.Base(f.obs) == f.obs && isCount(f.obs)) {
+	if f.excludeSelf && (!sameFile(f.obs, f.ref) || filepath.Base(f.obs) == f.obs && isCount(f.obs)) {
 		return geoknn.Options{}, errors.New("run: --exclude-self needs --obs and --ref to name the same file")
 	}
 	for _, d := range []struct {
@@ -461,7 +488,7 @@ func writeRunAnswers(ctx context.Context, path, format string, stdout, w io.Writ
 	if err := write(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	fmt.Fprintf(w, "wrote %s (%s, %d rows) in %.3f s\n", path, format, len(res.Index), time.Since(t).Seconds())
+	fmt.Fprintf(w, "wrote %s (%s, %d rows) in %.3f s\n", describeOut(path), format, len(res.Index), time.Since(t).Seconds())
 	return nil
 }
 

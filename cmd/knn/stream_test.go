@@ -297,3 +297,30 @@ func TestStreamRange(t *testing.T) {
 		t.Error(status)
 	}
 }
+
+// A streamed neighbour query's report states the query in the user's terms
+// (the k asked, metres) and the index apart: no engine-side k + 1 for
+// --exclude-self, no radius in radians.
+func TestStreamReportUserTerms(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args    []string
+		want    string
+		notWant []string
+	}{
+		{[]string{"--k", "2", "--exclude-self"}, "2 nearest of", []string{"3 nearest"}},
+		{[]string{"--within-m", "50000", "--list"}, "within 50000 m of", []string{" rad"}},
+	} {
+		args := append([]string{"run", "--engine", "cpu", "-q", "--obs", sampleAirports, "--ref", sampleAirports,
+			"--out", filepath.Join(dir, "o.csv")}, tc.args...)
+		status, _, stderr := mainFor(args...)
+		if status != 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: status %d, want %q in %q", tc.args, status, tc.want, stderr)
+		}
+		for _, bad := range tc.notWant {
+			if strings.Contains(stderr, bad) {
+				t.Errorf("%v: %q in %q", tc.args, bad, stderr)
+			}
+		}
+	}
+}

@@ -40,7 +40,7 @@ func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string
 	if err := write(ctx, out, format, stdout, r.Rows(), run); err != nil {
 		return st, cmpOr(runErr, err)
 	}
-	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", out, format, st.Rows, st.Write.Seconds())
+	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", describeOut(out), format, st.Rows, st.Write.Seconds())
 	return st, nil
 }
 

@@ -187,3 +187,16 @@ func TestWorkerAnswerBuffer(t *testing.T) {
 		t.Fatalf("query of a freed index: %+v", rep)
 	}
 }
+
+// A radius list that finds no reference at all (an empty index array)
+// answers empty lists: the Python package's radius_neighbors(X, radius=1)
+// far from every reference.
+func TestWorkerEmptyList(t *testing.T) {
+	p := startWorker(t)
+	fit, _ := p.call(map[string]any{"id": 1, "op": "fit", "n": 3, "engine": "cpu"}, p.points(workerRefs))
+	rep, a := p.call(map[string]any{"id": 2, "op": "query", "index": fit.Index, "kind": "list", "radius_m": 1.0, "n": 2},
+		p.points([][2]float64{{50, 4}, {0, 0}}))
+	if !rep.OK || len(a["offsets"]) != 3 || a["offsets"][2] != 0 || len(a["index"]) != 0 {
+		t.Fatalf("empty list: %+v %v", rep, a)
+	}
+}

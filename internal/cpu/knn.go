@@ -34,8 +34,22 @@ func (c *CPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 			}
 		}
 	})
-	st.Note = fmt.Sprintf("%d nearest of %d references", k, refs.N)
+	st.Note = kIndexNote(req, refs.N)
 	return st, err
+}
+
+// kIndexNote names the index kSearch ranks with. The note describes the
+// index only: the query itself (its k, radius in metres, own point left
+// out) is the caller's to state in the caller's terms.
+func kIndexNote(req engine.Request, nref int) string {
+	switch {
+	case req.Algorithm == engine.Brute:
+		return "brute force"
+	case req.GridSide > 0:
+		side := index.CappedSide(req.GridSide, nref)
+		return fmt.Sprintf("grid %d^3 cells", side)
+	}
+	return "k-d tree"
 }
 
 // kSearch is the per-observation k-nearest search of the request's
@@ -138,7 +152,10 @@ func (c *CPU) Within(ctx context.Context, req engine.Request, rad float64, list 
 	if list {
 		res.Gather(batches)
 	}
-	st.Note = fmt.Sprintf("within %.6g rad of %d references", rad, refs.N)
+	st.Note = "k-d tree"
+	if ix != nil {
+		st.Note = fmt.Sprintf("grid %d^3 cells", side)
+	}
 	return res, st, nil
 }
 

@@ -63,7 +63,7 @@ func (g *GPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 		maxD2: index.ChordLimit(maxRad), k: out.K, kOut: out}
 	q.direct, q.host = g.pinnedOut(engine.Result{Index: out.Index, Distance: out.Distance}), &g.host
 	st, err := g.runNeighbours(ctx, q, start)
-	st.Note = fmt.Sprintf("%d nearest of %d references, %s", out.K, refs.N, shapeNote(q.shape))
+	st.Note = shapeNote(q.shape) // the query is the caller's to state, in metres
 	return st, err
 }
 
@@ -95,7 +95,7 @@ func (g *GPU) Within(ctx context.Context, req engine.Request, rad float64, list 
 		st = mergeStats(st, lst)
 		res.Offsets, res.Index, res.Distance = q.offsets, q.index, q.orderRows()
 	}
-	st.Note = fmt.Sprintf("within %.6g rad of %d references, %s", rad, refs.N, shapeNote(q.shape))
+	st.Note = shapeNote(q.shape)
 	return res, st, nil
 }
 

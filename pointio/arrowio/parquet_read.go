@@ -587,12 +587,13 @@ func wkbPoint(b []byte) (orb.Point, error) {
 }
 
 func (src *columnSource) valueError(row int64, field string, v float64, err error, limit float64) error {
-	reason := fmt.Sprintf("out of range [%g, %g]", -limit, limit)
+	reason, value := fmt.Sprintf("out of range [%g, %g]", -limit, limit), fmt.Sprint(v)
 	if err != nil {
-		reason = err.Error()
+		// No value was read (a null, a column of another type): none shown.
+		reason, value = err.Error(), ""
 	}
 	return &pointio.InputError{File: src.path, Row: row + 1, Feature: -1, Point: -1, Field: field,
-		Value: fmt.Sprint(v), Reason: reason}
+		Value: value, Reason: reason}
 }
 
 // recoverCorrupt turns a panic of the Parquet library on a corrupt file

@@ -171,7 +171,7 @@ func TestReadParquetErrors(t *testing.T) {
 		{"latitude out of range", "a.parquet", nil, map[string]arrow.Array{"lat": floats64([]float64{1, 2, 95.5}), "lon": floats64([]float64{1, 2, 3})},
 			"a.parquet: row 3: latitude 95.5 out of range [-90, 90]"},
 		{"null longitude", "b.parquet", nil, map[string]arrow.Array{"lat": floats64([]float64{1, 2}), "lon": floats64([]float64{1, 2}, 1)},
-			"b.parquet: row 2: longitude NaN missing (null)"},
+			"b.parquet: row 2: longitude missing (null)"},
 		{"no coordinate columns", "c.parquet", nil, map[string]arrow.Array{"id": floats64([]float64{1})},
 			"no latitude or longitude column"},
 		{"projected CRS", "d.parquet", map[string]string{"geo": projected}, map[string]arrow.Array{"geometry": wkbColumn(wkb(1, 2, false))},

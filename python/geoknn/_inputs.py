@@ -47,6 +47,7 @@ def columns(X, units="degrees"):
 
 
 def _array_columns(X, units):
+    _refuse_complex(X, "points")
     try:
         a = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as e:
@@ -72,7 +73,15 @@ def _named_columns(names, get, units):
     return Points(_float_column(get(lat), lat), _float_column(get(lon), lon), units)
 
 
+def _refuse_complex(X, what):
+    """NumPy would drop the imaginary parts with a warning; scikit-learn
+    refuses complex data, and so does this."""
+    if np.iscomplexobj(X):
+        raise ValueError(f"{what}: complex numbers: want real latitudes and longitudes")
+
+
 def _float_column(col, name):
+    _refuse_complex(col, f"column {name!r}")
     try:
         return np.asarray(col, dtype=np.float64)
     except (TypeError, ValueError) as e:

@@ -181,6 +181,8 @@ class NearestNeighbors:
         """
         k = self.n_neighbors if n_neighbors is None else n_neighbors
         avail = self._fitted_len() - (X is None)
+        if avail == 0:
+            raise ValueError("kneighbors() without X: one fitted point has no neighbour other than itself")
         if not (isinstance(k, (int, np.integer)) and 1 <= k <= avail):
             raise ValueError(f"n_neighbors={k!r}: want 1 to {avail} (the fitted points{' less one' if X is None else ''})")
         max_m = _metres(max_distance, "max_distance", positive=True) if max_distance is not None else 0.0

@@ -12,6 +12,7 @@ import itertools
 import json
 import mmap
 import os
+import re
 import socket
 import subprocess
 import tempfile
@@ -49,6 +50,10 @@ def knn_path():
             f"no knn binary at {path}: install the geoknn wheel, "
             "or set GEOKNN_KNN to a knn binary (make bin)")
     return path
+
+
+# The first line of a Go runtime crash report.
+_GO_CRASH = re.compile(r"^(?:panic: |fatal error: |SIG[A-Z]+: )", re.M)
 
 
 class Worker:
@@ -159,19 +164,26 @@ class Worker:
                 status = self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
+        tail = self.stderr_tail()  # before kill, which closes the file
         self.kill()
         raise WorkerError(
             f"the knn worker (pid {self.pid}) ended unexpectedly (exit status {status})"
-            + (f" {why}" if why else "") + self.stderr_tail())
+            + (f" {why}" if why else "") + tail)
 
     def stderr_tail(self):
+        """The worker's last words: from a Go crash's first line ("panic:",
+        "fatal error:", a signal's name) when there is one, whose goroutine
+        dump would otherwise push it out, else the last ones; 2000
+        characters at most."""
         try:
             self.stderr.seek(0, os.SEEK_END)
             size = self.stderr.tell()
-            self.stderr.seek(max(0, size - 2000))
+            self.stderr.seek(max(0, size - (1 << 16)))
             text = self.stderr.read().decode(errors="replace").strip()
         except (OSError, ValueError):
             return ""
+        crashes = list(_GO_CRASH.finditer(text))
+        text = text[crashes[-1].start():][:2000] if crashes else text[-2000:]
         return f": {text}" if text else ""
 
     def kill(self):

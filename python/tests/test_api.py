@@ -133,6 +133,17 @@ def test_radius_return_distance_false():
     assert all(a.dtype == np.int64 for a in ind)
 
 
+def test_radius_nothing_found():
+    """A radius that holds no reference for any observation: empty lists
+    (the worker once crashed on an answer with no rows)."""
+    est = nn().fit(REF)
+    for radius in (0, 1.0):
+        d, i = est.radius_neighbors(OBS, radius=radius)
+        assert d.shape == i.shape == (300,) and all(len(r) == 0 for r in i)
+    G = est.radius_neighbors_graph(OBS, radius=1.0, mode="distance")
+    assert G.shape == (300, 500) and G.nnz == 0
+
+
 def test_sjoin_nearest():
     gpd = pytest.importorskip("geopandas", reason="GeoPandas is not installed")
     right = gpd.GeoDataFrame({"name": ["CDG", "LHR", "BER"], "code": [1, 2, 3]},
@@ -169,6 +180,8 @@ def test_errors():
         nn().fit(REF).kneighbors([[0, 181]])
     with pytest.raises(ValueError, match="shape"):
         est.fit(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="complex"):
+        nn().fit(REF).kneighbors(OBS.astype(complex))
     with pytest.raises(ValueError, match="no reference points"):
         est.fit(np.zeros((0, 2)))
     fitted = nn(n_neighbors=3).fit(REF[:3])
@@ -176,6 +189,8 @@ def test_errors():
         fitted.kneighbors(OBS, n_neighbors=4)
     with pytest.raises(ValueError, match="n_neighbors=3: want 1 to 2"):
         fitted.kneighbors()
+    with pytest.raises(ValueError, match="one fitted point has no neighbour"):
+        nn(n_neighbors=1).fit(REF[:1]).kneighbors()
     with pytest.raises(ValueError, match="max_distance"):
         fitted.kneighbors(OBS, n_neighbors=1, max_distance=-1)
     with pytest.raises(ValueError, match="radius"):

@@ -76,6 +76,14 @@ def test_crash_raises_and_restarts(fitted):
     assert _worker.get().pid != w.pid
 
 
+def test_crash_tells_the_workers_last_words(fitted):
+    w = _worker.get()
+    os.kill(w.pid, signal.SIGQUIT)  # Go prints its goroutines and exits
+    w.proc.wait()
+    with pytest.raises(geoknn.WorkerError, match="SIGQUIT"):
+        w.call({"op": "hello"})
+
+
 def test_fork_gets_its_own_worker(fitted):
     est, want = fitted
     parent = _worker.get().pid
