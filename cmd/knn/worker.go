@@ -65,6 +65,9 @@ type reply struct {
 	// Pinned lists what the GPUs read or wrote in place, page-locked:
 	// "points" (the reused query buffer), "answers" (the kept result).
 	Pinned []string `json:"pinned,omitempty"`
+	// PinSeconds is the part spent pinning buffers for the GPUs (a
+	// buffer's second query), not counted in EngineSeconds.
+	PinSeconds float64 `json:"pin_seconds,omitempty"`
 	// PinError says why pinning failed (the query ran staged).
 	PinError string `json:"pin_error,omitempty"`
 	PID      int    `json:"pid,omitempty"`

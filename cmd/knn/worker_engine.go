@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/geoknn/geoknn"
@@ -185,8 +186,9 @@ func (w *workerIndex) nearest(ctx context.Context, lat, lon []float64, cached bo
 // ("points", "answers"), and why a pinning failed (the query then stages
 // what was not pinned, as an unpinned one does).
 type pinning struct {
-	pinned []string
-	err    error
+	pinned  []string
+	err     error
+	seconds float64 // spent pinning (not the engine's)
 }
 
 // pinNearest pins a nearest query's points (when queried again alike)
@@ -196,7 +198,8 @@ func (w *workerIndex) pinNearest(lat, lon []float64, again bool) pinning {
 		return pinning{err: w.pinErr}
 	}
 	var pins pinning
-	defer func() { w.pinErr = pins.err }()
+	t := time.Now()
+	defer func() { w.pinErr, pins.seconds = pins.err, time.Since(t).Seconds() }()
 	if again {
 		if err := w.pinQuery(lat, lon); err != nil {
 			pins.err = fmt.Errorf("pinning the points: %w", err)

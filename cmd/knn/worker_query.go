@@ -70,10 +70,10 @@ func (w *worker) run(ctx context.Context, f *fitted, r request, lat, lon []float
 		if err != nil {
 			return reply{}, nil, err
 		}
-		took, t := engineSeconds(), time.Now()
+		took, t := engineSeconds()-pins.seconds, time.Now()
 		ans, err := kAnswerFile(a, r.answerFD(), w.maps)
 		rep := reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took, AnswerSeconds: time.Since(t).Seconds(),
-			Pinned: pins.pinned}
+			PinSeconds: pins.seconds, Pinned: pins.pinned}
 		if pins.err != nil {
 			rep.PinError = pins.err.Error()
 		}

@@ -15,7 +15,8 @@ geoknn is imported as installed (the wheel), or from python/ with
 GEOKNN_KNN pointing at a knn binary. Times are the best of --repeat. The
 Python calls' time is also split (medians, ms): convert (the points'
 copy in, as radians), engine (the worker's Go API call), answers (the
-answer's arrays written), worker other, round trip (socket and mapping),
+answer's arrays written), pinning (page-locking reused buffers for the
+GPUs, once), worker other, round trip (socket and mapping),
 python other, overhead (all but engine), and what the GPUs read or wrote
 in place, page-locked (pinned: points, answers).
 
@@ -106,9 +107,9 @@ def split(total, st):
     the socket round trip and mapping, the rest of Python; and what the GPUs
     read or wrote in place."""
     worker = st["seconds"] or 0.0
-    engine, answer = st["engine_seconds"] or 0.0, st["answer_seconds"] or 0.0
-    return {"convert": st["convert_seconds"], "engine": engine, "answers": answer,
-            "worker other": worker - engine - answer, "round trip": st["call_seconds"] - worker,
+    engine, answer, pin = st["engine_seconds"] or 0.0, st["answer_seconds"] or 0.0, st["pin_seconds"] or 0.0
+    return {"convert": st["convert_seconds"], "engine": engine, "answers": answer, "pinning": pin,
+            "worker other": worker - engine - answer - pin, "round trip": st["call_seconds"] - worker,
             "python other": total - st["convert_seconds"] - st["call_seconds"],
             "overhead": total - engine, "pinned": "+".join(st["pinned"]) or "none"}
 

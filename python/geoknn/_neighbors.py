@@ -172,13 +172,14 @@ class NearestNeighbors:
     def _keep_stats(self, reply_arrays, convert_seconds=0.0):
         """Keeps how the last query ran in last_query_stats_: the engine
         ("cpu" or "gpu"); seconds, the worker's time, of which
-        engine_seconds went to the Go API call and answer_seconds to
-        writing the answer's arrays; convert_seconds, the points' copy in
+        engine_seconds went to the Go API call, answer_seconds to writing
+        the answer's arrays and pin_seconds to page-locking buffers for the
+        GPUs (a reused buffer's first time); convert_seconds, the points' copy in
         as radians; call_seconds, the request from sending to the answer's
         arrays mapped here; pinned, what the GPUs read or wrote in place
         (page-locked: "points", "answers"), and pin_error why not."""
         rep, arrays = reply_arrays
-        keys = ("engine", "seconds", "engine_seconds", "answer_seconds", "call_seconds")
+        keys = ("engine", "seconds", "engine_seconds", "answer_seconds", "pin_seconds", "call_seconds")
         self.last_query_stats_ = {k: rep.get(k) for k in keys}
         self.last_query_stats_.update(convert_seconds=convert_seconds, pinned=rep.get("pinned") or [],
                                       pin_error=rep.get("pin_error"))
