@@ -169,8 +169,8 @@ def _in_threads(n, f):
         f(0, n)
         return
     bounds = [n * p // parts for p in range(parts + 1)]
-    pool = _pool_of_threads(parts - 1)
-    futures = [pool.submit(f, bounds[p], bounds[p + 1]) for p in range(1, parts)]
+    with _threads_lock:
+        futures = [_pool_of_threads().submit(f, bounds[p], bounds[p + 1]) for p in range(1, parts)]
     try:
         f(bounds[0], bounds[1])
     finally:
@@ -178,13 +178,24 @@ def _in_threads(n, f):
             fut.result()
 
 
-def _pool_of_threads(workers):
+def _pool_of_threads():
+    """The converting threads (_threads_lock held)."""
+    global _threads
+    if _threads is None:
+        _threads = concurrent.futures.ThreadPoolExecutor(
+            max(1, (os.cpu_count() or 1) - 1), thread_name_prefix="geoknn-convert")
+    return _threads
+
+
+def _before_fork():
+    """Ends the converting threads before a fork (the next conversion
+    starts them again): a process forked with threads running may deadlock
+    in the child, and Python 3.12 warns of it."""
     global _threads
     with _threads_lock:
-        if _threads is None:
-            _threads = concurrent.futures.ThreadPoolExecutor(
-                max(1, (os.cpu_count() or 1) - 1), thread_name_prefix="geoknn-convert")
-        return _threads
+        pool, _threads = _threads, None
+    if pool is not None:
+        pool.shutdown(wait=True)
 
 
 # The last query buffer is kept for the next query: a fresh memfd costs
@@ -230,4 +241,4 @@ def _after_fork_in_child():
     _pool = []
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
