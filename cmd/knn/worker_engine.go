@@ -193,11 +193,10 @@ type pinning struct {
 
 // pinNearest pins a nearest query's points (when queried again alike)
 // and the kept result, until a pinning fails.
-func (w *workerIndex) pinNearest(lat, lon []float64, again bool) pinning {
+func (w *workerIndex) pinNearest(lat, lon []float64, again bool) (pins pinning) {
 	if w.pinErr != nil {
 		return pinning{err: w.pinErr}
 	}
-	var pins pinning
 	t := time.Now()
 	defer func() { w.pinErr, pins.seconds = pins.err, time.Since(t).Seconds() }()
 	if again {

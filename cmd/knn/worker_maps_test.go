@@ -3,6 +3,8 @@
 package main
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -61,5 +63,38 @@ func TestMapCache(t *testing.T) {
 	}
 	if len(dropped) != 3 {
 		t.Errorf("%d mappings dropped, want 3 (a's first, a's, b's)", len(dropped))
+	}
+}
+
+// TestWorkerPinBookkeeping follows the pins of a buffer queried twice
+// alike (on the CPU engine pinning does nothing, so the bookkeeping alone
+// is tested here; the GPU run tests the driver's part): the points are
+// pinned for their size, pinned again for another, and unpinned when the
+// cache drops the buffer.
+func TestWorkerPinBookkeeping(t *testing.T) {
+	lat, lon := make([]float64, 1000), make([]float64, 1000)
+	for i := range lat {
+		lat[i], lon[i] = float64(i)/1000, float64(i)/500
+	}
+	x, err := newWorkerIndex(lat[:300], lon[:300], "cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.close()
+	if _, _, err := x.nearest(context.Background(), lat, lon, true); err != nil {
+		t.Fatal(err)
+	}
+	if pins := x.pinNearest(lat, lon, true); !slices.Equal(pins.pinned, []string{"points", "answers"}) || pins.err != nil {
+		t.Fatalf("pinned %v (%v), want points and answers", pins.pinned, pins.err)
+	}
+	x.pinNearest(lat[:500], lon[:500], true)
+	p := unsafe.Pointer(&lat[0])
+	if len(x.pins) != 1 || x.pins[p].n != 500 || x.resPinned != 1000 {
+		t.Errorf("pins %v, result pinned for %d", x.pins, x.resPinned)
+	}
+	w := &worker{indexes: map[int]*fitted{1: {workerIndex: x}}}
+	w.unpinBuffer(unsafe.Slice((*byte)(p), 8))
+	if len(x.pins) != 0 {
+		t.Errorf("the dropped buffer is still pinned: %v", x.pins)
 	}
 }
