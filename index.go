@@ -105,6 +105,23 @@ func (x *Index) NearestInto(ctx context.Context, obs Points, res *Result) error 
 	return nil
 }
 
+// Pin page-locks p's columns for the index's GPUs, as Searcher.Pin does:
+// worth it for an observation buffer the caller fills and queries again
+// and again. On the CPU engine it does nothing.
+func (x *Index) Pin(p Points) (unpin func() error, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.s.Pin(p)
+}
+
+// PinResult page-locks r's slices for the index's GPUs, as
+// Searcher.PinResult does. On the CPU engine it does nothing.
+func (x *Index) PinResult(r *Result) (unpin func() error, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.s.PinResult(r)
+}
+
 // large runs query on the index's Searcher, one at a time, unless err.
 func (x *Index) large(err error, query func() error) error {
 	if err != nil {

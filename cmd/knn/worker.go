@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 const workerUsage = `knn worker: serve queries to the geoknn Python package.
@@ -59,7 +60,17 @@ type reply struct {
 	Seconds float64     `json:"seconds,omitempty"`
 	// EngineSeconds is the engine's part of Seconds (the Go API call).
 	EngineSeconds float64 `json:"engine_seconds,omitempty"`
-	PID           int     `json:"pid,omitempty"`
+	// AnswerSeconds is the part spent writing the answer's arrays.
+	AnswerSeconds float64 `json:"answer_seconds,omitempty"`
+	// Pinned lists what the GPUs read or wrote in place, page-locked:
+	// "points" (the reused query buffer), "answers" (the kept result).
+	Pinned []string `json:"pinned,omitempty"`
+	// PinSeconds is the part spent pinning buffers for the GPUs (a
+	// buffer's second query), not counted in EngineSeconds.
+	PinSeconds float64 `json:"pin_seconds,omitempty"`
+	// PinError says why pinning failed (the query ran staged).
+	PinError string `json:"pin_error,omitempty"`
+	PID      int    `json:"pid,omitempty"`
 }
 
 // valueError is a request the caller got wrong: bad points (row is the
@@ -111,8 +122,21 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// worker with its Python interpreter: the interpreter cancels the query
 	// by a message instead, and the worker lives on for the next one.
 	signal.Ignore(os.Interrupt)
-	w := &worker{conn: conn, log: stderr, indexes: map[int]*fitted{}, maps: &mapCache{max: 4}}
-	return w.serve(ctx)
+	return newWorker(conn, stderr).serve(ctx)
+}
+
+func newWorker(conn *seqConn, log io.Writer) *worker {
+	w := &worker{conn: conn, log: log, indexes: map[int]*fitted{}, maps: &mapCache{max: 4}}
+	w.maps.onDrop = w.unpinBuffer
+	return w
+}
+
+// unpinBuffer undoes every index's page-locking of a cached buffer the
+// worker is about to unmap.
+func (w *worker) unpinBuffer(mem []byte) {
+	for _, f := range w.indexes {
+		f.unpinQuery(unsafe.Pointer(&mem[0]))
+	}
 }
 
 // serve answers requests until the socket closes.

@@ -7,6 +7,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
 
 	"github.com/geoknn/geoknn"
 )
@@ -27,6 +31,25 @@ type workerIndex struct {
 	// finds its pages mapped already (the answers are copied out into the
 	// answer file before the next query).
 	res geoknn.Result
+	// resUnpin undoes the page-locking of res's slices for the GPUs (nil:
+	// not pinned); resPinned is how many answers they hold.
+	resUnpin  func() error
+	resPinned int
+	// pins are the query buffers page-locked for the index's GPUs, by the
+	// start of the worker's mapping.
+	pins map[unsafe.Pointer]queryPin
+	// lastBuf and lastN are the mapping and size of the last nearest
+	// query: a buffer queried twice alike is worth pinning.
+	lastBuf unsafe.Pointer
+	lastN   int
+	// pinErr is the first pinning that failed: the index stops trying.
+	pinErr error
+}
+
+// queryPin is a query buffer pinned for n points, and how to undo it.
+type queryPin struct {
+	n     int
+	unpin func() error
 }
 
 // kAnswer holds k answers an observation, row-major: angles in radians,
@@ -65,6 +88,70 @@ func newWorkerIndex(lat, lon []float64, engineName string, gpus int) (*workerInd
 
 func (w *workerIndex) close() error { return w.x.Close() }
 
+// onGPU reports whether the index's last large query ran on GPUs: only
+// there is pinning worth anything.
+func (w *workerIndex) onGPU() bool { return w.res.Stats.Engine == "gpu" }
+
+// pinQuery page-locks the observations of a query buffer the Python side
+// reuses (lat and lon at the start of the worker's cached mapping) for the
+// index's GPUs, once: they then copy the points straight from it, with no
+// staging copy in the engine. The registration (tens of milliseconds for
+// 256 MiB) is paid by a buffer's second query alike, never by a one-off
+// one. Where the driver refuses, queries stage the points as before.
+func (w *workerIndex) pinQuery(lat, lon []float64) error {
+	p := unsafe.Pointer(unsafe.SliceData(lat))
+	if pin, ok := w.pins[p]; ok && pin.n == len(lat) {
+		return nil
+	}
+	w.unpinQuery(p)
+	unpin, err := w.x.Pin(geoknn.Radians64(lat, lon))
+	if err != nil {
+		return err
+	}
+	if w.pins == nil {
+		w.pins = map[unsafe.Pointer]queryPin{}
+	}
+	w.pins[p] = queryPin{n: len(lat), unpin: unpin}
+	return nil
+}
+
+// unpinQuery undoes pinQuery of the buffer mapped at p (before the worker
+// unmaps it).
+func (w *workerIndex) unpinQuery(p unsafe.Pointer) {
+	if pin, ok := w.pins[p]; ok {
+		pin.unpin()
+		delete(w.pins, p)
+	}
+}
+
+// pinResult page-locks the kept result's slices, whole, for the GPUs once
+// a query reuses them (n answers fit), so that the GPUs copy the answers
+// straight into them; a refusal leaves them staged as before.
+func (w *workerIndex) pinResult(n int) (pinned bool, err error) {
+	size := min(cap(w.res.Index), cap(w.res.DistanceRad))
+	switch {
+	case w.resUnpin != nil && n <= w.resPinned:
+		return true, nil
+	case size < n:
+		return false, nil
+	}
+	w.unpinResult()
+	whole := geoknn.Result{Index: w.res.Index[:size], DistanceRad: w.res.DistanceRad[:size]}
+	unpin, err := w.x.PinResult(&whole)
+	if err != nil {
+		return false, err
+	}
+	w.resUnpin, w.resPinned = unpin, size
+	return true, nil
+}
+
+func (w *workerIndex) unpinResult() {
+	if w.resUnpin != nil {
+		w.resUnpin()
+		w.resUnpin, w.resPinned = nil, 0
+	}
+}
+
 func (w *workerIndex) len() int { return w.ref.Len() }
 
 // points wraps query columns, or the references themselves for self.
@@ -75,13 +162,58 @@ func (w *workerIndex) points(lat, lon []float64, self bool) geoknn.Points {
 	return geoknn.Radians64(lat, lon)
 }
 
-// nearest answers the nearest reference of every observation.
-func (w *workerIndex) nearest(ctx context.Context, lat, lon []float64) (*kAnswer, error) {
+// nearest answers the nearest reference of every observation; cached
+// says the points lie in a mapping the worker keeps (and unpins before it
+// unmaps it): on GPUs, one that this index queried last with as many
+// points is pinned, and so is the kept result once it is reused (see
+// pinning).
+func (w *workerIndex) nearest(ctx context.Context, lat, lon []float64, cached bool) (*kAnswer, pinning, error) {
 	obs := w.points(lat, lon, false)
-	if err := w.x.NearestInto(ctx, obs, &w.res); err != nil {
-		return nil, classify(err, obs, "observations")
+	p := unsafe.Pointer(unsafe.SliceData(lat))
+	again := cached && p == w.lastBuf && len(lat) == w.lastN
+	w.lastBuf, w.lastN = p, len(lat)
+	var pins pinning
+	if w.onGPU() {
+		pins = w.pinNearest(lat, lon, again)
 	}
-	return &kAnswer{k: 1, index: w.res.Index, angle: w.res.DistanceRad, engine: w.res.Stats.Engine}, nil
+	if err := w.x.NearestInto(ctx, obs, &w.res); err != nil {
+		return nil, pins, classify(err, obs, "observations")
+	}
+	return &kAnswer{k: 1, index: w.res.Index, angle: w.res.DistanceRad, engine: w.res.Stats.Engine}, pins, nil
+}
+
+// pinning says what a query's GPUs read or wrote in place, page-locked
+// ("points", "answers"), and why a pinning failed (the query then stages
+// what was not pinned, as an unpinned one does).
+type pinning struct {
+	pinned  []string
+	err     error
+	seconds float64 // spent pinning (not the engine's)
+}
+
+// pinNearest pins a nearest query's points (when queried again alike)
+// and the kept result, until a pinning fails.
+func (w *workerIndex) pinNearest(lat, lon []float64, again bool) (pins pinning) {
+	if w.pinErr != nil {
+		return pinning{err: w.pinErr}
+	}
+	t := time.Now()
+	defer func() { w.pinErr, pins.seconds = pins.err, time.Since(t).Seconds() }()
+	if again {
+		if err := w.pinQuery(lat, lon); err != nil {
+			pins.err = fmt.Errorf("pinning the points: %w", err)
+		} else {
+			pins.pinned = append(pins.pinned, "points")
+		}
+	}
+	ok, err := w.pinResult(len(lat))
+	if ok {
+		pins.pinned = append(pins.pinned, "answers")
+	}
+	if err != nil {
+		pins.err = errors.Join(pins.err, fmt.Errorf("pinning the answers: %w", err))
+	}
+	return pins
 }
 
 // kNearest answers the k nearest references (maxMetres 0: no limit); with

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,9 @@ import (
 type mapCache struct {
 	entries []cachedMap // most recent first
 	max     int
+	// onDrop, if set, is called with a cached mapping before it is
+	// unmapped (to undo its page-locking for GPUs).
+	onDrop func(mem []byte)
 }
 
 type cachedMap struct {
@@ -77,21 +81,42 @@ func (c *mapCache) add(e cachedMap) {
 	c.entries = slices.DeleteFunc(c.entries, func(o cachedMap) bool {
 		stale := o.dev == e.dev && o.ino == e.ino && o.prot == e.prot
 		if stale {
-			unix.Munmap(o.mem)
+			c.unmap(o.mem)
 		}
 		return stale
 	})
 	c.entries = slices.Insert(c.entries, 0, e)
 	for len(c.entries) > c.max {
-		unix.Munmap(c.entries[len(c.entries)-1].mem)
+		c.unmap(c.entries[len(c.entries)-1].mem)
 		c.entries = c.entries[:len(c.entries)-1]
 	}
+}
+
+func (c *mapCache) unmap(mem []byte) {
+	if c.onDrop != nil {
+		c.onDrop(mem)
+	}
+	unix.Munmap(mem)
+}
+
+// cached reports whether p starts a mapping the cache keeps (and hands
+// to onDrop before it unmaps it).
+func (c *mapCache) cached(p unsafe.Pointer) bool {
+	if c == nil {
+		return false
+	}
+	for _, e := range c.entries {
+		if unsafe.Pointer(&e.mem[0]) == p {
+			return true
+		}
+	}
+	return false
 }
 
 // close undoes every cached mapping.
 func (c *mapCache) close() {
 	for _, e := range c.entries {
-		unix.Munmap(e.mem)
+		c.unmap(e.mem)
 	}
 	c.entries = nil
 }

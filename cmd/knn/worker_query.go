@@ -6,6 +6,7 @@ import (
 	"context"
 	"math"
 	"time"
+	"unsafe"
 )
 
 // query answers a query against a fitted index: the observations sent in
@@ -59,26 +60,33 @@ func (w *worker) run(ctx context.Context, f *fitted, r request, lat, lon []float
 	switch r.Kind {
 	case "nearest", "knn":
 		var a *kAnswer
+		var pins pinning
 		var err error
 		if r.Kind == "nearest" && !r.Self {
-			a, err = f.nearest(ctx, lat, lon)
+			a, pins, err = f.nearest(ctx, lat, lon, len(lat) > 0 && w.maps.cached(unsafe.Pointer(&lat[0])))
 		} else {
 			a, err = f.kNearest(ctx, lat, lon, max(r.K, 1), r.MaxMetres, r.Self)
 		}
 		if err != nil {
 			return reply{}, nil, err
 		}
-		took := engineSeconds()
+		took, t := engineSeconds()-pins.seconds, time.Now()
 		ans, err := kAnswerFile(a, r.answerFD(), w.maps)
-		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took}, ans, err
+		rep := reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took, AnswerSeconds: time.Since(t).Seconds(),
+			PinSeconds: pins.seconds, Pinned: pins.pinned}
+		if pins.err != nil {
+			rep.PinError = pins.err.Error()
+		}
+		return rep, ans, err
 	case "count", "list":
 		a, err := f.within(ctx, lat, lon, r.RadiusMetres, r.Kind == "list", r.Self)
 		if err != nil {
 			return reply{}, nil, err
 		}
-		took := engineSeconds()
+		took, t := engineSeconds(), time.Now()
 		ans, err := withinAnswerFile(a, r.answerFD(), w.maps)
-		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took}, ans, err
+		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took, AnswerSeconds: time.Since(t).Seconds()},
+			ans, err
 	}
 	return reply{}, nil, valuef("worker: unknown query kind %q", r.Kind)
 }

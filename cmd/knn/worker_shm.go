@@ -17,9 +17,21 @@ import (
 // from the caller's array as they are copied in) and maps the answers as
 // NumPy arrays, so each array crosses once and is never copied again.
 
-// mapPoints maps a request's points: n latitudes then n longitudes,
-// float64 radians, through cache (nil for a fitted set, mapped while it
-// lives). release lets go of the mapping once nothing reads it.
+// lonOffset is where the longitudes of n points start in a points file:
+// after the latitudes, at the next multiple of 64 KiB, so that no page
+// holds both columns (the GPU driver page-locks each column on its own,
+// and refuses two registrations of one page) whatever the page size.
+func lonOffset(n int) int { return (8*n + lonAlign - 1) &^ (lonAlign - 1) }
+
+const lonAlign = 64 << 10
+
+// pointsBytes is the size of a points file of n points.
+func pointsBytes(n int) int { return lonOffset(n) + 8*n }
+
+// mapPoints maps a request's points: n latitudes, then from lonOffset(n)
+// n longitudes, float64 radians, through cache (nil for a fitted set,
+// mapped while it lives). release lets go of the mapping once nothing
+// reads it.
 func mapPoints(cache *mapCache, fd, n int) (lat, lon []float64, release func(), err error) {
 	if n <= 0 {
 		return nil, nil, func() {}, nil
@@ -28,17 +40,25 @@ func mapPoints(cache *mapCache, fd, n int) (lat, lon []float64, release func(), 
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, nil, nil, fmt.Errorf("worker: points: %w", err)
 	}
-	if st.Size < int64(16*n) {
-		return nil, nil, nil, fmt.Errorf("worker: points: %d bytes, want %d for %d points", st.Size, 16*n, n)
+	size := pointsBytes(n)
+	if st.Size < int64(size) {
+		return nil, nil, nil, fmt.Errorf("worker: points: %d bytes, want %d for %d points", st.Size, size, n)
 	}
 	// MAP_POPULATE maps every page in one call: the engine's workers would
-	// otherwise each take a fault a page.
-	b, release, err := cache.mapFile(fd, 16*n, unix.PROT_READ, true)
+	// otherwise each take a fault a page. A reused query buffer is mapped
+	// writable, never written: the GPU driver page-locks only writable
+	// pages (workerIndex.pinQuery).
+	prot := unix.PROT_READ
+	if cache != nil {
+		prot |= unix.PROT_WRITE
+	}
+	b, release, err := cache.mapFile(fd, size, prot, true)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	all := unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), 2*n)
-	return all[:n:n], all[n:], release, nil
+	lat = unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), n)
+	lon = unsafe.Slice((*float64)(unsafe.Pointer(&b[lonOffset(n)])), n)
+	return lat, lon, release, nil
 }
 
 // arraySpec tells the Python side where an array lies in the answer file.

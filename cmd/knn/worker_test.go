@@ -27,7 +27,7 @@ func startWorker(t *testing.T) *testPeer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &worker{conn: &seqConn{fd: fds[1]}, log: io.Discard, indexes: map[int]*fitted{}, maps: &mapCache{max: 4}}
+	w := newWorker(&seqConn{fd: fds[1]}, io.Discard)
 	done := make(chan error, 1)
 	go func() { done <- w.serve(context.Background()) }()
 	t.Cleanup(func() {
@@ -47,11 +47,12 @@ func (p *testPeer) points(deg [][2]float64) int {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	cols := make([]float64, 2*n)
+	cols := make([]float64, pointsBytes(n)/8)
+	lon := lonOffset(n) / 8
 	for i, d := range deg {
-		cols[i], cols[n+i] = d[0]*math.Pi/180, d[1]*math.Pi/180
+		cols[i], cols[lon+i] = d[0]*math.Pi/180, d[1]*math.Pi/180
 	}
-	if _, err := unix.Write(fd, unsafe.Slice((*byte)(unsafe.Pointer(&cols[0])), 16*n)); err != nil {
+	if _, err := unix.Write(fd, unsafe.Slice((*byte)(unsafe.Pointer(&cols[0])), 8*len(cols))); err != nil {
 		p.t.Fatal(err)
 	}
 	return fd

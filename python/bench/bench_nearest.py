@@ -12,7 +12,23 @@
     /usr/bin/python3 python/bench/bench_nearest.py --engine gpu --go bin/gonearest --skip-balltree
 
 geoknn is imported as installed (the wheel), or from python/ with
-GEOKNN_KNN pointing at a knn binary. Times are the best of --repeat.
+GEOKNN_KNN pointing at a knn binary. Times are the best of --repeat. The
+Python calls' time is also split (medians, ms): convert (the points'
+copy in, as radians), engine (the worker's Go API call), answers (the
+answer's arrays written), pinning (page-locking reused buffers for the
+GPUs, once), worker other, round trip (socket and mapping),
+python other, overhead (all but engine), and what the GPUs read or wrote
+in place, page-locked (pinned: points, answers).
+
+The package's tests on a machine with no pytest of its own (the GPU
+machine), with Debian's pytest bundled by python/tests/bundle-pytest.sh:
+
+    GEOKNN_WHEEL=$(ls python/dist/geoknn-*.whl) GEOKNN_TEST_ENGINE=gpu \
+      PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONPATH=python/dist/pytest-bundle \
+      python3 -m pytest -q -p no:cacheprovider -rs python/tests
+
+(PYTEST_DISABLE_PLUGIN_AUTOLOAD=1: that Python's own plugins, such as a
+pytest_timeout made for another pytest, would break the bundled one.)
 """
 
 import argparse
@@ -60,7 +76,7 @@ def python_vs_go(args, geoknn):
         np.radians(obs).T.copy().tofile(os.path.join(d, "obs.f64"))
         cmd = ([args.go] if args.go else ["go", "run", "./python/bench/gonearest"]) + [
             "--dir", d, "--engine", args.engine, "--repeat", str(args.repeat)]
-        pys, gos, own = [], [], []
+        pys, gos, own, splits = [], [], [], []
         for _ in range(args.rounds):
             times = []
             for _ in range(args.repeat):
@@ -68,6 +84,7 @@ def python_vs_go(args, geoknn):
                 nn.kneighbors(obs)
                 times.append(time.perf_counter() - t)
                 own.append(times[-1] / nn.last_query_stats_["engine_seconds"])
+                splits.append(split(times[-1], nn.last_query_stats_))
             pys.append(min(times))
             out = subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, text=True).stdout.split()
             gos.append(float(out[1]))
@@ -81,6 +98,29 @@ def python_vs_go(args, geoknn):
     own.sort()
     print(f"Python call / its own Go API call: median {own[len(own) // 2]:.3f} (min {own[0]:.3f}, "
           f"max {own[-1]:.3f}, {len(own)} calls)")
+    print_split(splits)
+
+
+def split(total, st):
+    """Where one Python call's time went, in seconds: the points' copy in,
+    the Go API call, the answer's arrays written, the rest of the worker,
+    the socket round trip and mapping, the rest of Python; and what the GPUs
+    read or wrote in place."""
+    worker = st["seconds"] or 0.0
+    engine, answer, pin = st["engine_seconds"] or 0.0, st["answer_seconds"] or 0.0, st["pin_seconds"] or 0.0
+    return {"convert": st["convert_seconds"], "engine": engine, "answers": answer, "pinning": pin,
+            "worker other": worker - engine - answer - pin, "round trip": st["call_seconds"] - worker,
+            "python other": total - st["convert_seconds"] - st["call_seconds"],
+            "overhead": total - engine, "pinned": "+".join(st["pinned"]) or "none"}
+
+
+def print_split(splits):
+    """The median of each part of the calls' time, in ms."""
+    parts = [k for k in splits[0] if k != "pinned"]
+    med = {k: sorted(s[k] for s in splits)[len(splits) // 2] for k in parts}
+    pinned = sorted({s["pinned"] for s in splits})
+    print("Python call, median ms: " + ", ".join(f"{k} {1e3 * v:.1f}" for k, v in med.items())
+          + f"; pinned: {', '.join(pinned)}")
 
 
 def versus_balltree(args, geoknn):

@@ -1,6 +1,7 @@
 """Points in: NumPy arrays, pandas DataFrames, GeoPandas geometries and
 Arrow tables, copied once, as radian columns, into a memfd the worker maps."""
 
+import concurrent.futures
 import mmap
 import os
 import threading
@@ -104,21 +105,36 @@ def _geo_columns(X, units):
     return Points(np.asarray(geom.y, dtype=np.float64), np.asarray(geom.x, dtype=np.float64), units)
 
 
+_LON_ALIGN = 1 << 16
+
+
+def _lon_offset(n):
+    """Where the longitudes of n points start: after the latitudes, at the
+    next multiple of 64 KiB, so that no page holds both columns (the GPU
+    driver page-locks each on its own). As the worker's lonOffset."""
+    return (8 * n + _LON_ALIGN - 1) // _LON_ALIGN * _LON_ALIGN
+
+
+def _points_bytes(n):
+    return _lon_offset(n) + 8 * n
+
+
 class Shared:
-    """Points as float64 radian columns in a memfd: n latitudes, then n
-    longitudes (a buffer from the pool may hold room for more). fd stays
-    open until close (a fitted set is sent again to a restarted or forked
-    worker)."""
+    """Points as float64 radian columns in a memfd: n latitudes, then from
+    _lon_offset(n) n longitudes (a buffer from the pool may hold room for
+    more). fd stays open until close (a fitted set is sent again to a
+    restarted or forked worker)."""
 
     def __init__(self, n, capacity=None):
         capacity = max(n, capacity or 0, 1)
         self.n, self.capacity = n, capacity
         self.fd = os.memfd_create("geoknn-points")
         try:
-            os.ftruncate(self.fd, 16 * capacity)
+            os.ftruncate(self.fd, _points_bytes(capacity))
             # MAP_POPULATE: every page in one call, not a fault a page.
             flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-            self.mem = mmap.mmap(self.fd, 16 * capacity, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            self.mem = mmap.mmap(self.fd, _points_bytes(capacity), flags=flags,
+                                 prot=mmap.PROT_READ | mmap.PROT_WRITE)
         except BaseException:
             os.close(self.fd)
             raise
@@ -127,7 +143,7 @@ class Shared:
         """Copies pts in as radians: the one copy of the caller's points,
         on several threads for large sets (NumPy lets go of the GIL)."""
         n = self.n = len(pts)
-        cols = np.ndarray((2, n), np.float64, buffer=self.mem)
+        cols = np.ndarray((2, n), np.float64, buffer=self.mem, strides=(_lon_offset(n), 8))
         scale = np.pi / 180 if pts.units == "degrees" else 1.0
         def convert(lo, hi):
             # Blocks small enough that the second column's pass finds the
@@ -147,22 +163,48 @@ class Shared:
             self.fd = -1
 
 
-_PARALLEL_MIN = 1 << 20
-_BLOCK_ROWS = 1 << 15
+_PARALLEL_MIN = 1 << 19
+_BLOCK_ROWS = 1 << 16
+_threads_lock = threading.Lock()
+_threads = None  # the converting threads, started on first use, kept
 
 
 def _in_threads(n, f):
-    parts = min(os.cpu_count() or 1, 16, max(1, n // _PARALLEL_MIN))
+    """Runs f on contiguous parts of range(n): one a core, each of
+    _PARALLEL_MIN rows or more, on threads kept between calls (starting
+    a thread costs about 0.1 ms: a millisecond and more for many cores)."""
+    parts = min(os.cpu_count() or 1, max(1, n // _PARALLEL_MIN))
     if parts == 1:
         f(0, n)
         return
     bounds = [n * p // parts for p in range(parts + 1)]
-    threads = [threading.Thread(target=f, args=(bounds[p], bounds[p + 1])) for p in range(1, parts)]
-    for t in threads:
-        t.start()
-    f(bounds[0], bounds[1])
-    for t in threads:
-        t.join()
+    with _threads_lock:
+        futures = [_pool_of_threads().submit(f, bounds[p], bounds[p + 1]) for p in range(1, parts)]
+    try:
+        f(bounds[0], bounds[1])
+    finally:
+        for fut in futures:
+            fut.result()
+
+
+def _pool_of_threads():
+    """The converting threads (_threads_lock held)."""
+    global _threads
+    if _threads is None:
+        _threads = concurrent.futures.ThreadPoolExecutor(
+            max(1, (os.cpu_count() or 1) - 1), thread_name_prefix="geoknn-convert")
+    return _threads
+
+
+def _before_fork():
+    """Ends the converting threads before a fork (the next conversion
+    starts them again): a process forked with threads running may deadlock
+    in the child, and Python 3.12 warns of it."""
+    global _threads
+    with _threads_lock:
+        pool, _threads = _threads, None
+    if pool is not None:
+        pool.shutdown(wait=True)
 
 
 # The last query buffer is kept for the next query: a fresh memfd costs
@@ -187,7 +229,7 @@ def borrow(pts):
 
 def give_back(shared):
     """Keeps shared as the idle buffer, closing the one kept before."""
-    if 16 * shared.capacity > _POOL_MAX_BYTES:
+    if _points_bytes(shared.capacity) > _POOL_MAX_BYTES:
         shared.close()
         return
     with _pool_lock:
@@ -199,11 +241,13 @@ def give_back(shared):
 def _after_fork_in_child():
     """A child must not write into buffers its parent's worker reads: it
     drops the pool (the mappings stay until collected; the fds close)."""
-    global _pool_lock, _pool
+    global _pool_lock, _pool, _threads_lock, _threads
     _pool_lock = threading.Lock()
+    # The parent's threads are not in the child: its own start on use.
+    _threads_lock, _threads = threading.Lock(), None
     for s in _pool:
         s.close()
     _pool = []
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)

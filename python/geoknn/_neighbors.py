@@ -2,6 +2,7 @@
 
 import inspect
 import math
+import time
 import weakref
 
 import numpy as np
@@ -151,25 +152,37 @@ class NearestNeighbors:
         if X is None:
             msg = dict(msg, self=True, n=self.n_samples_fit_)
             w, handle = self._send_fit()
-            return self._keep_stats(w.call(dict(msg, index=handle), answer_bytes=_answer_bytes(msg, self.n_samples_fit_)))
+            rep = w.call(dict(msg, index=handle), answer_bytes=_answer_bytes(msg, self.n_samples_fit_))
+            return self._keep_stats(rep)
         pts = _inputs.columns(X, self.units)
         if len(pts) == 0:
             return None
+        t = time.perf_counter()
         shared = _inputs.borrow(pts)
+        convert = time.perf_counter() - t
         try:
             w, handle = self._send_fit()
-            return self._keep_stats(w.call(dict(msg, index=handle, n=shared.n), [shared.fd], _answer_bytes(msg, len(pts))))
+            rep = w.call(dict(msg, index=handle, n=shared.n), [shared.fd], _answer_bytes(msg, len(pts)))
+            return self._keep_stats(rep, convert_seconds=convert)
         except _worker.PointsError as e:
             raise _points_error(e, pts, "query") from None
         finally:
             _inputs.give_back(shared)
 
-    def _keep_stats(self, reply_arrays):
+    def _keep_stats(self, reply_arrays, convert_seconds=0.0):
         """Keeps how the last query ran in last_query_stats_: the engine
-        ("cpu" or "gpu"), the worker's seconds, and engine_seconds, the part
-        spent in the Go API call."""
+        ("cpu" or "gpu"); seconds, the worker's time, of which
+        engine_seconds went to the Go API call, answer_seconds to writing
+        the answer's arrays and pin_seconds to page-locking buffers for the
+        GPUs (a reused buffer's first time); convert_seconds, the points' copy in
+        as radians; call_seconds, the request from sending to the answer's
+        arrays mapped here; pinned, what the GPUs read or wrote in place
+        (page-locked: "points", "answers"), and pin_error why not."""
         rep, arrays = reply_arrays
-        self.last_query_stats_ = {k: rep.get(k) for k in ("engine", "seconds", "engine_seconds")}
+        keys = ("engine", "seconds", "engine_seconds", "answer_seconds", "pin_seconds", "call_seconds")
+        self.last_query_stats_ = {k: rep.get(k) for k in keys}
+        self.last_query_stats_.update(convert_seconds=convert_seconds, pinned=rep.get("pinned") or [],
+                                      pin_error=rep.get("pin_error"))
         return arrays
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True, max_distance=None):

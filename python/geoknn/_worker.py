@@ -17,6 +17,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -84,7 +85,10 @@ class Worker:
     def call(self, msg, fds=(), answer_bytes=None):
         """Sends msg (with fds) and returns (reply, answers): answers maps
         array names to NumPy arrays over the answer memfd. answer_bytes,
-        when the answer's size is known, lets a pooled buffer take it."""
+        when the answer's size is known, lets a pooled buffer take it.
+        The reply's call_seconds is the time from sending to the answers
+        mapped."""
+        t = time.perf_counter()
         buf = _answers.take(answer_bytes) if answer_bytes else None
         if buf is not None:
             msg, fds = dict(msg, answer=True), list(fds) + [buf.fd]
@@ -103,7 +107,9 @@ class Worker:
         except BaseException:
             _answers.discard(buf)
             raise
-        return self._finish(rep, rfds, buf)
+        rep, arrays = self._finish(rep, rfds, buf)
+        rep["call_seconds"] = time.perf_counter() - t
+        return rep, arrays
 
     def send_nowait(self, msg):
         """Sends a message that gets no reply (free): one SEQPACKET message

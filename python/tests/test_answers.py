@@ -96,3 +96,23 @@ def test_ties_to_lowest_index():
     dist, idx = geoknn.NearestNeighbors(n_neighbors=3, engine=ENGINE).fit(ref).kneighbors([[10.0, 20.0]])
     np.testing.assert_array_equal(idx, [[0, 2, 3]])
     np.testing.assert_array_equal(dist, [[0, 0, 0]])
+
+
+def test_repeated_nearest_alike():
+    """A query repeated with the same points reuses the worker's buffers
+    (and on GPUs pins them: the GPUs then read the points and write the
+    answers in place): every answer the same, bytes and all, as a
+    smaller query's through the same buffer."""
+    obs, ref = sphere(40000, 21), sphere(2000, 22)
+    nn = geoknn.NearestNeighbors(n_neighbors=1, engine=ENGINE).fit(ref)
+    first_dist, first_idx = nn.kneighbors(obs)
+    want, _ = balltree(ref).query(np.radians(obs), k=1)
+    check_k(obs, ref, first_dist, first_idx, want * R)
+    for rows in (40000, 40000, 40000, 25000, 25000, 40000, 40000):
+        dist, idx = nn.kneighbors(obs[:rows])
+        assert dist.tobytes() == first_dist[:rows].tobytes() and idx.tobytes() == first_idx[:rows].tobytes()
+        del dist, idx
+    st = nn.last_query_stats_
+    assert st["engine_seconds"] > 0 and st["convert_seconds"] > 0 and st["call_seconds"] >= st["seconds"]
+    if st["engine"] == "gpu":
+        assert st["pinned"] == ["points", "answers"], st.get("pin_error")
