@@ -29,7 +29,15 @@ class Points:
     def describe(self, row):
         """Point row as the caller gave it."""
         unit = "degrees" if self.units == "degrees" else "radians"
-        return f"latitude {self.lat[row]!r}, longitude {self.lon[row]!r} ({unit})"
+        return f"latitude {_plain(self.lat[row])}, longitude {_plain(self.lon[row])} ({unit})"
+
+
+def _plain(v):
+    """v as Python writes a float (NumPy 2's repr says np.float64(...))."""
+    try:
+        return repr(float(v))
+    except (TypeError, ValueError):
+        return repr(v)
 
 
 def columns(X, units="degrees"):

@@ -61,6 +61,7 @@ def _install(wheel, tmp):
         subprocess.run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", wheel], check=True)
         site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                               check=True, capture_output=True, text=True).stdout.strip()
+        _see_parent_packages(site)
         return site, python
     site = os.path.join(tmp, "unpacked")
     with zipfile.ZipFile(wheel) as z:
@@ -68,6 +69,18 @@ def _install(wheel, tmp):
     os.chmod(os.path.join(site, "geoknn", "_bin", "knn"), 0o755)
     print(f"geoknn tests: no venv here ({made.stderr.strip()[-200:]}): the wheel unpacked instead")
     return site, None
+
+
+def _see_parent_packages(site):
+    """Where this Python is itself a virtual environment (the GPU machine's
+    is), a venv made from it sees the base interpreter's packages, not this
+    one's NumPy: a .pth file adds this interpreter's site-packages after
+    the venv's own, so the wheel's copy of geoknn still comes first."""
+    if sys.prefix == sys.base_prefix:
+        return
+    import site as sitemod
+    with open(os.path.join(site, "zz-parent-site.pth"), "w") as f:
+        f.write("\n".join(sitemod.getsitepackages()) + "\n")
 
 
 def pytest_configure(config):
