@@ -54,9 +54,10 @@ func (c *CPU) nearestPlanned(ctx context.Context, req request, out engine.Result
 	req.team.Close()
 	req.team = nil
 	end := req.Trace.Begin("host", "plan")
-	plan := index.PlanGrid(req.Obs, refs, index.CPUGridCost, req.GridSide, tree)
+	var plan index.GridPlan
+	err := stoppable(ctx, func() { plan = index.PlanGrid(req.Obs, refs, index.CPUGridCost, req.GridSide, tree) })
 	end()
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return engine.Stats{}, err
 	}
 	if plan.Tree != nil {

@@ -21,8 +21,8 @@ func (c *CPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, 
 		return engine.Stats{}, err
 	}
 	refs := req.All()
-	search := c.kSearch(req, refs, k, maxRad)
-	if err := ctx.Err(); err != nil { // the index built, before the query
+	var search func(p [3]float64, t *index.TopK) []index.Neighbour
+	if err := stoppable(ctx, func() { search = c.kSearch(req, refs, k, maxRad) }); err != nil {
 		return engine.Stats{}, err
 	}
 	st, err := c.run(ctx, request{Request: req}, cpuBatch, start, func() func(lo, hi int) {

@@ -26,10 +26,10 @@ const MaxGridSide = 322
 // to walk (16 references on a 322^3 grid took 9 s for 1,024 observations).
 func CappedSide(side, nref int) int { return min(side, max(4, GridSide(nref, 1.0/16))) }
 
-// gridPlan is the outcome of planning a grid query: the index to use, or nil
+// GridPlan is the outcome of planning a grid query: the index to use, or nil
 // when the sampled cost says brute force is cheaper (references packed into
 // few cells, or observations far from every reference).
-type gridPlan struct {
+type GridPlan struct {
 	Index *GridIndex
 	// Tree, when the cost model allows trees and a k-d tree costs less
 	// than every grid and brute force (index is then nil).
@@ -40,7 +40,7 @@ type gridPlan struct {
 }
 
 // Note describes the plan for Stats.Note.
-func (p gridPlan) Note() string {
+func (p GridPlan) Note() string {
 	if p.Tree != nil {
 		return fmt.Sprintf("k-d tree, %.1f nodes and %.1f candidates a query (sampled; %s)",
 			p.cellsPerQuery, p.candidatesPerQuery, p.Reason)
@@ -55,13 +55,13 @@ func (p gridPlan) Note() string {
 // (which the tiled kernels and the CPU loop run at full rate); a brute-force
 // query costs one pair a reference plus m.bruteQuery. tree is refs' k-d tree
 // when one is prepared (nil: built if the plan samples one).
-func PlanGrid(obs Points, refs *RefSet, m GridCost, side int, tree *KDTree) gridPlan {
+func PlanGrid(obs Points, refs *RefSet, m GridCost, side int, tree *KDTree) GridPlan {
 	brute := float64(refs.N) + m.bruteQuery
 	idx := planSample(obs.Len(), refs.N)
 	sides := candidateSides(refs, side)
 	// The sides are sampled concurrently (each builds its own index); a
 	// side stops sampling once it is costlier than brute force.
-	plans := make([]gridPlan, len(sides))
+	plans := make([]GridPlan, len(sides))
 	costs := make([]float64, len(sides))
 	var wg sync.WaitGroup
 	for k, g := range sides {
@@ -94,12 +94,12 @@ func PlanGrid(obs Points, refs *RefSet, m GridCost, side int, tree *KDTree) grid
 
 // sampleTree is sampleSide for a k-d tree (t, or built when nil), a node
 // costing what a cell does.
-func sampleTree(obs Points, idx []int, refs *RefSet, m GridCost, brute float64, t *KDTree) (gridPlan, float64) {
+func sampleTree(obs Points, idx []int, refs *RefSet, m GridCost, brute float64, t *KDTree) (GridPlan, float64) {
 	if t == nil {
 		t = BuildKDTree(refs)
 	}
 	nodes, cands, cost := sampleCost(obs, idx, m, brute, t.Nearest)
-	return gridPlan{Tree: t, cellsPerQuery: nodes, candidatesPerQuery: cands}, cost
+	return GridPlan{Tree: t, cellsPerQuery: nodes, candidatesPerQuery: cands}, cost
 }
 
 // planSample picks the (at most 512) observations of n a plan is sampled
@@ -142,10 +142,10 @@ func candidateSides(refs *RefSet, side int) []int {
 
 // sampleSide builds the index of side g and runs the sample through it;
 // it returns the plan and its cost a query.
-func sampleSide(obs Points, idx []int, refs *RefSet, g int, m GridCost, brute float64) (gridPlan, float64) {
+func sampleSide(obs Points, idx []int, refs *RefSet, g int, m GridCost, brute float64) (GridPlan, float64) {
 	ix := m.build(refs, g)
 	cells, cands, cost := sampleCost(obs, idx, m, brute, ix.Nearest)
-	return gridPlan{Index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}, cost
+	return GridPlan{Index: ix, cellsPerQuery: cells, candidatesPerQuery: cands}, cost
 }
 
 // sampleCost runs the sampled observations through nearest, stopping early
