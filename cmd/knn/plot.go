@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/internal/picture"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/simulator"
 )
@@ -190,11 +191,12 @@ func plotStatic(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeImage(ctx, f.png, c.image(pngPalette())); err != nil {
+	if err := writeImage(ctx, f.png, c.PNGImage()); err != nil {
 		return err
 	}
 	f.logf(stderr, "plot: %s, %d references (%s) on the %s in %.3f s\n", strings.Join(what, " and "), ref.cols.Len(), ref.desc, s.Engine(), time.Since(t0).Seconds())
-	f.logf(stderr, "wrote %s (%d x %d)\n", f.png, c.w, c.h)
+	w, h := c.Size()
+	f.logf(stderr, "wrote %s (%d x %d)\n", f.png, w, h)
 	return nil
 }
 
@@ -217,33 +219,28 @@ func (f *plotFlags) loadStatic(ctx context.Context) (obs, ref pointSet, err erro
 }
 
 // drawStatic draws the regions of --grid and the observations, with the
-// answers of query, and the references; it returns the canvas and what it
+// answers of query, and the references; it returns the picture and what it
 // shows.
-func (f *plotFlags) drawStatic(query func(geoknn.Points) (*geoknn.Result, error), obs, ref pointSet) (*canvas, []string, error) {
-	c := newCanvas(f.width)
+func (f *plotFlags) drawStatic(query func(geoknn.Points) (*geoknn.Result, error), obs, ref pointSet) (*picture.Canvas, []string, error) {
+	scene := picture.Scene{Width: f.width, Ref: ref.cols}
 	var what []string
 	if f.grid {
-		res, err := query(gridPoints(f.width))
+		res, err := query(picture.GridPoints(f.width))
 		if err != nil {
 			return nil, nil, err
 		}
-		c.fillRegions(res.Index)
-		c.graticule(true)
+		scene.Regions = res.Index
 		what = append(what, fmt.Sprintf("%d grid pixels", len(res.Index)))
-	} else {
-		c.graticule(false)
 	}
 	if f.obs != "" {
 		res, err := query(obs.cols)
 		if err != nil {
 			return nil, nil, err
 		}
-		// Few points on an empty map are 2x2 dots; over regions, pixels.
-		c.points(obs.cols, res.Index, !f.grid && obs.cols.Len() <= c.w*c.h/8)
+		scene.Obs, scene.ObsIndex = obs.cols, res.Index
 		what = append(what, fmt.Sprintf("%d observations (%s)", obs.cols.Len(), obs.desc))
 	}
-	c.markers(ref.cols)
-	return c, what, nil
+	return picture.Draw(scene), what, nil
 }
 
 // evenSteps returns k of the steps 1..n, evenly spaced from the first to
@@ -304,7 +301,7 @@ func plotSimulation(ctx context.Context, f *plotFlags, stderr io.Writer) error {
 // with --grid, else --obs.
 func (f *plotFlags) simulationObs(ctx context.Context) (source, error) {
 	if f.grid {
-		return source{init: gridPoints(f.width), desc: "grid"}, nil
+		return source{init: picture.GridPoints(f.width), desc: "grid"}, nil
 	}
 	obs, err := loadSource(ctx, "--obs", f.obs, f.gen, f.seed)
 	if err != nil {
@@ -318,9 +315,9 @@ func (f *plotFlags) simulationObs(ctx context.Context) (source, error) {
 type frames struct {
 	f                    *plotFlags
 	gifSteps, stripSteps map[int]bool
-	anim                 animation
-	strip                []*canvas
-	last                 *canvas
+	anim                 picture.Animation
+	strip                []*picture.Canvas
+	last                 *picture.Canvas
 }
 
 func newFrames(f *plotFlags) *frames {
@@ -340,18 +337,15 @@ func (fr *frames) add(s simulator.Step) {
 	if !fr.gifSteps[s.N] && !fr.stripSteps[s.N] && !(f.png != "" && s.N == f.steps) {
 		return
 	}
-	c := newCanvas(f.width)
+	scene := picture.Scene{Width: f.width, Ref: s.Ref, Label: picture.SimTime(s.Time)}
 	if f.grid {
-		c.fillRegions(s.Result.Index)
-		c.graticule(true)
+		scene.Regions = s.Result.Index
 	} else {
-		c.graticule(false)
-		c.points(s.Obs, s.Result.Index, s.Obs.Len() <= c.w*c.h/8)
+		scene.Obs, scene.ObsIndex = s.Obs, s.Result.Index
 	}
-	c.markers(s.Ref)
-	c.label(simTime(s.Time))
+	c := picture.Draw(scene)
 	if fr.gifSteps[s.N] {
-		fr.anim.add(c, f.delay)
+		fr.anim.Add(c, f.delay)
 	}
 	if fr.stripSteps[s.N] {
 		fr.strip = append(fr.strip, c)
@@ -366,19 +360,21 @@ func (fr *frames) write(ctx context.Context, stderr io.Writer) error {
 	var outs []pointio.Output
 	var notes []string
 	if f.gif != "" {
-		outs = append(outs, pointio.Output{Path: f.gif, Write: fr.anim.encode})
-		notes = append(notes, fmt.Sprintf("wrote %s (%d frames of %d x %d)\n", f.gif, len(fr.anim.g.Image), f.width, f.width/2))
+		outs = append(outs, pointio.Output{Path: f.gif, Write: fr.anim.Encode})
+		notes = append(notes, fmt.Sprintf("wrote %s (%d frames of %d x %d)\n", f.gif, fr.anim.Frames(), f.width, f.width/2))
 	}
 	if f.stripOut != "" {
-		st := strip(fr.strip)
-		img := st.image(pngPalette())
-		outs = append(outs, pointio.Output{Path: f.stripOut, Write: func(w *bufio.Writer) error { return writePNG(w, img) }})
-		notes = append(notes, fmt.Sprintf("wrote %s (%d frames, %d x %d)\n", f.stripOut, len(fr.strip), st.w, st.h))
+		st := picture.Strip(fr.strip)
+		img := st.PNGImage()
+		w, h := st.Size()
+		outs = append(outs, pointio.Output{Path: f.stripOut, Write: func(w *bufio.Writer) error { return picture.WritePNG(w, img) }})
+		notes = append(notes, fmt.Sprintf("wrote %s (%d frames, %d x %d)\n", f.stripOut, len(fr.strip), w, h))
 	}
 	if f.png != "" {
-		img := fr.last.image(pngPalette())
-		outs = append(outs, pointio.Output{Path: f.png, Write: func(w *bufio.Writer) error { return writePNG(w, img) }})
-		notes = append(notes, fmt.Sprintf("wrote %s (step %d, %d x %d)\n", f.png, f.steps, fr.last.w, fr.last.h))
+		img := fr.last.PNGImage()
+		w, h := fr.last.Size()
+		outs = append(outs, pointio.Output{Path: f.png, Write: func(w *bufio.Writer) error { return picture.WritePNG(w, img) }})
+		notes = append(notes, fmt.Sprintf("wrote %s (step %d, %d x %d)\n", f.png, f.steps, w, h))
 	}
 	if err := pointio.WriteAll(ctx, nil, outs); err != nil {
 		return err
@@ -390,5 +386,5 @@ func (fr *frames) write(ctx context.Context, stderr io.Writer) error {
 }
 
 func writeImage(ctx context.Context, path string, img image.Image) error {
-	return pointio.Write(ctx, path, nil, func(w *bufio.Writer) error { return writePNG(w, img) })
+	return pointio.Write(ctx, path, nil, func(w *bufio.Writer) error { return picture.WritePNG(w, img) })
 }

@@ -5,10 +5,11 @@ import (
 	"image/draw"
 	"image/gif"
 	"image/png"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/geoknn/geoknn/internal/picture"
 )
 
 func decodePNG(t *testing.T, path string) image.Image {
@@ -67,26 +68,12 @@ func TestPlotPNG(t *testing.T) {
 	img := decodePNG(t, filepath.Join(dir, "grid.png")).(*image.Paletted)
 	seen := map[uint8]bool{}
 	for _, v := range img.Pix {
-		if v >= palLight && v < palLight+refColours {
+		if picture.IsRegionColour(v) {
 			seen[v] = true
 		}
 	}
 	if len(seen) != 5 {
 		t.Errorf("%d region colours, want 5", len(seen))
-	}
-}
-
-// The pixel centres of the grid fall in their own pixels.
-func TestGridPoints(t *testing.T) {
-	c := newCanvas(64)
-	g := gridPoints(64)
-	for i := range g.Len() {
-		if x, y := c.pixel(g.At(i)); y*c.w+x != i {
-			t.Fatalf("grid point %d lands in pixel (%d, %d)", i, x, y)
-		}
-	}
-	if x, y := c.pixel(math.Pi/2, math.Pi); x != 63 || y != 0 {
-		t.Errorf("north pole on the antimeridian in pixel (%d, %d)", x, y)
 	}
 }
 
@@ -183,21 +170,6 @@ func TestEvenSteps(t *testing.T) {
 		for _, s := range tc.want {
 			if !got[s] {
 				t.Errorf("evenSteps(%d, %d) = %v, want %v", tc.n, tc.k, got, tc.want)
-			}
-		}
-	}
-}
-
-func TestSimTime(t *testing.T) {
-	for s, want := range map[float64]string{
-		0: "t = 0 s", 90: "t = 90 s", 3600: "t = 60 min", 9000: "t = 2.5 h", 4 * 86400: "t = 4 d",
-	} {
-		if got := simTime(s); got != want {
-			t.Errorf("simTime(%v) = %q, want %q", s, got, want)
-		}
-		for _, r := range simTime(s) {
-			if _, ok := font[r]; !ok {
-				t.Errorf("no glyph for %q", r)
 			}
 		}
 	}

@@ -3,7 +3,7 @@
 Requests are JSON messages on a unix SOCK_SEQPACKET socket (the worker's
 stdin); arrays travel beside them as memfd descriptors (SCM_RIGHTS), mapped
 by both sides, so that answers are NumPy arrays over the worker's memory
-with no copy. See cmd/knn/worker_conn.go for why descriptors are passed
+with no copy. See internal/worker/conn.go for why descriptors are passed
 this way rather than by /proc paths or /dev/shm names.
 """
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package worker
 
 // Every use of the root package by `knn worker` is in this file, so that a
 // change of the public API touches it alone.

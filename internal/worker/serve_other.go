@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package worker
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"io"
 )
 
-// cmdWorker needs memfd and descriptor passing, which the worker uses on
+// Serve needs memfd and descriptor passing, which the worker uses on
 // Linux alone (the Python wheel is built for Linux).
-func cmdWorker(context.Context, []string, io.Writer, io.Writer) error {
+func Serve(context.Context, io.Writer) error {
 	return errors.New("knn worker: runs on Linux only (memfd shared memory)")
 }

@@ -1,12 +1,11 @@
 //go:build linux
 
-package main
+package worker
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -16,16 +15,6 @@ import (
 	"time"
 	"unsafe"
 )
-
-const workerUsage = `knn worker: serve queries to the geoknn Python package.
-
-Usage:
-  knn worker
-
-The geoknn Python package starts it with a unix SOCK_SEQPACKET socket as
-stdin and sends it JSON requests with memfd descriptors holding the arrays;
-it exits when the socket closes. It is not meant to be run by hand.
-`
 
 // request is one message from the Python side. Ops: "hello", "fit" (n
 // points in the descriptor sent), "free", "query" and "cancel".
@@ -109,11 +98,10 @@ type worker struct {
 	lastCancel int64 // requests up to this id are cancelled
 }
 
-func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	if helped, err := parseFlags(fs, workerUsage, args, stdout, stderr); helped || err != nil {
-		return err
-	}
+// Serve answers the requests of the geoknn Python package on stdin, a
+// unix SOCK_SEQPACKET socket, until it closes; log takes the worker's
+// diagnostics. It returns ErrStdinNotSocket when stdin is anything else.
+func Serve(ctx context.Context, log io.Writer) error {
 	conn, err := stdinConn()
 	if err != nil {
 		return err
@@ -122,7 +110,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// worker with its Python interpreter: the interpreter cancels the query
 	// by a message instead, and the worker lives on for the next one.
 	signal.Ignore(os.Interrupt)
-	return newWorker(conn, stderr).serve(ctx)
+	return newWorker(conn, log).serve(ctx)
 }
 
 func newWorker(conn *seqConn, log io.Writer) *worker {

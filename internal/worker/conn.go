@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package worker
 
 import (
 	"encoding/json"
@@ -45,8 +45,7 @@ var errClosed = errors.New("worker: the socket was closed")
 func stdinConn() (*seqConn, error) {
 	typ, err := unix.GetsockoptInt(0, unix.SOL_SOCKET, unix.SO_TYPE)
 	if err != nil || typ != unix.SOCK_SEQPACKET {
-		return nil, usagef("worker: stdin must be a unix SOCK_SEQPACKET socket " +
-			"(the geoknn Python package starts the worker with one)")
+		return nil, ErrStdinNotSocket
 	}
 	return &seqConn{fd: 0}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package picture
 
 // Pictures of decision regions: an equirectangular map of the Earth on
 // which every observation is a pixel coloured by its nearest reference.
@@ -94,14 +94,14 @@ func hsv(h, s, v float64) (r, g, b uint8) {
 func strongColour(i uint32) uint8 { return uint8(palStrong + i%refColours) }
 func lightColour(i uint32) uint8  { return uint8(palLight + i%refColours) }
 
-// canvas is an equirectangular map, w = 2h pixels, of palette indices.
-type canvas struct {
+// Canvas is an equirectangular map, w = 2h pixels, of palette indices.
+type Canvas struct {
 	w, h int
 	pix  []uint8
 }
 
-func newCanvas(w int) *canvas {
-	c := &canvas{w: w, h: w / 2, pix: make([]uint8, w*(w/2))}
+func newCanvas(w int) *Canvas {
+	c := &Canvas{w: w, h: w / 2, pix: make([]uint8, w*(w/2))}
 	for i := range c.pix {
 		c.pix[i] = palBackground
 	}
@@ -109,22 +109,22 @@ func newCanvas(w int) *canvas {
 }
 
 // pixel returns the pixel that holds (lat, lon) radians.
-func (c *canvas) pixel(lat, lon float64) (x, y int) {
+func (c *Canvas) pixel(lat, lon float64) (x, y int) {
 	x = int((lon + math.Pi) / (2 * math.Pi) * float64(c.w))
 	y = int((math.Pi/2 - lat) / math.Pi * float64(c.h))
 	return min(max(x, 0), c.w-1), min(max(y, 0), c.h-1)
 }
 
-func (c *canvas) set(x, y int, v uint8) {
+func (c *Canvas) set(x, y int, v uint8) {
 	if y >= 0 && y < c.h {
 		x = (x%c.w + c.w) % c.w // wrap across the antimeridian
 		c.pix[y*c.w+x] = v
 	}
 }
 
-// gridPoints returns the centres of a w x w/2 map's pixels, row by row from
+// GridPoints returns the centres of a w x w/2 map's pixels, row by row from
 // the north, as radian columns: the observations of a --grid picture.
-func gridPoints(w int) geoknn.Points {
+func GridPoints(w int) geoknn.Points {
 	h := w / 2
 	lat, lon := make([]float64, w*h), make([]float64, w*h)
 	for y := range h {
@@ -138,9 +138,9 @@ func gridPoints(w int) geoknn.Points {
 }
 
 // fillRegions paints every pixel with the light colour of its nearest
-// reference (index holds one entry per pixel, as gridPoints orders them)
+// reference (index holds one entry per pixel, as GridPoints orders them)
 // and darkens the borders between regions.
-func (c *canvas) fillRegions(index []uint32) {
+func (c *Canvas) fillRegions(index []uint32) {
 	for i, r := range index {
 		c.pix[i] = lightColour(r)
 	}
@@ -159,7 +159,7 @@ func (c *canvas) fillRegions(index []uint32) {
 
 // graticule draws the parallels and meridians every 30°: dotted over
 // filled regions, solid on an empty map.
-func (c *canvas) graticule(dotted bool) {
+func (c *Canvas) graticule(dotted bool) {
 	step, v := 1, uint8(palGraticuleLight)
 	if dotted {
 		step, v = 3, palGraticule
@@ -178,7 +178,7 @@ func (c *canvas) graticule(dotted bool) {
 	}
 }
 
-func (c *canvas) graticulePixel(x, y int, v uint8) {
+func (c *Canvas) graticulePixel(x, y int, v uint8) {
 	if p := &c.pix[y*c.w+x]; *p != palBorder {
 		*p = v
 	}
@@ -186,7 +186,7 @@ func (c *canvas) graticulePixel(x, y int, v uint8) {
 
 // points draws every observation in its reference's strong colour: as a
 // 2x2 dot when big, else as one pixel.
-func (c *canvas) points(obs geoknn.Points, index []uint32, big bool) {
+func (c *Canvas) points(obs geoknn.Points, index []uint32, big bool) {
 	for i := range index {
 		x, y := c.pixel(obs.At(i))
 		v := strongColour(index[i])
@@ -202,7 +202,7 @@ func (c *canvas) points(obs geoknn.Points, index []uint32, big bool) {
 // markers draws the references: a dark 3x3 dot in a white ring where a
 // reference stands alone, a dark pixel where references crowd (another
 // within about 6 to 12 pixels), so that dense areas stay readable.
-func (c *canvas) markers(ref geoknn.Points) {
+func (c *Canvas) markers(ref geoknn.Points) {
 	const cell = 6
 	cw, ch := c.w/cell+1, c.h/cell+1
 	count := make([]int32, cw*ch)
@@ -234,7 +234,7 @@ func (c *canvas) markers(ref geoknn.Points) {
 
 // dot draws a lone reference at (x, y): a dark 3x3 dot in a white ring
 // with its corners cut.
-func (c *canvas) dot(x, y int) {
+func (c *Canvas) dot(x, y int) {
 	for dy := -2; dy <= 2; dy++ {
 		for dx := -2; dx <= 2; dx++ {
 			if abs(dx) == 2 && abs(dy) == 2 {
@@ -258,7 +258,7 @@ func abs(x int) int {
 
 // label writes text in the top left corner, black on a white box, in the
 // 5x7 font scaled by the map's size.
-func (c *canvas) label(text string) {
+func (c *Canvas) label(text string) {
 	scale := 1
 	if c.w >= 400 {
 		scale = max(2, c.w/400)
@@ -314,9 +314,9 @@ var font = map[rune][7]string{
 	't': {"..#..", "..#..", "#####", "..#..", "..#..", "..#.#", "...#."},
 }
 
-// simTime formats simulated seconds for a frame label: "t = 0 s",
+// SimTime formats simulated seconds for a frame label: "t = 0 s",
 // "t = 45 min", "t = 2.5 h", "t = 3.2 d".
-func simTime(s float64) string {
+func SimTime(s float64) string {
 	trim := func(v float64) string {
 		return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0")
 	}
@@ -332,24 +332,24 @@ func simTime(s float64) string {
 }
 
 // image returns the canvas as a paletted image (sharing its pixels).
-func (c *canvas) image(pal color.Palette) *image.Paletted {
+func (c *Canvas) image(pal color.Palette) *image.Paletted {
 	return &image.Paletted{Pix: c.pix, Stride: c.w, Rect: image.Rect(0, 0, c.w, c.h), Palette: pal}
 }
 
 // pngPalette is the palette without the transparent entry.
 func pngPalette() color.Palette { return palette[:palTransparent] }
 
-func writePNG(w *bufio.Writer, img image.Image) error {
+func WritePNG(w *bufio.Writer, img image.Image) error {
 	enc := png.Encoder{CompressionLevel: png.BestCompression}
 	return enc.Encode(w, img)
 }
 
-// strip lays frames side by side, separated by white gaps.
-func strip(frames []*canvas) *canvas {
+// Strip lays frames side by side, separated by white gaps.
+func Strip(frames []*Canvas) *Canvas {
 	const gap = 6
 	fw, fh := frames[0].w, frames[0].h
 	w := len(frames)*fw + (len(frames)-1)*gap
-	c := &canvas{w: w, h: fh, pix: make([]uint8, w*fh)}
+	c := &Canvas{w: w, h: fh, pix: make([]uint8, w*fh)}
 	for i := range c.pix {
 		c.pix[i] = palHalo
 	}
@@ -361,17 +361,17 @@ func strip(frames []*canvas) *canvas {
 	return c
 }
 
-// animation assembles GIF frames. After the first, each frame is only the
+// Animation assembles GIF frames. After the first, each frame is only the
 // rectangle that changed since the one before, with unchanged pixels
 // transparent, drawn over it (DisposalNone): regions move a little per
 // step, so this keeps the file small.
-type animation struct {
+type Animation struct {
 	g    gif.GIF
 	prev []uint8
 	w, h int
 }
 
-func (a *animation) add(c *canvas, delay int) {
+func (a *Animation) Add(c *Canvas, delay int) {
 	if a.prev == nil {
 		a.w, a.h = c.w, c.h
 		a.prev = append([]uint8(nil), c.pix...)
@@ -409,7 +409,7 @@ func (a *animation) add(c *canvas, delay int) {
 	a.g.Disposal = append(a.g.Disposal, gif.DisposalNone)
 }
 
-func (a *animation) encode(w *bufio.Writer) error {
+func (a *Animation) Encode(w *bufio.Writer) error {
 	if len(a.g.Delay) > 0 {
 		a.g.Delay[len(a.g.Delay)-1] *= 4 // rest on the last frame
 	}
