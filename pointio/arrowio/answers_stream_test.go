@@ -61,13 +61,13 @@ func (s *answerSet) whole(format string, kind pointio.AnswerKind) ([]byte, error
 	var err error
 	switch kind {
 	case pointio.KindNearest:
-		err = WriteResults(&b, format, s.n, a.Nearest)
+		err = refResults(&b, format, s.n, a.Nearest)
 	case pointio.KindKNearest:
-		err = WriteKResults(&b, format, s.n, s.k, a.KRow)
+		err = refKResults(&b, format, s.n, s.k, a.KRow)
 	case pointio.KindWithinCounts:
-		err = WriteWithin(&b, format, s.n, pointio.Within{Count: a.Within.Count})
+		err = refWithin(&b, format, s.n, pointio.Within{Count: a.Within.Count})
 	default:
-		err = WriteWithin(&b, format, s.n, a.Within)
+		err = refWithin(&b, format, s.n, a.Within)
 	}
 	return b.Bytes(), err
 }

@@ -35,55 +35,41 @@ var (
 // observation.
 // answer is called from several goroutines at once.
 func WriteResults(w io.Writer, format string, n int, answer func(i int) (uint32, float64)) error {
-	fields := []arrow.Field{obsIndexField, refIndexField, metresField}
-	return writeFixed(w, format, fields, n, func(cols [][]byte, lo, hi int) {
-		obs, ref, m := view[int64](cols[0]), view[uint32](cols[1]), view[float64](cols[2])
-		for i := lo; i < hi; i++ {
-			obs[i-lo] = int64(i)
-			ref[i-lo], m[i-lo] = answer(i)
-		}
-	})
+	return writeAnswers(w, format, pointio.KindNearest, 1, pointio.Answers{N: n, Nearest: answer})
 }
 
 // WriteKResults writes the k nearest references of n observations in
 // format as rows obs_index, rank (1 to k), ref_index, distance_m, nearest first,
 // one row an answer found.
 func WriteKResults(w io.Writer, format string, n, k int, row pointio.KRow) error {
-	fields := []arrow.Field{obsIndexField, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, refIndexField, metresField}
-	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
-		for r := range k {
-			ref, m, ok := row(i, r)
-			if !ok {
-				return
-			}
-			bs[0].(*array.Int64Builder).Append(int64(i))
-			bs[1].(*array.Int32Builder).Append(int32(r + 1))
-			bs[2].(*array.Uint32Builder).Append(ref)
-			bs[3].(*array.Float64Builder).Append(m)
-		}
-	})
+	return writeAnswers(w, format, pointio.KindKNearest, k, pointio.Answers{N: n, KRow: row})
 }
 
 // WriteWithin writes a radius query's answer in format: rows obs_index, count
 // when in.Ref is nil, else one row obs_index, ref_index, distance_m a
 // reference found, nearest first.
 func WriteWithin(w io.Writer, format string, n int, in pointio.Within) error {
+	kind := pointio.KindWithinLists
 	if in.Ref == nil {
-		fields := []arrow.Field{obsIndexField, {Name: "count", Type: arrow.PrimitiveTypes.Uint32}}
-		return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
-			bs[0].(*array.Int64Builder).Append(int64(i))
-			bs[1].(*array.Uint32Builder).Append(uint32(in.Count(i)))
-		})
+		kind = pointio.KindWithinCounts
 	}
-	fields := []arrow.Field{obsIndexField, refIndexField, metresField}
-	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
-		for r := range in.Count(i) {
-			ref, m := in.Ref(i, r)
-			bs[0].(*array.Int64Builder).Append(int64(i))
-			bs[1].(*array.Uint32Builder).Append(ref)
-			bs[2].(*array.Float64Builder).Append(m)
-		}
-	})
+	return writeAnswers(w, format, kind, 1, pointio.Answers{N: n, Within: in})
+}
+
+// writeAnswers writes a whole answer as one chunk through the streamed
+// answer writer, which encodes its row groups (or batches) on every core
+// and writes them in order: the whole-answer and the streamed outputs are
+// one path, the same bytes.
+func writeAnswers(w io.Writer, format string, kind pointio.AnswerKind, k int, a pointio.Answers) error {
+	aw, err := NewAnswerWriter(w, format, kind, k, StreamOptions{})
+	if err != nil {
+		return err
+	}
+	if err := aw.Write(a); err != nil {
+		aw.Abort()
+		return err
+	}
+	return aw.Close()
 }
 
 // tableSink takes an output's record batches: a Parquet or an Arrow IPC
