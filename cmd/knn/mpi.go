@@ -77,23 +77,39 @@ func endRank(ctx context.Context, lib *mpi.Lib, world mpi.Comm, rank int, who st
 		return lib.Finalize()
 	}
 	status := exitStatus(err, io.Discard)
-	if s, ok := signalStatus(ctx); ok {
+	s, signalled := signalStatus(ctx)
+	if signalled {
 		// Every rank gets the signal mpirun passes on; the first to stop
 		// ends the job with the signal's status, and none writes (their
 		// writers check ctx).
 		status = s
 		fmt.Fprintf(stderr, "knn: %s: %v\n", who, context.Cause(ctx))
-		if rank > 0 {
-			// Rank 0 removes the job's temporary output on the same
-			// signal, maybe a folder of step files: the abort, which
-			// kills it, waits that long.
-			time.Sleep(time.Second)
-		}
 	} else {
 		fmt.Fprintf(stderr, "knn: %s: %v\n", who, err)
 	}
+	if waitsForOthers(rank, signalled, err) {
+		time.Sleep(abortGrace)
+	}
 	world.Abort(status)
 	return err // MPI_Abort returned: MPI itself is broken
+}
+
+// abortGrace is how long a rank that need not end the job itself leaves
+// the others before MPI_Abort, which kills them at once: time for rank 0
+// to remove the job's temporary output (a file, or a folder of step
+// files) and for the failing rank to print its error and end the job.
+const abortGrace = 2 * time.Second
+
+// waitsForOthers tells whether a rank leaves ending the job to another:
+// on a signal every rank but 0 (rank 0 removes the temporary output on the
+// same signal, maybe while waiting in a collective that never returns),
+// and on another rank's failure every rank (that rank aborts once its
+// error is printed; rank 0 has removed the output before it got here).
+func waitsForOthers(rank int, signalled bool, err error) bool {
+	if errors.Is(err, errAnotherRank) || errors.Is(err, errAnotherRankAnswers) {
+		return true
+	}
+	return signalled && rank > 0
 }
 
 // mpiJob is one rank's part of a run.
@@ -656,7 +672,7 @@ func (j *mpiJob) writeOwn(ctx context.Context, t table) error {
 	if anyFailed > 0 {
 		if err == nil {
 			os.Remove(path)
-			return errors.New("another rank failed to write its answers")
+			return errAnotherRankAnswers
 		}
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -34,6 +34,9 @@ import (
 // errAnotherRank is what a rank reports when another rank failed.
 var errAnotherRank = errors.New("another rank failed to write its part of the output (its error is above)")
 
+// errAnotherRankAnswers is the same for --out-per-rank's files.
+var errAnotherRankAnswers = errors.New("another rank failed to write its answers")
+
 // sharedFormat is --out's format where the ranks write it together, else
 // "": a file, new or regular, in CSV, npz or Parquet (npz with identifier
 // columns is gathered: their width is the longest id). Arrow IPC files
