@@ -55,7 +55,7 @@ func (c *CPU) nearestPlanned(ctx context.Context, req request, out engine.Result
 	req.team = nil
 	end := req.Trace.Begin("host", "plan")
 	var plan index.GridPlan
-	err := stoppable(ctx, func() { plan = index.PlanGrid(req.Obs, refs, index.CPUGridCost, req.GridSide, tree) })
+	err := stoppable(ctx, func() { plan = req.Plans().Plan(req.Obs, refs, index.CPUGridCost, req.GridSide, tree) })
 	end()
 	if err != nil {
 		return engine.Stats{}, err

@@ -17,6 +17,7 @@ type CPUIndex struct {
 	refs, all     *index.RefSet
 	tree, treeAll *index.KDTree
 	gridAll       *index.GridIndex
+	plans         index.Plans // the large queries' plans (Prepared)
 }
 
 // NewCPUIndex prepares ref.
@@ -42,7 +43,7 @@ func NewCPUIndex(ref index.Points) (*CPUIndex, error) {
 // Prepared is the index's references and indexes as the engines take them
 // (Request.Prepared), for the queries too large to answer here.
 func (x *CPUIndex) Prepared() *engine.Prepared {
-	return &engine.Prepared{Merged: x.refs, All: x.all, Tree: x.tree, TreeAll: x.treeAll, GridAll: x.gridAll}
+	return &engine.Prepared{Merged: x.refs, All: x.all, Tree: x.tree, TreeAll: x.treeAll, GridAll: x.gridAll, Plans: &x.plans}
 }
 
 // Nearest answers obs into out on the calling goroutine.

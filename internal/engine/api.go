@@ -81,11 +81,21 @@ type Request struct {
 // Prepared is a reference set prepared for many queries: unit vectors with
 // exact duplicates merged (nearest) and kept (k nearest, radius), and the
 // CPU's indexes over them (nil: built by each query that needs one). It is
-// read-only.
+// read-only but for Plans, which locks.
 type Prepared struct {
 	Merged, All   *index.RefSet
 	Tree, TreeAll *index.KDTree    // k-d trees of merged and all
 	GridAll       *index.GridIndex // the fitted grid of all at the planned side
+	Plans         *index.Plans     // the plans of queries on merged (safe for concurrent use)
+}
+
+// Plans is where the request's plans are remembered: the prepared
+// references' (nil, which plans every query, without).
+func (r Request) Plans() *index.Plans {
+	if r.Prepared != nil {
+		return r.Prepared.Plans
+	}
+	return nil
 }
 
 // Merged is the request's references with duplicates merged.

@@ -392,14 +392,15 @@ func newGPURun(req engine.Request, out engine.Result) (*gpuRun, string) {
 		return run, ""
 	}
 	defer req.Trace.Begin("host", "plan")()
-	plan := index.PlanGrid(req.Obs, run.refs, index.GPUGridCost, req.GridSide, req.MergedTree())
+	plans := req.Plans()
+	plan := plans.Plan(req.Obs, run.refs, index.GPUGridCost, req.GridSide, req.MergedTree())
 	if plan.Tree != nil {
-		if tree, err := index.NewPackedTree(plan.Tree); err == nil {
+		if tree, err := plans.Packed(plan.Tree); err == nil {
 			run.tree, run.grid = tree, index.NewGridShape(treeSortSide)
 			run.cellsGrid, run.cellsSide = index.NewGridShape(index.CellsGridSide(run.refs.N)), index.CellsSideFor(run.n, run.refs.N, true)
 			return run, plan.Note()
 		}
-		plan = index.PlanGrid(req.Obs, run.refs, index.GPUSessionGridCost, req.GridSide, nil)
+		plan = plans.Plan(req.Obs, run.refs, index.GPUSessionGridCost, req.GridSide, nil)
 	}
 	if plan.Index == nil {
 		run.req.Algorithm = engine.Brute

@@ -36,6 +36,7 @@ type GridPlan struct {
 	Tree *KDTree
 	// Sampled work a query: cells (tree nodes) visited and candidates ranked.
 	cellsPerQuery, candidatesPerQuery float64
+	costPerQuery                      float64 // in brute-force pairs (GridCost)
 	Reason                            string
 }
 
@@ -74,11 +75,13 @@ func PlanGrid(obs Points, refs *RefSet, m GridCost, side int, tree *KDTree) Grid
 	wg.Wait()
 	k := cheapest(costs)
 	plan := plans[k]
+	plan.costPerQuery = costs[k]
 	// A k-d tree only where no grid costs under a tenth of brute force
 	// (references in a few clusters or one, observations far from them):
 	// elsewhere the grid wins and the tree's build would only add to the plan.
 	if m.trees && side == 0 && costs[k] > brute/10 {
 		if tree, cost := sampleTree(obs, idx, refs, m, brute, tree); cost < min(costs[k], brute) {
+			tree.costPerQuery = cost
 			tree.Reason = fmt.Sprintf("the cheapest grid, %d^3, would visit %.0f cells and rank %.0f references a query",
 				plan.Index.G, plan.cellsPerQuery, plan.candidatesPerQuery)
 			return tree

@@ -1,0 +1,112 @@
+package index
+
+import "sync"
+
+// Plans remembers, for prepared references, the plan each cost model last
+// chose, so that the chunks of a stream and an index's repeated queries
+// are not planned again: planning builds a grid at every candidate side
+// (and samples a k-d tree), tens of milliseconds for the 135,233 cities,
+// where a chunk of 2^23 observations takes a few milliseconds of kernels.
+//
+// A remembered plan is checked against each new query: the query's own
+// sample (the one PlanGrid would draw) walks the remembered index, a few
+// hundred walks, and the plan is kept while it costs at most keepCost
+// times what it cost when it was chosen and less than brute force. Else
+// (the observations moved away from where the plan was sampled, say a
+// fleet's file sorted by region) the query is planned afresh and that plan
+// remembered. Any plan answers exactly; the check only keeps one that has
+// become slow from being used.
+//
+// The zero Plans is ready; a nil *Plans plans every query. It is safe for
+// concurrent use; the indexes it hands out are read-only.
+type Plans struct {
+	mu     sync.Mutex
+	last   map[plansKey]GridPlan
+	packed map[*KDTree]*PackedTree
+}
+
+// plansKey is what a plan was chosen for.
+type plansKey struct {
+	refs *RefSet
+	m    GridCost
+	side int
+}
+
+// keepCost is how much costlier than when it was chosen a remembered plan
+// may sample before the query is planned again.
+const keepCost = 2.0
+
+// Plan is PlanGrid(obs, refs, m, side, tree) through the remembered plan
+// for refs, m and side when it still suits obs.
+func (p *Plans) Plan(obs Points, refs *RefSet, m GridCost, side int, tree *KDTree) GridPlan {
+	if p == nil {
+		return PlanGrid(obs, refs, m, side, tree)
+	}
+	key := plansKey{refs, m, side}
+	p.mu.Lock()
+	last, ok := p.last[key]
+	p.mu.Unlock()
+	if ok {
+		if plan, keep := last.resampled(obs, refs, m); keep {
+			return plan
+		}
+	}
+	plan := PlanGrid(obs, refs, m, side, tree)
+	if plan.Index != nil || plan.Tree != nil {
+		p.mu.Lock()
+		if p.last == nil {
+			p.last = map[plansKey]GridPlan{}
+		}
+		p.last[key] = plan
+		p.mu.Unlock()
+	}
+	return plan
+}
+
+// resampled is plan with obs's sample walked through its index, and
+// whether it is still worth keeping for obs.
+func (plan GridPlan) resampled(obs Points, refs *RefSet, m GridCost) (GridPlan, bool) {
+	nearest := plan.Tree.nearestFunc()
+	if plan.Index != nil {
+		nearest = plan.Index.Nearest
+	}
+	brute := float64(refs.N) + m.bruteQuery
+	cells, cands, cost := sampleCost(obs, planSample(obs.Len(), refs.N), m, brute, nearest)
+	if cost > keepCost*plan.costPerQuery || cost > brute {
+		return plan, false
+	}
+	plan.cellsPerQuery, plan.candidatesPerQuery = cells, cands
+	return plan, true
+}
+
+// nearestFunc is t's nearest-reference walk, or nil without a tree.
+func (t *KDTree) nearestFunc() func(x, y, z float64, w *GridWork) (float64, uint32) {
+	if t == nil {
+		return nil
+	}
+	return t.Nearest
+}
+
+// Packed is t packed for the GPU (NewPackedTree), packed once per tree.
+func (p *Plans) Packed(t *KDTree) (*PackedTree, error) {
+	if p == nil {
+		return NewPackedTree(t)
+	}
+	p.mu.Lock()
+	packed, ok := p.packed[t]
+	p.mu.Unlock()
+	if ok {
+		return packed, nil
+	}
+	packed, err := NewPackedTree(t)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if p.packed == nil {
+		p.packed = map[*KDTree]*PackedTree{}
+	}
+	p.packed[t] = packed
+	p.mu.Unlock()
+	return packed, nil
+}
