@@ -117,7 +117,10 @@ func fillTemp(f *os.File, perm fs.FileMode, write func(f *os.File) error) error 
 			f.Close()
 		}
 	}()
-	if err := write(f); err != nil {
+	stop := startWriteback(f)
+	err := write(f)
+	stop()
+	if err != nil {
 		return err
 	}
 	if perm != 0 {
