@@ -356,3 +356,30 @@ func withStdin(t *testing.T, body []byte) {
 		w.Close()
 	}()
 }
+
+// --cpu-profile writes a pprof profile, only for a run that
+// succeeded, and never onto --out.
+func TestCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "run.prof")
+	if _, stderr, err := runKnn(t, "run", "--engine", "cpu", "-q", "--obs", "2^16", "--ref", "2^8", "--cpu-profile", prof); err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // pprof's profiles are gzipped protocol buffers
+		t.Errorf("the profile is not a pprof profile: % x", b[:min(len(b), 8)])
+	}
+	bad := filepath.Join(dir, "bad.prof")
+	if _, _, err := runKnn(t, "run", "--engine", "cpu", "-q", "--obs", "2^16", "--ref", "2^8", "--k", "1000", "--cpu-profile", bad); err == nil {
+		t.Errorf("--k above the references passed")
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Errorf("a failed run left its profile")
+	}
+	if _, _, err := runKnn(t, "run", "--obs", "2^8", "--ref", "2^8", "--out", prof, "--cpu-profile", prof); err == nil {
+		t.Errorf("--cpu-profile onto --out passed")
+	}
+}

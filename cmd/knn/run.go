@@ -67,6 +67,7 @@ type runFlags struct {
 	obs, ref, gen              string
 	seed                       uint64
 	out, outFormat, trace      string
+	cpuProfile                 string
 	validate, repeat, gridSide int
 	chunkRows                  int
 	quiet, verbose, hostPoints bool
@@ -122,6 +123,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := f.checkCountsMemory(); err != nil {
 		return err
 	}
+	stop, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
+	}
+	return stop(ctx, runLocal(ctx, f, opts, stdout, stderr))
+}
+
+// runLocal is knn run in this process: streamed, or read whole and
+// answered in memory.
+func runLocal(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
 	t0 := time.Now()
 	if f.trace != "" || f.verbose {
 		opts.Trace = geoknn.NewTrace()
@@ -230,7 +241,10 @@ func (f *runFlags) checkOutputs(fs *flag.FlagSet) error {
 	if f.trace != "" && f.trace == f.out {
 		return usagef("run: --trace and --out name the same file %s", f.out)
 	}
-	if err := checkOutputs(fs, []string{"out", "o", "trace"}, []string{f.out, f.trace}, []string{f.obs, f.ref}); err != nil {
+	if f.cpuProfile != "" && (f.cpuProfile == f.out || f.cpuProfile == f.trace) {
+		return usagef("run: --cpu-profile names the file of --out or --trace, %s", f.cpuProfile)
+	}
+	if err := checkOutputs(fs, []string{"out", "o", "trace", "cpu-profile"}, []string{f.out, f.trace, f.cpuProfile}, []string{f.obs, f.ref}); err != nil {
 		return err
 	}
 	if f.out == "" {
@@ -293,6 +307,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
 	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write the Go CPU profile of the run (go tool pprof) to this file, for reporting a slow run")
 	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun --bind-to none, srun): rank 0 loads and broadcasts the references, the observations are split by rank, and every rank writes its rows into --out (.csv, .npz, .parquet) at their offsets, which needs a filesystem all ranks see (one host, a cluster's shared filesystem; else --out-per-rank); Arrow and npz with ids gather the answers to rank 0 (as root, Open MPI's mpirun needs --allow-run-as-root)")
 	fs.BoolVar(&f.outPerRank, "out-per-rank", false, "with --mpi: every rank writes its own answers to --out with .rankN before the extension (obs_index as in the whole set), on its own disk: for ranks that share no filesystem")
 	fs.IntVar(&f.gpusPerRank, "gpus-per-rank", 0, "with --mpi: GPUs each rank uses, from its node-local rank on (0: one a rank when a node runs several ranks, else all)")
