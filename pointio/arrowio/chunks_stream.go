@@ -71,7 +71,7 @@ func openParquetChunks(path string, opts pointio.ReadOptions, chunkRows, workers
 // to the end), the chunks cut to them.
 func openParquetRange(path string, opts pointio.ReadOptions, chunkRows, workers int, lo, hi int64) (_ pointio.ChunkReader, err error) {
 	defer recoverCorrupt(path, &err)
-	rdr, err := file.OpenParquetFile(path, true)
+	rdr, err := openParquetFile(path)
 	if err != nil {
 		return nil, inputError(path, "not a readable Parquet file", err)
 	}
@@ -180,7 +180,7 @@ func (src *columnSource) readAhead(ctx context.Context, first, end, workers int,
 // openGroups opens a reader of the file's row groups.
 func (src *columnSource) openGroups() (rdr *file.Reader, fr *pqarrow.FileReader, err error) {
 	defer recoverCorrupt(src.path, &err)
-	if rdr, err = file.OpenParquetFile(src.path, true); err != nil {
+	if rdr, err = openParquetFile(src.path); err != nil {
 		return nil, nil, inputError(src.path, "not a readable Parquet file", err)
 	}
 	fr, err = pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)

@@ -38,7 +38,7 @@ type parquetBatches struct {
 
 func openParquetBatches(src *columnSource, starts []int64, g0, g1 int, lo, hi int64) (_ pointio.ChunkReader, err error) {
 	defer recoverCorrupt(src.path, &err)
-	rdr, err := file.OpenParquetFile(src.path, true)
+	rdr, err := openParquetFile(src.path)
 	if err != nil {
 		return nil, inputError(src.path, "not a readable Parquet file", err)
 	}
