@@ -23,6 +23,7 @@ type answerGroup struct {
 	ref         []uint32  // nearest: one an item; k nearest: k an item; lists: the entries
 	metres      []float64 // as ref
 	rows        []int32   // k nearest: the answers found of each item
+	rank        []int32   // k nearest: the rank column, while encoded
 	counts      []uint32  // radius: each item's count
 	enc         bytes.Buffer
 }
@@ -100,38 +101,52 @@ func grow[T any](s []T, n int) []T {
 }
 
 // record is the group as the batch today's writers make of the same
-// observations: writeFixed's for the nearest, writeTable's builders'
-// for the others, so the encodings match byte for byte.
+// observations, columns over the group's own memory: the encodings match
+// those of the builders' batches byte for byte (no row is null, so no
+// validity bitmap is written either way), at a fraction of the cost (the
+// builders took 60% of a k-nearest group's encoding on the CPU).
 func (g *answerGroup) record(kind pointio.AnswerKind, schema *arrow.Schema) arrow.RecordBatch {
-	if kind == pointio.KindNearest {
+	switch kind {
+	case pointio.KindNearest:
 		return columnsBatch(schema, g.items, asBytes(g.obs), asBytes(g.ref), asBytes(g.metres))
+	case pointio.KindKNearest:
+		n := g.kColumns()
+		return columnsBatch(schema, n, asBytes(g.obs), asBytes(g.rank), asBytes(g.ref[:n]), asBytes(g.metres[:n]))
+	case pointio.KindWithinCounts:
+		g.obsColumn(func(int) int { return 1 })
+		return columnsBatch(schema, g.items, asBytes(g.obs), asBytes(g.counts))
 	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	bs, e := b.Fields(), 0
+	n := g.obsColumn(func(j int) int { return int(g.counts[j]) })
+	return columnsBatch(schema, n, asBytes(g.obs), asBytes(g.ref), asBytes(g.metres))
+}
+
+// obsColumn fills g.obs with each item's index, rows(j) times for item
+// j, and returns the rows.
+func (g *answerGroup) obsColumn(rows func(j int) int) int {
+	g.obs = g.obs[:0]
 	for j := range g.items {
-		i := int64(g.base + j)
-		switch kind {
-		case pointio.KindKNearest:
-			for r := range int(g.rows[j]) {
-				bs[0].(*array.Int64Builder).Append(i)
-				bs[1].(*array.Int32Builder).Append(int32(r + 1))
-				bs[2].(*array.Uint32Builder).Append(g.ref[j*g.k+r])
-				bs[3].(*array.Float64Builder).Append(g.metres[j*g.k+r])
-			}
-		case pointio.KindWithinCounts:
-			bs[0].(*array.Int64Builder).Append(i)
-			bs[1].(*array.Uint32Builder).Append(g.counts[j])
-		default:
-			for range g.counts[j] {
-				bs[0].(*array.Int64Builder).Append(i)
-				bs[1].(*array.Uint32Builder).Append(g.ref[e])
-				bs[2].(*array.Float64Builder).Append(g.metres[e])
-				e++
-			}
+		for range rows(j) {
+			g.obs = append(g.obs, int64(g.base+j))
 		}
 	}
-	return b.NewRecordBatch()
+	return len(g.obs)
+}
+
+// kColumns lays the k-nearest answers out as rows: the obs_index and rank
+// columns, and ref and metres packed where an item has fewer than k
+// (--max-m); it returns the rows.
+func (g *answerGroup) kColumns() int {
+	n := g.obsColumn(func(j int) int { return int(g.rows[j]) })
+	g.rank = grow(g.rank, n)
+	e := 0
+	for j := range g.items {
+		for r := range int(g.rows[j]) {
+			g.rank[e] = int32(r + 1)
+			g.ref[e], g.metres[e] = g.ref[j*g.k+r], g.metres[j*g.k+r]
+			e++
+		}
+	}
+	return n
 }
 
 // columnsBatch is a batch of n rows of fixed-width columns held in cols
