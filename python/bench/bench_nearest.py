@@ -196,7 +196,10 @@ def print_split(splits, out):
 def probe(args, geoknn, out):
     """The conversion alone (_inputs.Shared.fill, as a query makes it) on
     1, 2, 4, ... threads and on every core, beside np.copyto of as many
-    bytes on as many threads: the host's memory bound."""
+    bytes on as many threads (one call a thread, no GIL between): the
+    host's memory bound. Conversion well behind the copy on many threads
+    says the threads wait on the GIL between blocks; blocks 4x as long
+    then do better."""
     from geoknn import _inputs
 
     n = size(args.obs)
@@ -206,16 +209,20 @@ def probe(args, geoknn, out):
     src, dst = np.ascontiguousarray(obs).ravel(), np.empty(2 * n)
     cores = _inputs.cores()
     counts = sorted({1 << i for i in range(cores.bit_length()) if 1 << i <= cores} | {cores})
-    rows, own = [], _inputs.cores
+    rows, own, block = [], _inputs.cores, _inputs._BLOCK_ROWS
     try:
         for c in counts:
             _inputs.cores = lambda c=c: c
             conv = [timed(lambda: shared.fill(pts)) for _ in range(args.probe_repeat)]
+            _inputs._BLOCK_ROWS = 4 * block
+            wide = [timed(lambda: shared.fill(pts)) for _ in range(args.probe_repeat)]
+            _inputs._BLOCK_ROWS = block
             copy = [timed(lambda: _inputs._in_threads(2 * n, lambda a, b: np.copyto(dst[a:b], src[a:b])))
                     for _ in range(args.probe_repeat)]
-            rows.append(f"{c} threads: convert {1e3 * median(conv):.1f} ms, copy {1e3 * median(copy):.1f} ms")
+            rows.append(f"{c} threads: convert {1e3 * median(conv):.1f} ms ({1e3 * median(wide):.1f} in blocks 4x as "
+                        f"long), copy {1e3 * median(copy):.1f} ms")
     finally:
-        _inputs.cores = own
+        _inputs.cores, _inputs._BLOCK_ROWS = own, block
         shared.close()
     gb = 2 * 16 * n / 1e9  # read and written, either way
     out(f"conversion of {args.obs} points ({gb:.2f} GB read and written), medians of {args.probe_repeat}:")
