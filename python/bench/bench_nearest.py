@@ -27,9 +27,12 @@ rounds' ratios. The Python call's time is split (medians, ms): convert
 answers (the answer's arrays written), pinning (page-locking reused
 buffers for the GPUs, once), worker other, round trip (socket and
 mapping), python other, overhead (all but engine); and what the GPUs read
-or wrote in place, page-locked (pinned: points, answers). --probe times
-the conversion alone on 1, 2, 4, ... threads beside a plain copy of as
-many bytes: whether the host's memory, or the threads, bound it.
+or wrote in place, page-locked (pinned: points, answers). After each
+Python call, outside its time, one element a page of the answers is
+read: the first touch maps their pages, a cost the Go call has paid
+already. --probe times the conversion alone on 1, 2, 4, ... threads
+beside a plain copy of as many bytes: whether the host's memory, or the
+threads, bound it.
 
 The package's tests on a machine with no pytest of its own (the GPU
 machine), with Debian's pytest bundled by python/tests/bundle-pytest.sh:
@@ -134,8 +137,18 @@ def python_call(nn, x):
     t = time.perf_counter()
     ans = nn.kneighbors(x)
     took = time.perf_counter() - t
+    parts = split(took, nn.last_query_stats_)
+    parts["first touch"] = timed(lambda: [touch(a) for a in ans])
     del ans  # its buffers go back to the pool, as a Go Result to the heap
-    return took, split(took, nn.last_query_stats_)
+    return took, parts
+
+
+def touch(a):
+    """Reads one element a 4 KiB page: the answers' arrays are mapped
+    lazily, so their first read maps the pages (the Go Result's pages are
+    resident when the call returns). Not counted in the call's time."""
+    flat = a.reshape(-1)
+    return flat[::4096 // flat.itemsize].sum()
 
 
 def interleave(args, py, go):
@@ -186,11 +199,14 @@ def split(total, st):
 
 def print_split(splits, out):
     """The median of each part of the calls' time, in ms."""
-    parts = [k for k in splits[0] if k != "pinned"]
+    parts = [k for k in splits[0] if k not in ("pinned", "first touch")]
     med = {k: median(s[k] for s in splits) for k in parts}
     pinned = sorted({s["pinned"] for s in splits})
     out("Python call, median ms: " + ", ".join(f"{k} {1e3 * v:.1f}" for k, v in med.items())
         + f"; pinned: {', '.join(pinned)}")
+    if "first touch" in splits[0]:
+        out(f"after the call (not in its time): the first touch of the answers' pages, median "
+            f"{1e3 * median(s['first touch'] for s in splits):.1f} ms (the Go Result's pages are resident)")
 
 
 def probe(args, geoknn, out):
