@@ -177,11 +177,20 @@ _threads_lock = threading.Lock()
 _threads = None  # the converting threads, started on first use, kept
 
 
+def cores():
+    """The cores this process may run on (its affinity, which a container
+    or taskset may narrow), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _in_threads(n, f):
     """Runs f on contiguous parts of range(n): one a core, each of
     _PARALLEL_MIN rows or more, on threads kept between calls (starting
     a thread costs about 0.1 ms: a millisecond and more for many cores)."""
-    parts = min(os.cpu_count() or 1, max(1, n // _PARALLEL_MIN))
+    parts = min(cores(), max(1, n // _PARALLEL_MIN))
     if parts == 1:
         f(0, n)
         return
@@ -200,7 +209,7 @@ def _pool_of_threads():
     global _threads
     if _threads is None:
         _threads = concurrent.futures.ThreadPoolExecutor(
-            max(1, (os.cpu_count() or 1) - 1), thread_name_prefix="geoknn-convert")
+            max(1, cores() - 1), thread_name_prefix="geoknn-convert")
     return _threads
 
 
