@@ -117,7 +117,7 @@ func fillTemp(f *os.File, perm fs.FileMode, write func(f *os.File) error) error 
 			f.Close()
 		}
 	}()
-	stop := startWriteback(f)
+	stop := StartWriteback(f)
 	err := write(f)
 	stop()
 	if err != nil {

@@ -2,6 +2,7 @@ package pointio
 
 import (
 	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -11,15 +12,18 @@ import (
 // sent to the disk.
 const writebackEvery = 100 * time.Millisecond
 
-// startWriteback has the kernel start writing f's dirty pages to the disk
+// StartWriteback has the kernel start writing f's dirty pages to the disk
 // while the output is still being written (sync_file_range with
 // SYNC_FILE_RANGE_WRITE, which waits for nothing it need not), so that the
 // Sync before the rename waits only for the last pages rather than for the
 // whole file: on a host with hundreds of GB of memory the kernel would
 // otherwise keep every page of a 1.4 GB output in the cache until that
-// Sync, and the disk would idle while the answers are computed. The
-// returned stop ends it; errors are left to Sync, which reports them.
-func startWriteback(f *os.File) (stop func()) {
+// Sync, and the disk would idle while the answers are computed. Every
+// output file gets it; an MPI rank calls it for its part of the file the
+// ranks write together. The returned stop, which may be called more than
+// once, ends it and must run before f is closed; errors are left to Sync,
+// which reports them.
+func StartWriteback(f *os.File) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	fd := int(f.Fd())
 	go func() {
@@ -35,5 +39,6 @@ func startWriteback(f *os.File) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done); <-stopped }
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-stopped }) }
 }

@@ -153,10 +153,11 @@ func (j *mpiJob) allOK(err error) error {
 
 // sharedFile is the rank's handle on the output being written.
 type sharedFile struct {
-	f    *os.File
-	out  *pointio.SharedOutput // rank 0's
-	stop func() bool           // rank 0: stops the removal a signal makes
-	name string
+	f         *os.File
+	writeback func()                // stops the rank's early write-back (pointio.StartWriteback)
+	out       *pointio.SharedOutput // rank 0's
+	stop      func() bool           // rank 0: stops the removal a signal makes
+	name      string
 }
 
 // writeShared writes the rank's answers p into --out with the other
@@ -212,12 +213,13 @@ func (s *sharedFile) open() error {
 	if err != nil {
 		return fmt.Errorf("rank 0's temporary output (the ranks write --out together, on a filesystem every rank sees; else use --out-per-rank): %w", err)
 	}
-	s.f = f
+	s.f, s.writeback = f, pointio.StartWriteback(f)
 	return nil
 }
 
 // sync makes the rank's part durable before rank 0 renames the file.
 func (s *sharedFile) sync() error {
+	s.writeback()
 	if err := s.f.Sync(); err != nil {
 		return err
 	}
@@ -228,6 +230,7 @@ func (s *sharedFile) sync() error {
 
 func (s *sharedFile) close() {
 	if s.f != nil {
+		s.writeback()
 		s.f.Close()
 	}
 }
