@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,28 +46,8 @@ func TestRunMPISignal(t *testing.T) {
 		dir := t.TempDir()
 		args := append(append(append([]string{}, l.args...), "-np", "2", bin), "run", "--mpi", "--engine", "cpu", "-q",
 			"--algo", "brute", "--obs", "2^22", "--ref", "2^14", "--out", "o.parquet")
-		cmd := exec.Command(l.name, args...)
-		cmd.Dir = dir
-		cmd.Env = os.Environ()
-		if l.lib != "" {
-			cmd.Env = append(cmd.Env, "GEOKNN_MPI_LIB="+l.lib)
-		}
 		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(1500 * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("%s: no exit within 30 s of SIGTERM", l.name)
-		}
+		cmd := terminated(t, l, dir, args, &stderr, 1500*time.Millisecond)
 		status := cmd.ProcessState.ExitCode()
 		if status == 0 || (strings.Contains(l.name, "mpich") && status != 143) {
 			t.Errorf("%s: status %d; stderr:\n%s", l.name, status, stderr.String())
@@ -115,26 +96,7 @@ func TestSimulateMPISignal(t *testing.T) {
 		dir := t.TempDir()
 		args := append(append(append([]string{}, l.args...), "-np", "2", bin), "simulate", "--mpi", "--engine", "cpu", "-q",
 			"--obs", "2^21", "--ref", "2^10", "--steps", "200", "--replace", "0.01", "--out-dir", "steps", "--out-format", "npz")
-		cmd := exec.Command(l.name, args...)
-		cmd.Dir = dir
-		cmd.Env = os.Environ()
-		if l.lib != "" {
-			cmd.Env = append(cmd.Env, "GEOKNN_MPI_LIB="+l.lib)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2 * time.Second)
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("%s: no exit within 30 s of SIGTERM", l.name)
-		}
+		cmd := terminated(t, l, dir, args, nil, 2*time.Second)
 		if cmd.ProcessState.ExitCode() == 0 {
 			t.Errorf("%s: exit status 0 after SIGTERM", l.name)
 		}
@@ -142,4 +104,31 @@ func TestSimulateMPISignal(t *testing.T) {
 			t.Errorf("%s: left behind %v", l.name, names)
 		}
 	}
+}
+
+// terminated runs launcher l with args in dir (its stderr to stderr, when
+// not nil), sends it SIGTERM after d, and waits at most 30 s for it to
+// end; it returns the ended command.
+func terminated(t *testing.T, l launcher, dir string, args []string, stderr io.Writer, d time.Duration) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(l.name, args...)
+	cmd.Dir, cmd.Env, cmd.Stderr = dir, os.Environ(), stderr
+	if l.lib != "" {
+		cmd.Env = append(cmd.Env, "GEOKNN_MPI_LIB="+l.lib)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(d)
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s: no exit within 30 s of SIGTERM", l.name)
+	}
+	return cmd
 }
