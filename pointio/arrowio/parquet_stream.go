@@ -73,8 +73,9 @@ func newOrdered(w io.Writer, format string, schema *arrow.Schema, opts StreamOpt
 
 // groupSink takes the encoded batches in order.
 type groupSink interface {
-	// encode runs side by side for several batches, into buf.
-	encode(rec arrow.RecordBatch, buf *bytes.Buffer) (encoded, error)
+	// encode runs side by side for several batches, into bufs (one
+	// buffer a column, reused from batch to batch).
+	encode(rec arrow.RecordBatch, bufs *[]bytes.Buffer) (encoded, error)
 	// write takes them in order.
 	write(e encoded) error
 	close() error
@@ -84,7 +85,7 @@ type groupSink interface {
 // group's bytes and metadata (Parquet).
 type encoded struct {
 	rec  arrow.RecordBatch
-	body []byte
+	body [][]byte // the row group's column chunks, in order
 	meta *metadata.FileMetaData
 }
 
@@ -227,7 +228,7 @@ func (o *ordered) Abort() {
 // arrowBatches writes Arrow IPC batches in order.
 type arrowBatches struct{ sink tableSink }
 
-func (a *arrowBatches) encode(rec arrow.RecordBatch, _ *bytes.Buffer) (encoded, error) {
+func (a *arrowBatches) encode(rec arrow.RecordBatch, _ *[]bytes.Buffer) (encoded, error) {
 	return encoded{rec: rec}, nil
 }
 
@@ -259,41 +260,40 @@ type parquetAssembler struct {
 	schema  *arrow.Schema
 	at      int64 // bytes written
 	footer  *metadata.FileMetaData
+	empty   emptyFooter // the footer of a file of the schema and no row
 	started bool
 	part    bool // a part of a file (ParquetPart): no magic, no footer
 }
 
-func (p *parquetAssembler) encode(rec arrow.RecordBatch, buf *bytes.Buffer) (encoded, error) {
+func (p *parquetAssembler) encode(rec arrow.RecordBatch, bufs *[]bytes.Buffer) (encoded, error) {
 	defer rec.Release()
-	// Room for the encoding (about 13 bytes a nearest answer, 17 a k
-	// nearest one): a buffer grown by doubling copies it twice over.
-	buf.Grow(int(rec.NumRows())*18 + 1<<16)
-	sink, err := newSink(buf, pointio.FormatParquet, p.schema)
-	if err != nil {
-		return encoded{}, err
-	}
-	if err := sink.Write(rec); err != nil {
-		sink.Close()
-		return encoded{}, err
-	}
-	if err := sink.Close(); err != nil {
-		return encoded{}, err
-	}
-	return splitParquet(buf.Bytes())
+	return encodeGroup(rec, p.schema, bufs, &p.empty)
 }
 
 // splitParquet cuts a one-group file into its body and its metadata.
 func splitParquet(b []byte) (encoded, error) {
-	n := len(b)
-	if n < 12 {
-		return encoded{}, fmt.Errorf("parquet: a row group of %d bytes", n)
-	}
-	size := int(binary.LittleEndian.Uint32(b[n-8:]))
-	meta, err := metadata.NewFileMetaData(b[n-8-size:n-8], nil)
+	footer, err := splitParquetFooter(b)
 	if err != nil {
 		return encoded{}, err
 	}
-	return encoded{body: b[4 : n-8-size], meta: meta}, nil
+	meta, err := metadata.NewFileMetaData(footer, nil)
+	if err != nil {
+		return encoded{}, err
+	}
+	return encoded{body: [][]byte{b[4 : len(b)-8-len(footer)]}, meta: meta}, nil
+}
+
+// splitParquetFooter is the serialized footer of the file b.
+func splitParquetFooter(b []byte) ([]byte, error) {
+	n := len(b)
+	if n < 12 {
+		return nil, fmt.Errorf("parquet: a file of %d bytes", n)
+	}
+	size := int(binary.LittleEndian.Uint32(b[n-8:]))
+	if size > n-12 {
+		return nil, fmt.Errorf("parquet: a footer of %d bytes in a file of %d", size, n)
+	}
+	return b[n-8-size : n-8], nil
 }
 
 func (p *parquetAssembler) start() error {
@@ -321,9 +321,14 @@ func (p *parquetAssembler) write(e encoded) error {
 			p.footer.NumRows += rg.NumRows
 		}
 	}
-	n, err := p.w.Write(e.body)
-	p.at += int64(n)
-	return err
+	for _, b := range e.body {
+		n, err := p.w.Write(b)
+		p.at += int64(n)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // moveGroups moves the file offsets in the metadata of meta's row groups
