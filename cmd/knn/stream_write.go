@@ -158,15 +158,29 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 }
 
 // encodeBudget is the memory the Parquet and Arrow writers may hold in
-// groups being encoded: arrowio's 1 GiB, or for k nearest on many cores
-// enough for a group every 8 cores. A k = 8 group is 8 x 2^20 answers
-// (512 MiB at arrowio's 64 bytes an answer), and one worker builds and
-// encodes it in 0.39 s (BenchmarkKAnswerWriter): two at a time, as 1 GiB
-// allows, wrote 2^27 observations' 8 nearest in over 40 s on 32 cores.
+// groups being encoded (at arrowio's 64 bytes an answer), which bounds
+// how many are encoded at once. A nearest (or radius) group of 2^20
+// answers has its columns encoded side by side in 10 ms on two cores (16
+// on one, BenchmarkParquetGroupEncode): eight at a time write hundreds of
+// groups a second, several times what the fastest query hands them,
+// where one a core held 1 GiB on a 32-core host. (GOMAXPROCS=32 on two
+// cores, GPU-sized chunks: 1.61-1.64 GB peak with one a core, 1.13-1.25
+// GB with eight, 1.02-1.09 GB with four, whose stream was a third slower.) A
+// k-nearest group is k x 2^20 answers (512 MiB for k = 8) and its slowest
+// column, the obs_index deltas, takes about 75 ms: a group every 8 cores,
+// at least arrowio's 1 GiB, as two at a time wrote 2^27 observations' 8
+// nearest in over 40 s on 32 cores.
 func encodeBudget(k int) int {
 	group := (1 << 20) * max(k, 1) * encodeBytesPerAnswer
+	if k <= 1 {
+		return nearestEncodeGroups * group
+	}
 	return max(encodeBytesMost, runtime.GOMAXPROCS(0)/8*group)
 }
+
+// nearestEncodeGroups is how many nearest or radius groups are encoded at
+// once (encodeBudget).
+const nearestEncodeGroups = 8
 
 // labelled reports whether the answers carry ids (--obs-id, --ref-id).
 func (j *streamJob) labelled() bool { return j.f.obsID != "" || j.f.refID != "" }
