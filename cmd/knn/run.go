@@ -241,6 +241,9 @@ func (f *runFlags) checkOutputs(fs *flag.FlagSet) error {
 	if f.trace != "" && f.trace == f.out {
 		return usagef("run: --trace and --out name the same file %s", f.out)
 	}
+	if f.cpuProfile != "" && f.mpi {
+		return usagef("run: --cpu-profile profiles one process, not the ranks of --mpi")
+	}
 	if f.cpuProfile != "" && (f.cpuProfile == f.out || f.cpuProfile == f.trace) {
 		return usagef("run: --cpu-profile names the file of --out or --trace, %s", f.cpuProfile)
 	}
