@@ -26,7 +26,8 @@ func (f *fileAt) WriteAt(p []byte, off int64) (int, error) {
 func TestParquetPartsAsWhole(t *testing.T) {
 	defer func(n int) { parquetGroupItems = n }(parquetGroupItems)
 	parquetGroupItems = 1000
-	sets := []*answerSet{generatedAnswers(5_500, 3, 1), generatedAnswers(1, 1, 2), {k: 2}}
+	sets := []*answerSet{generatedAnswers(5_500, 3, 1), generatedAnswers(1, 1, 2), {k: 2},
+		generatedAnswers(3_500, 2, 3).emptied(1000, 2000).emptied(3000, 3500)} // groups of no rows
 	for si, s := range sets {
 		for kind := pointio.KindNearest; kind <= pointio.KindWithinLists; kind++ {
 			want, err := s.whole(pointio.FormatParquet, kind)

@@ -337,6 +337,9 @@ func (p *parquetAssembler) write(e encoded) error {
 // reached through the metadata.
 func moveGroups(meta *metadata.FileMetaData, from int, shift int64) {
 	for _, rg := range meta.RowGroups[from:] {
+		if rg.NumRows == 0 {
+			continue // arrow-go leaves an empty group's offsets at 0 wherever it lies
+		}
 		rg.FileOffset = shifted(rg.FileOffset, shift)
 		for _, c := range rg.Columns {
 			c.FileOffset += shift
