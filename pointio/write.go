@@ -118,6 +118,7 @@ func fillTemp(f *os.File, perm fs.FileMode, write func(f *os.File) error) error 
 		}
 	}()
 	stop := StartWriteback(f)
+	defer stop() // also when write panics: before the deferred Close
 	err := write(f)
 	stop()
 	if err != nil {
