@@ -15,7 +15,7 @@ import (
 // when path is ""); stop ends it and, when the run succeeded, writes it
 // to path as every output is written (whole or not at all), then returns
 // the run's error. The profile is held in memory meanwhile: a few MB.
-func startCPUProfile(path string) (stop func(ctx context.Context, runErr error) error, err error) {
+func startCPUProfile(path string, stderr io.Writer) (stop func(ctx context.Context, runErr error) error, err error) {
 	if path == "" {
 		return func(_ context.Context, runErr error) error { return runErr }, nil
 	}
@@ -28,9 +28,14 @@ func startCPUProfile(path string) (stop func(ctx context.Context, runErr error) 
 		if runErr != nil {
 			return runErr
 		}
-		return pointio.Write(ctx, path, io.Discard, func(w *bufio.Writer) error {
+		err := pointio.Write(ctx, path, io.Discard, func(w *bufio.Writer) error {
 			_, err := w.Write(buf.Bytes())
 			return err
 		})
+		if err != nil {
+			return fmt.Errorf("--cpu-profile: %w (the run's outputs are written)", err)
+		}
+		fmt.Fprintf(stderr, "wrote CPU profile %s (go tool pprof %s)\n", path, path)
+		return nil
 	}, nil
 }

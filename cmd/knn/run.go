@@ -123,7 +123,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := f.checkCountsMemory(); err != nil {
 		return err
 	}
-	stop, err := startCPUProfile(f.cpuProfile)
+	stop, err := startCPUProfile(f.cpuProfile, stderr)
 	if err != nil {
 		return err
 	}
@@ -240,6 +240,9 @@ func (f *runFlags) checkOutputs(fs *flag.FlagSet) error {
 	}
 	if f.trace != "" && f.trace == f.out {
 		return usagef("run: --trace and --out name the same file %s", f.out)
+	}
+	if f.cpuProfile == "-" {
+		return usagef("run: --cpu-profile -: the profile goes to a file (standard output is --out -'s)")
 	}
 	if f.cpuProfile != "" && f.mpi {
 		return usagef("run: --cpu-profile profiles one process, not the ranks of --mpi")
