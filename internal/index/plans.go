@@ -21,6 +21,10 @@ import "sync"
 // 28 bytes a reference and 4 a cell, beside the preparation's own (over
 // 60 bytes a reference: unit vectors in three forms, the k-d trees).
 //
+// A plan is remembered by the reference set's address: the set must not
+// change while the Plans lives (prepared references, as an Index's, never
+// do; a session's, prepared again every step in place, must not use one).
+//
 // The zero Plans is ready; a nil *Plans plans every query. It is safe for
 // concurrent use; the indexes it hands out are read-only.
 type Plans struct {
@@ -56,14 +60,18 @@ func (p *Plans) Plan(obs Points, refs *RefSet, m GridCost, side int, tree *KDTre
 		}
 	}
 	plan := PlanGrid(obs, refs, m, side, tree)
-	if plan.Index != nil || plan.Tree != nil {
-		p.mu.Lock()
-		if p.last == nil {
-			p.last = map[plansKey]GridPlan{}
-		}
-		p.last[key] = plan
-		p.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if plan.Index == nil && plan.Tree == nil {
+		// Brute force: nothing to walk a sample through; the next query
+		// plans afresh rather than resampling a plan already given up.
+		delete(p.last, key)
+		return plan
 	}
+	if p.last == nil {
+		p.last = map[plansKey]GridPlan{}
+	}
+	p.last[key] = plan
 	return plan
 }
 
@@ -107,10 +115,14 @@ func (p *Plans) Packed(t *KDTree) (*PackedTree, error) {
 		return nil, err
 	}
 	p.mu.Lock()
-	if p.packed == nil {
-		p.packed = map[*KDTree]*PackedTree{}
+	if p.packed == nil || len(p.packed) >= maxPacked {
+		p.packed = map[*KDTree]*PackedTree{} // trees planned afresh (none prepared) come and go
 	}
 	p.packed[t] = packed
 	p.mu.Unlock()
 	return packed, nil
 }
+
+// maxPacked bounds the packed trees kept: one for the prepared tree, a few
+// for trees a plan built.
+const maxPacked = 4
