@@ -385,4 +385,7 @@ func TestCPUProfile(t *testing.T) {
 	if _, _, err := runKnn(t, "run", "--mpi", "--obs", "2^8", "--ref", "2^8", "--cpu-profile", bad); err == nil {
 		t.Errorf("--cpu-profile with --mpi passed")
 	}
+	if _, _, err := runKnn(t, "run", "--obs", "2^8", "--ref", "2^8", "--cpu-profile", "-"); err == nil {
+		t.Errorf("--cpu-profile - passed")
+	}
 }
