@@ -1,6 +1,6 @@
 # geoknn developer targets (docs/design.md, "Working on the engine"). Building and testing need none of these.
 
-.PHONY: test ptx bin bin-carry vet gpu-check wheel
+.PHONY: test ptx bin bin-carry vet gpu-check gpu-stream-bench wheel
 
 test:
 	go test ./...
@@ -32,6 +32,11 @@ bin-carry: bin
 # The GPU machine's check (.ci/gpu-check), after `make bin` here.
 gpu-check: bin
 	.ci/gpu-check $${OUT:-gpu-check-out}
+
+# The streamed file figures of BENCHMARKS.md on the GPU machine, after
+# `make bin` here (N=27, CITIES=the full cities for the published ones).
+gpu-stream-bench: bin
+	.ci/gpu-stream-bench $${OUT:-gpu-stream-bench-out}
 
 # The Python wheel, python/dist/geoknn-*.whl, carrying a static knn (no
 # cgo: it runs on any Linux x86_64). Built offline with Debian's
