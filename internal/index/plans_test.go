@@ -1,15 +1,8 @@
 package index
 
 import (
-	"bufio"
 	"math"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-
-	"github.com/geoknn/geoknn/internal/realdata"
 )
 
 // capPoints is n points within about a degree of (lat, lon) radians.
@@ -66,50 +59,4 @@ func TestPlansKeys(t *testing.T) {
 	if b := plans.Plan(obs, other, GPUGridCost, 0, nil); b.Index == a.Index {
 		t.Errorf("another reference set's plan was kept")
 	}
-}
-
-// BenchmarkPlanChunk is the host's plan of a streamed chunk of 2^20 points
-// drawn uniform on the sphere against the real cities (the shared set when
-// it is beside the checkout, else the sample): planned afresh, as every
-// chunk was, and through a Plans that chose on the chunk before.
-func BenchmarkPlanChunk(b *testing.B) {
-	refs := PrepareRefs(realCities(b))
-	tree := BuildKDTree(refs)
-	obs := spherePoints(1<<20, 7)
-	b.Run("fresh", func(b *testing.B) {
-		for b.Loop() {
-			PlanGrid(obs, refs, GPUGridCost, 0, tree)
-		}
-	})
-	b.Run("remembered", func(b *testing.B) {
-		var plans Plans
-		plans.Plan(spherePoints(1<<20, 8), refs, GPUGridCost, 0, tree)
-		for b.Loop() {
-			plans.Plan(obs, refs, GPUGridCost, 0, tree)
-		}
-	})
-}
-
-// realCities is the real cities' points (internal/realdata).
-func realCities(b *testing.B) Points {
-	dir, _, err := realdata.Dir()
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(dir, "cities.csv"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	var lat, lon []float64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		field := strings.SplitN(sc.Text(), ",", 3)
-		a, errLat := strconv.ParseFloat(field[0], 64)
-		o, errLon := strconv.ParseFloat(field[1], 64)
-		if errLat == nil && errLon == nil { // the header fails
-			lat, lon = append(lat, a*math.Pi/180), append(lon, o*math.Pi/180)
-		}
-	}
-	return Radians64(lat, lon)
 }
