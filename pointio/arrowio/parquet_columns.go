@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/geoknn/geoknn/pointio"
+	"golang.org/x/sync/errgroup"
 )
 
 // encodeGroup encodes rec as one row group of a Parquet file of schema,
@@ -32,20 +33,15 @@ func encodeGroup(rec arrow.RecordBatch, schema *arrow.Schema, bufs *[]bytes.Buff
 		*bufs = append(*bufs, make([]bytes.Buffer, ncol-len(*bufs))...)
 	}
 	cols := make([]encoded, ncol)
-	errs := make([]error, ncol)
-	var wg sync.WaitGroup
+	var eg errgroup.Group
 	for c := range ncol {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cols[c], errs[c] = encodeColumn(rec, schema.Field(c), c, &(*bufs)[c])
-		}()
+		eg.Go(func() (err error) {
+			cols[c], err = encodeColumn(rec, schema.Field(c), c, &(*bufs)[c])
+			return err
+		})
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return encoded{}, err
-		}
+	if err := eg.Wait(); err != nil {
+		return encoded{}, err
 	}
 	meta, err := empty.meta(schema)
 	if err != nil {
