@@ -16,9 +16,10 @@ const writebackEvery = 100 * time.Millisecond
 // while the output is still being written (sync_file_range with
 // SYNC_FILE_RANGE_WRITE, which waits for nothing it need not), so that the
 // Sync before the rename waits only for the last pages rather than for the
-// whole file: on a host with hundreds of GB of memory the kernel would
-// otherwise keep every page of a 1.4 GB output in the cache until that
-// Sync, and the disk would idle while the answers are computed. Every
+// whole file: on a host with hundreds of GB of memory the kernel may
+// otherwise keep every page of a large output in the cache until that
+// Sync (its write-back starts at a share of memory or after 30 s), and
+// the disk idles while the answers are computed. Every
 // output file gets it; an MPI rank calls it for its part of the file the
 // ranks write together. The returned stop, which may be called more than
 // once, ends it and must run before f is closed; errors are left to Sync,

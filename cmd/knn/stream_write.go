@@ -163,7 +163,7 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 // answers has its columns encoded side by side in 10 ms on two cores (16
 // on one, BenchmarkParquetGroupEncode): eight at a time write hundreds of
 // groups a second, several times what the fastest query hands them,
-// where one a core held 1 GiB on a 32-core host. (GOMAXPROCS=32 on two
+// where one a core was allowed 1 GiB on a 32-core host. (GOMAXPROCS=32 on two
 // cores, GPU-sized chunks: 1.61-1.64 GB peak with one a core, 1.13-1.25
 // GB with eight, 1.02-1.09 GB with four, whose stream was a third slower.) A
 // k-nearest group is k x 2^20 answers (512 MiB for k = 8) and its slowest
