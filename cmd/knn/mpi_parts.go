@@ -123,14 +123,38 @@ func failedRank(vals []int64, err error) error {
 // row group's first observation: shares) and has rank 0 write the magic
 // and the footer of every rank's groups.
 func (j *mpiJob) writeParquetPart(ctx context.Context, f *os.File, p rankPart) error {
-	var part *arrowio.ParquetPart
+	return j.writeParquetGroups(ctx, f, func(w io.Writer) (parquetPart, error) {
+		part, err := arrowio.NewParquetPartWriter(w, p.kind, p.k, p.a.Base, arrowio.StreamOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return part, part.Write(p.a)
+	}, func(w io.WriterAt, end int64, metas [][]byte) error {
+		return arrowio.FinishParquet(w, end, p.kind, p.k, metas)
+	})
+}
+
+// parquetPart is a part of a Parquet file being written (arrowio's
+// ParquetPart, ParquetRowsPart).
+type parquetPart interface {
+	Close() error
+	Abort()
+	Meta(at int64) ([]byte, error)
+}
+
+// writeParquetGroups spills the row groups write makes (a part written
+// whole, or the error that stopped it) to the rank's place in f and has
+// rank 0 write the magic and, through footer, the footer of every rank's
+// groups.
+func (j *mpiJob) writeParquetGroups(ctx context.Context, f *os.File, write func(w io.Writer) (parquetPart, error),
+	footer func(w io.WriterAt, end int64, metas [][]byte) error) error {
+	var part parquetPart
 	at, end, err := j.writeSpilled(ctx, f, 4, func(w io.Writer) error {
 		var err error
-		if part, err = arrowio.NewParquetPartWriter(w, p.kind, p.k, p.a.Base, arrowio.StreamOptions{}); err != nil {
-			return err
-		}
-		if err := part.Write(p.a); err != nil {
-			part.Abort()
+		if part, err = write(w); err != nil {
+			if part != nil {
+				part.Abort()
+			}
 			return err
 		}
 		return part.Close()
@@ -139,7 +163,7 @@ func (j *mpiJob) writeParquetPart(ctx context.Context, f *os.File, p rankPart) e
 		return err
 	}
 	return j.finishParquet(ctx, f, part.Meta, at, func(metas [][]byte) error {
-		return arrowio.FinishParquet(ctxWriterAt{ctx, f}, end, p.kind, p.k, metas)
+		return footer(ctxWriterAt{ctx, f}, end, metas)
 	})
 }
 
@@ -158,23 +182,14 @@ func (j *mpiJob) writeRowsPart(ctx context.Context, f *os.File, t table) error {
 		})
 		return err
 	}
-	var part *arrowio.ParquetRowsPart
-	at, end, err := j.writeSpilled(ctx, f, 4, func(w io.Writer) error {
-		var err error
-		if part, err = arrowio.NewParquetRowsPartWriter(w, t.fields, arrowio.StreamOptions{}); err != nil {
-			return err
+	return j.writeParquetGroups(ctx, f, func(w io.Writer) (parquetPart, error) {
+		part, err := arrowio.NewParquetRowsPartWriter(w, t.fields, arrowio.StreamOptions{})
+		if err != nil {
+			return nil, err
 		}
-		if err := part.Write(t.n, t.rows); err != nil {
-			part.Abort()
-			return err
-		}
-		return part.Close()
-	})
-	if err != nil {
-		return err
-	}
-	return j.finishParquet(ctx, f, part.Meta, at, func(metas [][]byte) error {
-		return arrowio.FinishParquetRows(ctxWriterAt{ctx, f}, end, t.fields, metas)
+		return part, part.Write(t.n, t.rows)
+	}, func(w io.WriterAt, end int64, metas [][]byte) error {
+		return arrowio.FinishParquetRows(w, end, t.fields, metas)
 	})
 }
 
