@@ -232,3 +232,65 @@ func TestParquetBigGroupInBatches(t *testing.T) {
 		t.Errorf("rows [1234, 4321) in batches: %d rows, %v", len(lat), err)
 	}
 }
+
+// Row groups gathered into chunks of every size, with ids, and ranges that
+// cut groups: each group is decoded into its place in its chunk.
+func TestParquetChunksGathered(t *testing.T) {
+	path := writeTestParquet(t, "g.parquet", nil, 97, testColumns(2000, -1))
+	opts := pointio.ReadOptions{IDColumn: "id"}
+	wantLat, wantLon, wantIDs, err := ReadFileRadians(context.Background(), path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rows := range []int{1, 97, 98, 500, 1 << 20} {
+		for _, rg := range [][2]int64{{0, 2000}, {3, 1999}, {96, 98}, {1000, 1300}} {
+			r, err := OpenChunksRange(context.Background(), path, opts, rows, rg[0], rg[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lat, lon []float64
+			var ids []string
+			var slots [3]pointio.Chunk
+			for k := 0; ; k++ {
+				c, err := r.Next(context.Background(), slots[k%3])
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Base != rg[0]+int64(len(lat)) {
+					t.Fatalf("chunks of %d, rows %v: a chunk at %d after %d rows", rows, rg, c.Base, len(lat))
+				}
+				slots[k%3] = c
+				lat, lon, ids = append(lat, c.Lat...), append(lon, c.Lon...), append(ids, c.IDs...)
+			}
+			r.Close()
+			lo, hi := rg[0], rg[1]
+			if !slices.Equal(lat, wantLat[lo:hi]) || !slices.Equal(lon, wantLon[lo:hi]) || !slices.Equal(ids, wantIDs[lo:hi]) {
+				t.Errorf("chunks of %d, rows %v: %d rows differ from the whole file's", rows, rg, len(lat))
+			}
+		}
+	}
+}
+
+// A stream stopped while its chunks are read returns the context's error
+// from then on, not a later chunk.
+func TestParquetChunksStopped(t *testing.T) {
+	path := writeTestParquet(t, "s.parquet", nil, 50, testColumns(2000, -1))
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := OpenChunks(ctx, path, pointio.ReadOptions{}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Next(ctx, pointio.Chunk{}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	for range 3 {
+		if _, err := r.Next(ctx, pointio.Chunk{}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("after the context was cancelled: %v", err)
+		}
+	}
+}
