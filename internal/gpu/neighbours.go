@@ -314,7 +314,7 @@ func (d *gpuDevice) neighbourIndex(stream cuda.Stream, q *neighbourQuery, t *sta
 	if err := d.drv.EventRecord(d.evIdx0, stream); err != nil {
 		return err
 	}
-	if err := d.refs.buildGrid(d.drv, d.grid, stream, q.shape, q.refs.N); err != nil {
+	if err := d.refs.ensureGrid(d.drv, d.grid, stream, q.shape, q.refs); err != nil {
 		return fmt.Errorf("building the grid index: %w", err)
 	}
 	if err := d.drv.EventRecord(d.evIdx1, stream); err != nil {

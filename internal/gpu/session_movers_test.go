@@ -308,6 +308,16 @@ func TestGPUPreparedStaysOnDevice(t *testing.T) {
 		if !slices.Equal(kwant.Index, kgot.Index) || !slices.Equal(kwant.Distance, kgot.Distance) {
 			t.Errorf("%v: k nearest against the prepared references differ", algo)
 		}
+		// The k nearest may have built the grid index in another shape: the
+		// nearest query's kept index must follow it, not be taken as built.
+		got := enginetest.NewResult(obs.Len())
+		if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: ref, Algorithm: algo, Prepared: prep}, got); err != nil {
+			t.Fatal(err)
+		}
+		compareResults(t, obs, ref, want, got)
+		if d := g.devs[0]; algo == engine.Grid && d.refs.built.grid.G == 0 {
+			t.Errorf("the grid index over the prepared references is not marked as built")
+		}
 		// Other references in between: the prepared ones are sent again.
 		if _, err := g.Nearest(ctx, engine.Request{Obs: obs, Ref: enginetest.SpherePoints(100, 5), Algorithm: algo}, enginetest.NewResult(obs.Len())); err != nil {
 			t.Fatal(err)

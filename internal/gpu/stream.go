@@ -151,7 +151,7 @@ func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 		return 0, err
 	}
 	if run.tree != nil {
-		if err := d.refs.uploadTree(d.drv, run.tree); err != nil {
+		if err := d.refs.ensureTree(d.drv, run.tree, run.refs); err != nil {
 			return 0, fmt.Errorf("uploading the k-d tree: %w", err)
 		}
 	}
@@ -160,12 +160,12 @@ func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 		index = run.cellsGrid
 	}
 	if index.G > 0 {
-		if err := d.refs.buildGrid(d.drv, d.grid, stream, index, run.refs.N); err != nil {
+		if err := d.refs.ensureGrid(d.drv, d.grid, stream, index, run.refs); err != nil {
 			return 0, fmt.Errorf("building the grid index: %w", err)
 		}
 	}
 	if run.cellsSide > 0 {
-		if _, err := d.refs.cells.build(d.drv, d.cells, stream, &d.refs, index, run.refs.N, run.cellsSide); err != nil {
+		if err := d.refs.ensureCells(d.drv, d.cells, stream, index, run.refs, run.cellsSide); err != nil {
 			return 0, fmt.Errorf("building the face cells: %w", err)
 		}
 	}
