@@ -121,6 +121,7 @@ type mpiJob struct {
 	rank, size          int
 	localRank, localLen int
 	host                string
+	binding             string // what became of the launcher's binding
 	stdout, stderr      io.Writer
 	times               rankTimes
 	own                 labels // this rank's rows' labels, for --out-per-rank
@@ -446,7 +447,7 @@ func (j *mpiJob) ownLabels(obs, ref pointSet, counts []int) (labels, error) {
 // rank's GPUs and cores.
 func (j *mpiJob) place() error {
 	p, err := placeRank(j.lib, j.world, j.f.gpusPerRank, &j.opts)
-	j.rank, j.size, j.localRank, j.localLen, j.host = p.rank, p.size, p.localRank, p.localLen, p.host
+	j.rank, j.size, j.localRank, j.localLen, j.host, j.binding = p.rank, p.size, p.localRank, p.localLen, p.host, p.binding
 	return err
 }
 
@@ -454,6 +455,8 @@ func (j *mpiJob) place() error {
 type rankPlace struct {
 	rank, size, localRank, localLen int
 	host                            string
+	// binding says what became of the launcher's binding (widenBinding).
+	binding string
 }
 
 // placeRank learns the rank, the node-local rank and the host, and picks
@@ -487,7 +490,11 @@ func placeRank(lib *mpi.Lib, world mpi.Comm, perRank int, opts *geoknn.Options) 
 	}
 	opts.GPUs, opts.FirstGPU = perRank, p.localRank*perRank
 	// The node's cores, shared by its ranks.
-	runtime.GOMAXPROCS(max(1, runtime.NumCPU()/p.localLen))
+	cores := runtime.NumCPU() / p.localLen
+	if n, note := widenBinding(p.localRank, p.localLen); n > 0 {
+		cores, p.binding = n, note
+	}
+	runtime.GOMAXPROCS(max(1, cores))
 	return p, nil
 }
 
@@ -708,7 +715,11 @@ func (j *mpiJob) gatherTimes() (rankReports, error) {
 	line := fmt.Sprintf("rank %d on %s (%s): %d observations, load %.3f s, spread %.3f s, query %.3f s, %s",
 		j.rank, j.host, j.times.devices, j.times.n, j.times.load.Seconds(), j.times.spread.Seconds(),
 		j.times.query.Seconds(), last)
-	line += boundNote(j.localLen)
+	if j.binding != "" {
+		line += j.binding
+	} else {
+		line += boundNote(j.localLen)
+	}
 	// A record: the query's seconds (8 bytes), then the line.
 	rec := make([]byte, rankRecord)
 	binary.LittleEndian.PutUint64(rec, math.Float64bits(j.times.query.Seconds()))
