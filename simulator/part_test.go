@@ -11,11 +11,16 @@ import (
 // answers side by side are the whole's at every step, the references move
 // alike, and the replaced and changed counts add up; for an indexed
 // generator (made inside the session when whole) and for clustered
-// points, with parts whose edges cut replacement blocks, one empty.
+// points, with parts whose edges cut replacement blocks, one empty; and
+// with none replaced, where every part steps inside its session.
 func TestPartsAsWhole(t *testing.T) {
-	for _, gen := range []string{"sphere", "clustered"} {
+	for _, tc := range []struct {
+		gen     string
+		replace float64
+	}{{"sphere", 0.07}, {"clustered", 0.07}, {"sphere", 0}, {"clustered", 0}} {
+		gen := tc.gen
 		cfg := smallConfig()
-		cfg.Obs, cfg.ObsGen, cfg.Steps, cfg.Replace = 2*sphere.ReplaceBlockSize+777, gen, 4, 0.07
+		cfg.Obs, cfg.ObsGen, cfg.Steps, cfg.Replace = 2*sphere.ReplaceBlockSize+777, gen, 4, tc.replace
 		whole, _ := record(t, cfg, 2)
 		cuts := []int{0, 1000, 1000, sphere.ReplaceBlockSize + 5, cfg.Obs}
 		var parts [][]recorded
@@ -39,7 +44,7 @@ func TestPartsAsWhole(t *testing.T) {
 					t.Fatalf("%s, step %d: a part's references differ", gen, k+1)
 				}
 			}
-			if k > 0 && (w.step.Replaced == 0 || w.step.Changed == 0) {
+			if k > 0 && ((tc.replace > 0 && w.step.Replaced == 0) || w.step.Changed == 0) {
 				t.Fatalf("%s, step %d: nothing replaced or changed: no test", gen, k+1)
 			}
 			if !slices.Equal(index, w.index) || replaced != w.step.Replaced || changed != w.step.Changed {
