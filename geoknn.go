@@ -131,6 +131,13 @@ func (s *Searcher) pinAnswers(index []uint32, distanceRad []float32) (unpin func
 	return pinColumns(g, []unsafe.Pointer{unsafe.Pointer(&index[0]), unsafe.Pointer(&distanceRad[0])}, 4*n, owner)
 }
 
+// pinsHost reports whether pinning host memory serves the searcher's
+// engine (its GPUs copy straight from and into page-locked memory).
+func (s *Searcher) pinsHost() bool {
+	_, ok := s.eng.(*gpu.GPU)
+	return ok && !s.closed
+}
+
 // pinReady refuses a pin on a closed searcher (whose GPU contexts are
 // gone) or of a nil result.
 func (s *Searcher) pinReady(nilResult bool) error {

@@ -86,6 +86,7 @@ func (x *Index) Stream(ctx context.Context, src pointio.ChunkReader, sink Answer
 		return StreamStats{}, err
 	}
 	var st StreamStats
+	pins := newStreamPins(x.s)
 	tr := x.s.opts.Trace
 	depth := q.Depth
 	if depth <= 0 {
@@ -102,7 +103,7 @@ func (x *Index) Stream(ctx context.Context, src pointio.ChunkReader, sink Answer
 		},
 		Query: func(ctx context.Context, s *streamSlot) error {
 			defer tr.Begin("host: query", "query chunk")()
-			return x.answerChunk(ctx, q, s, &st)
+			return x.answerChunk(ctx, q, s, pins, &st)
 		},
 		Write: func(_ context.Context, s *streamSlot) error {
 			defer tr.Begin("host: write", "write chunk")()
@@ -111,7 +112,7 @@ func (x *Index) Stream(ctx context.Context, src pointio.ChunkReader, sink Answer
 	})
 	st.Chunks, st.Read, st.Query, st.Write, st.Wall = ps.Chunks, ps.Read, ps.Query, ps.Write, ps.Wall
 	st.ReadWait, st.WriteWait = ps.ReadWait, ps.WriteWaiting
-	return st, err
+	return st, errors.Join(err, pins.release())
 }
 
 // checkStream refuses a query the chunks would all refuse, before any is
@@ -144,9 +145,10 @@ type streamSlot struct {
 	answers pointio.Answers
 }
 
-// answerChunk answers s's chunk of q into s's buffers and adds the
-// engine's account to st.
-func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, st *StreamStats) error {
+// answerChunk answers s's chunk of q into s's buffers (pinned by pins
+// as they come round) and adds the engine's account to st.
+func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, pins *streamPins, st *StreamStats) error {
+	pins.points(s.chunk.Lat, s.chunk.Lon)
 	obs := Radians64(s.chunk.Lat, s.chunk.Lon)
 	base := s.chunk.Base
 	self := func(j int) uint32 { return uint32(base + int64(j)) }
@@ -157,10 +159,12 @@ func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, s
 	)
 	switch kind, k := q.Kind(); kind {
 	case pointio.KindNearest:
+		pins.answers(s.nearest.Index, s.nearest.DistanceRad)
 		err = x.NearestInto(ctx, obs, &s.nearest)
 		a, es = nearestAnswers(&s.nearest), s.nearest.Stats
 	case pointio.KindKNearest:
 		s.k.K = k + boolInt(q.ExcludeSelf)
+		pins.answers(s.k.Index, s.k.DistanceRad)
 		err = x.KNearestInto(ctx, obs, q.MaxMetres, &s.k)
 		res := &s.k
 		if err == nil && q.ExcludeSelf {
