@@ -99,3 +99,62 @@ func hostPoints(t *testing.T, n int, seed uint64) Points {
 	}
 	return Radians64(lat, lon)
 }
+
+// TestBenchPlainNearestGPU times 2^24 host observations against 2^16
+// references on one GPU through an Index: the plain call (a new result
+// each time), the call into a reused result, and the call with the
+// observations and the result page-locked, five times each after a
+// warm-up, with the engine's account and the host's stages of each: a
+// benchmark for the GPU machine, run when GEOKNN_BENCH_PLAIN is set. It
+// asserts nothing.
+func TestBenchPlainNearestGPU(t *testing.T) {
+	if os.Getenv("GEOKNN_BENCH_PLAIN") == "" {
+		t.Skip("a GPU benchmark: set GEOKNN_BENCH_PLAIN=1 to run it")
+	}
+	ctx := context.Background()
+	obs, ref := hostPoints(t, 1<<24, 51), hostPoints(t, 1<<16, 52)
+	for _, kind := range []string{"plain", "reused", "pinned"} {
+		tr := NewTrace()
+		s, err := NewSearcher(Options{Engine: GPU, GPUs: 1, Trace: tr})
+		if err != nil {
+			t.Skipf("no GPU: %v", err)
+		}
+		x, err := s.NewIndex(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := NewResult(obs.Len())
+		call := func() (*Result, error) { return res, x.NearestInto(ctx, obs, res) }
+		switch kind {
+		case "plain":
+			call = func() (*Result, error) { return x.Nearest(ctx, obs) }
+		case "pinned":
+			unpinObs, err := x.Pin(obs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unpinObs()
+			unpinRes, err := x.PinResult(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unpinRes()
+		}
+		for r := range 6 {
+			start := time.Now()
+			got, err := call()
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := got.Stats
+			t.Logf("%s %d: wall %.2f ms; engine wall %.2f ms, kernels %.2f ms, copy in %.2f ms, out %.2f ms, %d jobs",
+				kind, r, ms(time.Since(start)), ms(st.Wall), ms(st.Kernel), ms(st.Upload), ms(st.Download), st.Jobs)
+		}
+		for _, stage := range tr.Stages() {
+			t.Logf("%s, 6 calls: %-24s %8.2f ms (%d)", kind, stage.Name, ms(stage.Total), stage.Count)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
