@@ -312,13 +312,15 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Ev
 		return fmt.Errorf("job of %d observations exceeds the slot's %d", m, s.cfg.batch)
 	}
 	obs := run.req.Obs.Slice(job.Start, job.End)
-	end := run.req.Trace.Begin(s.track+" host", "check points")
-	err := obs.CheckValues("observations", job.Start)
-	end()
-	if err != nil {
-		return engine.BadInput{Err: err}
+	if !s.stages(obs) { // staged points are checked as they are copied
+		end := run.req.Trace.Begin(s.track+" host", "check points")
+		err := obs.CheckValues("observations", job.Start)
+		end()
+		if err != nil {
+			return engine.BadInput{Err: err}
+		}
 	}
-	if err := s.upload(d, obs, run.req.Trace, run.host); err != nil {
+	if err := s.upload(d, obs, job.Start, run.req.Trace, run.host); err != nil {
 		return err
 	}
 	if err := d.drv.EventRecord(s.evCopied, s.stream); err != nil {
@@ -357,10 +359,18 @@ func (s *slot) kernels(d *gpuDevice, run *gpuRun, m int) error {
 	return d.drv.EventRecord(s.evStop, s.stream)
 }
 
-// upload puts the job's observations on the device between evIn and
-// evCopied's record: made there (a generated set), through the pinned
-// staging, or written straight into managed memory and prefetched.
-func (s *slot) upload(d *gpuDevice, obs index.Points, trc *trace.Recorder, h *hostAllocs) error {
+// stages reports whether the job's observations go through the pinned
+// staging (not generated, not managed, not in the caller's page-locked
+// memory).
+func (s *slot) stages(obs index.Points) bool {
+	return obs.Gen == nil && !s.cfg.managed && s.cfg.stageIn
+}
+
+// upload puts the job's observations (the first is the query's point
+// first) on the device between evIn and evCopied's record: made there (a
+// generated set), through the pinned staging (checked on the way), or
+// written straight into managed memory and prefetched.
+func (s *slot) upload(d *gpuDevice, obs index.Points, first int, trc *trace.Recorder, h *hostAllocs) error {
 	drv := d.drv
 	if obs.Gen != nil {
 		return s.generate(d, *obs.Gen)
@@ -373,8 +383,11 @@ func (s *slot) upload(d *gpuDevice, obs index.Points, trc *trace.Recorder, h *ho
 	}
 	m, elem := obs.Len(), s.cfg.elem()
 	t := time.Now()
-	copyColumns(s.hostIn.p, obs)
+	err := obs.CopyChecked(s.hostIn.p, "observations", first)
 	trc.Add(s.track+" host", "stage in", t, time.Since(t))
+	if err != nil {
+		return engine.BadInput{Err: err}
+	}
 	if err := drv.EventRecord(s.evIn, s.stream); err != nil {
 		return err
 	}
@@ -413,19 +426,6 @@ func (s *slot) generate(d *gpuDevice, g index.Generated) error {
 		}
 	}
 	return d.generate.run(d.drv, s.stream, g, s.lat.ptr, s.lon.ptr)
-}
-
-// copyColumns writes obs's latitude then longitude column, in their
-// precision, to dst.
-func copyColumns(dst unsafe.Pointer, obs index.Points) {
-	m := obs.Len()
-	if obs.Is32() {
-		index.ParallelCopy(view[float32](dst, 0, m), obs.Lat32)
-		index.ParallelCopy(view[float32](dst, m, m), obs.Lon32)
-		return
-	}
-	index.ParallelCopy(view[float64](dst, 0, m), obs.Lat64)
-	index.ParallelCopy(view[float64](dst, m, m), obs.Lon64)
 }
 
 func (s *slot) uploadManaged(drv *cuda.Driver, obs index.Points) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/geoknn/geoknn/internal/fdlibm"
 	"github.com/geoknn/geoknn/internal/parallel"
@@ -124,17 +125,66 @@ func (p Points) CheckValuesOn(what string, first int, team *parallel.Team) error
 	if p.Gen != nil {
 		return nil
 	}
-	// Degrees converted to radians round: float32(pi/2) is 4.4e-8 above
-	// pi/2, so the bounds allow the rounding of the columns' precision.
-	slack, bad := 1e-12, -1
+	bad := -1
 	if p.Is32() {
-		slack = 1e-6
-		bad = firstInvalid(p.Lat32, p.Lon32, slack, team)
+		bad = firstInvalid(p.Lat32, p.Lon32, slack32, team)
 	} else {
-		bad = firstInvalid(p.Lat64, p.Lon64, slack, team)
+		bad = firstInvalid(p.Lat64, p.Lon64, slack64, team)
 	}
+	return p.invalidAt(what, first, bad)
+}
+
+// Degrees converted to radians round: float32(pi/2) is 4.4e-8 above pi/2,
+// so the bounds allow the rounding of the columns' precision.
+const slack32, slack64 = 1e-6, 1e-12
+
+// CopyChecked writes p's latitude then longitude column, in their
+// precision, to dst (room for 2 x p.Len() values) and checks every point
+// as CheckValues does, in one pass over the columns on every core: a GPU
+// job staging its points reads them once, not once to check and once to
+// copy (2^24 points on one GPU: 6.4 ms checking beside 8.4 ms staging).
+func (p Points) CopyChecked(dst unsafe.Pointer, what string, first int) error {
+	if p.Gen != nil {
+		return fmt.Errorf("%s: a generated set has no columns to copy", what)
+	}
+	m, bad := p.Len(), -1
+	if p.Is32() {
+		bad = copyFirstInvalid(unsafe.Slice((*float32)(dst), 2*m), p.Lat32, p.Lon32, slack32)
+	} else {
+		bad = copyFirstInvalid(unsafe.Slice((*float64)(dst), 2*m), p.Lat64, p.Lon64, slack64)
+	}
+	return p.invalidAt(what, first, bad)
+}
+
+// copyFirstInvalid copies lat then lon into dst, a block at a time on
+// every core, each block checked while in cache; it returns firstInvalid's
+// answer.
+func copyFirstInvalid[T float32 | float64](dst, lat, lon []T, slack float64) int {
+	m := len(lat)
+	dlat, dlon := dst[:m], dst[m:2*m]
+	var first atomic.Int64
+	first.Store(math.MaxInt64)
+	parallel.Blocks(m, memoryBoundBlock, 0, func(_, lo, hi int) {
+		copy(dlat[lo:hi], lat[lo:hi])
+		copy(dlon[lo:hi], lon[lo:hi])
+		if bad := firstInvalidIn(dlat[lo:hi], dlon[lo:hi], slack); bad >= 0 {
+			lowerTo(&first, int64(lo+bad))
+		}
+	})
+	if v := first.Load(); v != math.MaxInt64 {
+		return int(v)
+	}
+	return -1
+}
+
+// invalidAt is CheckValues' error for point bad (none when bad < 0).
+func (p Points) invalidAt(what string, first, bad int) error {
 	if bad < 0 {
 		return nil
+	}
+	slack := slack64
+	if p.Is32() {
+		slack = slack32
 	}
 	lat, lon := p.At(bad)
 	if !(lat >= -math.Pi/2-slack && lat <= math.Pi/2+slack) {
@@ -147,23 +197,36 @@ func (p Points) CheckValuesOn(what string, first int, team *parallel.Team) error
 // -1, checked on every core: a query of 2^27 points would otherwise spend
 // a noticeable part of a GPU run here.
 func firstInvalid[T float32 | float64](lat, lon []T, slack float64, team *parallel.Team) int {
-	latMax, lonMax := T(math.Pi/2+slack), T(math.Pi+slack)
 	var first atomic.Int64
 	first.Store(math.MaxInt64)
 	team.Blocks(len(lat), memoryBoundBlock, func(_, lo, hi int) {
-		la, ln := lat[lo:hi], lon[lo:hi:hi]
-		for i := range la {
-			if !(la[i] >= -latMax && la[i] <= latMax && ln[i] >= -lonMax && ln[i] <= lonMax) {
-				for v := first.Load(); int64(lo+i) < v && !first.CompareAndSwap(v, int64(lo+i)); v = first.Load() {
-				}
-				return
-			}
+		if bad := firstInvalidIn(lat[lo:hi], lon[lo:hi], slack); bad >= 0 {
+			lowerTo(&first, int64(lo+bad))
 		}
 	})
 	if v := first.Load(); v != math.MaxInt64 {
 		return int(v)
 	}
 	return -1
+}
+
+// firstInvalidIn is the first point of a block out of range (or NaN), or
+// -1.
+func firstInvalidIn[T float32 | float64](lat, lon []T, slack float64) int {
+	latMax, lonMax := T(math.Pi/2+slack), T(math.Pi+slack)
+	lon = lon[:len(lat)]
+	for i := range lat {
+		if !(lat[i] >= -latMax && lat[i] <= latMax && lon[i] >= -lonMax && lon[i] <= lonMax) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lowerTo lowers v to x if x is lower.
+func lowerTo(v *atomic.Int64, x int64) {
+	for cur := v.Load(); x < cur && !v.CompareAndSwap(cur, x); cur = v.Load() {
+	}
 }
 
 // checkGenerated checks a generated set's form; its points are valid by
