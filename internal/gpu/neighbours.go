@@ -372,13 +372,8 @@ func (d *gpuDevice) ensureNeighbourBufs(s *slot, q *neighbourQuery, batch int) e
 func (d *gpuDevice) startNeighbours(s *slot, q *neighbourQuery, job partition.Job) error {
 	m := job.Len()
 	obs := q.req.Obs.Slice(job.Start, job.End)
-	if !s.stages(obs) { // staged points are checked as they are copied
-		end := q.req.Trace.Begin(s.track+" host", "check points")
-		err := obs.CheckValues("observations", job.Start)
-		end()
-		if err != nil {
-			return engine.BadInput{Err: err}
-		}
+	if err := s.checkUnstaged(obs, job.Start, q.req.Trace); err != nil {
+		return err
 	}
 	if err := s.upload(d, obs, job.Start, q.req.Trace, nil); err != nil {
 		return err

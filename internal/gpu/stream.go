@@ -312,13 +312,8 @@ func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Ev
 		return fmt.Errorf("job of %d observations exceeds the slot's %d", m, s.cfg.batch)
 	}
 	obs := run.req.Obs.Slice(job.Start, job.End)
-	if !s.stages(obs) { // staged points are checked as they are copied
-		end := run.req.Trace.Begin(s.track+" host", "check points")
-		err := obs.CheckValues("observations", job.Start)
-		end()
-		if err != nil {
-			return engine.BadInput{Err: err}
-		}
+	if err := s.checkUnstaged(obs, job.Start, run.req.Trace); err != nil {
+		return err
 	}
 	if err := s.upload(d, obs, job.Start, run.req.Trace, run.host); err != nil {
 		return err
@@ -357,6 +352,20 @@ func (s *slot) kernels(d *gpuDevice, run *gpuRun, m int) error {
 		return err
 	}
 	return d.drv.EventRecord(s.evStop, s.stream)
+}
+
+// checkUnstaged checks the job's observations (the first is the query's
+// point first) unless they go through the staging, which checks them as
+// it copies them.
+func (s *slot) checkUnstaged(obs index.Points, first int, trc *trace.Recorder) error {
+	if s.stages(obs) {
+		return nil
+	}
+	defer trc.Begin(s.track+" host", "check points")()
+	if err := obs.CheckValues("observations", first); err != nil {
+		return engine.BadInput{Err: err}
+	}
+	return nil
 }
 
 // stages reports whether the job's observations go through the pinned
