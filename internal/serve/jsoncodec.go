@@ -135,7 +135,7 @@ func pointsOf(lat, lon numbers, maxPoints int) (latRad, lonRad []float64, err er
 		if err := checkDegrees(i, lat.v[i], lon.v[i]); err != nil {
 			return nil, nil, err
 		}
-		latRad[i], lonRad[i] = lat.v[i]*degToRad, lon.v[i]*degToRad
+		latRad[i], lonRad[i] = lat.v[i]*degToRad, wrapLon(lon.v[i])*degToRad
 	}
 	return latRad, lonRad, nil
 }

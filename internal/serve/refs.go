@@ -150,6 +150,15 @@ func checkDegrees(i int, lat, lon float64) error {
 
 const degToRad = math.Pi / 180
 
+// wrapLon takes a longitude in [-180, 360] (0 to 360 is common) into
+// [-180, 180], the engine's range.
+func wrapLon(deg float64) float64 {
+	if deg > 180 {
+		return deg - 360
+	}
+	return deg
+}
+
 // working is the next version being assembled from queued updates.
 type working struct {
 	lat, lon []float64

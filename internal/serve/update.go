@@ -206,7 +206,7 @@ func (s *Server) moves(up *Update, ids []string, lat, lon []float64) error {
 		if err := checkDegrees(i, lat[i], lon[i]); err != nil {
 			return err
 		}
-		up.Moves[i] = Move{LatDeg: lat[i], LonDeg: lon[i]}
+		up.Moves[i] = Move{LatDeg: lat[i], LonDeg: wrapLon(lon[i])}
 		if ids != nil {
 			up.Moves[i].ID = ids[i]
 		}
