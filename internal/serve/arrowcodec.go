@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/geoknn/geoknn/pointio/arrowio"
 )
 
 // cappedAllocator refuses, by a panic that readArrow turns into an error,
@@ -53,7 +55,16 @@ func readArrow(body io.Reader, maxPoints int, limit int64, wantIDs bool) (cols a
 			cols, err = arrowColumns{}, errCorrupt
 		}
 	}()
-	r, err := ipc.NewReader(body, ipc.WithAllocator(cappedAllocator{limit: int(min(limit, 1<<40))}))
+	// The whole stream first (its size bounded by the body limit), its
+	// metadata verified: arrow-go trusts a schema's claimed field count.
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return cols, err
+	}
+	if err := arrowio.VerifyIPCStream(data); err != nil {
+		return cols, badRequest("body", "not a readable Arrow IPC stream: "+err.Error())
+	}
+	r, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(cappedAllocator{limit: int(min(limit, 1<<40))}))
 	if err != nil {
 		if isMaxBytes(err) {
 			return cols, err
