@@ -69,7 +69,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.maxK, "max-k", 1024, "largest k")
 	fs.DurationVar(&f.queryTimeout, "query-timeout", 30*time.Second, "longest a request may take in the server")
 	fs.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "longest the drain on SIGTERM waits for requests in flight")
-	fs.DurationVar(&f.batchWait, "batch-wait", 200*time.Microsecond, "how long a batch waits for more requests while the engine is busy (negative: never)")
+	fs.DurationVar(&f.batchWait, "batch-wait", 0, "how long a batch waits for more requests while the engine is busy (0: 200us on GPUs, never on the CPU, whose cost a point does not fall with the batch; negative: never)")
 	fs.IntVar(&f.batchPoints, "batch-points", 0, "most points batched into one engine call (0: 256 on the CPU, 65536 on GPUs)")
 	fs.IntVar(&f.workers, "workers", 0, "batches answered side by side (0: the cores)")
 	fs.BoolVar(&f.logJSON, "log-json", false, "logs as JSON lines (default: text)")
@@ -178,6 +178,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		BatchWait: f.batchWait, BatchPoints: f.batchPoints, Workers: f.workers, Logger: log}
 	if cfg.BatchPoints == 0 && kind == geoknn.GPU {
 		cfg.BatchPoints = 1 << 16
+	}
+	if cfg.BatchWait == 0 && kind == geoknn.CPU {
+		cfg.BatchWait = -1
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)

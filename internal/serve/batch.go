@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,55 +62,51 @@ type jobResult struct {
 	err error
 }
 
-// batcher turns requests that arrive together into one engine call each:
-// a worker takes the first waiting job at once (a lone request is not
-// delayed), then whatever else is queued; only while another worker is
-// running (the engine busy) does it wait up to maxWait for more.
+// batcher turns requests that arrive together into one engine call each,
+// with no goroutine of its own: a request's handler queues its job, and
+// if one of the engine's slots is free it becomes the batch's leader,
+// answering its own job and whatever else is queued on its goroutine (a
+// lone request on an idle engine is answered with no handoff at all).
+// Only while another leader is running (the engine busy) does a leader
+// wait up to maxWait for more; a leader that is done re-checks the
+// queue after freeing its slot, so no job is left without one.
 type batcher struct {
 	in        chan *job
+	slots     chan struct{}
 	store     *refStore
 	maxPoints int
 	maxWait   time.Duration
-	running   atomic.Int32
 	m         *metrics
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	stopped   atomic.Bool
 	base      context.Context
 	timeout   time.Duration
 }
 
 func newBatcher(base context.Context, store *refStore, workers, maxPoints int, maxWait, timeout time.Duration, m *metrics) *batcher {
-	b := &batcher{in: make(chan *job, 4096), store: store, maxPoints: maxPoints, maxWait: maxWait, m: m,
-		stop: make(chan struct{}), base: base, timeout: timeout}
-	for range workers {
-		b.wg.Add(1)
-		go b.work()
-	}
-	return b
+	return &batcher{in: make(chan *job, 1<<16), slots: make(chan struct{}, workers), store: store, maxPoints: maxPoints,
+		maxWait: maxWait, m: m, base: base, timeout: timeout}
 }
 
-// close stops the workers once the queue is empty: callers stop
-// submitting first (the server has drained).
-func (b *batcher) close() {
-	close(b.stop)
-	b.wg.Wait()
-}
+// close refuses new jobs; the server has drained, so none is queued.
+func (b *batcher) close() { b.stopped.Store(true) }
 
 // submit queues q and waits for its answer or ctx's end.
 func (b *batcher) submit(ctx context.Context, q *query) (answer, error) {
+	if b.stopped.Load() {
+		return answer{}, errDraining
+	}
 	j := &job{q: q, ctx: ctx, done: make(chan jobResult, 1)}
 	select {
 	case b.in <- j:
 	case <-ctx.Done():
 		return answer{}, ctxErr(ctx)
-	case <-b.stop:
-		return answer{}, errDraining
 	}
+	b.lead()
 	select {
 	case r := <-j.done:
 		return r.a, r.err
 	case <-ctx.Done():
-		// The worker still answers into done (buffered) and the answer's
+		// A leader still answers into done (buffered), and the answer's
 		// hold on its snapshot must be dropped: a goroutine waits for it.
 		go func() {
 			if r := <-j.done; r.err == nil {
@@ -122,44 +117,32 @@ func (b *batcher) submit(ctx context.Context, q *query) (answer, error) {
 	}
 }
 
-func ctxErr(ctx context.Context) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return errTimeout
-	}
-	return ctx.Err()
-}
-
-func (b *batcher) work() {
-	defer b.wg.Done()
+// lead answers queued jobs while a slot is free and jobs are queued.
+func (b *batcher) lead() {
 	var batch []*job
-	for {
-		var first *job
+	for len(b.in) > 0 {
 		select {
-		case first = <-b.in:
-		case <-b.stop:
-			// Answer what is left, then stop.
-			for {
-				select {
-				case j := <-b.in:
-					b.run([]*job{j})
-				default:
-					return
-				}
-			}
+		case b.slots <- struct{}{}:
+		default:
+			return // a leader holds every slot: one of them re-checks
 		}
-		busy := b.running.Add(1) > 1
-		batch = append(batch[:0], first)
-		b.gather(&batch, busy)
-		b.run(batch)
-		b.running.Add(-1)
-		clear(batch)
+		busy := len(b.slots) > 1
+		for {
+			batch = b.gather(batch[:0], busy)
+			if len(batch) == 0 {
+				break
+			}
+			b.run(batch)
+			clear(batch)
+		}
+		<-b.slots
 	}
 }
 
-// gather adds queued jobs to batch up to maxPoints; with busy, it waits
-// up to maxWait for them.
-func (b *batcher) gather(batch *[]*job, busy bool) {
-	points := len((*batch)[0].q.lat)
+// gather takes queued jobs up to maxPoints; with busy, it waits up to
+// maxWait for them.
+func (b *batcher) gather(batch []*job, busy bool) []*job {
+	points := 0
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -169,25 +152,26 @@ func (b *batcher) gather(batch *[]*job, busy bool) {
 	for points < b.maxPoints {
 		select {
 		case j := <-b.in:
-			*batch = append(*batch, j)
+			batch = append(batch, j)
 			points += len(j.q.lat)
 			continue
 		default:
 		}
-		if !busy || b.maxWait <= 0 {
-			return
+		if len(batch) == 0 || !busy || b.maxWait <= 0 {
+			return batch
 		}
 		if timer == nil {
 			timer = time.NewTimer(b.maxWait)
 		}
 		select {
 		case j := <-b.in:
-			*batch = append(*batch, j)
+			batch = append(batch, j)
 			points += len(j.q.lat)
 		case <-timer.C:
-			return
+			return batch
 		}
 	}
+	return batch
 }
 
 // run answers a batch: one engine call per kind of question in it, all
@@ -324,4 +308,12 @@ func answerOn(ctx context.Context, snap *snapshot, q *query) (answer, error) {
 		return a, fmt.Errorf("engine: %w", err)
 	}
 	return a, nil
+}
+
+// ctxErr is a query's context error as the client sees it.
+func ctxErr(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return errTimeout
+	}
+	return ctx.Err()
 }

@@ -657,3 +657,10 @@ func TestDrainUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d answered, %d clients refused after the drain", ok, refused)
 }
+
+// newLoopback serves s on a loopback port for the test's life.
+func newLoopback(tb testing.TB, s *Server) string {
+	hs := httptest.NewServer(s.Handler())
+	tb.Cleanup(hs.Close)
+	return hs.URL
+}
