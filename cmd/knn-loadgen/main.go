@@ -54,7 +54,7 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.mode, "mode", "http", "http (JSON, one request at a time a slot), arrow (bulk), inproc, move, redis")
+	flag.StringVar(&c.mode, "mode", "http", "http (JSON, -inflight pipelined a client), arrow (bulk), inproc, move, redis")
 	flag.StringVar(&c.url, "url", "http://127.0.0.1:8427", "knn serve's base URL")
 	flag.StringVar(&c.redis, "redis", "127.0.0.1:6379", "Redis address (-mode redis)")
 	flag.StringVar(&c.engine, "engine", "auto", "engine of -mode inproc")
@@ -233,17 +233,92 @@ func runHTTP(ctx context.Context, c config) error {
 		s.WriteString("]}")
 		bodies[b] = []byte(s.String())
 	}
-	hc := httpClient(c.clients * c.inflight)
-	url := strings.TrimRight(c.url, "/") + "/v1/nearest"
-	reqs, pts, el, lats, err := slots(ctx, c, func(slot, i int) (int, error) {
-		_, err := post(ctx, hc, url, "application/json", c.token, bodies[(slot*7919+i)%distinct])
-		return c.points, err
+	host := strings.TrimPrefix(strings.TrimRight(c.url, "/"), "http://")
+	reqs := make([][]byte, distinct)
+	for i, b := range bodies {
+		head := "POST /v1/nearest HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(b)) + "\r\n"
+		if c.token != "" {
+			head += "Authorization: Bearer " + c.token + "\r\n"
+		}
+		reqs[i] = append([]byte(head+"\r\n"), b...)
+	}
+	// One keep-alive connection a client, as wrk holds them: -inflight
+	// requests pipelined on it (HTTP/1.1), as Redis's clients pipeline.
+	conns := make([]*rawConn, c.clients)
+	for i := range conns {
+		cn, err := net.Dial("tcp", host)
+		if err != nil {
+			return err
+		}
+		defer cn.Close()
+		conns[i] = &rawConn{r: bufio.NewReaderSize(cn, 1<<16), w: bufio.NewWriterSize(cn, 1<<16)}
+	}
+	cfg := c
+	cfg.inflight = 1
+	n, _, el, lats, err := slots(ctx, cfg, func(slot, i int) (int, error) {
+		rc := conns[slot]
+		for j := range c.inflight {
+			if _, err := rc.w.Write(reqs[(slot*7919+i*c.inflight+j)%distinct]); err != nil {
+				return 0, err
+			}
+		}
+		if err := rc.w.Flush(); err != nil {
+			return 0, err
+		}
+		for range c.inflight {
+			if err := rc.readResponse(); err != nil {
+				return 0, err
+			}
+		}
+		return c.inflight * c.points, nil
 	})
 	if err != nil {
 		return err
 	}
-	report(fmt.Sprintf("knn serve JSON nearest, %d clients x %d in flight, %d points a request", c.clients, c.inflight, c.points), reqs, pts, el, lats)
+	what := fmt.Sprintf("knn serve JSON nearest, %d clients, %d points a request", c.clients, c.points)
+	if c.inflight > 1 {
+		what += fmt.Sprintf(", pipeline %d (latency a pipeline)", c.inflight)
+	}
+	report(what, n*c.inflight, n*c.inflight*c.points, el, lats)
 	return nil
+}
+
+// rawConn is one HTTP/1.1 keep-alive connection, spoken directly: the
+// load generator's own cost a request must stay far below the server's.
+type rawConn struct {
+	r *bufio.Reader
+	w *bufio.Writer
+}
+
+// readResponse reads one response, failing on any status but 200.
+func (c *rawConn) readResponse() error {
+	status, err := c.r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(status, "HTTP/1.1 200") {
+		return fmt.Errorf("server answered %q", strings.TrimSpace(status))
+	}
+	length := -1
+	for {
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(line) <= 2 {
+			break
+		}
+		if k, v, ok := strings.Cut(string(line), ":"); ok && strings.EqualFold(k, "Content-Length") {
+			if length, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
+				return err
+			}
+		}
+	}
+	if length < 0 {
+		return errors.New("response without Content-Length")
+	}
+	_, err = c.r.Discard(length)
+	return err
 }
 
 // arrowStream is an Arrow IPC stream of lat, lon (and id) columns.
