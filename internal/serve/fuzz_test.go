@@ -82,3 +82,40 @@ func FuzzQueryArrow(f *testing.F) {
 		serveOne(t, s, http.MethodPost, target, arrowStreamType, body)
 	})
 }
+
+// FuzzFastQuery: where the fast parser takes a body, encoding/json reads
+// the same values from it.
+func FuzzFastQuery(f *testing.F) {
+	for _, seed := range []string{`{"lat":1,"lon":2}`, ` {"lat" : [1.5e3, -2], "lon":[3,4],"k":3,"max_m":1e5} `,
+		`{"lat":1,"lon":2,"radius_m":10,"list":true}`, `{"lat":[],"lon":[]}`, `{"lat":1,"lat":2,"lon":3}`, `{"lat":01,"lon":2}`,
+		`{"lat":1,"lon":2,"k":1.5}`, `{"lat":-0.0,"lon":2E-3}`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		fast, ok := fastQuery([]byte(body))
+		if !ok {
+			return
+		}
+		var slow jsonQuery
+		if err := decodeJSON(strings.NewReader(body), &slow); err != nil {
+			t.Fatalf("fast took %q, encoding/json refused it: %v", body, err)
+		}
+		same := func(a, b numbers) bool {
+			if a.scalar != b.scalar || len(a.v) != len(b.v) {
+				return false
+			}
+			for i := range a.v {
+				if a.v[i] != b.v[i] {
+					return false
+				}
+			}
+			return true
+		}
+		eqp := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+		eqk := (fast.K == nil) == (slow.K == nil) && (fast.K == nil || *fast.K == *slow.K)
+		if !same(fast.Lat, slow.Lat) || !same(fast.Lon, slow.Lon) || !eqk || !eqp(fast.MaxM, slow.MaxM) ||
+			!eqp(fast.RadiusM, slow.RadiusM) || fast.List != slow.List {
+			t.Fatalf("%q: fast %+v, encoding/json %+v", body, fast, slow)
+		}
+	})
+}

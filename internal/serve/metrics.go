@@ -3,8 +3,8 @@ package serve
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -13,8 +13,7 @@ import (
 type histogram struct {
 	bounds []float64
 	counts []atomic.Uint64 // one a bound, then +Inf
-	sumMu  sync.Mutex
-	sum    float64
+	sum    atomic.Uint64 // float64 bits
 }
 
 func newHistogram(bounds ...float64) *histogram {
@@ -24,9 +23,12 @@ func newHistogram(bounds ...float64) *histogram {
 func (h *histogram) observe(v float64) {
 	i := sort.SearchFloat64s(h.bounds, v)
 	h.counts[i].Add(1)
-	h.sumMu.Lock()
-	h.sum += v
-	h.sumMu.Unlock()
+	for {
+		old := h.sum.Load()
+		if h.sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
+			return
+		}
+	}
 }
 
 func (h *histogram) write(w io.Writer, name, help string) {
@@ -37,16 +39,15 @@ func (h *histogram) write(w io.Writer, name, help string) {
 		fmt.Fprintf(w, "%s_bucket{le=\"%g\"} %d\n", name, b, cum)
 	}
 	cum += h.counts[len(h.bounds)].Load()
-	h.sumMu.Lock()
-	sum := h.sum
-	h.sumMu.Unlock()
+	sum := math.Float64frombits(h.sum.Load())
 	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %g\n%s_count %d\n", name, cum, name, sum, name, cum)
 }
 
 // metrics are the server's counters, written in Prometheus text format.
 type metrics struct {
-	mu       sync.Mutex
-	requests map[[2]string]uint64 // endpoint, status code
+	// requests counts answers by endpoint and status, without a lock:
+	// every request adds one.
+	requests [len(endpoints)][len(codes)]atomic.Uint64
 
 	points        atomic.Uint64
 	batches       atomic.Uint64
@@ -61,7 +62,6 @@ type metrics struct {
 
 func newMetrics() *metrics {
 	return &metrics{
-		requests:      map[[2]string]uint64{},
 		batchRequests: newHistogram(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),
 		batchPoints:   newHistogram(1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576),
 		latency: newHistogram(25e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3, 2e-3, 5e-3, 10e-3, 25e-3, 50e-3,
@@ -69,10 +69,31 @@ func newMetrics() *metrics {
 	}
 }
 
-func (m *metrics) request(endpoint string, status int, d time.Duration) {
-	m.mu.Lock()
-	m.requests[[2]string{endpoint, fmt.Sprint(status)}]++
-	m.mu.Unlock()
+// endpoints and codes name the rows and columns of metrics.requests;
+// codes ends with "other".
+var (
+	endpoints = [...]string{"nearest", "knearest", "within", "references", "metrics", "other"}
+	codes     = [...]int{200, 400, 401, 404, 405, 413, 422, 499, 500, 503, 504, 0}
+)
+
+func endpointIndex(e string) int {
+	for i, n := range endpoints {
+		if n == e {
+			return i
+		}
+	}
+	return len(endpoints) - 1
+}
+
+func (m *metrics) request(endpoint int, status int, d time.Duration) {
+	c := len(codes) - 1
+	for i, code := range codes[:c] {
+		if code == status {
+			c = i
+			break
+		}
+	}
+	m.requests[endpoint][c].Add(1)
 	m.latency.observe(d.Seconds())
 }
 
@@ -83,17 +104,18 @@ func (m *metrics) batch(requests, points int) {
 }
 
 func (m *metrics) write(w io.Writer, version uint64, refs int, draining bool) {
-	m.mu.Lock()
-	keys := make([][2]string, 0, len(m.requests))
-	for k := range m.requests {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
 	fmt.Fprintf(w, "# HELP geoknn_requests_total HTTP requests answered, by endpoint and status.\n# TYPE geoknn_requests_total counter\n")
-	for _, k := range keys {
-		fmt.Fprintf(w, "geoknn_requests_total{endpoint=%q,code=%q} %d\n", k[0], k[1], m.requests[k])
+	for e, name := range endpoints {
+		for c, code := range codes {
+			if n := m.requests[e][c].Load(); n > 0 {
+				label := "other"
+				if code != 0 {
+					label = fmt.Sprint(code)
+				}
+				fmt.Fprintf(w, "geoknn_requests_total{endpoint=%q,code=%q} %d\n", name, label, n)
+			}
+		}
 	}
-	m.mu.Unlock()
 	m.latency.write(w, "geoknn_request_duration_seconds", "Time from a request's arrival to its answer.")
 	m.batchRequests.write(w, "geoknn_batch_requests", "Requests answered by one engine call.")
 	m.batchPoints.write(w, "geoknn_batch_points", "Points answered by one engine call.")

@@ -7,10 +7,12 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -159,6 +161,7 @@ func (s *Server) routes() {
 // auth wraps a handler with the token check, the metrics and the error
 // answer.
 func (s *Server) auth(endpoint string, h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	ei := endpointIndex(endpoint)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s.m.inFlight.Add(1)
@@ -184,7 +187,7 @@ func (s *Server) auth(endpoint string, h func(http.ResponseWriter, *http.Request
 			w.WriteHeader(status)
 			_, _ = w.Write(jw.b)
 		}
-		s.m.request(endpoint, status, time.Since(start))
+		s.m.request(ei, status, time.Since(start))
 	})
 }
 
@@ -262,8 +265,14 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, k kind) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
-	defer cancel()
+	// A batched query's engine call is bounded by the batch's timeout; a
+	// query alone on the engine gets its own.
+	ctx := r.Context()
+	if len(q.lat) > s.cfg.BatchPoints {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.QueryTimeout)
+		defer cancel()
+	}
 	a, err := s.answer(ctx, q)
 	if err != nil {
 		return err
@@ -342,11 +351,25 @@ func (s *Server) finish(q *query, k kind, kk *int, maxM, radiusM *float64, list 
 
 func (s *Server) jsonQuery(r *http.Request, k kind) (*query, bool, error) {
 	var in jsonQuery
-	if err := decodeJSON(r.Body, &in); err != nil {
+	body, err := readSmall(r)
+	if err != nil {
 		return nil, false, err
 	}
+	var ok bool
+	if body != nil {
+		in, ok = fastQuery(body)
+	}
+	if !ok {
+		var rd io.Reader = r.Body
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		in = jsonQuery{}
+		if err := decodeJSON(rd, &in); err != nil {
+			return nil, false, err
+		}
+	}
 	q := &query{}
-	var err error
 	if q.lat, q.lon, err = pointsOf(in.Lat, in.Lon, s.cfg.MaxPoints); err != nil {
 		return nil, false, err
 	}
@@ -354,6 +377,25 @@ func (s *Server) jsonQuery(r *http.Request, k kind) (*query, bool, error) {
 		return nil, false, err
 	}
 	return q, in.Lat.scalar && in.Lon.scalar, nil
+}
+
+// smallBody is the largest body read whole for the fast parser.
+const smallBody = 4096
+
+// readSmall reads a body known to be small (its Content-Length at most
+// smallBody); nil for others, which are decoded as they stream.
+func readSmall(r *http.Request) ([]byte, error) {
+	if r.ContentLength < 0 || r.ContentLength > smallBody {
+		return nil, nil
+	}
+	b := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, b); err != nil {
+		if isMaxBytes(err) {
+			return nil, err
+		}
+		return nil, badRequest("body", "shorter than its Content-Length")
+	}
+	return b, nil
 }
 
 // urlQuery reads a GET query's parameters: one point, lat and lon.
