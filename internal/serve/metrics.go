@@ -13,7 +13,7 @@ import (
 type histogram struct {
 	bounds []float64
 	counts []atomic.Uint64 // one a bound, then +Inf
-	sum    atomic.Uint64 // float64 bits
+	sum    atomic.Uint64   // float64 bits
 }
 
 func newHistogram(bounds ...float64) *histogram {
