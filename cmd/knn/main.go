@@ -30,6 +30,7 @@ Usage:
   knn plot    [flags]   draw the decision regions (PNG, or GIF of a simulation)
   knn convert IN OUT    convert a file of points (CSV, GeoJSON, Parquet, Arrow, NumPy)
   knn devices           list the CUDA GPUs of this host
+  knn serve             keep references resident and answer queries over HTTP (docs/serve.md)
   knn bench   [flags]   benchmark sweep: sizes, algorithms, engines, GPUs
   knn version           print the version, commit, Go release and CUDA driver
   knn help [command]    show help
@@ -159,6 +160,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdWorker(ctx, args[1:], stdout, stderr)
 	case "convert":
 		return cmdConvert(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return cmdServe(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return cmdVersion(stdout)
 	case "help", "-h", "-help", "--help":

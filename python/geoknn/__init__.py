@@ -10,8 +10,9 @@ NearestNeighbors and sjoin_nearest.
 """
 
 from ._neighbors import EARTH_RADIUS_METRES, NearestNeighbors
+from .client import Client, ServerError
 from ._sjoin import sjoin_nearest
 from ._worker import WorkerError
 
-__all__ = ["NearestNeighbors", "sjoin_nearest", "WorkerError", "EARTH_RADIUS_METRES"]
+__all__ = ["NearestNeighbors", "Client", "ServerError", "sjoin_nearest", "WorkerError", "EARTH_RADIUS_METRES"]
 __version__ = "0.1.0"

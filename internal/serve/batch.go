@@ -1,0 +1,319 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/geoknn/geoknn"
+)
+
+// kind is what a query asks.
+type kind uint8
+
+const (
+	kindNearest kind = iota
+	kindKNearest
+	kindWithinCount
+	kindWithinList
+)
+
+// query is one request's question: its points in radians, and for k
+// nearest k and the maximum distance, for within the radius.
+type query struct {
+	kind     kind
+	k        int
+	metres   float64
+	lat, lon []float64
+}
+
+// key is what queries must share to be answered by one engine call.
+type key struct {
+	kind   kind
+	k      int
+	metres float64
+}
+
+func (q *query) key() key { return key{q.kind, q.k, q.metres} }
+
+// answer is a query's result against snap (held: release it when done).
+// Nearest fills index and dist (one a point), k nearest the same with k a
+// point, within counts and, for lists, offsets (from 0) with index and dist.
+type answer struct {
+	snap    *snapshot
+	index   []uint32
+	dist    []float32
+	counts  []uint32
+	offsets []uint64
+	engine  time.Duration
+}
+
+// job is a query waiting in the batcher.
+type job struct {
+	q    *query
+	ctx  context.Context
+	done chan jobResult // buffered: the worker never waits on a gone client
+}
+
+type jobResult struct {
+	a   answer
+	err error
+}
+
+// batcher turns requests that arrive together into one engine call each,
+// with no goroutine of its own: a request's handler queues its job, and
+// if one of the engine's slots is free it becomes the batch's leader,
+// answering its own job and whatever else is queued on its goroutine (a
+// lone request on an idle engine is answered with no handoff at all).
+// Only while another leader is running (the engine busy) does a leader
+// wait up to maxWait for more; a leader that is done re-checks the
+// queue after freeing its slot, so no job is left without one.
+type batcher struct {
+	in        chan *job
+	slots     chan struct{}
+	store     *refStore
+	maxPoints int
+	maxWait   time.Duration
+	m         *metrics
+	stopped   atomic.Bool
+	base      context.Context
+	timeout   time.Duration
+}
+
+func newBatcher(base context.Context, store *refStore, workers, maxPoints int, maxWait, timeout time.Duration, m *metrics) *batcher {
+	return &batcher{in: make(chan *job, 1<<16), slots: make(chan struct{}, workers), store: store, maxPoints: maxPoints,
+		maxWait: maxWait, m: m, base: base, timeout: timeout}
+}
+
+// close refuses new jobs; the server has drained, so none is queued.
+func (b *batcher) close() { b.stopped.Store(true) }
+
+// submit queues q and waits for its answer or ctx's end.
+func (b *batcher) submit(ctx context.Context, q *query) (answer, error) {
+	if b.stopped.Load() {
+		return answer{}, errDraining
+	}
+	j := &job{q: q, ctx: ctx, done: make(chan jobResult, 1)}
+	select {
+	case b.in <- j:
+	case <-ctx.Done():
+		return answer{}, ctxErr(ctx)
+	}
+	b.lead()
+	select {
+	case r := <-j.done:
+		return r.a, r.err
+	case <-ctx.Done():
+		// A leader still answers into done (buffered), and the answer's
+		// hold on its snapshot must be dropped: a goroutine waits for it.
+		go func() {
+			if r := <-j.done; r.err == nil {
+				r.a.snap.release()
+			}
+		}()
+		return answer{}, ctxErr(ctx)
+	}
+}
+
+// lead answers queued jobs while a slot is free and jobs are queued.
+func (b *batcher) lead() {
+	var batch []*job
+	for len(b.in) > 0 {
+		select {
+		case b.slots <- struct{}{}:
+		default:
+			return // a leader holds every slot: one of them re-checks
+		}
+		busy := len(b.slots) > 1
+		for {
+			batch = b.gather(batch[:0], busy)
+			if len(batch) == 0 {
+				break
+			}
+			b.run(batch)
+			clear(batch)
+		}
+		<-b.slots
+	}
+}
+
+// gather takes queued jobs up to maxPoints; with busy, it waits up to
+// maxWait for them.
+func (b *batcher) gather(batch []*job, busy bool) []*job {
+	points := 0
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for points < b.maxPoints {
+		select {
+		case j := <-b.in:
+			batch = append(batch, j)
+			points += len(j.q.lat)
+			continue
+		default:
+		}
+		if len(batch) == 0 || !busy || b.maxWait <= 0 {
+			return batch
+		}
+		if timer == nil {
+			timer = time.NewTimer(b.maxWait)
+		}
+		select {
+		case j := <-b.in:
+			batch = append(batch, j)
+			points += len(j.q.lat)
+		case <-timer.C:
+			return batch
+		}
+	}
+	return batch
+}
+
+// run answers a batch: one engine call per kind of question in it, all
+// against one snapshot.
+func (b *batcher) run(batch []*job) {
+	snap := b.store.acquire()
+	if snap == nil {
+		for _, j := range batch {
+			j.done <- jobResult{err: errDraining}
+		}
+		return
+	}
+	defer snap.release()
+	ctx, cancel := context.WithTimeout(b.base, b.timeout)
+	defer cancel()
+	done := make([]bool, len(batch))
+	for i, j := range batch {
+		if done[i] {
+			continue
+		}
+		// The jobs asking what j asks.
+		var group []*job
+		k := j.q.key()
+		for i2 := i; i2 < len(batch); i2++ {
+			if !done[i2] && batch[i2].q.key() == k && batch[i2].ctx.Err() == nil {
+				group = append(group, batch[i2])
+				done[i2] = true
+			} else if !done[i2] && batch[i2].ctx.Err() != nil {
+				batch[i2].done <- jobResult{err: ctxErr(batch[i2].ctx)}
+				done[i2] = true
+			}
+		}
+		b.runGroup(ctx, snap, group)
+	}
+}
+
+// runGroup answers jobs of one question in one engine call and splits the
+// answer back.
+func (b *batcher) runGroup(ctx context.Context, snap *snapshot, group []*job) {
+	if len(group) == 0 {
+		return
+	}
+	q := group[0].q
+	if len(group) > 1 {
+		n := 0
+		for _, j := range group {
+			n += len(j.q.lat)
+		}
+		q = &query{kind: q.kind, k: q.k, metres: q.metres, lat: make([]float64, 0, n), lon: make([]float64, 0, n)}
+		for _, j := range group {
+			q.lat, q.lon = append(q.lat, j.q.lat...), append(q.lon, j.q.lon...)
+		}
+	}
+	b.m.batch(len(group), len(q.lat))
+	a, err := answerOn(ctx, snap, q)
+	if err != nil {
+		for _, j := range group {
+			j.done <- jobResult{err: err}
+		}
+		return
+	}
+	from := 0
+	for _, j := range group {
+		n := len(j.q.lat)
+		snap.hold()
+		j.done <- jobResult{a: a.slice(from, from+n, q.k)}
+		from += n
+	}
+}
+
+// hold adds a hold on a snapshot already held.
+func (s *snapshot) hold() { s.refs.Add(1) }
+
+// slice is the answer of points [from, to) of a batch.
+func (a answer) slice(from, to, k int) answer {
+	out := answer{snap: a.snap, engine: a.engine}
+	switch {
+	case a.counts != nil:
+		out.counts = a.counts[from:to]
+		if a.offsets != nil {
+			base := a.offsets[from]
+			out.offsets = make([]uint64, to-from+1)
+			for i := range out.offsets {
+				out.offsets[i] = a.offsets[from+i] - base
+			}
+			end := a.offsets[to]
+			out.index, out.dist = a.index[base:end], a.dist[base:end]
+		}
+	case k > 0:
+		out.index, out.dist = a.index[from*k:to*k], a.dist[from*k:to*k]
+	default:
+		out.index, out.dist = a.index[from:to], a.dist[from:to]
+	}
+	return out
+}
+
+// answerOn runs q on snap's index (the caller holds snap; the answer's
+// snap is set but not held).
+func answerOn(ctx context.Context, snap *snapshot, q *query) (answer, error) {
+	pts := geoknn.Radians64(q.lat, q.lon)
+	t := time.Now()
+	a := answer{snap: snap}
+	var err error
+	switch q.kind {
+	case kindNearest:
+		var r *geoknn.Result
+		if r, err = snap.index.Nearest(ctx, pts); err == nil {
+			a.index, a.dist = r.Index, r.DistanceRad
+		}
+	case kindKNearest:
+		if err = geoknn.CheckK(q.k, snap.Len()); err != nil {
+			return a, fieldErr("k", err.Error())
+		}
+		var r *geoknn.KResult
+		if r, err = snap.index.KNearest(ctx, pts, q.k, q.metres); err == nil {
+			a.index, a.dist = r.Index, r.DistanceRad
+		}
+	case kindWithinCount, kindWithinList:
+		var r *geoknn.WithinResult
+		if q.kind == kindWithinList {
+			r, err = snap.index.WithinList(ctx, pts, q.metres)
+		} else {
+			r, err = snap.index.WithinCount(ctx, pts, q.metres)
+		}
+		if err == nil {
+			a.counts, a.offsets, a.index, a.dist = r.Counts, r.Offsets, r.Index, r.DistanceRad
+		}
+	}
+	a.engine = time.Since(t)
+	if err != nil {
+		if ctx.Err() != nil {
+			return a, ctxErr(ctx)
+		}
+		return a, fmt.Errorf("engine: %w", err)
+	}
+	return a, nil
+}
+
+// ctxErr is a query's context error as the client sees it.
+func ctxErr(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return errTimeout
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,134 @@
+package serve
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"sync/atomic"
+	"time"
+)
+
+// histogram is a Prometheus histogram with fixed upper bounds.
+type histogram struct {
+	bounds []float64
+	counts []atomic.Uint64 // one a bound, then +Inf
+	sum    atomic.Uint64   // float64 bits
+}
+
+func newHistogram(bounds ...float64) *histogram {
+	return &histogram{bounds: bounds, counts: make([]atomic.Uint64, len(bounds)+1)}
+}
+
+func (h *histogram) observe(v float64) {
+	i := sort.SearchFloat64s(h.bounds, v)
+	h.counts[i].Add(1)
+	for {
+		old := h.sum.Load()
+		if h.sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
+			return
+		}
+	}
+}
+
+func (h *histogram) write(w io.Writer, name, help string) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	var cum uint64
+	for i, b := range h.bounds {
+		cum += h.counts[i].Load()
+		fmt.Fprintf(w, "%s_bucket{le=\"%g\"} %d\n", name, b, cum)
+	}
+	cum += h.counts[len(h.bounds)].Load()
+	sum := math.Float64frombits(h.sum.Load())
+	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %g\n%s_count %d\n", name, cum, name, sum, name, cum)
+}
+
+// metrics are the server's counters, written in Prometheus text format.
+type metrics struct {
+	// requests counts answers by endpoint and status, without a lock:
+	// every request adds one.
+	requests [len(endpoints)][len(codes)]atomic.Uint64
+
+	points        atomic.Uint64
+	batches       atomic.Uint64
+	batchRequests *histogram
+	batchPoints   *histogram
+	latency       *histogram
+	engineNanos   atomic.Uint64
+	updates       atomic.Uint64
+	moved         atomic.Uint64
+	inFlight      atomic.Int64
+}
+
+func newMetrics() *metrics {
+	return &metrics{
+		batchRequests: newHistogram(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),
+		batchPoints:   newHistogram(1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576),
+		latency: newHistogram(25e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3, 2e-3, 5e-3, 10e-3, 25e-3, 50e-3,
+			100e-3, 250e-3, 500e-3, 1, 2.5, 5, 10),
+	}
+}
+
+// endpoints and codes name the rows and columns of metrics.requests;
+// codes ends with "other".
+var (
+	endpoints = [...]string{"nearest", "knearest", "within", "references", "metrics", "other"}
+	codes     = [...]int{200, 400, 401, 404, 405, 413, 422, 499, 500, 503, 504, 0}
+)
+
+func endpointIndex(e string) int {
+	for i, n := range endpoints {
+		if n == e {
+			return i
+		}
+	}
+	return len(endpoints) - 1
+}
+
+func (m *metrics) request(endpoint int, status int, d time.Duration) {
+	c := len(codes) - 1
+	for i, code := range codes[:c] {
+		if code == status {
+			c = i
+			break
+		}
+	}
+	m.requests[endpoint][c].Add(1)
+	m.latency.observe(d.Seconds())
+}
+
+func (m *metrics) batch(requests, points int) {
+	m.batches.Add(1)
+	m.batchRequests.observe(float64(requests))
+	m.batchPoints.observe(float64(points))
+}
+
+func (m *metrics) write(w io.Writer, version uint64, refs int, draining bool) {
+	fmt.Fprintf(w, "# HELP geoknn_requests_total HTTP requests answered, by endpoint and status.\n# TYPE geoknn_requests_total counter\n")
+	for e, name := range endpoints {
+		for c, code := range codes {
+			if n := m.requests[e][c].Load(); n > 0 {
+				label := "other"
+				if code != 0 {
+					label = fmt.Sprint(code)
+				}
+				fmt.Fprintf(w, "geoknn_requests_total{endpoint=%q,code=%q} %d\n", name, label, n)
+			}
+		}
+	}
+	m.latency.write(w, "geoknn_request_duration_seconds", "Time from a request's arrival to its answer.")
+	m.batchRequests.write(w, "geoknn_batch_requests", "Requests answered by one engine call.")
+	m.batchPoints.write(w, "geoknn_batch_points", "Points answered by one engine call.")
+	drain := 0
+	if draining {
+		drain = 1
+	}
+	fmt.Fprintf(w, "# HELP geoknn_points_total Query points answered.\n# TYPE geoknn_points_total counter\ngeoknn_points_total %d\n", m.points.Load())
+	fmt.Fprintf(w, "# HELP geoknn_engine_seconds_total Time spent in engine calls.\n# TYPE geoknn_engine_seconds_total counter\ngeoknn_engine_seconds_total %g\n", float64(m.engineNanos.Load())/1e9)
+	fmt.Fprintf(w, "# HELP geoknn_reference_updates_total Update requests applied.\n# TYPE geoknn_reference_updates_total counter\ngeoknn_reference_updates_total %d\n", m.updates.Load())
+	fmt.Fprintf(w, "# HELP geoknn_references_moved_total References moved or replaced by updates.\n# TYPE geoknn_references_moved_total counter\ngeoknn_references_moved_total %d\n", m.moved.Load())
+	fmt.Fprintf(w, "# HELP geoknn_reference_version The reference set's version, as answers report it.\n# TYPE geoknn_reference_version gauge\ngeoknn_reference_version %d\n", version)
+	fmt.Fprintf(w, "# HELP geoknn_references The number of references.\n# TYPE geoknn_references gauge\ngeoknn_references %d\n", refs)
+	fmt.Fprintf(w, "# HELP geoknn_in_flight_requests Requests being answered.\n# TYPE geoknn_in_flight_requests gauge\ngeoknn_in_flight_requests %d\n", m.inFlight.Load())
+	fmt.Fprintf(w, "# HELP geoknn_draining 1 while the server drains for shutdown.\n# TYPE geoknn_draining gauge\ngeoknn_draining %d\n", drain)
+}
