@@ -35,7 +35,13 @@ func TestExitStatusAndStreams(t *testing.T) {
 		{[]string{"--version"}, 0, "knn ", "", false},
 		{[]string{}, 2, "", "Usage:", true},
 		{[]string{"nope"}, 2, "", `unknown command "nope"`, true},
-		{[]string{"run", "--nope"}, 2, "", "flag provided but not defined", true},
+		{[]string{"run", "--nope"}, 2, "", "knn: run: unknown flag --nope\nknn: see 'knn help run' for every flag\n", true},
+		{[]string{"run", "--obs", "a.csv", "--ref", "b.csv", "--outt", "x.csv"}, 2, "", "unknown flag --outt (did you mean --out?)\n", true},
+		{[]string{"run", "--k", "x"}, 2, "", `run: --k "x": want a whole number`, true},
+		{[]string{"run", "--obs", "2^4", "--ref", "2^3", "--list"}, 2, "", "--list lists the references within a radius: give --within-m METRES too\n", true},
+		{[]string{"run", "--obs", "2^4", "--ref", "2^3", "--k", "0"}, 2, "", "--k 0: want 1 or more nearest references\n", true},
+		{[]string{"run", "--obs", "2^4", "--ref", "2^3", "--k", "3", "--within-m", "5000"}, 2, "", "--k 3 with --within-m: a radius query", true},
+		{[]string{"rn"}, 2, "", `unknown command "rn" (did you mean run?)`, true},
 		{[]string{"run", "--obs", "2^10"}, 2, "", "--obs and --ref are required", true},
 		{[]string{"run", "--obs", "2^10", "--ref", "2^4", "stray"}, 2, "", "unexpected argument", true},
 		{[]string{"run", "--obs", bad, "--ref", "2^4"}, 1, "", "latitude", true},
@@ -387,5 +393,21 @@ func TestCPUProfile(t *testing.T) {
 	}
 	if _, _, err := runKnn(t, "run", "--obs", "2^8", "--ref", "2^8", "--cpu-profile", "-"); err == nil {
 		t.Errorf("--cpu-profile - passed")
+	}
+}
+
+// Without --out, a file's answers go to standard output where that is a
+// pipe (a buffer here), as a filter's do; a count's are not written, and
+// the summary says how to keep them.
+func TestRunWithoutOut(t *testing.T) {
+	dir := t.TempDir()
+	in := write(t, dir, "in.csv", "lat,lon\n1,2\n3,4\n")
+	status, out, errOut := mainFor("run", "--obs", in, "--ref", in, "--engine", "cpu")
+	if status != 0 || out != "obs_index,ref_index,distance_m\n0,0,0.000\n1,1,0.000\n" {
+		t.Errorf("file, no --out: %d %q %q", status, out, errOut)
+	}
+	status, out, errOut = mainFor("run", "--obs", "2^6", "--ref", "2^3", "--engine", "cpu")
+	if status != 0 || out != "" || !strings.Contains(errOut, "answers:      not written: --out FILE writes them") {
+		t.Errorf("count, no --out: %d %q %q", status, out, errOut)
 	}
 }

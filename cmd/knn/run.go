@@ -114,6 +114,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkRadiusGiven(fs, f.withinM); err != nil {
 		return err
 	}
+	f.defaultOut(fs, stdout)
 	if err := f.checkOutputs(fs); err != nil {
 		return err
 	}
@@ -127,7 +128,36 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	return stop(ctx, runLocal(ctx, f, opts, stdout, stderr))
+	err = stop(ctx, runLocal(ctx, f, opts, stdout, stderr))
+	if err == nil && f.out == "" && !f.quiet {
+		fmt.Fprintln(stderr, "answers:      not written: --out FILE writes them (.csv, .parquet, .arrow, .npz), --out - to standard output")
+	}
+	return err
+}
+
+// defaultOut sends the answers of a file's observations to standard
+// output when no --out is given and standard output is a pipe or a file,
+// as a filter does (knn run --obs a.csv --ref b.csv | head). Synthetic
+// observations are benchmarks, and a terminal would scroll millions of
+// rows: there the answers are only counted, and the summary says so.
+func (f *runFlags) defaultOut(fs *flag.FlagSet, stdout io.Writer) {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "out" || fl.Name == "o" })
+	if given || f.mpi || isCount(f.obs) || isTerminal(stdout) {
+		return
+	}
+	f.out = "-"
+}
+
+// isTerminal reports whether w is a terminal (or another character
+// device, such as /dev/null, that nobody reads answers from).
+func isTerminal(w io.Writer) bool {
+	file, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := file.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // runLocal is knn run in this process: streamed, or read whole and
@@ -360,11 +390,31 @@ func (f *runFlags) options() (geoknn.Options, error) {
 			return geoknn.Options{}, fmt.Errorf("run: %s %v: want a finite distance >= 0 metres", d.flag, d.v)
 		}
 	}
-	if f.k < 1 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
-		return geoknn.Options{}, errors.New("run: --k must be >= 1; --within-m and --max-m >= 0; --list goes with --within-m, which does not go with --k")
+	// One message a mistake, naming the flag and the value given.
+	switch {
+	case f.k < 1:
+		return geoknn.Options{}, fmt.Errorf("run: --k %d: want 1 or more nearest references", f.k)
+	case f.list && f.withinM == 0:
+		return geoknn.Options{}, errors.New("run: --list lists the references within a radius: give --within-m METRES too")
+	case f.withinM > 0 && f.k != 1:
+		return geoknn.Options{}, fmt.Errorf("run: --k %d with --within-m: a radius query answers every reference within the radius; drop --k, or use --k with --max-m for the k nearest within a distance", f.k)
+	case f.maxM > 0 && f.withinM > 0:
+		return geoknn.Options{}, errors.New("run: --max-m goes with --k; with --within-m the radius is the limit")
 	}
-	if f.repeat < 1 || f.validate < 0 || f.chunkRows < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
-		return geoknn.Options{}, fmt.Errorf("run: --repeat must be >= 1; --validate, --chunk-rows, --gpus and --batch-size >= 0; --grid-side from 0 to %d", geoknn.MaxGridSide)
+	for _, c := range []struct {
+		flag string
+		v    int
+		ok   bool
+		want string
+	}{
+		{"--repeat", f.repeat, f.repeat >= 1, "1 or more"},
+		{"--validate", f.validate, f.validate >= 0, "0 or more answers"},
+		{"--chunk-rows", f.chunkRows, f.chunkRows >= 0, "0 (chosen) or more rows"},
+		{"--grid-side", f.gridSide, f.gridSide >= 0 && f.gridSide <= geoknn.MaxGridSide, fmt.Sprintf("0 (chosen) to %d", geoknn.MaxGridSide)},
+	} {
+		if !c.ok {
+			return geoknn.Options{}, fmt.Errorf("run: %s %d: want %s", c.flag, c.v, c.want)
+		}
 	}
 	if f.radians && !isNumPy(f.obs) && !isNumPy(f.ref) {
 		return geoknn.Options{}, errors.New("run: --radians is for NumPy inputs (.npy, .npz), and neither --obs nor --ref is one")
