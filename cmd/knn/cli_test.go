@@ -411,3 +411,33 @@ func TestRunWithoutOut(t *testing.T) {
 		t.Errorf("count, no --out: %d %q %q", status, out, errOut)
 	}
 }
+
+// knn convert keeps the columns beside the coordinates, so that an id
+// named in the CSV is found in the Parquet, Arrow and CSV it converts to;
+// NumPy, which holds numbers only, gets the points and a note.
+func TestConvertKeepsColumns(t *testing.T) {
+	dir := t.TempDir()
+	in := write(t, dir, "airports.csv", "lat,lon,iata,name,elev\n49.0097,2.5479,CDG,\"Paris, Charles de Gaulle\",119\n51.47,-0.4543,LHR,Heathrow,25\n")
+	obs := write(t, dir, "obs.csv", "lat,lon\n48.8566,2.3522\n")
+	for _, ext := range []string{".parquet", ".arrow", ".csv"} {
+		out := filepath.Join(dir, "out"+ext)
+		if status, _, errOut := mainFor("convert", in, out); status != 0 || !strings.Contains(errOut, "columns lat, lon, iata, name, elev") {
+			t.Fatalf("convert to %s: %d %q", ext, status, errOut)
+		}
+		status, got, errOut := mainFor("run", "--obs", obs, "--ref", out, "--ref-id", "iata", "--engine", "cpu", "--out", "-")
+		if status != 0 || !strings.HasPrefix(got, "obs_index,ref_index,ref_id,distance_m\n0,0,CDG,") {
+			t.Errorf("--ref-id iata from %s: %d %q %q", ext, status, got, errOut)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "out.csv")); string(b) != "lat,lon,iata,name,elev\n49.0097,2.5479,CDG,\"Paris, Charles de Gaulle\",119\n51.47,-0.4543,LHR,Heathrow,25\n" {
+		t.Errorf("CSV to CSV: %q", b)
+	}
+	status, _, errOut := mainFor("convert", in, filepath.Join(dir, "out.npy"))
+	if status != 0 || !strings.Contains(errOut, "left out the columns iata, name, elev") {
+		t.Errorf("to .npy: %d %q", status, errOut)
+	}
+	status, _, errOut = mainFor("convert", "--coords-only", in, filepath.Join(dir, "plain.csv"))
+	if b, _ := os.ReadFile(filepath.Join(dir, "plain.csv")); status != 0 || !strings.HasPrefix(string(b), "lat,lon\n49.0097,2.5479\n") {
+		t.Errorf("--coords-only: %d %q %q", status, errOut, b)
+	}
+}
