@@ -71,6 +71,7 @@ type runFlags struct {
 	validate, repeat, gridSide int
 	chunkRows                  int
 	quiet, verbose, hostPoints bool
+	barOut                     io.Writer // the progress bar's terminal: standard error
 }
 
 // columnFlags say where the points and their ids are in the files.
@@ -128,7 +129,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	err = stop(ctx, runLocal(ctx, f, opts, stdout, stderr))
+	f.barOut = stderr
+	if f.verbose {
+		err = stop(ctx, runLocal(ctx, f, opts, stdout, stderr))
+	} else {
+		var sum runSummary
+		if err = stop(ctx, runLocal(ctx, f, opts, stdout, &sum)); err != nil {
+			sum.flush(stderr)
+			return err
+		}
+		if !f.quiet {
+			sum.print(stderr, f)
+		}
+	}
 	if err == nil && f.out == "" && !f.quiet {
 		fmt.Fprintln(stderr, "answers:      not written: --out FILE writes them (.csv, .parquet, .arrow, .npz), --out - to standard output")
 	}
@@ -170,7 +183,7 @@ func runLocal(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stde
 	if f.streams() {
 		return runStream(ctx, f, opts, stdout, stderr)
 	}
-	bar := newProgressBar(stderr, f.quiet)
+	bar := newProgressBar(f.barWriter(stderr), f.quiet)
 	opts.Progress = bar.update
 	in, err := openAndLoad(ctx, f, opts, stderr)
 	if err != nil {
@@ -184,10 +197,12 @@ func runLocal(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stde
 		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", in.s.Fallback())
 	}
 	if f.neighbours() {
+		fmt.Fprintf(stderr, "observations: %d (%s)\nreferences:   %d (%s)\n", in.obs.cols.Len(), in.obs.desc, in.ref.cols.Len(), in.ref.desc)
 		if err := runNeighbours(ctx, f, in, stdout, stderr); err != nil {
 			return err
 		}
 		in.s.CloseAtExit() // as runNearest does
+		fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
 		return reportTrace(ctx, stderr, opts.Trace, f)
 	}
 	if err := runNearest(ctx, f, in, opts, bar, stdout, stderr); err != nil {
@@ -332,7 +347,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.list, "list", false, "with --within-m: list those references (CSV obs_index,ref_index,distance_m; npz in CSR form)")
 	fs.Float64Var(&f.maxM, "max-m", 0, "with --k: no reference farther than this many metres (0: no limit)")
 	fs.BoolVar(&f.excludeSelf, "exclude-self", false, "observations and references are one set: skip the reference with the observation's own index")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors: no progress bar, no summary")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
 	fs.StringVar(&f.latCol, "lat-col", "", "the latitude column's name in files that have it (e.g. pickup_latitude); others: lat or latitude")
 	fs.StringVar(&f.lonCol, "lon-col", "", "the longitude column's name in files that have it; others: lon, lng, long or longitude")
@@ -341,7 +356,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.obsID, "obs-id", "", "carry this column of the --obs file (CSV, Parquet, Arrow) into --out as obs_id")
 	fs.StringVar(&f.refID, "ref-id", "", "carry this column of the --ref file into --out as ref_id")
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
-	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
+	fs.BoolVar(&f.verbose, "v", false, "print the engine's report instead of the summary: algorithm, index, busy times, GPU kernels, and the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
 	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write the Go CPU profile of the run (go tool pprof) to this file, for reporting a slow run")
 	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun --bind-to none, srun): rank 0 loads and broadcasts the references, the observations are split by rank, and every rank writes its rows into --out (.csv, .npz, .parquet) at their offsets, which needs a filesystem all ranks see (one host, a cluster's shared filesystem; else --out-per-rank); Arrow and npz with ids gather the answers to rank 0 (as root, Open MPI's mpirun needs --allow-run-as-root)")
