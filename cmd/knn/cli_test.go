@@ -31,7 +31,8 @@ func TestExitStatusAndStreams(t *testing.T) {
 		{[]string{"--help"}, 0, "Usage:", "", false},
 		{[]string{"run", "--help"}, 0, "Usage: knn run", "", false},
 		{[]string{"simulate", "-h"}, 0, "Usage: knn simulate", "", false},
-		{[]string{"version"}, 0, "CUDA driver", "", false},
+		{[]string{"version"}, 0, "GPUs: ", "", false},
+		{[]string{"version"}, 0, "knn " + moduleVersion + ", commit ", "", false},
 		{[]string{"--version"}, 0, "knn ", "", false},
 		{[]string{}, 2, "", "Usage:", true},
 		{[]string{"nope"}, 2, "", `unknown command "nope"`, true},
@@ -439,5 +440,47 @@ func TestConvertKeepsColumns(t *testing.T) {
 	status, _, errOut = mainFor("convert", "--coords-only", in, filepath.Join(dir, "plain.csv"))
 	if b, _ := os.ReadFile(filepath.Join(dir, "plain.csv")); status != 0 || !strings.HasPrefix(string(b), "lat,lon\n49.0097,2.5479\n") {
 		t.Errorf("--coords-only: %d %q %q", status, errOut, b)
+	}
+}
+
+// knn version and the Python wheel carry one version number.
+func TestVersionMatchesWheel(t *testing.T) {
+	for _, f := range []struct{ path, prefix string }{
+		{"../../python/pyproject.toml", `version = "`},
+		{"../../python/geoknn/__init__.py", `__version__ = "`},
+	} {
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "\n"+f.prefix+moduleVersion+"\"\n") {
+			t.Errorf("%s does not say %s%s\": keep it and moduleVersion (cmd/knn/version.go) equal", f.path, f.prefix, moduleVersion)
+		}
+	}
+}
+
+// The summary says what was searched, on what, where the answers went and
+// how long it took, without the engine's internals; -v gives those (and
+// the stages), -q nothing at all on success.
+func TestRunSummary(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "n.csv")
+	args := []string{"run", "--obs", sampleAirports, "--ref", sampleAirports, "--engine", "cpu", "--k", "2", "--out", out, "--validate", "50"}
+	status, _, errOut := mainFor(args...)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	want := []string{"searched:     the 2 nearest of 1027 references (", "on:           the CPU, ", "validated:    ", "answers:      " + out + " (csv", "took:         "}
+	if status != 0 || len(lines) != len(want) {
+		t.Fatalf("summary: %d %q", status, errOut)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d: %q, want %q...", i, lines[i], w)
+		}
+	}
+	if status, _, errOut := mainFor(append(args, "-q")...); status != 0 || errOut != "" {
+		t.Errorf("-q: %d %q", status, errOut)
+	}
+	if status, _, errOut := mainFor(append(args, "-v")...); status != 0 || !strings.Contains(errOut, "engine:       cpu (") || !strings.Contains(errOut, "stages (summed") {
+		t.Errorf("-v: %d %q", status, errOut)
 	}
 }
