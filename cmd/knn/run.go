@@ -38,7 +38,7 @@ float64 haversine answer; ties to the lowest index).
          references with seed+1)
 
 --out FILE.csv writes obs_index,ref_index,distance_m, one row per observation
-in input order; .npz the same as NumPy arrays ref_index (uint32) and
+in input order; .npz the same as NumPy arrays ref_index (int32; -1 where a k-nearest answer is missing) and
 distance_m (float64); .parquet and .arrow the CSV's columns; --obs-id and
 --ref-id add identifier columns. The output appears only when the whole run
 succeeded.
