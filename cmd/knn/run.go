@@ -38,10 +38,11 @@ float64 haversine answer; ties to the lowest index).
          references with seed+1)
 
 --out FILE.csv writes obs_index,ref_index,distance_m, one row per observation
-in input order; .npz the same as NumPy arrays ref_index (int32; -1 where a k-nearest answer is missing) and
-distance_m (float64); .parquet and .arrow the CSV's columns; --obs-id and
+in input order; .npz the same as NumPy arrays ref_index (int32; -1 where a
+k-nearest answer is missing) and distance_m (float64); .parquet and .arrow the CSV's columns; --obs-id and
 --ref-id add identifier columns. The output appears only when the whole run
-succeeded.
+succeeded. Without --out, a file's answers go to standard output as CSV when
+that is a pipe or a file; on a terminal, and for counts, they are not written.
 
 A file given to --obs is read, answered and written a chunk at a time
 (--chunk-rows), while later chunks are read and queried: memory does not grow
