@@ -5,7 +5,7 @@
 //	knn run --obs cities.csv --ref airports.csv --out nearest.csv
 //	knn devices                                   list the GPUs
 //
-// Run `knn help` or `knn run --help` for every flag.
+// Run `knn help` or `knn help run` for every flag.
 package main
 
 import (
@@ -40,7 +40,7 @@ Example:
   knn simulate --obs 2^24 --ref 2^16 --steps 100 --dt 60
   knn plot --grid --obs cities.csv --ref airports.csv --png regions.png
 
-Run 'knn run --help' (simulate, plot) for the flags of each command.
+Run 'knn help COMMAND' (run, simulate, plot, ...) for the flags of each command.
 `
 
 func main() {

@@ -393,7 +393,7 @@ func checkRadiusGiven(fs *flag.FlagSet, withinM float64) error {
 // options (without Progress).
 func (f *runFlags) options() (geoknn.Options, error) {
 	if f.obs == "" || f.ref == "" {
-		return geoknn.Options{}, errors.New("run: --obs and --ref are required (see knn run --help)")
+		return geoknn.Options{}, errors.New("run: --obs and --ref are required (see 'knn help run')")
 	}
 	if f.excludeSelf && (!sameFile(f.obs, f.ref) || filepath.Base(f.obs) == f.obs && isCount(f.obs)) {
 		return geoknn.Options{}, errors.New("run: --exclude-self needs --obs and --ref to name the same file")
