@@ -1,6 +1,6 @@
 # geoknn developer targets (docs/design.md, "Working on the engine"). Building and testing need none of these.
 
-.PHONY: test ptx bin bin-carry vet gpu-check gpu-stream-bench wheel
+.PHONY: test ptx bin bin-carry vet gpu-check gpu-stream-bench wheel wheel-deps
 
 test:
 	go test ./...
@@ -41,10 +41,21 @@ gpu-stream-bench: bin
 # The Python wheel, python/dist/geoknn-*.whl, carrying a static knn (no
 # cgo: it runs on any Linux x86_64). Built offline with Debian's
 # python3-build and python3-hatchling (the package index is unreachable).
+# wheel-deps says what to install before anything compiles: a missing
+# module used to surface only after minutes of building knn.
 PYTHON ?= /usr/bin/python3
+wheel-deps:
+	@$(PYTHON) -c 'import build, hatchling' 2>/dev/null || { \
+		echo "make wheel needs the Python modules build and hatchling for $(PYTHON):" >&2; \
+		echo "  sudo apt-get install python3-build python3-hatchling    (Debian, Ubuntu)" >&2; \
+		echo "or name another interpreter that has them: make wheel PYTHON=..." >&2; \
+		exit 1; }
+
 # Without VCS stamping where git refuses the checkout (CI: owned by another user).
-wheel:
+# The wheel is made readable by all (0644): it is shared, not a secret.
+wheel: wheel-deps
 	CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags="-s -w" -o python/geoknn/_bin/knn ./cmd/knn || \
 		CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w" -o python/geoknn/_bin/knn ./cmd/knn
 	rm -f python/dist/geoknn-*.whl
 	cd python && $(PYTHON) -m build --wheel --no-isolation --skip-dependency-check --outdir dist .
+	chmod 0644 python/dist/geoknn-*.whl

@@ -88,12 +88,12 @@ func writeLines(w *bufio.Writer, header string, n, block int, item func(dst []by
 }
 
 // WriteKResultsNPZ writes the k nearest references of n observations as a
-// NumPy archive of two arrays of shape (n, k): "ref_index" (uint32, 2^32-1
+// NumPy archive of two arrays of shape (n, k): "ref_index" (int32, -1
 // past the references found) and "distance_m" (float64, inf there).
 func WriteKResultsNPZ(w io.Writer, n, k int, row KRow) error {
 	shape := fmt.Sprintf("(%d, %d)", n, k)
 	return writeArchive(w, []npyArray{
-		{NPZColumn{"ref_index", "<u4", 4, func(b []byte, e int) {
+		{NPZColumn{"ref_index", RefIndexDescr, 4, func(b []byte, e int) {
 			ref, _, ok := row(e/k, e%k)
 			if !ok {
 				ref = math.MaxUint32
@@ -159,7 +159,7 @@ func WriteWithinNPZ(w io.Writer, counts []uint32, offsets []uint64, index []uint
 	return writeArchive(w, []npyArray{
 		{NPZColumn{"counts", "<u4", 4, func(b []byte, i int) { binary.LittleEndian.PutUint32(b, counts[i]) }}, len(counts), ""},
 		{NPZColumn{"offsets", "<u8", 8, func(b []byte, i int) { binary.LittleEndian.PutUint64(b, offsets[i]) }}, len(offsets), ""},
-		{NPZColumn{"ref_index", "<u4", 4, func(b []byte, e int) { binary.LittleEndian.PutUint32(b, index[e]) }}, len(index), ""},
+		{NPZColumn{"ref_index", RefIndexDescr, 4, func(b []byte, e int) { binary.LittleEndian.PutUint32(b, index[e]) }}, len(index), ""},
 		{NPZColumn{"distance_m", "<f8", 8, func(b []byte, e int) { binary.LittleEndian.PutUint64(b, math.Float64bits(metres(e))) }}, len(index), ""},
 	})
 }

@@ -13,7 +13,9 @@ import (
 
 // WriteResultsNPZ writes n answers as a NumPy .npz archive (what
 // numpy.savez writes, uncompressed) holding two arrays of length n:
-// "ref_index" (uint32, '<u4') and "distance_m" (float64, '<f8'), where
+// "ref_index" (int32, '<i4': every reference index fits, and a missing
+// reference is -1 in every format; see RefIndexDescr) and "distance_m"
+// (float64, '<f8'), where
 // answer(i) gives observation i's. It is the binary form of WriteResults for
 // large outputs: 12 bytes an observation, read back with
 // numpy.load("file.npz")["ref_index"]. answer is called from several
@@ -25,7 +27,7 @@ func WriteResultsNPZ(w io.Writer, n int, answer func(i int) (uint32, float64)) e
 		return fmt.Errorf("npz: negative length %d", n)
 	}
 	return writeArchive(w, []npyArray{
-		{NPZColumn{"ref_index", "<u4", 4, func(b []byte, i int) {
+		{NPZColumn{"ref_index", RefIndexDescr, 4, func(b []byte, i int) {
 			idx, _ := answer(i)
 			binary.LittleEndian.PutUint32(b, idx)
 		}}, n, ""},
@@ -136,3 +138,10 @@ func StringColumn(name string, vals []string) NPZColumn {
 		}
 	}}
 }
+
+// RefIndexDescr is the NumPy type of every ref_index array knn writes:
+// int32. Reference indexes are below 2^31 (more references are refused),
+// and a missing reference (k nearest past --max-m) is -1, as in CSV,
+// Parquet, Arrow and the Python package: its bytes are those of uint32's
+// 2^32-1, which earlier archives held, so only the header changed.
+const RefIndexDescr = "<i4"

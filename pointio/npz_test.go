@@ -53,7 +53,7 @@ func TestWriteResultsNPZ(t *testing.T) {
 			t.Fatalf("n=%d: archive holds %d files", n, len(zr.File))
 		}
 		descr, got, data := readNPYEntry(t, zr.File[0])
-		if descr != "<u4" || got != n || len(data) != 4*n {
+		if descr != "<i4" || got != n || len(data) != 4*n {
 			t.Fatalf("ref_index: %s, %d entries, %d bytes", descr, got, len(data))
 		}
 		for i := 0; i < n; i++ {

@@ -52,7 +52,7 @@ func NewNPZAnswerWriter(w io.Writer, kind AnswerKind, k, n int, dir string) (Ans
 		k = 1
 	}
 	z := &npzAnswers{zw: zip.NewWriter(w), kind: kind, k: k, n: n, dir: dir}
-	ref, dist := &npzOutMember{name: "ref_index", descr: "<u4", size: 4}, &npzOutMember{name: "distance_m", descr: "<f8", size: 8}
+	ref, dist := &npzOutMember{name: "ref_index", descr: RefIndexDescr, size: 4}, &npzOutMember{name: "distance_m", descr: "<f8", size: 8}
 	z.members = []*npzOutMember{ref, dist}
 	if kind == KindWithinCounts || kind == KindWithinLists {
 		z.members = []*npzOutMember{{name: "counts", descr: "<u4", size: 4}, {name: "offsets", descr: "<u8", size: 8}, ref, dist}

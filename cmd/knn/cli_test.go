@@ -31,11 +31,18 @@ func TestExitStatusAndStreams(t *testing.T) {
 		{[]string{"--help"}, 0, "Usage:", "", false},
 		{[]string{"run", "--help"}, 0, "Usage: knn run", "", false},
 		{[]string{"simulate", "-h"}, 0, "Usage: knn simulate", "", false},
-		{[]string{"version"}, 0, "CUDA driver", "", false},
+		{[]string{"version"}, 0, "GPUs: ", "", false},
+		{[]string{"version"}, 0, "knn " + moduleVersion + ", commit ", "", false},
 		{[]string{"--version"}, 0, "knn ", "", false},
 		{[]string{}, 2, "", "Usage:", true},
 		{[]string{"nope"}, 2, "", `unknown command "nope"`, true},
-		{[]string{"run", "--nope"}, 2, "", "flag provided but not defined", true},
+		{[]string{"run", "--nope"}, 2, "", "knn: run: unknown flag --nope\nknn: see 'knn help run' for every flag\n", true},
+		{[]string{"run", "--obs", "a.csv", "--ref", "b.csv", "--outt", "x.csv"}, 2, "", "unknown flag --outt (did you mean --out?)\n", true},
+		{[]string{"run", "--k", "x"}, 2, "", `run: --k "x": want a whole number`, true},
+		{[]string{"run", "--obs", "2^4", "--ref", "2^3", "--list"}, 2, "", "--list lists the references within a radius: give --within-m METRES too\n", true},
+		{[]string{"run", "--obs", "2^4", "--ref", "2^3", "--k", "0"}, 2, "", "--k 0: want 1 or more nearest references\n", true},
+		{[]string{"run", "--obs", "2^4", "--ref", "2^3", "--k", "3", "--within-m", "5000"}, 2, "", "--k 3 with --within-m: a radius query", true},
+		{[]string{"rn"}, 2, "", `unknown command "rn" (did you mean run?)`, true},
 		{[]string{"run", "--obs", "2^10"}, 2, "", "--obs and --ref are required", true},
 		{[]string{"run", "--obs", "2^10", "--ref", "2^4", "stray"}, 2, "", "unexpected argument", true},
 		{[]string{"run", "--obs", bad, "--ref", "2^4"}, 1, "", "latitude", true},
@@ -387,5 +394,93 @@ func TestCPUProfile(t *testing.T) {
 	}
 	if _, _, err := runKnn(t, "run", "--obs", "2^8", "--ref", "2^8", "--cpu-profile", "-"); err == nil {
 		t.Errorf("--cpu-profile - passed")
+	}
+}
+
+// Without --out, a file's answers go to standard output where that is a
+// pipe (a buffer here), as a filter's do; a count's are not written, and
+// the summary says how to keep them.
+func TestRunWithoutOut(t *testing.T) {
+	dir := t.TempDir()
+	in := write(t, dir, "in.csv", "lat,lon\n1,2\n3,4\n")
+	status, out, errOut := mainFor("run", "--obs", in, "--ref", in, "--engine", "cpu")
+	if status != 0 || out != "obs_index,ref_index,distance_m\n0,0,0.000\n1,1,0.000\n" {
+		t.Errorf("file, no --out: %d %q %q", status, out, errOut)
+	}
+	status, out, errOut = mainFor("run", "--obs", "2^6", "--ref", "2^3", "--engine", "cpu")
+	if status != 0 || out != "" || !strings.Contains(errOut, "answers:      not written: --out FILE writes them") {
+		t.Errorf("count, no --out: %d %q %q", status, out, errOut)
+	}
+}
+
+// knn convert keeps the columns beside the coordinates, so that an id
+// named in the CSV is found in the Parquet, Arrow and CSV it converts to;
+// NumPy, which holds numbers only, gets the points and a note.
+func TestConvertKeepsColumns(t *testing.T) {
+	dir := t.TempDir()
+	in := write(t, dir, "airports.csv", "lat,lon,iata,name,elev\n49.0097,2.5479,CDG,\"Paris, Charles de Gaulle\",119\n51.47,-0.4543,LHR,Heathrow,25\n")
+	obs := write(t, dir, "obs.csv", "lat,lon\n48.8566,2.3522\n")
+	for _, ext := range []string{".parquet", ".arrow", ".csv"} {
+		out := filepath.Join(dir, "out"+ext)
+		if status, _, errOut := mainFor("convert", in, out); status != 0 || !strings.Contains(errOut, "columns lat, lon, iata, name, elev") {
+			t.Fatalf("convert to %s: %d %q", ext, status, errOut)
+		}
+		status, got, errOut := mainFor("run", "--obs", obs, "--ref", out, "--ref-id", "iata", "--engine", "cpu", "--out", "-")
+		if status != 0 || !strings.HasPrefix(got, "obs_index,ref_index,ref_id,distance_m\n0,0,CDG,") {
+			t.Errorf("--ref-id iata from %s: %d %q %q", ext, status, got, errOut)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "out.csv")); string(b) != "lat,lon,iata,name,elev\n49.0097,2.5479,CDG,\"Paris, Charles de Gaulle\",119\n51.47,-0.4543,LHR,Heathrow,25\n" {
+		t.Errorf("CSV to CSV: %q", b)
+	}
+	status, _, errOut := mainFor("convert", in, filepath.Join(dir, "out.npy"))
+	if status != 0 || !strings.Contains(errOut, "left out the columns iata, name, elev") {
+		t.Errorf("to .npy: %d %q", status, errOut)
+	}
+	status, _, errOut = mainFor("convert", "--coords-only", in, filepath.Join(dir, "plain.csv"))
+	if b, _ := os.ReadFile(filepath.Join(dir, "plain.csv")); status != 0 || !strings.HasPrefix(string(b), "lat,lon\n49.0097,2.5479\n") {
+		t.Errorf("--coords-only: %d %q %q", status, errOut, b)
+	}
+}
+
+// knn version and the Python wheel carry one version number.
+func TestVersionMatchesWheel(t *testing.T) {
+	for _, f := range []struct{ path, prefix string }{
+		{"../../python/pyproject.toml", `version = "`},
+		{"../../python/geoknn/__init__.py", `__version__ = "`},
+	} {
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "\n"+f.prefix+moduleVersion+"\"\n") {
+			t.Errorf("%s does not say %s%s\": keep it and moduleVersion (cmd/knn/version.go) equal", f.path, f.prefix, moduleVersion)
+		}
+	}
+}
+
+// The summary says what was searched, on what, where the answers went and
+// how long it took, without the engine's internals; -v gives those (and
+// the stages), -q nothing at all on success.
+func TestRunSummary(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "n.csv")
+	args := []string{"run", "--obs", sampleAirports, "--ref", sampleAirports, "--engine", "cpu", "--k", "2", "--out", out, "--validate", "50"}
+	status, _, errOut := mainFor(args...)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	want := []string{"searched:     the 2 nearest of 1027 references (", "on:           the CPU, ", "validated:    ", "answers:      " + out + " (csv", "took:         "}
+	if status != 0 || len(lines) != len(want) {
+		t.Fatalf("summary: %d %q", status, errOut)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d: %q, want %q...", i, lines[i], w)
+		}
+	}
+	if status, _, errOut := mainFor(append(args, "-q")...); status != 0 || errOut != "" {
+		t.Errorf("-q: %d %q", status, errOut)
+	}
+	if status, _, errOut := mainFor(append(args, "-v")...); status != 0 || !strings.Contains(errOut, "engine:       cpu (") || !strings.Contains(errOut, "stages (summed") {
+		t.Errorf("-v: %d %q", status, errOut)
 	}
 }

@@ -192,6 +192,9 @@ func npzColumn(name string, vals []any) pointio.NPZColumn {
 			descr, size = "<i4", 4
 		case uint32:
 			descr, size = "<u4", 4
+			if name == "ref_index" {
+				descr = pointio.RefIndexDescr // -1 where missing, as without ids
+			}
 		case float64:
 			descr = "<f8"
 		}

@@ -5,7 +5,7 @@
 //	knn run --obs cities.csv --ref airports.csv --out nearest.csv
 //	knn devices                                   list the GPUs
 //
-// Run `knn help` or `knn run --help` for every flag.
+// Run `knn help` or `knn help run` for every flag.
 package main
 
 import (
@@ -41,7 +41,7 @@ Example:
   knn simulate --obs 2^24 --ref 2^16 --steps 100 --dt 60
   knn plot --grid --obs cities.csv --ref airports.csv --png regions.png
 
-Run 'knn run --help' (simulate, plot) for the flags of each command.
+Run 'knn help COMMAND' (run, simulate, plot, ...) for the flags of each command.
 `
 
 func main() {
@@ -171,8 +171,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return usagef("unknown command %q", args[0])
+	return usagef("unknown command %q%s\nknn: see 'knn help' for the commands", args[0], didYouMeanCommand(args[0]))
 }
 
 // parseFlags parses a command's flags; on --help it prints usage and the
@@ -182,7 +181,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func parseFlags(fs *flag.FlagSet, usage string, args []string, stdout, stderr io.Writer) (helped bool, err error) {
 	files, helped, err := parseFlagsAndFiles(fs, usage, args, stdout, stderr)
 	if err == nil && !helped && len(files) > 0 {
-		return false, usagef("%s: unexpected argument %q (flags start with --)", fs.Name(), files[0])
+		return false, usagef("%s: unexpected argument %q (flags start with --)\nknn: see 'knn help %s' for every flag", fs.Name(), files[0], fs.Name())
 	}
 	return helped, err
 }
@@ -198,15 +197,11 @@ func parseFlagsAndFiles(fs *flag.FlagSet, usage string, args []string, stdout, s
 			return nil, true, nil
 		}
 	}
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	quietFlagSet(fs)
 	// The flag package stops at the first non-flag: parse on after it.
 	for err := fs.Parse(args); ; err = fs.Parse(fs.Args()[1:]) {
 		if err != nil {
-			return nil, false, errUsageShown
+			return nil, false, flagError(fs, err)
 		}
 		if fs.NArg() == 0 {
 			return files, false, nil

@@ -38,10 +38,11 @@ float64 haversine answer; ties to the lowest index).
          references with seed+1)
 
 --out FILE.csv writes obs_index,ref_index,distance_m, one row per observation
-in input order; .npz the same as NumPy arrays ref_index (uint32) and
-distance_m (float64); .parquet and .arrow the CSV's columns; --obs-id and
+in input order; .npz the same as NumPy arrays ref_index (int32; -1 where a
+k-nearest answer is missing) and distance_m (float64); .parquet and .arrow the CSV's columns; --obs-id and
 --ref-id add identifier columns. The output appears only when the whole run
-succeeded.
+succeeded. Without --out, a file's answers go to standard output as CSV when
+that is a pipe or a file; on a terminal, and for counts, they are not written.
 
 A file given to --obs is read, answered and written a chunk at a time
 (--chunk-rows), while later chunks are read and queried: memory does not grow
@@ -71,6 +72,7 @@ type runFlags struct {
 	validate, repeat, gridSide int
 	chunkRows                  int
 	quiet, verbose, hostPoints bool
+	barOut                     io.Writer // the progress bar's terminal: standard error
 }
 
 // columnFlags say where the points and their ids are in the files.
@@ -114,6 +116,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkRadiusGiven(fs, f.withinM); err != nil {
 		return err
 	}
+	f.defaultOut(fs, stdout)
 	if err := f.checkOutputs(fs); err != nil {
 		return err
 	}
@@ -127,7 +130,48 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	return stop(ctx, runLocal(ctx, f, opts, stdout, stderr))
+	f.barOut = stderr
+	if f.verbose {
+		err = stop(ctx, runLocal(ctx, f, opts, stdout, stderr))
+	} else {
+		var sum runSummary
+		if err = stop(ctx, runLocal(ctx, f, opts, stdout, &sum)); err != nil {
+			sum.flush(stderr)
+			return err
+		}
+		if !f.quiet {
+			sum.print(stderr, f)
+		}
+	}
+	if err == nil && f.out == "" && !f.quiet {
+		fmt.Fprintln(stderr, "answers:      not written: --out FILE writes them (.csv, .parquet, .arrow, .npz), --out - to standard output")
+	}
+	return err
+}
+
+// defaultOut sends the answers of a file's observations to standard
+// output when no --out is given and standard output is a pipe or a file,
+// as a filter does (knn run --obs a.csv --ref b.csv | head). Synthetic
+// observations are benchmarks, and a terminal would scroll millions of
+// rows: there the answers are only counted, and the summary says so.
+func (f *runFlags) defaultOut(fs *flag.FlagSet, stdout io.Writer) {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "out" || fl.Name == "o" })
+	if given || f.mpi || isCount(f.obs) || isTerminal(stdout) {
+		return
+	}
+	f.out = "-"
+}
+
+// isTerminal reports whether w is a terminal (or another character
+// device, such as /dev/null, that nobody reads answers from).
+func isTerminal(w io.Writer) bool {
+	file, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := file.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // runLocal is knn run in this process: streamed, or read whole and
@@ -140,7 +184,7 @@ func runLocal(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stde
 	if f.streams() {
 		return runStream(ctx, f, opts, stdout, stderr)
 	}
-	bar := newProgressBar(stderr, f.quiet)
+	bar := newProgressBar(f.barWriter(stderr), f.quiet)
 	opts.Progress = bar.update
 	in, err := openAndLoad(ctx, f, opts, stderr)
 	if err != nil {
@@ -154,10 +198,12 @@ func runLocal(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stde
 		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", in.s.Fallback())
 	}
 	if f.neighbours() {
+		fmt.Fprintf(stderr, "observations: %d (%s)\nreferences:   %d (%s)\n", in.obs.cols.Len(), in.obs.desc, in.ref.cols.Len(), in.ref.desc)
 		if err := runNeighbours(ctx, f, in, stdout, stderr); err != nil {
 			return err
 		}
 		in.s.CloseAtExit() // as runNearest does
+		fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
 		return reportTrace(ctx, stderr, opts.Trace, f)
 	}
 	if err := runNearest(ctx, f, in, opts, bar, stdout, stderr); err != nil {
@@ -302,7 +348,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.list, "list", false, "with --within-m: list those references (CSV obs_index,ref_index,distance_m; npz in CSR form)")
 	fs.Float64Var(&f.maxM, "max-m", 0, "with --k: no reference farther than this many metres (0: no limit)")
 	fs.BoolVar(&f.excludeSelf, "exclude-self", false, "observations and references are one set: skip the reference with the observation's own index")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors: no progress bar, no summary")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
 	fs.StringVar(&f.latCol, "lat-col", "", "the latitude column's name in files that have it (e.g. pickup_latitude); others: lat or latitude")
 	fs.StringVar(&f.lonCol, "lon-col", "", "the longitude column's name in files that have it; others: lon, lng, long or longitude")
@@ -311,7 +357,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.obsID, "obs-id", "", "carry this column of the --obs file (CSV, Parquet, Arrow) into --out as obs_id")
 	fs.StringVar(&f.refID, "ref-id", "", "carry this column of the --ref file into --out as ref_id")
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
-	fs.BoolVar(&f.verbose, "v", false, "print the time of every stage (host and GPU), summed")
+	fs.BoolVar(&f.verbose, "v", false, "print the engine's report instead of the summary: algorithm, index, busy times, GPU kernels, and the time of every stage (host and GPU), summed")
 	fs.StringVar(&f.trace, "trace", "", "write a Chrome/Perfetto trace (JSON) of every stage, one track a GPU stream, to this file")
 	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write the Go CPU profile of the run (go tool pprof) to this file, for reporting a slow run")
 	fs.BoolVar(&f.mpi, "mpi", false, "run as one rank of an MPI job (mpirun --bind-to none, srun): rank 0 loads and broadcasts the references, the observations are split by rank, and every rank writes its rows into --out (.csv, .npz, .parquet) at their offsets, which needs a filesystem all ranks see (one host, a cluster's shared filesystem; else --out-per-rank); Arrow and npz with ids gather the answers to rank 0 (as root, Open MPI's mpirun needs --allow-run-as-root)")
@@ -347,7 +393,7 @@ func checkRadiusGiven(fs *flag.FlagSet, withinM float64) error {
 // options (without Progress).
 func (f *runFlags) options() (geoknn.Options, error) {
 	if f.obs == "" || f.ref == "" {
-		return geoknn.Options{}, errors.New("run: --obs and --ref are required (see knn run --help)")
+		return geoknn.Options{}, errors.New("run: --obs and --ref are required (see 'knn help run')")
 	}
 	if f.excludeSelf && (!sameFile(f.obs, f.ref) || filepath.Base(f.obs) == f.obs && isCount(f.obs)) {
 		return geoknn.Options{}, errors.New("run: --exclude-self needs --obs and --ref to name the same file")
@@ -360,11 +406,31 @@ func (f *runFlags) options() (geoknn.Options, error) {
 			return geoknn.Options{}, fmt.Errorf("run: %s %v: want a finite distance >= 0 metres", d.flag, d.v)
 		}
 	}
-	if f.k < 1 || (f.list && f.withinM == 0) || (f.withinM > 0 && f.k != 1) {
-		return geoknn.Options{}, errors.New("run: --k must be >= 1; --within-m and --max-m >= 0; --list goes with --within-m, which does not go with --k")
+	// One message a mistake, naming the flag and the value given.
+	switch {
+	case f.k < 1:
+		return geoknn.Options{}, fmt.Errorf("run: --k %d: want 1 or more nearest references", f.k)
+	case f.list && f.withinM == 0:
+		return geoknn.Options{}, errors.New("run: --list lists the references within a radius: give --within-m METRES too")
+	case f.withinM > 0 && f.k != 1:
+		return geoknn.Options{}, fmt.Errorf("run: --k %d with --within-m: a radius query answers every reference within the radius; drop --k, or use --k with --max-m for the k nearest within a distance", f.k)
+	case f.maxM > 0 && f.withinM > 0:
+		return geoknn.Options{}, errors.New("run: --max-m goes with --k; with --within-m the radius is the limit")
 	}
-	if f.repeat < 1 || f.validate < 0 || f.chunkRows < 0 || f.gridSide < 0 || f.gridSide > geoknn.MaxGridSide {
-		return geoknn.Options{}, fmt.Errorf("run: --repeat must be >= 1; --validate, --chunk-rows, --gpus and --batch-size >= 0; --grid-side from 0 to %d", geoknn.MaxGridSide)
+	for _, c := range []struct {
+		flag string
+		v    int
+		ok   bool
+		want string
+	}{
+		{"--repeat", f.repeat, f.repeat >= 1, "1 or more"},
+		{"--validate", f.validate, f.validate >= 0, "0 or more answers"},
+		{"--chunk-rows", f.chunkRows, f.chunkRows >= 0, "0 (chosen) or more rows"},
+		{"--grid-side", f.gridSide, f.gridSide >= 0 && f.gridSide <= geoknn.MaxGridSide, fmt.Sprintf("0 (chosen) to %d", geoknn.MaxGridSide)},
+	} {
+		if !c.ok {
+			return geoknn.Options{}, fmt.Errorf("run: %s %d: want %s", c.flag, c.v, c.want)
+		}
 	}
 	if f.radians && !isNumPy(f.obs) && !isNumPy(f.ref) {
 		return geoknn.Options{}, errors.New("run: --radians is for NumPy inputs (.npy, .npz), and neither --obs nor --ref is one")

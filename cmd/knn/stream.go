@@ -71,7 +71,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 		return cmpOr(err, obsErr)
 	}
 	defer j.x.Close()
-	j.bar = newProgressBar(stderr, f.quiet)
+	j.bar = newProgressBar(f.barWriter(stderr), f.quiet)
 	defer j.bar.done()
 	if r, err = j.reopenFor(ctx, r, eng); err != nil {
 		return err

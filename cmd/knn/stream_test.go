@@ -311,7 +311,7 @@ func TestStreamReportUserTerms(t *testing.T) {
 		{[]string{"--k", "2", "--exclude-self"}, "2 nearest of", []string{"3 nearest"}},
 		{[]string{"--within-m", "50000", "--list"}, "within 50000 m of", []string{" rad"}},
 	} {
-		args := append([]string{"run", "--engine", "cpu", "-q", "--obs", sampleAirports, "--ref", sampleAirports,
+		args := append([]string{"run", "--engine", "cpu", "--obs", sampleAirports, "--ref", sampleAirports,
 			"--out", filepath.Join(dir, "o.csv")}, tc.args...)
 		status, _, stderr := mainFor(args...)
 		if status != 0 || !strings.Contains(stderr, tc.want) {

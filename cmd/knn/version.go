@@ -6,37 +6,57 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/cuda"
 )
 
-// cmdVersion prints the module's version and commit, the Go release, and
-// the CUDA driver's version when one is loadable.
-func cmdVersion(stdout io.Writer) error {
-	version, commit := "(devel)", "unknown"
+// moduleVersion is the release this tree is: what knn version prints when
+// the build knows no module version (a build from a clone says "(devel)"),
+// and what the Python wheel is numbered (python/pyproject.toml;
+// TestVersionMatchesWheel keeps the two equal).
+const moduleVersion = "0.1.0"
+
+// versionLine is "knn VERSION, commit C[ (modified)], GO OS/ARCH".
+func versionLine() string {
+	version, commit := moduleVersion, "unknown (built without version control)"
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			version = strings.TrimPrefix(v, "v")
+		}
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
 				commit = s.Value
+				if len(commit) > 12 {
+					commit = commit[:12]
+				}
 			case "vcs.modified":
 				if s.Value == "true" {
-					commit += " (modified)"
+					defer func() { commit += " (modified)" }()
 				}
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "knn %s, commit %s, %s %s/%s\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	_, driver, err := geoknn.ListDevices()
+	return fmt.Sprintf("knn %s, commit %s, %s %s/%s", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// cmdVersion prints the version and commit, the Go release, and whether
+// GPUs are usable: the CUDA driver and how many GPUs it offers.
+func cmdVersion(stdout io.Writer) error {
+	line := versionLine()
+	fmt.Fprintln(stdout, line)
+	devs, driver, err := geoknn.ListDevices()
 	switch {
 	case errors.Is(err, cuda.ErrNoDriver):
-		fmt.Fprintln(stdout, "CUDA driver: none on this host (the CPU engine answers)")
+		fmt.Fprintln(stdout, "GPUs: none usable (no CUDA driver on this host): the CPU engine answers")
 	case err != nil:
-		fmt.Fprintf(stdout, "CUDA driver: %v\n", err)
+		fmt.Fprintf(stdout, "GPUs: none usable (CUDA driver: %v): the CPU engine answers\n", err)
+	case len(devs) == 0:
+		fmt.Fprintf(stdout, "GPUs: none (CUDA driver %d.%d): the CPU engine answers\n", driver/1000, driver%1000/10)
 	default:
-		fmt.Fprintf(stdout, "CUDA driver: %d.%d\n", driver/1000, driver%1000/10)
+		fmt.Fprintf(stdout, "GPUs: %d usable (CUDA driver %d.%d): knn devices lists them\n", len(devs), driver/1000, driver%1000/10)
 	}
 	return nil
 }

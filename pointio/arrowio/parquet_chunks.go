@@ -182,7 +182,6 @@ func (pc *pendingChunk) finish(g int, err error) {
 type groupScratch struct {
 	pts      []orb.Point
 	lat, lon []float64
-	ids      []string
 }
 
 // decodeGroup reads task t's row group, checked, into its place in the
