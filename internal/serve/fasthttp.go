@@ -131,7 +131,6 @@ func (f *fastConns) draining() bool {
 // fastRequest is a request head the fast path takes.
 type fastRequest struct {
 	kind      kind
-	headLen   int
 	bodyLen   int
 	closeConn bool
 }
