@@ -27,6 +27,7 @@ type query struct {
 	k        int
 	metres   float64
 	lat, lon []float64
+	scalar   bool // asked with scalars: answered with scalars
 }
 
 // key is what queries must share to be answered by one engine call.

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -663,4 +664,99 @@ func newLoopback(tb testing.TB, s *Server) string {
 	hs := httptest.NewServer(s.Handler())
 	tb.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// serveLoopback runs s.Serve (the fast path and net/http behind it) on a
+// loopback port until the test ends.
+func serveLoopback(t *testing.T, s *Server) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, 10*time.Second, "", "") }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// TestFastPathPipelined: pipelined requests on one connection, fast and
+// not (a refusal, /healthz, Arrow), are answered in order, and the fast
+// answers equal the in-process index's.
+func TestFastPathPipelined(t *testing.T) {
+	lat, lon := uniform(4096, 1)
+	s, err := New(context.Background(), Config{Open: cpuOpen, LatRad: radians(lat), LonRad: radians(lon), Workers: 2, Token: "tk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveLoopback(t, s)
+	x, err := cpuOpen(geoknn.Radians64(radians(lat), radians(lon)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	qlat, qlon := uniform(40, 9)
+	want, _ := x.Nearest(context.Background(), geoknn.Radians64(radians(qlat), radians(qlon)))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var reqs bytes.Buffer
+	post := func(path, body string, auth bool) {
+		fmt.Fprintf(&reqs, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", path, len(body))
+		if auth {
+			reqs.WriteString("Authorization: Bearer tk\r\n")
+		}
+		reqs.WriteString("\r\n" + body)
+	}
+	for i := range qlat {
+		post("/v1/nearest", fmt.Sprintf(`{"lat":%v,"lon":%v}`, qlat[i], qlon[i]), true)
+	}
+	post("/v1/nearest", `{"lat":1,"lon":1}`, false)       // 401, by net/http
+	post("/v1/nearest", `{"lat":1,"lon":1}`, true)        // fast again? net/http has the connection now
+	post("/v1/knearest", `{"lat":1,"lon":1,"k":0}`, true) // 422
+	if _, err := conn.Write(reqs.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	for i := range qlat {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		wantBody := fmt.Sprintf(`{"version":1,"index":%d,"distance_m":%.3f}`, want.Index[i], float64(want.DistanceRad[i])*EarthRadius)
+		if resp.StatusCode != 200 || strings.TrimSpace(string(b)) != wantBody || resp.Header.Get("Geoknn-Reference-Version") != "1" {
+			t.Fatalf("request %d: %d %s, want %s", i, resp.StatusCode, b, wantBody)
+		}
+	}
+	for _, status := range []int{401, 200, 422} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != status {
+			t.Fatalf("got %d %s, want %d", resp.StatusCode, b, status)
+		}
+	}
+	// The whole suite of queries through the fast path and net/http.
+	c := client.New(url)
+	c.Token = "tk"
+	a, err := c.KNearest(context.Background(), qlat, qlon, 3, 0)
+	if err != nil || len(a.Index) != len(qlat) {
+		t.Fatalf("%+v %v", a, err)
+	}
+	w, err := c.Within(context.Background(), qlat[:1], qlon[:1], 1e6, true)
+	if err != nil || len(w.Count) != 1 {
+		t.Fatalf("%+v %v", w, err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -473,22 +474,57 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		ErrorLog:    slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
 	}
-	errc := make(chan error, 1)
+	if tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(tlsCert, tlsKey)
+		if err != nil {
+			return errors.Join(fmt.Errorf("TLS: %w", err), ln.Close(), s.Close())
+		}
+		// HTTP/1.1 only: the fast path speaks it, and hands on to net/http.
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"},
+			MinVersion: tls.VersionTLS12})
+	}
+	h := newHandoff(ln.Addr())
+	conns := &fastConns{}
+	errc := make(chan error, 2)
+	go func() { errc <- hs.Serve(h) }()
 	go func() {
-		if tlsCert != "" {
-			errc <- hs.ServeTLS(ln, tlsCert, tlsKey)
-		} else {
-			errc <- hs.Serve(ln)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				if !errors.Is(err, net.ErrClosed) {
+					errc <- err
+				}
+				return
+			}
+			go s.serveFast(c, h, conns)
 		}
 	}()
 	var err error
 	select {
 	case err = <-errc:
+		_ = ln.Close()
 	case <-ctx.Done():
 		s.Drain()
 		s.cfg.Logger.Info("draining", "in_flight", s.m.inFlight.Load())
+		_ = ln.Close()
+		conns.startDrain()
 		dctx, cancel := context.WithTimeout(context.Background(), drain)
 		err = hs.Shutdown(dctx)
+		waited := make(chan struct{})
+		go func() {
+			conns.wg.Wait()
+			close(waited)
+		}()
+		select {
+		case <-waited:
+		case <-dctx.Done():
+			err = errors.Join(err, dctx.Err())
+		}
 		cancel()
 		if err != nil {
 			err = fmt.Errorf("drain: %w", err)

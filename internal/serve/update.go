@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -213,5 +212,3 @@ func (s *Server) moves(up *Update, ids []string, lat, lon []float64) error {
 	}
 	return nil
 }
-
-var errNoColumn = errors.New("missing column")

@@ -1,0 +1,344 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The fast path answers the common request, a small JSON query on a
+// keep-alive HTTP/1.1 connection, without net/http: its per-request cost
+// (a goroutine handoff to read the next request, a flush per response,
+// header maps) was most of a one-point query's. A connection starts here;
+// the first request the fast path does not take whole (any other endpoint
+// or method, Arrow, chunked bodies, Expect, a body that is not the plain
+// shape, a refusal to explain) hands the connection, its bytes unread, to
+// net/http for the rest of its life. Answers to pipelined requests go out
+// in one write, as Redis's do.
+
+// maxFastHeader bounds a request head read by the fast path.
+const maxFastHeader = 8192
+
+// handoff is a net.Listener of the connections the fast path hands on.
+type handoff struct {
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+	addr net.Addr
+}
+
+func newHandoff(addr net.Addr) *handoff {
+	return &handoff{ch: make(chan net.Conn), done: make(chan struct{}), addr: addr}
+}
+
+func (h *handoff) Accept() (net.Conn, error) {
+	select {
+	case c := <-h.ch:
+		return c, nil
+	case <-h.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (h *handoff) Close() error {
+	h.once.Do(func() { close(h.done) })
+	return nil
+}
+
+func (h *handoff) Addr() net.Addr { return h.addr }
+
+// give hands c on; false once the listener is closed.
+func (h *handoff) give(c net.Conn) bool {
+	select {
+	case h.ch <- c:
+		return true
+	case <-h.done:
+		return false
+	}
+}
+
+// bufferedConn reads what the fast path buffered before the socket.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// fastConns tracks the connections on the fast path, for the drain.
+type fastConns struct {
+	mu    sync.Mutex
+	conns map[net.Conn]bool // true while a request is being answered
+	wg    sync.WaitGroup
+	drain bool
+}
+
+func (f *fastConns) add(c net.Conn) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.drain {
+		return false
+	}
+	if f.conns == nil {
+		f.conns = map[net.Conn]bool{}
+	}
+	f.conns[c] = false
+	f.wg.Add(1)
+	return true
+}
+
+func (f *fastConns) remove(c net.Conn) {
+	f.mu.Lock()
+	delete(f.conns, c)
+	f.mu.Unlock()
+	f.wg.Done()
+}
+
+// busy marks c answering (or not); false when the server drains and c is
+// idle: the connection is to be closed.
+func (f *fastConns) busy(c net.Conn, b bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.conns[c] = b
+	return !f.drain || b
+}
+
+// startDrain wakes every connection waiting for a request: it closes.
+func (f *fastConns) startDrain() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.drain = true
+	for c, answering := range f.conns {
+		if !answering {
+			_ = c.SetReadDeadline(time.Now())
+		}
+	}
+}
+
+func (f *fastConns) draining() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.drain
+}
+
+// fastRequest is a request head the fast path takes.
+type fastRequest struct {
+	kind      kind
+	bodyLen   int
+	closeConn bool
+}
+
+var (
+	crlfcrlf  = []byte("\r\n\r\n")
+	fastPaths = map[string]kind{"/v1/nearest": kindNearest, "/v1/knearest": kindKNearest, "/v1/within": kindWithinCount}
+)
+
+// parseHead reads a buffered request head; ok false when the fast path
+// does not take the request.
+func (s *Server) parseHead(head []byte) (fastRequest, bool) {
+	var fr fastRequest
+	line, rest, _ := bytes.Cut(head, []byte("\r\n"))
+	method, after, ok1 := bytes.Cut(line, []byte(" "))
+	path, proto, ok2 := bytes.Cut(after, []byte(" "))
+	if !ok1 || !ok2 || string(method) != "POST" || string(proto) != "HTTP/1.1" {
+		return fr, false
+	}
+	k, ok := fastPaths[string(path)]
+	if !ok {
+		return fr, false
+	}
+	fr.kind, fr.bodyLen = k, -1
+	authorized := s.cfg.Token == ""
+	for len(rest) > 0 {
+		var h []byte
+		h, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		if len(h) == 0 {
+			break
+		}
+		name, value, ok := bytes.Cut(h, []byte(":"))
+		if !ok {
+			return fr, false
+		}
+		value = bytes.TrimSpace(value)
+		switch string(bytes.ToLower(name)) {
+		case "content-length":
+			n, err := strconv.Atoi(string(value))
+			if err != nil || n < 0 || n > smallBody || fr.bodyLen >= 0 {
+				return fr, false
+			}
+			fr.bodyLen = n
+		case "content-type":
+			if !bytes.HasPrefix(bytes.ToLower(value), []byte("application/json")) && !bytes.HasPrefix(bytes.ToLower(value), []byte("application/x-www-form-urlencoded")) {
+				return fr, false
+			}
+		case "accept":
+			if isArrow(string(value)) {
+				return fr, false
+			}
+		case "transfer-encoding", "expect", "upgrade":
+			return fr, false
+		case "connection":
+			fr.closeConn = bytes.EqualFold(value, []byte("close"))
+		case "authorization":
+			tok, ok := bytes.CutPrefix(value, []byte("Bearer "))
+			authorized = ok && subtle.ConstantTimeCompare(tok, []byte(s.cfg.Token)) == 1
+		}
+	}
+	return fr, fr.bodyLen >= 0 && authorized
+}
+
+// serveFast answers c's requests until one is not the fast path's (then
+// c goes to net/http) or c ends.
+func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
+	if !conns.add(c) {
+		_ = c.Close()
+		return
+	}
+	defer conns.remove(c)
+	br := bufio.NewReaderSize(c, 16<<10)
+	bw := bufio.NewWriterSize(c, 16<<10)
+	for {
+		// The deadline first: a drain that starts after the check below
+		// cuts the wait short.
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		if !conns.busy(c, false) {
+			_ = c.Close()
+			return
+		}
+		head, err := peekHead(br)
+		if err != nil {
+			if !errors.Is(err, errNotFast) {
+				_ = bw.Flush()
+				_ = c.Close()
+				return
+			}
+		}
+		var fr fastRequest
+		ok := err == nil
+		if ok {
+			fr, ok = s.parseHead(head)
+		}
+		var body []byte
+		if ok {
+			body, err = br.Peek(len(head) + fr.bodyLen)
+			if err != nil {
+				_ = c.Close()
+				return
+			}
+			body = body[len(head):]
+		}
+		var q *query
+		if ok {
+			q, ok = s.fastQuery(fr.kind, body)
+		}
+		if !ok {
+			// net/http answers this request and the rest.
+			if bw.Flush() != nil {
+				_ = c.Close()
+				return
+			}
+			_ = c.SetReadDeadline(time.Time{})
+			if !h.give(&bufferedConn{Conn: c, r: br}) {
+				_ = c.Close()
+			}
+			return
+		}
+		conns.busy(c, true)
+		_, _ = br.Discard(len(head) + fr.bodyLen)
+		start := time.Now()
+		s.m.inFlight.Add(1)
+		status, out, version := s.fastAnswer(q)
+		s.m.inFlight.Add(-1)
+		closing := fr.closeConn || conns.draining() || s.draining.Load()
+		writeFastResponse(bw, status, out, version, closing)
+		s.m.request(endpointIndex(endpoints[min(int(fr.kind), 2)]), status, time.Since(start))
+		if closing || br.Buffered() == 0 {
+			if bw.Flush() != nil || closing {
+				_ = c.Close()
+				return
+			}
+		}
+	}
+}
+
+var errNotFast = errors.New("not a fast request head")
+
+// peekHead waits for a whole request head in br and returns it
+// (unconsumed), or errNotFast when it grows past maxFastHeader.
+func peekHead(br *bufio.Reader) ([]byte, error) {
+	// What is buffered first; one more byte only when it holds no head.
+	for n := max(br.Buffered(), 1); ; {
+		b, err := br.Peek(n)
+		if err != nil {
+			return nil, err
+		}
+		if i := bytes.Index(b, crlfcrlf); i >= 0 {
+			return b[:i+4], nil
+		}
+		if len(b) >= maxFastHeader {
+			return nil, errNotFast
+		}
+		n = max(br.Buffered(), len(b)+1)
+	}
+}
+
+// fastQuery reads a body in the plain shape; false for any other, or any
+// refusal (net/http then answers it, with the error naming the field).
+func (s *Server) fastQuery(k kind, body []byte) (*query, bool) {
+	in, ok := fastQuery(body)
+	if !ok {
+		return nil, false
+	}
+	q := &query{}
+	var err error
+	if q.lat, q.lon, err = pointsOf(in.Lat, in.Lon, s.cfg.MaxPoints); err != nil {
+		return nil, false
+	}
+	if err := s.finish(q, k, in.K, in.MaxM, in.RadiusM, in.List); err != nil {
+		return nil, false
+	}
+	q.scalar = in.Lat.scalar && in.Lon.scalar
+	return q, len(q.lat) > 0 && len(q.lat) <= s.cfg.BatchPoints
+}
+
+// fastAnswer answers q: the status, the JSON body and the version.
+func (s *Server) fastAnswer(q *query) (int, []byte, uint64) {
+	a, err := s.b.submit(context.Background(), q)
+	jw := jsonWriter{b: make([]byte, 0, 64+48*len(q.lat))}
+	if err != nil {
+		status, field := statusOf(err)
+		writeErrorJSON(&jw, err, field)
+		return status, jw.b, 0
+	}
+	defer a.snap.release()
+	s.m.points.Add(uint64(len(q.lat)))
+	s.m.engineNanos.Add(uint64(a.engine))
+	writeAnswerJSON(&jw, q, &a, q.scalar)
+	return http.StatusOK, jw.b, a.snap.version
+}
+
+// writeFastResponse buffers one response (errors surface at the flush).
+func writeFastResponse(bw *bufio.Writer, status int, body []byte, version uint64, closing bool) {
+	bw.WriteString("HTTP/1.1 ")
+	bw.WriteString(strconv.Itoa(status))
+	bw.WriteString(" ")
+	bw.WriteString(http.StatusText(status))
+	if version > 0 {
+		bw.WriteString("\r\nGeoknn-Reference-Version: ")
+		bw.WriteString(strconv.FormatUint(version, 10))
+	}
+	bw.WriteString("\r\nContent-Type: application/json\r\nContent-Length: ")
+	bw.WriteString(strconv.Itoa(len(body)))
+	if closing {
+		bw.WriteString("\r\nConnection: close")
+	}
+	bw.WriteString("\r\n\r\n")
+	_, _ = bw.Write(body)
+}
