@@ -116,6 +116,10 @@ func WriteKResultsNPZ(w io.Writer, n, k int, row KRow) error {
 type Within struct {
 	Count func(i int) int
 	Ref   func(i, rank int) (ref uint32, metres float64)
+	// KeepUnmatched writes, in CSV lists, "i,-1," for an observation with
+	// no reference in range (the --k 1 --max-m form of a missing answer),
+	// so that every observation has a row.
+	KeepUnmatched bool
 }
 
 // WriteWithinCounts writes "obs_index,count" for n observations.
@@ -143,7 +147,12 @@ func WriteWithinLists(w *bufio.Writer, n int, in Within) error {
 // appendListLines appends WriteWithinLists's lines of the observation
 // numbered i, whose answers in are at j.
 func appendListLines(dst []byte, i, j int, in Within) []byte {
-	for r := range in.Count(j) {
+	n := in.Count(j)
+	if n == 0 && in.KeepUnmatched {
+		dst = strconv.AppendInt(dst, int64(i), 10)
+		return append(dst, ",-1,\n"...)
+	}
+	for r := range n {
 		ref, m := in.Ref(j, r)
 		dst = strconv.AppendInt(dst, int64(i), 10)
 		dst = appendRefLine(append(dst, ','), ref, m)

@@ -484,3 +484,39 @@ func TestRunSummary(t *testing.T) {
 		t.Errorf("-v: %d %q", status, errOut)
 	}
 }
+
+// --within-m --list --keep-unmatched gives every observation with no
+// reference in range one row "i,-1," and leaves the others' rows as they
+// were, streamed (a file) or answered whole (counts).
+func TestKeepUnmatched(t *testing.T) {
+	for _, obs := range []string{sampleCities, "2^10"} {
+		base := []string{"run", "-q", "--engine", "cpu", "--obs", obs, "--ref", sampleAirports, "--within-m", "50000", "--out", "-"}
+		_, counts, _ := mainFor(base...)
+		_, lists, _ := mainFor(append(base, "--list")...)
+		status, kept, stderr := mainFor(append(base, "--list", "--keep-unmatched")...)
+		if status != 0 {
+			t.Fatalf("%s: %d %q", obs, status, stderr)
+		}
+		var want strings.Builder
+		listed := strings.Split(strings.TrimSuffix(lists, "\n"), "\n")
+		want.WriteString(listed[0] + "\n")
+		next := 1
+		for _, line := range strings.Split(strings.TrimSuffix(counts, "\n"), "\n")[1:] {
+			i, n, _ := strings.Cut(line, ",")
+			if n == "0" {
+				want.WriteString(i + ",-1,\n")
+				continue
+			}
+			for next < len(listed) && strings.HasPrefix(listed[next], i+",") {
+				want.WriteString(listed[next] + "\n")
+				next++
+			}
+		}
+		if kept != want.String() || !strings.Contains(kept, ",-1,\n") {
+			t.Errorf("%s: --keep-unmatched differs from the lists and the counts", obs)
+		}
+	}
+	if status, _, stderr := mainFor("run", "--obs", "2^4", "--ref", "2^4", "--within-m", "5", "--keep-unmatched"); status != 2 || !strings.Contains(stderr, "give both") {
+		t.Errorf("without --list: %d %q", status, stderr)
+	}
+}

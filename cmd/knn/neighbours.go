@@ -101,9 +101,9 @@ func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {
 	}
 }
 
-func withinWriter(res *geoknn.WithinResult) func(w *bufio.Writer, format string) error {
+func withinWriter(res *geoknn.WithinResult, keepUnmatched bool) func(w *bufio.Writer, format string) error {
 	metres := func(e int) float64 { return float64(res.DistanceRad[e]) * geoknn.EarthRadiusMetres }
-	in := pointio.Within{Count: func(i int) int { return int(res.Counts[i]) }}
+	in := pointio.Within{Count: func(i int) int { return int(res.Counts[i]) }, KeepUnmatched: keepUnmatched}
 	if res.Offsets != nil {
 		in.Ref = func(i, r int) (uint32, float64) {
 			e := int(res.Offsets[i]) + r

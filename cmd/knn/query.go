@@ -48,7 +48,7 @@ func withinAnswered(ctx context.Context, f runFlags, stdout, stderr io.Writer, r
 		write: func(in *runInputs, format string) error {
 			lb := in.labels()
 			return wroteNeighbours(stderr, f.out, format, func() error {
-				return writeNeighbours(ctx, f.out, stdout, format, lb.within(res), withinWriter(res), lb)
+				return writeNeighbours(ctx, f.out, stdout, format, lb.within(res), withinWriter(res, f.keepUnmatched), lb)
 			})
 		},
 	}

@@ -88,6 +88,7 @@ type queryFlags struct {
 	k                 int
 	withinM, maxM     float64
 	list, excludeSelf bool
+	keepUnmatched     bool
 }
 
 // mpiFlags make a run one rank of an MPI job.
@@ -302,8 +303,15 @@ func (f *runFlags) checkOutputs(fs *flag.FlagSet) error {
 	if f.out == "" {
 		return nil
 	}
-	if _, err := f.format(); err != nil {
+	format, err := f.format()
+	if err != nil {
 		return usageError{err}
+	}
+	// A missing reference is a CSV row "i,-1,"; the columnar formats and
+	// the id columns have no such row yet, and MPI ranks write fixed
+	// offsets.
+	if f.keepUnmatched && (format != pointio.FormatCSV || f.obsID != "" || f.refID != "" || f.mpi) {
+		return usagef("run: --keep-unmatched writes CSV answers without --obs-id, --ref-id or --mpi")
 	}
 	return nil
 }
@@ -346,9 +354,10 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&f.k, "k", 1, "the k nearest references of every observation (CSV obs_index,rank,ref_index,distance_m; npz arrays of shape (N, k))")
 	fs.Float64Var(&f.withinM, "within-m", 0, "count the references within this many metres of every observation (CSV obs_index,count)")
 	fs.BoolVar(&f.list, "list", false, "with --within-m: list those references (CSV obs_index,ref_index,distance_m; npz in CSR form)")
+	fs.BoolVar(&f.keepUnmatched, "keep-unmatched", false, "with --within-m --list: a row obs_index,-1, for every observation with no reference in range (CSV)")
 	fs.Float64Var(&f.maxM, "max-m", 0, "with --k: no reference farther than this many metres (0: no limit)")
 	fs.BoolVar(&f.excludeSelf, "exclude-self", false, "observations and references are one set: skip the reference with the observation's own index")
-	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors: no progress bar, no summary")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors: no progress bar, no summary (with --mpi: no progress bar)")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
 	fs.StringVar(&f.latCol, "lat-col", "", "the latitude column's name in files that have it (e.g. pickup_latitude); others: lat or latitude")
 	fs.StringVar(&f.lonCol, "lon-col", "", "the longitude column's name in files that have it; others: lon, lng, long or longitude")
@@ -414,6 +423,8 @@ func (f *runFlags) options() (geoknn.Options, error) {
 		return geoknn.Options{}, errors.New("run: --list lists the references within a radius: give --within-m METRES too")
 	case f.withinM > 0 && f.k != 1:
 		return geoknn.Options{}, fmt.Errorf("run: --k %d with --within-m: a radius query answers every reference within the radius; drop --k, or use --k with --max-m for the k nearest within a distance", f.k)
+	case f.keepUnmatched && !f.list:
+		return geoknn.Options{}, errors.New("run: --keep-unmatched keeps the observations a --within-m --list leaves out: give both")
 	case f.maxM > 0 && f.withinM > 0:
 		return geoknn.Options{}, errors.New("run: --max-m goes with --k; with --within-m the radius is the limit")
 	}

@@ -139,6 +139,9 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 			w, err = arrowio.NewAnswerWriter(bw, format, kind, k, arrowio.StreamOptions{MemoryBytes: encodeBudget(k)})
 		default:
 			w, err = pointio.NewCSVAnswerWriter(bw, kind, k)
+			if j.f.keepUnmatched {
+				w = keepUnmatched{w}
+			}
 		}
 		if err != nil {
 			return writerError(out, err)
@@ -292,4 +295,13 @@ func kRows(l labels, a pointio.Answers, k, i int, add func(...any)) {
 		}
 		add(l.row(i, middle, ref, m, true)...)
 	}
+}
+
+// keepUnmatched is a CSV answer writer that gives every observation of a
+// --within-m --list a row (--keep-unmatched).
+type keepUnmatched struct{ pointio.AnswerWriter }
+
+func (k keepUnmatched) Write(a pointio.Answers) error {
+	a.Within.KeepUnmatched = true
+	return k.AnswerWriter.Write(a)
 }
