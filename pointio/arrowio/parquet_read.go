@@ -102,7 +102,7 @@ func readParquetRange(ctx context.Context, path string, opts pointio.ReadOptions
 	if err := checkRows(path, starts, fileSize(path)); err != nil {
 		return nil, err
 	}
-	if err := checkChunks(path, rdr, src.leaves(rdr)); err != nil {
+	if err := verifyParquet(path, rdr, src.leaves(rdr), starts); err != nil {
 		return nil, err
 	}
 	if n == 0 {
