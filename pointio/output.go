@@ -176,7 +176,7 @@ func Write(ctx context.Context, path string, stdout io.Writer, write func(w *buf
 	}
 	fi, err := os.Stat(path)
 	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-		return streamToFile(path, cw)
+		return streamToFile(ctx, path, cw)
 	}
 	if target, err := filepath.EvalSymlinks(path); err == nil && target != path {
 		path = target
@@ -188,9 +188,12 @@ func Write(ctx context.Context, path string, stdout io.Writer, write func(w *buf
 }
 
 // streamToFile opens an existing device, pipe or socket and streams to it.
-func streamToFile(path string, write func(w *bufio.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+func streamToFile(ctx context.Context, path string, write func(w *bufio.Writer) error) error {
+	f, err := openStoppable(ctx, path, os.O_WRONLY)
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	err = streamTo(f, path, write)
