@@ -2,6 +2,7 @@ package pointio
 
 import (
 	"context"
+	"fmt"
 	"os"
 )
 
@@ -57,4 +58,15 @@ func openStoppable(ctx context.Context, path string, flag int) (*os.File, error)
 func sniffable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// stillReplaceable refuses, just before the rename that commits an
+// output, a file made read-only while the run wrote (chmod 444 during a
+// run): the check before any work saw it writable, and a rename ignores
+// the file's own permissions, as cp and GDAL do not.
+func stillReplaceable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("output %s was made read-only during the run: refusing to replace it", path)
+	}
+	return nil
 }

@@ -149,3 +149,32 @@ func TestStreamEndsOnlyWhenComplete(t *testing.T) {
 		t.Errorf("ipcEnd complete: %v", err)
 	}
 }
+
+// addTestdata adds the third-party files matching glob to the corpus.
+func addTestdata(f *testing.F, glob string) {
+	paths, _ := filepath.Glob(filepath.Join("testdata", glob))
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+}
+
+// checkStreamAgrees checks that the streamed reader (knn run's) reads
+// what the whole-file reader read, or refuses what it refused: a file
+// one path refuses is never half-read by the other (#41).
+func checkStreamAgrees(t *testing.T, path string, pts []orb.Point, wholeErr error) {
+	t.Helper()
+	n, err := readStreamed(path)
+	switch {
+	case wholeErr == nil && err != nil:
+		t.Fatalf("whole file read %d points, streamed refused: %v", len(pts), err)
+	case wholeErr == nil && n != len(pts):
+		t.Fatalf("whole file read %d points, streamed %d", len(pts), n)
+	case wholeErr != nil && err == nil:
+		t.Fatalf("whole file refused (%v), streamed read %d points", wholeErr, n)
+	}
+	if err != nil && strings.Contains(err.Error(), "runtime error") {
+		t.Fatalf("streamed: %v", err)
+	}
+}
