@@ -345,7 +345,7 @@ type ipcChunks struct {
 }
 
 func openIPCChunks(ctx context.Context, path string, opts pointio.ReadOptions) (_ pointio.ChunkReader, err error) {
-	defer recoverCorrupt(path, &err)
+	defer recoverCorruptAs(path, "Arrow IPC", &err)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read points: %w", err)
@@ -384,7 +384,7 @@ func (c *ipcChunks) Next(ctx context.Context, dst pointio.Chunk) (_ pointio.Chun
 			c.done = err
 		}
 	}()
-	defer recoverCorrupt(c.path, &err)
+	defer recoverCorruptAs(c.path, "Arrow IPC", &err)
 	recs, rows, err := readWindow(ctx, c.path, c.next)
 	defer func() {
 		for _, r := range recs {
