@@ -136,6 +136,7 @@ type csvRows struct {
 	name     string // the input, for errors
 	lat, lon int    // 0-based columns of the coordinates
 	need     int    // fields a row needs to hold both coordinates
+	width    int    // the header's fields, which every row must have
 	lineBase int    // lines of the input before cr's first (a chunk's place)
 	comma    rune
 	// headerEnd is the line the header ends on (a quoted name may hold
@@ -170,7 +171,7 @@ func readHeader(cr *csv.Reader, name string, opts ReadOptions) (*csvRows, error)
 	last := len(header) - 1
 	end, _ := cr.FieldPos(last)
 	end += strings.Count(header[last], "\n")
-	rows := &csvRows{cr: cr, name: name, lat: lat, lon: lon, need: max(lat, lon) + 1, comma: cr.Comma, headerEnd: end, id: -1}
+	rows := &csvRows{cr: cr, name: name, lat: lat, lon: lon, need: max(lat, lon) + 1, width: len(header), comma: cr.Comma, headerEnd: end, id: -1}
 	if opts.IDColumn != "" {
 		rows.id = slices.IndexFunc(header, func(h string) bool { return strings.EqualFold(strings.TrimSpace(h), opts.IDColumn) })
 		if rows.id < 0 {
@@ -214,6 +215,9 @@ func (r *csvRows) point(rec []string) (orb.Point, bool, error) {
 	if len(rec) < r.need {
 		return orb.Point{}, false, r.shortRow(rec)
 	}
+	if len(rec) != r.width && r.width > 0 {
+		return orb.Point{}, false, r.widthError(rec)
+	}
 	if _, reason := parseCoord(rec[r.lat], 90); reason != "" {
 		return orb.Point{}, false, r.fieldError(r.lat, fieldLat, rec[r.lat], reason)
 	}
@@ -223,6 +227,9 @@ func (r *csvRows) point(rec []string) (orb.Point, bool, error) {
 
 // parseRow is point without the error: bad reports a row in error.
 func (r *csvRows) parseRow(rec []string) (p orb.Point, ok, bad bool) {
+	if len(rec) != r.width && r.width > 0 {
+		return orb.Point{}, false, !isBlank(rec)
+	}
 	if len(rec) < r.need {
 		return orb.Point{}, false, !isBlank(rec)
 	}

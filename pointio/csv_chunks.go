@@ -216,7 +216,7 @@ func (r *csvRows) startChunks(block []byte, ends []int, line int, quoted bool) f
 	start := 0
 	for i, end := range ends {
 		chunk := block[start:end]
-		c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, comma: r.comma, id: r.id}
+		c := &csvRows{name: r.name, lat: r.lat, lon: r.lon, need: r.need, width: r.width, comma: r.comma, id: r.id}
 		wg.Go(func() {
 			lines[i] = bytes.Count(chunk, []byte{'\n'})
 			counted.Done()

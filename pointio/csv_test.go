@@ -33,8 +33,6 @@ func TestReadCSV(t *testing.T) {
 		{"header spaces trimmed", " lat ,\tlon \n1,2\n", []orb.Point{{2, 1}}},
 		{"quoted header", "\"lat\",\" lon\"\n1,2\n", []orb.Point{{2, 1}}},
 		{"other columns ignored", "id,name,lat,pop,lon,x\n7,a,1,5,2,y\n", []orb.Point{{2, 1}}},
-		{"extra fields", "lat,lon\n1,2,3,4\n", []orb.Point{{2, 1}}},
-		{"fewer fields than header", "lat,lon,name,pop\n1,2\n", []orb.Point{{2, 1}}},
 		{"quoted numbers", "lat,lon\n\"1.5\",\"-2.5\"\n", []orb.Point{{-2.5, 1.5}}},
 		{"spaces around numbers", "lat,lon\n 1.5 ,\t-2.5\n", []orb.Point{{-2.5, 1.5}}},
 		{"signs and exponents", "lat,lon\n+1e1,-1.5E2\n", []orb.Point{{-150, 10}}},
@@ -124,6 +122,12 @@ func TestReadCSVErrors(t *testing.T) {
 			contains: []string{`t.csv:3: latitude "91"`}},
 		{name: "line after BOM and CRLF", in: "\uFEFFlat,lon\r\n1,2\r\n1,x\r\n", line: 3, field: "lon",
 			contains: []string{`t.csv:3: longitude "x" is not a number`}},
+		// Rows whose field count is not the header's are refused with
+		// the line (#41): "10,20,30" under "lat,lon" is not a point.
+		{name: "long row", in: "lat,lon\n1,2\n10,20,30\n", line: 3,
+			contains: []string{"t.csv:3: long row: 3 field(s), the header has 2"}},
+		{name: "fewer fields than header", in: "lat,lon,name,pop\n1,2\n", line: 2,
+			contains: []string{"t.csv:2: short row: 2 field(s), the header has 4"}},
 		{name: "short row", in: "lat,lon,name\n1,2,a\n5\n", line: 3,
 			contains: []string{"t.csv:3: short row: 1 field(s), want at least 2"}},
 		{name: "short row with later lat column", in: "name,x,lon,lat\n\"a, b\",1,2\n", line: 2,

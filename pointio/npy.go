@@ -308,7 +308,11 @@ func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Po
 			return nil, npyError(name, err)
 		}
 		defer rc.Close()
-		return readNPY(rc, name+":"+names[0], entryHint(files[names[0]]), opts.Radians)
+		pts, err := readNPY(rc, name+":"+names[0], entryHint(files[names[0]]), opts.Radians)
+		if err == nil {
+			err = finishMember(rc, name+":"+names[0])
+		}
+		return pts, err
 	}
 	latCol, lonCol, err := LatLonColumns(name, names, opts)
 	if err != nil {
@@ -390,11 +394,12 @@ func openNPZMember(f *zip.File, name string) (*npzMember, error) {
 
 // read reads the member's array.
 func (m *npzMember) read() ([]float64, error) {
-	cols, err := readColumns(bufio.NewReaderSize(m.rc, 1<<20), m.meta, m.what, 1, entryHint(m.f))
+	br := bufio.NewReaderSize(m.rc, 1<<20)
+	cols, err := readColumns(br, m.meta, m.what, 1, entryHint(m.f))
 	if err != nil {
 		return nil, err
 	}
-	return cols[0], nil
+	return cols[0], finishMember(br, m.what)
 }
 
 // countingReader counts the bytes read through it.

@@ -25,8 +25,8 @@ func CheckOutput(path string, inputs ...string) error {
 	if path == "" {
 		return errors.New("output: an empty file name (use - for standard output)")
 	}
-	if path == "-" {
-		return nil
+	if IsStdout(path) {
+		return checkStdout(path, inputs)
 	}
 	if _, _, err := splitFilePath(path); err != nil {
 		return err
@@ -69,7 +69,7 @@ func CheckOutputs(outputs, inputs []string) error {
 		if err := CheckOutput(out, inputs...); err != nil {
 			return err
 		}
-		if out == "-" {
+		if IsStdout(out) {
 			continue
 		}
 		key := resolvedPath(out)
@@ -171,12 +171,12 @@ func checkFolder(path string) error {
 // back.
 func Write(ctx context.Context, path string, stdout io.Writer, write func(w *bufio.Writer) error) error {
 	cw := contextWrite(ctx, write)
-	if path == "-" {
-		return streamTo(stdout, path, cw)
+	if IsStdout(path) {
+		return streamTo(stdoutWriter(stdout), path, cw)
 	}
 	fi, err := os.Stat(path)
 	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-		return streamToFile(path, cw)
+		return streamToFile(ctx, path, cw)
 	}
 	if target, err := filepath.EvalSymlinks(path); err == nil && target != path {
 		path = target
@@ -188,9 +188,12 @@ func Write(ctx context.Context, path string, stdout io.Writer, write func(w *buf
 }
 
 // streamToFile opens an existing device, pipe or socket and streams to it.
-func streamToFile(path string, write func(w *bufio.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+func streamToFile(ctx context.Context, path string, write func(w *bufio.Writer) error) error {
+	f, err := openStoppable(ctx, path, os.O_WRONLY)
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	err = streamTo(f, path, write)

@@ -53,6 +53,9 @@ const parquetMagic = "PAR1"
 // StartsWith reports whether the file at path starts with magic (false
 // when it cannot be read): how inputs without an extension are sniffed.
 func StartsWith(path, magic string) bool {
+	if !sniffable(path) {
+		return false
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -290,7 +293,7 @@ func openInput(ctx context.Context, path string) (io.ReadCloser, int64, error) {
 	if path == "-" {
 		return io.NopCloser(CancelReader(ctx, os.Stdin)), 0, nil
 	}
-	f, err := os.Open(path)
+	f, err := openStoppable(ctx, path, os.O_RDONLY)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read points: %w", err)
 	}

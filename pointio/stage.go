@@ -21,7 +21,7 @@ type Staged struct {
 // devices and pipes are streamed at once (they cannot be staged).
 func Stage(ctx context.Context, path string, stdout io.Writer, write func(w *bufio.Writer) error) (*Staged, error) {
 	fi, err := os.Stat(path)
-	if path == "-" || (err == nil && !fi.Mode().IsRegular() && !fi.IsDir()) {
+	if IsStdout(path) || (err == nil && !fi.Mode().IsRegular() && !fi.IsDir()) {
 		return &Staged{}, Write(ctx, path, stdout, write)
 	}
 	if target, err := filepath.EvalSymlinks(path); err == nil {

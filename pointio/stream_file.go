@@ -15,7 +15,7 @@ import (
 // standard output ("-") and devices, pipes and sockets are streamed to
 // through stream instead.
 func WriteAt(ctx context.Context, path string, stdout io.Writer, write func(f *os.File) error, stream func(w *bufio.Writer) error) error {
-	if fi, err := os.Stat(path); path == "-" || (err == nil && !fi.Mode().IsRegular() && !fi.IsDir()) {
+	if fi, err := os.Stat(path); IsStdout(path) || (err == nil && !fi.Mode().IsRegular() && !fi.IsDir()) {
 		return Write(ctx, path, stdout, stream)
 	}
 	if target, err := filepath.EvalSymlinks(path); err == nil && target != path {

@@ -66,6 +66,9 @@ func writeAtomicFile(ctx context.Context, path string, write func(f *os.File) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := stillReplaceable(path); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

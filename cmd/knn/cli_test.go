@@ -137,6 +137,8 @@ func TestSignals(t *testing.T) {
 		{"SIGTERM in the query", syscall.SIGTERM, []string{"--obs", "2^22", "--ref", "2^16", "--algo", "brute"}, nil},
 		{"SIGINT in the query", syscall.SIGINT, []string{"--obs", "2^22", "--ref", "2^16", "--algo", "brute"}, nil},
 		{"SIGTERM in the write", syscall.SIGTERM, []string{"--obs", "2^24", "--ref", "2^4"}, tempFileAppeared},
+		// A closed terminal cleans up as SIGTERM does (#41 C1).
+		{"SIGHUP in the write", syscall.SIGHUP, []string{"--obs", "2^24", "--ref", "2^4"}, tempFileAppeared},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -49,15 +49,16 @@ func main() {
 }
 
 // mainExit runs the command line and returns the exit status: 0 done
-// (help included), 1 a runtime error, 2 a usage error, 130 and 143 stopped
-// by SIGINT and SIGTERM. A signal cancels the run's context: every phase
-// (loading, the query, validating, writing) stops within about a second,
-// removes its temporary files and frees the GPUs' memory.
+// (help included), 1 a runtime error, 2 a usage error, 128 + the signal
+// when SIGINT, SIGTERM, SIGHUP or SIGQUIT stopped it. A signal cancels
+// the run's context: every phase (loading, the query, validating,
+// writing) stops within about a second, removes its temporary files and
+// frees the GPUs' memory.
 func mainExit(args []string, stdout, stderr io.Writer) (status int) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 	var got atomic.Value
 	go func() {
@@ -101,13 +102,6 @@ func signalStatus(ctx context.Context) (int, bool) {
 		return 128 + int(s.sig), true
 	}
 	return 0, false
-}
-
-func signalName(s os.Signal) string {
-	if s == syscall.SIGTERM {
-		return "SIGTERM"
-	}
-	return "SIGINT"
 }
 
 // exitStatus prints err, unless its explanation was shown already, and

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -95,7 +94,9 @@ func readLoop[S any](ctx context.Context, depth int, newSlot func() *S, read fun
 		t = time.Now()
 		err := read(ctx, slot)
 		stats.Read += time.Since(t)
-		if errors.Is(err, io.EOF) {
+		// Only the reader's own io.EOF ends the input: a read error that
+		// wraps one (a file cut short) must fail the run, not end it.
+		if err == io.EOF {
 			return nil
 		}
 		if err != nil {

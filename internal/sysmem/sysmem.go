@@ -11,9 +11,9 @@ import (
 	"strings"
 )
 
-// Available returns the bytes of memory available to new allocations
-// (Linux's MemAvailable), and false where the host does not say.
-func Available() (uint64, bool) {
+// memAvailable is Linux's MemAvailable, false where the host does not
+// say.
+func memAvailable() (uint64, bool) {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		return 0, false

@@ -25,3 +25,15 @@ func TestParseMeminfo(t *testing.T) {
 		t.Error("this host has no memory available")
 	}
 }
+
+func TestParseLimits(t *testing.T) {
+	if p, ok := cgroupPath("12:cpu:/x\n0::/user.slice/knn.scope\n"); !ok || p != "/user.slice/knn.scope" {
+		t.Errorf("cgroupPath = %q, %v", p, ok)
+	}
+	if _, ok := cgroupPath("4:memory:/x\n"); ok {
+		t.Error("a v1 line read as v2")
+	}
+	if n, ok := parseStatusKB(bufio.NewScanner(strings.NewReader("Name: knn\nVmSize:\t  1024 kB\n")), "VmSize:"); !ok || n != 1<<20 {
+		t.Errorf("VmSize = %d, %v", n, ok)
+	}
+}

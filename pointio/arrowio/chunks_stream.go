@@ -53,6 +53,9 @@ func openParquetRange(path string, opts pointio.ReadOptions, chunkRows, workers 
 	if err != nil {
 		return nil, err
 	}
+	if err := verifyParquet(path, rdr, src.leaves(rdr), starts); err != nil {
+		return nil, err
+	}
 	n := starts[len(starts)-1]
 	if hi < 0 {
 		hi = n
@@ -159,7 +162,7 @@ type ipcChunks struct {
 }
 
 func openIPCChunks(ctx context.Context, path string, opts pointio.ReadOptions) (_ pointio.ChunkReader, err error) {
-	defer recoverCorrupt(path, &err)
+	defer recoverCorruptAs(path, "Arrow IPC", &err)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read points: %w", err)
@@ -181,6 +184,7 @@ func newIPCChunks(f *os.File, path string, opts pointio.ReadOptions) (*ipcChunks
 	if err != nil {
 		return nil, inputError(path, "not a readable Arrow IPC file", err)
 	}
+	next = checkedBatches(path, next)
 	src, err := ipcSource(path, schema, opts)
 	if err != nil {
 		return nil, err
@@ -197,7 +201,7 @@ func (c *ipcChunks) Next(ctx context.Context, dst pointio.Chunk) (_ pointio.Chun
 			c.done = err
 		}
 	}()
-	defer recoverCorrupt(c.path, &err)
+	defer recoverCorruptAs(c.path, "Arrow IPC", &err)
 	recs, rows, err := readWindow(ctx, c.path, c.next)
 	defer func() {
 		for _, r := range recs {
@@ -211,7 +215,7 @@ func (c *ipcChunks) Next(ctx context.Context, dst pointio.Chunk) (_ pointio.Chun
 		if c.total == 0 {
 			return pointio.Chunk{}, inputError(c.path, "no points", nil)
 		}
-		return pointio.Chunk{}, io.EOF
+		return pointio.Chunk{}, ipcEnd(c.path, int64(c.total), c.rows)
 	}
 	c.src.base, c.src.ids = int64(c.total), nil
 	pts, err := c.src.decodeBatches(recs, c.total, rows)

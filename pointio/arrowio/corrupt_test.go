@@ -94,4 +94,8 @@ func TestArrowBatchLengthMismatch(t *testing.T) {
 	if strings.Contains(err.Error(), "runtime error") || strings.Contains(err.Error(), "Parquet") {
 		t.Errorf("err = %v names the runtime or Parquet", err)
 	}
+	// The streamed reader (knn run) refuses it too, not a short read (#41 F2).
+	if n, err := readStreamed(path); err == nil || !strings.Contains(err.Error(), "batch 1 has length 7183") {
+		t.Errorf("streamed: %d rows, err = %v, want corrupt naming batch 1", n, err)
+	}
 }

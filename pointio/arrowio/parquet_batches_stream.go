@@ -79,7 +79,7 @@ func (p *parquetBatches) Next(ctx context.Context, dst pointio.Chunk) (c pointio
 			if err := p.rr.Err(); err != nil && err != io.EOF {
 				return pointio.Chunk{}, inputError(p.src.path, fmt.Sprintf("rows from %d", p.base+1), err)
 			}
-			return pointio.Chunk{}, io.EOF
+			return pointio.Chunk{}, batchesEnd(p.src.path, p.base, p.hi)
 		}
 		c, err = p.decode(p.rr.RecordBatch(), dst)
 		if err != nil || c.Len() > 0 {

@@ -102,7 +102,7 @@ func readParquetRange(ctx context.Context, path string, opts pointio.ReadOptions
 	if err := checkRows(path, starts, fileSize(path)); err != nil {
 		return nil, err
 	}
-	if err := checkChunks(path, rdr, src.leaves(rdr)); err != nil {
+	if err := verifyParquet(path, rdr, src.leaves(rdr), starts); err != nil {
 		return nil, err
 	}
 	if n == 0 {
@@ -599,7 +599,13 @@ func (src *columnSource) valueError(row int64, field string, v float64, err erro
 // recoverCorrupt turns a panic of the Parquet library on a corrupt file
 // into an error naming the file: bad input never takes the process down.
 // The panic's own text (a Go runtime error) says nothing to the user.
-func recoverCorrupt(path string, err *error) { recoverCorruptAs(path, "Parquet", err) }
+// recover is called here itself: called from a function this one calls
+// (recoverCorruptAs) it returns nil, and the panic goes on.
+func recoverCorrupt(path string, err *error) {
+	if p := recover(); p != nil {
+		*err = inputError(path, "corrupt Parquet file", nil)
+	}
+}
 
 // recoverCorruptAs is recoverCorrupt for a file of format (Parquet, Arrow
 // IPC).
@@ -610,6 +616,7 @@ func recoverCorruptAs(path, format string, err *error) {
 }
 
 func inputError(path, reason string, err error) error {
+	err = withoutRuntimeText(err)
 	return &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: reason, Err: err}
 }
 

@@ -293,6 +293,7 @@ func FuzzReadParquet(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	addTestdata(f, "*.parquet")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "fuzz.parquet")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -300,6 +301,7 @@ func FuzzReadParquet(f *testing.F) {
 		}
 		pts, err := ReadFile(context.Background(), path)
 		checkResult(t, pts, err)
+		checkStreamAgrees(t, path, pts, err)
 	})
 }
 
@@ -442,6 +444,7 @@ func FuzzReadArrow(f *testing.F) {
 		}
 		f.Add(buf.Bytes())
 	}
+	addTestdata(f, "*.feather")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "fuzz.arrow")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -449,6 +452,7 @@ func FuzzReadArrow(f *testing.F) {
 		}
 		pts, err := ReadFile(context.Background(), path)
 		checkResult(t, pts, err)
+		checkStreamAgrees(t, path, pts, err)
 	})
 }
 

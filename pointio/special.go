@@ -1,0 +1,72 @@
+package pointio
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// openStoppable is os.OpenFile that returns ctx's error once ctx is done,
+// even while the open blocks: opening a FIFO waits for its other end, and
+// a signal must stop a run waiting there within a second. A regular file
+// is opened directly; for anything else the open runs on a goroutine of
+// its own, which, if ctx ends first, closes what it opens later (or lives
+// until the process ends, a moment after the signal).
+func openStoppable(ctx context.Context, path string, flag int) (*os.File, error) {
+	if fi, err := os.Stat(path); err != nil || fi.Mode().IsRegular() || fi.IsDir() {
+		return os.OpenFile(path, flag, 0)
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	stop := make(chan struct{})
+	go func() {
+		f, err := os.OpenFile(path, flag, 0)
+		select {
+		case done <- opened{f, err}:
+		case <-stop:
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	select {
+	case o := <-done:
+		return o.f, o.err
+	case <-ctx.Done():
+		close(stop)
+		// The open may have won the race: hand nothing back either way.
+		select {
+		case o := <-done:
+			if o.f != nil {
+				o.f.Close()
+			}
+		default:
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// sniffable reports whether path's first bytes can be read to guess its
+// format and read again: only a regular file can. A FIFO, /dev/stdin or a
+// <(...) pipe opened to sniff would lose those bytes (the first 10 once
+// went to a Parquet and an Arrow sniff) and be opened twice, the second
+// open waiting for a writer that has gone; such an input's format is
+// guessed from what its one reader reads.
+func sniffable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// stillReplaceable refuses, just before the rename that commits an
+// output, a file made read-only while the run wrote (chmod 444 during a
+// run): the check before any work saw it writable, and a rename ignores
+// the file's own permissions, as cp and GDAL do not.
+func stillReplaceable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("output %s was made read-only during the run: refusing to replace it", path)
+	}
+	return nil
+}
