@@ -3,7 +3,6 @@ package arrowio
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
