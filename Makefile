@@ -13,11 +13,13 @@ ptx:
 	internal/kernels/build.sh
 
 # Static binaries for the GPU machine (no Go there): CLI and the test
-# binaries of every package with GPU tests (cuda, internal/gpu, the root).
+# binaries of every package with GPU tests (cuda, internal/gpu, the root),
+# and knn serve's load generator (.ci/gpu-serve-bench).
 # -buildvcs=auto: the binary records its commit for `knn bench` (GOFLAGS may turn it off).
 # Stripped (-s -w): they travel to the GPU machine.
 bin:
 	CGO_ENABLED=0 go build -buildvcs=auto -ldflags="-s -w" -o bin/knn ./cmd/knn
+	CGO_ENABLED=0 go build -ldflags="-s -w" -o bin/knn-loadgen ./cmd/knn-loadgen
 	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/gpu.test ./internal/gpu
 	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/cuda.test ./cuda
 	CGO_ENABLED=0 go test -c -ldflags="-s -w" -o bin/geoknn.test .
