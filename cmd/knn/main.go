@@ -58,7 +58,7 @@ func mainExit(args []string, stdout, stderr io.Writer) (status int) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, stopSignals...)
+	signal.Notify(sigs, stopSignalsFor(args)...)
 	defer signal.Stop(sigs)
 	var got atomic.Value
 	go func() {

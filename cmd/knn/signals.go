@@ -22,3 +22,14 @@ func signalName(s os.Signal) string {
 	}
 	return "SIGINT"
 }
+
+// stopSignalsFor is stopSignals for the command args runs. The Python
+// package's worker (`knn worker`) keeps Go's own SIGHUP and SIGQUIT: it
+// holds no files of the user's, and its parent tells a crash by how it
+// ended (SIGQUIT's goroutine dump is the worker's last words).
+func stopSignalsFor(args []string) []os.Signal {
+	if len(args) > 0 && args[0] == "worker" {
+		return []os.Signal{os.Interrupt, syscall.SIGTERM}
+	}
+	return stopSignals
+}
