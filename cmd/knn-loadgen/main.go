@@ -35,11 +35,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/client"
 	"github.com/geoknn/geoknn/sphere"
 )
 
@@ -321,35 +318,11 @@ func (c *rawConn) readResponse() error {
 	return err
 }
 
-// arrowStream is an Arrow IPC stream of lat, lon (and id) columns.
-func arrowStream(lat, lon []float64, ids []string) ([]byte, error) {
-	fields := []arrow.Field{{Name: "lat", Type: arrow.PrimitiveTypes.Float64}, {Name: "lon", Type: arrow.PrimitiveTypes.Float64}}
-	if ids != nil {
-		fields = append(fields, arrow.Field{Name: "id", Type: arrow.BinaryTypes.String})
-	}
-	schema := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	b.Field(0).(*array.Float64Builder).AppendValues(lat, nil)
-	b.Field(1).(*array.Float64Builder).AppendValues(lon, nil)
-	if ids != nil {
-		b.Field(2).(*array.StringBuilder).AppendValues(ids, nil)
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	if err := w.Write(rec); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), w.Close()
-}
-
 // runArrow sends -repeat bulk Arrow requests of -points points, one at a
 // time, after one warm-up.
 func runArrow(ctx context.Context, c config) error {
 	lat, lon := queryPoints(c.points, c.seed)
-	body, err := arrowStream(lat, lon, nil)
+	body, err := client.ArrowPoints(lat, lon, nil)
 	if err != nil {
 		return err
 	}
@@ -427,7 +400,7 @@ func runMove(ctx context.Context, c config) error {
 		for i := range ids {
 			ids[i] = strconv.Itoa(from + i)
 		}
-		b, err := arrowStream(lat, lon, ids)
+		b, err := client.ArrowPoints(lat, lon, ids)
 		if err != nil {
 			return err
 		}

@@ -21,7 +21,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/client"
 )
@@ -271,29 +270,11 @@ func TestBatchesEqualInProcess(t *testing.T) {
 
 // arrowBody is an Arrow IPC stream of lat, lon (and ids, when given).
 func arrowBody(t testing.TB, lat, lon []float64, ids []string) []byte {
-	fields := []arrow.Field{{Name: "lat", Type: arrow.PrimitiveTypes.Float64}, {Name: "lon", Type: arrow.PrimitiveTypes.Float64}}
-	if ids != nil {
-		fields = append(fields, arrow.Field{Name: "id", Type: arrow.BinaryTypes.String})
-	}
-	schema := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	b.Field(0).(*array.Float64Builder).AppendValues(lat, nil)
-	b.Field(1).(*array.Float64Builder).AppendValues(lon, nil)
-	if ids != nil {
-		b.Field(2).(*array.StringBuilder).AppendValues(ids, nil)
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	if err := w.Write(rec); err != nil {
+	body, err := client.ArrowPoints(lat, lon, ids)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return body
 }
 
 // readArrowAnswer reads an answer stream's columns by name.
