@@ -14,13 +14,19 @@ import (
 // used once (registering costs about as much as the staging copy it
 // saves). On the CPU engine nothing is pinned.
 type streamPins struct {
-	s      *Searcher
-	seen   map[unsafe.Pointer]int
+	s *Searcher
+	// seen counts the sightings of each range by its address: a plain
+	// number, so that a reader's buffer seen once is not kept alive by
+	// the count (a reader that makes every chunk anew would otherwise
+	// hold every chunk until the stream ends). An address that comes
+	// back as new memory counts as a second sighting: pinned once, which
+	// is harmless.
+	seen   map[uintptr]int
 	unpins []func() error
 }
 
 func newStreamPins(s *Searcher) *streamPins {
-	return &streamPins{s: s, seen: map[unsafe.Pointer]int{}}
+	return &streamPins{s: s, seen: map[uintptr]int{}}
 }
 
 // again counts a sighting of the range at p and reports whether it is the
@@ -29,8 +35,8 @@ func (sp *streamPins) again(p unsafe.Pointer) bool {
 	if p == nil || !sp.s.pinsHost() {
 		return false
 	}
-	sp.seen[p]++
-	return sp.seen[p] == 2
+	sp.seen[uintptr(p)]++
+	return sp.seen[uintptr(p)] == 2
 }
 
 // points pins a chunk's radian columns, to their capacity (a later chunk

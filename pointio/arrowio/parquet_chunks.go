@@ -339,8 +339,8 @@ func (p *parquetChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Ch
 		return pointio.Chunk{}, p.done
 	}
 	p.next++
-	if err := errors.Join(pc.errs...); err != nil {
-		p.done = firstError(pc.errs)
+	if err := firstError(pc.errs); err != nil {
+		p.done = err
 		p.cancel()
 		return pointio.Chunk{}, p.done
 	}
