@@ -3,6 +3,7 @@ package geoknn
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/geoknn/geoknn/internal/pipeline"
@@ -85,6 +86,8 @@ func (x *Index) Stream(ctx context.Context, src pointio.ChunkReader, sink Answer
 	if err := x.checkStream(q); err != nil {
 		return StreamStats{}, err
 	}
+	_, k := q.Kind()
+	x.s.expect(src.Rows(), k)
 	var st StreamStats
 	pins := newStreamPins(x.s)
 	tr := x.s.opts.Trace
@@ -113,6 +116,18 @@ func (x *Index) Stream(ctx context.Context, src pointio.ChunkReader, sink Answer
 	st.Chunks, st.Read, st.Query, st.Write, st.Wall = ps.Chunks, ps.Read, ps.Query, ps.Write, ps.Wall
 	st.ReadWait, st.WriteWait = ps.ReadWait, ps.WriteWaiting
 	return st, errors.Join(err, pins.release())
+}
+
+// expect lets the engine get ready for a stream of n observations (-1:
+// unknown), k answers each: the GPU engine opens its GPUs beyond the
+// first now, behind it, while the first chunks are read and answered on
+// the first, rather than when the stream first pins a buffer, which
+// waits for every GPU (2^27 Parquet on 2 x H200: a chunk held 358 ms
+// while the second GPU opened).
+func (s *Searcher) expect(n int64, k int) {
+	if e, ok := s.eng.(interface{ Expect(n, k int) }); ok && n > 0 {
+		e.Expect(int(min(n, math.MaxInt32)), k)
+	}
 }
 
 // checkStream refuses a query the chunks would all refuse, before any is

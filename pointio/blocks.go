@@ -13,15 +13,29 @@ import (
 // slower of the two rather than their sum; two rounds are in memory at
 // most. encode appends the encoding of items [lo, hi) to dst.
 func writeBlocks(w io.Writer, n, block int, encode func(dst []byte, lo, hi int) ([]byte, error)) error {
+	var r blockRounds
+	return r.write(w, n, block, encode)
+}
+
+// blockRounds are writeBlocks's two rounds of buffers, kept by a streamed
+// writer from one chunk to the next: fresh buffers for every chunk cost
+// page faults and clearing on every core (2^27 answers to npz on 2 x
+// H200: 5.1 of 22 CPU seconds went to allocating and clearing them).
+type blockRounds struct{ bufs [2][][]byte }
+
+// write is writeBlocks into r's buffers, which are free again when it
+// returns.
+func (r *blockRounds) write(w io.Writer, n, block int, encode func(dst []byte, lo, hi int) ([]byte, error)) error {
 	workers := max(1, min(runtime.GOMAXPROCS(0), (n+block-1)/block))
-	var rounds [2][][]byte
-	for k := range rounds {
-		rounds[k] = make([][]byte, workers)
+	for k := range r.bufs {
+		if len(r.bufs[k]) < workers {
+			r.bufs[k] = append(r.bufs[k], make([][]byte, workers-len(r.bufs[k]))...)
+		}
 	}
 	written := make(chan error, 1)
 	writing := false
-	for r, lo := 0, 0; lo < n; r, lo = r+1, lo+workers*block {
-		bufs := rounds[r%2]
+	for round, lo := 0, 0; lo < n; round, lo = round+1, lo+workers*block {
+		bufs := r.bufs[round%2][:workers]
 		errs := encodeRound(bufs, lo, n, block, encode)
 		if writing {
 			if err := <-written; err != nil {

@@ -26,7 +26,8 @@ type npzAnswers struct {
 	next    int
 	offset  uint64 // radius lists: the entries written so far
 	dir     string
-	at      *npzLayout // in place: each array written at its offset
+	at      *npzLayout  // in place: each array written at its offset
+	rounds  blockRounds // the encodings, reused chunk after chunk
 }
 
 // npzOutMember is one array of the archive being written.
@@ -193,7 +194,7 @@ func (z *npzAnswers) writeWithin(a Answers) error {
 // writes them in order.
 func (z *npzAnswers) put(m, n int, enc func(b []byte, e int)) error {
 	mb := z.members[m]
-	err := writeBlocks(mb.w, n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
+	err := z.rounds.write(mb.w, n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
 		dst = slices.Grow(dst[:0], (hi-lo)*mb.size)[:(hi-lo)*mb.size]
 		for e := lo; e < hi; e++ {
 			enc(dst[(e-lo)*mb.size:], e)

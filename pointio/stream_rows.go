@@ -11,6 +11,7 @@ import (
 // writes them all at once.
 type CSVRowsWriter struct {
 	w       *bufio.Writer
+	rounds  blockRounds // the encodings, reused chunk after chunk
 	header  string
 	started bool
 }
@@ -36,7 +37,7 @@ func (c *CSVRowsWriter) Write(n int, rows func(j int, add func(fields ...string)
 	if err := c.start(); err != nil {
 		return err
 	}
-	err := writeBlocks(c.w, n, 1<<14, func(dst []byte, lo, hi int) ([]byte, error) {
+	err := c.rounds.write(c.w, n, 1<<14, func(dst []byte, lo, hi int) ([]byte, error) {
 		for j := lo; j < hi; j++ {
 			rows(j, func(fields ...string) { dst = appendCSVRecord(dst, fields) })
 		}

@@ -52,6 +52,7 @@ type AnswerWriter interface {
 // formatted on every core in blocks and written in order.
 type csvAnswers struct {
 	w       *bufio.Writer
+	rounds  blockRounds // the encodings, reused chunk after chunk
 	kind    AnswerKind
 	k       int
 	started bool
@@ -111,7 +112,7 @@ func (c *csvAnswers) Write(a Answers) error {
 		return err
 	}
 	block, line := c.lines(a)
-	if err := writeBlocks(c.w, a.N, block, func(dst []byte, lo, hi int) ([]byte, error) {
+	if err := c.rounds.write(c.w, a.N, block, func(dst []byte, lo, hi int) ([]byte, error) {
 		if c.kind == KindNearest {
 			return appendRows(dst, a.Base+lo, a.Base+hi, func(i int) (uint32, float64) { return a.Nearest(i - a.Base) })
 		}

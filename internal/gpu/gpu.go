@@ -118,6 +118,16 @@ func (g *GPU) openOthers() {
 	g.openOnce.Do(func() { go g.openRest() })
 }
 
+// Expect tells the engine that queries over n observations, k answers
+// each, are coming (a stream of chunks, each too small to open a GPU for):
+// when all of them together gain from every GPU, the others start opening
+// now, behind the first.
+func (g *GPU) Expect(n, k int) {
+	if moreGPUsWorth(n, max(k, 1), 0, false) {
+		g.openOthers()
+	}
+}
+
 // Costs of the model that decides whether a query opens the GPUs beyond
 // the first (moreGPUsWorth), measured on 2 x H200: a query's answers come
 // back to the host's memory at about 20 GB/s of a GPU, staging copy

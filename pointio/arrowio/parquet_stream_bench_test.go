@@ -8,8 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
@@ -91,10 +89,7 @@ func BenchmarkParquetGroupEncode(b *testing.B) {
 // encodeColumns writes one row group of the nearest answers' columns
 // through file.Writer's column writers, with newSink's properties.
 func encodeColumns(w io.Writer, schema *arrow.Schema, obs []int64, ref []uint32, metres []float64) error {
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithMaxRowGroupLength(1<<62), parquet.WithDictionaryDefault(false),
-		parquet.WithEncodingFor(obsIndexField.Name, parquet.Encodings.DeltaBinaryPacked),
-		parquet.WithCompressionFor(metresField.Name, compress.Codecs.Uncompressed))
+	props := answerProps()
 	sc, err := pqarrow.ToParquet(schema, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		return err

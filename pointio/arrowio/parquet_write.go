@@ -19,8 +19,8 @@ import (
 
 // Outputs are written in batches (Parquet row groups, Arrow record
 // batches) of parquetGroupItems observations (more rows where an
-// observation has several); Parquet is Snappy compressed, as pandas and
-// pyarrow write it by default.
+// observation has several); Parquet columns are encoded as answerProps
+// says.
 var parquetGroupItems = 1 << 20
 
 var (
@@ -82,21 +82,33 @@ type tableSink interface {
 func newSink(w io.Writer, format string, schema *arrow.Schema) (tableSink, error) {
 	switch format {
 	case pointio.FormatParquet:
-		// No dictionaries: indices and distances are nearly all distinct,
-		// and a dictionary tried on every page cost most of the writing
-		// time (2^22 answers 0.69 s with, see BENCHMARKS.md); obs_index
-		// counts up, which delta encoding stores in a few bits a row;
-		// distances, float64 with nearly random low bytes, are left
-		// uncompressed (Snappy saved little and took half the time).
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
-			parquet.WithMaxRowGroupLength(1<<62), parquet.WithDictionaryDefault(false),
-			parquet.WithEncodingFor(obsIndexField.Name, parquet.Encodings.DeltaBinaryPacked),
-			parquet.WithCompressionFor(metresField.Name, compress.Codecs.Uncompressed))
-		return pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
+		return pqarrow.NewFileWriter(schema, w, answerProps(), pqarrow.DefaultWriterProps())
 	case pointio.FormatArrow:
 		return ipc.NewFileWriter(w, ipc.WithSchema(schema))
 	}
 	return nil, fmt.Errorf("arrowio writes %s or %s, not %q", pointio.FormatParquet, pointio.FormatArrow, format)
+}
+
+// answerProps are the Parquet writer's properties for every output.
+// No dictionaries: indices and distances are nearly all distinct, and a
+// dictionary tried on every page cost most of the writing time (2^22
+// answers 0.69 s with, see BENCHMARKS.md). obs_index counts up, which
+// delta encoding stores in a few bits a row. ref_index is delta encoded
+// too: nearest-city indices of 2^24 uniform points took 2.32 bytes and
+// 14.7 ns a row so, against Snappy's 2.72 bytes and 28.9 ns (Snappy was
+// a third of all the CPU of a 2^27 Parquet -> Parquet run on 2 x H200),
+// and a cluster of observations near one reference packs into a few
+// bits. Distances, float64 with nearly random low bytes, are left
+// uncompressed (Snappy saved little and took half the time); other
+// columns (rank, count, ids) are Snappy compressed, as pandas and
+// pyarrow write them by default.
+func answerProps() *parquet.WriterProperties {
+	return parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithMaxRowGroupLength(1<<62), parquet.WithDictionaryDefault(false),
+		parquet.WithEncodingFor(obsIndexField.Name, parquet.Encodings.DeltaBinaryPacked),
+		parquet.WithEncodingFor(refIndexField.Name, parquet.Encodings.DeltaBinaryPacked),
+		parquet.WithCompressionFor(refIndexField.Name, compress.Codecs.Uncompressed),
+		parquet.WithCompressionFor(metresField.Name, compress.Codecs.Uncompressed))
 }
 
 // writeTable writes the rows that item appends for each of n items, a
