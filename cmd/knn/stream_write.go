@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn"
@@ -162,28 +161,24 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 
 // encodeBudget is the memory the Parquet and Arrow writers may hold in
 // groups being encoded (at arrowio's 64 bytes an answer), which bounds
-// how many are encoded at once. A nearest (or radius) group of 2^20
-// answers has its columns encoded side by side in 10 ms on two cores (16
-// on one, BenchmarkParquetGroupEncode): eight at a time write hundreds of
-// groups a second, several times what the fastest query hands them,
-// where one a core was allowed 1 GiB on a 32-core host. (GOMAXPROCS=32 on two
-// cores, GPU-sized chunks: 1.61-1.64 GB peak with one a core, 1.13-1.25
-// GB with eight, 1.02-1.09 GB with four, whose stream was a third slower.) A
-// k-nearest group is k x 2^20 answers (512 MiB for k = 8) and its slowest
-// column, the obs_index deltas, takes about 75 ms: a group every 8 cores,
-// at least arrowio's 1 GiB, as two at a time wrote 2^27 observations' 8
-// nearest in over 40 s on 32 cores.
+// how many are encoded at once: encodeGroups groups of 2^20 to 2^21
+// answers (arrowio.GroupItems observations, k answers each). A nearest
+// group of 2^20 answers has its columns encoded side by side in 10 ms on
+// two cores (16 on one, BenchmarkParquetGroupEncode): eight at a time
+// write hundreds of groups a second, several times what the fastest
+// query hands them. (GOMAXPROCS=32 on two cores, GPU-sized chunks:
+// 1.61-1.64 GB peak with one a core, 1.13-1.25 GB with eight, 1.02-1.09
+// GB with four, whose stream was a third slower.)
 func encodeBudget(k int) int {
-	group := (1 << 20) * max(k, 1) * encodeBytesPerAnswer
-	if k <= 1 {
-		return nearestEncodeGroups * group
+	kind := pointio.KindNearest
+	if k > 1 {
+		kind = pointio.KindKNearest
 	}
-	return max(encodeBytesMost, runtime.GOMAXPROCS(0)/8*group)
+	return encodeGroups * arrowio.GroupItems(kind, k) * max(k, 1) * encodeBytesPerAnswer
 }
 
-// nearestEncodeGroups is how many nearest or radius groups are encoded at
-// once (encodeBudget).
-const nearestEncodeGroups = 8
+// encodeGroups is how many groups are encoded at once (encodeBudget).
+const encodeGroups = 8
 
 // labelled reports whether the answers carry ids (--obs-id, --ref-id).
 func (j *streamJob) labelled() bool { return j.f.obsID != "" || j.f.refID != "" }

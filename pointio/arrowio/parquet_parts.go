@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -12,9 +13,26 @@ import (
 )
 
 // GroupRows is how many observations' answers a Parquet row group (an
-// Arrow batch) holds, from the first observation on: a part of a Parquet
-// file written apart (ParquetPart) begins at a multiple of it.
+// Arrow batch) holds, from the first observation on, or a multiple of it
+// (k nearest: GroupItems): a part of a Parquet file written apart
+// (ParquetPart) begins at a multiple of it.
 func GroupRows() int { return parquetGroupItems }
+
+// GroupItems is how many observations a row group of answers of kind
+// holds: parquetGroupItems, or for k nearest that divided by the largest
+// power of two at most k, so that a group is 2^20 to 2^21 rows. Groups of
+// 2^20 observations' 8 nearest (8 x 2^20 rows, 512 MiB while encoded)
+// could be encoded four at a time in the memory bound, on 7 cores of 32;
+// rows in groups of 2^20 are encoded eight at a time in an eighth of the
+// memory. k answers an observation that are fewer than k (--max-m) leave
+// a group short of rows. Every size divides parquetGroupItems, so parts that begin at a
+// multiple of GroupRows begin at a group's start whatever the kind.
+func GroupItems(kind pointio.AnswerKind, k int) int {
+	if kind != pointio.KindKNearest || k < 2 {
+		return parquetGroupItems
+	}
+	return max(1, parquetGroupItems>>(bits.Len(uint(k))-1))
+}
 
 // ParquetPart writes one part of the Parquet file of answers that
 // NewAnswerWriter writes: the row groups of the observations from lo on,

@@ -24,7 +24,7 @@ type StreamOptions struct {
 // NewAnswerWriter writes answers of kind (k a row for KindKNearest) in
 // format (pointio.FormatParquet or pointio.FormatArrow) as WriteResults,
 // WriteKResults and WriteWithin write them, byte for byte: the same
-// batches of parquetGroupItems observations. Parquet row groups are
+// batches of GroupItems observations. Parquet row groups are
 // encoded side by side, each by arrow-go's writer into a buffer of its
 // own, and written in order, their metadata moved to their place in the
 // file (see parquetAssembler); Arrow batches are built side by side and
@@ -37,16 +37,17 @@ func NewAnswerWriter(w io.Writer, format string, kind pointio.AnswerKind, k int,
 		k = 1
 	}
 	schema := arrow.NewSchema(answerFields(kind), nil)
-	o, err := newOrdered(w, format, schema, opts, bytesPerItem(kind, k))
+	items := GroupItems(kind, k)
+	o, err := newOrdered(w, format, schema, opts, items*bytesPerItem(kind, k))
 	if err != nil {
 		return nil, err
 	}
-	return &answerBatches{ordered: o, kind: kind, k: k, schema: schema}, nil
+	return &answerBatches{ordered: o, kind: kind, k: k, items: items, schema: schema}, nil
 }
 
 // newOrdered is the encoder of batches of schema in format, as many at
-// once as cores and opts's memory allow (itemBytes an observation).
-func newOrdered(w io.Writer, format string, schema *arrow.Schema, opts StreamOptions, itemBytes int) (ordered, error) {
+// once as cores and opts's memory allow (groupBytes a batch).
+func newOrdered(w io.Writer, format string, schema *arrow.Schema, opts StreamOptions, groupBytes int) (ordered, error) {
 	var out groupSink
 	switch format {
 	case pointio.FormatParquet:
@@ -68,7 +69,7 @@ func newOrdered(w io.Writer, format string, schema *arrow.Schema, opts StreamOpt
 	if budget <= 0 {
 		budget = 1 << 30
 	}
-	return ordered{out: out, workers: max(1, min(workers, budget/(parquetGroupItems*itemBytes)))}, nil
+	return ordered{out: out, workers: max(1, min(workers, budget/groupBytes))}, nil
 }
 
 // groupSink takes the encoded batches in order.
@@ -89,13 +90,14 @@ type encoded struct {
 	meta *metadata.FileMetaData
 }
 
-// answerBatches gathers the chunks' answers into batches of
-// parquetGroupItems observations and has them encoded, workers at once,
-// and written in order.
+// answerBatches gathers the chunks' answers into batches of items
+// observations (GroupItems) and has them encoded, workers at once, and
+// written in order.
 type answerBatches struct {
 	ordered
 	kind   pointio.AnswerKind
 	k      int
+	items  int
 	schema *arrow.Schema
 	group  *answerGroup
 	next   int
@@ -113,10 +115,10 @@ func (b *answerBatches) Write(a pointio.Answers) error {
 		if b.group == nil {
 			b.group = b.take(a.Base+lo, b.k)
 		}
-		hi := min(a.N, lo+parquetGroupItems-b.group.items)
+		hi := min(a.N, lo+b.items-b.group.items)
 		b.group.add(b.kind, a, lo, hi)
 		lo = hi
-		if b.group.items == parquetGroupItems {
+		if b.group.items == b.items {
 			if err := b.flush(); err != nil {
 				return err
 			}

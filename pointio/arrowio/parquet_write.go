@@ -112,8 +112,8 @@ func answerProps() *parquet.WriterProperties {
 }
 
 // writeTable writes the rows that item appends for each of n items, a
-// batch every parquetGroupItems items.
-func writeTable(w io.Writer, format string, fields []arrow.Field, n int, item func(bs []array.Builder, i int)) error {
+// batch every group items.
+func writeTable(w io.Writer, format string, fields []arrow.Field, n, group int, item func(bs []array.Builder, i int)) error {
 	schema := arrow.NewSchema(fields, nil)
 	sink, err := newSink(w, format, schema)
 	if err != nil {
@@ -121,8 +121,8 @@ func writeTable(w io.Writer, format string, fields []arrow.Field, n int, item fu
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
-	for lo := 0; lo < n; lo += parquetGroupItems {
-		for i := lo; i < min(n, lo+parquetGroupItems); i++ {
+	for lo := 0; lo < n; lo += group {
+		for i := lo; i < min(n, lo+group); i++ {
 			item(b.Fields(), i)
 		}
 		rec := b.NewRecordBatch()
@@ -226,7 +226,7 @@ func view[T any](b []byte) []T {
 // fields describe (int64, int32, uint32, float64 or string values, in
 // order): the general writer behind answers that carry identifiers.
 func WriteRows(w io.Writer, format string, fields []arrow.Field, n int, rows func(i int, add func(vals ...any))) error {
-	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
+	return writeTable(w, format, fields, n, parquetGroupItems, func(bs []array.Builder, i int) {
 		rows(i, func(vals ...any) { appendValues(bs, vals) })
 	})
 }

@@ -36,7 +36,7 @@ func refResults(w io.Writer, format string, n int, answer func(i int) (uint32, f
 // one row an answer found.
 func refKResults(w io.Writer, format string, n, k int, row pointio.KRow) error {
 	fields := []arrow.Field{obsIndexField, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, refIndexField, metresField}
-	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
+	return writeTable(w, format, fields, n, GroupItems(pointio.KindKNearest, k), func(bs []array.Builder, i int) {
 		for r := range k {
 			ref, m, ok := row(i, r)
 			if !ok {
@@ -56,13 +56,13 @@ func refKResults(w io.Writer, format string, n, k int, row pointio.KRow) error {
 func refWithin(w io.Writer, format string, n int, in pointio.Within) error {
 	if in.Ref == nil {
 		fields := []arrow.Field{obsIndexField, {Name: "count", Type: arrow.PrimitiveTypes.Uint32}}
-		return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
+		return writeTable(w, format, fields, n, parquetGroupItems, func(bs []array.Builder, i int) {
 			bs[0].(*array.Int64Builder).Append(int64(i))
 			bs[1].(*array.Uint32Builder).Append(uint32(in.Count(i)))
 		})
 	}
 	fields := []arrow.Field{obsIndexField, refIndexField, metresField}
-	return writeTable(w, format, fields, n, func(bs []array.Builder, i int) {
+	return writeTable(w, format, fields, n, parquetGroupItems, func(bs []array.Builder, i int) {
 		for r := range in.Count(i) {
 			ref, m := in.Ref(i, r)
 			bs[0].(*array.Int64Builder).Append(int64(i))

@@ -24,7 +24,7 @@ type RowsWriter struct {
 // by side and written in order.
 func NewRowsWriter(w io.Writer, format string, fields []arrow.Field, opts StreamOptions) (*RowsWriter, error) {
 	schema := arrow.NewSchema(fields, nil)
-	o, err := newOrdered(w, format, schema, opts, 64)
+	o, err := newOrdered(w, format, schema, opts, parquetGroupItems*64)
 	if err != nil {
 		return nil, err
 	}
