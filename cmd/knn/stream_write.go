@@ -161,14 +161,13 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 
 // encodeBudget is the memory the Parquet and Arrow writers may hold in
 // groups being encoded (at arrowio's 64 bytes an answer), which bounds
-// how many are encoded at once: encodeGroups groups of 2^20 to 2^21
-// answers (arrowio.GroupItems observations, k answers each). A nearest
-// group of 2^20 answers has its columns encoded side by side in 10 ms on
-// two cores (16 on one, BenchmarkParquetGroupEncode): eight at a time
-// write hundreds of groups a second, several times what the fastest
-// query hands them. (GOMAXPROCS=32 on two cores, GPU-sized chunks:
-// 1.61-1.64 GB peak with one a core, 1.13-1.25 GB with eight, 1.02-1.09
-// GB with four, whose stream was a third slower.)
+// how many are encoded at once: encodeGroups groups (arrowio.GroupItems
+// observations, k answers each). A group's columns are encoded side by
+// side, in about 10 ms for 2^20 answers on two cores; sixteen groups at
+// once keep 32 cores encoding. (GOMAXPROCS=32 on two cores, GPU-sized
+// chunks: 1.61-1.64 GB peak with one a core, 1.13-1.25 GB with eight
+// groups of 2^20, 1.02-1.09 GB with four, whose stream was a third
+// slower.)
 func encodeBudget(k int) int {
 	kind := pointio.KindNearest
 	if k > 1 {
@@ -178,7 +177,7 @@ func encodeBudget(k int) int {
 }
 
 // encodeGroups is how many groups are encoded at once (encodeBudget).
-const encodeGroups = 8
+const encodeGroups = 16
 
 // labelled reports whether the answers carry ids (--obs-id, --ref-id).
 func (j *streamJob) labelled() bool { return j.f.obsID != "" || j.f.refID != "" }
