@@ -69,7 +69,7 @@ func newOrdered(w io.Writer, format string, schema *arrow.Schema, opts StreamOpt
 	if budget <= 0 {
 		budget = 1 << 30
 	}
-	return ordered{out: out, workers: max(1, min(workers, budget/groupBytes))}, nil
+	return ordered{out: out, workers: max(1, min(workers, budget/groupBytes)), fl: &flusher{}}, nil
 }
 
 // groupSink takes the encoded batches in order.
@@ -146,12 +146,12 @@ func (b *answerBatches) Close() error {
 	return b.finish()
 }
 
-// ordered has batches encoded, workers at once, and written in order;
-// the groups they were made from go round.
+// ordered has batches encoded, workers at once, and written in order by
+// its flusher; the groups they were made from go round.
 type ordered struct {
 	out     groupSink
 	workers int
-	spare   []*answerGroup // groups written, for reuse
+	fl      *flusher
 	pending []chan encodeResult
 	err     error
 }
@@ -164,17 +164,14 @@ type encodeResult struct {
 
 // take is a spare group, or a new one, for the batch from base on.
 func (o *ordered) take(base, k int) *answerGroup {
-	g := &answerGroup{}
-	if n := len(o.spare); n > 0 {
-		g, o.spare = o.spare[n-1], o.spare[:n-1]
-	}
+	g := o.fl.spareGroup()
 	g.k = k
 	g.reset(base)
 	return g
 }
 
-// dispatch starts encoding the batch build makes of g, first writing the
-// oldest batch in flight when workers are.
+// dispatch starts encoding the batch build makes of g, first handing the
+// oldest batch in flight to the flusher when workers are.
 func (o *ordered) dispatch(g *answerGroup, build func() arrow.RecordBatch) error {
 	if len(o.pending) == o.workers {
 		if err := o.writeOldest(); err != nil {
@@ -190,17 +187,23 @@ func (o *ordered) dispatch(g *answerGroup, build func() arrow.RecordBatch) error
 	return nil
 }
 
+// writeOldest waits for the oldest batch's encoding and queues it for
+// the flusher.
 func (o *ordered) writeOldest() error {
 	r := <-o.pending[0]
 	o.pending = o.pending[1:]
 	if r.err == nil {
-		r.err = o.out.write(r.e)
+		r.err = o.fl.err()
 	}
-	o.spare = append(o.spare, r.g)
-	if r.err != nil && o.err == nil {
-		o.err = fmt.Errorf("write results: %w", r.err)
+	if r.err != nil {
+		o.fl.drop(r)
+		if o.err == nil {
+			o.err = fmt.Errorf("write results: %w", r.err)
+		}
+		return o.err
 	}
-	return o.err
+	o.fl.send(o.out, r)
+	return nil
 }
 
 // finish writes the batches in flight and the footer.
@@ -211,20 +214,22 @@ func (o *ordered) finish() error {
 			return err
 		}
 	}
+	if err := o.fl.wait(); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
 	if err := o.out.close(); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
 }
 
-// Abort waits for the batches in flight and drops them.
+// Abort waits for the batches in flight and drops them, and those queued.
 func (o *ordered) Abort() {
 	for _, p := range o.pending {
-		if r := <-p; r.e.rec != nil {
-			r.e.rec.Release()
-		}
+		o.fl.drop(<-p)
 	}
 	o.pending = nil
+	o.fl.abort()
 }
 
 // arrowBatches writes Arrow IPC batches in order.
