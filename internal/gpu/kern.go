@@ -29,32 +29,7 @@ func loadEntries(drv *cuda.Driver, mod cuda.Module, entries []entry) error {
 		if err != nil {
 			return err
 		}
-		*e.args = cuda.NewArgsOf(cudaParams(sig)...)
+		*e.args = cuda.NewArgsOf(sig...)
 	}
 	return nil
-}
-
-// cudaParams is sig in the bindings' terms.
-func cudaParams(sig []kernels.Param) []cuda.Param {
-	out := make([]cuda.Param, len(sig))
-	for i, p := range sig {
-		out[i] = cudaParam(p)
-	}
-	return out
-}
-
-// cudaParam is p in the bindings' terms (0, which no setter matches, for
-// none).
-func cudaParam(p kernels.Param) cuda.Param {
-	switch p {
-	case kernels.U32:
-		return cuda.U32
-	case kernels.U64:
-		return cuda.U64
-	case kernels.F32:
-		return cuda.F32
-	case kernels.F64:
-		return cuda.F64
-	}
-	return 0
 }
