@@ -429,8 +429,7 @@ func (d *gpuDevice) finishNeighbours(s *slot, trc *trace.Recorder, t *stageTimes
 
 // neighbourKernel queues the job's grid_knn or grid_within.
 func (d *gpuDevice) neighbourKernel(s *slot, q *neighbourQuery, job partition.Job) error {
-	ix := gridIndexArgs{obs: s.sorted.ptr, nobs: job.Len(), cellStart: d.refs.cellStart.ptr, sorted: d.refs.sorted.ptr,
-		runs: d.refs.trimmed.ptr, shape: q.shape, ref64: d.refs.ref64.ptr}
+	ix := d.refs.gridIndex(s.sorted.ptr, job.Len(), q.shape)
 	if q.k > 0 {
 		return d.knn.runKNN(d.drv, s.stream, knnLaunch{gridIndexArgs: ix, k: q.k, maxD2: q.maxD2,
 			outIdx: s.outIdx.ptr, outDist: s.outDist.ptr, refined: s.nflag.ptr})
