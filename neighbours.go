@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/engines"
 )
 
 // NoNeighbour marks the entries of a KResult row past the references found
@@ -74,7 +75,7 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 	res.Index, res.DistanceRad = fit(res.Index, n*k), fit(res.DistanceRad, n*k)
 	end()
 	out := engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}
-	st, err := s.eng.KNearest(ctx, s.request(obs, ref), maxRad, out)
+	st, err := engines.KNearest(ctx, s.eng, s.request(obs, ref), maxRad, out)
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}

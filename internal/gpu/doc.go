@@ -1,7 +1,9 @@
 // Package gpu is the exact nearest-reference engine on NVIDIA GPUs, one
 // goroutine a GPU through the CUDA driver API (the cuda bindings, loaded at
-// run time). It implements engine.Engine and engine.Session; k nearest
-// beyond what the kernels hold goes to the host's cores (internal/cpu).
+// run time). It implements engine.Engine and engine.Session, and every
+// optional engine interface (HostPinner, ExitCloser, KLimited); it refuses
+// k nearest beyond what the kernels hold (MaxK), which internal/engines
+// answers on the CPU engine. It never imports the CPU engine.
 //
 // Each device's thread stages the references once (refs.go), builds the
 // grid index on the device (or sends the k-d tree the host built, packed by
