@@ -299,7 +299,7 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
-	res.Stats = Stats(st)
+	res.Stats = statsOf(st)
 	return nil
 }
 

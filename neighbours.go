@@ -79,7 +79,7 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
-	res.Stats = Stats(st)
+	res.Stats = statsOf(st)
 	return nil
 }
 
@@ -141,7 +141,7 @@ func (s *Searcher) within(ctx context.Context, obs, ref Points, metres float64, 
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	return withinResult(res, Stats(st)), nil
+	return withinResult(res, statsOf(st)), nil
 }
 
 // withinResult is the engine's answer as the API gives it.

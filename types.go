@@ -66,12 +66,12 @@ var ErrNoDriver = engines.ErrNoDriver
 // for and the driver loads but finds no GPU.
 var ErrNoGPU = engines.ErrNoGPU
 
-// Stats describes how a query ran. It mirrors the engine's statistics field
-// for field: the conversion Stats(st) that fills it stops compiling if the
-// two drift apart.
+// Stats describes how a query ran. It is the one documentation of the
+// engines' statistics (engine.Stats), which have the same fields: statsOf
+// converts them, and stops compiling if the two drift apart.
 type Stats struct {
 	Engine  string        // "cpu" or "gpu"
-	Devices []string      // what ran it: "16 cores", "#0 NVIDIA H200 (132 SMs, ...)", ...
+	Devices []string      // what ran it: "16 goroutines on 16 cores", "#0 NVIDIA H200 (132 SMs, ...)", ...
 	Jobs    int           // jobs the observations were split into
 	Wall    time.Duration // whole query, including preparation and copies
 	// Device time by stage, measured with device events: summed over a
@@ -80,7 +80,8 @@ type Stats struct {
 	// successive jobs never overlap); Index is the part of it spent building
 	// the grid index; Upload and Download are the observations' copies in
 	// and the answers' copies out (summed over jobs; they overlap other
-	// jobs' kernels).
+	// jobs' kernels, and a copy may queue behind the other job's copy in
+	// the same direction).
 	Kernel, Index, Upload, Download time.Duration
 	// Refined counts observations whose float32 ranking was too close to
 	// call and were re-ranked in float64 (GPU only).
@@ -104,8 +105,12 @@ type SessionStats struct {
 	Prepare time.Duration
 }
 
+// statsOf is an engine's statistics in the public type: a conversion, so
+// a field added to one and not the other stops it compiling.
+func statsOf(st engine.Stats) Stats { return Stats(st) }
+
 func sessionStats(st engine.SessionStats) SessionStats {
-	return SessionStats{Stats: Stats(st.Stats), Changed: st.Changed, Replaced: st.Replaced, Prepare: st.Prepare}
+	return SessionStats{Stats: statsOf(st.Stats), Changed: st.Changed, Replaced: st.Replaced, Prepare: st.Prepare}
 }
 
 // DeviceInfo describes one GPU. Like Stats it mirrors the engine's type
