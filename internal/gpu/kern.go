@@ -1,9 +1,6 @@
 package gpu
 
-import (
-	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/kernels"
-)
+import "github.com/geoknn/geoknn/cuda"
 
 // entry is one kernel of a module as its wrapper holds it: the function,
 // and the argument block typed by the kernel's parameters (args nil: the
@@ -25,7 +22,7 @@ func loadEntries(drv *cuda.Driver, mod cuda.Module, entries []entry) error {
 		if e.args == nil {
 			continue
 		}
-		sig, err := kernels.Signature(e.name)
+		sig, err := signature(e.name)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package kernels
+package gpu
 
 import (
 	"fmt"
@@ -7,9 +7,12 @@ import (
 )
 
 // The parameter types the table below is written in: the bindings' own
-// (cuda.Param), so that the GPU engine makes each argument block straight
+// (cuda.Param), so that loadEntries makes each argument block straight
 // from its entry's list (cuda.NewArgsOf) and a setter that does not match
-// the kernel is reported at launch.
+// the kernel is reported at launch. The table lives here, beside the
+// wrappers that fill the blocks, rather than in internal/kernels, which
+// the CPU engine and internal/index import for the launch constants and
+// which therefore imports no CUDA binding.
 const (
 	u32 = cuda.U32 // .u32 / .s32 / .b32: int, unsigned int
 	u64 = cuda.U64 // .u64 / .s64 / .b64: pointers, 64-bit integers
@@ -79,8 +82,8 @@ var signatures = map[string][]cuda.Param{
 	"cells_query_f32": {u64, u64, u32, u32, u64, u64, u64, u64, u64, u64, u64},
 }
 
-// Signature returns the named entry's parameter list.
-func Signature(entry string) ([]cuda.Param, error) {
+// signature returns the named entry's parameter list.
+func signature(entry string) ([]cuda.Param, error) {
 	sig, ok := signatures[entry]
 	if !ok {
 		return nil, fmt.Errorf("kernels: no entry %q", entry)
