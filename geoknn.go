@@ -218,7 +218,7 @@ var ErrClosed = errors.New("geoknn: closed")
 // usable GPU it opens the CPU engine and records why in Fallback.
 func NewSearcher(opts Options) (*Searcher, error) {
 	o, err := engines.Open(engines.Options{Kind: engines.Kind(opts.Engine), Devices: opts.GPUs, First: opts.FirstGPU,
-		Memory: engines.MemoryMode(opts.Memory), CPUWorkers: opts.CPUWorkers, GPUOnly: opts.Algorithm == Seed,
+		Memory: engines.MemoryMode(opts.Memory), CPUWorkers: opts.CPUWorkers, Algorithm: engine.Algorithm(opts.Algorithm),
 		Trace: opts.Trace.recorder()})
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)

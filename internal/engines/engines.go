@@ -8,6 +8,7 @@ import (
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/gpu"
+	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/trace"
 )
 
@@ -31,8 +32,9 @@ type Options struct {
 	Memory         MemoryMode
 	// CPUWorkers is the CPU engine's goroutines; 0 means GOMAXPROCS.
 	CPUWorkers int
-	// GPUOnly refuses the CPU engine (an algorithm that runs on GPUs only).
-	GPUOnly bool
+	// Algorithm is the queries' algorithm: Seed runs on GPUs only, so the
+	// CPU engine is refused for it.
+	Algorithm engine.Algorithm
 	// Trace, if set, receives the GPU engine's start.
 	Trace *trace.Recorder
 }
@@ -60,7 +62,7 @@ func Open(o Options) (Opened, error) {
 		}
 		fallback = fallbackReason(err)
 	}
-	if o.GPUOnly {
+	if o.Algorithm == engine.Seed {
 		return Opened{}, errors.New("the seed algorithm runs on the GPU only")
 	}
 	return Opened{Engine: cpu.NewCPU(o.CPUWorkers), Fallback: fallback}, nil
@@ -75,6 +77,16 @@ func fallbackReason(err error) string {
 		return err.Error()
 	}
 	return "GPU unusable: " + err.Error()
+}
+
+// NewLocalIndex prepares ref for small queries answered on the calling
+// goroutine (cpu.CPUIndex), and for the engines' large ones (Prepared).
+func NewLocalIndex(ref index.Points) (engine.LocalIndex, error) {
+	x, err := cpu.NewCPUIndex(ref)
+	if err != nil {
+		return nil, err // not a nil *CPUIndex in a non-nil interface
+	}
+	return x, nil
 }
 
 // MemoryMode is where the GPU engine keeps each job's observations and

@@ -11,7 +11,6 @@ import (
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/enginetest"
-	"github.com/geoknn/geoknn/internal/gpu"
 )
 
 // limited is the CPU engine with a k limit, as the GPU engine has one: it
@@ -60,14 +59,6 @@ func kResult(n, k int) engine.KResult {
 	return engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
 }
 
-// The GPU engine states its limit, so that KNearest finds it.
-func TestGPUStatesItsLimit(t *testing.T) {
-	var e engine.Engine = (*gpu.GPU)(nil)
-	if _, ok := e.(engine.KLimited); !ok {
-		t.Error("the GPU engine does not offer engine.KLimited")
-	}
-}
-
 // Open on the CPU opens the CPU engine; on Auto without a usable GPU it
 // falls back to it and says why; the GPU asked for by name, or an
 // algorithm of the GPU's only, is an error when there is none.
@@ -88,7 +79,7 @@ func TestOpen(t *testing.T) {
 	if _, err := Open(Options{Kind: GPU}); err == nil || !strings.HasPrefix(err.Error(), "GPU engine: ") {
 		t.Errorf("GPU with no GPU: %v", err)
 	}
-	if _, err := Open(Options{GPUOnly: true}); err == nil || err.Error() != "the seed algorithm runs on the GPU only" {
-		t.Errorf("GPU only with no GPU: %v", err)
+	if _, err := Open(Options{Algorithm: engine.Seed}); err == nil || err.Error() != "the seed algorithm runs on the GPU only" {
+		t.Errorf("seed with no GPU: %v", err)
 	}
 }

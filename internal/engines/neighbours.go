@@ -6,7 +6,6 @@ import (
 
 	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
-	"github.com/geoknn/geoknn/internal/index"
 )
 
 // KNearest answers req's out.K nearest on eng, or, where out.K is above
@@ -20,14 +19,4 @@ func KNearest(ctx context.Context, eng engine.Engine, req engine.Request, maxRad
 	st, err := cpu.NewCPU(0).KNearest(ctx, req, maxRad, out)
 	st.Note += fmt.Sprintf("; on the CPU: the GPU kernels answer k up to %d", l.MaxK())
 	return st, err
-}
-
-// NewLocalIndex prepares ref for small queries answered on the calling
-// goroutine (cpu.CPUIndex), and for the engines' large ones (Prepared).
-func NewLocalIndex(ref index.Points) (engine.LocalIndex, error) {
-	x, err := cpu.NewCPUIndex(ref)
-	if err != nil {
-		return nil, err // not a nil *CPUIndex in a non-nil interface
-	}
-	return x, nil
 }
