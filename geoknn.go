@@ -8,10 +8,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
-	"github.com/geoknn/geoknn/internal/gpu"
+	"github.com/geoknn/geoknn/internal/engines"
 	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/sphere"
@@ -30,9 +28,9 @@ type Engine int
 
 const (
 	// Auto uses the GPUs when a CUDA driver and GPU are present, else the CPU.
-	Auto Engine = iota
-	CPU
-	GPU
+	Auto = Engine(engines.Auto)
+	CPU  = Engine(engines.CPU)
+	GPU  = Engine(engines.GPU)
 )
 
 func (e Engine) String() string {
@@ -120,7 +118,7 @@ func (s *Searcher) PinResult(r *Result) (unpin func() error, err error) {
 // pinAnswers is PinResult for a result's two columns; it does nothing
 // off the GPU or where the columns are empty or of unequal lengths.
 func (s *Searcher) pinAnswers(index []uint32, distanceRad []float32) (unpin func() error, err error) {
-	g, ok := s.eng.(*gpu.GPU)
+	g, ok := s.eng.(engine.HostPinner)
 	n := len(index)
 	if !ok || n == 0 || len(distanceRad) != n {
 		return func() error { return nil }, nil
@@ -134,7 +132,7 @@ func (s *Searcher) pinAnswers(index []uint32, distanceRad []float32) (unpin func
 // pinsHost reports whether pinning host memory serves the searcher's
 // engine (its GPUs copy straight from and into page-locked memory).
 func (s *Searcher) pinsHost() bool {
-	_, ok := s.eng.(*gpu.GPU)
+	_, ok := s.eng.(engine.HostPinner)
 	return ok && !s.closed
 }
 
@@ -152,7 +150,7 @@ func (s *Searcher) pinReady(nilResult bool) error {
 
 // pinColumns registers each column of size bytes; unpin undoes it and
 // keeps owner alive until then.
-func pinColumns(g *gpu.GPU, cols []unsafe.Pointer, size int, owner any) (unpin func() error, err error) {
+func pinColumns(g engine.HostPinner, cols []unsafe.Pointer, size int, owner any) (unpin func() error, err error) {
 	for k, c := range cols {
 		if err := g.RegisterHost(c, size); err != nil {
 			for _, done := range cols[:k] {
@@ -181,7 +179,7 @@ func (s *Searcher) Pin(p Points) (unpin func() error, err error) {
 	if err := s.pinReady(false); err != nil {
 		return nil, err
 	}
-	g, ok := s.eng.(*gpu.GPU)
+	g, ok := s.eng.(engine.HostPinner)
 	n := p.Len()
 	if !ok || n == 0 || p.cols.Gen != nil {
 		return func() error { return nil }, nil
@@ -219,35 +217,17 @@ var ErrClosed = errors.New("geoknn: closed")
 // NewSearcher opens the engine that opts asks for. With Engine Auto and no
 // usable GPU it opens the CPU engine and records why in Fallback.
 func NewSearcher(opts Options) (*Searcher, error) {
-	s := &Searcher{opts: opts}
-	if opts.Engine != CPU {
-		g, err := gpu.NewGPU(gpu.GPUOptions{Devices: opts.GPUs, First: opts.FirstGPU, Memory: gpu.MemoryMode(opts.Memory),
-			Trace: opts.Trace.recorder()})
-		switch {
-		case err == nil:
-			s.eng, s.kind = g, GPU
-			return s, nil
-		case opts.Engine == GPU:
-			return nil, fmt.Errorf("geoknn: GPU engine: %w", err)
-		}
-		s.fallback = fallbackReason(err)
+	o, err := engines.Open(engines.Options{Kind: engines.Kind(opts.Engine), Devices: opts.GPUs, First: opts.FirstGPU,
+		Memory: engines.MemoryMode(opts.Memory), CPUWorkers: opts.CPUWorkers, Algorithm: engine.Algorithm(opts.Algorithm),
+		Trace: opts.Trace.recorder()})
+	if err != nil {
+		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	if opts.Algorithm == Seed {
-		return nil, errors.New("geoknn: the seed algorithm runs on the GPU only")
+	s := &Searcher{opts: opts, eng: o.Engine, kind: CPU, fallback: o.Fallback}
+	if o.OnGPU {
+		s.kind = GPU
 	}
-	s.eng, s.kind = cpu.NewCPU(opts.CPUWorkers), CPU
 	return s, nil
-}
-
-// fallbackReason says why the GPU engine could not open.
-func fallbackReason(err error) string {
-	switch {
-	case errors.Is(err, cuda.ErrNoDriver):
-		return "no CUDA driver (libcuda.so.1 not found)"
-	case errors.Is(err, ErrNoGPU):
-		return err.Error()
-	}
-	return "GPU unusable: " + err.Error()
 }
 
 // Engine is the engine the searcher runs on: CPU or GPU (never Auto).
@@ -275,7 +255,7 @@ func (s *Searcher) CloseAtExit() error {
 	if s.closed {
 		return nil
 	}
-	g, ok := s.eng.(*gpu.GPU)
+	g, ok := s.eng.(engine.ExitCloser)
 	if !ok {
 		return s.Close()
 	}
@@ -319,7 +299,7 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
-	res.Stats = Stats(st)
+	res.Stats = statsOf(st)
 	return nil
 }
 

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/engines"
 )
 
 // smallQuery is the largest query an Index answers on the calling
@@ -26,8 +26,8 @@ const smallQuery = 256
 // call after Close returns ErrClosed.
 type Index struct {
 	ref    Points
-	cpu    *cpu.CPUIndex
-	mu     sync.Mutex // the Searcher, for large queries, one at a time
+	local  engine.LocalIndex // the small queries'
+	mu     sync.Mutex        // the Searcher, for large queries, one at a time
 	s      *Searcher
 	closed atomic.Bool
 }
@@ -55,14 +55,14 @@ func (s *Searcher) NewIndex(ref Points) (*Index, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	cpu, err := cpu.NewCPUIndex(ref.cols)
+	local, err := engines.NewLocalIndex(ref.cols)
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
 	// Large queries reuse the prepared references; on GPUs they stay on
 	// the device from one query to the next.
-	s.prepared = cpu.Prepared()
-	return &Index{ref: ref, cpu: cpu, s: s}, nil
+	s.prepared = local.Prepared()
+	return &Index{ref: ref, local: local, s: s}, nil
 }
 
 // Len is the number of references.
@@ -99,7 +99,7 @@ func (x *Index) NearestInto(ctx context.Context, obs Points, res *Result) error 
 	n := obs.Len()
 	res.Index, res.DistanceRad, res.Fallback = fit(res.Index, n), fit(res.DistanceRad, n), ""
 	res.Stats = Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}
-	if err := x.cpu.Nearest(obs.cols, engine.Result{Index: res.Index, Distance: res.DistanceRad}); err != nil {
+	if err := x.local.Nearest(obs.cols, engine.Result{Index: res.Index, Distance: res.DistanceRad}); err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
 	return nil
@@ -153,7 +153,7 @@ func (x *Index) KNearestInto(ctx context.Context, obs Points, maxMetres float64,
 	n, k := obs.Len(), res.K
 	res.Index, res.DistanceRad = fit(res.Index, n*k), fit(res.DistanceRad, n*k)
 	res.Stats = Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}
-	if err := x.cpu.KNearest(obs.cols, maxRad, engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}); err != nil {
+	if err := x.local.KNearest(obs.cols, maxRad, engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}); err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
 	return nil
@@ -185,7 +185,7 @@ func (x *Index) within(ctx context.Context, obs Points, metres float64, list boo
 	if err != nil {
 		return nil, err
 	}
-	res, err := x.cpu.Within(obs.cols, rad, list)
+	res, err := x.local.Within(obs.cols, rad, list)
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/engines"
 )
 
 // NoNeighbour marks the entries of a KResult row past the references found
@@ -74,11 +75,11 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 	res.Index, res.DistanceRad = fit(res.Index, n*k), fit(res.DistanceRad, n*k)
 	end()
 	out := engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}
-	st, err := s.eng.KNearest(ctx, s.request(obs, ref), maxRad, out)
+	st, err := engines.KNearest(ctx, s.eng, s.request(obs, ref), maxRad, out)
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
-	res.Stats = Stats(st)
+	res.Stats = statsOf(st)
 	return nil
 }
 
@@ -140,7 +141,7 @@ func (s *Searcher) within(ctx context.Context, obs, ref Points, metres float64, 
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	return withinResult(res, Stats(st)), nil
+	return withinResult(res, statsOf(st)), nil
 }
 
 // withinResult is the engine's answer as the API gives it.

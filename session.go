@@ -110,7 +110,7 @@ func (p *Pending) Wait() (SessionStats, error) {
 		return SessionStats{}, fmt.Errorf("geoknn: %w", err)
 	}
 	if p.res != nil {
-		p.res.Stats = Stats(st.Stats)
+		p.res.Stats = statsOf(st.Stats)
 	}
 	return sessionStats(st), nil
 }

@@ -3,9 +3,8 @@ package geoknn
 import (
 	"time"
 
-	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/engine"
-	"github.com/geoknn/geoknn/internal/gpu"
+	"github.com/geoknn/geoknn/internal/engines"
 )
 
 // Algorithm selects how the nearest reference is found.
@@ -44,35 +43,35 @@ const (
 	// DeviceMemory: plain device allocations, filled and drained by
 	// asynchronous copies through pinned host buffers, so one job's copies
 	// overlap another job's kernels.
-	DeviceMemory = MemoryMode(gpu.DeviceMemory)
+	DeviceMemory = MemoryMode(engines.DeviceMemory)
 	// ManagedMemory: the baseline kernel's design: managed allocations
 	// the host writes directly, advised to live on their GPU and prefetched
 	// there before the kernels, then prefetched back to the host.
-	ManagedMemory = MemoryMode(gpu.ManagedMemory)
+	ManagedMemory = MemoryMode(engines.ManagedMemory)
 )
 
-func (m MemoryMode) String() string { return gpu.MemoryMode(m).String() }
+func (m MemoryMode) String() string { return engines.MemoryMode(m).String() }
 
 // ParseMemoryMode parses "device" or "managed".
 func ParseMemoryMode(s string) (MemoryMode, error) {
-	m, err := gpu.ParseMemoryMode(s)
+	m, err := engines.ParseMemoryMode(s)
 	return MemoryMode(m), err
 }
 
 // ErrNoDriver is wrapped by NewSearcher's error when the GPU engine is asked
 // for and no CUDA driver (libcuda.so.1) can be loaded.
-var ErrNoDriver = cuda.ErrNoDriver
+var ErrNoDriver = engines.ErrNoDriver
 
 // ErrNoGPU is wrapped by NewSearcher's error when the GPU engine is asked
 // for and the driver loads but finds no GPU.
-var ErrNoGPU = gpu.ErrNoGPU
+var ErrNoGPU = engines.ErrNoGPU
 
-// Stats describes how a query ran. It mirrors the engine's statistics field
-// for field: the conversion Stats(st) that fills it stops compiling if the
-// two drift apart.
+// Stats describes how a query ran. It is the one documentation of the
+// engines' statistics (engine.Stats), which have the same fields: statsOf
+// converts them, and stops compiling if the two drift apart.
 type Stats struct {
 	Engine  string        // "cpu" or "gpu"
-	Devices []string      // what ran it: "16 cores", "#0 NVIDIA H200 (132 SMs, ...)", ...
+	Devices []string      // what ran it: "16 goroutines on 16 cores", "#0 NVIDIA H200 (132 SMs, ...)", ...
 	Jobs    int           // jobs the observations were split into
 	Wall    time.Duration // whole query, including preparation and copies
 	// Device time by stage, measured with device events: summed over a
@@ -81,7 +80,8 @@ type Stats struct {
 	// successive jobs never overlap); Index is the part of it spent building
 	// the grid index; Upload and Download are the observations' copies in
 	// and the answers' copies out (summed over jobs; they overlap other
-	// jobs' kernels).
+	// jobs' kernels, and a copy may queue behind the other job's copy in
+	// the same direction).
 	Kernel, Index, Upload, Download time.Duration
 	// Refined counts observations whose float32 ranking was too close to
 	// call and were re-ranked in float64 (GPU only).
@@ -105,8 +105,12 @@ type SessionStats struct {
 	Prepare time.Duration
 }
 
+// statsOf is an engine's statistics in the public type: a conversion, so
+// a field added to one and not the other stops it compiling.
+func statsOf(st engine.Stats) Stats { return Stats(st) }
+
 func sessionStats(st engine.SessionStats) SessionStats {
-	return SessionStats{Stats: Stats(st.Stats), Changed: st.Changed, Replaced: st.Replaced, Prepare: st.Prepare}
+	return SessionStats{Stats: statsOf(st.Stats), Changed: st.Changed, Replaced: st.Replaced, Prepare: st.Prepare}
 }
 
 // DeviceInfo describes one GPU. Like Stats it mirrors the engine's type
@@ -125,15 +129,15 @@ type DeviceInfo struct {
 
 // FP32PeakFLOPS is the device's peak float32 rate, counting a fused
 // multiply-add as two operations.
-func (d DeviceInfo) FP32PeakFLOPS() float64 { return gpu.DeviceInfo(d).FP32PeakFLOPS() }
+func (d DeviceInfo) FP32PeakFLOPS() float64 { return engines.DeviceInfo(d).FP32PeakFLOPS() }
 
-func (d DeviceInfo) String() string { return gpu.DeviceInfo(d).String() }
+func (d DeviceInfo) String() string { return engines.DeviceInfo(d).String() }
 
 // ListDevices loads the CUDA driver and describes every GPU; it also returns
 // the driver's CUDA version (13000 for 13.0). Without a driver the error
 // wraps ErrNoDriver.
 func ListDevices() ([]DeviceInfo, int, error) {
-	devs, version, err := gpu.ListDevices()
+	devs, version, err := engines.ListDevices()
 	out := make([]DeviceInfo, len(devs))
 	for i, d := range devs {
 		out[i] = DeviceInfo(d)

@@ -6,8 +6,8 @@
 // then MPICH's libmpich.so.12 or libmpi.so.12) and asks it which
 // implementation it is (MPI_Get_library_version): Open MPI's handles are the
 // addresses of objects it exports (ompi_mpi_comm_world, ...), MPICH's are
-// integer constants, and both tables live in abi.go. Any other library is
-// refused with a clear message.
+// integer constants, and the package holds a table of each. Any other
+// library is refused with a clear message.
 //
 // MPI's threading contract: Init asks for MPI_THREAD_FUNNELED, so every call
 // must come from the goroutine that called Init, locked to its OS thread

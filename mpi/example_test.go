@@ -27,14 +27,16 @@ func Example() {
 	rank, _ := world.Rank()
 	size, _ := world.Size()
 
-	var ref geoknn.Points
+	// Rank 0's reference columns (radians) go to every rank.
+	var lat, lon []float64
 	if rank == 0 {
-		ref, _ = geoknn.Generated(geoknn.UniformSphere, 1<<16, 2)
+		lat, lon = []float64{0.1, -0.7, 1.2}, []float64{0.5, 2.9, -1.4}
 	}
-	refs, err := world.BcastPoints(ref, 0)
+	lat, lon, err = world.BcastRadians(lat, lon, 0)
 	if err != nil {
 		world.Abort(1)
 	}
+	refs := geoknn.Radians64(lat, lon)
 	n := 1 << 24
 	counts := mpi.Shares(n, size)
 	lo, hi := mpi.Range(counts, rank)

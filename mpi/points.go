@@ -1,10 +1,6 @@
 package mpi
 
-import (
-	"unsafe"
-
-	"github.com/geoknn/geoknn"
-)
+import "unsafe"
 
 // Shares splits n observations into one contiguous range a process of c,
 // as even as they go: counts[r] of them to rank r, in rank order.
@@ -22,68 +18,52 @@ func Range(counts []int, r int) (lo, hi int) {
 	return lo, lo + counts[r]
 }
 
-// BcastPoints sends root's points to every process, as float64 radian
-// columns (any form at root: columns of either precision, or a generated
-// set); the other processes' p is ignored.
-func (c Comm) BcastPoints(p geoknn.Points, root int) (geoknn.Points, error) {
+// BcastRadians sends root's radian columns (latitudes and longitudes,
+// float64, of equal length) to every process; the other processes' lat
+// and lon are ignored. Root gets its own columns back; the others get
+// new ones.
+func (c Comm) BcastRadians(lat, lon []float64, root int) (outLat, outLon []float64, err error) {
 	me, err := c.Rank()
 	if err != nil {
-		return geoknn.Points{}, err
+		return nil, nil, err
 	}
-	n := []int64{int64(p.Len())}
+	n := []int64{int64(len(lat))}
 	if err := c.Bcast(Bytes(n), root); err != nil {
-		return geoknn.Points{}, err
+		return nil, nil, err
 	}
-	var lat, lon []float64
-	if me == root {
-		lat, lon = float64Cols(p)
-	} else {
+	if me != root {
 		lat, lon = make([]float64, n[0]), make([]float64, n[0])
 	}
 	for _, col := range [][]float64{lat, lon} {
 		if err := c.Bcast(Bytes(col), root); err != nil {
-			return geoknn.Points{}, err
+			return nil, nil, err
 		}
 	}
-	return geoknn.Radians64(lat, lon), nil
+	return lat, lon, nil
 }
 
-// float64Cols is p as float64 radian columns: its own where it holds them,
-// else a copy.
-func float64Cols(p geoknn.Points) (lat, lon []float64) {
-	if lat, lon = p.Float64(); lat != nil {
-		return lat, lon
-	}
-	lat, lon = make([]float64, p.Len()), make([]float64, p.Len())
-	for i := range lat {
-		lat[i], lon[i] = p.At(i)
-	}
-	return lat, lon
-}
-
-// ScatterPoints sends each process its range (counts, as Shares gives) of
-// root's points, as float64 radian columns.
-func (c Comm) ScatterPoints(p geoknn.Points, counts []int, root int) (geoknn.Points, error) {
+// ScatterRadians sends each process its range (counts, as Shares gives) of
+// root's radian columns; the other processes' lat and lon are ignored.
+func (c Comm) ScatterRadians(lat, lon []float64, counts []int, root int) (outLat, outLon []float64, err error) {
 	me, err := c.Rank()
 	if err != nil {
-		return geoknn.Points{}, err
+		return nil, nil, err
 	}
 	bytes := make([]int, len(counts))
 	for r, k := range counts {
 		bytes[r] = 8 * k
 	}
-	var srcLat, srcLon []float64
-	if me == root {
-		srcLat, srcLon = float64Cols(p)
+	if me != root {
+		lat, lon = nil, nil
 	}
-	lat, lon := make([]float64, counts[me]), make([]float64, counts[me])
-	if err := c.Scatterv(Bytes(srcLat), bytes, Bytes(lat), root); err != nil {
-		return geoknn.Points{}, err
+	outLat, outLon = make([]float64, counts[me]), make([]float64, counts[me])
+	if err := c.Scatterv(Bytes(lat), bytes, Bytes(outLat), root); err != nil {
+		return nil, nil, err
 	}
-	if err := c.Scatterv(Bytes(srcLon), bytes, Bytes(lon), root); err != nil {
-		return geoknn.Points{}, err
+	if err := c.Scatterv(Bytes(lon), bytes, Bytes(outLon), root); err != nil {
+		return nil, nil, err
 	}
-	return geoknn.Radians64(lat, lon), nil
+	return outLat, outLon, nil
 }
 
 // Gather collects every process's rows at root: per values an observation,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/geoknn/geoknn/internal/count"
 	"io"
 	"os"
 	"path/filepath"
@@ -214,7 +215,7 @@ func benchConfig(f benchFlags) (bench.Config, error) {
 	if cfg.Memory, err = geoknn.ParseMemoryMode(f.memory); err != nil {
 		return cfg, fmt.Errorf("bench: --memory: %w", err)
 	}
-	n, err := bench.ParseCount(f.seedMax)
+	n, err := count.Parse(f.seedMax)
 	if err != nil || n < 1 {
 		return cfg, fmt.Errorf("bench: --seed-max-pairs %s: want a positive count such as 2^40", f.seedMax)
 	}

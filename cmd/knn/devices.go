@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/cuda"
 )
 
 func cmdDevices(args []string, stdout, stderr io.Writer) error {
@@ -24,7 +23,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		return errUsageShown
 	}
 	devs, version, err := geoknn.ListDevices()
-	if errors.Is(err, cuda.ErrNoDriver) {
+	if errors.Is(err, geoknn.ErrNoDriver) {
 		fmt.Fprintln(stdout, "no CUDA driver on this host: knn runs on the CPU")
 		return nil
 	}

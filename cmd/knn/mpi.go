@@ -202,7 +202,7 @@ func (j *mpiJob) spread(ctx context.Context) (*rankInputs, error) {
 	}
 	j.times.load = time.Since(t)
 	t = time.Now()
-	if in.refs, err = j.world.BcastPoints(in.ref.cols, 0); err != nil {
+	if in.refs, err = bcastPoints(j.world, in.ref.cols, 0); err != nil {
 		return nil, err
 	}
 	if rows == nil {
@@ -523,7 +523,7 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 		all, err := geoknn.Generated(g, n, j.f.seed)
 		return all.Slice(lo, hi), counts, err
 	}
-	part, err := j.world.ScatterPoints(obs, counts, 0)
+	part, err := scatterPoints(j.world, obs, counts, 0)
 	return part, counts, err
 }
 

@@ -154,7 +154,7 @@ func (r *simRank) spread(obs source, ref *source) (geoknn.Points, error) {
 		return geoknn.Points{}, err
 	}
 	if refFile {
-		if ref.init, err = r.world.BcastPoints(ref.init, 0); err != nil {
+		if ref.init, err = bcastPoints(r.world, ref.init, 0); err != nil {
 			return geoknn.Points{}, err
 		}
 	} else if r.rank != 0 {
@@ -163,7 +163,7 @@ func (r *simRank) spread(obs source, ref *source) (geoknn.Points, error) {
 	if _, obsFile, err := resolveArg("--obs", r.f.obs); err != nil || !obsFile {
 		return geoknn.Points{}, err
 	}
-	return r.world.ScatterPoints(obs.init, r.counts, 0)
+	return scatterPoints(r.world, obs.init, r.counts, 0)
 }
 
 // step reduces a step over the ranks; rank 0 prints it and writes its

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
+	"github.com/geoknn/geoknn/internal/count"
 	"os"
 	"strings"
 
-	"github.com/geoknn/geoknn/internal/bench"
 	"github.com/geoknn/geoknn/internal/sysmem"
 )
 
@@ -13,7 +13,7 @@ import (
 // in it, or any other name that is not a count) or a count of synthetic
 // points. A bare name that is both a count and a file in this folder is
 // refused rather than guessed: "./1000" names the file, "1e3" the count.
-func resolveArg(flagName, arg string) (count int, isFile bool, err error) {
+func resolveArg(flagName, arg string) (n int, isFile bool, err error) {
 	if arg == "" {
 		return 0, false, usagef("%s is required", flagName)
 	}
@@ -23,7 +23,7 @@ func resolveArg(flagName, arg string) (count int, isFile bool, err error) {
 	if strings.ContainsRune(arg, os.PathSeparator) || strings.ContainsRune(arg, '/') {
 		return 0, true, nil
 	}
-	n, cerr := bench.ParseCount(arg)
+	n, cerr := count.Parse(arg)
 	_, serr := os.Stat(arg)
 	switch {
 	case cerr == nil && serr == nil:
@@ -71,6 +71,6 @@ func bytesText(b uint64) string {
 
 // isCount reports whether arg reads as a count of synthetic points.
 func isCount(arg string) bool {
-	_, err := bench.ParseCount(arg)
+	_, err := count.Parse(arg)
 	return err == nil
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/cuda"
 )
 
 // moduleVersion is the release this tree is: what knn version prints when
@@ -49,7 +48,7 @@ func cmdVersion(stdout io.Writer) error {
 	fmt.Fprintln(stdout, line)
 	devs, driver, err := geoknn.ListDevices()
 	switch {
-	case errors.Is(err, cuda.ErrNoDriver):
+	case errors.Is(err, geoknn.ErrNoDriver):
 		fmt.Fprintln(stdout, "GPUs: none usable (no CUDA driver on this host): the CPU engine answers")
 	case err != nil:
 		fmt.Fprintf(stdout, "GPUs: none usable (CUDA driver: %v): the CPU engine answers\n", err)

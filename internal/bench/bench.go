@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/geoknn/geoknn/internal/count"
 	"io"
 	"math"
 	"runtime"
@@ -507,7 +508,7 @@ func (cfg *Config) check() error {
 			return errors.New("a shape without observation or reference sizes")
 		}
 		for _, n := range append(slices.Clone(s.Obs), s.Ref...) {
-			if n < 1 || n > MaxCount {
+			if n < 1 || n > count.Max {
 				return fmt.Errorf("size %d is not in [1, 2^40]", n)
 			}
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/geoknn/geoknn/internal/count"
 	"io"
 	"math"
 	"strings"
@@ -139,7 +140,7 @@ func (c *Case) cells(row int) []string {
 	if c.Engine == EngineGPU {
 		gpus = fmt.Sprint(c.GPUs)
 	}
-	cells := []string{fmt.Sprint(row), c.Engine, gpus, c.Algorithm, c.Generator, count(c.Obs), count(c.Ref)}
+	cells := []string{fmt.Sprint(row), c.Engine, gpus, c.Algorithm, c.Generator, countCell(c.Obs), countCell(c.Ref)}
 	if c.Valid() && len(c.Wall) > 0 {
 		cells = append(cells, c.timeCells()...)
 	} else {
@@ -189,7 +190,8 @@ func (c *Case) peakText() string {
 	return ""
 }
 
-func count(n int) string {
+// countCell is n for a table cell: blank for none.
+func countCell(n int) string {
 	if n == 0 {
 		return ""
 	}
@@ -265,7 +267,7 @@ func sig3(v float64) string {
 }
 
 func formatPairs(p float64) string {
-	if p >= 1 && p == math.Trunc(p) && p <= MaxCount*MaxCount {
+	if p >= 1 && p == math.Trunc(p) && p <= count.Max*count.Max {
 		if e := math.Log2(p); e == math.Trunc(e) {
 			return fmt.Sprintf("2^%d", int(e))
 		}

@@ -2,54 +2,20 @@ package bench
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/internal/count"
 	"github.com/geoknn/geoknn/sphere"
 )
-
-// MaxCount is the largest count a size spec accepts (2^40).
-const MaxCount = 1 << 40
 
 // maxListLen bounds how many values one spec may expand to.
 const maxListLen = 4096
 
-// ParseCount reads one count: 2^27, 134217728, 1e6 or 1_000_000.
-func ParseCount(s string) (int, error) {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
-	if b, e, ok := strings.Cut(s, "^"); ok {
-		base, err1 := strconv.Atoi(b)
-		exp, err2 := strconv.Atoi(e)
-		if err1 != nil || err2 != nil || base < 1 || exp < 0 {
-			return 0, fmt.Errorf("bad count %q (want e.g. 2^20, 1048576 or 1e6)", s)
-		}
-		v := 1.0
-		for i := 0; i < exp && v <= MaxCount; i++ {
-			v *= float64(base)
-		}
-		if v > MaxCount {
-			return 0, fmt.Errorf("count %q is larger than 2^40", s)
-		}
-		return int(v), nil
-	}
-	if n, err := strconv.Atoi(s); err == nil {
-		if n < 0 || n > MaxCount {
-			return 0, fmt.Errorf("count %q is not in [0, 2^40]", s)
-		}
-		return n, nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 || v != math.Trunc(v) || v > MaxCount {
-		return 0, fmt.Errorf("bad count %q (want e.g. 2^20, 1048576 or 1e6)", s)
-	}
-	return int(v), nil
-}
-
 // ParseSizes reads a size spec: a comma-separated list whose items are
-// counts (see ParseCount) or ranges FROM:TO[:STEP]. STEP is xK (multiply by
+// counts (see count.Parse) or ranges FROM:TO[:STEP]. STEP is xK (multiply by
 // K, K >= 2) or +K (add K, K >= 1); without it a range doubles. A range holds
 // FROM and every step from it that does not pass TO (TO itself only when a
 // step lands on it). The result is sorted and without duplicates; every
@@ -61,7 +27,7 @@ func ParseCount(s string) (int, error) {
 //	2^10,2^12,5e4    those three
 func ParseSizes(spec string) ([]int, error) {
 	return parseList(spec, "x2", func(s string) (int, error) {
-		n, err := ParseCount(s)
+		n, err := count.Parse(s)
 		if err == nil && n < 1 {
 			err = fmt.Errorf("size %q must be at least 1", s)
 		}

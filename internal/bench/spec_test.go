@@ -8,21 +8,6 @@ import (
 	"github.com/geoknn/geoknn"
 )
 
-func TestParseCount(t *testing.T) {
-	for in, want := range map[string]int{
-		"2^27": 1 << 27, "134217728": 1 << 27, "1e6": 1000000, "1_000": 1000, " 2^0 ": 1, "0": 0, "2^40": 1 << 40,
-	} {
-		if got, err := ParseCount(in); err != nil || got != want {
-			t.Errorf("ParseCount(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "x", "2^", "^3", "2^-1", "-5", "1.5", "2^41", "1e13", "0^3"} {
-		if _, err := ParseCount(in); err == nil {
-			t.Errorf("ParseCount(%q): no error", in)
-		}
-	}
-}
-
 func pow2s(from, to, step int) []int {
 	var out []int
 	for k := from; k <= to; k += step {

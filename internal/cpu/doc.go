@@ -7,18 +7,10 @@
 // multiply-adds) the vector paths must still give the scalar answers
 // (.ci/run tests that build). It never imports the CUDA bindings.
 //
-// # Files
-//
-//	cpu.go                       CPU: the engine, its team and reused memory, brute force, the request it runs
-//	scan.go, scan_amd64.go/.s    the brute-force scan of reference tiles (AVX2), scan_other.go its portable build
-//	lanes.go                     three observations ranked against a tile's lanes (AVX2 and Go)
-//	grid.go                      the grid query: planned index, face cells or per-observation search
-//	grid_cell_order.go           the grid query in cell order (observations sorted by cell, as on the GPU)
-//	tree_order.go                the k-d tree query in chunks sorted along the tree
-//	cells.go                     the face cells: build from tile pools, refusal, query
-//	cells_gather.go              the tile pools gathered through a coarse fitted grid, the k-d tree built lazily
-//	cells_pool.go, cells_pool_amd64.go/.s   the pools' vector scans; cells_pool_other.go their portable build
-//	knn.go                       k nearest and radius queries
-//	index.go                     CPUIndex: references prepared once for many small queries
-//	session.go, session_movers.go  CPU sessions: resident observations, replacements, moving references
+// Beyond engine.Engine it offers CPUIndex, references prepared once and
+// queried on the calling goroutine (engine.LocalIndex), and none of the
+// optional engine interfaces: it reads and writes the caller's memory in
+// place, so nothing is pinned, and Close only lets go of reused memory.
+// It answers every k, so it is also where a limited engine's larger k go
+// (internal/engines).
 package cpu

@@ -7,6 +7,10 @@ import (
 	"github.com/geoknn/geoknn/internal/index"
 )
 
+// CPUIndex is the local index the root package's Index answers small
+// queries with (through internal/engines).
+var _ engine.LocalIndex = (*CPUIndex)(nil)
+
 // CPUIndex is a reference set prepared once for many small queries answered
 // on the calling goroutine: the unit vectors with exact duplicates merged
 // and their k-d tree (nearest), and with duplicates kept and their k-d tree

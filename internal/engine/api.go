@@ -145,26 +145,17 @@ type Result struct {
 	Distance []float32 // great-circle angle to it, radians
 }
 
-// Stats describes how a query ran.
+// Stats describes how a query ran. Its fields are the public
+// geoknn.Stats's, which documents each once; the root package converts
+// one into the other (statsOf), which stops compiling if they drift apart.
 type Stats struct {
-	Engine  string        // "cpu" or "gpu"
-	Devices []string      // what ran it: "16 cores", "NVIDIA H200 (#0)", ...
-	Jobs    int           // jobs the observations were split into
-	Wall    time.Duration // whole query, including preparation and copies
-	// Device time by stage, measured with device events: summed over a
-	// GPU's jobs, then the largest over GPUs; zero on the CPU. Kernel counts
-	// every kernel (index build, sorts, queries, refine; the kernels of
-	// successive jobs never overlap); Index is the part of it spent building
-	// the grid index; Upload and Download are the observations' copies in
-	// and the answers' copies out (summed over jobs; they overlap other
-	// jobs' kernels, and a copy may queue behind the other slot's copy in
-	// the same direction).
+	Engine                          string
+	Devices                         []string
+	Jobs                            int
+	Wall                            time.Duration
 	Kernel, Index, Upload, Download time.Duration
-	// Refined counts observations whose float32 ranking was too close to
-	// call and were re-ranked in float64 (GPU only).
-	Refined int
-	// Note says how the algorithm ran (grid shape, or why it fell back).
-	Note string
+	Refined                         int
+	Note                            string
 }
 
 // Engine answers nearest-reference queries. Implementations keep device

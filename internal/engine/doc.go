@@ -1,11 +1,11 @@
 // Package engine is the contract between the root package geoknn and its
 // two engines: the requests and results of a query, the Engine and Session
-// interfaces, and the checks every engine applies before it runs. It holds
-// no engine: internal/cpu answers on all cores, internal/gpu on NVIDIA
-// GPUs; the root package opens one or the other (falling back to the CPU)
-// and speaks to it through these types. The spatial indexes and the
-// planner both engines share are in internal/index. Nothing here imports
-// the CUDA bindings.
+// interfaces, what an engine may offer beyond queries, and the checks every
+// engine applies before it runs. It holds no engine: internal/cpu answers
+// on all cores, internal/gpu on NVIDIA GPUs, and internal/engines opens one
+// or the other (falling back to the CPU); the root package speaks to
+// either through these types alone. The spatial indexes and the planner
+// both engines share are in internal/index.
 //
 // Both engines return the float64 answer: the nearest reference by the
 // squared chord between unit vectors (monotone in the haversine distance),
@@ -25,9 +25,15 @@
 //  3. It answers through the plan's index or its face cells into the
 //     caller's Result (KResult, WithinResult), and reports Stats.
 //
-// # Files
+// # Beyond queries
 //
-//	api.go             Algorithm, Request, Prepared, Result, KResult, WithinResult, Stats, Engine, request checks
-//	session.go         the Session and Pending interfaces, session options, plans and observation sample
-//	session_movers.go  moving references (Movers, Advance) and their checks
+// An engine may offer more than Engine, each as a small interface the
+// caller asserts (never an engine's concrete type), and does without where
+// it does not: HostPinner (copies straight from and into the caller's
+// page-locked memory), ExitCloser (a close that leaves the engine's
+// resources to the process's exit) and KLimited (k nearest answered up to
+// a limit, larger k left to the caller, which answers it on the CPU
+// engine). The GPU engine offers all three, the CPU engine none. A
+// LocalIndex is references prepared once and queried on the calling
+// goroutine, for queries too small to hand to an engine.
 package engine

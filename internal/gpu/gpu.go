@@ -35,6 +35,16 @@ type GPUOptions struct {
 	Trace *trace.Recorder
 }
 
+// The GPU engine offers every optional engine interface: the root package
+// finds them by assertion, so a renamed method would silently turn pinning
+// or the fast close off; these stop compiling instead.
+var (
+	_ engine.Engine     = (*GPU)(nil)
+	_ engine.HostPinner = (*GPU)(nil)
+	_ engine.ExitCloser = (*GPU)(nil)
+	_ engine.KLimited   = (*GPU)(nil)
+)
+
 // GPU is the exact engine on NVIDIA GPUs. One goroutine per GPU, locked to
 // its OS thread with the GPU's primary context current, pulls jobs from its
 // own queue and steals from the others' when it runs dry. Modules and

@@ -63,8 +63,6 @@ type sortBufs struct {
 // sortKeyBytes is the size of one sort key: a uint2 (cell, rank in cell).
 const sortKeyBytes = 8
 
-func blocksFor(n, threads int) cuda.Dim3 { return cuda.Dim3{X: uint32((n + threads - 1) / threads)} }
-
 // scan turns hist's n counts into exclusive starts.
 func (k *gridKernels) scan(drv *cuda.Driver, stream cuda.Stream, n int, b sortBufs) error {
 	nb := index.ScanSums(n)
@@ -258,13 +256,9 @@ func (k *gridKernels) obsSortKeys(drv *cuda.Driver, stream cuda.Stream, o obsSor
 // index; answers go to outIdx/outDist at each record's index, and the
 // number of near ties the query re-ranked in fp64 is added to *refined.
 type gridQuery struct {
-	obs                     cuda.DevicePtr
-	nobs                    int
-	cellStart, sorted, runs cuda.DevicePtr
-	shape                   index.GridShape
-	ref64                   cuda.DevicePtr
-	outIdx, outDist         cuda.DevicePtr
-	refined                 cuda.DevicePtr
+	gridIndexArgs
+	outIdx, outDist cuda.DevicePtr
+	refined         cuda.DevicePtr
 }
 
 func (k *gridKernels) runQuery(drv *cuda.Driver, stream cuda.Stream, q gridQuery) error {
@@ -272,14 +266,7 @@ func (k *gridKernels) runQuery(drv *cuda.Driver, stream cuda.Stream, q gridQuery
 		return fmt.Errorf("grid query: bad shape (%d observations, grid %d)", q.nobs, q.shape.G)
 	}
 	a := k.qArgs
-	a.SetPtr(0, q.obs)
-	a.SetInt32(1, int32(q.nobs))
-	a.SetPtr(2, q.cellStart)
-	a.SetPtr(3, q.sorted)
-	a.SetPtr(4, q.runs)
-	a.SetInt32(5, int32(q.shape.G))
-	a.SetFloat32(6, q.shape.H)
-	a.SetPtr(7, q.ref64)
+	q.set(a)
 	a.SetPtr(8, q.outIdx)
 	a.SetPtr(9, q.outDist)
 	a.SetPtr(10, q.refined)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
@@ -39,27 +38,6 @@ func (k *knnKernels) knnFor(n int) cuda.Function {
 		}
 	}
 	return k.knn
-}
-
-// gridIndexArgs are the arguments every knn.cu kernel starts with: the
-// sorted observation records and the reference index.
-type gridIndexArgs struct {
-	obs                     cuda.DevicePtr
-	nobs                    int
-	cellStart, sorted, runs cuda.DevicePtr
-	shape                   index.GridShape
-	ref64                   cuda.DevicePtr
-}
-
-func (g gridIndexArgs) set(a *cuda.Args) {
-	a.SetPtr(0, g.obs)
-	a.SetInt32(1, int32(g.nobs))
-	a.SetPtr(2, g.cellStart)
-	a.SetPtr(3, g.sorted)
-	a.SetPtr(4, g.runs)
-	a.SetInt32(5, int32(g.shape.G))
-	a.SetFloat32(6, g.shape.H)
-	a.SetPtr(7, g.ref64)
 }
 
 // knnLaunch answers the k nearest (within the squared chord maxD2) of

@@ -10,7 +10,6 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
-	"github.com/geoknn/geoknn/internal/cpu"
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
@@ -44,19 +43,21 @@ type neighbourQuery struct {
 	maxJobChords int // listing: the most entries a job writes
 }
 
+// MaxK is the largest k KNearest answers (engine.KLimited): the kernels
+// keep each observation's candidates in registers or local memory.
+func (g *GPU) MaxK() int { return kernels.KnnMax }
+
 // KNearest answers the out.K nearest references of every observation
 // within maxRad radians on the GPUs (grid_knn; brute force is a grid of
-// one cell), exactly as the CPU engine does; K above kernels.KnnMax is
-// answered on the host's cores.
+// one cell), exactly as the CPU engine does; K above MaxK is refused (the
+// caller answers it on the CPU engine: engines.KNearest).
 func (g *GPU) KNearest(ctx context.Context, req engine.Request, maxRad float64, out engine.KResult) (engine.Stats, error) {
 	start := time.Now()
 	if err := engine.CheckK(req, maxRad, out); err != nil {
 		return engine.Stats{}, err
 	}
 	if out.K > kernels.KnnMax {
-		st, err := cpu.NewCPU(0).KNearest(ctx, req, maxRad, out)
-		st.Note += fmt.Sprintf("; on the CPU: the GPU kernels answer k up to %d", kernels.KnnMax)
-		return st, err
+		return engine.Stats{}, fmt.Errorf("k = %d: the GPU kernels answer k up to %d", out.K, kernels.KnnMax)
 	}
 	refs := req.All()
 	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, max(2, float64(out.K)/2)),
@@ -429,8 +430,7 @@ func (d *gpuDevice) finishNeighbours(s *slot, trc *trace.Recorder, t *stageTimes
 
 // neighbourKernel queues the job's grid_knn or grid_within.
 func (d *gpuDevice) neighbourKernel(s *slot, q *neighbourQuery, job partition.Job) error {
-	ix := gridIndexArgs{obs: s.sorted.ptr, nobs: job.Len(), cellStart: d.refs.cellStart.ptr, sorted: d.refs.sorted.ptr,
-		runs: d.refs.trimmed.ptr, shape: q.shape, ref64: d.refs.ref64.ptr}
+	ix := d.refs.gridIndex(s.sorted.ptr, job.Len(), q.shape)
 	if q.k > 0 {
 		return d.knn.runKNN(d.drv, s.stream, knnLaunch{gridIndexArgs: ix, k: q.k, maxD2: q.maxD2,
 			outIdx: s.outIdx.ptr, outDist: s.outDist.ptr, refined: s.nflag.ptr})

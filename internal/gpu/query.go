@@ -204,10 +204,8 @@ func (q *gpuQuery) rankOnly(d *gpuDevice, m int, refs *deviceRefs, p rankPlan) e
 		err = d.tree.run(d.drv, q.stream, treeQuery{obs: q.sorted.ptr, nobs: m, nodes: refs.treeNodes.ptr,
 			refs: refs.treeRefs.ptr, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr, refined: q.nflag.ptr})
 	case p.shape.G > 0:
-		err = d.grid.runQuery(d.drv, q.stream, gridQuery{
-			obs: q.sorted.ptr, nobs: m, cellStart: refs.cellStart.ptr, sorted: refs.sorted.ptr, runs: refs.trimmed.ptr,
-			shape: p.shape, ref64: refs.ref64.ptr, outIdx: q.outIdx.ptr, outDist: q.outDist.ptr, refined: q.nflag.ptr,
-		})
+		err = d.grid.runQuery(d.drv, q.stream, gridQuery{gridIndexArgs: refs.gridIndex(q.sorted.ptr, m, p.shape),
+			outIdx: q.outIdx.ptr, outDist: q.outDist.ptr, refined: q.nflag.ptr})
 	default:
 		err = d.brute[p.prec].run(d.drv, q.stream, q.bruteLaunch(d, m, refs, p.nref))
 	}

@@ -686,11 +686,8 @@ func (p *residentPart) rankPatched(plan rankPlan) error {
 	if err != nil {
 		return err
 	}
-	return d.grid.runQuery(drv, p.stream, gridQuery{
-		obs: p.patchedSorted.ptr, nobs: np, cellStart: p.refs.cellStart.ptr, sorted: p.refs.sorted.ptr,
-		runs: p.refs.trimmed.ptr, shape: plan.shape, ref64: p.refs.ref64.ptr, outIdx: p.outIdx.ptr,
-		outDist: p.outDist.ptr, refined: p.nflag.ptr,
-	})
+	return d.grid.runQuery(drv, p.stream, gridQuery{gridIndexArgs: p.refs.gridIndex(p.patchedSorted.ptr, np, plan.shape),
+		outIdx: p.outIdx.ptr, outDist: p.outDist.ptr, refined: p.nflag.ptr})
 }
 
 // requery queues the query in flight again, its face cells built level by

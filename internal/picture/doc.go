@@ -15,10 +15,4 @@
 // after the first as the rectangle that changed). Strip lays canvases side
 // by side. Nothing here writes a file: the caller owns the output and its
 // guard against partial writes.
-//
-// # Files
-//
-//	scene.go     Scene and Draw: what one picture shows, in drawing order
-//	picture.go   the palette, Canvas and its drawing, GridPoints, the frame
-//	             label font and SimTime, PNG encoding, Strip, Animation
 package picture

@@ -34,15 +34,4 @@
 // closes, after freeing every fitted set and mapping. Ctrl-C is left to
 // the interpreter, which cancels by message. Serve runs on Linux alone
 // (memfd, descriptor passing); elsewhere it returns an error.
-//
-// # Files
-//
-//	worker.go        request and reply messages, the serving loop, Serve
-//	conn.go          the SOCK_SEQPACKET socket: messages with descriptors
-//	shm.go           memfd layouts: points files, answer files and their arrays
-//	maps.go          cache of mappings of the buffers the Python side reuses
-//	engine.go        a fitted reference set: the Index, its answers, GPU pinning
-//	query.go         checking and running one query into an answer file
-//	errors.go        ErrStdinNotSocket (every platform)
-//	serve_other.go   Serve's refusal off Linux
 package worker
