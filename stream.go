@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/pipeline"
 	"github.com/geoknn/geoknn/pointio"
 )
@@ -125,7 +126,7 @@ func (x *Index) Stream(ctx context.Context, src pointio.ChunkReader, sink Answer
 // waits for every GPU (2^27 Parquet on 2 x H200: a chunk held 358 ms
 // while the second GPU opened).
 func (s *Searcher) expect(n int64, k int) {
-	if e, ok := s.eng.(interface{ Expect(n, k int) }); ok && n > 0 {
+	if e, ok := s.eng.(engine.Expecter); ok && n > 0 {
 		e.Expect(int(min(n, math.MaxInt32)), k)
 	}
 }

@@ -4,7 +4,7 @@ import "unsafe"
 
 // What an engine may offer beyond queries. Each is a small interface the
 // caller asserts on an Engine (never a concrete engine): an engine that
-// lacks one does without, as the CPU engine does for all three.
+// lacks one does without, as the CPU engine does for all four.
 
 // HostPinner is an engine that copies straight from and into page-locked
 // host memory (the GPU engine): RegisterHost page-locks the caller's
@@ -29,4 +29,12 @@ type ExitCloser interface {
 // on the CPU engine), with the same answers.
 type KLimited interface {
 	MaxK() int
+}
+
+// Expecter is an engine that gets ready for many queries at once: Expect
+// says that queries over n observations, k answers each, are coming (a
+// stream of chunks, each too small to be worth every GPU alone), and the
+// GPU engine starts opening the GPUs beyond the first.
+type Expecter interface {
+	Expect(n, k int)
 }

@@ -43,6 +43,7 @@ var (
 	_ engine.HostPinner = (*GPU)(nil)
 	_ engine.ExitCloser = (*GPU)(nil)
 	_ engine.KLimited   = (*GPU)(nil)
+	_ engine.Expecter   = (*GPU)(nil)
 )
 
 // GPU is the exact engine on NVIDIA GPUs. One goroutine per GPU, locked to
