@@ -148,8 +148,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if lat == nil || ref.cols.Len() == 0 {
 		return fmt.Errorf("--ref %s: no reference points in float64 columns", f.ref)
 	}
-	// The first searcher says which engine runs; every later version of
-	// the references opens its own (a version's index owns its searcher).
+	// The searcher says which engine runs; every version of the references
+	// is prepared on it (the first by open, the later ones from the one
+	// before, Index.Replaced), so that no update opens an engine.
 	first, err := geoknn.NewSearcher(opts)
 	if err != nil {
 		return err
@@ -158,20 +159,17 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		log.Info("running on the CPU", "why", fb)
 	}
 	kind := first.Engine()
-	if kind != geoknn.Auto {
-		opts.Engine = kind
-	}
 	open := func(p geoknn.Points) (*geoknn.Index, error) {
-		if first != nil {
-			s := first
-			first = nil
-			x, err := s.NewIndex(p)
-			if err != nil {
-				s.Close()
-			}
-			return x, err
+		if first == nil {
+			return nil, errors.New("the engine was opened for the first references only")
 		}
-		return geoknn.NewIndex(p, opts)
+		s := first
+		first = nil
+		x, err := s.NewIndex(p)
+		if err != nil {
+			s.Close()
+		}
+		return x, err
 	}
 	cfg := serve.Config{Open: open, LatRad: lat, LonRad: lon, IDs: ref.ids, Engine: kind.String(), Token: token,
 		MaxBodyBytes: f.maxBody, MaxPoints: f.maxPoints, MaxK: f.maxK, QueryTimeout: f.queryTimeout,

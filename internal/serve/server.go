@@ -34,8 +34,8 @@ const noNeighbour = geoknn.NoNeighbour
 // Config is a server's references, engine and limits. Zero limits take
 // the defaults named.
 type Config struct {
-	// Open prepares a reference set on the engine: called for the first
-	// set and for every version an update makes.
+	// Open prepares the first reference set on the engine; every later
+	// version is prepared on the same engine (Index.Replaced).
 	Open func(ref geoknn.Points) (*geoknn.Index, error)
 	// LatRad, LonRad are the references in radians (kept: not modified
 	// after New); IDs their id column, or nil.
@@ -124,7 +124,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, m: newMetrics(), cancel: cancel, started: time.Now()}
 	s.store.publish(snap)
 	s.b = newBatcher(ctx, &s.store, cfg.Workers, cfg.BatchPoints, cfg.BatchWait, cfg.QueryTimeout, s.m)
-	s.u = newUpdater(ctx, &s.store, cfg.Open, s.m, cfg.Logger)
+	s.u = newUpdater(ctx, &s.store, s.m, cfg.Logger)
 	s.routes()
 	return s, nil
 }
