@@ -311,6 +311,21 @@ func answerOn(ctx context.Context, snap *snapshot, q *query) (answer, error) {
 	return a, nil
 }
 
+// nearestInto runs nearest query q on snap's index into res (the
+// caller's, reused), as answerOn does.
+func nearestInto(ctx context.Context, snap *snapshot, q *query, res *geoknn.Result) (answer, error) {
+	t := time.Now()
+	err := snap.index.NearestInto(ctx, geoknn.Radians64(q.lat, q.lon), res)
+	a := answer{snap: snap, index: res.Index, dist: res.DistanceRad, engine: time.Since(t)}
+	if err != nil {
+		if ctx.Err() != nil {
+			return a, ctxErr(ctx)
+		}
+		return a, fmt.Errorf("engine: %w", err)
+	}
+	return a, nil
+}
+
 // ctxErr is a query's context error as the client sees it.
 func ctxErr(ctx context.Context) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
