@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net/http"
@@ -121,4 +122,46 @@ func BenchmarkMoveAll(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "moves/s")
+}
+
+// BenchmarkFastRequest is the fast path's server-side work for a one-point
+// JSON request, without the socket: parse the head and body, answer (in
+// a batch when goroutines overlap), write the response. Parallel: the
+// goroutines are clients sharing the batcher.
+func BenchmarkFastRequest(b *testing.B) {
+	lat, lon := uniform(1<<16, 1)
+	s, err := New(b.Context(), Config{Open: cpuOpen, LatRad: radians(lat), LonRad: radians(lon), Workers: 2, BatchWait: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	qlat, qlon := uniform(4096, 2)
+	reqs := make([][]byte, len(qlat))
+	for i := range qlat {
+		body := `{"lat":[` + strconv.FormatFloat(qlat[i], 'f', 6, 64) + `],"lon":[` + strconv.FormatFloat(qlon[i], 'f', 6, 64) + `]}`
+		reqs[i] = []byte("POST /v1/nearest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+			strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		bw := bufio.NewWriter(io.Discard)
+		sc := &fastScratch{}
+		for i := 0; pb.Next(); i++ {
+			req := reqs[i%len(reqs)]
+			h := bytes.Index(req, crlfcrlf) + 4
+			fr, ok := s.parseHead(req[:h])
+			if !ok {
+				b.Error("not fast")
+				return
+			}
+			q, ok := s.fastQuery(fr.kind, req[h:h+fr.bodyLen], sc)
+			if !ok {
+				b.Error("not fast")
+				return
+			}
+			status, out, version := s.fastAnswer(q, sc)
+			writeFastResponse(bw, status, out, version, false)
+		}
+	})
 }

@@ -389,7 +389,7 @@ func (s *Server) jsonQuery(r *http.Request, k kind) (*query, bool, error) {
 		}
 	}
 	q := &query{}
-	if q.lat, q.lon, err = pointsOf(in.Lat, in.Lon, s.cfg.MaxPoints); err != nil {
+	if q.lat, q.lon, err = pointsInPlace(in.Lat, in.Lon, s.cfg.MaxPoints); err != nil {
 		return nil, false, err
 	}
 	if err := s.finish(q, k, in.K, in.MaxM, in.RadiusM, in.List); err != nil {
