@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +23,10 @@ import (
 // shape, a refusal to explain) hands the connection, its bytes unread, to
 // net/http for the rest of its life. Answers to pipelined requests go out
 // in one write, as Redis's do.
+
+// idleTimeout is how long a fast-path connection may wait for its next
+// request.
+const idleTimeout = 2 * time.Minute
 
 // maxFastHeader bounds a request head read by the fast path.
 const maxFastHeader = 8192
@@ -72,26 +77,30 @@ type bufferedConn struct {
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
-// fastConns tracks the connections on the fast path, for the drain.
+// fastConns tracks the connections on the fast path, for the drain. A
+// connection's state is its own atomic flag, not an entry under the
+// set's lock: every request marks it twice, from every core at once.
 type fastConns struct {
 	mu    sync.Mutex
-	conns map[net.Conn]bool // true while a request is being answered
+	conns map[net.Conn]*atomic.Bool // true while a request is being answered
 	wg    sync.WaitGroup
-	drain bool
+	drain atomic.Bool
 }
 
-func (f *fastConns) add(c net.Conn) bool {
+// add tracks c; nil once the drain has begun.
+func (f *fastConns) add(c net.Conn) *atomic.Bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.drain {
-		return false
+	if f.drain.Load() {
+		return nil
 	}
 	if f.conns == nil {
-		f.conns = map[net.Conn]bool{}
+		f.conns = map[net.Conn]*atomic.Bool{}
 	}
-	f.conns[c] = false
+	st := &atomic.Bool{}
+	f.conns[c] = st
 	f.wg.Add(1)
-	return true
+	return st
 }
 
 func (f *fastConns) remove(c net.Conn) {
@@ -101,32 +110,28 @@ func (f *fastConns) remove(c net.Conn) {
 	f.wg.Done()
 }
 
-// busy marks c answering (or not); false when the server drains and c is
-// idle: the connection is to be closed.
-func (f *fastConns) busy(c net.Conn, b bool) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.conns[c] = b
-	return !f.drain || b
+// busy marks a connection answering (or not); false when the server
+// drains and it is idle: the connection is to be closed. The mark comes
+// before the drain's check, and startDrain sets the drain before reading
+// the marks, so that one of the two always sees the other.
+func (f *fastConns) busy(st *atomic.Bool, b bool) bool {
+	st.Store(b)
+	return !f.drain.Load() || b
 }
 
 // startDrain wakes every connection waiting for a request: it closes.
 func (f *fastConns) startDrain() {
+	f.drain.Store(true)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.drain = true
 	for c, answering := range f.conns {
-		if !answering {
+		if !answering.Load() {
 			_ = c.SetReadDeadline(time.Now())
 		}
 	}
 }
 
-func (f *fastConns) draining() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.drain
-}
+func (f *fastConns) draining() bool { return f.drain.Load() }
 
 // fastRequest is a request head the fast path takes.
 type fastRequest struct {
@@ -208,7 +213,8 @@ func hasPrefixFold(b []byte, prefix string) bool {
 // serveFast answers c's requests until one is not the fast path's (then
 // c goes to net/http) or c ends.
 func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
-	if !conns.add(c) {
+	st := conns.add(c)
+	if st == nil {
 		_ = c.Close()
 		return
 	}
@@ -216,11 +222,17 @@ func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
 	br := bufio.NewReaderSize(c, 16<<10)
 	bw := bufio.NewWriterSize(c, 16<<10)
 	sc := &fastScratch{}
+	var deadline time.Time
 	for {
 		// The deadline first: a drain that starts after the check below
-		// cuts the wait short.
-		_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
-		if !conns.busy(c, false) {
+		// cuts the wait short. It is moved when less than half of the
+		// idle timeout is left, not at every request (a runtime timer
+		// changed under its lock).
+		if now := time.Now(); deadline.Sub(now) < idleTimeout/2 || conns.draining() {
+			deadline = now.Add(idleTimeout)
+			_ = c.SetReadDeadline(deadline)
+		}
+		if !conns.busy(st, false) {
 			_ = c.Close()
 			return
 		}
@@ -262,7 +274,7 @@ func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
 			}
 			return
 		}
-		conns.busy(c, true)
+		conns.busy(st, true)
 		_, _ = br.Discard(len(head) + fr.bodyLen)
 		start := time.Now()
 		s.m.inFlight.Add(1)
