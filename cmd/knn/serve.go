@@ -43,7 +43,7 @@ type serveFlags struct {
 	maxBody                         int64
 	maxPoints, maxK                 int
 	queryTimeout, drain, batchWait  time.Duration
-	batchPoints, workers            int
+	batchPoints, workers, bulkSlots int
 	logJSON, debug                  bool
 }
 
@@ -72,6 +72,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&f.batchWait, "batch-wait", 0, "how long a batch waits for more requests while the engine is busy (0: 200us on GPUs, never on the CPU, whose cost a point does not fall with the batch; negative: never)")
 	fs.IntVar(&f.batchPoints, "batch-points", 0, "most points batched into one engine call (0: 256 on the CPU, 65536 on GPUs)")
 	fs.IntVar(&f.workers, "workers", 0, "batches answered side by side (0: the cores)")
+	fs.IntVar(&f.bulkSlots, "bulk-slots", 4, "bulk (Arrow, 64 KiB and more) requests answered at once, each in buffers kept for the next")
 	fs.BoolVar(&f.logJSON, "log-json", false, "logs as JSON lines (default: text)")
 	fs.BoolVar(&f.debug, "debug", false, "log every reference update")
 	helped, err := parseFlags(fs, serveUsage, args, stdout, stderr)
@@ -173,7 +174,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	cfg := serve.Config{Open: open, LatRad: lat, LonRad: lon, IDs: ref.ids, Engine: kind.String(), Token: token,
 		MaxBodyBytes: f.maxBody, MaxPoints: f.maxPoints, MaxK: f.maxK, QueryTimeout: f.queryTimeout,
-		BatchWait: f.batchWait, BatchPoints: f.batchPoints, Workers: f.workers, Logger: log}
+		BatchWait: f.batchWait, BatchPoints: f.batchPoints, Workers: f.workers, BulkSlots: f.bulkSlots, Logger: log}
 	if cfg.BatchPoints == 0 && kind == geoknn.GPU {
 		cfg.BatchPoints = 1 << 16
 	}
