@@ -100,6 +100,7 @@ func newBatcher(base context.Context, store *refStore, workers, maxPoints int, m
 type leader struct {
 	batch, group []*job
 	done         []bool
+	cat          query // a group's points together
 }
 
 // jobs are kept for the next request: a job is put back by its submitter
@@ -242,7 +243,7 @@ func (b *batcher) run(l *leader) {
 				done[i2] = true
 			}
 		}
-		b.runGroup(ctx, snap, group)
+		b.runGroup(ctx, snap, group, &l.cat)
 		clear(group)
 		l.group = group
 	}
@@ -257,22 +258,21 @@ func points(batch []*job) int {
 	return n
 }
 
-// runGroup answers jobs of one question in one engine call and splits the
-// answer back.
-func (b *batcher) runGroup(ctx context.Context, snap *snapshot, group []*job) {
+// runGroup answers jobs of one question in one engine call (their points
+// gathered in cat) and splits the answer back.
+func (b *batcher) runGroup(ctx context.Context, snap *snapshot, group []*job, cat *query) {
 	if len(group) == 0 {
 		return
 	}
 	q := group[0].q
 	if len(group) > 1 {
-		n := 0
+		// The points together in the leader's memory: the engine reads
+		// them during its call only.
+		*cat = query{kind: q.kind, k: q.k, metres: q.metres, lat: cat.lat[:0], lon: cat.lon[:0]}
 		for _, j := range group {
-			n += len(j.q.lat)
+			cat.lat, cat.lon = append(cat.lat, j.q.lat...), append(cat.lon, j.q.lon...)
 		}
-		q = &query{kind: q.kind, k: q.k, metres: q.metres, lat: make([]float64, 0, n), lon: make([]float64, 0, n)}
-		for _, j := range group {
-			q.lat, q.lon = append(q.lat, j.q.lat...), append(q.lon, j.q.lon...)
-		}
+		q = cat
 	}
 	b.m.batch(len(group), len(q.lat))
 	a, err := answerOn(ctx, snap, q)
@@ -360,16 +360,20 @@ func answerOn(ctx context.Context, snap *snapshot, q *query) (answer, error) {
 	return a, nil
 }
 
-// answerSlice is room for a batch's answers: a plain slice for a small
-// batch (the engine would otherwise make one with its pages touched on
-// every core, worth it for millions of answers, not for a few), nil for
-// a large one, which the engine makes so.
+// answerSlice is room for a batch's answers: a plain slice for a batch
+// (the engine would otherwise make one with its pages touched on every
+// core, goroutines started for it, worth it for millions of answers, not
+// for a GPU batch's thousands), nil for a larger query, which the engine
+// makes so.
 func answerSlice[T uint32 | float32](n int) []T {
-	if n > inlinePoints {
+	if n > plainAnswers {
 		return nil
 	}
 	return make([]T, n)
 }
+
+// plainAnswers is the most answers answerSlice makes plainly (256 KiB).
+const plainAnswers = 1 << 16
 
 // nearestInto runs nearest query q on snap's index into res (the
 // caller's, reused), as answerOn does.

@@ -128,7 +128,9 @@ func BenchmarkMoveAll(b *testing.B) {
 // JSON request, without the socket: parse the head and body, answer (in
 // a batch when goroutines overlap), write the response. Parallel: the
 // goroutines are clients sharing the batcher.
-func BenchmarkFastRequest(b *testing.B) {
+func BenchmarkFastRequest(b *testing.B) { benchFast(b, 1) }
+
+func benchFast(b *testing.B, parallelism int) {
 	lat, lon := uniform(1<<16, 1)
 	s, err := New(b.Context(), Config{Open: cpuOpen, LatRad: radians(lat), LonRad: radians(lon), Workers: 2, BatchWait: -1})
 	if err != nil {
@@ -143,6 +145,7 @@ func BenchmarkFastRequest(b *testing.B) {
 			strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 	}
 	b.ReportAllocs()
+	b.SetParallelism(parallelism)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		bw := bufio.NewWriter(io.Discard)
@@ -164,4 +167,10 @@ func BenchmarkFastRequest(b *testing.B) {
 			writeFastResponse(bw, status, out, version, false)
 		}
 	})
+}
+
+// BenchmarkFastRequestMany is BenchmarkFastRequest with 64 clients a
+// core: batches form, and the shared state is contended.
+func BenchmarkFastRequestMany(b *testing.B) {
+	benchFast(b, 64)
 }
