@@ -177,20 +177,23 @@ func firstErr(errs []error) error {
 	return nil
 }
 
-// bulkQuery reads an Arrow query into slot: its points in the slot's
-// radians, its options from the URL.
-func (s *Server) bulkQuery(r *http.Request, k kind, slot *bulkSlot, x *geoknn.Index) (*query, error) {
+// readBulk reads and decodes an Arrow query's body into slot: its
+// columns are slices of the slot's body.
+func (s *Server) readBulk(r *http.Request, slot *bulkSlot) (arrowColumns, error) {
 	data, err := slot.readBody(r)
 	if err != nil {
-		return nil, err
+		return arrowColumns{}, err
 	}
 	cols, err := decodeArrow(data, s.cfg.MaxPoints, s.cfg.MaxBodyBytes, false)
-	if err != nil {
-		return nil, err
+	if err == nil && len(cols.lon) != len(cols.lat) {
+		err = fieldErr("lon", strconv.Itoa(len(cols.lon))+" longitudes for "+strconv.Itoa(len(cols.lat))+" latitudes")
 	}
-	if len(cols.lon) != len(cols.lat) {
-		return nil, fieldErr("lon", strconv.Itoa(len(cols.lon))+" longitudes for "+strconv.Itoa(len(cols.lat))+" latitudes")
-	}
+	return cols, err
+}
+
+// bulkQuery makes the query of cols: its points in the slot's radians
+// (grown and pinned for x's engine), its options from the URL.
+func (s *Server) bulkQuery(r *http.Request, k kind, slot *bulkSlot, cols arrowColumns, x *geoknn.Index) (*query, error) {
 	n := len(cols.lat)
 	slot.grow(n, x)
 	q := &query{lat: slot.lat[:n], lon: slot.lon[:n]}
@@ -206,27 +209,33 @@ func (s *Server) bulkQuery(r *http.Request, k kind, slot *bulkSlot, x *geoknn.In
 
 // bulk answers an Arrow query of a body large enough for a slot. A
 // nearest query larger than a batch goes to the engine at once, into the
-// slot's answers; others are answered as any query is.
+// slot's answers; others are answered as any query is. The query timeout
+// bounds the wait for a slot too; the references are held only once the
+// body is in (a slow upload keeps no old version alive).
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request, k kind) error {
-	slot, err := s.bulkPool.get(r.Context())
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
+	defer cancel()
+	slot, err := s.bulkPool.get(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.bulkPool.put(slot)
+	cols, err := s.readBulk(r, slot)
+	if err != nil {
+		return err
+	}
 	snap := s.store.acquire()
 	if snap == nil {
 		return errDraining
 	}
 	defer snap.release()
-	q, err := s.bulkQuery(r, k, slot, snap.index)
+	q, err := s.bulkQuery(r, k, slot, cols, snap.index)
 	if err != nil {
 		return err
 	}
 	if q.kind != kindNearest || len(q.lat) <= s.cfg.BatchPoints {
 		return s.respond(w, r, q, true, false)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
-	defer cancel()
 	a, err := nearestInto(ctx, snap, q, &slot.res)
 	if err != nil {
 		return err
