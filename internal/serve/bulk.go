@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"unsafe"
@@ -232,6 +233,11 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, k kind) error {
 	q, err := s.bulkQuery(r, k, slot, cols, snap.index)
 	if err != nil {
 		return err
+	}
+	if len(q.lat) <= s.cfg.BatchPoints {
+		// Batched: a job its client has given up on stays queued, and
+		// must not read the slot once the next request has it.
+		q.lat, q.lon = slices.Clone(q.lat), slices.Clone(q.lon)
 	}
 	if q.kind != kindNearest || len(q.lat) <= s.cfg.BatchPoints {
 		return s.respond(w, r, q, true, false)
