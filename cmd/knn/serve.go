@@ -69,7 +69,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.maxK, "max-k", 1024, "largest k")
 	fs.DurationVar(&f.queryTimeout, "query-timeout", 30*time.Second, "longest a request may take in the server")
 	fs.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "longest the drain on SIGTERM waits for requests in flight")
-	fs.DurationVar(&f.batchWait, "batch-wait", 0, "how long a batch waits for more requests while the engine is busy (0: 200us on GPUs, never on the CPU, whose cost a point does not fall with the batch; negative: never)")
+	fs.DurationVar(&f.batchWait, "batch-wait", 0, "how long a batch of more than 256 points waits for more requests while the engine is busy (0: 200us on GPUs, never on the CPU, whose cost a point does not fall with the batch; smaller batches, answered on the CPU index, never wait; negative: never)")
 	fs.IntVar(&f.batchPoints, "batch-points", 0, "most points batched into one engine call (0: 256 on the CPU, 65536 on GPUs)")
 	fs.IntVar(&f.workers, "workers", 0, "batches answered side by side (0: the cores)")
 	fs.IntVar(&f.bulkSlots, "bulk-slots", 4, "bulk (Arrow, 64 KiB and more) requests answered at once, each in buffers kept for the next")

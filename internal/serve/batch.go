@@ -69,8 +69,11 @@ type jobResult struct {
 // if one of the engine's slots is free it becomes the batch's leader,
 // answering its own job and whatever else is queued on its goroutine (a
 // lone request on an idle engine is answered with no handoff at all).
-// Only while another leader is running (the engine busy) does a leader
-// wait up to maxWait for more; a leader that is done re-checks the
+// Only while another leader is running (the engine busy), and only for a
+// batch that the engine sends to its devices (more than waitMin points),
+// does a leader wait up to maxWait for more: a smaller batch is answered
+// on the CPU's index at a cost a point that no batch lowers, so that
+// waiting would only add latency; a leader that is done re-checks the
 // queue after freeing its slot, so no job is left without one.
 type batcher struct {
 	in chan *job
@@ -81,6 +84,7 @@ type batcher struct {
 	store     *refStore
 	maxPoints int
 	maxWait   time.Duration
+	waitMin   int // the fewest points a batch holds to wait for more
 	m         *metrics
 	stopped   atomic.Bool
 	base      context.Context
@@ -89,7 +93,7 @@ type batcher struct {
 
 func newBatcher(base context.Context, store *refStore, workers, maxPoints int, maxWait, timeout time.Duration, m *metrics) *batcher {
 	b := &batcher{in: make(chan *job, 1<<16), slots: make(chan *leader, workers), workers: workers, store: store,
-		maxPoints: maxPoints, maxWait: maxWait, m: m, base: base, timeout: timeout}
+		maxPoints: maxPoints, maxWait: maxWait, waitMin: inlinePoints + 1, m: m, base: base, timeout: timeout}
 	for range workers {
 		b.slots <- &leader{}
 	}
@@ -169,8 +173,8 @@ func (b *batcher) lead() {
 	}
 }
 
-// gather takes queued jobs up to maxPoints; with busy, it waits up to
-// maxWait for them.
+// gather takes queued jobs up to maxPoints; with busy, and once it holds
+// waitMin points, it waits up to maxWait for more.
 func (b *batcher) gather(batch []*job, busy bool) []*job {
 	points := 0
 	var timer *time.Timer
@@ -187,7 +191,7 @@ func (b *batcher) gather(batch []*job, busy bool) []*job {
 			continue
 		default:
 		}
-		if len(batch) == 0 || !busy || b.maxWait <= 0 {
+		if len(batch) == 0 || !busy || b.maxWait <= 0 || points < b.waitMin {
 			return batch
 		}
 		if timer == nil {

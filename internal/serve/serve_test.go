@@ -224,6 +224,7 @@ func TestScalarAndGet(t *testing.T) {
 // batched, and every answer equals the in-process index's.
 func TestBatchesEqualInProcess(t *testing.T) {
 	s, hs, r := newTest(t, 1<<14, false, func(c *Config) { c.BatchWait = 2 * time.Millisecond })
+	s.b.waitMin = 1 // one-point batches wait too: batches of many form
 	x, err := cpuOpen(geoknn.Radians64(r.lat, r.lon))
 	if err != nil {
 		t.Fatal(err)
