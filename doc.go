@@ -18,6 +18,8 @@
 //     references given each call) or an Index (prepared once); NearestInto
 //     and KNearestInto fill a caller's result without allocating. The
 //     package-level Nearest opens a Searcher for one query.
+//     Index.Replaced prepares a changed reference set on an index's
+//     engine as a new Index (a new version; the old one answers on).
 //   - Index.Stream answers observations that come in chunks (a file larger
 //     than memory: pointio.ChunkReader, arrowio.OpenChunks) into an
 //     AnswerSink, reading, querying and writing side by side, in memory

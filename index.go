@@ -25,11 +25,21 @@ const smallQuery = 256
 // An Index is safe for concurrent queries; Close releases it, and every
 // call after Close returns ErrClosed.
 type Index struct {
-	ref    Points
-	local  engine.LocalIndex // the small queries'
-	mu     sync.Mutex        // the Searcher, for large queries, one at a time
-	s      *Searcher
-	closed atomic.Bool
+	ref      Points
+	local    engine.LocalIndex // the small queries'
+	prepared *engine.Prepared // ref as the engine takes it, for large queries
+	eng      *sharedEngine
+	s        *Searcher // eng.s
+	closed   atomic.Bool
+}
+
+// sharedEngine is a Searcher shared by an Index and the indexes made from
+// it by Replaced: its mutex runs their large queries one at a time (each
+// against its own prepared references), and the last Close closes it.
+type sharedEngine struct {
+	mu    sync.Mutex
+	s     *Searcher
+	holds int
 }
 
 // NewIndex prepares ref (radian columns, read in place: keep them
@@ -61,8 +71,34 @@ func (s *Searcher) NewIndex(ref Points) (*Index, error) {
 	}
 	// Large queries reuse the prepared references; on GPUs they stay on
 	// the device from one query to the next.
-	s.prepared = local.Prepared()
-	return &Index{ref: ref, local: local, s: s}, nil
+	x := &Index{ref: ref, local: local, prepared: local.Prepared(), eng: &sharedEngine{s: s, holds: 1}, s: s}
+	s.prepared = x.prepared
+	return x, nil
+}
+
+// Replaced prepares ref (radian columns, read in place, as NewIndex) on
+// x's engine and returns it as a new Index, x unchanged: a reference set
+// that changes (moving vehicles) gets a new version without opening a new
+// engine (on GPUs, 0.5-1 s of driver start and every buffer again) and
+// without disturbing queries on x, which may run while it is prepared and
+// after. On GPUs the new references go to the device with the first large
+// query against them; memory pinned through x stays pinned for the new
+// index. Both indexes must be closed: the engine closes with the last.
+func (x *Index) Replaced(ref Points) (*Index, error) {
+	if x.closed.Load() {
+		return nil, ErrClosed
+	}
+	local, err := engines.NewLocalIndex(ref.cols)
+	if err != nil {
+		return nil, fmt.Errorf("geoknn: %w", err)
+	}
+	x.eng.mu.Lock()
+	defer x.eng.mu.Unlock()
+	if x.eng.holds == 0 {
+		return nil, ErrClosed
+	}
+	x.eng.holds++
+	return &Index{ref: ref, local: local, prepared: local.Prepared(), eng: x.eng, s: x.s}, nil
 }
 
 // Len is the number of references.
@@ -109,26 +145,31 @@ func (x *Index) NearestInto(ctx context.Context, obs Points, res *Result) error 
 // worth it for an observation buffer the caller fills and queries again
 // and again. On the CPU engine it does nothing.
 func (x *Index) Pin(p Points) (unpin func() error, err error) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.eng.mu.Lock()
+	defer x.eng.mu.Unlock()
 	return x.s.Pin(p)
 }
 
 // PinResult page-locks r's slices for the index's GPUs, as
 // Searcher.PinResult does. On the CPU engine it does nothing.
 func (x *Index) PinResult(r *Result) (unpin func() error, err error) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.eng.mu.Lock()
+	defer x.eng.mu.Unlock()
 	return x.s.PinResult(r)
 }
 
-// large runs query on the index's Searcher, one at a time, unless err.
+// large runs query on the index's Searcher, one at a time, against the
+// index's own references (the Searcher may be shared), unless err.
 func (x *Index) large(err error, query func() error) error {
 	if err != nil {
 		return err
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.eng.mu.Lock()
+	defer x.eng.mu.Unlock()
+	if x.closed.Load() {
+		return ErrClosed
+	}
+	x.s.prepared = x.prepared
 	return query()
 }
 
@@ -192,19 +233,28 @@ func (x *Index) within(ctx context.Context, obs Points, metres float64, list boo
 	return withinResult(res, Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}), nil
 }
 
-// Close releases the Index's engine. Closing twice does nothing.
+// Close releases the Index's engine (once every index made from it by
+// Replaced is closed too). Closing twice does nothing.
 func (x *Index) Close() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.closed.Store(true)
-	return x.s.Close()
+	return x.release(func() error { return x.s.Close() })
+}
+
+// release marks x closed and drops its hold on the engine, ending it with
+// end when x held it last.
+func (x *Index) release(end func() error) error {
+	x.eng.mu.Lock()
+	defer x.eng.mu.Unlock()
+	if x.closed.Swap(true) {
+		return nil
+	}
+	if x.eng.holds--; x.eng.holds > 0 {
+		return nil
+	}
+	return end()
 }
 
 // CloseAtExit ends x as Searcher.CloseAtExit ends its searcher: for a
 // process about to exit, which frees the GPUs at once.
 func (x *Index) CloseAtExit() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.closed.Store(true)
-	return x.s.CloseAtExit()
+	return x.release(func() error { return x.s.CloseAtExit() })
 }

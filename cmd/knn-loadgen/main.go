@@ -318,30 +318,79 @@ func (c *rawConn) readResponse() error {
 	return err
 }
 
-// runArrow sends -repeat bulk Arrow requests of -points points, one at a
-// time, after one warm-up.
+// runArrow sends bulk Arrow requests of -points points from -clients
+// clients at once, -repeat each, after one warm-up each: throughput
+// counts them all (the target is points/s, which concurrent bulk
+// requests may share), latency is each request's.
 func runArrow(ctx context.Context, c config) error {
 	lat, lon := queryPoints(c.points, c.seed)
 	body, err := client.ArrowPoints(lat, lon, nil)
 	if err != nil {
 		return err
 	}
-	hc := httpClient(1)
+	hc := httpClient(c.clients)
 	url := strings.TrimRight(c.url, "/") + "/v1/nearest"
-	if _, err := post(ctx, hc, url, "application/vnd.apache.arrow.stream", c.token, body); err != nil {
-		return err
-	}
-	var lats []time.Duration
-	start := time.Now()
-	for range c.repeat {
-		t := time.Now()
-		if _, err := post(ctx, hc, url, "application/vnd.apache.arrow.stream", c.token, body); err != nil {
+	bufs := make([][]byte, c.clients)
+	for i := range bufs {
+		if bufs[i], err = postInto(ctx, hc, url, c.token, body, bufs[i]); err != nil {
 			return err
 		}
-		lats = append(lats, time.Since(t))
 	}
-	report(fmt.Sprintf("knn serve Arrow nearest, %d points a request", c.points), c.repeat, c.repeat*c.points, time.Since(start), lats)
+	lats := make([][]time.Duration, c.clients)
+	errs := make([]error, c.clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range c.clients {
+		wg.Go(func() {
+			for range c.repeat {
+				t := time.Now()
+				if bufs[i], errs[i] = postInto(ctx, hc, url, c.token, body, bufs[i]); errs[i] != nil {
+					return
+				}
+				lats[i] = append(lats[i], time.Since(t))
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	all := slices.Concat(lats...)
+	report(fmt.Sprintf("knn serve Arrow nearest, %d points a request, %d clients", c.points, c.clients), len(all), len(all)*c.points, el, all)
 	return nil
+}
+
+// postInto posts an Arrow body and reads the answer into buf (grown to
+// its Content-Length): the load generator's own cost a bulk answer, on
+// the server's machine, must not be a fresh buffer grown piece by piece.
+func postInto(ctx context.Context, hc *http.Client, url, token string, body, buf []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return buf, err
+	}
+	req.Header.Set("Content-Type", "application/vnd.apache.arrow.stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return buf, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return buf, fmt.Errorf("%s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	if resp.ContentLength < 0 { // a chunked answer (servers before 2026-11)
+		return io.ReadAll(resp.Body)
+	}
+	if int64(cap(buf)) < resp.ContentLength {
+		buf = make([]byte, resp.ContentLength)
+	}
+	buf = buf[:resp.ContentLength]
+	_, err = io.ReadFull(resp.Body, buf)
+	return buf, err
 }
 
 // runInProc times the in-process API on the same references and points

@@ -43,7 +43,7 @@ type serveFlags struct {
 	maxBody                         int64
 	maxPoints, maxK                 int
 	queryTimeout, drain, batchWait  time.Duration
-	batchPoints, workers            int
+	batchPoints, workers, bulkSlots int
 	logJSON, debug                  bool
 }
 
@@ -69,9 +69,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.maxK, "max-k", 1024, "largest k")
 	fs.DurationVar(&f.queryTimeout, "query-timeout", 30*time.Second, "longest a request may take in the server")
 	fs.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "longest the drain on SIGTERM waits for requests in flight")
-	fs.DurationVar(&f.batchWait, "batch-wait", 0, "how long a batch waits for more requests while the engine is busy (0: 200us on GPUs, never on the CPU, whose cost a point does not fall with the batch; negative: never)")
+	fs.DurationVar(&f.batchWait, "batch-wait", 0, "how long a batch of more than 256 points waits for more requests while the engine is busy (0: 200us on GPUs, never on the CPU, whose cost a point does not fall with the batch; smaller batches, answered on the CPU index, never wait; negative: never)")
 	fs.IntVar(&f.batchPoints, "batch-points", 0, "most points batched into one engine call (0: 256 on the CPU, 65536 on GPUs)")
 	fs.IntVar(&f.workers, "workers", 0, "batches answered side by side (0: the cores)")
+	fs.IntVar(&f.bulkSlots, "bulk-slots", 4, "bulk (Arrow, 64 KiB and more) requests answered at once, each in buffers kept for the next")
 	fs.BoolVar(&f.logJSON, "log-json", false, "logs as JSON lines (default: text)")
 	fs.BoolVar(&f.debug, "debug", false, "log every reference update")
 	helped, err := parseFlags(fs, serveUsage, args, stdout, stderr)
@@ -148,8 +149,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if lat == nil || ref.cols.Len() == 0 {
 		return fmt.Errorf("--ref %s: no reference points in float64 columns", f.ref)
 	}
-	// The first searcher says which engine runs; every later version of
-	// the references opens its own (a version's index owns its searcher).
+	// The searcher says which engine runs; every version of the references
+	// is prepared on it (the first by open, the later ones from the one
+	// before, Index.Replaced), so that no update opens an engine.
 	first, err := geoknn.NewSearcher(opts)
 	if err != nil {
 		return err
@@ -158,24 +160,21 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		log.Info("running on the CPU", "why", fb)
 	}
 	kind := first.Engine()
-	if kind != geoknn.Auto {
-		opts.Engine = kind
-	}
 	open := func(p geoknn.Points) (*geoknn.Index, error) {
-		if first != nil {
-			s := first
-			first = nil
-			x, err := s.NewIndex(p)
-			if err != nil {
-				s.Close()
-			}
-			return x, err
+		if first == nil {
+			return nil, errors.New("the engine was opened for the first references only")
 		}
-		return geoknn.NewIndex(p, opts)
+		s := first
+		first = nil
+		x, err := s.NewIndex(p)
+		if err != nil {
+			s.Close()
+		}
+		return x, err
 	}
 	cfg := serve.Config{Open: open, LatRad: lat, LonRad: lon, IDs: ref.ids, Engine: kind.String(), Token: token,
 		MaxBodyBytes: f.maxBody, MaxPoints: f.maxPoints, MaxK: f.maxK, QueryTimeout: f.queryTimeout,
-		BatchWait: f.batchWait, BatchPoints: f.batchPoints, Workers: f.workers, Logger: log}
+		BatchWait: f.batchWait, BatchPoints: f.batchPoints, Workers: f.workers, BulkSlots: f.bulkSlots, Logger: log}
 	if cfg.BatchPoints == 0 && kind == geoknn.GPU {
 		cfg.BatchPoints = 1 << 16
 	}

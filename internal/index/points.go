@@ -197,6 +197,11 @@ func (p Points) invalidAt(what string, first, bad int) error {
 // -1, checked on every core: a query of 2^27 points would otherwise spend
 // a noticeable part of a GPU run here.
 func firstInvalid[T float32 | float64](lat, lon []T, slack float64, team *parallel.Team) int {
+	if len(lat) <= memoryBoundBlock {
+		// One block: checked here, without the closure and counter that
+		// a one-point query (a server's) would allocate.
+		return firstInvalidIn(lat, lon, slack)
+	}
 	var first atomic.Int64
 	first.Store(math.MaxInt64)
 	team.Blocks(len(lat), memoryBoundBlock, func(_, lo, hi int) {

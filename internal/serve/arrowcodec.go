@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -40,75 +39,111 @@ var errCorrupt = badRequest("body", "not a readable Arrow IPC stream")
 
 // arrowColumns are the columns a request's Arrow stream holds, read whole.
 type arrowColumns struct {
-	lat, lon []float64
-	ids      []string
-	hasIDs   bool
+	lat, lon        []float64
+	ids             []string
+	hasIDs          bool
+	latC, lonC, idC int // the columns' places in the schema
 }
 
 // readArrow reads an Arrow IPC stream of lat and lon (degrees, float64 or
 // float32; also "latitude", "longitude") and, with wantIDs, an id column
-// (strings or integers), refusing more than maxPoints rows. The decoder is
-// arrow-go's: a panic on a corrupt stream becomes a 400.
-func readArrow(body io.Reader, maxPoints int, limit int64, wantIDs bool) (cols arrowColumns, err error) {
+// (strings or integers), refusing more than maxPoints rows: decodeArrow
+// of the whole body.
+func readArrow(body io.Reader, maxPoints int, limit int64, wantIDs bool) (arrowColumns, error) {
+	// The whole stream first, its size bounded by the body limit.
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return arrowColumns{}, err
+	}
+	return decodeArrow(data, maxPoints, limit, wantIDs)
+}
+
+// decodeArrow decodes the Arrow IPC stream in data. Its columns are read
+// in place where they can be (one batch of float64 columns: the answer's
+// lat and lon are slices of data, so data must outlive them), copied
+// otherwise. The decoder is arrow-go's, fed the messages as slices of
+// data, their metadata verified first (arrow-go trusts a schema's claimed
+// field count); a panic on a corrupt stream becomes a 400.
+func decodeArrow(data []byte, maxPoints int, limit int64, wantIDs bool) (cols arrowColumns, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			cols, err = arrowColumns{}, errCorrupt
 		}
 	}()
-	// The whole stream first (its size bounded by the body limit), its
-	// metadata verified: arrow-go trusts a schema's claimed field count.
-	data, err := io.ReadAll(body)
+	msgs, err := arrowio.IPCStreamMessages(data)
 	if err != nil {
-		return cols, err
-	}
-	if err := arrowio.VerifyIPCStream(data); err != nil {
 		return cols, badRequest("body", "not a readable Arrow IPC stream: "+err.Error())
 	}
-	r, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(cappedAllocator{limit: int(min(limit, 1<<40))}))
+	r, err := ipc.NewReaderFromMessageReader(&bytesMessages{msgs: msgs}, ipc.WithAllocator(cappedAllocator{limit: int(min(limit, 1<<40))}))
 	if err != nil {
-		if isMaxBytes(err) {
-			return cols, err
-		}
 		return cols, badRequest("body", "not an Arrow IPC stream: "+err.Error())
 	}
 	defer r.Release()
-	schema := r.Schema()
-	latC, lonC := column(schema, "lat", "latitude"), column(schema, "lon", "longitude", "lng")
-	if latC < 0 {
-		return cols, fieldErr("lat", "no lat (or latitude) column in the Arrow stream")
-	}
-	if lonC < 0 {
-		return cols, fieldErr("lon", "no lon (or longitude) column in the Arrow stream")
-	}
-	idC := -1
-	if wantIDs {
-		idC = column(schema, "id")
-		cols.hasIDs = idC >= 0
+	if err := cols.locate(r.Schema(), wantIDs); err != nil {
+		return cols, err
 	}
 	for r.Next() {
-		rec := r.RecordBatch()
-		if len(cols.lat)+int(rec.NumRows()) > maxPoints {
-			return cols, tooLarge("lat", fmt.Sprintf("more than the %d points a request takes (--max-points)", maxPoints))
-		}
-		if cols.lat, err = appendFloats(cols.lat, rec.Column(latC), "lat"); err != nil {
+		if err := cols.add(r.RecordBatch(), maxPoints); err != nil {
 			return cols, err
-		}
-		if cols.lon, err = appendFloats(cols.lon, rec.Column(lonC), "lon"); err != nil {
-			return cols, err
-		}
-		if idC >= 0 {
-			if cols.ids, err = appendIDs(cols.ids, rec.Column(idC)); err != nil {
-				return cols, err
-			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		if isMaxBytes(err) {
-			return cols, err
-		}
 		return cols, badRequest("body", "reading the Arrow IPC stream: "+err.Error())
 	}
 	return cols, nil
+}
+
+// bytesMessages is an ipc.MessageReader of messages already in memory:
+// their bodies are not copied (arrow-go's own reader copies each into a
+// fresh buffer, 16 MiB for a million points).
+type bytesMessages struct {
+	msgs []arrowio.IPCMessage
+	next int
+}
+
+func (m *bytesMessages) Message() (*ipc.Message, error) {
+	if m.next >= len(m.msgs) {
+		return nil, io.EOF
+	}
+	msg := m.msgs[m.next]
+	m.next++
+	return ipc.NewMessage(memory.NewBufferBytes(msg.Meta), memory.NewBufferBytes(msg.Body)), nil
+}
+
+func (m *bytesMessages) Retain()  {}
+func (m *bytesMessages) Release() {}
+
+// locate finds the columns in schema.
+func (cols *arrowColumns) locate(schema *arrow.Schema, wantIDs bool) error {
+	cols.latC, cols.lonC, cols.idC = column(schema, "lat", "latitude"), column(schema, "lon", "longitude", "lng"), -1
+	if cols.latC < 0 {
+		return fieldErr("lat", "no lat (or latitude) column in the Arrow stream")
+	}
+	if cols.lonC < 0 {
+		return fieldErr("lon", "no lon (or longitude) column in the Arrow stream")
+	}
+	if wantIDs {
+		cols.idC = column(schema, "id")
+		cols.hasIDs = cols.idC >= 0
+	}
+	return nil
+}
+
+// add takes a record batch's columns.
+func (cols *arrowColumns) add(rec arrow.RecordBatch, maxPoints int) (err error) {
+	if len(cols.lat)+int(rec.NumRows()) > maxPoints {
+		return tooLarge("lat", fmt.Sprintf("more than the %d points a request takes (--max-points)", maxPoints))
+	}
+	if cols.lat, err = appendFloats(cols.lat, rec.Column(cols.latC), "lat"); err != nil {
+		return err
+	}
+	if cols.lon, err = appendFloats(cols.lon, rec.Column(cols.lonC), "lon"); err != nil {
+		return err
+	}
+	if cols.idC >= 0 {
+		cols.ids, err = appendIDs(cols.ids, rec.Column(cols.idC))
+	}
+	return err
 }
 
 func isMaxBytes(err error) bool {
@@ -134,7 +169,14 @@ func appendFloats(dst []float64, a arrow.Array, name string) ([]float64, error) 
 	}
 	switch c := a.(type) {
 	case *array.Float64:
-		return append(dst, c.Float64Values()...), nil
+		v := c.Float64Values()
+		if dst == nil {
+			// The first batch's column, read in place: capped, so that a
+			// later batch's append copies it instead of writing over what
+			// follows it in the stream.
+			return v[:len(v):len(v)], nil
+		}
+		return append(dst, v...), nil
 	case *array.Float32:
 		for _, v := range c.Float32Values() {
 			dst = append(dst, float64(v))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,15 +69,22 @@ type jobResult struct {
 // if one of the engine's slots is free it becomes the batch's leader,
 // answering its own job and whatever else is queued on its goroutine (a
 // lone request on an idle engine is answered with no handoff at all).
-// Only while another leader is running (the engine busy) does a leader
-// wait up to maxWait for more; a leader that is done re-checks the
+// Only while another leader is running (the engine busy), and only for a
+// batch that the engine sends to its devices (more than waitMin points),
+// does a leader wait up to maxWait for more: a smaller batch is answered
+// on the CPU's index at a cost a point that no batch lowers, so that
+// waiting would only add latency; a leader that is done re-checks the
 // queue after freeing its slot, so no job is left without one.
 type batcher struct {
-	in        chan *job
-	slots     chan struct{}
+	in chan *job
+	// slots are the engine's free slots, each a leader's memory: taking
+	// one makes a goroutine a leader.
+	slots     chan *leader
+	workers   int
 	store     *refStore
 	maxPoints int
 	maxWait   time.Duration
+	waitMin   int // the fewest points a batch holds to wait for more
 	m         *metrics
 	stopped   atomic.Bool
 	base      context.Context
@@ -84,9 +92,29 @@ type batcher struct {
 }
 
 func newBatcher(base context.Context, store *refStore, workers, maxPoints int, maxWait, timeout time.Duration, m *metrics) *batcher {
-	return &batcher{in: make(chan *job, 1<<16), slots: make(chan struct{}, workers), store: store, maxPoints: maxPoints,
-		maxWait: maxWait, m: m, base: base, timeout: timeout}
+	b := &batcher{in: make(chan *job, 1<<16), slots: make(chan *leader, workers), workers: workers, store: store,
+		maxPoints: maxPoints, maxWait: maxWait, waitMin: inlinePoints + 1, m: m, base: base, timeout: timeout}
+	for range workers {
+		b.slots <- &leader{}
+	}
+	return b
 }
+
+// leader is a slot's memory, kept from one batch to the next.
+type leader struct {
+	batch, group []*job
+	done         []bool
+	cat          query // a group's points together
+}
+
+// jobs are kept for the next request: a job is put back by its submitter
+// once its answer is read (nothing else holds it then).
+var jobs = sync.Pool{New: func() any { return &job{done: make(chan jobResult, 1)} }}
+
+// inlinePoints is the largest query the Index answers on the calling
+// goroutine (geoknn's smallQuery), which no context can stop: a batch of
+// at most as many points needs no timeout of its own.
+const inlinePoints = 256
 
 // close refuses new jobs; the server has drained, so none is queued.
 func (b *batcher) close() { b.stopped.Store(true) }
@@ -96,15 +124,20 @@ func (b *batcher) submit(ctx context.Context, q *query) (answer, error) {
 	if b.stopped.Load() {
 		return answer{}, errDraining
 	}
-	j := &job{q: q, ctx: ctx, done: make(chan jobResult, 1)}
+	j := jobs.Get().(*job)
+	j.q, j.ctx = q, ctx
 	select {
 	case b.in <- j:
 	case <-ctx.Done():
+		j.q, j.ctx = nil, nil
+		jobs.Put(j)
 		return answer{}, ctxErr(ctx)
 	}
 	b.lead()
 	select {
 	case r := <-j.done:
+		j.q, j.ctx = nil, nil
+		jobs.Put(j)
 		return r.a, r.err
 	case <-ctx.Done():
 		// A leader still answers into done (buffered), and the answer's
@@ -120,28 +153,28 @@ func (b *batcher) submit(ctx context.Context, q *query) (answer, error) {
 
 // lead answers queued jobs while a slot is free and jobs are queued.
 func (b *batcher) lead() {
-	var batch []*job
 	for len(b.in) > 0 {
+		var l *leader
 		select {
-		case b.slots <- struct{}{}:
+		case l = <-b.slots:
 		default:
 			return // a leader holds every slot: one of them re-checks
 		}
-		busy := len(b.slots) > 1
+		busy := b.workers-len(b.slots) > 1 // another leader is running
 		for {
-			batch = b.gather(batch[:0], busy)
-			if len(batch) == 0 {
+			l.batch = b.gather(l.batch[:0], busy)
+			if len(l.batch) == 0 {
 				break
 			}
-			b.run(batch)
-			clear(batch)
+			b.run(l)
+			clear(l.batch)
 		}
-		<-b.slots
+		b.slots <- l
 	}
 }
 
-// gather takes queued jobs up to maxPoints; with busy, it waits up to
-// maxWait for them.
+// gather takes queued jobs up to maxPoints; with busy, and once it holds
+// waitMin points, it waits up to maxWait for more.
 func (b *batcher) gather(batch []*job, busy bool) []*job {
 	points := 0
 	var timer *time.Timer
@@ -158,7 +191,7 @@ func (b *batcher) gather(batch []*job, busy bool) []*job {
 			continue
 		default:
 		}
-		if len(batch) == 0 || !busy || b.maxWait <= 0 {
+		if len(batch) == 0 || !busy || b.maxWait <= 0 || points < b.waitMin {
 			return batch
 		}
 		if timer == nil {
@@ -177,7 +210,8 @@ func (b *batcher) gather(batch []*job, busy bool) []*job {
 
 // run answers a batch: one engine call per kind of question in it, all
 // against one snapshot.
-func (b *batcher) run(batch []*job) {
+func (b *batcher) run(l *leader) {
+	batch := l.batch
 	snap := b.store.acquire()
 	if snap == nil {
 		for _, j := range batch {
@@ -186,15 +220,23 @@ func (b *batcher) run(batch []*job) {
 		return
 	}
 	defer snap.release()
-	ctx, cancel := context.WithTimeout(b.base, b.timeout)
-	defer cancel()
-	done := make([]bool, len(batch))
+	ctx := b.base
+	if points(batch) > inlinePoints {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(b.base, b.timeout)
+		defer cancel()
+	}
+	if cap(l.done) < len(batch) {
+		l.done = make([]bool, len(batch))
+	}
+	done := l.done[:len(batch)]
+	clear(done)
 	for i, j := range batch {
 		if done[i] {
 			continue
 		}
 		// The jobs asking what j asks.
-		var group []*job
+		group := l.group[:0]
 		k := j.q.key()
 		for i2 := i; i2 < len(batch); i2++ {
 			if !done[i2] && batch[i2].q.key() == k && batch[i2].ctx.Err() == nil {
@@ -205,26 +247,36 @@ func (b *batcher) run(batch []*job) {
 				done[i2] = true
 			}
 		}
-		b.runGroup(ctx, snap, group)
+		b.runGroup(ctx, snap, group, &l.cat)
+		clear(group)
+		l.group = group
 	}
 }
 
-// runGroup answers jobs of one question in one engine call and splits the
-// answer back.
-func (b *batcher) runGroup(ctx context.Context, snap *snapshot, group []*job) {
+// points counts a batch's points.
+func points(batch []*job) int {
+	n := 0
+	for _, j := range batch {
+		n += len(j.q.lat)
+	}
+	return n
+}
+
+// runGroup answers jobs of one question in one engine call (their points
+// gathered in cat) and splits the answer back.
+func (b *batcher) runGroup(ctx context.Context, snap *snapshot, group []*job, cat *query) {
 	if len(group) == 0 {
 		return
 	}
 	q := group[0].q
 	if len(group) > 1 {
-		n := 0
+		// The points together in the leader's memory: the engine reads
+		// them during its call only.
+		*cat = query{kind: q.kind, k: q.k, metres: q.metres, lat: cat.lat[:0], lon: cat.lon[:0]}
 		for _, j := range group {
-			n += len(j.q.lat)
+			cat.lat, cat.lon = append(cat.lat, j.q.lat...), append(cat.lon, j.q.lon...)
 		}
-		q = &query{kind: q.kind, k: q.k, metres: q.metres, lat: make([]float64, 0, n), lon: make([]float64, 0, n)}
-		for _, j := range group {
-			q.lat, q.lon = append(q.lat, j.q.lat...), append(q.lon, j.q.lon...)
-		}
+		q = cat
 	}
 	b.m.batch(len(group), len(q.lat))
 	a, err := answerOn(ctx, snap, q)
@@ -278,16 +330,17 @@ func answerOn(ctx context.Context, snap *snapshot, q *query) (answer, error) {
 	var err error
 	switch q.kind {
 	case kindNearest:
-		var r *geoknn.Result
-		if r, err = snap.index.Nearest(ctx, pts); err == nil {
+		r := geoknn.Result{Index: answerSlice[uint32](len(q.lat)), DistanceRad: answerSlice[float32](len(q.lat))}
+		if err = snap.index.NearestInto(ctx, pts, &r); err == nil {
 			a.index, a.dist = r.Index, r.DistanceRad
 		}
 	case kindKNearest:
 		if err = geoknn.CheckK(q.k, snap.Len()); err != nil {
 			return a, fieldErr("k", err.Error())
 		}
-		var r *geoknn.KResult
-		if r, err = snap.index.KNearest(ctx, pts, q.k, q.metres); err == nil {
+		n := len(q.lat) * q.k
+		r := geoknn.KResult{K: q.k, Index: answerSlice[uint32](n), DistanceRad: answerSlice[float32](n)}
+		if err = snap.index.KNearestInto(ctx, pts, q.metres, &r); err == nil {
 			a.index, a.dist = r.Index, r.DistanceRad
 		}
 	case kindWithinCount, kindWithinList:
@@ -302,6 +355,36 @@ func answerOn(ctx context.Context, snap *snapshot, q *query) (answer, error) {
 		}
 	}
 	a.engine = time.Since(t)
+	if err != nil {
+		if ctx.Err() != nil {
+			return a, ctxErr(ctx)
+		}
+		return a, fmt.Errorf("engine: %w", err)
+	}
+	return a, nil
+}
+
+// answerSlice is room for a batch's answers: a plain slice for a batch
+// (the engine would otherwise make one with its pages touched on every
+// core, goroutines started for it, worth it for millions of answers, not
+// for a GPU batch's thousands), nil for a larger query, which the engine
+// makes so.
+func answerSlice[T uint32 | float32](n int) []T {
+	if n > plainAnswers {
+		return nil
+	}
+	return make([]T, n)
+}
+
+// plainAnswers is the most answers answerSlice makes plainly (256 KiB).
+const plainAnswers = 1 << 16
+
+// nearestInto runs nearest query q on snap's index into res (the
+// caller's, reused), as answerOn does.
+func nearestInto(ctx context.Context, snap *snapshot, q *query, res *geoknn.Result) (answer, error) {
+	t := time.Now()
+	err := snap.index.NearestInto(ctx, geoknn.Radians64(q.lat, q.lon), res)
+	a := answer{snap: snap, index: res.Index, dist: res.DistanceRad, engine: time.Since(t)}
 	if err != nil {
 		if ctx.Err() != nil {
 			return a, ctxErr(ctx)

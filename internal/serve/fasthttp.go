@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +23,10 @@ import (
 // shape, a refusal to explain) hands the connection, its bytes unread, to
 // net/http for the rest of its life. Answers to pipelined requests go out
 // in one write, as Redis's do.
+
+// idleTimeout is how long a fast-path connection may wait for its next
+// request.
+const idleTimeout = 2 * time.Minute
 
 // maxFastHeader bounds a request head read by the fast path.
 const maxFastHeader = 8192
@@ -72,26 +77,30 @@ type bufferedConn struct {
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
-// fastConns tracks the connections on the fast path, for the drain.
+// fastConns tracks the connections on the fast path, for the drain. A
+// connection's state is its own atomic flag, not an entry under the
+// set's lock: every request marks it twice, from every core at once.
 type fastConns struct {
 	mu    sync.Mutex
-	conns map[net.Conn]bool // true while a request is being answered
+	conns map[net.Conn]*atomic.Bool // true while a request is being answered
 	wg    sync.WaitGroup
-	drain bool
+	drain atomic.Bool
 }
 
-func (f *fastConns) add(c net.Conn) bool {
+// add tracks c; nil once the drain has begun.
+func (f *fastConns) add(c net.Conn) *atomic.Bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.drain {
-		return false
+	if f.drain.Load() {
+		return nil
 	}
 	if f.conns == nil {
-		f.conns = map[net.Conn]bool{}
+		f.conns = map[net.Conn]*atomic.Bool{}
 	}
-	f.conns[c] = false
+	st := &atomic.Bool{}
+	f.conns[c] = st
 	f.wg.Add(1)
-	return true
+	return st
 }
 
 func (f *fastConns) remove(c net.Conn) {
@@ -101,32 +110,28 @@ func (f *fastConns) remove(c net.Conn) {
 	f.wg.Done()
 }
 
-// busy marks c answering (or not); false when the server drains and c is
-// idle: the connection is to be closed.
-func (f *fastConns) busy(c net.Conn, b bool) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.conns[c] = b
-	return !f.drain || b
+// busy marks a connection answering (or not); false when the server
+// drains and it is idle: the connection is to be closed. The mark comes
+// before the drain's check, and startDrain sets the drain before reading
+// the marks, so that one of the two always sees the other.
+func (f *fastConns) busy(st *atomic.Bool, b bool) bool {
+	st.Store(b)
+	return !f.drain.Load() || b
 }
 
 // startDrain wakes every connection waiting for a request: it closes.
 func (f *fastConns) startDrain() {
+	f.drain.Store(true)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.drain = true
 	for c, answering := range f.conns {
-		if !answering {
+		if !answering.Load() {
 			_ = c.SetReadDeadline(time.Now())
 		}
 	}
 }
 
-func (f *fastConns) draining() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.drain
-}
+func (f *fastConns) draining() bool { return f.drain.Load() }
 
 // fastRequest is a request head the fast path takes.
 type fastRequest struct {
@@ -167,48 +172,67 @@ func (s *Server) parseHead(head []byte) (fastRequest, bool) {
 			return fr, false
 		}
 		value = bytes.TrimSpace(value)
-		switch string(bytes.ToLower(name)) {
-		case "content-length":
-			n, err := strconv.Atoi(string(value))
-			if err != nil || n < 0 || n > smallBody || fr.bodyLen >= 0 {
-				return fr, false
-			}
-			fr.bodyLen = n
-		case "content-type":
-			if !bytes.HasPrefix(bytes.ToLower(value), []byte("application/json")) && !bytes.HasPrefix(bytes.ToLower(value), []byte("application/x-www-form-urlencoded")) {
-				return fr, false
-			}
-		case "accept":
-			if isArrow(string(value)) {
-				return fr, false
-			}
-		case "transfer-encoding", "expect", "upgrade":
+		if !fr.header(name, value, s.cfg.Token, &authorized) {
 			return fr, false
-		case "connection":
-			fr.closeConn = bytes.EqualFold(value, []byte("close"))
-		case "authorization":
-			tok, ok := bytes.CutPrefix(value, []byte("Bearer "))
-			authorized = ok && subtle.ConstantTimeCompare(tok, []byte(s.cfg.Token)) == 1
 		}
 	}
 	return fr, fr.bodyLen >= 0 && authorized
 }
 
+// header takes one header line into fr; false when the fast path does not
+// take the request. Names and values are compared without case and
+// without lowering them into fresh memory.
+func (fr *fastRequest) header(name, value []byte, token string, authorized *bool) bool {
+	is := func(s string) bool { return len(name) == len(s) && bytes.EqualFold(name, []byte(s)) }
+	switch {
+	case is("content-length"):
+		n, err := strconv.Atoi(string(value))
+		if err != nil || n < 0 || n > smallBody || fr.bodyLen >= 0 {
+			return false
+		}
+		fr.bodyLen = n
+	case is("content-type"):
+		return hasPrefixFold(value, "application/json") || hasPrefixFold(value, "application/x-www-form-urlencoded")
+	case is("accept"):
+		return !isArrow(string(value))
+	case is("transfer-encoding"), is("expect"), is("upgrade"):
+		return false
+	case is("connection"):
+		fr.closeConn = bytes.EqualFold(value, []byte("close"))
+	case is("authorization"):
+		tok, ok := bytes.CutPrefix(value, []byte("Bearer "))
+		*authorized = ok && subtle.ConstantTimeCompare(tok, []byte(token)) == 1
+	}
+	return true
+}
+
+func hasPrefixFold(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && bytes.EqualFold(b[:len(prefix)], []byte(prefix))
+}
+
 // serveFast answers c's requests until one is not the fast path's (then
 // c goes to net/http) or c ends.
 func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
-	if !conns.add(c) {
+	st := conns.add(c)
+	if st == nil {
 		_ = c.Close()
 		return
 	}
 	defer conns.remove(c)
 	br := bufio.NewReaderSize(c, 16<<10)
 	bw := bufio.NewWriterSize(c, 16<<10)
+	sc := &fastScratch{}
+	var deadline time.Time
 	for {
 		// The deadline first: a drain that starts after the check below
-		// cuts the wait short.
-		_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
-		if !conns.busy(c, false) {
+		// cuts the wait short. It is moved when less than half of the
+		// idle timeout is left, not at every request (a runtime timer
+		// changed under its lock).
+		if now := time.Now(); deadline.Sub(now) < idleTimeout/2 || conns.draining() {
+			deadline = now.Add(idleTimeout)
+			_ = c.SetReadDeadline(deadline)
+		}
+		if !conns.busy(st, false) {
 			_ = c.Close()
 			return
 		}
@@ -236,7 +260,7 @@ func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
 		}
 		var q *query
 		if ok {
-			q, ok = s.fastQuery(fr.kind, body)
+			q, ok = s.fastQuery(fr.kind, body, sc)
 		}
 		if !ok {
 			// net/http answers this request and the rest.
@@ -250,11 +274,11 @@ func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
 			}
 			return
 		}
-		conns.busy(c, true)
+		conns.busy(st, true)
 		_, _ = br.Discard(len(head) + fr.bodyLen)
 		start := time.Now()
 		s.m.inFlight.Add(1)
-		status, out, version := s.fastAnswer(q)
+		status, out, version := s.fastAnswer(q, sc)
 		s.m.inFlight.Add(-1)
 		closing := fr.closeConn || conns.draining() || s.draining.Load()
 		writeFastResponse(bw, status, out, version, closing)
@@ -289,29 +313,41 @@ func peekHead(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// fastQuery reads a body in the plain shape; false for any other, or any
-// refusal (net/http then answers it, with the error naming the field).
-func (s *Server) fastQuery(k kind, body []byte) (*query, bool) {
-	in, ok := fastQuery(body)
-	if !ok {
+// fastScratch is a connection's memory for its requests, one at a time:
+// the parsed body, the query (its points converted in place) and the
+// answer's JSON, reused so that a one-point request allocates little.
+type fastScratch struct {
+	in  jsonQuery
+	q   query
+	out []byte
+}
+
+// fastQuery reads a body in the plain shape into sc; false for any
+// other, or any refusal (net/http then answers it, with the error naming
+// the field).
+func (s *Server) fastQuery(k kind, body []byte, sc *fastScratch) (*query, bool) {
+	if !fastQueryInto(body, &sc.in) {
 		return nil, false
 	}
-	q := &query{}
+	q := &sc.q
+	*q = query{}
 	var err error
-	if q.lat, q.lon, err = pointsOf(in.Lat, in.Lon, s.cfg.MaxPoints); err != nil {
+	if q.lat, q.lon, err = pointsInPlace(sc.in.Lat, sc.in.Lon, s.cfg.MaxPoints); err != nil {
 		return nil, false
 	}
-	if err := s.finish(q, k, in.K, in.MaxM, in.RadiusM, in.List); err != nil {
+	if err := s.finish(q, k, sc.in.K, sc.in.MaxM, sc.in.RadiusM, sc.in.List); err != nil {
 		return nil, false
 	}
-	q.scalar = in.Lat.scalar && in.Lon.scalar
+	q.scalar = sc.in.Lat.scalar && sc.in.Lon.scalar
 	return q, len(q.lat) > 0 && len(q.lat) <= s.cfg.BatchPoints
 }
 
-// fastAnswer answers q: the status, the JSON body and the version.
-func (s *Server) fastAnswer(q *query) (int, []byte, uint64) {
+// fastAnswer answers q: the status, the JSON body (in sc.out) and the
+// version.
+func (s *Server) fastAnswer(q *query, sc *fastScratch) (int, []byte, uint64) {
 	a, err := s.b.submit(context.Background(), q)
-	jw := jsonWriter{b: make([]byte, 0, 64+48*len(q.lat))}
+	jw := jsonWriter{b: sc.out[:0]}
+	defer func() { sc.out = jw.b }()
 	if err != nil {
 		status, field := statusOf(err)
 		writeErrorJSON(&jw, err, field)
@@ -327,18 +363,35 @@ func (s *Server) fastAnswer(q *query) (int, []byte, uint64) {
 // writeFastResponse buffers one response (errors surface at the flush).
 func writeFastResponse(bw *bufio.Writer, status int, body []byte, version uint64, closing bool) {
 	bw.WriteString("HTTP/1.1 ")
-	bw.WriteString(strconv.Itoa(status))
+	writeUint(bw, uint64(status))
 	bw.WriteString(" ")
 	bw.WriteString(http.StatusText(status))
 	if version > 0 {
 		bw.WriteString("\r\nGeoknn-Reference-Version: ")
-		bw.WriteString(strconv.FormatUint(version, 10))
+		writeUint(bw, version)
 	}
 	bw.WriteString("\r\nContent-Type: application/json\r\nContent-Length: ")
-	bw.WriteString(strconv.Itoa(len(body)))
+	writeUint(bw, uint64(len(body)))
 	if closing {
 		bw.WriteString("\r\nConnection: close")
 	}
 	bw.WriteString("\r\n\r\n")
 	_, _ = bw.Write(body)
+}
+
+// writeUint writes v in decimal a byte at a time: formatting it into a
+// string, or a buffer handed to Write, would allocate on every response.
+func writeUint(bw *bufio.Writer, v uint64) {
+	var num [20]byte
+	i := len(num)
+	for {
+		i--
+		num[i] = byte('0' + v%10)
+		if v /= 10; v == 0 {
+			break
+		}
+	}
+	for _, c := range num[i:] {
+		_ = bw.WriteByte(c)
+	}
 }

@@ -12,9 +12,17 @@ import (
 // duplicate, a string, an odd number) reports ok false, and the caller
 // decodes the body with encoding/json, whose errors name what is wrong.
 func fastQuery(b []byte) (q jsonQuery, ok bool) {
+	return q, fastQueryInto(b, &q)
+}
+
+// fastQueryInto is fastQuery into q, whose coordinate slices are reused
+// (a connection's, from one request to the next): a one-point request
+// allocates nothing here.
+func fastQueryInto(b []byte, q *jsonQuery) bool {
+	*q = jsonQuery{Lat: numbers{v: q.Lat.v[:0]}, Lon: numbers{v: q.Lon.v[:0]}}
 	p := scanner{b: b}
 	if !p.byte('{') {
-		return q, false
+		return false
 	}
 	seen := 0
 	for first := true; ; first = false {
@@ -24,14 +32,14 @@ func fastQuery(b []byte) (q jsonQuery, ok bool) {
 			break
 		}
 		if !first && !p.byte(',') {
-			return q, false
+			return false
 		}
 		key, ok := p.key()
 		if !ok || !p.byte(':') {
-			return q, false
+			return false
 		}
 		var bit int
-		switch key {
+		switch string(key) { // no string is made for the switch
 		case "lat":
 			bit, ok = 1, p.numbers(&q.Lat)
 		case "lon":
@@ -55,15 +63,15 @@ func fastQuery(b []byte) (q jsonQuery, ok bool) {
 		case "list":
 			bit, ok = 32, p.boolean(&q.List)
 		default:
-			return q, false
+			return false
 		}
 		if !ok || seen&bit != 0 {
-			return q, false
+			return false
 		}
 		seen |= bit
 	}
 	p.space()
-	return q, p.i == len(p.b) && seen&3 == 3
+	return p.i == len(p.b) && seen&3 == 3
 }
 
 type scanner struct {
@@ -95,16 +103,16 @@ func (p *scanner) byte(c byte) bool {
 	return true
 }
 
-// key reads a plain string (no escapes).
-func (p *scanner) key() (string, bool) {
+// key reads a plain string (no escapes), a slice of the body.
+func (p *scanner) key() ([]byte, bool) {
 	if !p.byte('"') {
-		return "", false
+		return nil, false
 	}
 	end := bytes.IndexByte(p.b[p.i:], '"')
 	if end < 0 || bytes.IndexByte(p.b[p.i:p.i+end], '\\') >= 0 {
-		return "", false
+		return nil, false
 	}
-	k := string(p.b[p.i : p.i+end])
+	k := p.b[p.i : p.i+end]
 	p.i += end + 1
 	return k, true
 }
@@ -159,11 +167,13 @@ func (p *scanner) numbers(n *numbers) bool {
 		if !p.number(&f) {
 			return false
 		}
-		n.v, n.scalar = []float64{f}, true
+		n.v, n.scalar = append(n.v[:0], f), true
 		return true
 	}
 	p.i++
-	n.v = make([]float64, 0, 4)
+	if n.v = n.v[:0]; n.v == nil {
+		n.v = make([]float64, 0, 4)
+	}
 	p.space()
 	if p.peek() == ']' {
 		p.i++

@@ -140,6 +140,25 @@ func pointsOf(lat, lon numbers, maxPoints int) (latRad, lonRad []float64, err er
 	return latRad, lonRad, nil
 }
 
+// pointsInPlace is pointsOf writing the radians over the degrees of lat
+// and lon (the caller's own, parsed for this request), allocating
+// nothing.
+func pointsInPlace(lat, lon numbers, maxPoints int) (latRad, lonRad []float64, err error) {
+	if len(lat.v) != len(lon.v) {
+		return nil, nil, fieldErr("lon", fmt.Sprintf("%d longitudes for %d latitudes", len(lon.v), len(lat.v)))
+	}
+	if len(lat.v) > maxPoints {
+		return nil, nil, tooLarge("lat", fmt.Sprintf("%d points: more than the %d a request takes (--max-points)", len(lat.v), maxPoints))
+	}
+	for i := range lat.v {
+		if err := checkDegrees(i, lat.v[i], lon.v[i]); err != nil {
+			return nil, nil, err
+		}
+		lat.v[i], lon.v[i] = lat.v[i]*degToRad, wrapLon(lon.v[i])*degToRad
+	}
+	return lat.v, lon.v, nil
+}
+
 // checkMetres refuses a distance that is not a finite number above min.
 func checkMetres(field string, v *float64, positive bool) (float64, error) {
 	if v == nil {

@@ -224,6 +224,7 @@ func TestScalarAndGet(t *testing.T) {
 // batched, and every answer equals the in-process index's.
 func TestBatchesEqualInProcess(t *testing.T) {
 	s, hs, r := newTest(t, 1<<14, false, func(c *Config) { c.BatchWait = 2 * time.Millisecond })
+	s.b.waitMin = 1 // one-point batches wait too: batches of many form
 	x, err := cpuOpen(geoknn.Radians64(r.lat, r.lon))
 	if err != nil {
 		t.Fatal(err)
@@ -301,6 +302,9 @@ func readArrowAnswer(t *testing.T, body io.Reader) (map[string]arrow.Array, stri
 	return cols, version
 }
 
+// TestArrowQueries: answers to Arrow queries equal the in-process
+// engine's, for a body read whole in fresh memory and one large enough to
+// be answered in a bulk slot (twice: the slot's buffers come round).
 func TestArrowQueries(t *testing.T) {
 	_, hs, r := newTest(t, 4096, true, nil)
 	x, err := cpuOpen(geoknn.Radians64(r.lat, r.lon))
@@ -308,7 +312,13 @@ func TestArrowQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	qlat, qlon := uniform(3000, 4) // more than a batch: the engine alone
+	for _, n := range []int{3000, 9000, 5000} { // more than a batch: the engine alone
+		t.Run(strconv.Itoa(n), func(t *testing.T) { arrowQueries(t, hs, x, n) })
+	}
+}
+
+func arrowQueries(t *testing.T, hs *httptest.Server, x *geoknn.Index, n int) {
+	qlat, qlon := uniform(n, uint64(4+n))
 	pts := geoknn.Radians64(radians(qlat), radians(qlon))
 	body := arrowBody(t, qlat, qlon, nil)
 	post := func(path string) (map[string]arrow.Array, string) {

@@ -34,8 +34,8 @@ const noNeighbour = geoknn.NoNeighbour
 // Config is a server's references, engine and limits. Zero limits take
 // the defaults named.
 type Config struct {
-	// Open prepares a reference set on the engine: called for the first
-	// set and for every version an update makes.
+	// Open prepares the first reference set on the engine; every later
+	// version is prepared on the same engine (Index.Replaced).
 	Open func(ref geoknn.Points) (*geoknn.Index, error)
 	// LatRad, LonRad are the references in radians (kept: not modified
 	// after New); IDs their id column, or nil.
@@ -63,7 +63,10 @@ type Config struct {
 	BatchPoints int
 	// Workers is the number of batches answered side by side (default 1).
 	Workers int
-	Logger  *slog.Logger
+	// BulkSlots is the number of bulk (Arrow, 64 KiB and more) requests
+	// answered at once, each in buffers kept for the next (default 4).
+	BulkSlots int
+	Logger    *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -88,6 +91,9 @@ func (c *Config) defaults() {
 	if c.Workers <= 0 {
 		c.Workers = 1
 	}
+	if c.BulkSlots <= 0 {
+		c.BulkSlots = 4
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -99,6 +105,7 @@ type Server struct {
 	store    refStore
 	b        *batcher
 	u        *updater
+	bulkPool *bulkPool
 	m        *metrics
 	mux      *http.ServeMux
 	draining atomic.Bool
@@ -124,7 +131,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, m: newMetrics(), cancel: cancel, started: time.Now()}
 	s.store.publish(snap)
 	s.b = newBatcher(ctx, &s.store, cfg.Workers, cfg.BatchPoints, cfg.BatchWait, cfg.QueryTimeout, s.m)
-	s.u = newUpdater(ctx, &s.store, cfg.Open, s.m, cfg.Logger)
+	s.u = newUpdater(ctx, &s.store, s.m, cfg.Logger)
+	s.bulkPool = newBulkPool(cfg.BulkSlots)
 	s.routes()
 	return s, nil
 }
@@ -136,8 +144,11 @@ func (s *Server) Close() error {
 	s.b.close()
 	s.u.close()
 	s.cancel()
+	// The bulk buffers are unpinned while the engine that pinned them is
+	// open.
+	err := s.bulkPool.close()
 	s.store.close()
-	return nil
+	return err
 }
 
 // Drain marks the server as shutting down: /healthz answers 503 so that
@@ -256,6 +267,8 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, k kind) error {
 	var err error
 	arrowIn := r.Method == http.MethodPost && isArrow(r.Header.Get("Content-Type"))
 	switch {
+	case arrowIn && r.ContentLength >= bulkMin && r.ContentLength <= s.cfg.MaxBodyBytes:
+		return s.bulk(w, r, k)
 	case arrowIn:
 		q, err = s.arrowQuery(r, k)
 	case r.Method == http.MethodGet:
@@ -266,6 +279,11 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, k kind) error {
 	if err != nil {
 		return err
 	}
+	return s.respond(w, r, q, arrowIn, scalar)
+}
+
+// respond answers q and writes the answer in the request's format.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, q *query, arrowIn, scalar bool) error {
 	// A batched query's engine call is bounded by the batch's timeout; a
 	// query alone on the engine gets its own.
 	ctx := r.Context()
@@ -371,7 +389,7 @@ func (s *Server) jsonQuery(r *http.Request, k kind) (*query, bool, error) {
 		}
 	}
 	q := &query{}
-	if q.lat, q.lon, err = pointsOf(in.Lat, in.Lon, s.cfg.MaxPoints); err != nil {
+	if q.lat, q.lon, err = pointsInPlace(in.Lat, in.Lon, s.cfg.MaxPoints); err != nil {
 		return nil, false, err
 	}
 	if err := s.finish(q, k, in.K, in.MaxM, in.RadiusM, in.List); err != nil {

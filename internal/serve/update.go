@@ -7,18 +7,17 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/geoknn/geoknn"
 )
 
 // updater applies reference updates: one goroutine, so that versions are
 // made one after the other; the updates queued while one version is being
 // prepared go into the next together (one index build for many small
-// moves).
+// moves). A version is prepared on the engine of the one before
+// (Index.Replaced): no engine is opened for it, so that on GPUs an update
+// costs the index build and the references' upload, not a driver start.
 type updater struct {
 	in    chan *updateJob
 	store *refStore
-	open  func(geoknn.Points) (*geoknn.Index, error)
 	m     *metrics
 	log   *slog.Logger
 	ctx   context.Context
@@ -39,8 +38,8 @@ type updateResult struct {
 // maxCoalesced bounds the moves one version takes from the queue.
 const maxCoalesced = 1 << 22
 
-func newUpdater(ctx context.Context, store *refStore, open func(geoknn.Points) (*geoknn.Index, error), m *metrics, log *slog.Logger) *updater {
-	u := &updater{in: make(chan *updateJob, 1024), store: store, open: open, m: m, log: log, ctx: ctx, stop: make(chan struct{})}
+func newUpdater(ctx context.Context, store *refStore, m *metrics, log *slog.Logger) *updater {
+	u := &updater{in: make(chan *updateJob, 1024), store: store, m: m, log: log, ctx: ctx, stop: make(chan struct{})}
 	u.wg.Add(1)
 	go u.loop()
 	return u
@@ -114,9 +113,11 @@ func (u *updater) apply(jobs []*updateJob) {
 		}
 		return
 	}
+	// cur stays held while the next version is prepared from its index:
+	// the next shares its engine (Index.Replaced), which must stay open.
+	defer cur.release()
 	w := fork(cur)
 	version := cur.version + 1
-	cur.release()
 	var ok []*updateJob
 	moved := 0
 	for _, j := range jobs {
@@ -130,7 +131,7 @@ func (u *updater) apply(jobs []*updateJob) {
 	if len(ok) == 0 {
 		return
 	}
-	next, err := newSnapshot(version, w.lat, w.lon, w.ids, w.byID, u.open)
+	next, err := newSnapshot(version, w.lat, w.lon, w.ids, w.byID, cur.index.Replaced)
 	if err != nil {
 		err = fmt.Errorf("preparing version %d: %w", version, err)
 		u.log.Error("reference update failed", "err", err)
