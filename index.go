@@ -27,7 +27,7 @@ const smallQuery = 256
 type Index struct {
 	ref      Points
 	local    engine.LocalIndex // the small queries'
-	prepared *engine.Prepared // ref as the engine takes it, for large queries
+	prepared *engine.Prepared  // ref as the engine takes it, for large queries
 	eng      *sharedEngine
 	s        *Searcher // eng.s
 	closed   atomic.Bool
