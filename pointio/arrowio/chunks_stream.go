@@ -23,6 +23,8 @@ func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chun
 	switch {
 	case path == "-":
 		return OpenReaderChunks(ctx, os.Stdin, opts, chunkRows, "")
+	case spoolable(path):
+		return openSpooledChunks(ctx, path, opts, chunkRows)
 	case isIPC(path):
 		return openIPCChunks(ctx, path, opts)
 	case pointio.IsParquet(path):
@@ -134,7 +136,7 @@ func cutChunk(c pointio.Chunk, lo, hi int64) pointio.Chunk {
 // rows in the whole file.
 func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int, lo, hi int64) (pointio.ChunkReader, error) {
 	switch {
-	case pointio.IsParquet(path):
+	case pointio.IsParquet(path) && !spoolable(path):
 		return openParquetRange(path, opts, chunkRows, 0, lo, hi)
 	case strings.EqualFold(filepath.Ext(path), ".npy") && opts.IDColumn == "":
 		if _, byRows, err := pointio.NPYRows(path); err == nil && byRows {
@@ -162,9 +164,9 @@ type ipcChunks struct {
 
 func openIPCChunks(ctx context.Context, path string, opts pointio.ReadOptions) (_ pointio.ChunkReader, err error) {
 	defer recoverCorruptAs(path, "Arrow IPC", &err)
-	f, err := os.Open(path)
+	f, err := openIPCFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read points: %w", err)
+		return nil, err
 	}
 	c, err := newIPCChunks(f, path, opts)
 	if err != nil {

@@ -52,6 +52,17 @@ func ReadFileWith(ctx context.Context, path string, opts pointio.ReadOptions) ([
 // ReadFileIDs is ReadFileWith that also returns the values, as text, of
 // the column opts.IDColumn names (nil when it names none).
 func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+	if spoolable(path) {
+		type read struct {
+			pts []orb.Point
+			ids []string
+		}
+		r, err := readSpooled(ctx, path, func(tmp string) (read, error) {
+			pts, ids, err := ReadFileIDs(ctx, tmp, opts)
+			return read{pts, ids}, err
+		})
+		return r.pts, r.ids, err
+	}
 	var ids []string
 	var pts []orb.Point
 	var err error
@@ -74,9 +85,9 @@ func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 // whole.
 func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string, reserve func(rows int), emit func([]orb.Point)) (err error) {
 	defer recoverCorruptAs(path, "Arrow IPC", &err)
-	f, err := os.Open(path)
+	f, err := openIPCFile(path)
 	if err != nil {
-		return fmt.Errorf("read points: %w", err)
+		return err
 	}
 	defer f.Close()
 	rows, err := verifyIPC(f)
@@ -236,6 +247,19 @@ func (src *columnSource) decodePiece(p ipcPiece, dst []orb.Point) error {
 		return err
 	}
 	return src.decodeFloats(col(src.lon), "lon", at, dst, func(p *orb.Point, v float64) { p[0] = v })
+}
+
+// openIPCFile opens the Arrow IPC file at path; a special file (which
+// this package's callers copy first) is refused rather than waited on.
+func openIPCFile(path string) (*os.File, error) {
+	if err := notSpecial(path); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read points: %w", err)
+	}
+	return f, nil
 }
 
 // ipcBatches opens the file or stream format and returns its batches one

@@ -52,6 +52,17 @@ func readParquet(ctx context.Context, path string, opts pointio.ReadOptions, ids
 // longitude columns in radians, what the engine reads: a Parquet file goes
 // into them a row group at a time, never held as points as well.
 func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
+	if spoolable(path) {
+		type read struct {
+			lat, lon []float64
+			ids      []string
+		}
+		r, err := readSpooled(ctx, path, func(tmp string) (read, error) {
+			lat, lon, ids, err := ReadFileRadians(ctx, tmp, opts)
+			return read{lat, lon, ids}, err
+		})
+		return r.lat, r.lon, r.ids, err
+	}
 	if isIPC(path) {
 		reserve := func(n int) { lat, lon = make([]float64, 0, n), make([]float64, 0, n) }
 		err := readIPC(ctx, path, opts, &ids, reserve, func(pts []orb.Point) {
@@ -627,5 +638,8 @@ func inputError(path, reason string, err error) error {
 // RSS mapped, the input's 537 MB of it), and a file cut short while it is
 // read would end the process with SIGBUS where ReadAt returns an error.
 func openParquetFile(path string) (*file.Reader, error) {
+	if err := notSpecial(path); err != nil {
+		return nil, err
+	}
 	return file.OpenParquetFile(path, false)
 }
