@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
@@ -104,14 +103,7 @@ func groupsOf(starts []int64, lo, hi int64) (g0, g1 int) {
 // openGroups opens a reader of the file's row groups.
 func (src *columnSource) openGroups() (rdr *file.Reader, fr *pqarrow.FileReader, err error) {
 	defer recoverCorrupt(src.path, &err)
-	if rdr, err = openParquetFile(src.path); err != nil {
-		return nil, nil, inputError(src.path, "not a readable Parquet file", err)
-	}
-	fr, err = pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		return rdr, nil, inputError(src.path, "not a readable Parquet file", err)
-	}
-	return rdr, fr, nil
+	return openParquetArrow(src.path, 1<<16)
 }
 
 // cutChunk is the rows of c in [lo, hi).

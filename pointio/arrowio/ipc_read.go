@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
@@ -265,7 +264,7 @@ func openIPCFile(path string) (*os.File, error) {
 // ipcBatches opens the file or stream format and returns its batches one
 // by one (io.EOF after the last).
 func ipcBatches(f *os.File) (func() (arrow.RecordBatch, error), *arrow.Schema, error) {
-	alloc := cappedAllocator{limit: allocLimit(f)}
+	alloc := &cappedAllocator{limit: allocLimit(f)}
 	head := make([]byte, len(ipcMagic))
 	if _, err := io.ReadFull(f, head); err == nil && string(head) == ipcMagic {
 		r, err := ipc.NewFileReader(f, ipc.WithAllocator(alloc))
@@ -312,30 +311,6 @@ func ipcSource(path string, schema *arrow.Schema, opts pointio.ReadOptions) (*co
 	return src, src.findID(opts.IDColumn)
 }
 
-// cappedAllocator refuses, by a panic that recoverCorrupt turns into an
-// error, any single allocation above limit: a corrupt message header can
-// claim a body of gigabytes, which the Go allocator would try to map and
-// the process could not survive.
-type cappedAllocator struct {
-	limit int
-}
-
-func (a cappedAllocator) Allocate(size int) []byte {
-	if size > a.limit {
-		panic(fmt.Sprintf("a buffer of %d bytes claimed, more than the file could hold", size))
-	}
-	return memory.DefaultAllocator.Allocate(size)
-}
-
-func (a cappedAllocator) Reallocate(size int, b []byte) []byte {
-	if size > a.limit {
-		panic(fmt.Sprintf("a buffer of %d bytes claimed, more than the file could hold", size))
-	}
-	return memory.DefaultAllocator.Reallocate(size, b)
-}
-
-func (a cappedAllocator) Free(b []byte) { memory.DefaultAllocator.Free(b) }
-
 // allocLimit is the largest buffer an IPC file of f's size can need:
 // compressed bodies expand, so 64 times the file, and at least 64 MiB.
 func allocLimit(f *os.File) int {
@@ -343,5 +318,5 @@ func allocLimit(f *os.File) int {
 	if fi, err := f.Stat(); err == nil {
 		size = fi.Size()
 	}
-	return int(min(max(64*size, 64<<20), 1<<40))
+	return allocCeiling(max(64*size, 64<<20))
 }
