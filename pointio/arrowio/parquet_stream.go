@@ -113,10 +113,13 @@ func (b *answerBatches) Write(a pointio.Answers) error {
 		if b.group == nil {
 			b.group = b.take(a.Base+lo, b.k)
 		}
-		hi := min(a.N, lo+parquetGroupItems-b.group.items)
+		hi, full := min(a.N, lo+parquetGroupItems-b.group.items), false
+		if b.kind == pointio.KindWithinLists {
+			hi, full = b.group.listRoom(a, lo, hi)
+		}
 		b.group.add(b.kind, a, lo, hi)
 		lo = hi
-		if b.group.items == parquetGroupItems {
+		if full || b.group.items == parquetGroupItems {
 			if err := b.flush(); err != nil {
 				return err
 			}
