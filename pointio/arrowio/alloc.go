@@ -18,26 +18,33 @@ import (
 // try to map and the process could not survive. The Arrow IPC and the
 // Parquet readers share it.
 type cappedAllocator struct {
-	limit int
+	limit  int
+	memory bool // limit is the memory available, below what the file could need
 }
 
 // allocRefused is the panic of a refused allocation.
-type allocRefused struct{ size, limit int }
+type allocRefused struct {
+	size, limit int
+	memory      bool
+}
 
 func (r allocRefused) Error() string {
+	if r.memory {
+		return fmt.Sprintf("a buffer of %d bytes needed, more than the %d of memory available", r.size, r.limit)
+	}
 	return fmt.Sprintf("a buffer of %d bytes claimed, more than the %d the file could need", r.size, r.limit)
 }
 
 func (a *cappedAllocator) Allocate(size int) []byte {
 	if size > a.limit {
-		panic(allocRefused{size, a.limit})
+		panic(allocRefused{size, a.limit, a.memory})
 	}
 	return memory.DefaultAllocator.Allocate(size)
 }
 
 func (a *cappedAllocator) Reallocate(size int, b []byte) []byte {
 	if size > a.limit {
-		panic(allocRefused{size, a.limit})
+		panic(allocRefused{size, a.limit, a.memory})
 	}
 	return memory.DefaultAllocator.Reallocate(size, b)
 }
@@ -47,22 +54,28 @@ func (a *cappedAllocator) Free(b []byte) { memory.DefaultAllocator.Free(b) }
 // corruptReason is the reason an error gives for a panic p recovered
 // while reading a corrupt file of format: the refused allocation's
 // figures, or nothing more (a Go runtime error's text says nothing to
-// the user).
+// the user). A buffer the file could need but memory cannot hold is
+// said so, not called corrupt.
 func corruptReason(format string, p any) string {
+	if r, ok := p.(allocRefused); ok && r.memory {
+		return r.Error()
+	}
 	if r, ok := p.(allocRefused); ok {
 		return "corrupt " + format + " file: " + r.Error()
 	}
 	return "corrupt " + format + " file"
 }
 
-// allocCeiling bounds every cap: no single buffer larger than the memory
-// available can be taken anyway, so it is refused with its figures
-// rather than ending the process out of memory.
-func allocCeiling(limit int64) int {
-	if avail, ok := sysmem.Available(); ok {
-		limit = min(limit, int64(min(avail, 1<<62)))
+// capped is an allocator of at most limit bytes a buffer, and less where
+// less memory is available: no single buffer larger can be taken anyway,
+// so it is refused with its figures rather than ending the process out
+// of memory.
+func capped(limit int64) *cappedAllocator {
+	limit = max(min(limit, 1<<40), 1<<20)
+	if avail, ok := sysmem.Available(); ok && uint64(limit) > avail {
+		return &cappedAllocator{limit: int(max(avail, 1<<20)), memory: true}
 	}
-	return int(max(min(limit, 1<<40), 1<<20))
+	return &cappedAllocator{limit: int(limit)}
 }
 
 // parquetAllocLimit is the largest buffer reading a Parquet file of size
@@ -71,7 +84,7 @@ func allocCeiling(limit int64) int {
 // a column chunk's pages (4 times its declared uncompressed bytes), or 8
 // times the file (strings a dictionary repeats), and 64 MiB at least; the
 // footer itself was checked to lie inside the file.
-func parquetAllocLimit(md *metadata.FileMetaData, size int64) int {
+func parquetAllocLimit(md *metadata.FileMetaData, size int64) int64 {
 	limit := max(int64(64<<20), 8*size)
 	for g := range md.NumRowGroups() {
 		rg := md.RowGroup(g)
@@ -82,7 +95,7 @@ func parquetAllocLimit(md *metadata.FileMetaData, size int64) int {
 			}
 		}
 	}
-	return allocCeiling(limit)
+	return limit
 }
 
 // openParquetCapped opens a Parquet file (see openParquetFile) whose
@@ -93,12 +106,12 @@ func openParquetCapped(path string) (*file.Reader, *cappedAllocator, error) {
 		return nil, nil, err
 	}
 	size := fileSize(path)
-	alloc := &cappedAllocator{limit: allocCeiling(max(64<<20, 64*size))}
+	alloc := capped(max(64<<20, 64*size))
 	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(parquet.NewReaderProperties(alloc)))
 	if err != nil {
 		return nil, nil, err
 	}
-	alloc.limit = parquetAllocLimit(rdr.MetaData(), size)
+	*alloc = *capped(parquetAllocLimit(rdr.MetaData(), size))
 	return rdr, alloc, nil
 }
 

@@ -110,3 +110,17 @@ func TestParquetFlippedPageHeaderCapped(t *testing.T) {
 	}
 	t.Logf("%d refusals; last: %v", refused, last)
 }
+
+// A buffer refused because memory cannot hold it is not called corrupt;
+// one beyond what the file could need is.
+func TestAllocRefusedReasons(t *testing.T) {
+	if r := corruptReason("Parquet", allocRefused{size: 10 << 30, limit: 1 << 30, memory: true}); strings.Contains(r, "corrupt") || !strings.Contains(r, "memory available") {
+		t.Errorf("memory: %q", r)
+	}
+	if r := corruptReason("Parquet", allocRefused{size: 10 << 30, limit: 1 << 30}); !strings.Contains(r, "corrupt Parquet file: a buffer of 10737418240 bytes") {
+		t.Errorf("file: %q", r)
+	}
+	if a := capped(1 << 62); a.limit > 1<<40 {
+		t.Errorf("cap %d above 1 TiB", a.limit)
+	}
+}

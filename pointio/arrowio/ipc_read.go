@@ -264,7 +264,7 @@ func openIPCFile(path string) (*os.File, error) {
 // ipcBatches opens the file or stream format and returns its batches one
 // by one (io.EOF after the last).
 func ipcBatches(f *os.File) (func() (arrow.RecordBatch, error), *arrow.Schema, error) {
-	alloc := &cappedAllocator{limit: allocLimit(f)}
+	alloc := capped(allocLimit(f))
 	head := make([]byte, len(ipcMagic))
 	if _, err := io.ReadFull(f, head); err == nil && string(head) == ipcMagic {
 		r, err := ipc.NewFileReader(f, ipc.WithAllocator(alloc))
@@ -313,10 +313,10 @@ func ipcSource(path string, schema *arrow.Schema, opts pointio.ReadOptions) (*co
 
 // allocLimit is the largest buffer an IPC file of f's size can need:
 // compressed bodies expand, so 64 times the file, and at least 64 MiB.
-func allocLimit(f *os.File) int {
+func allocLimit(f *os.File) int64 {
 	size := int64(0)
 	if fi, err := f.Stat(); err == nil {
 		size = fi.Size()
 	}
-	return allocCeiling(max(64*size, 64<<20))
+	return max(64*size, 64<<20)
 }

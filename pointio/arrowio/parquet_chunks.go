@@ -233,9 +233,12 @@ func groupError(path string, g int, err error) error {
 		err = errors.New(err.Error())
 	}
 	// arrow-go recovers some panics itself, a refused allocation's among
-	// them: the file is corrupt, not the reader.
+	// them: the file is corrupt (or the memory short), not the reader.
 	if text, ok := strings.CutPrefix(err.Error(), "panic while reading: "); ok {
-		err = errors.New("corrupt Parquet file: " + text)
+		if !strings.Contains(text, "of memory available") {
+			text = "corrupt Parquet file: " + text
+		}
+		err = errors.New(text)
 	}
 	return inputError(path, fmt.Sprintf("row group %d", g), err)
 }
