@@ -111,7 +111,13 @@ func (x *Index) Stream(ctx context.Context, src pointio.ChunkReader, sink Answer
 		},
 		Write: func(_ context.Context, s *streamSlot) error {
 			defer tr.Begin("host: write", "write chunk")()
-			return sink(s.chunk, s.answers)
+			err := sink(s.chunk, s.answers)
+			if s.lists != nil && err == nil {
+				// Lists found as they were written: a failed window
+				// fails the chunk.
+				err = s.lists.failed()
+			}
+			return err
 		},
 	})
 	st.Chunks, st.Read, st.Query, st.Write, st.Wall = ps.Chunks, ps.Read, ps.Query, ps.Write, ps.Wall
@@ -159,12 +165,14 @@ type streamSlot struct {
 	nearest Result
 	k       KResult
 	answers pointio.Answers
+	lists   *listWindows // radius lists found as the chunk is written; nil: none
 }
 
 // answerChunk answers s's chunk of q into s's buffers (pinned by pins
 // as they come round) and adds the engine's account to st.
 func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, pins *streamPins, st *StreamStats) error {
 	pins.points(s.chunk.Lat, s.chunk.Lon)
+	s.lists = nil
 	obs := Radians64(s.chunk.Lat, s.chunk.Lon)
 	base := s.chunk.Base
 	self := func(j int) uint32 { return uint32(base + int64(j)) }
@@ -188,14 +196,7 @@ func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, p
 		}
 		a, es = kAnswers(res), res.Stats
 	default:
-		var res *WithinResult
-		res, err = x.within(ctx, obs, q.RadiusMetres, q.List)
-		if err == nil && q.ExcludeSelf {
-			res = res.Without(self)
-		}
-		if res != nil {
-			a, es = withinAnswers(res), res.Stats
-		}
+		a, es, s.lists, err = x.withinChunk(ctx, q, obs, self, listWindowBudget())
 	}
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package pointio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 )
@@ -69,4 +70,38 @@ func stillReplaceable(path string) error {
 		return fmt.Errorf("output %s was made read-only during the run: refusing to replace it", path)
 	}
 	return nil
+}
+
+// IsSpecial reports whether path names a FIFO, a character device or a
+// socket (/dev/stdin, <(...), mkfifo): a file that can be read only once,
+// front to back, and whose open can block until a writer comes. Missing
+// files, folders and regular files are not special.
+func IsSpecial(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.Mode().IsRegular() && !fi.IsDir()
+}
+
+// SpoolSpecial copies the special file at path (IsSpecial) to a new
+// temporary file named *ext and returns its name, for formats read from
+// their end or at random (Parquet, Arrow IPC): the open and every read
+// end with ctx's error once ctx is done, so a signal stops a run that
+// waits for a writer that never comes. Errors name path; the copy is
+// removed if it fails.
+func SpoolSpecial(ctx context.Context, path, ext string) (string, error) {
+	f, err := openStoppable(ctx, path, os.O_RDONLY)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("read points: %w", err)
+	}
+	defer f.Close()
+	tmp, err := SpoolStdin(ctx, CancelReader(ctx, f), "", ext)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+	}
+	return tmp, nil
 }

@@ -139,9 +139,22 @@ func (c *csvAnswers) lines(a Answers) (int, func(dst []byte, j int) []byte) {
 	case KindWithinCounts:
 		return 1 << 16, func(dst []byte, j int) []byte { return appendCountLine(dst, a.Base+j, a.Within.Count(j)) }
 	case KindWithinLists:
-		return 1 << 12, func(dst []byte, j int) []byte { return appendListLines(dst, a.Base+j, j, a.Within) }
+		return listBlock(a), func(dst []byte, j int) []byte { return appendListLines(dst, a.Base+j, j, a.Within) }
 	}
 	return 1 << 16, nil
+}
+
+// listBlock is how many observations' radius lists are encoded as one
+// block: 4,096, or fewer where their lists are long, so that a block
+// holds about 2^20 lines (25 MB) whatever the radius. A huge radius's
+// blocks of 4,096 observations were 400 MB each, four held at once.
+func listBlock(a Answers) int {
+	entries := 0
+	for j := range a.N {
+		entries += a.Within.Count(j)
+	}
+	perObs := max(1, entries/max(1, a.N))
+	return max(1, min(1<<12, (1<<20)/perObs))
 }
 
 func (c *csvAnswers) Close() error {

@@ -27,13 +27,15 @@ type attributes struct {
 }
 
 // attributeColumns names the columns of in other than its coordinates:
-// CSV (.gz too), Parquet and Arrow files have them; GeoJSON, NumPy and
-// standard input give none.
+// CSV (.gz too), Parquet and Arrow files have them; GeoJSON, NumPy,
+// standard input and other pipes give none: a pipe can be opened and read
+// only once, by the points' reader (opening it here would also wait for
+// a writer where no signal could stop it).
 func attributeColumns(in string, opts pointio.ReadOptions) ([]string, error) {
 	var names []string
 	var text []bool
 	switch {
-	case in == "-" || isNumPy(in):
+	case in == "-" || isNumPy(in) || pointio.IsSpecial(in):
 		return nil, nil
 	case arrowio.Handles(in):
 		var err error

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/internal/sysmem"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/validate"
@@ -208,7 +209,38 @@ func validated(w io.Writer, checked, bad int) error {
 // within is the radius query: the lists too with list, else the counts.
 func within(ctx context.Context, s *geoknn.Searcher, obs, ref geoknn.Points, metres float64, list bool) (*geoknn.WithinResult, error) {
 	if list {
+		if err := checkListsMemory(ctx, s, obs, ref, metres); err != nil {
+			return nil, err
+		}
 		return s.WithinList(ctx, obs, ref, metres)
 	}
 	return s.WithinCount(ctx, obs, ref, metres)
+}
+
+// checkListsMemory refuses, before they are found, radius lists held
+// whole (observations not streamed from a file) that would take more
+// memory than is available: a huge radius at 2^24 x 2^12 asks for 1.6 TB
+// (#41 C4). Where every observation's list holding every reference fits,
+// nothing is counted; else the counts are found first (a pass that holds
+// 4 bytes an observation) and their sum decides.
+func checkListsMemory(ctx context.Context, s *geoknn.Searcher, obs, ref geoknn.Points, metres float64) error {
+	avail, ok := sysmem.Available()
+	most := uint64(obs.Len()) * uint64(ref.Len()) * geoknn.ListEntryBytes
+	if !ok || most <= avail/2 {
+		return nil
+	}
+	counts, err := s.WithinCount(ctx, obs, ref, metres)
+	if err != nil {
+		return err
+	}
+	entries := uint64(0)
+	for _, c := range counts.Counts {
+		entries += uint64(c)
+	}
+	if need := entries * geoknn.ListEntryBytes; need > avail {
+		return fmt.Errorf("--within-m %g --list: %d list entries need about %s of memory (%d bytes each), more than the %s available: "+
+			"use a smaller radius, counts (no --list), or observations from a file, whose lists are streamed",
+			metres, entries, bytesText(need), geoknn.ListEntryBytes, bytesText(avail))
+	}
+	return nil
 }

@@ -77,6 +77,21 @@ func (g *answerGroup) addK(a pointio.Answers, lo, n, at int) {
 	})
 }
 
+// listRoom is how far from lo (up to hi) a's observations' lists fit in
+// g beside its entries, parquetGroupEntries at most (one observation at
+// least in a group), and whether g is then full.
+func (g *answerGroup) listRoom(a pointio.Answers, lo, hi int) (int, bool) {
+	entries := len(g.ref)
+	for j := lo; j < hi; j++ {
+		c := a.Within.Count(j)
+		if entries+c > parquetGroupEntries && (j > lo || g.items > 0) {
+			return j, true
+		}
+		entries += c
+	}
+	return hi, false
+}
+
 // addWithin copies n radius answers (their lists too for KindWithinLists).
 func (g *answerGroup) addWithin(kind pointio.AnswerKind, a pointio.Answers, lo, n int) {
 	for j := lo; j < lo+n; j++ {

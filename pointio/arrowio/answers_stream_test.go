@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/geoknn/geoknn/pointio"
 )
 
@@ -163,6 +164,43 @@ func TestRowsWriterAsWhole(t *testing.T) {
 			}
 			if err := w.Close(); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
 				t.Errorf("%s, chunks of %d: %d bytes (%v), want %d", format, chunk, got.Len(), err, want.Len())
+			}
+		}
+	}
+}
+
+// Streamed radius lists go to Parquet in row groups of a bounded number
+// of entries (one observation's list at least), not of 2^20 observations
+// whatever their lists hold, and read back as the whole answers (#41 C4).
+func TestStreamedListsGroupsBounded(t *testing.T) {
+	defer func(n int) { parquetGroupEntries = n }(parquetGroupEntries)
+	parquetGroupEntries = 500
+	s := generatedAnswers(5_500, 3, 1)
+	got, err := s.streamed(pointio.FormatParquet, pointio.KindWithinLists, 777, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.whole(pointio.FormatParquet, pointio.KindWithinLists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := file.NewParquetReader(bytes.NewReader(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range rdr.NumRowGroups() {
+		if n := rdr.MetaData().RowGroup(g).NumRows(); n > 500 {
+			t.Fatalf("row group %d holds %d entries, more than 500", g, n)
+		}
+	}
+	a, b := readBack(t, got), readBack(t, want)
+	if rdr.NumRowGroups() < 10 || a.NumRows() != b.NumRows() {
+		t.Fatalf("%d row groups, %d rows; want many groups, %d rows", rdr.NumRowGroups(), a.NumRows(), b.NumRows())
+	}
+	for c := range int(a.NumCols()) {
+		for i := range int(a.NumRows()) {
+			if x, y := cell[float64](a, c, i), cell[float64](b, c, i); x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+				t.Fatalf("column %d row %d differs", c, i)
 			}
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
@@ -23,6 +22,8 @@ func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chun
 	switch {
 	case path == "-":
 		return OpenReaderChunks(ctx, os.Stdin, opts, chunkRows, "")
+	case spoolable(path):
+		return openSpooledChunks(ctx, path, opts, chunkRows)
 	case isIPC(path):
 		return openIPCChunks(ctx, path, opts)
 	case pointio.IsParquet(path):
@@ -102,14 +103,7 @@ func groupsOf(starts []int64, lo, hi int64) (g0, g1 int) {
 // openGroups opens a reader of the file's row groups.
 func (src *columnSource) openGroups() (rdr *file.Reader, fr *pqarrow.FileReader, err error) {
 	defer recoverCorrupt(src.path, &err)
-	if rdr, err = openParquetFile(src.path); err != nil {
-		return nil, nil, inputError(src.path, "not a readable Parquet file", err)
-	}
-	fr, err = pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		return rdr, nil, inputError(src.path, "not a readable Parquet file", err)
-	}
-	return rdr, fr, nil
+	return openParquetArrow(src.path, 1<<16)
 }
 
 // cutChunk is the rows of c in [lo, hi).
@@ -134,7 +128,7 @@ func cutChunk(c pointio.Chunk, lo, hi int64) pointio.Chunk {
 // rows in the whole file.
 func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int, lo, hi int64) (pointio.ChunkReader, error) {
 	switch {
-	case pointio.IsParquet(path):
+	case pointio.IsParquet(path) && !spoolable(path):
 		return openParquetRange(path, opts, chunkRows, 0, lo, hi)
 	case strings.EqualFold(filepath.Ext(path), ".npy") && opts.IDColumn == "":
 		if _, byRows, err := pointio.NPYRows(path); err == nil && byRows {
@@ -162,9 +156,9 @@ type ipcChunks struct {
 
 func openIPCChunks(ctx context.Context, path string, opts pointio.ReadOptions) (_ pointio.ChunkReader, err error) {
 	defer recoverCorruptAs(path, "Arrow IPC", &err)
-	f, err := os.Open(path)
+	f, err := openIPCFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read points: %w", err)
+		return nil, err
 	}
 	c, err := newIPCChunks(f, path, opts)
 	if err != nil {

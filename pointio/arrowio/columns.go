@@ -1,9 +1,6 @@
 package arrowio
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -15,9 +12,9 @@ import (
 func Columns(path string) (names []string, text []bool, err error) {
 	var schema *arrow.Schema
 	if isIPC(path) {
-		f, err := os.Open(path)
+		f, err := openIPCFile(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read columns: %w", err)
+			return nil, nil, err
 		}
 		defer f.Close()
 		_, schema, err = ipcBatches(f)

@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
@@ -52,6 +51,17 @@ func ReadFileWith(ctx context.Context, path string, opts pointio.ReadOptions) ([
 // ReadFileIDs is ReadFileWith that also returns the values, as text, of
 // the column opts.IDColumn names (nil when it names none).
 func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+	if spoolable(path) {
+		type read struct {
+			pts []orb.Point
+			ids []string
+		}
+		r, err := readSpooled(ctx, path, func(tmp string) (read, error) {
+			pts, ids, err := ReadFileIDs(ctx, tmp, opts)
+			return read{pts, ids}, err
+		})
+		return r.pts, r.ids, err
+	}
 	var ids []string
 	var pts []orb.Point
 	var err error
@@ -74,9 +84,9 @@ func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 // whole.
 func readIPC(ctx context.Context, path string, opts pointio.ReadOptions, ids *[]string, reserve func(rows int), emit func([]orb.Point)) (err error) {
 	defer recoverCorruptAs(path, "Arrow IPC", &err)
-	f, err := os.Open(path)
+	f, err := openIPCFile(path)
 	if err != nil {
-		return fmt.Errorf("read points: %w", err)
+		return err
 	}
 	defer f.Close()
 	rows, err := verifyIPC(f)
@@ -238,10 +248,23 @@ func (src *columnSource) decodePiece(p ipcPiece, dst []orb.Point) error {
 	return src.decodeFloats(col(src.lon), "lon", at, dst, func(p *orb.Point, v float64) { p[0] = v })
 }
 
+// openIPCFile opens the Arrow IPC file at path; a special file (which
+// this package's callers copy first) is refused rather than waited on.
+func openIPCFile(path string) (*os.File, error) {
+	if err := notSpecial(path); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read points: %w", err)
+	}
+	return f, nil
+}
+
 // ipcBatches opens the file or stream format and returns its batches one
 // by one (io.EOF after the last).
 func ipcBatches(f *os.File) (func() (arrow.RecordBatch, error), *arrow.Schema, error) {
-	alloc := cappedAllocator{limit: allocLimit(f)}
+	alloc := capped(allocLimit(f))
 	head := make([]byte, len(ipcMagic))
 	if _, err := io.ReadFull(f, head); err == nil && string(head) == ipcMagic {
 		r, err := ipc.NewFileReader(f, ipc.WithAllocator(alloc))
@@ -288,36 +311,12 @@ func ipcSource(path string, schema *arrow.Schema, opts pointio.ReadOptions) (*co
 	return src, src.findID(opts.IDColumn)
 }
 
-// cappedAllocator refuses, by a panic that recoverCorrupt turns into an
-// error, any single allocation above limit: a corrupt message header can
-// claim a body of gigabytes, which the Go allocator would try to map and
-// the process could not survive.
-type cappedAllocator struct {
-	limit int
-}
-
-func (a cappedAllocator) Allocate(size int) []byte {
-	if size > a.limit {
-		panic(fmt.Sprintf("a buffer of %d bytes claimed, more than the file could hold", size))
-	}
-	return memory.DefaultAllocator.Allocate(size)
-}
-
-func (a cappedAllocator) Reallocate(size int, b []byte) []byte {
-	if size > a.limit {
-		panic(fmt.Sprintf("a buffer of %d bytes claimed, more than the file could hold", size))
-	}
-	return memory.DefaultAllocator.Reallocate(size, b)
-}
-
-func (a cappedAllocator) Free(b []byte) { memory.DefaultAllocator.Free(b) }
-
 // allocLimit is the largest buffer an IPC file of f's size can need:
 // compressed bodies expand, so 64 times the file, and at least 64 MiB.
-func allocLimit(f *os.File) int {
+func allocLimit(f *os.File) int64 {
 	size := int64(0)
 	if fi, err := f.Stat(); err == nil {
 		size = fi.Size()
 	}
-	return int(min(max(64*size, 64<<20), 1<<40))
+	return max(64*size, 64<<20)
 }

@@ -42,10 +42,18 @@ func (b fb) field(pos, s int) (int, error) {
 	if vt < 0 || vt+4 > len(b) {
 		return 0, errMetadata
 	}
+	// As flatbuffers reads it: a slot is present when its offset in the
+	// vtable is below the vtable's size (an odd size included), and a
+	// present slot past the buffer is corrupt, not absent. Read otherwise,
+	// a flipped size made the verifier pass what arrow-go then read as a
+	// 64 GB body.
 	size := int(binary.LittleEndian.Uint16(b[vt:]))
 	at := vt + 4 + 2*s
-	if at+2 > vt+size || at+2 > len(b) {
+	if 4+2*s >= size {
 		return 0, nil
+	}
+	if at+2 > len(b) {
+		return 0, errMetadata
 	}
 	off := int(binary.LittleEndian.Uint16(b[at:]))
 	if off == 0 {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
@@ -38,16 +37,13 @@ type parquetBatches struct {
 
 func openParquetBatches(src *columnSource, starts []int64, g0, g1 int, lo, hi int64) (_ pointio.ChunkReader, err error) {
 	defer recoverCorrupt(src.path, &err)
-	rdr, err := openParquetFile(src.path)
+	rdr, fr, err := openParquetArrow(src.path, batchRows)
 	if err != nil {
-		return nil, inputError(src.path, "not a readable Parquet file", err)
+		return nil, err
 	}
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	rr, err := fr.GetRecordReader(context.Background(), src.leaves(rdr), groupRange(g0, g1))
 	if err == nil {
-		var rr pqarrow.RecordReader
-		if rr, err = fr.GetRecordReader(context.Background(), src.leaves(rdr), groupRange(g0, g1)); err == nil {
-			return &parquetBatches{src: src, rdr: rdr, rr: rr, base: starts[g0], lo: lo, hi: hi}, nil
-		}
+		return &parquetBatches{src: src, rdr: rdr, rr: rr, base: starts[g0], lo: lo, hi: hi}, nil
 	}
 	rdr.Close()
 	return nil, inputError(src.path, "not a readable Parquet file", err)

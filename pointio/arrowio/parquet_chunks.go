@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -187,11 +188,11 @@ type groupScratch struct {
 // decodeGroup reads task t's row group, checked, into its place in the
 // chunk.
 func (src *columnSource) decodeGroup(ctx context.Context, fr *pqarrow.FileReader, t groupTask, starts []int64, s *groupScratch) (err error) {
-	defer recoverCorrupt(src.path, &err)
+	defer recoverCorruptGroup(src.path, t.g, &err)
 	g, pl := t.g, t.pc.plan
-	tbl, err := fr.ReadRowGroups(ctx, src.leaves(fr.ParquetReader()), []int{g})
+	tbl, err := readGroup(ctx, src.path, fr, src.leaves(fr.ParquetReader()), g)
 	if err != nil {
-		return groupError(src.path, g, err)
+		return err
 	}
 	defer tbl.Release()
 	first, end := starts[g], starts[g+1]
@@ -230,6 +231,14 @@ func (src *columnSource) decodeGroup(ctx context.Context, fr *pqarrow.FileReader
 func groupError(path string, g int, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		err = errors.New(err.Error())
+	}
+	// arrow-go recovers some panics itself, a refused allocation's among
+	// them: the file is corrupt (or the memory short), not the reader.
+	if text, ok := strings.CutPrefix(err.Error(), "panic while reading: "); ok {
+		if !strings.Contains(text, "of memory available") {
+			text = "corrupt Parquet file: " + text
+		}
+		err = errors.New(text)
 	}
 	return inputError(path, fmt.Sprintf("row group %d", g), err)
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/internal/sysmem"
@@ -52,6 +51,17 @@ func readParquet(ctx context.Context, path string, opts pointio.ReadOptions, ids
 // longitude columns in radians, what the engine reads: a Parquet file goes
 // into them a row group at a time, never held as points as well.
 func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
+	if spoolable(path) {
+		type read struct {
+			lat, lon []float64
+			ids      []string
+		}
+		r, err := readSpooled(ctx, path, func(tmp string) (read, error) {
+			lat, lon, ids, err := ReadFileRadians(ctx, tmp, opts)
+			return read{lat, lon, ids}, err
+		})
+		return r.lat, r.lon, r.ids, err
+	}
 	if isIPC(path) {
 		reserve := func(n int) { lat, lon = make([]float64, 0, n), make([]float64, 0, n) }
 		err := readIPC(ctx, path, opts, &ids, reserve, func(pts []orb.Point) {
@@ -391,27 +401,23 @@ func isLonLatCRS(id string) bool {
 // (group g's rows start at starts[g] - src.base), on a file reader of its
 // own.
 func (src *columnSource) readGroups(ctx context.Context, first, end, workers int, starts []int64, pts []orb.Point) error {
-	rdr, err := openParquetFile(src.path)
-	if err != nil {
-		return inputError(src.path, "not a readable Parquet file", err)
-	}
-	defer rdr.Close()
 	// Serial within a worker (the workers split the row groups): the
 	// library's own goroutines would put its panics on corrupt input out
 	// of recoverCorrupt's reach.
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	rdr, fr, err := openParquetArrow(src.path, 1<<16)
 	if err != nil {
-		return inputError(src.path, "not a readable Parquet file", err)
+		return err
 	}
+	defer rdr.Close()
 	leaves := src.leaves(rdr)
 	var buf []orb.Point
 	for g := first; g < end; g += workers {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		tbl, err := fr.ReadRowGroups(ctx, leaves, []int{g})
+		tbl, err := readGroup(ctx, src.path, fr, leaves, g)
 		if err != nil {
-			return inputError(src.path, fmt.Sprintf("row group %d", g), err)
+			return err
 		}
 		at, to := starts[g]-src.base, starts[g+1]-src.base
 		dst := pts[min(at, int64(len(pts))):min(to, int64(len(pts)))]
@@ -433,6 +439,17 @@ func (src *columnSource) readGroups(ctx context.Context, first, end, workers int
 		}
 	}
 	return nil
+}
+
+// readGroup reads row group g's columns leaves; an error, or a panic of
+// the library on a corrupt page, names the group.
+func readGroup(ctx context.Context, path string, fr *pqarrow.FileReader, leaves []int, g int) (tbl arrow.Table, err error) {
+	defer recoverCorruptGroup(path, g, &err)
+	tbl, err = fr.ReadRowGroups(ctx, leaves, []int{g})
+	if err != nil {
+		return nil, groupError(path, g, err)
+	}
+	return tbl, nil
 }
 
 // leaves are the file's column (leaf) indices the points are in.
@@ -603,7 +620,15 @@ func (src *columnSource) valueError(row int64, field string, v float64, err erro
 // (recoverCorruptAs) it returns nil, and the panic goes on.
 func recoverCorrupt(path string, err *error) {
 	if p := recover(); p != nil {
-		*err = inputError(path, "corrupt Parquet file", nil)
+		*err = inputError(path, corruptReason("Parquet", p), nil)
+	}
+}
+
+// recoverCorruptGroup is recoverCorrupt for a panic while row group g was
+// read, which the error names.
+func recoverCorruptGroup(path string, g int, err *error) {
+	if p := recover(); p != nil {
+		*err = inputError(path, fmt.Sprintf("row group %d: %s", g, corruptReason("Parquet", p)), nil)
 	}
 }
 
@@ -611,7 +636,7 @@ func recoverCorrupt(path string, err *error) {
 // IPC).
 func recoverCorruptAs(path, format string, err *error) {
 	if p := recover(); p != nil {
-		*err = inputError(path, "corrupt "+format+" file", nil)
+		*err = inputError(path, corruptReason(format, p), nil)
 	}
 }
 
@@ -627,5 +652,6 @@ func inputError(path, reason string, err error) error {
 // RSS mapped, the input's 537 MB of it), and a file cut short while it is
 // read would end the process with SIGBUS where ReadAt returns an error.
 func openParquetFile(path string) (*file.Reader, error) {
-	return file.OpenParquetFile(path, false)
+	rdr, _, err := openParquetCapped(path)
+	return rdr, err
 }

@@ -26,6 +26,11 @@ import (
 // still get large groups (DuckDB writes 122,880 rows a group).
 var parquetGroupItems = 1 << 19
 
+// parquetGroupEntries bounds a streamed batch of radius lists by its
+// entries as well (about 100 MB of them encoded): 2^20 observations of a
+// huge radius's lists hold billions (#41 C4).
+var parquetGroupEntries = 1 << 22
+
 var (
 	obsIndexField = arrow.Field{Name: "obs_index", Type: arrow.PrimitiveTypes.Int64}
 	refIndexField = arrow.Field{Name: "ref_index", Type: arrow.PrimitiveTypes.Uint32}
