@@ -27,7 +27,7 @@ func (stuckSink) close() error        { return nil }
 // Parquet write ends the run within a second (#41 W2).
 func TestAbortDoesNotWaitForEncodes(t *testing.T) {
 	s := stuckSink{make(chan struct{}, 2), make(chan struct{})}
-	o := ordered{out: s, workers: 2}
+	o := ordered{out: s, workers: 2, fl: &flusher{}}
 	for range 2 {
 		if err := o.dispatch(o.take(0, 1), func() arrow.RecordBatch { return nil }); err != nil {
 			t.Fatal(err)
