@@ -185,7 +185,7 @@ func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, p
 	case pointio.KindNearest:
 		pins.answers(s.nearest.Index, s.nearest.DistanceRad)
 		err = x.NearestInto(ctx, obs, &s.nearest)
-		a, es = nearestAnswers(&s.nearest), s.nearest.Stats
+		a, es = s.nearest.Answers(), s.nearest.Stats
 	case pointio.KindKNearest:
 		s.k.K = k + boolInt(q.ExcludeSelf)
 		pins.answers(s.k.Index, s.k.DistanceRad)
@@ -194,7 +194,7 @@ func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, p
 		if err == nil && q.ExcludeSelf {
 			res = res.Without(self)
 		}
-		a, es = kAnswers(res), res.Stats
+		a, es = res.Answers(), res.Stats
 	default:
 		a, es, s.lists, err = x.withinChunk(ctx, q, obs, self, listWindowBudget())
 	}
@@ -206,33 +206,6 @@ func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, p
 	st.Rows += int64(a.N)
 	st.Engine = addStats(st.Engine, es)
 	return nil
-}
-
-func nearestAnswers(r *Result) pointio.Answers {
-	return pointio.Answers{Nearest: func(i int) (uint32, float64) { return r.Index[i], r.Metres(i) }}
-}
-
-// kAnswers reads r's rows; NoNeighbour ends a row (fewer than K within
-// MaxMetres).
-func kAnswers(r *KResult) pointio.Answers {
-	return pointio.Answers{KRow: func(i, rank int) (uint32, float64, bool) {
-		e := i*r.K + rank
-		if r.Index[e] == NoNeighbour {
-			return 0, 0, false
-		}
-		return r.Index[e], r.Metres(i, rank), true
-	}}
-}
-
-func withinAnswers(r *WithinResult) pointio.Answers {
-	in := pointio.Within{Count: func(i int) int { return int(r.Counts[i]) }}
-	if r.Offsets != nil {
-		in.Ref = func(i, rank int) (uint32, float64) {
-			e := int(r.Offsets[i]) + rank
-			return r.Index[e], r.Metres(e)
-		}
-	}
-	return pointio.Answers{Within: in}
 }
 
 // addStats adds one chunk's account b to a stream's a: the engine and

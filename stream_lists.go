@@ -60,7 +60,7 @@ func (x *Index) withinChunk(ctx context.Context, q StreamQuery, obs Points, self
 		w.self = self
 		counts = counts.Without(self)
 	}
-	a = withinAnswers(counts)
+	a = counts.Answers()
 	a.Within.Ref = w.ref
 	return a, counts.Stats, w, nil
 }
@@ -75,7 +75,7 @@ func (x *Index) withinWhole(ctx context.Context, q StreamQuery, obs Points, self
 	if q.ExcludeSelf {
 		res = res.Without(self)
 	}
-	return withinAnswers(res), res.Stats, nil
+	return res.Answers(), res.Stats, nil
 }
 
 // listWindows finds a chunk's radius lists a window of observations at a

@@ -104,32 +104,25 @@ type rankPart struct {
 }
 
 func nearestPart(res *geoknn.Result, lo int) rankPart {
-	return rankPart{kind: pointio.KindNearest, k: 1, a: pointio.Answers{Base: lo, N: len(res.Index),
-		Nearest: func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) }}}
+	return rankPart{kind: pointio.KindNearest, k: 1, a: based(res.Answers(), lo)}
 }
 
 func kPart(res *geoknn.KResult, lo int) rankPart {
-	row := func(i, r int) (uint32, float64, bool) {
-		e := i*res.K + r
-		if res.Index[e] == geoknn.NoNeighbour {
-			return 0, 0, false
-		}
-		return res.Index[e], res.Metres(i, r), true
-	}
-	return rankPart{kind: pointio.KindKNearest, k: res.K, a: pointio.Answers{Base: lo, N: len(res.Index) / max(res.K, 1), KRow: row}}
+	return rankPart{kind: pointio.KindKNearest, k: res.K, a: based(res.Answers(), lo)}
 }
 
 func withinPart(res *geoknn.WithinResult, lo int) rankPart {
-	p := rankPart{kind: pointio.KindWithinCounts, k: 1, a: pointio.Answers{Base: lo, N: len(res.Counts),
-		Within: pointio.Within{Count: func(i int) int { return int(res.Counts[i]) }}}}
+	p := rankPart{kind: pointio.KindWithinCounts, k: 1, a: based(res.Answers(), lo)}
 	if res.Offsets != nil {
 		p.kind, p.entries = pointio.KindWithinLists, int64(len(res.Index))
-		p.a.Within.Ref = func(i, r int) (uint32, float64) {
-			e := int(res.Offsets[i]) + r
-			return res.Index[e], float64(res.DistanceRad[e]) * geoknn.EarthRadiusMetres
-		}
 	}
 	return p
+}
+
+// based is a with its first observation numbered lo.
+func based(a pointio.Answers, lo int) pointio.Answers {
+	a.Base = lo
+	return a
 }
 
 // allOK tells every rank whether every rank's step succeeded: a rank

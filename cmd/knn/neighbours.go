@@ -83,14 +83,8 @@ func (f runFlags) kAsked(nref int) (int, error) {
 }
 
 func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {
-	row := func(i, r int) (uint32, float64, bool) {
-		e := i*res.K + r
-		if res.Index[e] == geoknn.NoNeighbour {
-			return 0, 0, false
-		}
-		return res.Index[e], res.Metres(i, r), true
-	}
-	n := len(res.Index) / max(res.K, 1)
+	a := res.Answers()
+	row, n := a.KRow, a.N
 	return func(w *bufio.Writer, format string) error {
 		switch format {
 		case pointio.FormatNPZ:
@@ -104,13 +98,8 @@ func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {
 
 func withinWriter(res *geoknn.WithinResult, keepUnmatched bool) func(w *bufio.Writer, format string) error {
 	metres := func(e int) float64 { return float64(res.DistanceRad[e]) * geoknn.EarthRadiusMetres }
-	in := pointio.Within{Count: func(i int) int { return int(res.Counts[i]) }, KeepUnmatched: keepUnmatched}
-	if res.Offsets != nil {
-		in.Ref = func(i, r int) (uint32, float64) {
-			e := int(res.Offsets[i]) + r
-			return res.Index[e], metres(e)
-		}
-	}
+	in := res.Answers().Within
+	in.KeepUnmatched = keepUnmatched
 	return func(w *bufio.Writer, format string) error {
 		switch {
 		case format == pointio.FormatNPZ:
