@@ -312,7 +312,12 @@ func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Po
 		if err == nil {
 			err = finishMember(rc, name+":"+names[0])
 		}
-		return pts, err
+		if err != nil {
+			// The member's end (its CRC, or deflate's last block) failed
+			// after the array: the array is not to be trusted either.
+			return nil, err
+		}
+		return pts, nil
 	}
 	latCol, lonCol, err := LatLonColumns(name, names, opts)
 	if err != nil {
