@@ -105,3 +105,18 @@ func SpoolSpecial(ctx context.Context, path, ext string) (string, error) {
 	}
 	return tmp, nil
 }
+
+// OpenStoppable opens path for reading; where path is a FIFO or device,
+// whose open waits for a writer, the wait ends with ctx's error once ctx
+// is done.
+func OpenStoppable(ctx context.Context, path string) (*os.File, error) {
+	return openStoppable(ctx, path, os.O_RDONLY)
+}
+
+// ReadByContent reports whether path is a special file (IsSpecial) whose
+// name says none of this package's formats (`<(cat x.parquet)`,
+// /dev/stdin, a FIFO named without an extension): what it holds is told
+// by its first bytes, and it can be read only once.
+func ReadByContent(path string) bool {
+	return path != "-" && formatOf(path) == formatUnknown && IsSpecial(path)
+}

@@ -3,10 +3,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,5 +64,57 @@ func waitBlockedInOpen(pid int) {
 				return
 			}
 		}
+	}
+}
+
+// A FIFO whose name says no format (`<(cat x.parquet)`, a named pipe) is
+// read by its content, as standard input is: Parquet is copied to a
+// temporary file and read, streamed for --obs and whole for --ref and
+// convert, with the answers of the regular file and no copy left behind.
+func TestFIFOUnnamedParquetByContent(t *testing.T) {
+	bin := knnBinary(t)
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	src := filepath.Join(dir, "c.parquet")
+	cities := filepath.Join("..", "..", "testdata", "realdata", "cities.csv")
+	airports := filepath.Join("..", "..", "testdata", "realdata", "airports.csv")
+	if out, err := exec.Command(bin, "convert", cities, src).CombinedOutput(); err != nil {
+		t.Fatalf("convert: %v\n%s", err, out)
+	}
+	want := filepath.Join(dir, "want.csv")
+	if out, err := exec.Command(bin, "run", "--engine", "cpu", "-q", "--obs", src, "--ref", airports, "--out", want).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	for i, args := range [][]string{
+		{"run", "--engine", "cpu", "-q", "--obs", "FIFO", "--ref", airports, "--out", "OUT"},
+		{"run", "--engine", "cpu", "-q", "--obs", cities, "--ref", "FIFO", "--out", "OUT"},
+	} {
+		fifo, out := filepath.Join(dir, fmt.Sprintf("pipe%d", i)), filepath.Join(dir, fmt.Sprintf("out%d.csv", i))
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skip("mkfifo:", err)
+		}
+		go func() {
+			b, _ := os.ReadFile(src)
+			os.WriteFile(fifo, b, 0)
+		}()
+		args = slices.Clone(args)
+		for k := range args {
+			args[k] = strings.NewReplacer("FIFO", fifo, "OUT", out).Replace(args[k])
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, b)
+		}
+		if i == 0 {
+			got, _ := os.ReadFile(out)
+			exp, _ := os.ReadFile(want)
+			if !bytes.Equal(got, exp) {
+				t.Errorf("--obs from a FIFO: %d bytes, want the regular file's %d", len(got), len(exp))
+			}
+		}
+	}
+	if names, _ := os.ReadDir(tmp); len(names) != 0 {
+		t.Errorf("copies left behind: %v", names)
 	}
 }

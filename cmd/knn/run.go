@@ -593,7 +593,7 @@ func writeRunAnswers(ctx context.Context, path, format string, stdout, w io.Writ
 // loadFile reads a file of points (CSV, GeoJSON, Parquet, Arrow or NumPy; "-":
 // standard input), with the coordinate columns opts names.
 func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (pointSet, error) {
-	if path != "-" {
+	if !byContent(path) {
 		// Straight into radian columns: a large CSV or Parquet file is
 		// never held as points and as columns at once.
 		read := pointio.ReadFileRadians
@@ -625,7 +625,7 @@ func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (point
 // format ("-": standard input).
 func readDegrees(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
 	switch {
-	case path == "-":
+	case byContent(path):
 		return readStdin(ctx, path, opts)
 	case arrowio.Handles(path):
 		return arrowio.ReadFileIDs(ctx, path, opts)

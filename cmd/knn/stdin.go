@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -11,13 +13,19 @@ import (
 	"github.com/paulmach/orb"
 )
 
-// readStdin reads points from standard input: text (CSV, GeoJSON, gzip)
-// and .npy as a stream; formats read from their end (Parquet, Arrow, .npz)
-// are first copied to a temporary file, removed afterwards.
-func readStdin(ctx context.Context, _ string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
-	br, ext := peekStdin(ctx)
+// readStdin reads points from standard input, or from the special file
+// path names whose name says no format (pointio.ReadByContent): text
+// (CSV, GeoJSON, gzip) and .npy as a stream; formats read from their end
+// (Parquet, Arrow, .npz) are first copied to a temporary file, removed
+// afterwards.
+func readStdin(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+	br, ext, done, err := openPipe(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer done()
 	if ext == "" {
-		return pointio.ReadReaderIDs(ctx, br, "-", opts)
+		return pointio.ReadReaderIDs(ctx, br, path, opts)
 	}
 	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
@@ -30,18 +38,46 @@ func readStdin(ctx context.Context, _ string, opts pointio.ReadOptions) ([]orb.P
 	}
 	pts, ids, err := read(ctx, tmp, opts)
 	if err != nil {
-		return nil, nil, stdinError{err, tmp}
+		return nil, nil, stdinError{err, tmp, describe(path)}
 	}
 	return pts, ids, nil
 }
 
-// peekStdin is standard input, buffered, and the extension of the format
-// its first bytes say when it is one read from its end (Parquet, Arrow,
-// .npz); "" for the others (text, gzip, GeoJSON, .npy), read as a stream.
-func peekStdin(ctx context.Context) (*bufio.Reader, string) {
+// byContent reports whether path is read as standard input is: "-", or
+// a special file whose name says no format.
+func byContent(path string) bool {
+	return path == "-" || (pointio.ReadByContent(path) && !arrowio.Handles(path))
+}
+
+// openPipe opens standard input ("-") or the special file at path, once
+// and stoppably, buffered, with the extension its first bytes say
+// (peekFormat); done closes what was opened.
+func openPipe(ctx context.Context, path string) (*bufio.Reader, string, func(), error) {
+	in, done := io.Reader(os.Stdin), func() {}
+	if path != "-" {
+		f, err := pointio.OpenStoppable(ctx, path)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, "", nil, ctx.Err()
+			}
+			return nil, "", nil, fmt.Errorf("read points: %w", err)
+		}
+		in, done = f, func() { f.Close() }
+	}
+	br, ext := peekFormat(ctx, in)
+	return br, ext, done, nil
+}
+
+// peekStdin is peekFormat of standard input.
+func peekStdin(ctx context.Context) (*bufio.Reader, string) { return peekFormat(ctx, os.Stdin) }
+
+// peekFormat is in, buffered, and the extension of the format its first
+// bytes say when it is one read from its end (Parquet, Arrow, .npz); ""
+// for the others (text, gzip, GeoJSON, .npy), read as a stream.
+func peekFormat(ctx context.Context, in io.Reader) (*bufio.Reader, string) {
 	// A read that returns when ctx is done: a signal stops a command
 	// waiting on a quiet pipe.
-	br := bufio.NewReaderSize(pointio.CancelReader(ctx, os.Stdin), 1<<20)
+	br := bufio.NewReaderSize(pointio.CancelReader(ctx, in), 1<<20)
 	head, _ := br.Peek(8)
 	switch h := string(head); {
 	case strings.HasPrefix(h, "PAR1"):
@@ -56,15 +92,15 @@ func peekStdin(ctx context.Context) (*bufio.Reader, string) {
 	return br, ""
 }
 
-// stdinError is an error about the copy of standard input at tmp, told as
-// one about standard input: the user never named the copy.
+// stdinError is an error about the copy at tmp of the input named name,
+// told as one about that input: the user never named the copy.
 type stdinError struct {
-	err error
-	tmp string
+	err       error
+	tmp, name string
 }
 
 func (e stdinError) Error() string {
-	return strings.ReplaceAll(e.err.Error(), e.tmp, "standard input")
+	return strings.ReplaceAll(e.err.Error(), e.tmp, e.name)
 }
 
 func (e stdinError) Unwrap() error { return e.err }

@@ -348,41 +348,63 @@ func describe(path string) string {
 }
 
 // openObsChunks opens --obs for reading in chunks of about rows points.
-// Standard input's Parquet, Arrow and .npz (read from their end) are first
-// copied to a temporary file, removed on Close, and errors name standard
-// input, never the copy.
+// Standard input's Parquet, Arrow and .npz (read from their end), and
+// those of a special file whose name says no format (<(cat x.parquet)),
+// are first copied to a temporary file, removed on Close, and errors name
+// the input, never the copy.
 func openObsChunks(ctx context.Context, f runFlags, rows int) (pointio.ChunkReader, error) {
 	opts := f.readOptions(f.obsID)
-	if f.obs != "-" {
+	if !byContent(f.obs) {
 		return arrowio.OpenChunks(ctx, f.obs, opts, rows)
 	}
-	br, ext := peekStdin(ctx)
+	br, ext, done, err := openPipe(ctx, f.obs)
+	if err != nil {
+		return nil, err
+	}
 	if ext == "" {
-		return arrowio.OpenReaderChunks(ctx, br, opts, rows, "")
+		r, err := arrowio.OpenReaderChunks(ctx, br, opts, rows, "")
+		if err != nil {
+			done()
+			return nil, err
+		}
+		return pipeChunks{r, done}, nil
 	}
 	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
+	done()
 	if err != nil {
 		return nil, err
 	}
 	r, err := arrowio.OpenChunks(ctx, tmp, opts, rows)
 	if err != nil {
 		os.Remove(tmp)
-		return nil, stdinError{err, tmp}
+		return nil, stdinError{err, tmp, describe(f.obs)}
 	}
-	return spooledChunks{r, tmp}, nil
+	return spooledChunks{r, tmp, describe(f.obs)}, nil
 }
 
-// spooledChunks reads standard input's copy at tmp, named standard input
+// pipeChunks reads a pipe as a stream and closes it with the reader.
+type pipeChunks struct {
+	pointio.ChunkReader
+	done func()
+}
+
+func (p pipeChunks) Close() error {
+	err := p.ChunkReader.Close()
+	p.done()
+	return err
+}
+
+// spooledChunks reads the copy at tmp of the input named name, named so
 // in errors, and removes it on Close.
 type spooledChunks struct {
 	pointio.ChunkReader
-	tmp string
+	tmp, name string
 }
 
 func (s spooledChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
 	c, err := s.ChunkReader.Next(ctx, dst)
 	if err != nil && err != io.EOF && err != ctx.Err() {
-		err = stdinError{err, s.tmp}
+		err = stdinError{err, s.tmp, s.name}
 	}
 	return c, err
 }
