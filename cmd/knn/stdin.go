@@ -68,9 +68,6 @@ func openPipe(ctx context.Context, path string) (*bufio.Reader, string, func(), 
 	return br, ext, done, nil
 }
 
-// peekStdin is peekFormat of standard input.
-func peekStdin(ctx context.Context) (*bufio.Reader, string) { return peekFormat(ctx, os.Stdin) }
-
 // peekFormat is in, buffered, and the extension of the format its first
 // bytes say when it is one read from its end (Parquet, Arrow, .npz); ""
 // for the others (text, gzip, GeoJSON, .npy), read as a stream.
