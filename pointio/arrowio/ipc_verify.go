@@ -307,11 +307,7 @@ func verifyMessages(f *os.File, offset, size int64) (int64, error) {
 			}
 			return 0, err
 		}
-		skip := int64(0)
-		if binary.LittleEndian.Uint32(head) == 0xFFFFFFFF {
-			skip, head = 4, head[4:]
-		}
-		n := int64(binary.LittleEndian.Uint32(head))
+		skip, n := messageLength(head)
 		if n == 0 {
 			return rows, nil // end of stream
 		}
@@ -353,4 +349,15 @@ func (b fb) bodyLength() (int64, error) {
 		return 0, errMetadata
 	}
 	return int64(binary.LittleEndian.Uint64(b[at:])), nil
+}
+
+// messageLength reads an IPC message's length prefix, head its first 8
+// bytes: skip is 4 after the continuation marker (0xFFFFFFFF) of the
+// current format, 0 in the legacy one, and n the metadata's length (0:
+// the end of the stream).
+func messageLength(head []byte) (skip, n int64) {
+	if binary.LittleEndian.Uint32(head) == 0xFFFFFFFF {
+		skip, head = 4, head[4:]
+	}
+	return skip, int64(binary.LittleEndian.Uint32(head))
 }
