@@ -286,10 +286,8 @@ func verifyMessageAt(f *os.File, offset, meta, size int64) (int64, error) {
 	if _, err := f.ReadAt(buf, offset); err != nil {
 		return 0, err
 	}
-	if binary.LittleEndian.Uint32(buf) == 0xFFFFFFFF {
-		buf = buf[4:]
-	}
-	n := int64(binary.LittleEndian.Uint32(buf))
+	skip, n := messageLength(buf)
+	buf = buf[skip:]
 	if n > int64(len(buf)-4) {
 		return 0, fmt.Errorf("%w: message metadata of %d bytes in %d", errMetadata, n, len(buf)-4)
 	}
