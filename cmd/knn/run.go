@@ -626,7 +626,7 @@ func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (point
 func readDegrees(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
 	switch {
 	case byContent(path):
-		return readStdin(ctx, path, opts)
+		return readPipe(ctx, path, opts)
 	case arrowio.Handles(path):
 		return arrowio.ReadFileIDs(ctx, path, opts)
 	}

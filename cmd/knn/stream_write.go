@@ -163,11 +163,11 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 // groups being encoded (at arrowio's 64 bytes an answer), which bounds
 // how many are encoded at once: encodeGroups groups (arrowio.GroupItems
 // observations, k answers each). A group's columns are encoded side by
-// side, in about 10 ms for 2^20 answers on two cores; sixteen groups at
-// once keep 32 cores encoding. (GOMAXPROCS=32 on two cores, GPU-sized
-// chunks: 1.61-1.64 GB peak with one a core, 1.13-1.25 GB with eight
-// groups of 2^20, 1.02-1.09 GB with four, whose stream was a third
-// slower.)
+// side, in about 10 ms for 2^20 answers on two cores, so sixteen groups
+// at once give a many-core host's cores work. (GOMAXPROCS=32 on two
+// cores, GPU-sized chunks: 1.61-1.64 GB peak with one a core, 1.13-1.25
+// GB with eight groups of 2^20, 1.02-1.09 GB with four, whose stream was
+// a third slower.)
 func encodeBudget(k int) int {
 	kind := pointio.KindNearest
 	if k > 1 {

@@ -7,9 +7,10 @@ import (
 // flusher writes encoded batches to their sink, in the order they are
 // sent, on a goroutine of its own, so that the goroutine handing the
 // batches in (a stream's write stage) does not wait for their bytes to
-// reach the file between one group's answers and the next: on 2 x H200
-// that stage, not the encoding, bounded a 2^27 Parquet output (busy
-// 1.28 s, with about 10 of 32 cores busy). A group comes back for reuse
+// reach the file between one group's answers and the next (on 2 x H200
+// that stage bounded a 2^27 Parquet output, busy 1.28 s, while about 10
+// of 32 cores were busy; the flusher alone was not timed apart from the
+// other writer changes). A group comes back for reuse
 // once its bytes are written. The goroutine starts with the first batch
 // and ends in wait or abort.
 type flusher struct {

@@ -20,10 +20,12 @@ import (
 // Outputs are written in batches (Parquet row groups, Arrow record
 // batches) of parquetGroupItems observations (more rows where an
 // observation has several); Parquet columns are encoded as answerProps
-// says. Groups of 2^19 rows, sixteen encoded at once, kept 32 cores
-// busier than groups of 2^20 eight at a time, in the same memory (one
-// group's three columns are encoded side by side, no faster); readers
-// still get large groups (DuckDB writes 122,880 rows a group).
+// says. Groups of 2^19 rows are encoded sixteen at once in the memory
+// eight groups of 2^20 held: a group's three columns are encoded side by
+// side and no faster, so more groups give more of a host's cores work
+// (with eight of 2^20, about 10 of 32 cores were busy writing 2^27
+// answers on 2 x H200; the two sizes were not timed side by side).
+// Readers still get large groups (DuckDB writes 122,880 rows a group).
 var parquetGroupItems = 1 << 19
 
 // parquetGroupEntries bounds a streamed batch of radius lists by its
@@ -103,7 +105,8 @@ func newSink(w io.Writer, format string, schema *arrow.Schema) (tableSink, error
 // answers 0.69 s with, see BENCHMARKS.md). obs_index counts up, which
 // delta encoding stores in a few bits a row. ref_index is delta encoded
 // too: nearest-city indices of 2^24 uniform points took 2.32 bytes and
-// 14.7 ns a row so, against Snappy's 2.72 bytes and 28.9 ns (Snappy was
+// 14.7 ns a row so, against Snappy's 2.72 bytes and 28.9 ns (pqarrow, a
+// column of 2^20 rows at a time, 2-core development machine; Snappy was
 // a third of all the CPU of a 2^27 Parquet -> Parquet run on 2 x H200),
 // and a cluster of observations near one reference packs into a few
 // bits. Distances, float64 with nearly random low bytes, are left

@@ -13,12 +13,12 @@ import (
 	"github.com/paulmach/orb"
 )
 
-// readStdin reads points from standard input, or from the special file
+// readPipe reads points from standard input, or from the special file
 // path names whose name says no format (pointio.ReadByContent): text
 // (CSV, GeoJSON, gzip) and .npy as a stream; formats read from their end
 // (Parquet, Arrow, .npz) are first copied to a temporary file, removed
 // afterwards.
-func readStdin(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
 	br, ext, done, err := openPipe(ctx, path)
 	if err != nil {
 		return nil, nil, err
