@@ -62,9 +62,9 @@
 //
 // # Streaming
 //
-// OpenChunks reads a file a chunk at a time (a ChunkReader: CSV by
+// OpenChunks reads a file a chunk at a time (a stream.ChunkReader: CSV by
 // blocks, .npy by row ranges; GeoJSON and .npz whole), with the checks
-// and the errors of the whole-file readers; an AnswerWriter
+// and the errors of the whole-file readers; a stream.AnswerWriter
 // (NewCSVAnswerWriter, NewNPZAnswerWriter, NewNPZAnswerWriterAt) writes
 // a query's answers a chunk at a time in input order, the same bytes as
 // the whole-answer writers. Package internal/pipeline joins them around

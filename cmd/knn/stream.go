@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/geoknn/geoknn/stream"
 	"io"
 	"os"
 	"runtime"
@@ -103,7 +104,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 // row groups and CSV blocks ahead) by the time the engine is ready; eng
 // is the engine the chunks are sized for. Standard input waits for the
 // engine: it cannot be opened twice.
-func openObsEarly(ctx context.Context, f runFlags, eng geoknn.Engine) (pointio.ChunkReader, geoknn.Engine, error) {
+func openObsEarly(ctx context.Context, f runFlags, eng geoknn.Engine) (stream.ChunkReader, geoknn.Engine, error) {
 	if f.obs == "-" {
 		return nil, eng, nil
 	}
@@ -113,7 +114,7 @@ func openObsEarly(ctx context.Context, f runFlags, eng geoknn.Engine) (pointio.C
 
 // reopenFor is r, opened in the chunks of j's engine: reopened when it
 // was opened (openObsEarly) for another, or opened now when it was not.
-func (j *streamJob) reopenFor(ctx context.Context, r pointio.ChunkReader, eng geoknn.Engine) (pointio.ChunkReader, error) {
+func (j *streamJob) reopenFor(ctx context.Context, r stream.ChunkReader, eng geoknn.Engine) (stream.ChunkReader, error) {
 	if r != nil && chunkRowsFor(j.f, eng) == j.chunkRows() {
 		return r, nil
 	}
@@ -124,7 +125,7 @@ func (j *streamJob) reopenFor(ctx context.Context, r pointio.ChunkReader, eng ge
 }
 
 // closeStreamStart releases what a failed start opened (either may be nil).
-func closeStreamStart(j *streamJob, r pointio.ChunkReader) {
+func closeStreamStart(j *streamJob, r stream.ChunkReader) {
 	if r != nil {
 		r.Close()
 	}
@@ -352,7 +353,7 @@ func describe(path string) string {
 // those of a special file whose name says no format (<(cat x.parquet)),
 // are first copied to a temporary file, removed on Close, and errors name
 // the input, never the copy.
-func openObsChunks(ctx context.Context, f runFlags, rows int) (pointio.ChunkReader, error) {
+func openObsChunks(ctx context.Context, f runFlags, rows int) (stream.ChunkReader, error) {
 	opts := f.readOptions(f.obsID)
 	if !byContent(f.obs) {
 		return arrowio.OpenChunks(ctx, f.obs, opts, rows)
@@ -384,7 +385,7 @@ func openObsChunks(ctx context.Context, f runFlags, rows int) (pointio.ChunkRead
 
 // pipeChunks reads a pipe as a stream and closes it with the reader.
 type pipeChunks struct {
-	pointio.ChunkReader
+	stream.ChunkReader
 	done func()
 }
 
@@ -397,11 +398,11 @@ func (p pipeChunks) Close() error {
 // spooledChunks reads the copy at tmp of the input named name, named so
 // in errors, and removes it on Close.
 type spooledChunks struct {
-	pointio.ChunkReader
+	stream.ChunkReader
 	tmp, name string
 }
 
-func (s spooledChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
+func (s spooledChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
 	c, err := s.ChunkReader.Next(ctx, dst)
 	if err != nil && err != io.EOF && err != ctx.Err() {
 		err = stdinError{err, s.tmp, s.name}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/geoknn/geoknn/stream"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // sampled answers validated before the output is committed: on an error
 // (the input's, the query's, the disk's, a failed validation or a signal)
 // nothing is left, and no chunk after a bad one is queried.
-func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string, stdout io.Writer) (geoknn.StreamStats, error) {
+func (j *streamJob) write(ctx context.Context, r stream.ChunkReader, out string, stdout io.Writer) (geoknn.StreamStats, error) {
 	var st geoknn.StreamStats
 	var runErr error // told as it is, not as the output's write error
 	run := func(sink geoknn.AnswerSink) error {
@@ -26,7 +27,7 @@ func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string
 		return runErr
 	}
 	if out == "" {
-		return st, run(func(pointio.Chunk, pointio.Answers) error { return nil })
+		return st, run(func(stream.Chunk, stream.Answers) error { return nil })
 	}
 	format, err := j.f.format() // checked before the work
 	if err != nil {
@@ -51,7 +52,7 @@ func (j *streamJob) progress(rows int64, sink geoknn.AnswerSink) geoknn.AnswerSi
 	}
 	j.bar.start(int(rows))
 	done := 0
-	return func(c pointio.Chunk, a pointio.Answers) error {
+	return func(c stream.Chunk, a stream.Answers) error {
 		err := sink(c, a)
 		done += a.N
 		j.bar.update(done, int(rows))
@@ -65,7 +66,7 @@ func (j *streamJob) progress(rows int64, sink geoknn.AnswerSink) geoknn.AnswerSi
 // streamInto streams r's answers (the input's rows from first on) into
 // sink, the --validate sample kept as they go by and checked after the
 // last chunk, before the caller commits the output.
-func (j *streamJob) streamInto(ctx context.Context, r pointio.ChunkReader, first int64, sink geoknn.AnswerSink) (geoknn.StreamStats, error) {
+func (j *streamJob) streamInto(ctx context.Context, r stream.ChunkReader, first int64, sink geoknn.AnswerSink) (geoknn.StreamStats, error) {
 	v := j.newSampler(first, r.Rows())
 	st, err := j.x.Stream(ctx, r, v.wrap(sink), j.q)
 	if err != nil {
@@ -79,7 +80,7 @@ func (j *streamJob) streamInto(ctx context.Context, r pointio.ChunkReader, first
 // streamRange streams the answers of the input's rows [lo, hi) into w
 // (an MPI rank's share: obs_index counts in the whole input), validated
 // as streamInto does; closing or aborting w is the caller's.
-func (j *streamJob) streamRange(ctx context.Context, lo, hi int64, w pointio.AnswerWriter) (geoknn.StreamStats, error) {
+func (j *streamJob) streamRange(ctx context.Context, lo, hi int64, w stream.AnswerWriter) (geoknn.StreamStats, error) {
 	r, err := arrowio.OpenChunksRange(ctx, j.f.obs, j.f.readOptions(j.f.obsID), j.chunkRows(), lo, hi)
 	if err != nil {
 		return geoknn.StreamStats{}, err
@@ -111,9 +112,9 @@ func writerError(out string, err error) error {
 
 // finishWriter runs the stream into w and closes w, or aborts it on an
 // error.
-func finishWriter(out string, w pointio.AnswerWriter, run streamRun) error {
+func finishWriter(out string, w stream.AnswerWriter, run streamRun) error {
 	sink := geoknn.WriterSink(w)
-	err := run(func(c pointio.Chunk, a pointio.Answers) error { return writerError(out, sink(c, a)) })
+	err := run(func(c stream.Chunk, a stream.Answers) error { return writerError(out, sink(c, a)) })
 	if err != nil {
 		w.Abort()
 		return err
@@ -129,7 +130,7 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 	kind, k := j.q.Kind()
 	n := int(rows)
 	stream := func(bw *bufio.Writer) error {
-		var w pointio.AnswerWriter
+		var w stream.AnswerWriter
 		var err error
 		switch format {
 		case pointio.FormatNPZ:
@@ -169,9 +170,9 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 // GB with eight groups of 2^20, 1.02-1.09 GB with four, whose stream was
 // a third slower.)
 func encodeBudget(k int) int {
-	kind := pointio.KindNearest
+	kind := stream.KindNearest
 	if k > 1 {
-		kind = pointio.KindKNearest
+		kind = stream.KindKNearest
 	}
 	return encodeGroups * arrowio.GroupItems(kind, k) * max(k, 1) * encodeBytesPerAnswer
 }
@@ -194,7 +195,7 @@ func (j *streamJob) writeRows(ctx context.Context, out, format string, stdout io
 		if err != nil {
 			return writerError(out, err)
 		}
-		err = run(func(c pointio.Chunk, a pointio.Answers) error {
+		err = run(func(c stream.Chunk, a stream.Answers) error {
 			t := j.chunkTable(c, a)
 			return writerError(out, w.Write(t.n, t.rows))
 		})
@@ -212,7 +213,7 @@ func (j *streamJob) writeCSVRows(out string, bw *bufio.Writer, fields []arrow.Fi
 		header[k] = f.Name
 	}
 	w := pointio.NewCSVRowsWriter(bw, header)
-	err := run(func(c pointio.Chunk, a pointio.Answers) error {
+	err := run(func(c stream.Chunk, a stream.Answers) error {
 		t := j.chunkTable(c, a)
 		return writerError(out, w.Write(t.n, func(i int, add func(...string)) {
 			t.rows(i, func(vals ...any) { add(csvFields(vals)...) })
@@ -225,7 +226,7 @@ func (j *streamJob) writeCSVRows(out string, bw *bufio.Writer, fields []arrow.Fi
 }
 
 // chunkLabels are the labels of chunk c's rows.
-func (j *streamJob) chunkLabels(c pointio.Chunk) labels {
+func (j *streamJob) chunkLabels(c stream.Chunk) labels {
 	l := labels{ref: j.ref.ids, obsBase: int(c.Base)}
 	if j.f.obsID != "" {
 		l.obs = c.IDs
@@ -239,11 +240,11 @@ func (j *streamJob) chunkLabels(c pointio.Chunk) labels {
 // rowFields are the columns of the rows with ids, as labels' tables name
 // them for the query's kind.
 func (j *streamJob) rowFields() []arrow.Field {
-	l := j.chunkLabels(pointio.Chunk{})
+	l := j.chunkLabels(stream.Chunk{})
 	switch kind, k := j.q.Kind(); {
-	case kind == pointio.KindWithinCounts:
+	case kind == stream.KindWithinCounts:
 		return l.fields([]arrow.Field{{Name: "count", Type: uint32Type}}, false)
-	case kind == pointio.KindKNearest && k > 1:
+	case kind == stream.KindKNearest && k > 1:
 		return l.fields([]arrow.Field{{Name: "rank", Type: arrow.PrimitiveTypes.Int32}}, true)
 	}
 	return l.fields(nil, true)
@@ -251,18 +252,18 @@ func (j *streamJob) rowFields() []arrow.Field {
 
 // chunkTable is chunk c's answers a as rows with ids, as labels' tables
 // of the whole answers hold them.
-func (j *streamJob) chunkTable(c pointio.Chunk, a pointio.Answers) table {
+func (j *streamJob) chunkTable(c stream.Chunk, a stream.Answers) table {
 	l := j.chunkLabels(c)
 	t := table{n: a.N}
 	switch kind, k := j.q.Kind(); kind {
-	case pointio.KindNearest:
+	case stream.KindNearest:
 		t.rows = func(i int, add func(...any)) {
 			ref, m := a.Nearest(i)
 			add(l.row(i, nil, ref, m, true)...)
 		}
-	case pointio.KindKNearest:
+	case stream.KindKNearest:
 		t.rows = func(i int, add func(...any)) { kRows(l, a, k, i, add) }
-	case pointio.KindWithinCounts:
+	case stream.KindWithinCounts:
 		t.rows = func(i int, add func(...any)) { add(l.row(i, []any{uint32(a.Within.Count(i))}, 0, 0, false)...) }
 	default:
 		t.rows = func(i int, add func(...any)) {
@@ -277,7 +278,7 @@ func (j *streamJob) chunkTable(c pointio.Chunk, a pointio.Answers) table {
 
 // kRows adds observation i's k nearest as rows, ranked from 1 (no rank
 // with k = 1), as labels.kNearest does.
-func kRows(l labels, a pointio.Answers, k, i int, add func(...any)) {
+func kRows(l labels, a stream.Answers, k, i int, add func(...any)) {
 	for r := range k {
 		ref, m, ok := a.KRow(i, r)
 		if !ok {
@@ -293,9 +294,9 @@ func kRows(l labels, a pointio.Answers, k, i int, add func(...any)) {
 
 // keepUnmatched is a CSV answer writer that gives every observation of a
 // --within-m --list a row (--keep-unmatched).
-type keepUnmatched struct{ pointio.AnswerWriter }
+type keepUnmatched struct{ stream.AnswerWriter }
 
-func (k keepUnmatched) Write(a pointio.Answers) error {
+func (k keepUnmatched) Write(a stream.Answers) error {
 	a.Within.KeepUnmatched = true
 	return k.AnswerWriter.Write(a)
 }
