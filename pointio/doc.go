@@ -80,4 +80,12 @@
 // lengths give, which AnswersCSVSize counts before writing. SharedOutput
 // is the file they write, renamed into place only when all succeeded.
 // Package arrowio's ParquetPart does the same for Parquet.
+//
+// # Formats
+//
+// Package pointio/formats is the one registry of formats: it chooses a
+// writer by an output's extension or a name (--out-format) and a reader
+// by an input's extension or, for standard input and pipes, its content,
+// across this package and arrowio. The streaming contract (Chunk,
+// ChunkReader, Answers, AnswerWriter) is package stream's.
 package pointio

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/geoknn/geoknn/stream"
 	"io"
 	"os"
 	"runtime"
@@ -12,8 +11,8 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // Chunk sizes of a streamed run, in answers, by engine: on the CPU a
@@ -33,15 +32,16 @@ const (
 // streams reports whether knn run streams its observations: a file or
 // standard input queried once. Synthetic counts, --host-points and
 // --repeat time queries of points held in memory; --mpi splits the
-// observations by rank; an .npz with ids needs its string columns' widths
-// before the first row (the longest id), so it is written whole.
+// observations by rank; answers with ids in a format that holds every
+// row until the end anyway (formats.Format.RowsWhole: .npz, whose text
+// columns' width is the longest id) are written whole.
 func (f *runFlags) streams() bool {
 	_, isFile, err := resolveArg("--obs", f.obs)
 	if err != nil || !isFile || f.repeat > 1 || f.hostPoints || f.mpi {
 		return false
 	}
-	format, err := f.format()
-	return f.out == "" || err != nil || format != pointio.FormatNPZ || (f.obsID == "" && f.refID == "")
+	out, err := f.output()
+	return f.out == "" || err != nil || !out.RowsWhole || (f.obsID == "" && f.refID == "")
 }
 
 // streamJob is a streamed run: the flags, the prepared references and
@@ -348,70 +348,8 @@ func describe(path string) string {
 	return path
 }
 
-// openObsChunks opens --obs for reading in chunks of about rows points.
-// Standard input's Parquet, Arrow and .npz (read from their end), and
-// those of a special file whose name says no format (<(cat x.parquet)),
-// are first copied to a temporary file, removed on Close, and errors name
-// the input, never the copy.
+// openObsChunks opens --obs for reading in chunks of about rows points
+// (formats.OpenChunks: standard input and pipes by their content).
 func openObsChunks(ctx context.Context, f runFlags, rows int) (stream.ChunkReader, error) {
-	opts := f.readOptions(f.obsID)
-	if !byContent(f.obs) {
-		return arrowio.OpenChunks(ctx, f.obs, opts, rows)
-	}
-	br, ext, done, err := openPipe(ctx, f.obs)
-	if err != nil {
-		return nil, err
-	}
-	if ext == "" {
-		r, err := arrowio.OpenReaderChunks(ctx, br, opts, rows, "")
-		if err != nil {
-			done()
-			return nil, err
-		}
-		return pipeChunks{r, done}, nil
-	}
-	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
-	done()
-	if err != nil {
-		return nil, err
-	}
-	r, err := arrowio.OpenChunks(ctx, tmp, opts, rows)
-	if err != nil {
-		os.Remove(tmp)
-		return nil, stdinError{err, tmp, describe(f.obs)}
-	}
-	return spooledChunks{r, tmp, describe(f.obs)}, nil
-}
-
-// pipeChunks reads a pipe as a stream and closes it with the reader.
-type pipeChunks struct {
-	stream.ChunkReader
-	done func()
-}
-
-func (p pipeChunks) Close() error {
-	err := p.ChunkReader.Close()
-	p.done()
-	return err
-}
-
-// spooledChunks reads the copy at tmp of the input named name, named so
-// in errors, and removes it on Close.
-type spooledChunks struct {
-	stream.ChunkReader
-	tmp, name string
-}
-
-func (s spooledChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
-	c, err := s.ChunkReader.Next(ctx, dst)
-	if err != nil && err != io.EOF && err != ctx.Err() {
-		err = stdinError{err, s.tmp, s.name}
-	}
-	return c, err
-}
-
-func (s spooledChunks) Close() error {
-	err := s.ChunkReader.Close()
-	os.Remove(s.tmp)
-	return err
+	return formats.OpenChunks(ctx, f.obs, f.readOptions(f.obsID), rows)
 }

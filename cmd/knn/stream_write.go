@@ -1,18 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"github.com/geoknn/geoknn/stream"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // write streams r's answers to out ("": nowhere) in --out's format, the
@@ -29,7 +26,7 @@ func (j *streamJob) write(ctx context.Context, r stream.ChunkReader, out string,
 	if out == "" {
 		return st, run(func(stream.Chunk, stream.Answers) error { return nil })
 	}
-	format, err := j.f.format() // checked before the work
+	format, err := j.f.output() // checked before the work
 	if err != nil {
 		return st, err
 	}
@@ -40,7 +37,7 @@ func (j *streamJob) write(ctx context.Context, r stream.ChunkReader, out string,
 	if err := write(ctx, out, format, stdout, r.Rows(), run); err != nil {
 		return st, cmpOr(runErr, err)
 	}
-	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", describeOut(out), format, st.Rows, st.Write.Seconds())
+	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", describeOut(out), format.Name, st.Rows, st.Write.Seconds())
 	return st, nil
 }
 
@@ -102,62 +99,20 @@ func cmpOr(errs ...error) error {
 // streamRun runs a stream into sink (and validates it).
 type streamRun func(sink geoknn.AnswerSink) error
 
-// writerError names the output in an error of its writer.
-func writerError(out string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("writing %s: %w", out, err)
-}
-
-// finishWriter runs the stream into w and closes w, or aborts it on an
-// error.
-func finishWriter(out string, w stream.AnswerWriter, run streamRun) error {
-	sink := geoknn.WriterSink(w)
-	err := run(func(c stream.Chunk, a stream.Answers) error { return writerError(out, sink(c, a)) })
-	if err != nil {
-		w.Abort()
-		return err
-	}
-	return writerError(out, w.Close())
-}
-
 // writeAnswers writes the answers without ids through the format's
-// answer writer: .npz arrays at their offsets in the output's temporary
-// file (streamed where the output is a pipe), Parquet and Arrow a row
-// group or batch at a time, CSV in blocks.
-func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout io.Writer, rows int64, run streamRun) error {
+// answer writer (.npz arrays at their offsets in the output's temporary
+// file, Parquet and Arrow a row group or batch at a time, CSV in blocks).
+// Writer errors name the output; the run's come back as they are.
+func (j *streamJob) writeAnswers(ctx context.Context, out string, format *formats.Format, stdout io.Writer, rows int64, run streamRun) error {
 	kind, k := j.q.Kind()
-	n := int(rows)
-	stream := func(bw *bufio.Writer) error {
-		var w stream.AnswerWriter
-		var err error
-		switch format {
-		case pointio.FormatNPZ:
-			w, err = pointio.NewNPZAnswerWriter(bw, kind, k, n, "")
-		case pointio.FormatParquet, pointio.FormatArrow:
-			w, err = arrowio.NewAnswerWriter(bw, format, kind, k, arrowio.StreamOptions{MemoryBytes: encodeBudget(k)})
-		default:
-			w, err = pointio.NewCSVAnswerWriter(bw, kind, k)
-			if j.f.keepUnmatched {
-				w = keepUnmatched{w}
-			}
+	o := formats.Options{Rows: int(rows), MemoryBytes: encodeBudget(k)}
+	return format.WriteAnswers(ctx, out, stdout, kind, k, o, func(w stream.AnswerWriter) error {
+		if j.f.keepUnmatched {
+			w = keepUnmatched{w}
 		}
-		if err != nil {
-			return writerError(out, err)
-		}
-		return finishWriter(out, w, run)
-	}
-	if format != pointio.FormatNPZ {
-		return pointio.Write(ctx, out, stdout, stream)
-	}
-	return pointio.WriteAt(ctx, out, stdout, func(f *os.File) error {
-		w, err := pointio.NewNPZAnswerWriterAt(f, kind, k, n, filepath.Dir(out))
-		if err != nil {
-			return writerError(out, err)
-		}
-		return finishWriter(out, w, run)
-	}, stream)
+		sink := geoknn.WriterSink(w)
+		return run(func(c stream.Chunk, a stream.Answers) error { return formats.WriterError(out, sink(c, a)) })
+	})
 }
 
 // encodeBudget is the memory the Parquet and Arrow writers may hold in
@@ -183,46 +138,15 @@ const encodeGroups = 16
 // labelled reports whether the answers carry ids (--obs-id, --ref-id).
 func (j *streamJob) labelled() bool { return j.f.obsID != "" || j.f.refID != "" }
 
-// writeRows writes the answers with ids as rows, CSV, Parquet or Arrow,
-// as the whole answers' table (labels) writes them.
-func (j *streamJob) writeRows(ctx context.Context, out, format string, stdout io.Writer, _ int64, run streamRun) error {
-	fields := j.rowFields()
-	return pointio.Write(ctx, out, stdout, func(bw *bufio.Writer) error {
-		if format == pointio.FormatCSV {
-			return j.writeCSVRows(out, bw, fields, run)
-		}
-		w, err := arrowio.NewRowsWriter(bw, format, fields, arrowio.StreamOptions{})
-		if err != nil {
-			return writerError(out, err)
-		}
-		err = run(func(c stream.Chunk, a stream.Answers) error {
+// writeRows writes the answers with ids as rows, as the whole answers'
+// table (labels) writes them.
+func (j *streamJob) writeRows(ctx context.Context, out string, format *formats.Format, stdout io.Writer, _ int64, run streamRun) error {
+	return format.WriteRows(ctx, out, stdout, j.rowFields(), formats.Options{}, func(w formats.RowsWriter) error {
+		return run(func(c stream.Chunk, a stream.Answers) error {
 			t := j.chunkTable(c, a)
-			return writerError(out, w.Write(t.n, t.rows))
+			return formats.WriterError(out, w.Write(t.n, t.rows))
 		})
-		if err != nil {
-			w.Abort()
-			return err
-		}
-		return writerError(out, w.Close())
 	})
-}
-
-func (j *streamJob) writeCSVRows(out string, bw *bufio.Writer, fields []arrow.Field, run streamRun) error {
-	header := make([]string, len(fields))
-	for k, f := range fields {
-		header[k] = f.Name
-	}
-	w := pointio.NewCSVRowsWriter(bw, header)
-	err := run(func(c stream.Chunk, a stream.Answers) error {
-		t := j.chunkTable(c, a)
-		return writerError(out, w.Write(t.n, func(i int, add func(...string)) {
-			t.rows(i, func(vals ...any) { add(csvFields(vals)...) })
-		}))
-	})
-	if err != nil {
-		return err
-	}
-	return writerError(out, w.Close())
 }
 
 // chunkLabels are the labels of chunk c's rows.
