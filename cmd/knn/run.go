@@ -316,6 +316,9 @@ func (f *runFlags) checkOutputs(fs *flag.FlagSet) error {
 		return nil
 	}
 	out, err := f.output()
+	if err == nil {
+		err = out.CheckRows(f.obsID != "" || f.refID != "")
+	}
 	if err != nil {
 		return usageError{err}
 	}

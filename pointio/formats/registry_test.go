@@ -83,3 +83,32 @@ func TestWholeIsOneChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestNewFormatIsOneEntry checks that a format added to the list is
+// chosen by its extension and name and named in the choices, with no
+// other change: what a new format costs besides its writer.
+func TestNewFormatIsOneEntry(t *testing.T) {
+	lines := Format{Name: "lines", Exts: []string{".lines"}, Answers: CSV.Answers}
+	defer func(saved []*Format) { all = saved }(all)
+	all = append(all[:len(all):len(all)], &lines)
+	if f, err := ForAnswers("a.lines"); err != nil || f != &lines {
+		t.Errorf("ForAnswers(a.lines) = %v, %v", f, err)
+	}
+	if f, err := Named("lines"); err != nil || f != &lines {
+		t.Errorf("Named(lines) = %v, %v", f, err)
+	}
+	if got, want := Names(), "csv, npz, parquet, arrow or lines"; got != want {
+		t.Errorf("Names() = %q, want %q", got, want)
+	}
+	if err := lines.CheckRows(true); err == nil {
+		t.Error("CheckRows: a format without rows took identifiers")
+	}
+	a := stream.Answers{N: 1, Nearest: func(int) (uint32, float64) { return 3, 2 }}
+	out := filepath.Join(t.TempDir(), "a.lines")
+	if err := lines.WriteWhole(context.Background(), out, nil, stream.KindNearest, 0, a); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "obs_index,ref_index,distance_m\n0,3,2.000\n" {
+		t.Errorf("wrote %q", b)
+	}
+}

@@ -62,10 +62,27 @@ func finish[W interface {
 // WriteAnswers writes answers: fill writes the chunks.
 func (f *Format) WriteRows(ctx context.Context, path string, stdout io.Writer, fields []arrow.Field, o Options,
 	fill func(w RowsWriter) error) error {
+	if f.Rows == nil {
+		return f.noRows()
+	}
 	return pointio.Write(ctx, path, stdout, func(bw *bufio.Writer) error {
 		w, err := f.Rows(bw, fields, o)
 		return finish(path, w, err, fill)
 	})
+}
+
+// noRows is the error of a format without rows of identifiers.
+func (f *Format) noRows() error {
+	return fmt.Errorf("%s answers carry no identifier columns (--obs-id, --ref-id)", f.Name)
+}
+
+// CheckRows refuses, before any work, answers with identifiers in a
+// format that has no rows for them.
+func (f *Format) CheckRows(ids bool) error {
+	if ids && f.Rows == nil {
+		return f.noRows()
+	}
+	return nil
 }
 
 // WriterError names the output in an error of its writer (nil: nil).
