@@ -108,10 +108,9 @@ func (b *answerBatches) Write(a stream.Answers) error {
 	if b.err != nil {
 		return b.err
 	}
-	if a.Base != b.next || a.N < 0 {
-		return fmt.Errorf("write results: a chunk of observations [%d, %d) after [0, %d)", a.Base, a.Base+a.N, b.next)
+	if err := stream.CheckOrder(&b.next, a); err != nil {
+		return err
 	}
-	b.next += a.N
 	for lo := 0; lo < a.N; {
 		if b.group == nil {
 			b.group = b.take(a.Base+lo, b.k)
