@@ -21,7 +21,7 @@
 //     Index.Replaced prepares a changed reference set on an index's
 //     engine as a new Index (a new version; the old one answers on).
 //   - Index.Stream answers observations that come in chunks (a file larger
-//     than memory: pointio.ChunkReader, arrowio.OpenChunks) into an
+//     than memory: stream.ChunkReader, arrowio.OpenChunks) into an
 //     AnswerSink, reading, querying and writing side by side, in memory
 //     set by the chunks, not by the observations.
 //   - A Searcher keeps GPU contexts, kernels and buffers between queries.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/pipeline"
-	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // StreamQuery is what Index.Stream answers for every observation: the
@@ -31,29 +31,29 @@ type StreamQuery struct {
 
 // Kind is the answers' kind, as the pointio and arrowio answer writers
 // take it, and K their references a row (KindKNearest).
-func (q StreamQuery) Kind() (kind pointio.AnswerKind, k int) {
+func (q StreamQuery) Kind() (kind stream.AnswerKind, k int) {
 	switch {
 	case q.RadiusMetres > 0 && q.List:
-		return pointio.KindWithinLists, 0
+		return stream.KindWithinLists, 0
 	case q.RadiusMetres > 0:
-		return pointio.KindWithinCounts, 0
+		return stream.KindWithinCounts, 0
 	case q.K > 0 || q.ExcludeSelf || q.MaxMetres > 0:
-		return pointio.KindKNearest, max(q.K, 1)
+		return stream.KindKNearest, max(q.K, 1)
 	}
-	return pointio.KindNearest, 0
+	return stream.KindNearest, 0
 }
 
 // AnswerSink takes a stream's answers a chunk at a time, in input order,
 // with the chunk of points they answer (its IDs say which observations).
 // Both are valid only until the sink returns; the answers' functions may
 // be called from several goroutines at once while it runs.
-type AnswerSink func(c pointio.Chunk, a pointio.Answers) error
+type AnswerSink func(c stream.Chunk, a stream.Answers) error
 
 // WriterSink is the sink that writes the answers to w (a CSV, .npz,
 // Parquet or Arrow answer writer), which the caller closes after Stream
 // returns (or aborts on an error).
-func WriterSink(w pointio.AnswerWriter) AnswerSink {
-	return func(_ pointio.Chunk, a pointio.Answers) error { return w.Write(a) }
+func WriterSink(w stream.AnswerWriter) AnswerSink {
+	return func(_ stream.Chunk, a stream.Answers) error { return w.Write(a) }
 }
 
 // StreamStats is how a stream ran: its chunks and rows, each stage's busy
@@ -77,7 +77,7 @@ type StreamStats struct {
 // observations there are. The first error (src's, the query's, sink's or
 // ctx's) stops the stream: no chunk read after it is queried. Stream
 // neither closes src nor finishes what sink writes to.
-func (x *Index) Stream(ctx context.Context, src pointio.ChunkReader, sink AnswerSink, q StreamQuery) (StreamStats, error) {
+func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerSink, q StreamQuery) (StreamStats, error) {
 	if x.closed.Load() {
 		return StreamStats{}, ErrClosed
 	}
@@ -144,7 +144,7 @@ func (x *Index) checkStream(q StreamQuery) error {
 		_, err := radiusRad(q.RadiusMetres)
 		return err
 	}
-	if kind, k := q.Kind(); kind == pointio.KindKNearest {
+	if kind, k := q.Kind(); kind == stream.KindKNearest {
 		_, err := checkKNearest(&KResult{K: k + boolInt(q.ExcludeSelf)}, x.Len(), q.MaxMetres)
 		return err
 	}
@@ -161,10 +161,10 @@ func boolInt(b bool) int {
 // streamSlot is a chunk in flight: its points, the query's buffers (kept
 // from one chunk to the next in the slot) and its answers.
 type streamSlot struct {
-	chunk   pointio.Chunk
+	chunk   stream.Chunk
 	nearest Result
 	k       KResult
-	answers pointio.Answers
+	answers stream.Answers
 	lists   *listWindows // radius lists found as the chunk is written; nil: none
 }
 
@@ -177,16 +177,16 @@ func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, p
 	base := s.chunk.Base
 	self := func(j int) uint32 { return uint32(base + int64(j)) }
 	var (
-		a   pointio.Answers
+		a   stream.Answers
 		es  Stats
 		err error
 	)
 	switch kind, k := q.Kind(); kind {
-	case pointio.KindNearest:
+	case stream.KindNearest:
 		pins.answers(s.nearest.Index, s.nearest.DistanceRad)
 		err = x.NearestInto(ctx, obs, &s.nearest)
 		a, es = s.nearest.Answers(), s.nearest.Stats
-	case pointio.KindKNearest:
+	case stream.KindKNearest:
 		s.k.K = k + boolInt(q.ExcludeSelf)
 		pins.answers(s.k.Index, s.k.DistanceRad)
 		err = x.KNearestInto(ctx, obs, q.MaxMetres, &s.k)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // Radius lists larger than the stream's window are found a window of
@@ -49,7 +50,7 @@ func TestStreamListsWindowed(t *testing.T) {
 		}
 		var got []uint32
 		src := pointio.OpenTextChunks(strings.NewReader(text), "pts", pointio.ReadOptions{}, 128)
-		_, err = x.Stream(ctx, src, func(c pointio.Chunk, a pointio.Answers) error {
+		_, err = x.Stream(ctx, src, func(c stream.Chunk, a stream.Answers) error {
 			for i := range a.N {
 				for r := range a.Within.Count(i) {
 					ref, _ := a.Within.Ref(i, r)

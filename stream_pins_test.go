@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // recycledChunks hands out obs in chunks of rows, filling the columns the
@@ -17,12 +17,12 @@ type recycledChunks struct {
 	next     int
 }
 
-func (r *recycledChunks) Next(_ context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
+func (r *recycledChunks) Next(_ context.Context, dst stream.Chunk) (stream.Chunk, error) {
 	if r.next == len(r.lat) {
-		return pointio.Chunk{}, io.EOF
+		return stream.Chunk{}, io.EOF
 	}
 	hi := min(len(r.lat), r.next+r.rows)
-	c := pointio.Chunk{Base: int64(r.next), Lat: append(dst.Lat[:0], r.lat[r.next:hi]...), Lon: append(dst.Lon[:0], r.lon[r.next:hi]...)}
+	c := stream.Chunk{Base: int64(r.next), Lat: append(dst.Lat[:0], r.lat[r.next:hi]...), Lon: append(dst.Lon[:0], r.lon[r.next:hi]...)}
 	r.next = hi
 	return c, nil
 }
@@ -63,7 +63,7 @@ func TestStreamPinnedAsInMemory(t *testing.T) {
 		}
 		var got []uint32
 		src := &recycledChunks{lat: lat, lon: lon, rows: smallQuery + 1000}
-		_, err := x.Stream(ctx, src, func(c pointio.Chunk, a pointio.Answers) error {
+		_, err := x.Stream(ctx, src, func(c stream.Chunk, a stream.Answers) error {
 			for i := range a.N {
 				if q.K == 0 {
 					ref, _ := a.Nearest(i)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // Observations streamed from a CSV reader, two a chunk, answered against
@@ -30,7 +31,7 @@ func ExampleIndex_Stream() {
 	src := pointio.OpenTextChunks(strings.NewReader(cities), "cities", pointio.ReadOptions{}, 2)
 	defer src.Close()
 	out := bufio.NewWriter(os.Stdout)
-	w, _ := pointio.NewCSVAnswerWriter(out, pointio.KindNearest, 0)
+	w, _ := pointio.NewCSVAnswerWriter(out, stream.KindNearest, 0)
 	st, err := x.Stream(context.Background(), src, geoknn.WriterSink(w), geoknn.StreamQuery{})
 	if err != nil {
 		w.Abort()
@@ -87,7 +88,7 @@ func TestStreamAsInMemory(t *testing.T) {
 	next := 0
 	src := pointio.OpenTextChunks(strings.NewReader(text), "pts", pointio.ReadOptions{}, 128)
 	defer src.Close()
-	st, err := x.Stream(ctx, src, func(c pointio.Chunk, a pointio.Answers) error {
+	st, err := x.Stream(ctx, src, func(c stream.Chunk, a stream.Answers) error {
 		if a.Base != next || int(c.Base) != next || a.N != c.Len() {
 			return fmt.Errorf("chunk at %d (%d), want %d", a.Base, c.Base, next)
 		}
@@ -119,7 +120,7 @@ func TestStreamStopsAtBadChunk(t *testing.T) {
 	src := pointio.OpenTextChunks(strings.NewReader(csvPoints(4000, 3500)), "pts.csv", pointio.ReadOptions{}, 100)
 	defer src.Close()
 	last := 0
-	_, err = x.Stream(ctx, src, func(c pointio.Chunk, a pointio.Answers) error {
+	_, err = x.Stream(ctx, src, func(c stream.Chunk, a stream.Answers) error {
 		last = a.Base + a.N
 		return nil
 	}, geoknn.StreamQuery{})
@@ -127,7 +128,7 @@ func TestStreamStopsAtBadChunk(t *testing.T) {
 	if !errors.As(err, &in) || !strings.Contains(err.Error(), "pts.csv") || !strings.Contains(err.Error(), "3502") || last > 3501 {
 		t.Errorf("error %v; answers written up to row %d", err, last)
 	}
-	_, err = x.Stream(ctx, src, func(pointio.Chunk, pointio.Answers) error { return nil }, geoknn.StreamQuery{K: 3})
+	_, err = x.Stream(ctx, src, func(stream.Chunk, stream.Answers) error { return nil }, geoknn.StreamQuery{K: 3})
 	if err == nil || !strings.Contains(err.Error(), "k = 3 is more than the 2 references") {
 		t.Errorf("k above the references: %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // An .npz member with one flipped data byte fails its CRC-32 and is
@@ -47,7 +49,7 @@ func TestNPZBadCRC(t *testing.T) {
 	if err == nil {
 		defer r.Close()
 		for err == nil {
-			_, err = r.Next(ctx, Chunk{})
+			_, err = r.Next(ctx, stream.Chunk{})
 		}
 	}
 	if err == nil || err == io.EOF || !strings.Contains(err.Error(), "bad CRC-32") {
@@ -76,7 +78,7 @@ func TestStreamCSVLongRow(t *testing.T) {
 	if err == nil {
 		defer r.Close()
 		for err == nil {
-			_, err = r.Next(ctx, Chunk{})
+			_, err = r.Next(ctx, stream.Chunk{})
 		}
 	}
 	if err == nil || err == io.EOF || !strings.Contains(err.Error(), "long.csv:4323: long row: 3 field(s)") {

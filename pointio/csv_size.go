@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // NearestCSVSize is the number of bytes the CSV of nearest answers
@@ -81,8 +82,8 @@ func lowerTo(a *atomic.Int64, v int64) {
 // AnswersCSVSize is NearestCSVSize for answers of any kind (k a row for
 // KindKNearest), as NewCSVAnswerWriter writes them: the exact bytes of a's
 // lines, and of the header line where header says.
-func AnswersCSVSize(kind AnswerKind, k int, a Answers, header bool) (int64, error) {
-	if kind == KindNearest {
+func AnswersCSVSize(kind stream.AnswerKind, k int, a stream.Answers, header bool) (int64, error) {
+	if kind == stream.KindNearest {
 		return NearestCSVSize(a.Base, a.N, a.Nearest, header)
 	}
 	c := &csvAnswers{kind: kind, k: k}
@@ -101,12 +102,12 @@ func AnswersCSVSize(kind AnswerKind, k int, a Answers, header bool) (int64, erro
 }
 
 // lineSize is the length of the lines of a's observation j.
-func (c *csvAnswers) lineSize(a Answers, j int) int64 {
+func (c *csvAnswers) lineSize(a stream.Answers, j int) int64 {
 	i := uint64(a.Base + j)
 	switch {
-	case c.kind == KindWithinCounts:
+	case c.kind == stream.KindWithinCounts:
 		return int64(decimalDigits(i) + decimalDigits(uint64(a.Within.Count(j))) + 2)
-	case c.kind == KindWithinLists:
+	case c.kind == stream.KindWithinLists:
 		size := int64(0)
 		for r := range a.Within.Count(j) {
 			ref, m := a.Within.Ref(j, r)

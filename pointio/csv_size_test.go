@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"testing"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // NearestCSVSize is the length of what the writer writes, for the
@@ -16,7 +18,7 @@ func TestNearestCSVSize(t *testing.T) {
 		for _, base := range []int{0, 9_999_990} {
 			a := s.chunk(0, s.n)
 			var b bytes.Buffer
-			w, _ := NewCSVAnswerPartWriter(bufio.NewWriter(&b), KindNearest, 1, base, base == 0)
+			w, _ := NewCSVAnswerPartWriter(bufio.NewWriter(&b), stream.KindNearest, 1, base, base == 0)
 			a.Base = base
 			werr := w.Write(a)
 			if werr == nil {

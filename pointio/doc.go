@@ -62,9 +62,9 @@
 //
 // # Streaming
 //
-// OpenChunks reads a file a chunk at a time (a ChunkReader: CSV by
+// OpenChunks reads a file a chunk at a time (a stream.ChunkReader: CSV by
 // blocks, .npy by row ranges; GeoJSON and .npz whole), with the checks
-// and the errors of the whole-file readers; an AnswerWriter
+// and the errors of the whole-file readers; a stream.AnswerWriter
 // (NewCSVAnswerWriter, NewNPZAnswerWriter, NewNPZAnswerWriterAt) writes
 // a query's answers a chunk at a time in input order, the same bytes as
 // the whole-answer writers. Package internal/pipeline joins them around
@@ -80,4 +80,12 @@
 // lengths give, which AnswersCSVSize counts before writing. SharedOutput
 // is the file they write, renamed into place only when all succeeded.
 // Package arrowio's ParquetPart does the same for Parquet.
+//
+// # Formats
+//
+// Package pointio/formats is the one registry of formats: it chooses a
+// writer by an output's extension or a name (--out-format) and a reader
+// by an input's extension or, for standard input and pipes, its content,
+// across this package and arrowio. The streaming contract (Chunk,
+// ChunkReader, Answers, AnswerWriter) is package stream's.
 package pointio

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // Two processes (an MPI job's ranks, say) write their observations'
@@ -16,8 +17,8 @@ import (
 func ExampleNewNPZPartWriter() {
 	ref := []uint32{4, 0, 7, 7, 2}
 	metres := []float64{120.5, 0, 3001.25, 87.125, 15}
-	answers := func(lo, hi int) pointio.Answers {
-		return pointio.Answers{Base: lo, N: hi - lo, Nearest: func(i int) (uint32, float64) { return ref[lo+i], metres[lo+i] }}
+	answers := func(lo, hi int) stream.Answers {
+		return stream.Answers{Base: lo, N: hi - lo, Nearest: func(i int) (uint32, float64) { return ref[lo+i], metres[lo+i] }}
 	}
 	dir, err := os.MkdirTemp("", "parts")
 	if err != nil {
@@ -31,7 +32,7 @@ func ExampleNewNPZPartWriter() {
 		return
 	}
 	defer f.Close()
-	archive := pointio.NPZArchive{Kind: pointio.KindNearest, K: 1, N: len(ref)}
+	archive := pointio.NPZArchive{Kind: stream.KindNearest, K: 1, N: len(ref)}
 	var sums [][]pointio.NPZSum
 	for _, part := range [][2]int{{0, 3}, {3, 5}} { // each part's process, in any order
 		w, err := pointio.NewNPZPartWriter(f, archive, part[0], 0, part[0] == 0)

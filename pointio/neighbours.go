@@ -7,11 +7,9 @@ import (
 	"io"
 	"math"
 	"strconv"
-)
 
-// KRow is one answer of a k-nearest row: the reference and its distance in
-// metres, or ok false past the references found within the distance limit.
-type KRow func(i, rank int) (ref uint32, metres float64, ok bool)
+	"github.com/geoknn/geoknn/stream"
+)
 
 // KResultsHeader is the header line WriteKResults writes.
 const KResultsHeader = "obs_index,rank,ref_index,distance_m"
@@ -23,7 +21,7 @@ const KResultsHeader = "obs_index,rank,ref_index,distance_m"
 // WriteResults's, and an observation with no reference within the limit
 // gets "i,-1," (no distance). row is called from several goroutines at
 // once.
-func WriteKResults(w *bufio.Writer, n, k int, row KRow) error {
+func WriteKResults(w *bufio.Writer, n, k int, row stream.KRow) error {
 	if k == 1 {
 		return writeNearestOrNone(w, n, row)
 	}
@@ -31,7 +29,7 @@ func WriteKResults(w *bufio.Writer, n, k int, row KRow) error {
 }
 
 // appendKLines appends observation i's lines of WriteKResults (k > 1).
-func appendKLines(dst []byte, i, k int, row KRow) []byte {
+func appendKLines(dst []byte, i, k int, row stream.KRow) []byte {
 	for r := range k {
 		ref, m, ok := row(i, r)
 		if !ok {
@@ -47,13 +45,13 @@ func appendKLines(dst []byte, i, k int, row KRow) []byte {
 
 // writeNearestOrNone is WriteResults's form for k = 1, with "i,-1," where
 // no reference lies within the limit.
-func writeNearestOrNone(w *bufio.Writer, n int, row KRow) error {
+func writeNearestOrNone(w *bufio.Writer, n int, row stream.KRow) error {
 	return writeLines(w, ResultsHeader, n, 1<<16, func(dst []byte, i int) []byte { return appendNearestOrNone(dst, i, row) })
 }
 
 // appendNearestOrNone appends observation i's line of WriteKResults with
 // k = 1.
-func appendNearestOrNone(dst []byte, i int, row KRow) []byte {
+func appendNearestOrNone(dst []byte, i int, row stream.KRow) []byte {
 	dst = strconv.AppendInt(dst, int64(i), 10)
 	ref, m, ok := row(i, 0)
 	if !ok {
@@ -90,7 +88,7 @@ func writeLines(w *bufio.Writer, header string, n, block int, item func(dst []by
 // WriteKResultsNPZ writes the k nearest references of n observations as a
 // NumPy archive of two arrays of shape (n, k): "ref_index" (int32, -1
 // past the references found) and "distance_m" (float64, inf there).
-func WriteKResultsNPZ(w io.Writer, n, k int, row KRow) error {
+func WriteKResultsNPZ(w io.Writer, n, k int, row stream.KRow) error {
 	shape := fmt.Sprintf("(%d, %d)", n, k)
 	return writeArchive(w, []npyArray{
 		{NPZColumn{"ref_index", RefIndexDescr, 4, func(b []byte, e int) {
@@ -110,20 +108,8 @@ func WriteKResultsNPZ(w io.Writer, n, k int, row KRow) error {
 	})
 }
 
-// Within is a radius query's answer as the writers read it: the count of
-// observation i, and (with lists) its rank-th reference and distance in
-// metres.
-type Within struct {
-	Count func(i int) int
-	Ref   func(i, rank int) (ref uint32, metres float64)
-	// KeepUnmatched writes, in CSV lists, "i,-1," for an observation with
-	// no reference in range (the --k 1 --max-m form of a missing answer),
-	// so that every observation has a row.
-	KeepUnmatched bool
-}
-
 // WriteWithinCounts writes "obs_index,count" for n observations.
-func WriteWithinCounts(w *bufio.Writer, n int, in Within) error {
+func WriteWithinCounts(w *bufio.Writer, n int, in stream.Within) error {
 	return writeLines(w, withinCountsHeader, n, 1<<16, func(dst []byte, i int) []byte { return appendCountLine(dst, i, in.Count(i)) })
 }
 
@@ -140,13 +126,13 @@ func appendCountLine(dst []byte, i, count int) []byte {
 
 // WriteWithinLists writes ResultsHeader's columns, one line per reference
 // within the radius of each observation, nearest first.
-func WriteWithinLists(w *bufio.Writer, n int, in Within) error {
+func WriteWithinLists(w *bufio.Writer, n int, in stream.Within) error {
 	return writeLines(w, ResultsHeader, n, 1<<12, func(dst []byte, i int) []byte { return appendListLines(dst, i, i, in) })
 }
 
 // appendListLines appends WriteWithinLists's lines of the observation
 // numbered i, whose answers in are at j.
-func appendListLines(dst []byte, i, j int, in Within) []byte {
+func appendListLines(dst []byte, i, j int, in stream.Within) []byte {
 	n := in.Count(j)
 	if n == 0 && in.KeepUnmatched {
 		dst = strconv.AppendInt(dst, int64(i), 10)

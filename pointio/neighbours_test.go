@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 func TestWriteKResults(t *testing.T) {
@@ -37,7 +39,7 @@ func TestWriteKResults(t *testing.T) {
 
 func TestWriteWithin(t *testing.T) {
 	counts, offsets, index := []uint32{2, 0, 1}, []uint64{0, 2, 2, 3}, []uint32{7, 3, 9}
-	in := Within{Count: func(i int) int { return int(counts[i]) },
+	in := stream.Within{Count: func(i int) int { return int(counts[i]) },
 		Ref: func(i, r int) (uint32, float64) { e := int(offsets[i]) + r; return index[e], float64(e) }}
 	var b bytes.Buffer
 	w := bufio.NewWriter(&b)

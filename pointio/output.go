@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // CheckOutput checks, before any work, that path can take a command's
@@ -228,31 +227,11 @@ func (c ctxWriter) Write(b []byte) (int, error) {
 	return c.w.Write(b)
 }
 
-// Output formats, by the output's extension (OutputFormat).
+// The names of the answer formats, as --out-format and reports give them
+// (package formats holds the registry that maps extensions to them).
 const (
 	FormatCSV     = "csv"
 	FormatNPZ     = "npz"
 	FormatParquet = "parquet"
 	FormatArrow   = "arrow"
 )
-
-// OutputFormat is the format an answer written to path takes, from its
-// extension (ignoring case): CSV for ".csv", ".txt", no extension and "-"
-// (standard output), NumPy for ".npz", Parquet for ".parquet", Arrow IPC
-// for ".arrow" and ".feather". Any other
-// extension is refused, so that the user learns before the work that
-// x.csv.gz or x.arrow would not be what the name says.
-func OutputFormat(path string) (string, error) {
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case "", ".csv", ".txt":
-		return FormatCSV, nil
-	case ".npz":
-		return FormatNPZ, nil
-	case ".parquet":
-		return FormatParquet, nil
-	case ".arrow", ".feather":
-		return FormatArrow, nil
-	default:
-		return "", fmt.Errorf("output %s: unknown format %q: name it .csv, .npz, .parquet or .arrow", path, ext)
-	}
-}

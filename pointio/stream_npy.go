@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // npyChunks reads a C-order (N, 2) .npy array a row range at a time, from
@@ -25,7 +27,7 @@ type npyChunks struct {
 
 // openNPYChunks opens the .npy file at path; a Fortran-order one is read
 // whole.
-func openNPYChunks(path string, radians bool, chunkRows int) (ChunkReader, error) {
+func openNPYChunks(path string, radians bool, chunkRows int) (stream.ChunkReader, error) {
 	nf, ok, err := openNPYPoints(path)
 	if err != nil {
 		return nil, err
@@ -45,7 +47,7 @@ func openNPYChunks(path string, radians bool, chunkRows int) (ChunkReader, error
 // say), named name in errors, in chunks of chunkRows points (0:
 // DefaultChunkRows). A Fortran-order array cannot be read in row order
 // and is refused.
-func OpenNPYChunks(r io.Reader, name string, radians bool, chunkRows int) (ChunkReader, error) {
+func OpenNPYChunks(r io.Reader, name string, radians bool, chunkRows int) (stream.ChunkReader, error) {
 	if chunkRows <= 0 {
 		chunkRows = DefaultChunkRows
 	}
@@ -70,23 +72,23 @@ func OpenNPYChunks(r io.Reader, name string, radians bool, chunkRows int) (Chunk
 		rule: newNPYRule(radians), n: a.shape[0], rows: chunkRows}, nil
 }
 
-func (c *npyChunks) Next(ctx context.Context, dst Chunk) (Chunk, error) {
+func (c *npyChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
 	if err := ctx.Err(); err != nil {
-		return Chunk{}, err
+		return stream.Chunk{}, err
 	}
 	if c.at >= c.n {
-		return Chunk{}, io.EOF
+		return stream.Chunk{}, io.EOF
 	}
 	m := min(c.rows, c.n-c.at)
 	c.raw = slices.Grow(c.raw[:0], m*2*c.size)[:m*2*c.size]
 	if got, err := io.ReadFull(c.r, c.raw); err != nil {
 		need := int64(c.n) * int64(2*c.size)
 		have := int64(c.at)*int64(2*c.size) + int64(got)
-		return Chunk{}, npyError(c.name, fmt.Errorf("the data ends early (%d of %d bytes)", have, need))
+		return stream.Chunk{}, npyError(c.name, fmt.Errorf("the data ends early (%d of %d bytes)", have, need))
 	}
-	out := Chunk{Base: int64(c.at), Lat: slices.Grow(dst.Lat[:0], m)[:m], Lon: slices.Grow(dst.Lon[:0], m)[:m]}
+	out := stream.Chunk{Base: int64(c.at), Lat: slices.Grow(dst.Lat[:0], m)[:m], Lon: slices.Grow(dst.Lon[:0], m)[:m]}
 	if bad := decodeNPYBlock(c.raw, out.Lat, out.Lon, c.size, c.decode, c.rule); bad >= 0 {
-		return Chunk{}, c.rule.err(c.name, c.at+bad, out.Lat[bad], out.Lon[bad])
+		return stream.Chunk{}, c.rule.err(c.name, c.at+bad, out.Lat[bad], out.Lon[bad])
 	}
 	c.at += m
 	return out, nil

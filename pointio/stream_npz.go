@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // npzAnswers writes answers as the .npz archive the whole-answer writers
@@ -19,7 +21,7 @@ import (
 // ones wait in temporary files until Close, which copies them in.
 type npzAnswers struct {
 	zw      *zip.Writer
-	kind    AnswerKind
+	kind    stream.AnswerKind
 	k       int
 	n       int // the observations there will be (-1: not known)
 	members []*npzOutMember
@@ -45,17 +47,17 @@ type npzOutMember struct {
 // .npy header), else -1: the first array is then held in a temporary file
 // too. Temporary files go to dir ("": os.TempDir()); Close and Abort
 // remove them.
-func NewNPZAnswerWriter(w io.Writer, kind AnswerKind, k, n int, dir string) (AnswerWriter, error) {
-	if kind < KindNearest || kind > KindWithinLists || (kind == KindKNearest && k < 1) {
+func NewNPZAnswerWriter(w io.Writer, kind stream.AnswerKind, k, n int, dir string) (stream.AnswerWriter, error) {
+	if kind < stream.KindNearest || kind > stream.KindWithinLists || (kind == stream.KindKNearest && k < 1) {
 		return nil, fmt.Errorf("npz: answers of kind %d with k %d", kind, k)
 	}
-	if kind != KindKNearest {
+	if kind != stream.KindKNearest {
 		k = 1
 	}
 	z := &npzAnswers{zw: zip.NewWriter(w), kind: kind, k: k, n: n, dir: dir}
 	ref, dist := &npzOutMember{name: "ref_index", descr: RefIndexDescr, size: 4}, &npzOutMember{name: "distance_m", descr: "<f8", size: 8}
 	z.members = []*npzOutMember{ref, dist}
-	if kind == KindWithinCounts || kind == KindWithinLists {
+	if kind == stream.KindWithinCounts || kind == stream.KindWithinLists {
 		z.members = []*npzOutMember{{name: "counts", descr: "<u4", size: 4}, {name: "offsets", descr: "<u8", size: 8}, ref, dist}
 	}
 	return z, nil
@@ -63,7 +65,7 @@ func NewNPZAnswerWriter(w io.Writer, kind AnswerKind, k, n int, dir string) (Ans
 
 // shape is the NumPy shape of member m once complete.
 func (z *npzAnswers) shape(m int) string {
-	if z.kind == KindKNearest {
+	if z.kind == stream.KindKNearest {
 		return fmt.Sprintf("(%d, %d)", z.members[m].count/z.k, z.k)
 	}
 	return fmt.Sprintf("(%d,)", z.members[m].count)
@@ -81,7 +83,7 @@ func (z *npzAnswers) open(m int) error {
 	}
 	if m == 0 && z.n >= 0 {
 		shape := fmt.Sprintf("(%d,)", z.n)
-		if z.kind == KindKNearest {
+		if z.kind == stream.KindKNearest {
 			shape = fmt.Sprintf("(%d, %d)", z.n, z.k)
 		}
 		return z.startMember(mb, shape)
@@ -107,8 +109,8 @@ func (z *npzAnswers) startMember(mb *npzOutMember, shape string) error {
 	return nil
 }
 
-func (z *npzAnswers) Write(a Answers) error {
-	if err := checkOrder(&z.next, a); err != nil {
+func (z *npzAnswers) Write(a stream.Answers) error {
+	if err := stream.CheckOrder(&z.next, a); err != nil {
 		return err
 	}
 	if z.n >= 0 && z.next > z.n {
@@ -119,7 +121,7 @@ func (z *npzAnswers) Write(a Answers) error {
 			return err
 		}
 	}
-	if z.kind == KindNearest || z.kind == KindKNearest {
+	if z.kind == stream.KindNearest || z.kind == stream.KindKNearest {
 		return z.writeRows(a)
 	}
 	return z.writeWithin(a)
@@ -127,10 +129,10 @@ func (z *npzAnswers) Write(a Answers) error {
 
 // writeRows writes a chunk of nearest or k-nearest answers: N x K
 // elements of each array.
-func (z *npzAnswers) writeRows(a Answers) error {
+func (z *npzAnswers) writeRows(a stream.Answers) error {
 	k := max(z.k, 1)
 	at := func(e int) (uint32, float64, bool) {
-		if z.kind == KindNearest {
+		if z.kind == stream.KindNearest {
 			ref, m := a.Nearest(e)
 			return ref, m, true
 		}
@@ -158,7 +160,7 @@ func (z *npzAnswers) writeRows(a Answers) error {
 
 // writeWithin writes a chunk of radius answers in CSR form: counts,
 // offsets (their running sum, from 0), and the lists' entries.
-func (z *npzAnswers) writeWithin(a Answers) error {
+func (z *npzAnswers) writeWithin(a stream.Answers) error {
 	counts := make([]uint64, a.N+1) // the chunk's own offsets
 	for j := range a.N {
 		counts[j+1] = counts[j] + uint64(a.Within.Count(j))
@@ -166,7 +168,7 @@ func (z *npzAnswers) writeWithin(a Answers) error {
 	if err := z.put(0, a.N, func(b []byte, j int) { binary.LittleEndian.PutUint32(b, uint32(counts[j+1]-counts[j])) }); err != nil {
 		return err
 	}
-	if z.kind == KindWithinCounts {
+	if z.kind == stream.KindWithinCounts {
 		return nil
 	}
 	base, first := z.offset, z.members[1].count == 0
@@ -222,7 +224,7 @@ func (z *npzAnswers) Close() error {
 	if z.at != nil {
 		return z.at.finish(z.members)
 	}
-	if z.kind == KindWithinLists && z.members[1].count == 0 {
+	if z.kind == stream.KindWithinLists && z.members[1].count == 0 {
 		// No observations: offsets still holds its leading 0.
 		if err := z.put(1, 1, func(b []byte, _ int) { binary.LittleEndian.PutUint64(b, 0) }); err != nil {
 			return err

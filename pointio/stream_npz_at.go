@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // NewNPZAnswerWriterAt is NewNPZAnswerWriter writing to f, the output
@@ -17,9 +19,9 @@ import (
 // whole-answer writers (stored members with data descriptors, whose
 // local headers do not depend on the data). Otherwise it streams to f as
 // NewNPZAnswerWriter does.
-func NewNPZAnswerWriterAt(f io.WriterAt, kind AnswerKind, k, n int, dir string) (AnswerWriter, error) {
+func NewNPZAnswerWriterAt(f io.WriterAt, kind stream.AnswerKind, k, n int, dir string) (stream.AnswerWriter, error) {
 	w, err := NewNPZAnswerWriter(&atWriter{f: f}, kind, k, n, dir)
-	if err != nil || n < 0 || kind == KindWithinLists {
+	if err != nil || n < 0 || kind == stream.KindWithinLists {
 		return w, err
 	}
 	z := w.(*npzAnswers)
@@ -69,15 +71,15 @@ func newNPZLayout(f io.WriterAt, z *npzAnswers, n int, entries int64) *npzLayout
 // npzMemberShape is member m's element count and NumPy shape in the
 // archive of n answers of kind (k a row; entries the radius lists'
 // total).
-func npzMemberShape(kind AnswerKind, k, m int, n, entries int64) (int64, string) {
+func npzMemberShape(kind stream.AnswerKind, k, m int, n, entries int64) (int64, string) {
 	switch {
-	case kind == KindKNearest:
+	case kind == stream.KindKNearest:
 		return n * int64(k), fmt.Sprintf("(%d, %d)", n, k)
-	case kind == KindWithinCounts && m > 0:
+	case kind == stream.KindWithinCounts && m > 0:
 		return 0, "(0,)"
-	case kind == KindWithinLists && m == 1:
+	case kind == stream.KindWithinLists && m == 1:
 		return n + 1, fmt.Sprintf("(%d,)", n+1)
-	case kind == KindWithinLists && m > 1:
+	case kind == stream.KindWithinLists && m > 1:
 		return entries, fmt.Sprintf("(%d,)", entries)
 	}
 	return n, fmt.Sprintf("(%d,)", n)

@@ -3,14 +3,16 @@ package pointio
 import (
 	"fmt"
 	"io"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // NPZArchive is an .npz archive of answers as its parts (an MPI job's
 // ranks, each with its range of the observations) write it together into
 // one file: the same bytes as the whole-answer writers write.
 type NPZArchive struct {
-	Kind AnswerKind
-	K    int // answers an observation (KindKNearest)
+	Kind stream.AnswerKind
+	K    int // answers an observation (stream.KindKNearest)
 	N    int // observations
 	// Entries is the radius lists' total length (KindWithinLists).
 	Entries int64
@@ -38,7 +40,7 @@ func NewNPZPartWriter(f io.WriterAt, a NPZArchive, lo int, entryLo int64, first 
 	if err != nil {
 		return nil, err
 	}
-	if lo < 0 || lo > a.N || entryLo < 0 || (a.Kind == KindWithinLists && entryLo > a.Entries) || (first && lo > 0) {
+	if lo < 0 || lo > a.N || entryLo < 0 || (a.Kind == stream.KindWithinLists && entryLo > a.Entries) || (first && lo > 0) {
 		return nil, fmt.Errorf("npz: a part from observation %d (entry %d) of %d (%d)", lo, entryLo, a.N, a.Entries)
 	}
 	z := w.(*npzAnswers)
@@ -67,26 +69,26 @@ func (z *npzAnswers) before(m, lo int, entryLo int64, first bool) int64 {
 	switch {
 	case first:
 		return 0
-	case z.kind == KindKNearest:
+	case z.kind == stream.KindKNearest:
 		return int64(lo * z.k)
-	case z.kind == KindWithinCounts && m > 0:
+	case z.kind == stream.KindWithinCounts && m > 0:
 		return 0
-	case z.kind == KindWithinLists && m == 1:
+	case z.kind == stream.KindWithinLists && m == 1:
 		return int64(lo) + 1 // the leading 0 is the first part's
-	case z.kind == KindWithinLists && m > 1:
+	case z.kind == stream.KindWithinLists && m > 1:
 		return entryLo
 	}
 	return int64(lo)
 }
 
 // Write writes a chunk of the part's answers.
-func (p *NPZPart) Write(a Answers) error { return p.z.Write(a) }
+func (p *NPZPart) Write(a stream.Answers) error { return p.z.Write(a) }
 
 // Close ends the part: the first part of radius lists writes the
 // offsets' leading 0 even where it holds no observation.
 func (p *NPZPart) Close() error {
 	z := p.z
-	if z.kind == KindWithinLists && z.members[1].count == 0 {
+	if z.kind == stream.KindWithinLists && z.members[1].count == 0 {
 		return z.put(1, 1, func(b []byte, _ int) { clear(b[:8]) })
 	}
 	return nil

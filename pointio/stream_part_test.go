@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"strconv"
 	"testing"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // partCuts are ways to cut n observations among 3 parts: even, uneven,
@@ -39,7 +41,7 @@ func TestPartsAsWhole(t *testing.T) {
 	}
 }
 
-func csvParts(t *testing.T, s *answerSet, kind AnswerKind, cuts []int) []byte {
+func csvParts(t *testing.T, s *answerSet, kind stream.AnswerKind, cuts []int) []byte {
 	var b bytes.Buffer
 	for p := range len(cuts) - 1 {
 		bw := bufio.NewWriter(&b)
@@ -57,7 +59,7 @@ func csvParts(t *testing.T, s *answerSet, kind AnswerKind, cuts []int) []byte {
 	return b.Bytes()
 }
 
-func npzParts(t *testing.T, s *answerSet, kind AnswerKind, cuts []int) []byte {
+func npzParts(t *testing.T, s *answerSet, kind stream.AnswerKind, cuts []int) []byte {
 	a := NPZArchive{Kind: kind, K: s.k, N: s.n}
 	entries := make([]int64, len(cuts)) // before each cut
 	for p := range len(cuts) - 1 {
@@ -66,7 +68,7 @@ func npzParts(t *testing.T, s *answerSet, kind AnswerKind, cuts []int) []byte {
 			entries[p+1] += int64(len(s.lists[i]))
 		}
 	}
-	if kind == KindWithinLists {
+	if kind == stream.KindWithinLists {
 		a.Entries = entries[len(cuts)-1]
 	}
 	f := &writerAt{}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // ChunkRange reads rows [lo, hi) of r's input (hi < 0: to the end): the
@@ -12,16 +14,16 @@ import (
 // reports them. It is what an MPI rank reads of a file that every rank
 // shares, for the formats that cannot seek to a row (the Parquet and .npy
 // readers of OpenChunksRange can).
-func ChunkRange(r ChunkReader, lo, hi int64) ChunkReader {
+func ChunkRange(r stream.ChunkReader, lo, hi int64) stream.ChunkReader {
 	return &rangeChunks{r: r, lo: lo, hi: hi}
 }
 
 type rangeChunks struct {
-	r      ChunkReader
+	r      stream.ChunkReader
 	lo, hi int64
 }
 
-func (c *rangeChunks) Next(ctx context.Context, dst Chunk) (Chunk, error) {
+func (c *rangeChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
 	for {
 		got, err := c.r.Next(ctx, dst)
 		if err != nil {
@@ -29,7 +31,7 @@ func (c *rangeChunks) Next(ctx context.Context, dst Chunk) (Chunk, error) {
 		}
 		end := got.Base + int64(got.Len())
 		if c.hi >= 0 && got.Base >= c.hi {
-			return Chunk{}, io.EOF
+			return stream.Chunk{}, io.EOF
 		}
 		if end <= c.lo {
 			dst = got
@@ -38,18 +40,18 @@ func (c *rangeChunks) Next(ctx context.Context, dst Chunk) (Chunk, error) {
 		if cut := cutChunk(got, c.lo, c.hi); cut.Len() > 0 {
 			return cut, nil
 		}
-		return Chunk{}, io.EOF // an empty range
+		return stream.Chunk{}, io.EOF // an empty range
 	}
 }
 
 // cutChunk is the rows of c in [lo, hi) (hi < 0: no end).
-func cutChunk(c Chunk, lo, hi int64) Chunk {
+func cutChunk(c stream.Chunk, lo, hi int64) stream.Chunk {
 	n := int64(c.Len())
 	a, b := min(max(lo-c.Base, 0), n), n
 	if hi >= 0 {
 		b = max(min(b, hi-c.Base), a)
 	}
-	out := Chunk{Base: c.Base + a, Lat: c.Lat[a:b], Lon: c.Lon[a:b]}
+	out := stream.Chunk{Base: c.Base + a, Lat: c.Lat[a:b], Lon: c.Lon[a:b]}
 	if c.IDs != nil {
 		out.IDs = c.IDs[a:b]
 	}
@@ -72,7 +74,7 @@ func (c *rangeChunks) Close() error { return c.r.Close() }
 // OpenNPYChunksRange reads rows [lo, hi) of the C-order (N, 2) .npy file
 // at path in chunks, seeking to row lo: errors name the row in the whole
 // file, as ReadNPYRadiansRows's do.
-func OpenNPYChunksRange(path string, radians bool, chunkRows, lo, hi int) (ChunkReader, error) {
+func OpenNPYChunksRange(path string, radians bool, chunkRows, lo, hi int) (stream.ChunkReader, error) {
 	if chunkRows <= 0 {
 		chunkRows = DefaultChunkRows
 	}

@@ -5,40 +5,9 @@ import (
 	"errors"
 	"io"
 
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
-
-// Chunk is a run of consecutive points of an input, as the engine reads
-// them: latitude and longitude columns in radians (the same bits as
-// ReadFileRadians gives) and, when asked for, the id column's values.
-type Chunk struct {
-	// Base is the input's 0-based row (point) index of Lat[0].
-	Base int64
-	// Lat and Lon are in radians.
-	Lat, Lon []float64
-	// IDs holds the ReadOptions.IDColumn values, nil when none is asked.
-	IDs []string
-}
-
-// Len is the number of points in c.
-func (c Chunk) Len() int { return len(c.Lat) }
-
-// ChunkReader reads an input a chunk at a time, in order, each chunk
-// checked as the whole-file readers check the file: an error names the
-// file and the row or line in the whole input (the same *InputError), and
-// the chunks before it are all there is.
-type ChunkReader interface {
-	// Next returns the next chunk, reusing dst's columns where they have
-	// room, or io.EOF after the last one. The chunk is the caller's until
-	// it hands it back as a later call's dst.
-	Next(ctx context.Context, dst Chunk) (Chunk, error)
-	// Rows is the number of points the input holds when its header or
-	// metadata says so before reading (Parquet, Arrow files, .npy), else
-	// -1.
-	Rows() int64
-	// Close releases the input and stops any reading ahead.
-	Close() error
-}
 
 // DefaultChunkRows is the chunk size of the readers that choose it (CSV,
 // .npy, the whole-file formats): 2^20 points, 16 MiB of radian columns.
@@ -49,7 +18,7 @@ const DefaultChunkRows = 1 << 20
 // CSV by blocks, .npy by row ranges (Fortran order whole), GeoJSON and
 // .npz whole and then handed out in chunks. Parquet and Arrow files are
 // opened by package arrowio's OpenChunks.
-func OpenChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int) (ChunkReader, error) {
+func OpenChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int) (stream.ChunkReader, error) {
 	if chunkRows <= 0 {
 		chunkRows = DefaultChunkRows
 	}
@@ -68,7 +37,7 @@ func OpenChunks(ctx context.Context, path string, opts ReadOptions, chunkRows in
 // hands it out in chunks of chunkRows: for the formats that cannot be
 // read in pieces.
 func ReadWholeChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int,
-	read func(context.Context, string, ReadOptions) ([]float64, []float64, []string, error)) (ChunkReader, error) {
+	read func(context.Context, string, ReadOptions) ([]float64, []float64, []string, error)) (stream.ChunkReader, error) {
 	lat, lon, ids, err := read(ctx, path, opts)
 	if err != nil {
 		return nil, err
@@ -84,15 +53,15 @@ type sliceChunks struct {
 	at, rows int
 }
 
-func (s *sliceChunks) Next(ctx context.Context, _ Chunk) (Chunk, error) {
+func (s *sliceChunks) Next(ctx context.Context, _ stream.Chunk) (stream.Chunk, error) {
 	if err := ctx.Err(); err != nil {
-		return Chunk{}, err
+		return stream.Chunk{}, err
 	}
 	if s.at >= len(s.lat) {
-		return Chunk{}, io.EOF
+		return stream.Chunk{}, io.EOF
 	}
 	hi := min(len(s.lat), s.at+s.rows)
-	c := Chunk{Base: int64(s.at), Lat: s.lat[s.at:hi], Lon: s.lon[s.at:hi]}
+	c := stream.Chunk{Base: int64(s.at), Lat: s.lat[s.at:hi], Lon: s.lon[s.at:hi]}
 	if s.ids != nil {
 		c.IDs = s.ids[s.at:hi]
 	}
@@ -123,7 +92,7 @@ type textChunks struct {
 	done    error
 }
 
-func openTextChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int) (ChunkReader, error) {
+func openTextChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int) (stream.ChunkReader, error) {
 	in, size, err := openInput(ctx, path)
 	if err != nil {
 		return nil, err
@@ -134,7 +103,7 @@ func openTextChunks(ctx context.Context, path string, opts ReadOptions, chunkRow
 // OpenTextChunks reads CSV, gzip-compressed CSV or GeoJSON (whole) from r
 // (standard input, say; named name in errors) in chunks of chunkRows
 // points (0: DefaultChunkRows), as OpenChunks reads a file.
-func OpenTextChunks(r io.Reader, name string, opts ReadOptions, chunkRows int) ChunkReader {
+func OpenTextChunks(r io.Reader, name string, opts ReadOptions, chunkRows int) stream.ChunkReader {
 	if chunkRows <= 0 {
 		chunkRows = DefaultChunkRows
 	}
@@ -142,7 +111,7 @@ func OpenTextChunks(r io.Reader, name string, opts ReadOptions, chunkRows int) C
 }
 
 // startTextChunks starts reading in (size bytes, 0 if not known).
-func startTextChunks(in io.ReadCloser, name string, size int64, opts ReadOptions, chunkRows int) ChunkReader {
+func startTextChunks(in io.ReadCloser, name string, size int64, opts ReadOptions, chunkRows int) stream.ChunkReader {
 	rctx, cancel := context.WithCancel(context.Background())
 	t := &textChunks{pieces: make(chan textPiece, 2), cancel: cancel, rows: chunkRows}
 	go t.produce(rctx, in, name, size, opts)
@@ -181,11 +150,11 @@ func (t *textChunks) produce(ctx context.Context, in io.ReadCloser, path string,
 
 // Next gathers pieces until the chunk holds t.rows points or the input
 // ends.
-func (t *textChunks) Next(ctx context.Context, dst Chunk) (Chunk, error) {
+func (t *textChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
 	if t.done != nil {
-		return Chunk{}, t.done
+		return stream.Chunk{}, t.done
 	}
-	c := Chunk{Base: t.base, Lat: dst.Lat[:0], Lon: dst.Lon[:0], IDs: dst.IDs[:0]}
+	c := stream.Chunk{Base: t.base, Lat: dst.Lat[:0], Lon: dst.Lon[:0], IDs: dst.IDs[:0]}
 	for c.Len() < t.rows {
 		if len(t.pending.pts) == 0 {
 			p, err := t.receive(ctx)
@@ -198,10 +167,10 @@ func (t *textChunks) Next(ctx context.Context, dst Chunk) (Chunk, error) {
 		c = t.take(c)
 	}
 	if c.Len() == 0 && t.done != nil {
-		return Chunk{}, t.done
+		return stream.Chunk{}, t.done
 	}
 	if t.done != nil && t.done != io.EOF {
-		return Chunk{}, t.done // nothing of a failed input is handed on
+		return stream.Chunk{}, t.done // nothing of a failed input is handed on
 	}
 	if len(c.IDs) == 0 {
 		c.IDs = nil
@@ -228,7 +197,7 @@ func (t *textChunks) receive(ctx context.Context) (textPiece, error) {
 }
 
 // take moves up to the room left in c from the pending piece into c.
-func (t *textChunks) take(c Chunk) Chunk {
+func (t *textChunks) take(c stream.Chunk) stream.Chunk {
 	n := min(t.rows-c.Len(), len(t.pending.pts))
 	c.Lat, c.Lon = AppendRadiansParallel(c.Lat, c.Lon, t.pending.pts[:n])
 	t.pending.pts = t.pending.pts[n:]

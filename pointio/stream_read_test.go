@@ -12,13 +12,15 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // readAllChunks reads every chunk of r, checking that they follow on.
-func readAllChunks(t *testing.T, r ChunkReader) (lat, lon []float64, ids []string, err error) {
+func readAllChunks(t *testing.T, r stream.ChunkReader) (lat, lon []float64, ids []string, err error) {
 	t.Helper()
 	defer r.Close()
-	var c Chunk
+	var c stream.Chunk
 	for {
 		c, err = r.Next(context.Background(), c)
 		if err == io.EOF {
@@ -156,11 +158,11 @@ func TestTextChunksCloseEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Next(context.Background(), Chunk{}); err != nil {
+	if _, err := r.Next(context.Background(), stream.Chunk{}); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
-	if _, err := r.Next(context.Background(), Chunk{}); err == nil {
+	if _, err := r.Next(context.Background(), stream.Chunk{}); err == nil {
 		t.Fatal("Next after Close: no error")
 	}
 }

@@ -3,57 +3,15 @@ package pointio
 import (
 	"bufio"
 	"fmt"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
-// AnswerKind is the query whose answers a stream writer writes.
-type AnswerKind int
-
-const (
-	// KindNearest is one nearest reference an observation (WriteResults).
-	KindNearest AnswerKind = iota + 1
-	// KindKNearest is k references an observation (WriteKResults).
-	KindKNearest
-	// KindWithinCounts is a radius query's counts (WriteWithinCounts).
-	KindWithinCounts
-	// KindWithinLists is a radius query's references (WriteWithinLists).
-	KindWithinLists
-)
-
-// Answers is one chunk of a query's answers: those of observations
-// [Base, Base+N) of the whole input, read through the functions of the
-// chunk's kind with indices from 0 (the chunk's first observation). The
-// functions are called from several goroutines at once, and only until
-// the writer's Write returns: the chunk's buffers are then free.
-type Answers struct {
-	Base, N int
-	// Nearest answers KindNearest.
-	Nearest func(i int) (ref uint32, metres float64)
-	// KRow answers KindKNearest (K, the writer's, a row).
-	KRow KRow
-	// Within answers KindWithinCounts (Count) and KindWithinLists.
-	Within Within
-}
-
-// AnswerWriter writes a query's answers a chunk at a time, in input
-// order, as the whole-answer writers of its format write them all at
-// once: the same bytes.
-type AnswerWriter interface {
-	// Write writes a chunk, the one after the last one written.
-	Write(a Answers) error
-	// Close writes what follows the last chunk (a footer, an archive's
-	// directory) and flushes. It writes no more than that on an error.
-	Close() error
-	// Abort releases what the writer holds (temporary files) without
-	// finishing the output: after an error, before the output is removed.
-	Abort()
-}
-
-// csvAnswers writes answers as CSV: the header, then each chunk's lines,
-// formatted on every core in blocks and written in order.
+// csvAnswers writes answers as CSV lines, a chunk at a time.
 type csvAnswers struct {
 	w       *bufio.Writer
 	rounds  blockRounds // the encodings, reused chunk after chunk
-	kind    AnswerKind
+	kind    stream.AnswerKind
 	k       int
 	started bool
 	next    int // the observation the next chunk must start with
@@ -62,8 +20,8 @@ type csvAnswers struct {
 // NewCSVAnswerWriter writes answers of kind (k a row for KindKNearest) as
 // CSV to w, as WriteResults, WriteKResults, WriteWithinCounts and
 // WriteWithinLists write them.
-func NewCSVAnswerWriter(w *bufio.Writer, kind AnswerKind, k int) (AnswerWriter, error) {
-	if kind < KindNearest || kind > KindWithinLists || (kind == KindKNearest && k < 1) {
+func NewCSVAnswerWriter(w *bufio.Writer, kind stream.AnswerKind, k int) (stream.AnswerWriter, error) {
+	if kind < stream.KindNearest || kind > stream.KindWithinLists || (kind == stream.KindKNearest && k < 1) {
 		return nil, fmt.Errorf("write results: answers of kind %d with k %d", kind, k)
 	}
 	return &csvAnswers{w: w, kind: kind, k: k}, nil
@@ -73,7 +31,7 @@ func NewCSVAnswerWriter(w *bufio.Writer, kind AnswerKind, k int) (AnswerWriter, 
 // writes: the lines of observations lo on (Write's chunks, Base counted
 // in the whole output), after the header where header says (the first
 // part). Parts written one after the other are the whole output.
-func NewCSVAnswerPartWriter(w *bufio.Writer, kind AnswerKind, k, lo int, header bool) (AnswerWriter, error) {
+func NewCSVAnswerPartWriter(w *bufio.Writer, kind stream.AnswerKind, k, lo int, header bool) (stream.AnswerWriter, error) {
 	aw, err := NewCSVAnswerWriter(w, kind, k)
 	if err != nil {
 		return nil, err
@@ -85,9 +43,9 @@ func NewCSVAnswerPartWriter(w *bufio.Writer, kind AnswerKind, k, lo int, header 
 
 func (c *csvAnswers) header() string {
 	switch {
-	case c.kind == KindWithinCounts:
+	case c.kind == stream.KindWithinCounts:
 		return withinCountsHeader
-	case c.kind == KindKNearest && c.k > 1:
+	case c.kind == stream.KindKNearest && c.k > 1:
 		return KResultsHeader
 	}
 	return ResultsHeader
@@ -104,8 +62,8 @@ func (c *csvAnswers) start() error {
 	return nil
 }
 
-func (c *csvAnswers) Write(a Answers) error {
-	if err := checkOrder(&c.next, a); err != nil {
+func (c *csvAnswers) Write(a stream.Answers) error {
+	if err := stream.CheckOrder(&c.next, a); err != nil {
 		return err
 	}
 	if err := c.start(); err != nil {
@@ -113,7 +71,7 @@ func (c *csvAnswers) Write(a Answers) error {
 	}
 	block, line := c.lines(a)
 	if err := c.rounds.write(c.w, a.N, block, func(dst []byte, lo, hi int) ([]byte, error) {
-		if c.kind == KindNearest {
+		if c.kind == stream.KindNearest {
 			return appendRows(dst, a.Base+lo, a.Base+hi, func(i int) (uint32, float64) { return a.Nearest(i - a.Base) })
 		}
 		for j := lo; j < hi; j++ {
@@ -128,17 +86,17 @@ func (c *csvAnswers) Write(a Answers) error {
 
 // lines is the block size of a's kind and its observation j's lines, as
 // the whole-answer writer's.
-func (c *csvAnswers) lines(a Answers) (int, func(dst []byte, j int) []byte) {
+func (c *csvAnswers) lines(a stream.Answers) (int, func(dst []byte, j int) []byte) {
 	switch c.kind {
-	case KindKNearest:
+	case stream.KindKNearest:
 		row := func(i, r int) (uint32, float64, bool) { return a.KRow(i-a.Base, r) }
 		if c.k == 1 {
 			return 1 << 16, func(dst []byte, j int) []byte { return appendNearestOrNone(dst, a.Base+j, row) }
 		}
 		return 1 << 14, func(dst []byte, j int) []byte { return appendKLines(dst, a.Base+j, c.k, row) }
-	case KindWithinCounts:
+	case stream.KindWithinCounts:
 		return 1 << 16, func(dst []byte, j int) []byte { return appendCountLine(dst, a.Base+j, a.Within.Count(j)) }
-	case KindWithinLists:
+	case stream.KindWithinLists:
 		return listBlock(a), func(dst []byte, j int) []byte { return appendListLines(dst, a.Base+j, j, a.Within) }
 	}
 	return 1 << 16, nil
@@ -148,7 +106,7 @@ func (c *csvAnswers) lines(a Answers) (int, func(dst []byte, j int) []byte) {
 // block: 4,096, or fewer where their lists are long, so that a block
 // holds about 2^20 lines (25 MB) whatever the radius. A huge radius's
 // blocks of 4,096 observations were 400 MB each, four held at once.
-func listBlock(a Answers) int {
+func listBlock(a stream.Answers) int {
 	entries := 0
 	for j := range a.N {
 		entries += a.Within.Count(j)
@@ -168,12 +126,3 @@ func (c *csvAnswers) Close() error {
 }
 
 func (c *csvAnswers) Abort() {}
-
-// checkOrder refuses a chunk that does not start where the last one ended.
-func checkOrder(next *int, a Answers) error {
-	if a.Base != *next || a.N < 0 {
-		return fmt.Errorf("write results: a chunk of observations [%d, %d) after [0, %d)", a.Base, a.Base+a.N, *next)
-	}
-	*next += a.N
-	return nil
-}

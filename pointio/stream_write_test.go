@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // answerSet is a query's answers held whole: k a row (-1 refs past those
@@ -23,23 +25,23 @@ type answerSet struct {
 	lists  [][]int // radius: each observation's entries into ref/metres
 }
 
-func (s *answerSet) kRow(base int) KRow {
+func (s *answerSet) kRow(base int) stream.KRow {
 	return func(i, r int) (uint32, float64, bool) {
 		e := (base+i)*s.k + r
 		return s.ref[e], s.metres[e], s.ref[e] != math.MaxUint32
 	}
 }
 
-func (s *answerSet) within(base int) Within {
-	return Within{Count: func(i int) int { return len(s.lists[base+i]) }, Ref: func(i, r int) (uint32, float64) {
+func (s *answerSet) within(base int) stream.Within {
+	return stream.Within{Count: func(i int) int { return len(s.lists[base+i]) }, Ref: func(i, r int) (uint32, float64) {
 		e := s.lists[base+i][r]
 		return s.ref[e], s.metres[e]
 	}}
 }
 
 // chunk is observations [lo, hi) as a stream writer takes them.
-func (s *answerSet) chunk(lo, hi int) Answers {
-	return Answers{Base: lo, N: hi - lo, KRow: s.kRow(lo), Within: s.within(lo),
+func (s *answerSet) chunk(lo, hi int) stream.Answers {
+	return stream.Answers{Base: lo, N: hi - lo, KRow: s.kRow(lo), Within: s.within(lo),
 		Nearest: func(i int) (uint32, float64) { return s.ref[(lo+i)*s.k], s.metres[(lo+i)*s.k] }}
 }
 
@@ -121,31 +123,31 @@ func haversineMetres(lat1, lon1, lat2, lon2 float64) float64 {
 }
 
 // wholeCSV is what today's writers write for s, of kind.
-func wholeCSV(t *testing.T, s *answerSet, kind AnswerKind) ([]byte, error) {
+func wholeCSV(t *testing.T, s *answerSet, kind stream.AnswerKind) ([]byte, error) {
 	var b bytes.Buffer
 	w := bufio.NewWriter(&b)
 	var err error
 	switch kind {
-	case KindNearest:
+	case stream.KindNearest:
 		err = WriteResults(w, s.n, s.chunk(0, s.n).Nearest)
-	case KindKNearest:
+	case stream.KindKNearest:
 		err = WriteKResults(w, s.n, s.k, s.kRow(0))
-	case KindWithinCounts:
+	case stream.KindWithinCounts:
 		err = WriteWithinCounts(w, s.n, s.within(0))
-	case KindWithinLists:
+	case stream.KindWithinLists:
 		err = WriteWithinLists(w, s.n, s.within(0))
 	}
 	return b.Bytes(), err
 }
 
 // wholeNPZ is what today's writers write for s, of kind, as .npz.
-func wholeNPZ(t *testing.T, s *answerSet, kind AnswerKind) ([]byte, error) {
+func wholeNPZ(t *testing.T, s *answerSet, kind stream.AnswerKind) ([]byte, error) {
 	var b bytes.Buffer
 	var err error
 	switch kind {
-	case KindNearest:
+	case stream.KindNearest:
 		err = WriteResultsNPZ(&b, s.n, s.chunk(0, s.n).Nearest)
-	case KindKNearest:
+	case stream.KindKNearest:
 		err = WriteKResultsNPZ(&b, s.n, s.k, s.kRow(0))
 	default:
 		counts, offsets, index, metres := s.csr(kind)
@@ -156,17 +158,17 @@ func wholeNPZ(t *testing.T, s *answerSet, kind AnswerKind) ([]byte, error) {
 
 // csr is s's radius lists as WriteWithinNPZ takes them (counts alone
 // for KindWithinCounts, as knn run passes them).
-func (s *answerSet) csr(kind AnswerKind) ([]uint32, []uint64, []uint32, func(int) float64) {
+func (s *answerSet) csr(kind stream.AnswerKind) ([]uint32, []uint64, []uint32, func(int) float64) {
 	counts := make([]uint32, s.n)
 	var offsets []uint64
 	var index []uint32
 	var metres []float64
-	if kind == KindWithinLists {
+	if kind == stream.KindWithinLists {
 		offsets = []uint64{0}
 	}
 	for i, l := range s.lists {
 		counts[i] = uint32(len(l))
-		if kind == KindWithinLists {
+		if kind == stream.KindWithinLists {
 			for _, e := range l {
 				index, metres = append(index, s.ref[e]), append(metres, s.metres[e])
 			}
@@ -178,7 +180,7 @@ func (s *answerSet) csr(kind AnswerKind) ([]uint32, []uint64, []uint32, func(int
 
 // streamed writes s through a stream writer made by open, chunk rows at
 // a time.
-func streamed(t *testing.T, s *answerSet, chunk int, open func(w *bufio.Writer) (AnswerWriter, error)) ([]byte, error) {
+func streamed(t *testing.T, s *answerSet, chunk int, open func(w *bufio.Writer) (stream.AnswerWriter, error)) ([]byte, error) {
 	var b bytes.Buffer
 	w := bufio.NewWriter(&b)
 	aw, err := open(w)
@@ -207,7 +209,7 @@ func sameOutput(got []byte, gotErr error, want []byte, wantErr error) bool {
 	return bytes.Equal(got, want)
 }
 
-var allKinds = []AnswerKind{KindNearest, KindKNearest, KindWithinCounts, KindWithinLists}
+var allKinds = []stream.AnswerKind{stream.KindNearest, stream.KindKNearest, stream.KindWithinCounts, stream.KindWithinLists}
 
 func answerSets(t *testing.T) map[string]*answerSet {
 	return map[string]*answerSet{
@@ -229,12 +231,12 @@ func TestStreamedAnswersAsWhole(t *testing.T) {
 				if chunk == 1 && s.n > 10_000 {
 					continue
 				}
-				got, err := streamed(t, s, chunk, func(w *bufio.Writer) (AnswerWriter, error) { return NewCSVAnswerWriter(w, kind, s.k) })
+				got, err := streamed(t, s, chunk, func(w *bufio.Writer) (stream.AnswerWriter, error) { return NewCSVAnswerWriter(w, kind, s.k) })
 				if !sameOutput(got, err, wantCSV, csvErr) {
 					t.Errorf("%s, kind %d, chunks of %d: CSV differs (%d bytes, %v; want %d, %v)", name, kind, chunk, len(got), err, len(wantCSV), csvErr)
 				}
 				for _, n := range []int{s.n, -1} {
-					got, err := streamed(t, s, chunk, func(w *bufio.Writer) (AnswerWriter, error) {
+					got, err := streamed(t, s, chunk, func(w *bufio.Writer) (stream.AnswerWriter, error) {
 						return NewNPZAnswerWriter(w, kind, s.k, n, t.TempDir())
 					})
 					if !sameOutput(got, err, wantNPZ, npzErr) {
@@ -249,7 +251,7 @@ func TestStreamedAnswersAsWhole(t *testing.T) {
 // A chunk out of order is refused.
 func TestStreamedAnswersInOrder(t *testing.T) {
 	s := generatedAnswers(10, 1, 4)
-	w, _ := NewCSVAnswerWriter(bufio.NewWriter(&bytes.Buffer{}), KindNearest, 1)
+	w, _ := NewCSVAnswerWriter(bufio.NewWriter(&bytes.Buffer{}), stream.KindNearest, 1)
 	if err := w.Write(s.chunk(5, 10)); err == nil {
 		t.Fatal("a chunk from 5 first: no error")
 	}
@@ -333,7 +335,7 @@ func TestWriteAtAllOrNothing(t *testing.T) {
 	s := generatedAnswers(3000, 2, 5)
 	write := func(fail bool) error {
 		return WriteAt(context.Background(), path, nil, func(f *os.File) error {
-			w, err := NewNPZAnswerWriterAt(f, KindKNearest, 2, s.n, dir)
+			w, err := NewNPZAnswerWriterAt(f, stream.KindKNearest, 2, s.n, dir)
 			if err != nil {
 				return err
 			}
@@ -356,7 +358,7 @@ func TestWriteAtAllOrNothing(t *testing.T) {
 	if err := write(false); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := wholeNPZ(t, s, KindKNearest)
+	want, _ := wholeNPZ(t, s, stream.KindKNearest)
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
 		t.Fatalf("%d bytes written, want today's %d", len(got), len(want))
 	}

@@ -6,15 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strconv"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
-	"github.com/paulmach/orb"
+	"github.com/geoknn/geoknn/pointio/formats"
 )
 
 const convertUsage = `Usage: knn convert [flags] IN OUT
@@ -63,9 +58,9 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if opts.Radians && !isNumPy(in) {
 		return usagef("convert: --radians is for NumPy inputs (.npy, .npz), not %s", in)
 	}
-	write, err := pointsWriter(out)
+	format, err := formats.ForPoints(out)
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("convert: %w", err)}
 	}
 	if err := pointio.CheckOutput(out, in); err != nil {
 		return err
@@ -76,19 +71,20 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	pts, _, err := readDegrees(ctx, in, opts)
+	pts, _, err := formats.ReadPoints(ctx, in, opts)
 	if err != nil {
 		return err
 	}
 	attrs := attributes{}
-	if isNumPy(out) {
+	if !format.Attributes {
 		if len(names) > 0 {
 			fmt.Fprintf(stderr, "knn convert: %s holds numbers only: left out the columns %s (kept in .csv, .parquet, .arrow)\n", out, strings.Join(names, ", "))
 		}
 	} else if attrs, err = readAttributes(ctx, in, opts, names, len(pts)); err != nil {
 		return err
 	}
-	if err := pointio.Write(ctx, out, stdout, func(w *bufio.Writer) error { return write(w, pts, attrs) }); err != nil {
+	p := formats.Points{Pts: pts, Names: attrs.names, Values: attrs.values}
+	if err := pointio.Write(ctx, out, stdout, func(w *bufio.Writer) error { return format.Points(w, p) }); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
 	cols := "lat, lon"
@@ -97,52 +93,4 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stderr, "wrote %s (%d points; columns %s)\n", describeOut(out), len(pts), cols)
 	return nil
-}
-
-// pointsWriter is the writer of points, and of the attribute columns
-// where the format holds text, for out's extension.
-func pointsWriter(out string) (func(w *bufio.Writer, pts []orb.Point, a attributes) error, error) {
-	switch ext := strings.ToLower(filepath.Ext(out)); ext {
-	case ".csv", ".txt", "":
-		return func(w *bufio.Writer, pts []orb.Point, a attributes) error {
-			if len(a.names) == 0 {
-				return pointio.WritePointsCSV(w, pts)
-			}
-			header := append([]string{"lat", "lon"}, a.names...)
-			return pointio.WriteCSVRows(w, header, len(pts), func(i int, add func(fields ...string)) {
-				fields := make([]string, 0, len(header))
-				fields = append(fields, strconv.FormatFloat(pts[i].Lat(), 'g', -1, 64), strconv.FormatFloat(pts[i].Lon(), 'g', -1, 64))
-				for c := range a.values {
-					fields = append(fields, a.values[c][i])
-				}
-				add(fields...)
-			})
-		}, nil
-	case ".npy":
-		return func(w *bufio.Writer, pts []orb.Point, _ attributes) error { return pointio.WritePointsNPY(w, pts) }, nil
-	case ".npz":
-		return func(w *bufio.Writer, pts []orb.Point, _ attributes) error { return pointio.WritePointsNPZ(w, pts) }, nil
-	case ".parquet", ".arrow", ".feather":
-		format, _ := pointio.OutputFormat(out)
-		return func(w *bufio.Writer, pts []orb.Point, a attributes) error {
-			if len(a.names) == 0 {
-				return arrowio.WritePoints(w, format, pts)
-			}
-			types := a.arrowTypes()
-			fields := []arrow.Field{{Name: "lat", Type: arrow.PrimitiveTypes.Float64}, {Name: "lon", Type: arrow.PrimitiveTypes.Float64}}
-			for c, n := range a.names {
-				fields = append(fields, arrow.Field{Name: n, Type: types[c]})
-			}
-			return arrowio.WriteRows(w, format, fields, len(pts), func(i int, add func(vals ...any)) {
-				vals := make([]any, 0, len(fields))
-				vals = append(vals, pts[i].Lat(), pts[i].Lon())
-				for c := range a.values {
-					vals = append(vals, a.value(types[c], c, i))
-				}
-				add(vals...)
-			})
-		}, nil
-	default:
-		return nil, fmt.Errorf("convert: output %s: unknown format %q: name it .csv, .parquet, .arrow, .npy or .npz", out, ext)
-	}
 }

@@ -9,13 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/formats"
 )
 
 // attributes are the columns of a points file beside its coordinates
@@ -124,7 +122,7 @@ func readAttributes(ctx context.Context, in string, opts pointio.ReadOptions, na
 	for _, n := range names {
 		o := opts
 		o.IDColumn = n
-		_, ids, err := readDegrees(ctx, in, o)
+		_, ids, err := formats.ReadPoints(ctx, in, o)
 		if err != nil {
 			return a, err
 		}
@@ -134,51 +132,4 @@ func readAttributes(ctx context.Context, in string, opts pointio.ReadOptions, na
 		a.values = append(a.values, ids)
 	}
 	return a, nil
-}
-
-// arrowTypes chooses each attribute column's type in Parquet and Arrow:
-// int64 where every value is a whole number, float64 where every value is
-// a number, else text (an empty value keeps a column text, as it could not
-// be told from a missing one).
-func (a attributes) arrowTypes() []arrow.DataType {
-	types := make([]arrow.DataType, len(a.values))
-	for c, vals := range a.values {
-		ints, floats := len(vals) > 0, len(vals) > 0
-		for _, v := range vals {
-			if ints {
-				_, err := strconv.ParseInt(v, 10, 64)
-				ints = err == nil
-			}
-			if !ints {
-				_, err := strconv.ParseFloat(v, 64)
-				floats = err == nil
-			}
-			if !floats {
-				break
-			}
-		}
-		switch {
-		case ints:
-			types[c] = arrow.PrimitiveTypes.Int64
-		case floats:
-			types[c] = arrow.PrimitiveTypes.Float64
-		default:
-			types[c] = arrow.BinaryTypes.String
-		}
-	}
-	return types
-}
-
-// value is row i of column c as the type arrowTypes chose.
-func (a attributes) value(t arrow.DataType, c, i int) any {
-	v := a.values[c][i]
-	switch t.ID() {
-	case arrow.INT64:
-		n, _ := strconv.ParseInt(v, 10, 64)
-		return n
-	case arrow.FLOAT64:
-		x, _ := strconv.ParseFloat(v, 64)
-		return x
-	}
-	return v
 }

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
-	"fmt"
 	"io"
-	"math"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/formats"
 )
 
 // labels are the identifiers --obs-id and --ref-id carry into the answers:
@@ -117,98 +111,19 @@ func (l labels) within(res *geoknn.WithinResult) table {
 	}}
 }
 
-// write writes t to path in format (CSV, NumPy, Parquet or Arrow).
+// write writes t to path in the format named format (an MPI rank's
+// --out-per-rank), as writeTo does.
 func (t table) write(ctx context.Context, path string, stdout io.Writer, format string) error {
-	return pointio.Write(ctx, path, stdout, func(w *bufio.Writer) error {
-		switch format {
-		case pointio.FormatNPZ:
-			rows, cols := t.columns()
-			return pointio.WriteNPZ(w, rows, cols)
-		case pointio.FormatParquet, pointio.FormatArrow:
-			return arrowio.WriteRows(w, format, t.fields, t.n, t.rows)
-		}
-		header := make([]string, len(t.fields))
-		for k, f := range t.fields {
-			header[k] = f.Name
-		}
-		return pointio.WriteCSVRows(w, header, t.n, func(i int, add func(...string)) {
-			t.rows(i, func(vals ...any) { add(csvFields(vals)...) })
-		})
+	out, err := formats.Named(format)
+	if err != nil {
+		return err
+	}
+	return t.writeTo(ctx, path, stdout, out)
+}
+
+// writeTo writes t to path in out's format, one chunk of rows.
+func (t table) writeTo(ctx context.Context, path string, stdout io.Writer, out *formats.Format) error {
+	return out.WriteRows(ctx, path, stdout, t.fields, formats.Options{}, func(w formats.RowsWriter) error {
+		return formats.WriterError(path, w.Write(t.n, t.rows))
 	})
-}
-
-// csvFields formats a row's values as the other CSV writers do (distances
-// in metres with three decimals).
-func csvFields(vals []any) []string {
-	out := make([]string, len(vals))
-	for k, v := range vals {
-		switch x := v.(type) {
-		case float64:
-			out[k] = strconv.FormatFloat(x, 'f', 3, 64)
-		case string:
-			out[k] = x
-		default:
-			out[k] = fmt.Sprint(x)
-		}
-	}
-	return out
-}
-
-// columns gathers t's rows into one NumPy array a field (ids as
-// fixed-width unicode), for .npz.
-func (t table) columns() (int, []pointio.NPZColumn) {
-	vals := make([][]any, len(t.fields))
-	rows := 0
-	for i := range t.n {
-		t.rows(i, func(v ...any) {
-			for k := range v {
-				vals[k] = append(vals[k], v[k])
-			}
-			rows++
-		})
-	}
-	cols := make([]pointio.NPZColumn, len(t.fields))
-	for k, f := range t.fields {
-		cols[k] = npzColumn(f.Name, vals[k])
-	}
-	return rows, cols
-}
-
-// npzColumn is one gathered field as a NumPy array of its type.
-func npzColumn(name string, vals []any) pointio.NPZColumn {
-	if len(vals) > 0 {
-		if _, ok := vals[0].(string); ok {
-			text := make([]string, len(vals))
-			for i, v := range vals {
-				text[i] = v.(string)
-			}
-			return pointio.StringColumn(name, text)
-		}
-	}
-	descr, size := "<i8", 8
-	if len(vals) > 0 {
-		switch vals[0].(type) {
-		case int32:
-			descr, size = "<i4", 4
-		case uint32:
-			descr, size = "<u4", 4
-			if name == "ref_index" {
-				descr = pointio.RefIndexDescr // -1 where missing, as without ids
-			}
-		case float64:
-			descr = "<f8"
-		}
-	}
-	return pointio.NPZColumn{Name: name, Descr: descr, Size: size, Put: func(b []byte, i int) {
-		switch x := vals[i].(type) {
-		case int64:
-			binary.LittleEndian.PutUint64(b, uint64(x))
-		case int32:
-			binary.LittleEndian.PutUint32(b, uint32(x))
-		case uint32:
-			binary.LittleEndian.PutUint32(b, x)
-		case float64:
-			binary.LittleEndian.PutUint64(b, math.Float64bits(x))
-		}
-	}}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/formats"
 )
 
 // writeSpilled writes the rank's part of a format whose parts' lengths
@@ -170,7 +171,7 @@ func (j *mpiJob) writeParquetGroups(ctx context.Context, f *os.File, write func(
 // writeRowsPart writes the rank's answers with identifiers: CSV lines,
 // or Parquet row groups with the footer by rank 0, as writeParquetPart.
 func (j *mpiJob) writeRowsPart(ctx context.Context, f *os.File, t table) error {
-	rows := func(j int, add func(...string)) { t.rows(j, func(vals ...any) { add(csvFields(vals)...) }) }
+	rows := func(j int, add func(...string)) { t.rows(j, func(vals ...any) { add(formats.CSVFields(vals)...) }) }
 	if j.shared == pointio.FormatCSV {
 		_, _, err := j.writeSpilled(ctx, f, 0, func(w io.Writer) error {
 			bw := bufio.NewWriterSize(w, 1<<20)

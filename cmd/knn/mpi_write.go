@@ -14,6 +14,7 @@ import (
 	"github.com/geoknn/geoknn/mpi"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // The ranks of run --mpi write --out together, each its own rows at their
@@ -96,31 +97,31 @@ func sharesFor(format string, n, size int) []int {
 
 // rankPart is a rank's answers as the output's writers take them.
 type rankPart struct {
-	kind    pointio.AnswerKind
+	kind    stream.AnswerKind
 	k       int
-	a       pointio.Answers
+	a       stream.Answers
 	entries int64  // the radius lists' entries
 	rows    *table // the answers with identifiers (--obs-id, --ref-id)
 }
 
 func nearestPart(res *geoknn.Result, lo int) rankPart {
-	return rankPart{kind: pointio.KindNearest, k: 1, a: based(res.Answers(), lo)}
+	return rankPart{kind: stream.KindNearest, k: 1, a: based(res.Answers(), lo)}
 }
 
 func kPart(res *geoknn.KResult, lo int) rankPart {
-	return rankPart{kind: pointio.KindKNearest, k: res.K, a: based(res.Answers(), lo)}
+	return rankPart{kind: stream.KindKNearest, k: res.K, a: based(res.Answers(), lo)}
 }
 
 func withinPart(res *geoknn.WithinResult, lo int) rankPart {
-	p := rankPart{kind: pointio.KindWithinCounts, k: 1, a: based(res.Answers(), lo)}
+	p := rankPart{kind: stream.KindWithinCounts, k: 1, a: based(res.Answers(), lo)}
 	if res.Offsets != nil {
-		p.kind, p.entries = pointio.KindWithinLists, int64(len(res.Index))
+		p.kind, p.entries = stream.KindWithinLists, int64(len(res.Index))
 	}
 	return p
 }
 
 // based is a with its first observation numbered lo.
-func based(a pointio.Answers, lo int) pointio.Answers {
+func based(a stream.Answers, lo int) stream.Answers {
 	a.Base = lo
 	return a
 }

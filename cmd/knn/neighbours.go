@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/internal/sysmem"
-	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -54,16 +51,6 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	return a.finish(in, f)
 }
 
-// writeNeighbours writes k-nearest or radius answers to out: as rows with
-// ids when the inputs carry them, else through the format's writer.
-func writeNeighbours(ctx context.Context, out string, stdout io.Writer, format string, withIDs table,
-	write func(w *bufio.Writer, format string) error, lb labels) error {
-	if lb.any() {
-		return withIDs.write(ctx, out, stdout, format)
-	}
-	return pointio.Write(ctx, out, stdout, func(w *bufio.Writer) error { return write(w, format) })
-}
-
 // kAsked is how many neighbours to ask of nref references for --k: one
 // more with --exclude-self, whose own reference each row then drops. A
 // --k above the references there are (less the observation's own with
@@ -80,37 +67,6 @@ func (f runFlags) kAsked(nref int) (int, error) {
 		return 0, usagef("run: --k %d: more than the %d references", f.k, nref)
 	}
 	return f.k, nil
-}
-
-func kWriter(res *geoknn.KResult) func(w *bufio.Writer, format string) error {
-	a := res.Answers()
-	row, n := a.KRow, a.N
-	return func(w *bufio.Writer, format string) error {
-		switch format {
-		case pointio.FormatNPZ:
-			return pointio.WriteKResultsNPZ(w, n, res.K, row)
-		case pointio.FormatParquet, pointio.FormatArrow:
-			return arrowio.WriteKResults(w, format, n, res.K, row)
-		}
-		return pointio.WriteKResults(w, n, res.K, row)
-	}
-}
-
-func withinWriter(res *geoknn.WithinResult, keepUnmatched bool) func(w *bufio.Writer, format string) error {
-	metres := func(e int) float64 { return float64(res.DistanceRad[e]) * geoknn.EarthRadiusMetres }
-	in := res.Answers().Within
-	in.KeepUnmatched = keepUnmatched
-	return func(w *bufio.Writer, format string) error {
-		switch {
-		case format == pointio.FormatNPZ:
-			return pointio.WriteWithinNPZ(w, res.Counts, res.Offsets, res.Index, metres)
-		case format == pointio.FormatParquet || format == pointio.FormatArrow:
-			return arrowio.WriteWithin(w, format, len(res.Counts), in)
-		case res.Offsets != nil:
-			return pointio.WriteWithinLists(w, len(res.Counts), in)
-		}
-		return pointio.WriteWithinCounts(w, len(res.Counts), in)
-	}
 }
 
 // sampleObs draws n of the observations (all when there are fewer) and

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"context"
 	"flag"
+	"fmt"
+	"io"
+	"time"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // checkOutputs is every command's guard of the files it will write, run
@@ -32,4 +38,30 @@ func describeOut(path string) string {
 		return "standard output"
 	}
 	return path
+}
+
+// whole is a query's answers held whole, as every format writes them: one
+// chunk of answers, or with identifiers the table of rows.
+type whole struct {
+	kind  stream.AnswerKind
+	k     int
+	a     stream.Answers
+	table func(lb labels) table // the rows with identifiers
+}
+
+// write writes w to path in out's format and says so on log: the one
+// write-and-report of answers held whole (streamJob.write streams).
+func (w whole) write(ctx context.Context, path string, out *formats.Format, stdout, log io.Writer, lb labels) error {
+	t := time.Now()
+	var err error
+	if lb.any() {
+		err = w.table(lb).writeTo(ctx, path, stdout, out)
+	} else {
+		err = out.WriteWhole(ctx, path, stdout, w.kind, w.k, w.a)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "wrote %s (%s, %d observations) in %.3f s\n", describeOut(path), out.Name, w.a.N, time.Since(t).Seconds())
+	return nil
 }

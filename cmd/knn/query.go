@@ -4,26 +4,28 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // answered is a finished query of one kind (nearest, k nearest, within a
 // radius) as run and run --mpi's rank 0 finish it: one path a kind, built
 // by nearestAnswered, kAnswered and withinAnswered.
 type answered struct {
-	own   table                                    // an MPI rank's rows, for --out-per-rank
-	check func(in *runInputs) error                // validates --validate sampled answers
-	write func(in *runInputs, format string) error // writes them to --out
+	own   table                                          // an MPI rank's rows, for --out-per-rank
+	check func(in *runInputs) error                      // validates --validate sampled answers
+	write func(in *runInputs, out *formats.Format) error // writes them to --out
 }
 
 // nearestAnswered is the nearest query's finish over res.
 func nearestAnswered(ctx context.Context, f runFlags, stdout, stderr io.Writer, res *geoknn.Result) answered {
 	return answered{
 		check: func(in *runInputs) error { return in.validate(ctx, in.log, res, f.validate, f.seed) },
-		write: func(in *runInputs, format string) error {
-			return writeRunAnswers(ctx, f.out, format, stdout, stderr, res, in.labels())
+		write: func(in *runInputs, out *formats.Format) error {
+			w := whole{kind: stream.KindNearest, a: res.Answers(), table: func(lb labels) table { return lb.nearest(res) }}
+			return w.write(ctx, f.out, out, stdout, stderr, in.labels())
 		},
 	}
 }
@@ -32,11 +34,9 @@ func nearestAnswered(ctx context.Context, f runFlags, stdout, stderr io.Writer, 
 func kAnswered(ctx context.Context, f runFlags, stdout, stderr io.Writer, res *geoknn.KResult) answered {
 	return answered{
 		check: func(in *runInputs) error { return checkK(ctx, in, f, res) },
-		write: func(in *runInputs, format string) error {
-			lb := in.labels()
-			return wroteNeighbours(stderr, f.out, format, func() error {
-				return writeNeighbours(ctx, f.out, stdout, format, lb.kNearest(res), kWriter(res), lb)
-			})
+		write: func(in *runInputs, out *formats.Format) error {
+			w := whole{kind: stream.KindKNearest, k: res.K, a: res.Answers(), table: func(lb labels) table { return lb.kNearest(res) }}
+			return w.write(ctx, f.out, out, stdout, stderr, in.labels())
 		},
 	}
 }
@@ -45,24 +45,15 @@ func kAnswered(ctx context.Context, f runFlags, stdout, stderr io.Writer, res *g
 func withinAnswered(ctx context.Context, f runFlags, stdout, stderr io.Writer, res *geoknn.WithinResult) answered {
 	return answered{
 		check: func(in *runInputs) error { return checkWithin(ctx, in, f, res) },
-		write: func(in *runInputs, format string) error {
-			lb := in.labels()
-			return wroteNeighbours(stderr, f.out, format, func() error {
-				return writeNeighbours(ctx, f.out, stdout, format, lb.within(res), withinWriter(res, f.keepUnmatched), lb)
-			})
+		write: func(in *runInputs, out *formats.Format) error {
+			w := whole{kind: stream.KindWithinCounts, a: res.Answers(), table: func(lb labels) table { return lb.within(res) }}
+			if res.Offsets != nil {
+				w.kind = stream.KindWithinLists
+			}
+			w.a.Within.KeepUnmatched = f.keepUnmatched
+			return w.write(ctx, f.out, out, stdout, stderr, in.labels())
 		},
 	}
-}
-
-// wroteNeighbours runs write and says what it wrote, as knn run does for
-// the nearest (writeRunAnswers).
-func wroteNeighbours(stderr io.Writer, out, format string, write func() error) error {
-	t := time.Now()
-	if err := write(); err != nil {
-		return fmt.Errorf("writing %s: %w", out, err)
-	}
-	fmt.Fprintf(stderr, "wrote %s (%s) in %.3f s\n", describeOut(out), format, time.Since(t).Seconds())
-	return nil
 }
 
 // finish validates and writes a's answers where the flags ask, each a
@@ -79,13 +70,13 @@ func (a answered) finish(in *runInputs, f runFlags) error {
 	if f.out == "" {
 		return nil
 	}
-	format, err := f.format() // checked before the work
+	out, err := f.output() // checked before the work
 	if err != nil {
 		return err
 	}
 	end := in.trace.Begin("host", "write")
 	defer end()
-	return a.write(in, format)
+	return a.write(in, out)
 }
 
 // querySummary says what a neighbour query asked, in the flags' units:

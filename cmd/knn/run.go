@@ -17,7 +17,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
@@ -265,15 +265,27 @@ func (in *runInputs) pin(tr *geoknn.Trace) (unpin func(), err error) {
 	return func() { unpinRes(); unpinObs() }, nil
 }
 
-// format is --out's format: --out-format, else its extension's.
-func (f *runFlags) format() (string, error) {
-	switch f.outFormat {
-	case "":
-		return pointio.OutputFormat(f.out)
-	case pointio.FormatCSV, pointio.FormatNPZ, pointio.FormatParquet, pointio.FormatArrow:
-		return f.outFormat, nil
+// output is --out's format (package formats, the one registry of output
+// formats): --out-format's, else its extension's.
+func (f *runFlags) output() (*formats.Format, error) {
+	if f.outFormat == "" {
+		return formats.ForAnswers(f.out)
 	}
-	return "", fmt.Errorf("run: --out-format %q: want csv, npz, parquet or arrow", f.outFormat)
+	out, err := formats.Named(f.outFormat)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return out, nil
+}
+
+// format is the name of --out's format (output), which the MPI ranks
+// compare.
+func (f *runFlags) format() (string, error) {
+	out, err := f.output()
+	if err != nil {
+		return "", err
+	}
+	return out.Name, nil
 }
 
 // checkOutputs checks --out and --trace before any work: each a place
@@ -303,14 +315,17 @@ func (f *runFlags) checkOutputs(fs *flag.FlagSet) error {
 	if f.out == "" {
 		return nil
 	}
-	format, err := f.format()
+	out, err := f.output()
+	if err == nil {
+		err = out.CheckRows(f.obsID != "" || f.refID != "")
+	}
 	if err != nil {
 		return usageError{err}
 	}
 	// A missing reference is a CSV row "i,-1,"; the columnar formats and
 	// the id columns have no such row yet, and MPI ranks write fixed
 	// offsets.
-	if f.keepUnmatched && (format != pointio.FormatCSV || f.obsID != "" || f.refID != "" || f.mpi) {
+	if f.keepUnmatched && (!out.Unmatched || f.obsID != "" || f.refID != "" || f.mpi) {
 		return usagef("run: --keep-unmatched writes CSV answers without --obs-id, --ref-id or --mpi")
 	}
 	return nil
@@ -362,7 +377,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.latCol, "lat-col", "", "the latitude column's name in files that have it (e.g. pickup_latitude); others: lat or latitude")
 	fs.StringVar(&f.lonCol, "lon-col", "", "the longitude column's name in files that have it; others: lon, lng, long or longitude")
 	fs.BoolVar(&f.radians, "radians", false, "NumPy inputs hold radians, not degrees")
-	fs.StringVar(&f.outFormat, "out-format", "", "csv, npz, parquet or arrow: the --out format when its extension does not say (--out -)")
+	fs.StringVar(&f.outFormat, "out-format", "", formats.Names()+": the --out format when its extension does not say (--out -)")
 	fs.StringVar(&f.obsID, "obs-id", "", "carry this column of the --obs file (CSV, Parquet, Arrow) into --out as obs_id")
 	fs.StringVar(&f.refID, "ref-id", "", "carry this column of the --ref file into --out as ref_id")
 	fs.BoolVar(&f.hostPoints, "host-points", false, "counts: generate the observations into host memory, as a loaded file is, and page-lock them and the answers (to time repeated queries on host points)")
@@ -576,37 +591,19 @@ func verdict(w io.Writer, rep validate.Report) error {
 	return nil
 }
 
-// writeRunAnswers writes --out and says so on w.
-func writeRunAnswers(ctx context.Context, path, format string, stdout, w io.Writer, res *geoknn.Result, lb labels) error {
-	t := time.Now()
-	write := func() error { return writeAnswers(ctx, path, format, stdout, res) }
-	if lb.any() {
-		write = func() error { return lb.nearest(res).write(ctx, path, stdout, format) }
-	}
-	if err := write(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	fmt.Fprintf(w, "wrote %s (%s, %d rows) in %.3f s\n", describeOut(path), format, len(res.Index), time.Since(t).Seconds())
-	return nil
-}
-
 // loadFile reads a file of points (CSV, GeoJSON, Parquet, Arrow or NumPy; "-":
 // standard input), with the coordinate columns opts names.
 func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (pointSet, error) {
-	if !byContent(path) {
+	if !formats.ByContent(path) {
 		// Straight into radian columns: a large CSV or Parquet file is
 		// never held as points and as columns at once.
-		read := pointio.ReadFileRadians
-		if arrowio.Handles(path) {
-			read = arrowio.ReadFileRadians
-		}
-		lat, lon, ids, err := read(ctx, path, opts)
+		lat, lon, ids, err := formats.ReadRadians(ctx, path, opts)
 		if err != nil {
 			return pointSet{}, err
 		}
 		return pointSet{cols: geoknn.Radians64(lat, lon), ids: ids, desc: path}, nil
 	}
-	pts, ids, err := readDegrees(ctx, path, opts)
+	pts, ids, err := formats.ReadPoints(ctx, path, opts)
 	if err != nil {
 		return pointSet{}, err
 	}
@@ -619,18 +616,6 @@ func loadFile(ctx context.Context, path string, opts pointio.ReadOptions) (point
 		desc = "standard input"
 	}
 	return pointSet{cols: cols, pts: pts, ids: ids, desc: desc}, nil
-}
-
-// readDegrees reads a file's points as read, in degrees, whatever its
-// format ("-": standard input).
-func readDegrees(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
-	switch {
-	case byContent(path):
-		return readPipe(ctx, path, opts)
-	case arrowio.Handles(path):
-		return arrowio.ReadFileIDs(ctx, path, opts)
-	}
-	return pointio.ReadFileIDs(ctx, path, opts)
 }
 
 func loadBoth(ctx context.Context, f runFlags) (obs, ref pointSet, err error) {
@@ -760,18 +745,3 @@ func validateSample(ctx context.Context, obs, ref pointSet, res *geoknn.Result, 
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
-
-// writeAnswers writes res to path atomically, in format (one of
-// pointio's Format names).
-func writeAnswers(ctx context.Context, path, format string, stdout io.Writer, res *geoknn.Result) error {
-	answer := func(i int) (uint32, float64) { return res.Index[i], res.Metres(i) }
-	return pointio.Write(ctx, path, stdout, func(w *bufio.Writer) error {
-		switch format {
-		case pointio.FormatNPZ:
-			return pointio.WriteResultsNPZ(w, len(res.Index), answer)
-		case pointio.FormatParquet, pointio.FormatArrow:
-			return arrowio.WriteResults(w, format, len(res.Index), answer)
-		}
-		return pointio.WriteResults(w, len(res.Index), answer)
-	})
-}

@@ -15,8 +15,10 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/simulator"
 	"github.com/geoknn/geoknn/sphere"
+	"github.com/geoknn/geoknn/stream"
 )
 
 const simulateUsage = `Usage: knn simulate [flags]
@@ -238,7 +240,7 @@ func (f *simFlags) simulateFlagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.ref, "ref", "2^12", "references: a count such as 2^16, or a CSV/GeoJSON file of initial positions")
 	addSimulationFlags(fs, f, 10, 60)
 	fs.StringVar(&f.outDir, "out-dir", "", "write each step's answers to DIR/step-NNNN.csv (or .npz)")
-	fs.StringVar(&f.outFormat, "out-format", "csv", "format of --out-dir files: csv, npz, parquet or arrow")
+	fs.StringVar(&f.outFormat, "out-format", "csv", "format of --out-dir files: "+formats.Names())
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers of the last step against a float64 brute force")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no per-step lines: the summary only")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
@@ -254,8 +256,8 @@ func (f *simFlags) checkSimulate() error {
 	if f.validate < 0 {
 		return fmt.Errorf("simulate: --validate %d: want >= 0", f.validate)
 	}
-	if _, err := pointio.OutputFormat("x." + f.outFormat); err != nil || f.outFormat == "" {
-		return fmt.Errorf("simulate: --out-format %q: want csv, npz, parquet or arrow", f.outFormat)
+	if _, err := formats.Named(f.outFormat); err != nil {
+		return fmt.Errorf("simulate: %w", err)
 	}
 	if f.outDir != "" {
 		if fi, err := os.Stat(f.outDir); err == nil && !fi.IsDir() {
@@ -389,8 +391,12 @@ func stepTime(d time.Duration) string {
 // writeStep writes one step's answers to step-NNNN.FORMAT (csv, npz,
 // parquet or arrow) in dir.
 func writeStep(ctx context.Context, dir *stepDir, format string, digits int, s simulator.Step) error {
-	path := dir.path(stepName(s.N, digits, format))
-	if err := writeAnswers(ctx, path, format, nil, s.Result); err != nil {
+	out, err := formats.Named(format) // checked before the work
+	if err == nil {
+		path := dir.path(stepName(s.N, digits, format))
+		err = out.WriteWhole(ctx, path, nil, stream.KindNearest, 0, s.Result.Answers())
+	}
+	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	return nil

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // Chunk sizes of a streamed run, in answers, by engine: on the CPU a
@@ -32,15 +32,16 @@ const (
 // streams reports whether knn run streams its observations: a file or
 // standard input queried once. Synthetic counts, --host-points and
 // --repeat time queries of points held in memory; --mpi splits the
-// observations by rank; an .npz with ids needs its string columns' widths
-// before the first row (the longest id), so it is written whole.
+// observations by rank; answers with ids in a format that holds every
+// row until the end anyway (formats.Format.RowsWhole: .npz, whose text
+// columns' width is the longest id) are written whole.
 func (f *runFlags) streams() bool {
 	_, isFile, err := resolveArg("--obs", f.obs)
 	if err != nil || !isFile || f.repeat > 1 || f.hostPoints || f.mpi {
 		return false
 	}
-	format, err := f.format()
-	return f.out == "" || err != nil || format != pointio.FormatNPZ || (f.obsID == "" && f.refID == "")
+	out, err := f.output()
+	return f.out == "" || err != nil || !out.RowsWhole || (f.obsID == "" && f.refID == "")
 }
 
 // streamJob is a streamed run: the flags, the prepared references and
@@ -103,7 +104,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 // row groups and CSV blocks ahead) by the time the engine is ready; eng
 // is the engine the chunks are sized for. Standard input waits for the
 // engine: it cannot be opened twice.
-func openObsEarly(ctx context.Context, f runFlags, eng geoknn.Engine) (pointio.ChunkReader, geoknn.Engine, error) {
+func openObsEarly(ctx context.Context, f runFlags, eng geoknn.Engine) (stream.ChunkReader, geoknn.Engine, error) {
 	if f.obs == "-" {
 		return nil, eng, nil
 	}
@@ -113,7 +114,7 @@ func openObsEarly(ctx context.Context, f runFlags, eng geoknn.Engine) (pointio.C
 
 // reopenFor is r, opened in the chunks of j's engine: reopened when it
 // was opened (openObsEarly) for another, or opened now when it was not.
-func (j *streamJob) reopenFor(ctx context.Context, r pointio.ChunkReader, eng geoknn.Engine) (pointio.ChunkReader, error) {
+func (j *streamJob) reopenFor(ctx context.Context, r stream.ChunkReader, eng geoknn.Engine) (stream.ChunkReader, error) {
 	if r != nil && chunkRowsFor(j.f, eng) == j.chunkRows() {
 		return r, nil
 	}
@@ -124,7 +125,7 @@ func (j *streamJob) reopenFor(ctx context.Context, r pointio.ChunkReader, eng ge
 }
 
 // closeStreamStart releases what a failed start opened (either may be nil).
-func closeStreamStart(j *streamJob, r pointio.ChunkReader) {
+func closeStreamStart(j *streamJob, r stream.ChunkReader) {
 	if r != nil {
 		r.Close()
 	}
@@ -347,70 +348,8 @@ func describe(path string) string {
 	return path
 }
 
-// openObsChunks opens --obs for reading in chunks of about rows points.
-// Standard input's Parquet, Arrow and .npz (read from their end), and
-// those of a special file whose name says no format (<(cat x.parquet)),
-// are first copied to a temporary file, removed on Close, and errors name
-// the input, never the copy.
-func openObsChunks(ctx context.Context, f runFlags, rows int) (pointio.ChunkReader, error) {
-	opts := f.readOptions(f.obsID)
-	if !byContent(f.obs) {
-		return arrowio.OpenChunks(ctx, f.obs, opts, rows)
-	}
-	br, ext, done, err := openPipe(ctx, f.obs)
-	if err != nil {
-		return nil, err
-	}
-	if ext == "" {
-		r, err := arrowio.OpenReaderChunks(ctx, br, opts, rows, "")
-		if err != nil {
-			done()
-			return nil, err
-		}
-		return pipeChunks{r, done}, nil
-	}
-	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
-	done()
-	if err != nil {
-		return nil, err
-	}
-	r, err := arrowio.OpenChunks(ctx, tmp, opts, rows)
-	if err != nil {
-		os.Remove(tmp)
-		return nil, stdinError{err, tmp, describe(f.obs)}
-	}
-	return spooledChunks{r, tmp, describe(f.obs)}, nil
-}
-
-// pipeChunks reads a pipe as a stream and closes it with the reader.
-type pipeChunks struct {
-	pointio.ChunkReader
-	done func()
-}
-
-func (p pipeChunks) Close() error {
-	err := p.ChunkReader.Close()
-	p.done()
-	return err
-}
-
-// spooledChunks reads the copy at tmp of the input named name, named so
-// in errors, and removes it on Close.
-type spooledChunks struct {
-	pointio.ChunkReader
-	tmp, name string
-}
-
-func (s spooledChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
-	c, err := s.ChunkReader.Next(ctx, dst)
-	if err != nil && err != io.EOF && err != ctx.Err() {
-		err = stdinError{err, s.tmp, s.name}
-	}
-	return c, err
-}
-
-func (s spooledChunks) Close() error {
-	err := s.ChunkReader.Close()
-	os.Remove(s.tmp)
-	return err
+// openObsChunks opens --obs for reading in chunks of about rows points
+// (formats.OpenChunks: standard input and pipes by their content).
+func openObsChunks(ctx context.Context, f runFlags, rows int) (stream.ChunkReader, error) {
+	return formats.OpenChunks(ctx, f.obs, f.readOptions(f.obsID), rows)
 }

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // writeGenerated writes n points with ids, spread over the sphere with
@@ -255,7 +255,7 @@ func writeNPY(t *testing.T, dir string, n int) string {
 // observation, wherever the chunks start.
 type collected map[int]uint32
 
-func (c collected) Write(a pointio.Answers) error {
+func (c collected) Write(a stream.Answers) error {
 	for i := range a.N {
 		c[a.Base+i], _ = a.Nearest(i)
 	}

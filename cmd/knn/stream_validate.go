@@ -8,8 +8,8 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/internal/pipeline"
-	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/sphere"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -18,7 +18,7 @@ import (
 // many rows it holds (the whole-input run's sample), else a reservoir
 // sample drawn with the same seed.
 type sampler struct {
-	kind  pointio.AnswerKind
+	kind  stream.AnswerKind
 	k     int
 	first int64 // the input's row the stream starts at
 	rows  *pipeline.Sample
@@ -65,14 +65,14 @@ func (v *sampler) wrap(sink geoknn.AnswerSink) geoknn.AnswerSink {
 	if v == nil {
 		return sink
 	}
-	return func(c pointio.Chunk, a pointio.Answers) error {
+	return func(c stream.Chunk, a stream.Answers) error {
 		v.take(c, a)
 		return sink(c, a)
 	}
 }
 
 // take keeps the rows of chunk c the sample takes, with their answers.
-func (v *sampler) take(c pointio.Chunk, a pointio.Answers) {
+func (v *sampler) take(c stream.Chunk, a stream.Answers) {
 	base := int(c.Base)
 	if v.rows != nil {
 		v.local = v.rows.In(v.local[:0], base, c.Len())
@@ -89,16 +89,16 @@ func (v *sampler) take(c pointio.Chunk, a pointio.Answers) {
 }
 
 // keep puts chunk c's row i and its answers in slot.
-func (v *sampler) keep(slot int, c pointio.Chunk, a pointio.Answers, i int) {
+func (v *sampler) keep(slot int, c stream.Chunk, a stream.Answers, i int) {
 	for len(v.taken) <= slot {
 		v.taken = append(v.taken, sampled{})
 	}
 	s := sampled{row: c.Base + int64(i), lat: c.Lat[i], lon: c.Lon[i]}
 	switch v.kind {
-	case pointio.KindNearest:
+	case stream.KindNearest:
 		ref, m := a.Nearest(i)
 		s.refs, s.metres = []uint32{ref}, []float64{m}
-	case pointio.KindKNearest:
+	case stream.KindKNearest:
 		for r := range v.k {
 			ref, m, ok := a.KRow(i, r)
 			if !ok {
@@ -128,9 +128,9 @@ func (j *streamJob) check(ctx context.Context, v *sampler) error {
 		return nil
 	}
 	switch v.kind {
-	case pointio.KindNearest:
+	case stream.KindNearest:
 		return j.checkNearest(ctx, v)
-	case pointio.KindKNearest:
+	case stream.KindKNearest:
 		return j.checkKNearest(ctx, v)
 	}
 	return j.checkWithin(ctx, v)

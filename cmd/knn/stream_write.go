@@ -1,24 +1,22 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // write streams r's answers to out ("": nowhere) in --out's format, the
 // sampled answers validated before the output is committed: on an error
 // (the input's, the query's, the disk's, a failed validation or a signal)
 // nothing is left, and no chunk after a bad one is queried.
-func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string, stdout io.Writer) (geoknn.StreamStats, error) {
+func (j *streamJob) write(ctx context.Context, r stream.ChunkReader, out string, stdout io.Writer) (geoknn.StreamStats, error) {
 	var st geoknn.StreamStats
 	var runErr error // told as it is, not as the output's write error
 	run := func(sink geoknn.AnswerSink) error {
@@ -26,9 +24,9 @@ func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string
 		return runErr
 	}
 	if out == "" {
-		return st, run(func(pointio.Chunk, pointio.Answers) error { return nil })
+		return st, run(func(stream.Chunk, stream.Answers) error { return nil })
 	}
-	format, err := j.f.format() // checked before the work
+	format, err := j.f.output() // checked before the work
 	if err != nil {
 		return st, err
 	}
@@ -39,7 +37,7 @@ func (j *streamJob) write(ctx context.Context, r pointio.ChunkReader, out string
 	if err := write(ctx, out, format, stdout, r.Rows(), run); err != nil {
 		return st, cmpOr(runErr, err)
 	}
-	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", describeOut(out), format, st.Rows, st.Write.Seconds())
+	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", describeOut(out), format.Name, st.Rows, st.Write.Seconds())
 	return st, nil
 }
 
@@ -51,7 +49,7 @@ func (j *streamJob) progress(rows int64, sink geoknn.AnswerSink) geoknn.AnswerSi
 	}
 	j.bar.start(int(rows))
 	done := 0
-	return func(c pointio.Chunk, a pointio.Answers) error {
+	return func(c stream.Chunk, a stream.Answers) error {
 		err := sink(c, a)
 		done += a.N
 		j.bar.update(done, int(rows))
@@ -65,7 +63,7 @@ func (j *streamJob) progress(rows int64, sink geoknn.AnswerSink) geoknn.AnswerSi
 // streamInto streams r's answers (the input's rows from first on) into
 // sink, the --validate sample kept as they go by and checked after the
 // last chunk, before the caller commits the output.
-func (j *streamJob) streamInto(ctx context.Context, r pointio.ChunkReader, first int64, sink geoknn.AnswerSink) (geoknn.StreamStats, error) {
+func (j *streamJob) streamInto(ctx context.Context, r stream.ChunkReader, first int64, sink geoknn.AnswerSink) (geoknn.StreamStats, error) {
 	v := j.newSampler(first, r.Rows())
 	st, err := j.x.Stream(ctx, r, v.wrap(sink), j.q)
 	if err != nil {
@@ -79,7 +77,7 @@ func (j *streamJob) streamInto(ctx context.Context, r pointio.ChunkReader, first
 // streamRange streams the answers of the input's rows [lo, hi) into w
 // (an MPI rank's share: obs_index counts in the whole input), validated
 // as streamInto does; closing or aborting w is the caller's.
-func (j *streamJob) streamRange(ctx context.Context, lo, hi int64, w pointio.AnswerWriter) (geoknn.StreamStats, error) {
+func (j *streamJob) streamRange(ctx context.Context, lo, hi int64, w stream.AnswerWriter) (geoknn.StreamStats, error) {
 	r, err := arrowio.OpenChunksRange(ctx, j.f.obs, j.f.readOptions(j.f.obsID), j.chunkRows(), lo, hi)
 	if err != nil {
 		return geoknn.StreamStats{}, err
@@ -101,62 +99,20 @@ func cmpOr(errs ...error) error {
 // streamRun runs a stream into sink (and validates it).
 type streamRun func(sink geoknn.AnswerSink) error
 
-// writerError names the output in an error of its writer.
-func writerError(out string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("writing %s: %w", out, err)
-}
-
-// finishWriter runs the stream into w and closes w, or aborts it on an
-// error.
-func finishWriter(out string, w pointio.AnswerWriter, run streamRun) error {
-	sink := geoknn.WriterSink(w)
-	err := run(func(c pointio.Chunk, a pointio.Answers) error { return writerError(out, sink(c, a)) })
-	if err != nil {
-		w.Abort()
-		return err
-	}
-	return writerError(out, w.Close())
-}
-
 // writeAnswers writes the answers without ids through the format's
-// answer writer: .npz arrays at their offsets in the output's temporary
-// file (streamed where the output is a pipe), Parquet and Arrow a row
-// group or batch at a time, CSV in blocks.
-func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout io.Writer, rows int64, run streamRun) error {
+// answer writer (.npz arrays at their offsets in the output's temporary
+// file, Parquet and Arrow a row group or batch at a time, CSV in blocks).
+// Writer errors name the output; the run's come back as they are.
+func (j *streamJob) writeAnswers(ctx context.Context, out string, format *formats.Format, stdout io.Writer, rows int64, run streamRun) error {
 	kind, k := j.q.Kind()
-	n := int(rows)
-	stream := func(bw *bufio.Writer) error {
-		var w pointio.AnswerWriter
-		var err error
-		switch format {
-		case pointio.FormatNPZ:
-			w, err = pointio.NewNPZAnswerWriter(bw, kind, k, n, "")
-		case pointio.FormatParquet, pointio.FormatArrow:
-			w, err = arrowio.NewAnswerWriter(bw, format, kind, k, arrowio.StreamOptions{MemoryBytes: encodeBudget(k)})
-		default:
-			w, err = pointio.NewCSVAnswerWriter(bw, kind, k)
-			if j.f.keepUnmatched {
-				w = keepUnmatched{w}
-			}
+	o := formats.Options{Rows: int(rows), MemoryBytes: encodeBudget(k)}
+	return format.WriteAnswers(ctx, out, stdout, kind, k, o, func(w stream.AnswerWriter) error {
+		if j.f.keepUnmatched {
+			w = keepUnmatched{w}
 		}
-		if err != nil {
-			return writerError(out, err)
-		}
-		return finishWriter(out, w, run)
-	}
-	if format != pointio.FormatNPZ {
-		return pointio.Write(ctx, out, stdout, stream)
-	}
-	return pointio.WriteAt(ctx, out, stdout, func(f *os.File) error {
-		w, err := pointio.NewNPZAnswerWriterAt(f, kind, k, n, filepath.Dir(out))
-		if err != nil {
-			return writerError(out, err)
-		}
-		return finishWriter(out, w, run)
-	}, stream)
+		sink := geoknn.WriterSink(w)
+		return run(func(c stream.Chunk, a stream.Answers) error { return formats.WriterError(out, sink(c, a)) })
+	})
 }
 
 // encodeBudget is the memory the Parquet and Arrow writers may hold in
@@ -169,9 +125,9 @@ func (j *streamJob) writeAnswers(ctx context.Context, out, format string, stdout
 // GB with eight groups of 2^20, 1.02-1.09 GB with four, whose stream was
 // a third slower.)
 func encodeBudget(k int) int {
-	kind := pointio.KindNearest
+	kind := stream.KindNearest
 	if k > 1 {
-		kind = pointio.KindKNearest
+		kind = stream.KindKNearest
 	}
 	return encodeGroups * arrowio.GroupItems(kind, k) * max(k, 1) * encodeBytesPerAnswer
 }
@@ -182,50 +138,19 @@ const encodeGroups = 16
 // labelled reports whether the answers carry ids (--obs-id, --ref-id).
 func (j *streamJob) labelled() bool { return j.f.obsID != "" || j.f.refID != "" }
 
-// writeRows writes the answers with ids as rows, CSV, Parquet or Arrow,
-// as the whole answers' table (labels) writes them.
-func (j *streamJob) writeRows(ctx context.Context, out, format string, stdout io.Writer, _ int64, run streamRun) error {
-	fields := j.rowFields()
-	return pointio.Write(ctx, out, stdout, func(bw *bufio.Writer) error {
-		if format == pointio.FormatCSV {
-			return j.writeCSVRows(out, bw, fields, run)
-		}
-		w, err := arrowio.NewRowsWriter(bw, format, fields, arrowio.StreamOptions{})
-		if err != nil {
-			return writerError(out, err)
-		}
-		err = run(func(c pointio.Chunk, a pointio.Answers) error {
+// writeRows writes the answers with ids as rows, as the whole answers'
+// table (labels) writes them.
+func (j *streamJob) writeRows(ctx context.Context, out string, format *formats.Format, stdout io.Writer, _ int64, run streamRun) error {
+	return format.WriteRows(ctx, out, stdout, j.rowFields(), formats.Options{}, func(w formats.RowsWriter) error {
+		return run(func(c stream.Chunk, a stream.Answers) error {
 			t := j.chunkTable(c, a)
-			return writerError(out, w.Write(t.n, t.rows))
+			return formats.WriterError(out, w.Write(t.n, t.rows))
 		})
-		if err != nil {
-			w.Abort()
-			return err
-		}
-		return writerError(out, w.Close())
 	})
-}
-
-func (j *streamJob) writeCSVRows(out string, bw *bufio.Writer, fields []arrow.Field, run streamRun) error {
-	header := make([]string, len(fields))
-	for k, f := range fields {
-		header[k] = f.Name
-	}
-	w := pointio.NewCSVRowsWriter(bw, header)
-	err := run(func(c pointio.Chunk, a pointio.Answers) error {
-		t := j.chunkTable(c, a)
-		return writerError(out, w.Write(t.n, func(i int, add func(...string)) {
-			t.rows(i, func(vals ...any) { add(csvFields(vals)...) })
-		}))
-	})
-	if err != nil {
-		return err
-	}
-	return writerError(out, w.Close())
 }
 
 // chunkLabels are the labels of chunk c's rows.
-func (j *streamJob) chunkLabels(c pointio.Chunk) labels {
+func (j *streamJob) chunkLabels(c stream.Chunk) labels {
 	l := labels{ref: j.ref.ids, obsBase: int(c.Base)}
 	if j.f.obsID != "" {
 		l.obs = c.IDs
@@ -239,11 +164,11 @@ func (j *streamJob) chunkLabels(c pointio.Chunk) labels {
 // rowFields are the columns of the rows with ids, as labels' tables name
 // them for the query's kind.
 func (j *streamJob) rowFields() []arrow.Field {
-	l := j.chunkLabels(pointio.Chunk{})
+	l := j.chunkLabels(stream.Chunk{})
 	switch kind, k := j.q.Kind(); {
-	case kind == pointio.KindWithinCounts:
+	case kind == stream.KindWithinCounts:
 		return l.fields([]arrow.Field{{Name: "count", Type: uint32Type}}, false)
-	case kind == pointio.KindKNearest && k > 1:
+	case kind == stream.KindKNearest && k > 1:
 		return l.fields([]arrow.Field{{Name: "rank", Type: arrow.PrimitiveTypes.Int32}}, true)
 	}
 	return l.fields(nil, true)
@@ -251,18 +176,18 @@ func (j *streamJob) rowFields() []arrow.Field {
 
 // chunkTable is chunk c's answers a as rows with ids, as labels' tables
 // of the whole answers hold them.
-func (j *streamJob) chunkTable(c pointio.Chunk, a pointio.Answers) table {
+func (j *streamJob) chunkTable(c stream.Chunk, a stream.Answers) table {
 	l := j.chunkLabels(c)
 	t := table{n: a.N}
 	switch kind, k := j.q.Kind(); kind {
-	case pointio.KindNearest:
+	case stream.KindNearest:
 		t.rows = func(i int, add func(...any)) {
 			ref, m := a.Nearest(i)
 			add(l.row(i, nil, ref, m, true)...)
 		}
-	case pointio.KindKNearest:
+	case stream.KindKNearest:
 		t.rows = func(i int, add func(...any)) { kRows(l, a, k, i, add) }
-	case pointio.KindWithinCounts:
+	case stream.KindWithinCounts:
 		t.rows = func(i int, add func(...any)) { add(l.row(i, []any{uint32(a.Within.Count(i))}, 0, 0, false)...) }
 	default:
 		t.rows = func(i int, add func(...any)) {
@@ -277,7 +202,7 @@ func (j *streamJob) chunkTable(c pointio.Chunk, a pointio.Answers) table {
 
 // kRows adds observation i's k nearest as rows, ranked from 1 (no rank
 // with k = 1), as labels.kNearest does.
-func kRows(l labels, a pointio.Answers, k, i int, add func(...any)) {
+func kRows(l labels, a stream.Answers, k, i int, add func(...any)) {
 	for r := range k {
 		ref, m, ok := a.KRow(i, r)
 		if !ok {
@@ -293,9 +218,9 @@ func kRows(l labels, a pointio.Answers, k, i int, add func(...any)) {
 
 // keepUnmatched is a CSV answer writer that gives every observation of a
 // --within-m --list a row (--keep-unmatched).
-type keepUnmatched struct{ pointio.AnswerWriter }
+type keepUnmatched struct{ stream.AnswerWriter }
 
-func (k keepUnmatched) Write(a pointio.Answers) error {
+func (k keepUnmatched) Write(a stream.Answers) error {
 	a.Within.KeepUnmatched = true
 	return k.AnswerWriter.Write(a)
 }

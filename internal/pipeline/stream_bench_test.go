@@ -9,6 +9,7 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // benchInput is the Parquet file of points the benchmarks stream:
@@ -105,13 +106,13 @@ func benchParquetTo(b *testing.B, format string) {
 
 // cheapK answers k nearest for a chunk, a function of each point.
 func cheapK(k int) Query[[]uint32] {
-	return func(_ context.Context, c pointio.Chunk, scratch *[]uint32) (pointio.Answers, error) {
+	return func(_ context.Context, c stream.Chunk, scratch *[]uint32) (stream.Answers, error) {
 		idx := append((*scratch)[:0], make([]uint32, c.Len())...)
 		for i := range idx {
 			idx[i], _ = cheapAnswer(c.Lat[i], c.Lon[i])
 		}
 		*scratch = idx
-		return pointio.Answers{N: c.Len(), KRow: func(i, r int) (uint32, float64, bool) {
+		return stream.Answers{N: c.Len(), KRow: func(i, r int) (uint32, float64, bool) {
 			_, m := cheapAnswer(c.Lat[i], c.Lon[i])
 			return idx[i] + uint32(r), m + float64(r), true
 		}}, nil
@@ -150,7 +151,7 @@ func BenchmarkNPYToKNPZ(b *testing.B) {
 				return err
 			}
 			defer r.Close()
-			aw, err := pointio.NewNPZAnswerWriter(w, pointio.KindKNearest, k, int(r.Rows()), dir)
+			aw, err := pointio.NewNPZAnswerWriter(w, stream.KindKNearest, k, int(r.Rows()), dir)
 			if err != nil {
 				return err
 			}
@@ -179,7 +180,7 @@ func BenchmarkNPYToKNPZ(b *testing.B) {
 					return err
 				}
 				defer r.Close()
-				aw, err := pointio.NewNPZAnswerWriterAt(f, pointio.KindKNearest, k, int(r.Rows()), dir)
+				aw, err := pointio.NewNPZAnswerWriterAt(f, stream.KindKNearest, k, int(r.Rows()), dir)
 				if err != nil {
 					return err
 				}

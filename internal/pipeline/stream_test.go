@@ -15,6 +15,7 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
@@ -25,13 +26,13 @@ func cheapAnswer(lat, lon float64) (uint32, float64) {
 }
 
 // cheapQuery answers a chunk into the scratch buffers.
-func cheapQuery(_ context.Context, c pointio.Chunk, scratch *[]uint32) (pointio.Answers, error) {
+func cheapQuery(_ context.Context, c stream.Chunk, scratch *[]uint32) (stream.Answers, error) {
 	idx := append((*scratch)[:0], make([]uint32, c.Len())...)
 	for i := range idx {
 		idx[i], _ = cheapAnswer(c.Lat[i], c.Lon[i])
 	}
 	*scratch = idx
-	return pointio.Answers{N: c.Len(), Nearest: func(i int) (uint32, float64) {
+	return stream.Answers{N: c.Len(), Nearest: func(i int) (uint32, float64) {
 		_, m := cheapAnswer(c.Lat[i], c.Lon[i])
 		return idx[i], m
 	}}, nil
@@ -96,14 +97,14 @@ func streamAnswers(t testing.TB, in, format string, out *bufio.Writer) Stats {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var aw pointio.AnswerWriter
+	var aw stream.AnswerWriter
 	switch format {
 	case pointio.FormatParquet, pointio.FormatArrow:
-		aw, err = arrowio.NewAnswerWriter(out, format, pointio.KindNearest, 1, arrowio.StreamOptions{})
+		aw, err = arrowio.NewAnswerWriter(out, format, stream.KindNearest, 1, arrowio.StreamOptions{})
 	case pointio.FormatNPZ:
-		aw, err = pointio.NewNPZAnswerWriter(out, pointio.KindNearest, 1, int(r.Rows()), t.TempDir())
+		aw, err = pointio.NewNPZAnswerWriter(out, stream.KindNearest, 1, int(r.Rows()), t.TempDir())
 	default:
-		aw, err = pointio.NewCSVAnswerWriter(out, pointio.KindNearest, 1)
+		aw, err = pointio.NewCSVAnswerWriter(out, stream.KindNearest, 1)
 	}
 	if err != nil {
 		t.Fatal(err)

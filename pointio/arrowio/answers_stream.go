@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn/internal/parallel"
-	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // answerGroup is the answers of a batch's observations (parquetGroupItems
@@ -38,11 +38,11 @@ func (g *answerGroup) reset(base int) {
 }
 
 // add copies a's observations [lo, hi) (indices of a) in.
-func (g *answerGroup) add(kind pointio.AnswerKind, a pointio.Answers, lo, hi int) {
+func (g *answerGroup) add(kind stream.AnswerKind, a stream.Answers, lo, hi int) {
 	at, n := g.items, hi-lo
 	g.items += n
 	switch kind {
-	case pointio.KindNearest:
+	case stream.KindNearest:
 		g.obs, g.ref, g.metres = grow(g.obs, g.items), grow(g.ref, g.items), grow(g.metres, g.items)
 		parallel.Blocks(n, 1<<14, 0, func(_, b0, b1 int) {
 			for j := b0; j < b1; j++ {
@@ -50,7 +50,7 @@ func (g *answerGroup) add(kind pointio.AnswerKind, a pointio.Answers, lo, hi int
 				g.ref[at+j], g.metres[at+j] = a.Nearest(lo + j)
 			}
 		})
-	case pointio.KindKNearest:
+	case stream.KindKNearest:
 		g.addK(a, lo, n, at)
 	default:
 		g.addWithin(kind, a, lo, n)
@@ -58,7 +58,7 @@ func (g *answerGroup) add(kind pointio.AnswerKind, a pointio.Answers, lo, hi int
 }
 
 // addK copies n rows of k answers, from a's row lo, to item at on.
-func (g *answerGroup) addK(a pointio.Answers, lo, n, at int) {
+func (g *answerGroup) addK(a stream.Answers, lo, n, at int) {
 	k := g.k
 	g.ref, g.metres, g.rows = grow(g.ref, g.items*k), grow(g.metres, g.items*k), grow(g.rows, g.items)
 	parallel.Blocks(n, 1<<12, 0, func(_, b0, b1 int) {
@@ -80,7 +80,7 @@ func (g *answerGroup) addK(a pointio.Answers, lo, n, at int) {
 // listRoom is how far from lo (up to hi) a's observations' lists fit in
 // g beside its entries, parquetGroupEntries at most (one observation at
 // least in a group), and whether g is then full.
-func (g *answerGroup) listRoom(a pointio.Answers, lo, hi int) (int, bool) {
+func (g *answerGroup) listRoom(a stream.Answers, lo, hi int) (int, bool) {
 	entries := len(g.ref)
 	for j := lo; j < hi; j++ {
 		c := a.Within.Count(j)
@@ -93,11 +93,11 @@ func (g *answerGroup) listRoom(a pointio.Answers, lo, hi int) (int, bool) {
 }
 
 // addWithin copies n radius answers (their lists too for KindWithinLists).
-func (g *answerGroup) addWithin(kind pointio.AnswerKind, a pointio.Answers, lo, n int) {
+func (g *answerGroup) addWithin(kind stream.AnswerKind, a stream.Answers, lo, n int) {
 	for j := lo; j < lo+n; j++ {
 		c := a.Within.Count(j)
 		g.counts = append(g.counts, uint32(c))
-		if kind != pointio.KindWithinLists {
+		if kind != stream.KindWithinLists {
 			continue
 		}
 		for r := range c {
@@ -122,14 +122,14 @@ func grow[T any](s []T, n int) []T {
 // those of the builders' batches byte for byte (no row is null, so no
 // validity bitmap is written either way), at a fraction of the cost (the
 // builders took 60% of a k-nearest group's encoding on the CPU).
-func (g *answerGroup) record(kind pointio.AnswerKind, schema *arrow.Schema) arrow.RecordBatch {
+func (g *answerGroup) record(kind stream.AnswerKind, schema *arrow.Schema) arrow.RecordBatch {
 	switch kind {
-	case pointio.KindNearest:
+	case stream.KindNearest:
 		return columnsBatch(schema, g.items, asBytes(g.obs), asBytes(g.ref), asBytes(g.metres))
-	case pointio.KindKNearest:
+	case stream.KindKNearest:
 		n := g.kColumns()
 		return columnsBatch(schema, n, asBytes(g.obs), asBytes(g.rank), asBytes(g.ref[:n]), asBytes(g.metres[:n]))
-	case pointio.KindWithinCounts:
+	case stream.KindWithinCounts:
 		g.obsColumn(func(int) int { return 1 })
 		return columnsBatch(schema, g.items, asBytes(g.obs), asBytes(g.counts))
 	}
@@ -193,11 +193,11 @@ func asBytes[T any](s []T) []byte {
 
 // answerFields are the columns of kind's answers, as today's writers
 // name them.
-func answerFields(kind pointio.AnswerKind) []arrow.Field {
+func answerFields(kind stream.AnswerKind) []arrow.Field {
 	switch kind {
-	case pointio.KindKNearest:
+	case stream.KindKNearest:
 		return []arrow.Field{obsIndexField, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, refIndexField, metresField}
-	case pointio.KindWithinCounts:
+	case stream.KindWithinCounts:
 		return []arrow.Field{obsIndexField, {Name: "count", Type: arrow.PrimitiveTypes.Uint32}}
 	}
 	return []arrow.Field{obsIndexField, refIndexField, metresField}
@@ -207,8 +207,8 @@ func answerFields(kind pointio.AnswerKind) []arrow.Field {
 // encoded: its copy (12 or 20 bytes an answer), the batch's columns
 // (24 an answer for k nearest), the encoding (about 13-17) and the
 // encoder's pages; it bounds the batches held at once.
-func bytesPerItem(kind pointio.AnswerKind, k int) int {
-	if kind == pointio.KindKNearest {
+func bytesPerItem(kind stream.AnswerKind, k int) int {
+	if kind == stream.KindKNearest {
 		return 64 * k
 	}
 	return 64

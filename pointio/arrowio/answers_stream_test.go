@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // answerSet is a query's answers held whole: k a row (MaxUint32 past
@@ -54,31 +55,31 @@ func (s *answerSet) emptied(lo, hi int) *answerSet {
 	return s
 }
 
-func (s *answerSet) chunk(lo, hi int) pointio.Answers {
-	return pointio.Answers{Base: lo, N: hi - lo,
+func (s *answerSet) chunk(lo, hi int) stream.Answers {
+	return stream.Answers{Base: lo, N: hi - lo,
 		Nearest: func(i int) (uint32, float64) { return s.ref[(lo+i)*s.k], s.metres[(lo+i)*s.k] },
 		KRow: func(i, r int) (uint32, float64, bool) {
 			e := (lo+i)*s.k + r
 			return s.ref[e], s.metres[e], s.ref[e] != math.MaxUint32
 		},
-		Within: pointio.Within{Count: func(i int) int { return len(s.lists[lo+i]) }, Ref: func(i, r int) (uint32, float64) {
+		Within: stream.Within{Count: func(i int) int { return len(s.lists[lo+i]) }, Ref: func(i, r int) (uint32, float64) {
 			e := s.lists[lo+i][r]
 			return s.ref[e], s.metres[e]
 		}}}
 }
 
 // whole is what today's writers write for s.
-func (s *answerSet) whole(format string, kind pointio.AnswerKind) ([]byte, error) {
+func (s *answerSet) whole(format string, kind stream.AnswerKind) ([]byte, error) {
 	var b bytes.Buffer
 	a := s.chunk(0, s.n)
 	var err error
 	switch kind {
-	case pointio.KindNearest:
+	case stream.KindNearest:
 		err = refResults(&b, format, s.n, a.Nearest)
-	case pointio.KindKNearest:
+	case stream.KindKNearest:
 		err = refKResults(&b, format, s.n, s.k, a.KRow)
-	case pointio.KindWithinCounts:
-		err = refWithin(&b, format, s.n, pointio.Within{Count: a.Within.Count})
+	case stream.KindWithinCounts:
+		err = refWithin(&b, format, s.n, stream.Within{Count: a.Within.Count})
 	default:
 		err = refWithin(&b, format, s.n, a.Within)
 	}
@@ -86,7 +87,7 @@ func (s *answerSet) whole(format string, kind pointio.AnswerKind) ([]byte, error
 }
 
 // streamed writes s through NewAnswerWriter, chunk rows at a time.
-func (s *answerSet) streamed(format string, kind pointio.AnswerKind, chunk, workers int) ([]byte, error) {
+func (s *answerSet) streamed(format string, kind stream.AnswerKind, chunk, workers int) ([]byte, error) {
 	var b bytes.Buffer
 	w, err := NewAnswerWriter(&b, format, kind, s.k, StreamOptions{Workers: workers})
 	if err != nil {
@@ -118,7 +119,7 @@ func TestStreamedAnswersAsWhole(t *testing.T) {
 		parquetGroupItems = group
 		for si, s := range sets {
 			for _, format := range []string{pointio.FormatParquet, pointio.FormatArrow} {
-				for kind := pointio.KindNearest; kind <= pointio.KindWithinLists; kind++ {
+				for kind := stream.KindNearest; kind <= stream.KindWithinLists; kind++ {
 					want, wantErr := s.whole(format, kind)
 					for _, chunk := range []int{333, 1000, 4096, max(s.n, 1)} {
 						got, err := s.streamed(format, kind, chunk, 3)
@@ -176,11 +177,11 @@ func TestStreamedListsGroupsBounded(t *testing.T) {
 	defer func(n int) { parquetGroupEntries = n }(parquetGroupEntries)
 	parquetGroupEntries = 500
 	s := generatedAnswers(5_500, 3, 1)
-	got, err := s.streamed(pointio.FormatParquet, pointio.KindWithinLists, 777, 3)
+	got, err := s.streamed(pointio.FormatParquet, stream.KindWithinLists, 777, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := s.whole(pointio.FormatParquet, pointio.KindWithinLists)
+	want, err := s.whole(pointio.FormatParquet, stream.KindWithinLists)
 	if err != nil {
 		t.Fatal(err)
 	}

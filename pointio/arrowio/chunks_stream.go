@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // OpenChunks opens path for reading in chunks: a Parquet file a row group
@@ -18,7 +19,7 @@ import (
 // an Arrow IPC file or stream a window of batches at a time, standard
 // input ("-") as OpenReaderChunks reads it, any other format as
 // pointio.OpenChunks reads it (chunkRows points a chunk, 0: the default).
-func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (pointio.ChunkReader, error) {
+func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (stream.ChunkReader, error) {
 	switch {
 	case path == "-":
 		return OpenReaderChunks(ctx, os.Stdin, opts, chunkRows, "")
@@ -32,13 +33,13 @@ func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chun
 	return pointio.OpenChunks(ctx, path, opts, chunkRows)
 }
 
-func openParquetChunks(path string, opts pointio.ReadOptions, chunkRows, workers int) (pointio.ChunkReader, error) {
+func openParquetChunks(path string, opts pointio.ReadOptions, chunkRows, workers int) (stream.ChunkReader, error) {
 	return openParquetRange(path, opts, chunkRows, workers, 0, -1)
 }
 
 // openParquetRange reads the row groups that hold rows [lo, hi) (hi < 0:
 // to the end), the chunks cut to them.
-func openParquetRange(path string, opts pointio.ReadOptions, chunkRows, workers int, lo, hi int64) (_ pointio.ChunkReader, err error) {
+func openParquetRange(path string, opts pointio.ReadOptions, chunkRows, workers int, lo, hi int64) (_ stream.ChunkReader, err error) {
 	defer recoverCorrupt(path, &err)
 	rdr, err := openParquetFile(path)
 	if err != nil {
@@ -107,14 +108,14 @@ func (src *columnSource) openGroups() (rdr *file.Reader, fr *pqarrow.FileReader,
 }
 
 // cutChunk is the rows of c in [lo, hi).
-func cutChunk(c pointio.Chunk, lo, hi int64) pointio.Chunk {
+func cutChunk(c stream.Chunk, lo, hi int64) stream.Chunk {
 	n := int64(c.Len())
 	a := min(max(lo-c.Base, 0), n)
 	b := max(min(n, hi-c.Base), a)
 	if a == 0 && b == int64(c.Len()) {
 		return c
 	}
-	out := pointio.Chunk{Base: c.Base + a, Lat: c.Lat[a:b], Lon: c.Lon[a:b]}
+	out := stream.Chunk{Base: c.Base + a, Lat: c.Lat[a:b], Lon: c.Lon[a:b]}
 	if c.IDs != nil {
 		out.IDs = c.IDs[a:b]
 	}
@@ -126,7 +127,7 @@ func cutChunk(c pointio.Chunk, lo, hi int64) pointio.Chunk {
 // them (the chunks cut to them), a .npy file's rows from lo on, other
 // formats read from the start and cut (pointio.ChunkRange). Errors name
 // rows in the whole file.
-func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int, lo, hi int64) (pointio.ChunkReader, error) {
+func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int, lo, hi int64) (stream.ChunkReader, error) {
 	switch {
 	case pointio.IsParquet(path) && !spoolable(path):
 		return openParquetRange(path, opts, chunkRows, 0, lo, hi)
@@ -154,7 +155,7 @@ type ipcChunks struct {
 	done  error
 }
 
-func openIPCChunks(ctx context.Context, path string, opts pointio.ReadOptions) (_ pointio.ChunkReader, err error) {
+func openIPCChunks(ctx context.Context, path string, opts pointio.ReadOptions) (_ stream.ChunkReader, err error) {
 	defer recoverCorruptAs(path, "Arrow IPC", &err)
 	f, err := openIPCFile(path)
 	if err != nil {
@@ -185,9 +186,9 @@ func newIPCChunks(f *os.File, path string, opts pointio.ReadOptions) (*ipcChunks
 	return &ipcChunks{f: f, path: path, src: src, next: next, rows: rows}, nil
 }
 
-func (c *ipcChunks) Next(ctx context.Context, dst pointio.Chunk) (_ pointio.Chunk, err error) {
+func (c *ipcChunks) Next(ctx context.Context, dst stream.Chunk) (_ stream.Chunk, err error) {
 	if c.done != nil {
-		return pointio.Chunk{}, c.done
+		return stream.Chunk{}, c.done
 	}
 	defer func() {
 		if err != nil {
@@ -202,20 +203,20 @@ func (c *ipcChunks) Next(ctx context.Context, dst pointio.Chunk) (_ pointio.Chun
 		}
 	}()
 	if err != nil {
-		return pointio.Chunk{}, err
+		return stream.Chunk{}, err
 	}
 	if rows == 0 {
 		if c.total == 0 {
-			return pointio.Chunk{}, inputError(c.path, "no points", nil)
+			return stream.Chunk{}, inputError(c.path, "no points", nil)
 		}
-		return pointio.Chunk{}, ipcEnd(c.path, int64(c.total), c.rows)
+		return stream.Chunk{}, ipcEnd(c.path, int64(c.total), c.rows)
 	}
 	c.src.base, c.src.ids = int64(c.total), nil
 	pts, err := c.src.decodeBatches(recs, c.total, rows)
 	if err != nil {
-		return pointio.Chunk{}, err
+		return stream.Chunk{}, err
 	}
-	out := pointio.Chunk{Base: int64(c.total), IDs: c.src.ids}
+	out := stream.Chunk{Base: int64(c.total), IDs: c.src.ids}
 	out.Lat, out.Lon = pointio.AppendRadiansParallel(dst.Lat[:0], dst.Lon[:0], pts)
 	c.total += rows
 	return out, nil

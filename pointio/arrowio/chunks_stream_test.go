@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // readChunks reads every chunk of path, checking that they follow on.
@@ -26,7 +27,7 @@ func readChunks(t *testing.T, path string, opts pointio.ReadOptions) (lat, lon [
 		return nil, nil, nil, err
 	}
 	defer r.Close()
-	var c pointio.Chunk
+	var c stream.Chunk
 	for {
 		if c, err = r.Next(context.Background(), c); err == io.EOF {
 			return lat, lon, ids, nil
@@ -140,7 +141,7 @@ func TestReaderChunks(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		var lat []float64
-		var c pointio.Chunk
+		var c stream.Chunk
 		for {
 			if c, err = r.Next(context.Background(), c); err != nil {
 				break
@@ -182,7 +183,7 @@ func TestChunksRange(t *testing.T) {
 				t.Fatalf("%s %v: %v", path, rg, err)
 			}
 			var lat []float64
-			var c pointio.Chunk
+			var c stream.Chunk
 			for {
 				if c, err = r.Next(context.Background(), c); err != nil {
 					break
@@ -221,7 +222,7 @@ func TestParquetBigGroupInBatches(t *testing.T) {
 	}
 	defer r.Close()
 	var lat []float64
-	var c pointio.Chunk
+	var c stream.Chunk
 	for {
 		if c, err = r.Next(context.Background(), c); err != nil {
 			break
@@ -250,7 +251,7 @@ func TestParquetChunksGathered(t *testing.T) {
 			}
 			var lat, lon []float64
 			var ids []string
-			var slots [3]pointio.Chunk
+			var slots [3]stream.Chunk
 			for k := 0; ; k++ {
 				c, err := r.Next(context.Background(), slots[k%3])
 				if err == io.EOF {
@@ -284,12 +285,12 @@ func TestParquetChunksStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := r.Next(ctx, pointio.Chunk{}); err != nil {
+	if _, err := r.Next(ctx, stream.Chunk{}); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
 	for range 3 {
-		if _, err := r.Next(ctx, pointio.Chunk{}); !errors.Is(err, context.Canceled) {
+		if _, err := r.Next(ctx, stream.Chunk{}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("after the context was cancelled: %v", err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
@@ -50,13 +51,13 @@ func Example() {
 func ExampleNewAnswerWriter() {
 	ref := []uint32{7, 3, 7}
 	metres := []float64{1200.5, 88.25, 40.0}
-	w, err := arrowio.NewAnswerWriter(discard{}, pointio.FormatParquet, pointio.KindNearest, 1, arrowio.StreamOptions{})
+	w, err := arrowio.NewAnswerWriter(discard{}, pointio.FormatParquet, stream.KindNearest, 1, arrowio.StreamOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, c := range []struct{ base, n int }{{0, 2}, {2, 1}} {
-		a := pointio.Answers{Base: c.base, N: c.n, Nearest: func(i int) (uint32, float64) {
+		a := stream.Answers{Base: c.base, N: c.n, Nearest: func(i int) (uint32, float64) {
 			return ref[c.base+i], metres[c.base+i]
 		}}
 		if err := w.Write(a); err != nil {

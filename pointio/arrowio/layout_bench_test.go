@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // The k-nearest answers of one row group (2^20 observations, k = 8) in
@@ -86,12 +87,12 @@ func BenchmarkKLayout(b *testing.B) {
 // encoding alone).
 func BenchmarkKAnswerWriter(b *testing.B) {
 	const n, k = 1 << 20, 8
-	a := pointio.Answers{N: n, KRow: func(i, r int) (uint32, float64, bool) {
+	a := stream.Answers{N: n, KRow: func(i, r int) (uint32, float64, bool) {
 		e := i*k + r
 		return uint32(e * 2654435761 >> 12), float64(e%100003) * 1.37, true
 	}}
 	for b.Loop() {
-		w, err := NewAnswerWriter(io.Discard, pointio.FormatParquet, pointio.KindKNearest, k, StreamOptions{Workers: 1})
+		w, err := NewAnswerWriter(io.Discard, pointio.FormatParquet, stream.KindKNearest, k, StreamOptions{Workers: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

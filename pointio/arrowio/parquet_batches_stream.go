@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
@@ -35,7 +36,7 @@ type parquetBatches struct {
 	done   error
 }
 
-func openParquetBatches(src *columnSource, starts []int64, g0, g1 int, lo, hi int64) (_ pointio.ChunkReader, err error) {
+func openParquetBatches(src *columnSource, starts []int64, g0, g1 int, lo, hi int64) (_ stream.ChunkReader, err error) {
 	defer recoverCorrupt(src.path, &err)
 	rdr, fr, err := openParquetArrow(src.path, batchRows)
 	if err != nil {
@@ -57,9 +58,9 @@ func groupRange(g0, g1 int) []int {
 	return gs
 }
 
-func (p *parquetBatches) Next(ctx context.Context, dst pointio.Chunk) (c pointio.Chunk, err error) {
+func (p *parquetBatches) Next(ctx context.Context, dst stream.Chunk) (c stream.Chunk, err error) {
 	if p.done != nil {
-		return pointio.Chunk{}, p.done
+		return stream.Chunk{}, p.done
 	}
 	defer func() {
 		if err != nil {
@@ -69,13 +70,13 @@ func (p *parquetBatches) Next(ctx context.Context, dst pointio.Chunk) (c pointio
 	defer recoverCorrupt(p.src.path, &err)
 	for {
 		if err := ctx.Err(); err != nil {
-			return pointio.Chunk{}, err
+			return stream.Chunk{}, err
 		}
 		if p.base >= p.hi || !p.rr.Next() {
 			if err := p.rr.Err(); err != nil && err != io.EOF {
-				return pointio.Chunk{}, inputError(p.src.path, fmt.Sprintf("rows from %d", p.base+1), err)
+				return stream.Chunk{}, inputError(p.src.path, fmt.Sprintf("rows from %d", p.base+1), err)
 			}
-			return pointio.Chunk{}, batchesEnd(p.src.path, p.base, p.hi)
+			return stream.Chunk{}, batchesEnd(p.src.path, p.base, p.hi)
 		}
 		c, err = p.decode(p.rr.RecordBatch(), dst)
 		if err != nil || c.Len() > 0 {
@@ -85,7 +86,7 @@ func (p *parquetBatches) Next(ctx context.Context, dst pointio.Chunk) (c pointio
 }
 
 // decode checks and converts a batch into dst's columns, cut to the range.
-func (p *parquetBatches) decode(rec arrow.RecordBatch, dst pointio.Chunk) (pointio.Chunk, error) {
+func (p *parquetBatches) decode(rec arrow.RecordBatch, dst stream.Chunk) (stream.Chunk, error) {
 	n := int(rec.NumRows())
 	tbl := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
 	defer tbl.Release()
@@ -95,9 +96,9 @@ func (p *parquetBatches) decode(rec arrow.RecordBatch, dst pointio.Chunk) (point
 		p.src.ids = make([]string, n)
 	}
 	if err := p.src.decode(tbl, p.base, p.buf); err != nil {
-		return pointio.Chunk{}, err
+		return stream.Chunk{}, err
 	}
-	c := pointio.Chunk{Base: p.base, IDs: p.src.ids}
+	c := stream.Chunk{Base: p.base, IDs: p.src.ids}
 	c.Lat, c.Lon = pointio.AppendRadiansParallel(dst.Lat[:0], dst.Lon[:0], p.buf)
 	p.base += int64(n)
 	return cutChunk(c, p.lo, p.hi), nil

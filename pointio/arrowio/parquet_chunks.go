@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
@@ -37,7 +38,7 @@ type parquetChunks struct {
 	// free has the columns handed back through Next, to fill again: one
 	// each call, empty from a caller with none yet (a new slot), which
 	// lets the reader make columns for one more chunk.
-	free   chan pointio.Chunk
+	free   chan stream.Chunk
 	cancel context.CancelFunc
 	done   error
 }
@@ -52,7 +53,7 @@ type chunkPlan struct {
 // pendingChunk is a chunk being read: done is closed when its last group
 // is in, errs holds each group's error.
 type pendingChunk struct {
-	c    pointio.Chunk
+	c    stream.Chunk
 	plan chunkPlan
 	errs []error
 	left int
@@ -87,7 +88,7 @@ func newParquetChunks(src *columnSource, starts []int64, g0, g1 int, lo, hi int6
 	plans := planChunks(starts, g0, g1, lo, hi, rows)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &parquetChunks{n: hi - lo, chunks: len(plans), ready: make(chan *pendingChunk, len(plans)),
-		free: make(chan pointio.Chunk, len(plans)+1), cancel: cancel}
+		free: make(chan stream.Chunk, len(plans)+1), cancel: cancel}
 	tasks := make(chan groupTask, g1-g0)
 	for range workers {
 		go src.decodeGroups(ctx, starts, tasks)
@@ -120,7 +121,7 @@ func (p *parquetChunks) dispatch(ctx context.Context, ids bool, plans []chunkPla
 	defer close(tasks)
 	made := 0
 	for _, pl := range plans {
-		var c pointio.Chunk
+		var c stream.Chunk
 		if made < chunksAhead {
 			made++
 		} else {
@@ -320,38 +321,38 @@ func (src *columnSource) radiansOf(c *arrow.Chunked, field string, first int64, 
 
 // Next returns the next chunk, once every one of its groups is read;
 // dst's columns are kept to fill again.
-func (p *parquetChunks) Next(ctx context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
+func (p *parquetChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
 	if p.done != nil {
-		return pointio.Chunk{}, p.done
+		return stream.Chunk{}, p.done
 	}
 	if err := ctx.Err(); err != nil {
 		p.done = err
-		return pointio.Chunk{}, err
+		return stream.Chunk{}, err
 	}
 	if p.next == p.chunks {
 		p.done = io.EOF
-		return pointio.Chunk{}, io.EOF
+		return stream.Chunk{}, io.EOF
 	}
-	p.free <- pointio.Chunk{Lat: dst.Lat[:0], Lon: dst.Lon[:0]} // room for one a call: never blocks
+	p.free <- stream.Chunk{Lat: dst.Lat[:0], Lon: dst.Lon[:0]} // room for one a call: never blocks
 	// A chunk given up on is gone: the reader stays stopped.
 	var pc *pendingChunk
 	select {
 	case pc = <-p.ready:
 	case <-ctx.Done():
 		p.done = ctx.Err()
-		return pointio.Chunk{}, p.done
+		return stream.Chunk{}, p.done
 	}
 	select {
 	case <-pc.done:
 	case <-ctx.Done():
 		p.done = ctx.Err()
-		return pointio.Chunk{}, p.done
+		return stream.Chunk{}, p.done
 	}
 	p.next++
 	if err := firstError(pc.errs); err != nil {
 		p.done = err
 		p.cancel()
-		return pointio.Chunk{}, p.done
+		return stream.Chunk{}, p.done
 	}
 	return pc.c, nil
 }

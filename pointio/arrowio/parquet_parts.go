@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // GroupRows is how many observations' answers a Parquet row group (an
@@ -27,8 +28,8 @@ func GroupRows() int { return parquetGroupItems }
 // 2^20 rows, eight at a time, 9.1 s and 2.0 GB. k answers an observation that are fewer than k (--max-m) leave
 // a group short of rows. Every size divides parquetGroupItems, so parts that begin at a
 // multiple of GroupRows begin at a group's start whatever the kind.
-func GroupItems(kind pointio.AnswerKind, k int) int {
-	if kind != pointio.KindKNearest || k < 2 {
+func GroupItems(kind stream.AnswerKind, k int) int {
+	if kind != stream.KindKNearest || k < 2 {
 		return parquetGroupItems
 	}
 	return max(1, parquetGroupItems>>(bits.Len(uint(k))-1))
@@ -61,7 +62,7 @@ func newPartMeta(o ordered) partMeta {
 // NewParquetPartWriter writes the part of observations lo on (Write's
 // chunks in order, Base counted in the whole file) to w; lo is a
 // multiple of GroupRows unless the part is empty.
-func NewParquetPartWriter(w io.Writer, kind pointio.AnswerKind, k, lo int, opts StreamOptions) (*ParquetPart, error) {
+func NewParquetPartWriter(w io.Writer, kind stream.AnswerKind, k, lo int, opts StreamOptions) (*ParquetPart, error) {
 	if lo < 0 {
 		return nil, fmt.Errorf("parquet: a part from observation %d", lo)
 	}
@@ -93,7 +94,7 @@ func NewParquetRowsPartWriter(w io.Writer, fields []arrow.Field, opts StreamOpti
 }
 
 // Write writes a chunk of the part's answers.
-func (p *ParquetPart) Write(a pointio.Answers) error {
+func (p *ParquetPart) Write(a stream.Answers) error {
 	if a.N > 0 && p.group == nil && a.Base%parquetGroupItems != 0 {
 		return fmt.Errorf("parquet: a part from observation %d, not a multiple of the %d of a row group", a.Base, parquetGroupItems)
 	}
@@ -123,7 +124,7 @@ func (p partMeta) Meta(at int64) ([]byte, error) {
 // footer after them, of every part's groups: metas are the parts' Meta,
 // in the order of their observations. With no group at all it writes
 // the library's file of no row groups.
-func FinishParquet(f io.WriterAt, end int64, kind pointio.AnswerKind, k int, metas [][]byte) error {
+func FinishParquet(f io.WriterAt, end int64, kind stream.AnswerKind, k int, metas [][]byte) error {
 	return FinishParquetRows(f, end, answerFields(kind), metas)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // fileAt is a file in memory.
@@ -29,7 +30,7 @@ func TestParquetPartsAsWhole(t *testing.T) {
 	sets := []*answerSet{generatedAnswers(5_500, 3, 1), generatedAnswers(1, 1, 2), {k: 2},
 		generatedAnswers(3_500, 2, 3).emptied(1000, 2000).emptied(3000, 3500)} // groups of no rows
 	for si, s := range sets {
-		for kind := pointio.KindNearest; kind <= pointio.KindWithinLists; kind++ {
+		for kind := stream.KindNearest; kind <= stream.KindWithinLists; kind++ {
 			want, err := s.whole(pointio.FormatParquet, kind)
 			if err != nil {
 				t.Fatal(err)
@@ -48,7 +49,7 @@ func TestParquetPartsAsWhole(t *testing.T) {
 }
 
 // parquetParts writes s's parts apart, then puts them together.
-func (s *answerSet) parquetParts(t *testing.T, kind pointio.AnswerKind, cuts []int) []byte {
+func (s *answerSet) parquetParts(t *testing.T, kind stream.AnswerKind, cuts []int) []byte {
 	f := &fileAt{}
 	at := int64(4)
 	var metas [][]byte

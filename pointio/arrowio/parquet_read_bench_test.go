@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // writeBenchPoints writes n points spread over the sphere as pyarrow
@@ -65,7 +66,7 @@ func BenchmarkParquetChunks(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var slots [3]pointio.Chunk
+		var slots [3]stream.Chunk
 		rows := 0
 		for k := 0; ; k++ {
 			c, err := r.Next(ctx, slots[k%3])

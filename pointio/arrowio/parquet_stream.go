@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // StreamOptions tune the stream writers.
@@ -29,11 +30,11 @@ type StreamOptions struct {
 // own, and written in order, their metadata moved to their place in the
 // file (see parquetAssembler); Arrow batches are built side by side and
 // written in order.
-func NewAnswerWriter(w io.Writer, format string, kind pointio.AnswerKind, k int, opts StreamOptions) (pointio.AnswerWriter, error) {
-	if kind < pointio.KindNearest || kind > pointio.KindWithinLists || (kind == pointio.KindKNearest && k < 1) {
+func NewAnswerWriter(w io.Writer, format string, kind stream.AnswerKind, k int, opts StreamOptions) (stream.AnswerWriter, error) {
+	if kind < stream.KindNearest || kind > stream.KindWithinLists || (kind == stream.KindKNearest && k < 1) {
 		return nil, fmt.Errorf("write results: answers of kind %d with k %d", kind, k)
 	}
-	if kind != pointio.KindKNearest {
+	if kind != stream.KindKNearest {
 		k = 1
 	}
 	schema := arrow.NewSchema(answerFields(kind), nil)
@@ -95,7 +96,7 @@ type encoded struct {
 // written in order.
 type answerBatches struct {
 	ordered
-	kind   pointio.AnswerKind
+	kind   stream.AnswerKind
 	k      int
 	items  int
 	schema *arrow.Schema
@@ -103,20 +104,19 @@ type answerBatches struct {
 	next   int
 }
 
-func (b *answerBatches) Write(a pointio.Answers) error {
+func (b *answerBatches) Write(a stream.Answers) error {
 	if b.err != nil {
 		return b.err
 	}
-	if a.Base != b.next || a.N < 0 {
-		return fmt.Errorf("write results: a chunk of observations [%d, %d) after [0, %d)", a.Base, a.Base+a.N, b.next)
+	if err := stream.CheckOrder(&b.next, a); err != nil {
+		return err
 	}
-	b.next += a.N
 	for lo := 0; lo < a.N; {
 		if b.group == nil {
 			b.group = b.take(a.Base+lo, b.k)
 		}
 		hi, full := min(a.N, lo+b.items-b.group.items), false
-		if b.kind == pointio.KindWithinLists {
+		if b.kind == stream.KindWithinLists {
 			hi, full = b.group.listRoom(a, lo, hi)
 		}
 		b.group.add(b.kind, a, lo, hi)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // benchAnswers is n nearest answers as a query's: random references and
@@ -39,12 +40,12 @@ func BenchmarkParquetAnswers(b *testing.B) {
 	})
 	b.Run("stream", func(b *testing.B) {
 		for b.Loop() {
-			w, err := NewAnswerWriter(io.Discard, pointio.FormatParquet, pointio.KindNearest, 1, StreamOptions{})
+			w, err := NewAnswerWriter(io.Discard, pointio.FormatParquet, stream.KindNearest, 1, StreamOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			for lo := 0; lo < n; lo += 1 << 20 {
-				a := pointio.Answers{Base: lo, N: 1 << 20, Nearest: func(i int) (uint32, float64) { return ref[lo+i], metres[lo+i] }}
+				a := stream.Answers{Base: lo, N: 1 << 20, Nearest: func(i int) (uint32, float64) { return ref[lo+i], metres[lo+i] }}
 				if err := w.Write(a); err != nil {
 					b.Fatal(err)
 				}
@@ -65,12 +66,12 @@ func BenchmarkParquetGroupEncode(b *testing.B) {
 	ref, metres := benchAnswers(n)
 	g := &answerGroup{k: 1}
 	g.reset(0)
-	g.add(pointio.KindNearest, pointio.Answers{N: n, Nearest: func(i int) (uint32, float64) { return ref[i], metres[i] }}, 0, n)
-	schema := arrow.NewSchema(answerFields(pointio.KindNearest), nil)
+	g.add(stream.KindNearest, stream.Answers{N: n, Nearest: func(i int) (uint32, float64) { return ref[i], metres[i] }}, 0, n)
+	schema := arrow.NewSchema(answerFields(stream.KindNearest), nil)
 	p := &parquetAssembler{schema: schema}
 	b.Run("pqarrow", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := p.encode(g.record(pointio.KindNearest, schema), &g.enc); err != nil {
+			if _, err := p.encode(g.record(stream.KindNearest, schema), &g.enc); err != nil {
 				b.Fatal(err)
 			}
 		}

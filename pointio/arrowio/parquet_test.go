@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
@@ -235,7 +236,7 @@ func TestWriteParquetRoundTrip(t *testing.T) {
 
 	buf.Reset()
 	w.Reset(&buf)
-	in := pointio.Within{Count: func(i int) int { return i }, Ref: func(i, r int) (uint32, float64) { return uint32(r), float64(i) }}
+	in := stream.Within{Count: func(i int) int { return i }, Ref: func(i, r int) (uint32, float64) { return uint32(r), float64(i) }}
 	if err := WriteWithin(w, pointio.FormatParquet, 4, in); err != nil || w.Flush() != nil {
 		t.Fatal(err)
 	}

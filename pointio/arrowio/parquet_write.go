@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
@@ -45,32 +46,32 @@ var (
 // observation.
 // answer is called from several goroutines at once.
 func WriteResults(w io.Writer, format string, n int, answer func(i int) (uint32, float64)) error {
-	return writeAnswers(w, format, pointio.KindNearest, 1, pointio.Answers{N: n, Nearest: answer})
+	return writeAnswers(w, format, stream.KindNearest, 1, stream.Answers{N: n, Nearest: answer})
 }
 
 // WriteKResults writes the k nearest references of n observations in
 // format as rows obs_index, rank (1 to k), ref_index, distance_m, nearest first,
 // one row an answer found.
-func WriteKResults(w io.Writer, format string, n, k int, row pointio.KRow) error {
-	return writeAnswers(w, format, pointio.KindKNearest, k, pointio.Answers{N: n, KRow: row})
+func WriteKResults(w io.Writer, format string, n, k int, row stream.KRow) error {
+	return writeAnswers(w, format, stream.KindKNearest, k, stream.Answers{N: n, KRow: row})
 }
 
 // WriteWithin writes a radius query's answer in format: rows obs_index, count
 // when in.Ref is nil, else one row obs_index, ref_index, distance_m a
 // reference found, nearest first.
-func WriteWithin(w io.Writer, format string, n int, in pointio.Within) error {
-	kind := pointio.KindWithinLists
+func WriteWithin(w io.Writer, format string, n int, in stream.Within) error {
+	kind := stream.KindWithinLists
 	if in.Ref == nil {
-		kind = pointio.KindWithinCounts
+		kind = stream.KindWithinCounts
 	}
-	return writeAnswers(w, format, kind, 1, pointio.Answers{N: n, Within: in})
+	return writeAnswers(w, format, kind, 1, stream.Answers{N: n, Within: in})
 }
 
 // writeAnswers writes a whole answer as one chunk through the streamed
 // answer writer, which encodes its row groups (or batches) on every core
 // and writes them in order: the whole-answer and the streamed outputs are
 // one path, the same bytes.
-func writeAnswers(w io.Writer, format string, kind pointio.AnswerKind, k int, a pointio.Answers) error {
+func writeAnswers(w io.Writer, format string, kind stream.AnswerKind, k int, a stream.Answers) error {
 	aw, err := NewAnswerWriter(w, format, kind, k, StreamOptions{})
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // The one-table builds the answer writers replaced, kept as the reference
@@ -34,9 +35,9 @@ func refResults(w io.Writer, format string, n int, answer func(i int) (uint32, f
 // refKResults writes the k nearest references of n observations in
 // format as rows obs_index, rank (1 to k), ref_index, distance_m, nearest first,
 // one row an answer found.
-func refKResults(w io.Writer, format string, n, k int, row pointio.KRow) error {
+func refKResults(w io.Writer, format string, n, k int, row stream.KRow) error {
 	fields := []arrow.Field{obsIndexField, {Name: "rank", Type: arrow.PrimitiveTypes.Int32}, refIndexField, metresField}
-	return writeTable(w, format, fields, n, GroupItems(pointio.KindKNearest, k), func(bs []array.Builder, i int) {
+	return writeTable(w, format, fields, n, GroupItems(stream.KindKNearest, k), func(bs []array.Builder, i int) {
 		for r := range k {
 			ref, m, ok := row(i, r)
 			if !ok {
@@ -53,7 +54,7 @@ func refKResults(w io.Writer, format string, n, k int, row pointio.KRow) error {
 // refWithin writes a radius query's answer in format: rows obs_index, count
 // when in.Ref is nil, else one row obs_index, ref_index, distance_m a
 // reference found, nearest first.
-func refWithin(w io.Writer, format string, n int, in pointio.Within) error {
+func refWithin(w io.Writer, format string, n int, in stream.Within) error {
 	if in.Ref == nil {
 		fields := []arrow.Field{obsIndexField, {Name: "count", Type: arrow.PrimitiveTypes.Uint32}}
 		return writeTable(w, format, fields, n, parquetGroupItems, func(bs []array.Builder, i int) {
@@ -75,7 +76,7 @@ func refWithin(w io.Writer, format string, n int, in pointio.Within) error {
 // The whole-answer writers give the reference's bytes for no
 // observations too, in every format and kind.
 func TestWholeAnswersEmptyAsReference(t *testing.T) {
-	counts := pointio.Within{Count: func(int) int { return 0 }}
+	counts := stream.Within{Count: func(int) int { return 0 }}
 	type write func(w io.Writer, format string) error
 	for name, pair := range map[string][2]write{
 		"nearest": {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // spoolable reports whether path is a FIFO or device (a named pipe,
@@ -62,7 +63,7 @@ func readSpooled[T any](ctx context.Context, path string, read func(tmp string) 
 
 // openSpooledChunks is OpenChunks of a special file's temporary copy,
 // removed on Close.
-func openSpooledChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (pointio.ChunkReader, error) {
+func openSpooledChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (stream.ChunkReader, error) {
 	tmp, err := spoolInput(ctx, path)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ type spooledInput struct {
 	name string
 }
 
-func (s spooledInput) Next(ctx context.Context, dst pointio.Chunk) (pointio.Chunk, error) {
+func (s spooledInput) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
 	c, err := s.spooled.Next(ctx, dst)
 	return c, spooledError(ctx, err, s.path, s.name)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // OpenReaderChunks reads points in chunks from r, standard input say
@@ -15,7 +16,7 @@ import (
 // as a stream; Parquet (read from its footer), Arrow IPC and .npz
 // through a temporary file in dir ("": os.TempDir()), removed on Close,
 // as knn run reads standard input today.
-func OpenReaderChunks(ctx context.Context, r io.Reader, opts pointio.ReadOptions, chunkRows int, dir string) (pointio.ChunkReader, error) {
+func OpenReaderChunks(ctx context.Context, r io.Reader, opts pointio.ReadOptions, chunkRows int, dir string) (stream.ChunkReader, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(8)
 	ext := ""
@@ -47,7 +48,7 @@ func OpenReaderChunks(ctx context.Context, r io.Reader, opts pointio.ReadOptions
 
 // spooled is a chunk reader of a temporary file, removed on Close.
 type spooled struct {
-	pointio.ChunkReader
+	stream.ChunkReader
 	path string
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
@@ -43,7 +44,7 @@ func readStreamed(path string) (int, error) {
 	defer r.Close()
 	n := 0
 	for {
-		c, err := r.Next(ctx, pointio.Chunk{})
+		c, err := r.Next(ctx, stream.Chunk{})
 		if err == io.EOF {
 			return n, nil
 		}

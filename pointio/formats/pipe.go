@@ -1,4 +1,4 @@
-package main
+package formats
 
 import (
 	"bufio"
@@ -10,11 +10,12 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
 // readPipe reads points from standard input, or from the special file
-// path names whose name says no format (pointio.ReadByContent): text
+// path names whose name says no format (ByContent): text
 // (CSV, GeoJSON, gzip) and .npy as a stream; formats read from their end
 // (Parquet, Arrow, .npz) are first copied to a temporary file, removed
 // afterwards.
@@ -41,12 +42,6 @@ func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb
 		return nil, nil, stdinError{err, tmp, describe(path)}
 	}
 	return pts, ids, nil
-}
-
-// byContent reports whether path is read as standard input is: "-", or
-// a special file whose name says no format.
-func byContent(path string) bool {
-	return path == "-" || (pointio.ReadByContent(path) && !arrowio.Handles(path))
 }
 
 // openPipe opens standard input ("-") or the special file at path, once
@@ -101,3 +96,36 @@ func (e stdinError) Error() string {
 }
 
 func (e stdinError) Unwrap() error { return e.err }
+
+// pipeChunks reads a pipe as a stream and closes it with the reader.
+type pipeChunks struct {
+	stream.ChunkReader
+	done func()
+}
+
+func (p pipeChunks) Close() error {
+	err := p.ChunkReader.Close()
+	p.done()
+	return err
+}
+
+// spooledChunks reads the copy at tmp of the input named name, named so
+// in errors, and removes it on Close.
+type spooledChunks struct {
+	stream.ChunkReader
+	tmp, name string
+}
+
+func (s spooledChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
+	c, err := s.ChunkReader.Next(ctx, dst)
+	if err != nil && err != io.EOF && err != ctx.Err() {
+		err = stdinError{err, s.tmp, s.name}
+	}
+	return c, err
+}
+
+func (s spooledChunks) Close() error {
+	err := s.ChunkReader.Close()
+	os.Remove(s.tmp)
+	return err
+}
