@@ -151,17 +151,26 @@ func (g *answerGroup) obsColumn(rows func(j int) int) int {
 
 // kColumns lays the k-nearest answers out as rows: the obs_index and rank
 // columns, and ref and metres packed where an item has fewer than k
-// (--max-m); it returns the rows.
+// (--max-m; until the first such item they are in place); it returns the
+// rows.
 func (g *answerGroup) kColumns() int {
-	n := g.obsColumn(func(j int) int { return int(g.rows[j]) })
-	g.rank = grow(g.rank, n)
+	n := 0
+	for _, rows := range g.rows[:g.items] {
+		n += int(rows)
+	}
+	g.obs, g.rank = grow(g.obs, n), grow(g.rank, n)
 	e := 0
 	for j := range g.items {
-		for r := range int(g.rows[j]) {
-			g.rank[e] = int32(r + 1)
-			g.ref[e], g.metres[e] = g.ref[j*g.k+r], g.metres[j*g.k+r]
-			e++
+		rows, from := int(g.rows[j]), j*g.k
+		if e != from {
+			copy(g.ref[e:e+rows], g.ref[from:from+rows])
+			copy(g.metres[e:e+rows], g.metres[from:from+rows])
 		}
+		obs, rank := g.obs[e:e+rows], g.rank[e:e+rows]
+		for r := range obs {
+			obs[r], rank[r] = int64(g.base+j), int32(r+1)
+		}
+		e += rows
 	}
 	return n
 }

@@ -88,8 +88,13 @@ func (s *answerSet) whole(format string, kind stream.AnswerKind) ([]byte, error)
 
 // streamed writes s through NewAnswerWriter, chunk rows at a time.
 func (s *answerSet) streamed(format string, kind stream.AnswerKind, chunk, workers int) ([]byte, error) {
+	return s.streamedWith(format, kind, chunk, StreamOptions{Workers: workers})
+}
+
+// streamedWith is streamed with opts.
+func (s *answerSet) streamedWith(format string, kind stream.AnswerKind, chunk int, opts StreamOptions) ([]byte, error) {
 	var b bytes.Buffer
-	w, err := NewAnswerWriter(&b, format, kind, s.k, StreamOptions{Workers: workers})
+	w, err := NewAnswerWriter(&b, format, kind, s.k, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -293,5 +294,35 @@ func TestParquetChunksStopped(t *testing.T) {
 		if _, err := r.Next(ctx, stream.Chunk{}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("after the context was cancelled: %v", err)
 		}
+	}
+}
+
+// A Parquet reader reads its first chunks before the first Next (knn run
+// opens its input while the engine starts): chunksAhead+startSlots of
+// them, no more until Next hands slots back.
+func TestParquetChunksReadAtStart(t *testing.T) {
+	path := writeTestParquet(t, "start.parquet", nil, 50, testColumns(2000, -1))
+	r, err := OpenChunks(context.Background(), path, pointio.ReadOptions{}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p := r.(*parquetChunks)
+	want := chunksAhead + startSlots
+	for deadline := time.Now().Add(10 * time.Second); len(p.ready) < want && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if got := len(p.ready); got != want {
+		t.Fatalf("%d chunks under way before the first Next, want %d", got, want)
+	}
+	for range startSlots {
+		if _, err := r.Next(context.Background(), stream.Chunk{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if got := len(p.ready); got != chunksAhead {
+		t.Fatalf("%d chunks under way after %d calls that bring no columns back, want %d", got, startSlots, chunksAhead)
 	}
 }

@@ -38,7 +38,10 @@ type parquetChunks struct {
 	// free has the columns handed back through Next, to fill again: one
 	// each call, empty from a caller with none yet (a new slot), which
 	// lets the reader make columns for one more chunk.
-	free   chan stream.Chunk
+	free chan stream.Chunk
+	// spent is the slots of Next calls still to come whose columns were
+	// made at the start (startSlots).
+	spent  int
 	cancel context.CancelFunc
 	done   error
 }
@@ -74,6 +77,15 @@ const groupReaders = 16
 // chunksAhead is how many chunks are read ahead of the one Next returns.
 const chunksAhead = 2
 
+// startSlots is how many of the first Next calls' slots are made before
+// them, so that the file's first chunksAhead+startSlots chunks are read
+// while the caller gets ready (knn run opens its input as the engine
+// starts, 0.3-0.6 s on GPUs). A stream's first calls bring a slot each
+// (pipeline.Stream: three, one a stage), for which the reader would make
+// columns then; it makes them at the start instead, and takes those
+// calls' slots as already spent: the columns made in all are as many.
+const startSlots = 3
+
 // newParquetChunks starts reading groups [g0, g1) of src, rows [lo, hi),
 // in chunks of at least rows points, with workers readers (0: half the
 // cores, the other half for the query and the writer).
@@ -88,7 +100,7 @@ func newParquetChunks(src *columnSource, starts []int64, g0, g1 int, lo, hi int6
 	plans := planChunks(starts, g0, g1, lo, hi, rows)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &parquetChunks{n: hi - lo, chunks: len(plans), ready: make(chan *pendingChunk, len(plans)),
-		free: make(chan stream.Chunk, len(plans)+1), cancel: cancel}
+		free: make(chan stream.Chunk, len(plans)+1), spent: startSlots, cancel: cancel}
 	tasks := make(chan groupTask, g1-g0)
 	for range workers {
 		go src.decodeGroups(ctx, starts, tasks)
@@ -116,13 +128,14 @@ func planChunks(starts []int64, g0, g1 int, lo, hi int64, rows int) []chunkPlan 
 }
 
 // dispatch hands out the chunks' groups in order, each chunk once it has
-// columns: new ones for the first chunksAhead, then those Next hands back.
+// columns: new ones for the first chunksAhead+startSlots, then those Next
+// hands back.
 func (p *parquetChunks) dispatch(ctx context.Context, ids bool, plans []chunkPlan, tasks chan<- groupTask) {
 	defer close(tasks)
 	made := 0
 	for _, pl := range plans {
 		var c stream.Chunk
-		if made < chunksAhead {
+		if made < chunksAhead+startSlots {
 			made++
 		} else {
 			select {
@@ -333,7 +346,11 @@ func (p *parquetChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chun
 		p.done = io.EOF
 		return stream.Chunk{}, io.EOF
 	}
-	p.free <- stream.Chunk{Lat: dst.Lat[:0], Lon: dst.Lon[:0]} // room for one a call: never blocks
+	if p.spent > 0 {
+		p.spent-- // this call's slot was made at the start; dst's columns, if any, are dropped
+	} else {
+		p.free <- stream.Chunk{Lat: dst.Lat[:0], Lon: dst.Lon[:0]} // room for one a call: never blocks
+	}
 	// A chunk given up on is gone: the reader stays stopped.
 	var pc *pendingChunk
 	select {

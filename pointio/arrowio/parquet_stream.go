@@ -20,16 +20,20 @@ type StreamOptions struct {
 	// MemoryBytes bounds the batches held at once, copied answers and
 	// encodings (0: 1 GiB); at least one batch is held whatever it says.
 	MemoryBytes int
+
+	// arrowPages has arrow-go's column writers write the answer columns'
+	// Parquet pages (parquetPages's reference, in tests).
+	arrowPages bool
 }
 
 // NewAnswerWriter writes answers of kind (k a row for KindKNearest) in
 // format (pointio.FormatParquet or pointio.FormatArrow) as WriteResults,
 // WriteKResults and WriteWithin write them, byte for byte: the same
 // batches of GroupItems observations. Parquet row groups are
-// encoded side by side, each by arrow-go's writer into a buffer of its
-// own, and written in order, their metadata moved to their place in the
-// file (see parquetAssembler); Arrow batches are built side by side and
-// written in order.
+// encoded side by side, each into buffers of its own (their pages by
+// parquetPages, arrow-go's bytes), and written in order, their metadata
+// moved to their place in the file (see parquetAssembler); Arrow batches
+// are built side by side and written in order.
 func NewAnswerWriter(w io.Writer, format string, kind stream.AnswerKind, k int, opts StreamOptions) (stream.AnswerWriter, error) {
 	if kind < stream.KindNearest || kind > stream.KindWithinLists || (kind == stream.KindKNearest && k < 1) {
 		return nil, fmt.Errorf("write results: answers of kind %d with k %d", kind, k)
@@ -42,6 +46,9 @@ func NewAnswerWriter(w io.Writer, format string, kind stream.AnswerKind, k int, 
 	o, err := newOrdered(w, format, schema, opts, items*bytesPerItem(kind, k))
 	if err != nil {
 		return nil, err
+	}
+	if asm, ok := o.out.(*parquetAssembler); ok && !opts.arrowPages {
+		asm.pages = newParquetPages(schema)
 	}
 	return &answerBatches{ordered: o, kind: kind, k: k, items: items, schema: schema}, nil
 }
@@ -261,20 +268,16 @@ func (a *arrowBatches) close() error { return a.sink.Close() }
 
 // parquetAssembler writes a Parquet file of row groups encoded apart.
 //
-// Each row group is encoded by arrow-go's pqarrow writer, with today's
-// properties, into a one-group file in memory; its bytes between the
-// magic and the footer are the group's column chunks exactly as one
-// writer of the whole file writes them (pages hold no file offsets), and
-// its footer's row group metadata differs only in the offsets, which are
-// moved by the group's place in the file, and the ordinal. The footer is
-// the first group's, with every group's metadata, written as the
-// library writes it (thrift, length, magic): the whole file's bytes.
-// pqarrow's writer per group was kept over the lower-level column
-// writers (file.Writer's typed WriteBatch on the same columns): measured
-// on one core, a 2^20-row nearest group took 23 ms with either
-// (BenchmarkParquetGroupEncode, within the noise), and pqarrow is what
-// today's writer runs, so its pages and footer (the ARROW:schema key)
-// are today's by construction.
+// Each row group is encoded on its own, as a one-group file in memory
+// would hold it: the answers' groups by the page writer (parquetPages),
+// other groups by arrow-go's pqarrow writer with today's properties
+// (encodeGroup). Its bytes between the magic and the footer are the
+// group's column chunks exactly as one writer of the whole file writes
+// them (pages hold no file offsets), and its row group metadata differs
+// only in the offsets, which are moved by the group's place in the file,
+// and the ordinal. The footer is the first group's, with every group's
+// metadata, written as the library writes it (thrift, length, magic):
+// the whole file's bytes.
 type parquetAssembler struct {
 	w       io.Writer
 	schema  *arrow.Schema
@@ -282,11 +285,17 @@ type parquetAssembler struct {
 	footer  *metadata.FileMetaData
 	empty   emptyFooter // the footer of a file of the schema and no row
 	started bool
-	part    bool // a part of a file (ParquetPart): no magic, no footer
+	part    bool          // a part of a file (ParquetPart): no magic, no footer
+	pages   *parquetPages // writes the groups' pages where it can (answers)
 }
 
+// encode encodes a group. A page writer's groups may hold rec's memory
+// (the answers' group's, which goes round only once written).
 func (p *parquetAssembler) encode(rec arrow.RecordBatch, bufs *[]bytes.Buffer) (encoded, error) {
 	defer rec.Release()
+	if p.pages != nil {
+		return p.pages.encode(rec, p.schema, bufs, &p.empty)
+	}
 	return encodeGroup(rec, p.schema, bufs, &p.empty)
 }
 

@@ -34,6 +34,10 @@ var parquetGroupItems = 1 << 19
 // huge radius's lists hold billions (#41 C4).
 var parquetGroupEntries = 1 << 22
 
+// parquetPageBytes is the values' bytes after which a data page ends
+// (arrow-go's default; the tests make it small to have many pages).
+var parquetPageBytes = 1 << 20
+
 var (
 	obsIndexField = arrow.Field{Name: "obs_index", Type: arrow.PrimitiveTypes.Int64}
 	refIndexField = arrow.Field{Name: "ref_index", Type: arrow.PrimitiveTypes.Uint32}
@@ -117,6 +121,7 @@ func newSink(w io.Writer, format string, schema *arrow.Schema) (tableSink, error
 func answerProps() *parquet.WriterProperties {
 	return parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(1<<62), parquet.WithDictionaryDefault(false),
+		parquet.WithDataPageSize(int64(parquetPageBytes)),
 		parquet.WithEncodingFor(obsIndexField.Name, parquet.Encodings.DeltaBinaryPacked),
 		parquet.WithEncodingFor(refIndexField.Name, parquet.Encodings.DeltaBinaryPacked),
 		parquet.WithCompressionFor(refIndexField.Name, compress.Codecs.Uncompressed),
