@@ -273,7 +273,7 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 	if err != nil {
 		return engine.Stats{}, err
 	}
-	run.host = &g.host
+	run.host, run.gpus = &g.host, len(ready)
 	run.direct = g.memory != ManagedMemory && g.pinnedOut(out)
 	run.directIn = g.memory != ManagedMemory && g.pinnedIn(req.Obs)
 	batch := g.batchSize(run, ready)
