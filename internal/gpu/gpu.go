@@ -39,11 +39,12 @@ type GPUOptions struct {
 // finds them by assertion, so a renamed method would silently turn pinning
 // or the fast close off; these stop compiling instead.
 var (
-	_ engine.Engine     = (*GPU)(nil)
-	_ engine.HostPinner = (*GPU)(nil)
-	_ engine.ExitCloser = (*GPU)(nil)
-	_ engine.KLimited   = (*GPU)(nil)
-	_ engine.Expecter   = (*GPU)(nil)
+	_ engine.Engine       = (*GPU)(nil)
+	_ engine.HostPinner   = (*GPU)(nil)
+	_ engine.ExitCloser   = (*GPU)(nil)
+	_ engine.KLimited     = (*GPU)(nil)
+	_ engine.Expecter     = (*GPU)(nil)
+	_ engine.FreshNearest = (*GPU)(nil)
 )
 
 // GPU is the exact engine on NVIDIA GPUs. One goroutine per GPU, locked to
@@ -260,21 +261,53 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 		return engine.Stats{}, err
 	}
 	end()
+	_, st, err := g.nearest(ctx, req, out, false, start)
+	return st, err
+}
+
+// NearestFresh answers req into a result of its own (engine.FreshNearest),
+// allocated beside the query's first jobs: the plain call, whose new
+// result would otherwise be zeroed and faulted in before the GPUs start.
+func (g *GPU) NearestFresh(ctx context.Context, req engine.Request) (engine.Result, engine.Stats, error) {
+	start := time.Now()
+	end := req.Trace.Begin("host", "check points")
+	if err := engine.CheckPoints(req, false); err != nil {
+		return engine.Result{}, engine.Stats{}, err
+	}
+	end()
+	run, st, err := g.nearest(ctx, req, engine.Result{}, true, start)
+	if run == nil {
+		return engine.Result{}, st, err
+	}
+	out := run.answers() // also on failure: the allocation ends before the call
+	if err != nil {
+		return engine.Result{}, st, err
+	}
+	return out, st, nil
+}
+
+// nearest answers req on every GPU of the engine, into out, or with fresh
+// into a result the run allocates beside its first jobs; it returns the
+// run (nil when none started).
+func (g *GPU) nearest(ctx context.Context, req engine.Request, out engine.Result, fresh bool, start time.Time) (*gpuRun, engine.Stats, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.devs) == 0 {
-		return engine.Stats{}, errors.New("gpu engine: closed")
+		return nil, engine.Stats{}, errors.New("gpu engine: closed")
 	}
 	run, note := newGPURun(req, out)
+	if fresh {
+		run.allocate(req.Obs.Len())
+	}
 	if moreGPUsWorth(run.n, 1, run.refs.N, run.req.Algorithm != engine.Grid) {
 		g.openOthers()
 	}
 	ready, err := g.readyDevs()
 	if err != nil {
-		return engine.Stats{}, err
+		return run, engine.Stats{}, err
 	}
 	run.host, run.gpus = &g.host, len(ready)
-	run.direct = g.memory != ManagedMemory && g.pinnedOut(out)
+	run.direct = g.memory != ManagedMemory && run.outReady == nil && g.pinnedOut(run.out)
 	run.directIn = g.memory != ManagedMemory && g.pinnedIn(req.Obs)
 	batch := g.batchSize(run, ready)
 	jobs, times, used, err := g.runJobs(ctx, run, batch)
@@ -291,16 +324,16 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 	if errors.As(err, &bad) {
 		// Jobs run out of order: name the first bad point of the whole set.
 		if first := req.Obs.CheckValues("observations", 0); first != nil {
-			return engine.Stats{}, first
+			return run, engine.Stats{}, first
 		}
-		return engine.Stats{}, bad.Unwrap()
+		return run, engine.Stats{}, bad.Unwrap()
 	}
 	if err != nil {
-		return engine.Stats{}, fmt.Errorf("gpu engine: %w", err)
+		return run, engine.Stats{}, fmt.Errorf("gpu engine: %w", err)
 	}
 	st := engine.Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start), Note: note}
 	g.addDevices(&st, used, times)
-	return st, nil
+	return run, st, nil
 }
 
 // addDevices adds the GPUs that took part (used) and their stage times to

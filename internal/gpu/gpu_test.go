@@ -186,6 +186,49 @@ func TestGPUMatchesCPU(t *testing.T) {
 	}
 }
 
+// NearestFresh, which allocates its result beside the first jobs, gives
+// the answers Nearest gives into a caller's result, bit for bit, in every
+// memory mode, precision and algorithm, with jobs spread over every slot;
+// and refuses a bad observation with the same message.
+func TestGPUNearestFresh(t *testing.T) {
+	for _, mem := range []MemoryMode{DeviceMemory, ManagedMemory} {
+		g := openGPU(t, mem)
+		for _, tc := range edgeCases() {
+			for _, algo := range []engine.Algorithm{engine.Brute, engine.Grid} {
+				t.Run(mem.String()+"/"+algo.String()+"/"+tc.name, func(t *testing.T) {
+					req := engine.Request{Obs: tc.obs, Ref: tc.ref, BatchSize: tc.batch, Algorithm: algo}
+					want := enginetest.NewResult(tc.obs.Len())
+					if _, err := g.Nearest(context.Background(), req, want); err != nil {
+						t.Fatal(err)
+					}
+					got, st, err := g.NearestFresh(context.Background(), req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if st.Jobs == 0 && tc.obs.Len() > 0 {
+						t.Errorf("no jobs in the stats")
+					}
+					for i := range want.Index {
+						if got.Index[i] != want.Index[i] || math.Float32bits(got.Distance[i]) != math.Float32bits(want.Distance[i]) {
+							t.Fatalf("obs %d: fresh (%d, %v), into a result (%d, %v)", i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
+						}
+					}
+				})
+			}
+		}
+	}
+	g := openGPU(t, DeviceMemory)
+	obs := enginetest.SpherePoints(300000, 1)
+	obs.Lat64[250001] = math.NaN()
+	obs.Lon64[70000] = 4
+	ref := enginetest.SpherePoints(1000, 2)
+	_, _, gerr := g.NearestFresh(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16})
+	_, cerr := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, enginetest.NewResult(obs.Len()))
+	if gerr == nil || cerr == nil || gerr.Error() != cerr.Error() {
+		t.Errorf("GPU: %v\nCPU: %v", gerr, cerr)
+	}
+}
+
 // compareResults requires identical indices and distances within 1 m; the
 // first answers (up to 200k) are also checked against the naive oracle.
 // gridMatchesBrute answers obs against ref on g with the grid algorithm in

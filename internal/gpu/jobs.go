@@ -16,10 +16,12 @@ type queryKind interface {
 	// kernels queues the job's kernels on the slot's stream.
 	kernels(d *gpuDevice, s *slot, job partition.Job) error
 	// download queues the copies of the job's answers and its refined
-	// count off the device, records evOut after them, and lists in
-	// s.copies the host copies that take the answers on from the slot's
-	// staging into the result (none when they land in place).
+	// count off the device and records evOut after them.
 	download(d *gpuDevice, s *slot, job partition.Job) error
+	// copies are the host copies that take the job's answers on from the
+	// slot's staging into the result, once download's are done (none when
+	// they land in place). It runs on the host's side of the loop.
+	copies(s *slot, job partition.Job) []hostCopy
 }
 
 // slotJobs is one GPU's share of a query's jobs, of any kind, as the job
@@ -139,10 +141,11 @@ func (j *slotJobs) wait(i int, job partition.Job) error {
 // the crew.
 func (j *slotJobs) scatter(i int, job partition.Job) error {
 	s := j.slots[i]
-	if len(s.copies) == 0 {
+	copies := j.kind.copies(s, job)
+	if len(copies) == 0 {
 		return nil
 	}
 	defer j.trc.Begin(s.track+" host", "copy back")()
-	j.crew.copyAll(s.copies)
+	j.crew.copyAll(copies)
 	return nil
 }

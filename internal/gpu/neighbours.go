@@ -366,6 +366,9 @@ func (k neighbourKind) download(d *gpuDevice, s *slot, job partition.Job) error 
 	return d.neighbourDownload(s, k.q, job)
 }
 
+// copies are those download listed.
+func (k neighbourKind) copies(s *slot, job partition.Job) []hostCopy { return s.copies }
+
 // neighbourKernel queues the job's grid_knn or grid_within.
 func (d *gpuDevice) neighbourKernel(s *slot, q *neighbourQuery, job partition.Job) error {
 	ix := d.refs.gridIndex(s.sorted.ptr, job.Len(), q.shape)

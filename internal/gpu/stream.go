@@ -18,10 +18,14 @@ import (
 
 // gpuRun is one streamed query's shared state across the device workers.
 type gpuRun struct {
-	req  engine.Request
-	out  engine.Result
-	refs *index.RefSet
-	grid index.GridShape // the cells when the query runs the grid algorithm (g > 0)
+	req engine.Request
+	// out receives the answers. A fresh result (outReady not nil) is
+	// allocated beside the query's first jobs, and read once outReady
+	// closes (answers).
+	out      engine.Result
+	outReady chan struct{}
+	refs     *index.RefSet
+	grid     index.GridShape // the cells when the query runs the grid algorithm (g > 0)
 	// tree, when the plan chose a k-d tree: grid then only orders the
 	// observations.
 	tree *index.PackedTree
@@ -46,6 +50,26 @@ type gpuRun struct {
 
 	mu   sync.Mutex
 	done int
+}
+
+// allocate makes the run's result, n answers, on a goroutine of its own:
+// the runtime zeroes a large allocation on one thread, and its pages
+// fault in at their first write, here the crews' copies from the staging,
+// spread over the cores beside the GPUs' work.
+func (r *gpuRun) allocate(n int) {
+	r.outReady = make(chan struct{})
+	go func() {
+		defer close(r.outReady)
+		r.out = engine.Result{Index: make([]uint32, n), Distance: make([]float32, n)}
+	}()
+}
+
+// answers is the run's result, once allocated.
+func (r *gpuRun) answers() engine.Result {
+	if r.outReady != nil {
+		<-r.outReady
+	}
+	return r.out
 }
 
 func (r *gpuRun) progress(k int) {
@@ -238,7 +262,7 @@ type slot struct {
 	cfg    slotConfig
 	hostIn pinnedHost
 	// copies take the answers of the slot's job on from its staging into
-	// the result (queryKind.download lists them).
+	// the result, where download lists them (neighbours.go).
 	copies []hostCopy
 	track  string // the slot's track in a trace: "GPU 0 slot 1"
 }
@@ -402,22 +426,16 @@ func prefetchAll(drv *cuda.Driver, stream cuda.Stream, dev cuda.Device, bufs []a
 }
 
 // download queues the answers' way back: straight into the caller's
-// page-locked result, through the pinned staging, or (managed memory)
-// prefetched to the host, with the refined count; it lists the copies
-// that take staged answers on into the result.
+// page-locked result, into the pinned staging, or (managed memory)
+// prefetched to the host, with the refined count.
 func (k nearestKind) download(d *gpuDevice, s *slot, job partition.Job) error {
 	drv, run, m := d.drv, k.run, job.Len()
-	s.copies = s.copies[:0]
 	if run.direct {
 		return s.downloadTo(drv, run.host, m, unsafe.Pointer(&run.out.Index[job.Start]), unsafe.Pointer(&run.out.Distance[job.Start]))
 	}
-	idx, dist := unsafe.Pointer(&run.out.Index[job.Start]), unsafe.Pointer(&run.out.Distance[job.Start])
 	if !s.cfg.managed {
-		s.copies = append(s.copies, hostCopy{idx, s.hostOut.p, 4 * m}, hostCopy{dist, unsafe.Add(s.hostOut.p, 4*m), 4 * m})
 		return s.download(drv, m)
 	}
-	s.copies = append(s.copies, hostCopy{idx, devicePtrToPointer(s.outIdx.ptr), 4 * m},
-		hostCopy{dist, devicePtrToPointer(s.outDist.ptr), 4 * m})
 	if err := drv.MemcpyDtoHAsync(unsafe.Add(s.hostSmall.p, 8), s.nflag.ptr, 4, s.stream); err != nil {
 		return err
 	}
@@ -426,6 +444,21 @@ func (k nearestKind) download(d *gpuDevice, s *slot, job partition.Job) error {
 		return err
 	}
 	return drv.EventRecord(s.evOut, s.stream)
+}
+
+// copies take the job's answers from the staging (managed memory: the
+// answer buffers, back on the host) into the result, once it is
+// allocated; none when they were copied straight into it.
+func (k nearestKind) copies(s *slot, job partition.Job) []hostCopy {
+	if k.run.direct {
+		return nil
+	}
+	out, m := k.run.answers(), job.Len()
+	idx, dist := unsafe.Pointer(&out.Index[job.Start]), unsafe.Pointer(&out.Distance[job.Start])
+	if s.cfg.managed {
+		return []hostCopy{{idx, devicePtrToPointer(s.outIdx.ptr), 4 * m}, {dist, devicePtrToPointer(s.outDist.ptr), 4 * m}}
+	}
+	return []hostCopy{{idx, s.hostOut.p, 4 * m}, {dist, unsafe.Add(s.hostOut.p, 4*m), 4 * m}}
 }
 
 // startClock, when the query is traced, records the device's clock event
