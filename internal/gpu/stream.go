@@ -52,15 +52,19 @@ type gpuRun struct {
 	done int
 }
 
-// allocate makes the run's result, n answers, on a goroutine of its own:
-// the runtime zeroes a large allocation on one thread, and its pages
-// fault in at their first write, here the crews' copies from the staging,
-// spread over the cores beside the GPUs' work.
+// allocate makes the run's result, n answers, beside the run: the
+// runtime zeroes a large allocation on the allocating thread (one a
+// column here, side by side), and its pages fault in at their first
+// write, here the crews' copies from the staging, spread over the cores
+// beside the GPUs' work.
 func (r *gpuRun) allocate(n int) {
 	r.outReady = make(chan struct{})
 	go func() {
 		defer close(r.outReady)
-		r.out = engine.Result{Index: make([]uint32, n), Distance: make([]float32, n)}
+		var wg sync.WaitGroup
+		wg.Go(func() { r.out.Index = make([]uint32, n) })
+		r.out.Distance = make([]float32, n)
+		wg.Wait()
 	}()
 }
 
