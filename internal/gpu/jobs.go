@@ -65,17 +65,19 @@ func queueJobs(queue *partition.Queue, w int) func() (partition.Job, bool) {
 
 // stage copies the job's observations into the slot's page-locked staging
 // on the crew, checking them on the way; those the slot does not stage
-// (generated, managed, in the caller's page-locked memory) it checks.
+// (generated, managed, in the caller's page-locked memory) it checks. A
+// slot's staging and scatter may run at once: each has its own track in
+// a trace ("host in", "host out").
 func (j *slotJobs) stage(i int, job partition.Job) error {
 	s := j.slots[i]
 	obs := j.obs.Slice(job.Start, job.End)
 	if !s.stages(obs) {
-		defer j.trc.Begin(s.track+" host", "check points")()
+		defer j.trc.Begin(s.track+" host in", "check points")()
 		return j.crew.check(obs, job.Start)
 	}
 	start := time.Now()
 	err := j.crew.stageChecked(s.hostIn.p, obs, job.Start)
-	j.trc.Add(s.track+" host", "stage in", start, time.Since(start))
+	j.trc.Add(s.track+" host in", "stage in", start, time.Since(start))
 	return err
 }
 
@@ -145,7 +147,7 @@ func (j *slotJobs) scatter(i int, job partition.Job) error {
 	if len(copies) == 0 {
 		return nil
 	}
-	defer j.trc.Begin(s.track+" host", "copy back")()
+	defer j.trc.Begin(s.track+" host out", "copy back")()
 	j.crew.copyAll(copies)
 	return nil
 }
