@@ -261,13 +261,13 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 		return engine.Stats{}, err
 	}
 	end()
-	_, st, err := g.nearest(ctx, req, out, false, start)
-	return st, err
+	return g.nearest(ctx, req, out, nil, start)
 }
 
 // NearestFresh answers req into a result of its own (engine.FreshNearest),
-// allocated beside the query's first jobs: the plain call, whose new
-// result would otherwise be zeroed and faulted in before the GPUs start.
+// allocated beside the query's planning and first jobs: the plain call,
+// whose new result would otherwise be zeroed and faulted in before the
+// GPUs start.
 func (g *GPU) NearestFresh(ctx context.Context, req engine.Request) (engine.Result, engine.Stats, error) {
 	start := time.Now()
 	end := req.Trace.Begin("host", "check points")
@@ -275,39 +275,34 @@ func (g *GPU) NearestFresh(ctx context.Context, req engine.Request) (engine.Resu
 		return engine.Result{}, engine.Stats{}, err
 	}
 	end()
-	run, st, err := g.nearest(ctx, req, engine.Result{}, true, start)
-	if run == nil {
-		return engine.Result{}, st, err
-	}
-	out := run.answers() // also on failure: the allocation ends before the call
+	fresh := allocateResult(req.Obs.Len())
+	st, err := g.nearest(ctx, req, engine.Result{}, fresh, start)
+	out := fresh.wait() // also on failure: the allocation ends before the call
 	if err != nil {
 		return engine.Result{}, st, err
 	}
 	return out, st, nil
 }
 
-// nearest answers req on every GPU of the engine, into out, or with fresh
-// into a result the run allocates beside its first jobs; it returns the
-// run (nil when none started).
-func (g *GPU) nearest(ctx context.Context, req engine.Request, out engine.Result, fresh bool, start time.Time) (*gpuRun, engine.Stats, error) {
+// nearest answers req on every GPU of the engine, into out, or into
+// fresh when set (NearestFresh).
+func (g *GPU) nearest(ctx context.Context, req engine.Request, out engine.Result, fresh *freshResult, start time.Time) (engine.Stats, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.devs) == 0 {
-		return nil, engine.Stats{}, errors.New("gpu engine: closed")
+		return engine.Stats{}, errors.New("gpu engine: closed")
 	}
 	run, note := newGPURun(req, out)
-	if fresh {
-		run.allocate(req.Obs.Len())
-	}
+	run.fresh = fresh
 	if moreGPUsWorth(run.n, 1, run.refs.N, run.req.Algorithm != engine.Grid) {
 		g.openOthers()
 	}
 	ready, err := g.readyDevs()
 	if err != nil {
-		return run, engine.Stats{}, err
+		return engine.Stats{}, err
 	}
 	run.host, run.gpus = &g.host, len(ready)
-	run.direct = g.memory != ManagedMemory && run.outReady == nil && g.pinnedOut(run.out)
+	run.direct = g.memory != ManagedMemory && fresh == nil && g.pinnedOut(run.out)
 	run.directIn = g.memory != ManagedMemory && g.pinnedIn(req.Obs)
 	batch := g.batchSize(run, ready)
 	jobs, times, used, err := g.runJobs(ctx, run, batch)
@@ -324,16 +319,16 @@ func (g *GPU) nearest(ctx context.Context, req engine.Request, out engine.Result
 	if errors.As(err, &bad) {
 		// Jobs run out of order: name the first bad point of the whole set.
 		if first := req.Obs.CheckValues("observations", 0); first != nil {
-			return run, engine.Stats{}, first
+			return engine.Stats{}, first
 		}
-		return run, engine.Stats{}, bad.Unwrap()
+		return engine.Stats{}, bad.Unwrap()
 	}
 	if err != nil {
-		return run, engine.Stats{}, fmt.Errorf("gpu engine: %w", err)
+		return engine.Stats{}, fmt.Errorf("gpu engine: %w", err)
 	}
 	st := engine.Stats{Engine: "gpu", Jobs: len(jobs), Wall: time.Since(start), Note: note}
 	g.addDevices(&st, used, times)
-	return run, st, nil
+	return st, nil
 }
 
 // addDevices adds the GPUs that took part (used) and their stage times to

@@ -19,13 +19,12 @@ import (
 // gpuRun is one streamed query's shared state across the device workers.
 type gpuRun struct {
 	req engine.Request
-	// out receives the answers. A fresh result (outReady not nil) is
-	// allocated beside the query's first jobs, and read once outReady
-	// closes (answers).
-	out      engine.Result
-	outReady chan struct{}
-	refs     *index.RefSet
-	grid     index.GridShape // the cells when the query runs the grid algorithm (g > 0)
+	// out receives the answers; fresh, when set, is the result being
+	// allocated beside the query instead (answers).
+	out   engine.Result
+	fresh *freshResult
+	refs  *index.RefSet
+	grid  index.GridShape // the cells when the query runs the grid algorithm (g > 0)
 	// tree, when the plan chose a k-d tree: grid then only orders the
 	// observations.
 	tree *index.PackedTree
@@ -52,28 +51,41 @@ type gpuRun struct {
 	done int
 }
 
-// allocate makes the run's result, n answers, beside the run: the
-// runtime zeroes a large allocation on the allocating thread (one a
-// column here, side by side), and its pages fault in at their first
-// write, here the crews' copies from the staging, spread over the cores
-// beside the GPUs' work.
-func (r *gpuRun) allocate(n int) {
-	r.outReady = make(chan struct{})
-	go func() {
-		defer close(r.outReady)
-		var wg sync.WaitGroup
-		wg.Go(func() { r.out.Index = make([]uint32, n) })
-		r.out.Distance = make([]float32, n)
-		wg.Wait()
-	}()
-}
-
 // answers is the run's result, once allocated.
 func (r *gpuRun) answers() engine.Result {
-	if r.outReady != nil {
-		<-r.outReady
+	if r.fresh != nil {
+		return r.fresh.wait()
 	}
 	return r.out
+}
+
+// freshResult is a result allocated beside the query that fills it: the
+// runtime zeroes a large allocation on the allocating thread (one a
+// column here, side by side), and its pages fault in at their first
+// write, the crews' copies from the staging, spread over the cores beside
+// the GPUs' work.
+type freshResult struct {
+	out   engine.Result
+	ready chan struct{}
+}
+
+// allocateResult starts allocating a result of n answers.
+func allocateResult(n int) *freshResult {
+	f := &freshResult{ready: make(chan struct{})}
+	go func() {
+		defer close(f.ready)
+		var wg sync.WaitGroup
+		wg.Go(func() { f.out.Index = make([]uint32, n) })
+		f.out.Distance = make([]float32, n)
+		wg.Wait()
+	}()
+	return f
+}
+
+// wait returns the result once allocated.
+func (f *freshResult) wait() engine.Result {
+	<-f.ready
+	return f.out
 }
 
 func (r *gpuRun) progress(k int) {
