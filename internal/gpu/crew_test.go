@@ -9,7 +9,9 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/enginetest"
 	"github.com/geoknn/geoknn/internal/index"
+	"github.com/geoknn/geoknn/internal/partition"
 )
 
 // A crew runs every block once, up to a failed one at least, and names
@@ -115,5 +117,54 @@ func TestCrewStageChecked(t *testing.T) {
 	}
 	if err := crew.check(obs, 100); !errors.As(err, &bad) || bad.Unwrap().Error() != want.Error() {
 		t.Fatalf("checking a bad point: %v, want BadInput of %v", err, want)
+	}
+}
+
+// The host half of a nearest job, without a GPU: stage lays the job's
+// observations out in the slot's staging and refuses a bad one, and
+// scatter takes the staged answers into a fresh result at the job's
+// place, once it is allocated.
+func TestNearestJobHostHalf(t *testing.T) {
+	const n, batch = 10000, 4096
+	obs := enginetest.SpherePoints(n, 3)
+	in, out := make([]float64, 2*batch), make([]uint32, 2*batch)
+	s := &slot{gpuQuery: &gpuQuery{}, cfg: slotConfig{batch: batch, stageIn: true, stageOut: true}}
+	s.hostIn = pinnedHost{p: unsafe.Pointer(&in[0]), bytes: 8 * len(in)}
+	s.hostOut = pinnedHost{p: unsafe.Pointer(&out[0]), bytes: 4 * len(out)}
+	run := &gpuRun{fresh: allocateResult(n)}
+	j := &slotJobs{kind: nearestKind{run}, obs: obs, slots: []*slot{s}, crew: newHostCrew(3)}
+	defer j.crew.close()
+	job := partition.Job{Start: 5000, End: 5000 + batch}
+	if err := j.stage(0, job); err != nil {
+		t.Fatal(err)
+	}
+	for i := range batch {
+		if in[i] != obs.Lat64[job.Start+i] || in[batch+i] != obs.Lon64[job.Start+i] {
+			t.Fatalf("point %d staged as (%v, %v)", job.Start+i, in[i], in[batch+i])
+		}
+		out[i], out[batch+i] = uint32(7*i), math.Float32bits(float32(i)/8)
+	}
+	if err := j.scatter(0, job); err != nil {
+		t.Fatal(err)
+	}
+	res := run.answers()
+	if len(res.Index) != n || len(res.Distance) != n {
+		t.Fatalf("fresh result of %d and %d answers, want %d", len(res.Index), len(res.Distance), n)
+	}
+	for i := range n {
+		want, wantDist := uint32(0), float32(0)
+		if i >= job.Start && i < job.End {
+			want, wantDist = uint32(7*(i-job.Start)), float32(i-job.Start)/8
+		}
+		if res.Index[i] != want || res.Distance[i] != wantDist {
+			t.Fatalf("answer %d: (%d, %v), want (%d, %v)", i, res.Index[i], res.Distance[i], want, wantDist)
+		}
+	}
+	obs.Lat64[job.Start+3000] = math.NaN()
+	err := j.stage(0, job)
+	want := obs.Slice(job.Start, job.End).CheckValues("observations", job.Start)
+	var bad engine.BadInput
+	if !errors.As(err, &bad) || want == nil || bad.Unwrap().Error() != want.Error() {
+		t.Fatalf("staging a bad point: %v, want BadInput of %v", err, want)
 	}
 }
