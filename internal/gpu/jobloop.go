@@ -73,7 +73,9 @@ func (l *jobLoop) run(ctx context.Context, next func() (partition.Job, bool)) er
 	if !ok {
 		return nil
 	}
-	l.slots[0].staged = l.start(job, func() error { return l.dev.stage(0, job) })
+	if err := l.prepare(0, job); err != nil {
+		return err
+	}
 	for k := 0; ; k++ {
 		if err := l.launch(ctx, k%len(l.slots), job); err != nil {
 			return err
