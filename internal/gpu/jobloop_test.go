@@ -333,3 +333,50 @@ func TestJobLoopRefusesNoSlots(t *testing.T) {
 		t.Fatal("no error for a loop of no slots")
 	}
 }
+
+// Random loops, failures and cancellations keep every promise: the order
+// of the calls, no host copy after the loop, and the failure (or none)
+// reported.
+func TestJobLoopRandomly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ops := []string{"stage", "launch", "inDone", "wait", "scatter", "cancel", ""}
+	for round := range 300 {
+		slots, jobs := 1+rng.IntN(4), rng.IntN(25)
+		op, at := ops[rng.IntN(len(ops))], rng.IntN(max(jobs, 1))
+		ctx, cancel := context.WithCancel(context.Background())
+		f := newFakeDevice(t, slots)
+		f.jitter = rng.IntN(2) == 0
+		boom := errors.New("boom")
+		var failed atomic.Bool
+		f.fail = func(o string, k int) error {
+			if o == op && k == at {
+				failed.Store(true)
+				return boom
+			}
+			return nil
+		}
+		f.hook = func(o string, k int) {
+			if op == "cancel" && o == "launch" && k == at {
+				failed.Store(true)
+				cancel()
+			}
+		}
+		err := runJobLoop(ctx, f, slots, jobsOf(jobs))
+		cancel()
+		f.check()
+		switch {
+		case !failed.Load() && err != nil:
+			t.Fatalf("round %d: %v with no failure", round, err)
+		case !failed.Load():
+			for k := range jobs {
+				if !f.waited[k] || f.scatters[k] != 1 {
+					t.Fatalf("round %d: job %d waited %v, scattered %d times", round, k, f.waited[k], f.scatters[k])
+				}
+			}
+		case op == "cancel" && !errors.Is(err, context.Canceled) && at < jobs-1:
+			t.Fatalf("round %d: cancelled at job %d of %d: %v", round, at, jobs, err)
+		case op != "cancel" && !errors.Is(err, boom):
+			t.Fatalf("round %d: %s of job %d failed, loop returned %v", round, op, at, err)
+		}
+	}
+}
