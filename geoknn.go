@@ -293,8 +293,17 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 		return errors.New("geoknn: nil result")
 	}
 	n := obs.Len()
-	res.Index, res.DistanceRad = fit(res.Index, n), fit(res.DistanceRad, n)
 	res.Fallback = s.fallback
+	if f, ok := s.eng.(engine.FreshNearest); ok && cap(res.Index) < n && cap(res.DistanceRad) < n {
+		// A new result: the engine allocates it beside its first jobs.
+		out, st, err := f.NearestFresh(ctx, s.request(obs, ref))
+		if err != nil {
+			return fmt.Errorf("geoknn: %w", err)
+		}
+		res.Index, res.DistanceRad, res.Stats = out.Index, out.Distance, statsOf(st)
+		return nil
+	}
+	res.Index, res.DistanceRad = fit(res.Index, n), fit(res.DistanceRad, n)
 	st, err := s.eng.Nearest(ctx, s.request(obs, ref), engine.Result{Index: res.Index, Distance: res.DistanceRad})
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)

@@ -1,10 +1,13 @@
 package engine
 
-import "unsafe"
+import (
+	"context"
+	"unsafe"
+)
 
 // What an engine may offer beyond queries. Each is a small interface the
 // caller asserts on an Engine (never a concrete engine): an engine that
-// lacks one does without, as the CPU engine does for all four.
+// lacks one does without, as the CPU engine does for all five.
 
 // HostPinner is an engine that copies straight from and into page-locked
 // host memory (the GPU engine): RegisterHost page-locks the caller's
@@ -37,4 +40,14 @@ type KLimited interface {
 // GPU engine starts opening the GPUs beyond the first.
 type Expecter interface {
 	Expect(n, k int)
+}
+
+// FreshNearest is an engine that makes a nearest query's answer arrays
+// itself, beside the query's work: NearestFresh answers req into new
+// arrays of req.Obs.Len() answers each and returns them. A new array is
+// zeroed by the Go runtime on one thread and faults its pages in at its
+// first write; the GPU engine does both while its first jobs run, so the
+// plain call (no result to reuse) does not wait for them before it starts.
+type FreshNearest interface {
+	NearestFresh(ctx context.Context, req Request) (Result, Stats, error)
 }

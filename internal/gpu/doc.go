@@ -10,7 +10,12 @@
 // internal/index) and from it the face cells' candidate lists, then
 // streams jobs through slots: copy in, rank (through the face cells, else
 // sorted by cell for the grid or tree query), copy out, the kernels of
-// successive jobs in order while copies overlap. Sessions keep
+// successive jobs in order while copies overlap. One job loop
+// (jobloop.go, pure Go over the device operations of jobs.go) runs every
+// query kind, the nearest (stream.go) and the k nearest and within a
+// radius (neighbours.go); the host's copies into and out of the pinned
+// staging run on a crew of goroutines (crew.go), the GPU's share of the
+// cores, beside the device's work. Sessions keep
 // observations resident instead and send only references and
 // replacements; both run the same query path. Every kernel of
 // internal/kernels has one typed Go wrapper, whose argument block is

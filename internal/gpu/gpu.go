@@ -39,11 +39,12 @@ type GPUOptions struct {
 // finds them by assertion, so a renamed method would silently turn pinning
 // or the fast close off; these stop compiling instead.
 var (
-	_ engine.Engine     = (*GPU)(nil)
-	_ engine.HostPinner = (*GPU)(nil)
-	_ engine.ExitCloser = (*GPU)(nil)
-	_ engine.KLimited   = (*GPU)(nil)
-	_ engine.Expecter   = (*GPU)(nil)
+	_ engine.Engine       = (*GPU)(nil)
+	_ engine.HostPinner   = (*GPU)(nil)
+	_ engine.ExitCloser   = (*GPU)(nil)
+	_ engine.KLimited     = (*GPU)(nil)
+	_ engine.Expecter     = (*GPU)(nil)
+	_ engine.FreshNearest = (*GPU)(nil)
 )
 
 // GPU is the exact engine on NVIDIA GPUs. One goroutine per GPU, locked to
@@ -260,12 +261,39 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 		return engine.Stats{}, err
 	}
 	end()
+	return g.nearest(ctx, req, out, nil, start)
+}
+
+// NearestFresh answers req into a result of its own (engine.FreshNearest),
+// allocated beside the query's planning and first jobs: the plain call,
+// whose new result would otherwise be zeroed and faulted in before the
+// GPUs start.
+func (g *GPU) NearestFresh(ctx context.Context, req engine.Request) (engine.Result, engine.Stats, error) {
+	start := time.Now()
+	end := req.Trace.Begin("host", "check points")
+	if err := engine.CheckPoints(req, false); err != nil {
+		return engine.Result{}, engine.Stats{}, err
+	}
+	end()
+	fresh := allocateResult(req.Obs.Len())
+	st, err := g.nearest(ctx, req, engine.Result{}, fresh, start)
+	out := fresh.wait() // also on failure: the allocation ends before the call
+	if err != nil {
+		return engine.Result{}, st, err
+	}
+	return out, st, nil
+}
+
+// nearest answers req on every GPU of the engine, into out, or into
+// fresh when set (NearestFresh).
+func (g *GPU) nearest(ctx context.Context, req engine.Request, out engine.Result, fresh *freshResult, start time.Time) (engine.Stats, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.devs) == 0 {
 		return engine.Stats{}, errors.New("gpu engine: closed")
 	}
 	run, note := newGPURun(req, out)
+	run.fresh = fresh
 	if moreGPUsWorth(run.n, 1, run.refs.N, run.req.Algorithm != engine.Grid) {
 		g.openOthers()
 	}
@@ -273,8 +301,8 @@ func (g *GPU) Nearest(ctx context.Context, req engine.Request, out engine.Result
 	if err != nil {
 		return engine.Stats{}, err
 	}
-	run.host = &g.host
-	run.direct = g.memory != ManagedMemory && g.pinnedOut(out)
+	run.host, run.gpus = &g.host, len(ready)
+	run.direct = g.memory != ManagedMemory && fresh == nil && g.pinnedOut(run.out)
 	run.directIn = g.memory != ManagedMemory && g.pinnedIn(req.Obs)
 	batch := g.batchSize(run, ready)
 	jobs, times, used, err := g.runJobs(ctx, run, batch)

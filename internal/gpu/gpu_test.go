@@ -160,6 +160,9 @@ func TestGPUGeneratedMatchesTwin(t *testing.T) {
 	}
 }
 
+// The GPU's nearest answers are the CPU's on every edge case, in both
+// memory modes and both algorithms; into a fresh result they are the
+// same bit for bit.
 func TestGPUMatchesCPU(t *testing.T) {
 	for _, mem := range []MemoryMode{DeviceMemory, ManagedMemory} {
 		g := openGPU(t, mem)
@@ -180,8 +183,28 @@ func TestGPUMatchesCPU(t *testing.T) {
 					}
 					t.Logf("%d jobs, kernels %v, %d refined; %s", st.Jobs, st.Kernel, st.Refined, st.Note)
 					compareResults(t, tc.obs, tc.ref, want, got)
+					sameAsFresh(t, g, req, got)
 				})
 			}
+		}
+	}
+}
+
+// sameAsFresh requires NearestFresh, which allocates its result beside
+// the query's first jobs, to answer req as Nearest answered it into
+// want, bit for bit.
+func sameAsFresh(t *testing.T, g *GPU, req engine.Request, want engine.Result) {
+	t.Helper()
+	got, _, err := g.NearestFresh(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Index) != len(want.Index) || len(got.Distance) != len(want.Distance) {
+		t.Fatalf("fresh result of %d and %d answers, want %d", len(got.Index), len(got.Distance), len(want.Index))
+	}
+	for i := range want.Index {
+		if got.Index[i] != want.Index[i] || math.Float32bits(got.Distance[i]) != math.Float32bits(want.Distance[i]) {
+			t.Fatalf("obs %d: fresh (%d, %v), into a result (%d, %v)", i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
 		}
 	}
 }
@@ -542,18 +565,24 @@ func TestGPUHostResultCosts(t *testing.T) {
 	compareResults(t, obs, ref, want, got)
 }
 
-// A bad observation found while jobs run stops the query with the same
-// message as the CPU's, naming the point.
+// A bad observation found while jobs run stops the query, into a given
+// result or a fresh one, with the same message as the CPU's, naming the
+// point.
 func TestGPUBadObservation(t *testing.T) {
 	g := openGPU(t, DeviceMemory)
 	obs := enginetest.SpherePoints(300000, 1)
 	obs.Lat64[250001] = math.NaN()
 	obs.Lon64[70000] = 4 // jobs run out of order: the first bad point is named
 	ref := enginetest.SpherePoints(1000, 2)
-	_, gerr := g.Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}, enginetest.NewResult(obs.Len()))
+	req := engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}
+	_, gerr := g.Nearest(context.Background(), req, enginetest.NewResult(obs.Len()))
+	_, _, ferr := g.NearestFresh(context.Background(), req)
 	_, cerr := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, enginetest.NewResult(obs.Len()))
 	if gerr == nil || cerr == nil || gerr.Error() != cerr.Error() {
 		t.Errorf("GPU: %v\nCPU: %v", gerr, cerr)
+	}
+	if ferr == nil || cerr == nil || ferr.Error() != cerr.Error() {
+		t.Errorf("GPU, fresh result: %v\nCPU: %v", ferr, cerr)
 	}
 }
 

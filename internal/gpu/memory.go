@@ -16,7 +16,7 @@ type MemoryMode int
 
 const (
 	// DeviceMemory: plain device allocations, filled and drained by
-	// asynchronous copies through pinned host buffers on two streams per GPU,
+	// asynchronous copies through pinned host buffers on a stream a slot,
 	// so one job's copies overlap the previous job's kernels.
 	DeviceMemory MemoryMode = iota
 	// ManagedMemory: the baseline kernel's design: managed allocations the

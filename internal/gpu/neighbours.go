@@ -15,7 +15,6 @@ import (
 	"github.com/geoknn/geoknn/internal/kernels"
 	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/partition"
-	"github.com/geoknn/geoknn/internal/trace"
 )
 
 // neighbourQuery is a k-nearest or radius query on the GPUs (knn.cu): the
@@ -195,7 +194,8 @@ func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.T
 	if moreGPUsWorth(q.req.Obs.Len(), max(q.k, 1), q.refs.N, q.shape.G == 1) {
 		g.openOthers()
 	}
-	if _, err := g.readyDevs(); err != nil {
+	ready, err := g.readyDevs()
+	if err != nil {
 		return engine.Stats{}, err
 	}
 	batch := q.batch(len(g.devs))
@@ -205,8 +205,9 @@ func (g *GPU) runNeighbours(ctx context.Context, q *neighbourQuery, start time.T
 	}
 	queue := partition.NewQueue(jobs, len(g.devs))
 	times := make([]stageTimes, len(g.devs))
+	workers := crewWorkers(len(ready))
 	used, err := g.onDevices(ctx, queue, func(ctx context.Context, w int) error {
-		return g.devs[w].neighbourJobs(ctx, w, q, queue, batch, &times[w])
+		return g.devs[w].neighbourJobs(ctx, w, q, queue, batch, workers, &times[w])
 	})
 	var bad engine.BadInput
 	if errors.As(err, &bad) {
@@ -264,46 +265,32 @@ func (q *neighbourQuery) jobs(batch int) ([]partition.Job, error) {
 	return jobs, nil
 }
 
+// neighbourSlots is how many jobs a GPU has in flight in a k-nearest or
+// radius query: a job's answers (k an observation, or a radius list's
+// rows) need more room than the nearest one's, on the device and in the
+// pinned staging.
+const neighbourSlots = 2
+
 // neighbourJobs builds the index on this GPU, then runs jobs from the
-// queue on two slots in turn: while one job's kernels run, the answers of
-// the one before are copied from pinned staging into the caller's memory.
-func (d *gpuDevice) neighbourJobs(ctx context.Context, w int, q *neighbourQuery, queue *partition.Queue, batch int, t *stageTimes) error {
+// queue through the job loop (jobloop.go) on neighbourSlots slots, with a
+// crew of workers host goroutines: while one job's kernels run, the
+// answers of the one before are copied from pinned staging into the
+// caller's memory and the next one's observations staged.
+func (d *gpuDevice) neighbourJobs(ctx context.Context, w int, q *neighbourQuery, queue *partition.Queue, batch, workers int, t *stageTimes) error {
 	defer d.drainSlots()
-	slots := d.slots[:2]
 	if err := d.startClock(q.req.Trace); err != nil {
 		return err
 	}
-	if err := d.neighbourIndex(slots[0].stream, q, t); err != nil {
+	if err := d.neighbourIndex(d.slots[0].stream, q, t); err != nil {
 		return err
 	}
-	for _, s := range slots {
-		s.nb.job = nil
+	for _, s := range d.slots[:neighbourSlots] {
 		if err := d.ensureNeighbourBufs(s, q, batch); err != nil {
 			return err
 		}
 	}
-	for k := 0; ; k++ {
-		job, _, ok := queue.Next(w)
-		if !ok {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s := slots[k%2]
-		if err := d.finishNeighbours(s, q.req.Trace, t); err != nil {
-			return err
-		}
-		if err := d.startNeighbours(s, q, job); err != nil {
-			return fmt.Errorf("job [%d, %d): %w", job.Start, job.End, err)
-		}
-	}
-	for _, s := range slots {
-		if err := d.finishNeighbours(s, q.req.Trace, t); err != nil {
-			return err
-		}
-	}
-	return nil
+	j := &slotJobs{kind: neighbourKind{q}, obs: q.req.Obs, trc: q.req.Trace, t: t, refined: true}
+	return d.runSlotJobs(ctx, j, neighbourSlots, workers, queueJobs(queue, w))
 }
 
 // neighbourIndex sends the references and builds their index on stream,
@@ -332,23 +319,12 @@ func (d *gpuDevice) neighbourIndex(stream cuda.Stream, q *neighbourQuery, t *sta
 }
 
 // neighbourBufs are a slot's k-nearest and radius state: the rows of a
-// radius listing on the device, and the job in flight with the copies its
-// finish makes from the pinned staging.
+// radius listing on the device.
 type neighbourBufs struct {
 	offsets, index, chord buffer
-	job                   *partition.Job
-	copies                []hostCopy
-}
-
-// hostCopy is bytes of the slot's pinned staging, from offset at, that
-// belong at dst in the caller's memory.
-type hostCopy struct {
-	dst       unsafe.Pointer
-	at, bytes int
 }
 
 func (b *neighbourBufs) free(drv *cuda.Driver) error {
-	b.job, b.copies = nil, nil
 	return errors.Join(b.offsets.free(drv), b.index.free(drv), b.chord.free(drv))
 }
 
@@ -368,65 +344,30 @@ func (d *gpuDevice) ensureNeighbourBufs(s *slot, q *neighbourQuery, batch int) e
 	return ensureAll(d.drv, allocs, 0)
 }
 
-// startNeighbours queues one job: observations in, sorted by cell, the
-// kernel, and the answers' copy out into the slot's pinned staging.
-func (d *gpuDevice) startNeighbours(s *slot, q *neighbourQuery, job partition.Job) error {
-	m := job.Len()
-	obs := q.req.Obs.Slice(job.Start, job.End)
-	if err := s.checkUnstaged(obs, job.Start, q.req.Trace); err != nil {
-		return err
-	}
-	if err := s.upload(d, obs, job.Start, q.req.Trace, nil); err != nil {
-		return err
-	}
-	if err := d.drv.EventRecord(s.evCopied, s.stream); err != nil {
-		return err
-	}
-	if err := d.drv.EventRecord(s.evStart, s.stream); err != nil {
-		return err
-	}
-	if err := s.sortByCell(d, m, rankPlan{shape: q.shape, prec: prec(obs.Is32())}, true, 0); err != nil {
+// neighbourKind is the k-nearest and radius queries' part of the job
+// loop (queryKind).
+type neighbourKind struct{ q *neighbourQuery }
+
+// kernels sorts the job's observations by cell and queues grid_knn or
+// grid_within over them.
+func (k neighbourKind) kernels(d *gpuDevice, s *slot, job partition.Job) error {
+	p := rankPlan{shape: k.q.shape, prec: prec(k.q.req.Obs.Is32())}
+	if err := s.sortByCell(d, job.Len(), p, true, 0); err != nil {
 		return err
 	}
 	if err := d.drv.MemsetD32Async(s.nflag.ptr, 0, 1, s.stream); err != nil {
 		return err
 	}
-	if err := d.neighbourKernel(s, q, job); err != nil {
-		return err
-	}
-	if err := d.drv.EventRecord(s.evStop, s.stream); err != nil {
-		return err
-	}
-	if err := d.neighbourDownload(s, q, job); err != nil {
-		return err
-	}
-	s.nb.job = &job
-	return nil
+	return d.neighbourKernel(s, k.q, job)
 }
 
-// finishNeighbours waits for the slot's job, if any, and copies its
-// answers into the caller's memory on every core.
-func (d *gpuDevice) finishNeighbours(s *slot, trc *trace.Recorder, t *stageTimes) error {
-	if s.nb.job == nil {
-		return nil
-	}
-	s.nb.job = nil
-	if err := d.drv.StreamSynchronize(s.stream); err != nil {
-		return err
-	}
-	if err := s.traceDevice(d, trc); err != nil {
-		return err
-	}
-	end := trc.Begin(s.track+" host", "copy back")
-	for _, c := range s.nb.copies {
-		dst, src := unsafe.Slice((*byte)(c.dst), c.bytes), unsafe.Slice((*byte)(unsafe.Add(s.hostOut.p, c.at)), c.bytes)
-		parallel.Blocks(c.bytes, 1<<20, 0, func(_, lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
-	}
-	end()
-	t.refined += s.refined()
-	return elapsed(d.drv, []eventSpan{{s.evIn, s.evCopied, &t.upload}, {s.evStart, s.evStop, &t.kernel},
-		{s.evStop, s.evOut, &t.download}})
+// download queues the copies of the job's answers and refined count.
+func (k neighbourKind) download(d *gpuDevice, s *slot, job partition.Job) error {
+	return d.neighbourDownload(s, k.q, job)
 }
+
+// copies are those download listed.
+func (k neighbourKind) copies(s *slot, job partition.Job) []hostCopy { return s.copies }
 
 // neighbourKernel queues the job's grid_knn or grid_within.
 func (d *gpuDevice) neighbourKernel(s *slot, q *neighbourQuery, job partition.Job) error {
@@ -462,7 +403,7 @@ func (d *gpuDevice) neighbourDownload(s *slot, q *neighbourQuery, job partition.
 	switch m := job.Len(); {
 	case q.k > 0 && q.direct:
 		lo := job.Start * q.k
-		s.nb.copies = s.nb.copies[:0]
+		s.copies = s.copies[:0]
 		for _, p := range []part{{unsafe.Pointer(&q.kOut.Index[lo]), s.outIdx.ptr, 4 * m * q.k},
 			{unsafe.Pointer(&q.kOut.Distance[lo]), s.outDist.ptr, 4 * m * q.k}} {
 			if err := copyOut(d.drv, q.host, p.dst, p.src, p.bytes, s.stream); err != nil {
@@ -489,13 +430,13 @@ func (d *gpuDevice) neighbourDownload(s *slot, q *neighbourQuery, job partition.
 	if err := s.hostOut.ensure(d.drv, max(total, 8)); err != nil {
 		return fmt.Errorf("pinning %d MiB of host memory: %w", total>>20, err)
 	}
-	s.nb.copies = s.nb.copies[:0]
+	s.copies = s.copies[:0]
 	at := 0
 	for _, p := range parts {
 		if err := d.drv.MemcpyDtoHAsync(unsafe.Add(s.hostOut.p, at), p.src, uint64(p.bytes), s.stream); err != nil {
 			return err
 		}
-		s.nb.copies = append(s.nb.copies, hostCopy{dst: p.dst, at: at, bytes: p.bytes})
+		s.copies = append(s.copies, hostCopy{dst: p.dst, src: unsafe.Add(s.hostOut.p, at), bytes: p.bytes})
 		at += align8(p.bytes)
 	}
 	return d.downloadRefined(s)

@@ -18,10 +18,13 @@ import (
 
 // gpuRun is one streamed query's shared state across the device workers.
 type gpuRun struct {
-	req  engine.Request
-	out  engine.Result
-	refs *index.RefSet
-	grid index.GridShape // the cells when the query runs the grid algorithm (g > 0)
+	req engine.Request
+	// out receives the answers; fresh, when set, is the result being
+	// allocated beside the query instead (answers).
+	out   engine.Result
+	fresh *freshResult
+	refs  *index.RefSet
+	grid  index.GridShape // the cells when the query runs the grid algorithm (g > 0)
 	// tree, when the plan chose a k-d tree: grid then only orders the
 	// observations.
 	tree *index.PackedTree
@@ -40,9 +43,49 @@ type gpuRun struct {
 	direct, directIn bool
 	// host holds the engine's page-locked ranges those live in.
 	host *hostAllocs
+	// gpus is how many GPUs were open when the query began: each one's
+	// crew of host goroutines is its share of the cores.
+	gpus int
 
 	mu   sync.Mutex
 	done int
+}
+
+// answers is the run's result, once allocated.
+func (r *gpuRun) answers() engine.Result {
+	if r.fresh != nil {
+		return r.fresh.wait()
+	}
+	return r.out
+}
+
+// freshResult is a result allocated beside the query that fills it: the
+// runtime zeroes a large allocation on the allocating thread (one a
+// column here, side by side), and its pages fault in at their first
+// write, the crews' copies from the staging, spread over the cores beside
+// the GPUs' work.
+type freshResult struct {
+	out   engine.Result
+	ready chan struct{}
+}
+
+// allocateResult starts allocating a result of n answers.
+func allocateResult(n int) *freshResult {
+	f := &freshResult{ready: make(chan struct{})}
+	go func() {
+		defer close(f.ready)
+		var wg sync.WaitGroup
+		wg.Go(func() { f.out.Index = make([]uint32, n) })
+		f.out.Distance = make([]float32, n)
+		wg.Wait()
+	}()
+	return f
+}
+
+// wait returns the result once allocated.
+func (f *freshResult) wait() engine.Result {
+	<-f.ready
+	return f.out
 }
 
 func (r *gpuRun) progress(k int) {
@@ -97,9 +140,10 @@ func inPrecision(p index.Points, is32 bool) index.Points {
 }
 
 // work runs jobs from the queue on this device until none is left, with
-// slotsPerGPU jobs in flight: while one slot's kernels run, another's answers
-// are copied out and a third's inputs copied in. It adds the device's stage times
-// to t.
+// slotsPerGPU jobs in flight (the job loop: jobloop.go): while one slot's
+// kernels run, another's answers are copied out and a third's inputs
+// copied in, and the host's copies into and out of the staging run on the
+// GPU's crew beside them. It adds the device's stage times to t.
 func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *stageTimes) error {
 	// Leave no work in flight on any return path: a failed start or index
 	// build may have queued copies and kernels on a slot's stream.
@@ -125,7 +169,9 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 			return err
 		}
 	}
-	if err := d.runJobs(ctx, w, run, after, t); err != nil {
+	j := &slotJobs{kind: nearestKind{run}, obs: run.req.Obs, trc: run.req.Trace, host: run.host, t: t, after: after,
+		refined: run.req.Algorithm != engine.Seed, progress: run.progress}
+	if err := d.runSlotJobs(ctx, j, slotsPerGPU, crewWorkers(run.gpus), queueJobs(run.queue, w)); err != nil {
 		return err
 	}
 	return d.indexTime(run, t)
@@ -173,40 +219,10 @@ func (d *gpuDevice) prepareRefs(run *gpuRun) (cuda.Event, error) {
 }
 
 // slotsPerGPU is how many jobs a GPU has in flight: one copying in, one
-// running its kernels, one copying out, so that the host's work between
-// jobs (checking the next job's points, copying answers back) does not
-// leave the GPU waiting.
+// running its kernels, one copying out, so that the host's work on a
+// slot (staging the next job's points, copying answers back) runs while
+// the GPU works on the others.
 const slotsPerGPU = 3
-
-// runJobs rotates the slots over the jobs of the queue. A job's
-// kernels wait for after, the previous job's last kernel (or the index
-// build), so the slots' copies overlap each other's kernels but kernels never
-// overlap: each job's kernel time is then its own.
-func (d *gpuDevice) runJobs(ctx context.Context, w int, run *gpuRun, after cuda.Event, t *stageTimes) error {
-	for k := 0; ; k++ {
-		job, _, ok := run.queue.Next(w)
-		if !ok {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s := d.slots[k%slotsPerGPU]
-		if err := s.finish(d, run, t); err != nil {
-			return err
-		}
-		if err := s.start(d, run, job, after); err != nil {
-			return fmt.Errorf("job [%d, %d): %w", job.Start, job.End, err)
-		}
-		after = s.evStop
-	}
-	for _, s := range d.slots {
-		if err := s.finish(d, run, t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // indexTime adds the index build's device time to t.
 func (d *gpuDevice) indexTime(run *gpuRun, t *stageTimes) error {
@@ -225,12 +241,10 @@ func (d *gpuDevice) indexTime(run *gpuRun, t *stageTimes) error {
 	return nil
 }
 
-// drainSlots waits for whatever the slots still have in flight and forgets
-// their jobs.
+// drainSlots waits for whatever the slots still have in flight.
 func (d *gpuDevice) drainSlots() {
 	for _, s := range d.slots {
 		d.drv.StreamSynchronize(s.stream)
-		s.job = nil
 	}
 }
 
@@ -263,7 +277,9 @@ type slot struct {
 	nb     neighbourBufs // k-nearest and radius jobs (neighbours.go)
 	cfg    slotConfig
 	hostIn pinnedHost
-	job    *partition.Job
+	// copies take the answers of the slot's job on from its staging into
+	// the result, where download lists them (neighbours.go).
+	copies []hostCopy
 	track  string // the slot's track in a trace: "GPU 0 slot 1"
 }
 
@@ -304,68 +320,22 @@ func (s *slot) free(drv *cuda.Driver) error {
 	return errors.Join(s.gpuQuery.free(drv), s.hostIn.free(drv), s.nb.free(drv))
 }
 
-// start copies a job's observations in and queues its kernels (after the
-// event after) and the copy of its answers back; finish completes it.
-func (s *slot) start(d *gpuDevice, run *gpuRun, job partition.Job, after cuda.Event) error {
-	m := job.Len()
-	if m > s.cfg.batch {
-		return fmt.Errorf("job of %d observations exceeds the slot's %d", m, s.cfg.batch)
-	}
-	obs := run.req.Obs.Slice(job.Start, job.End)
-	if err := s.checkUnstaged(obs, job.Start, run.req.Trace); err != nil {
-		return err
-	}
-	if err := s.upload(d, obs, job.Start, run.req.Trace, run.host); err != nil {
-		return err
-	}
-	if err := d.drv.EventRecord(s.evCopied, s.stream); err != nil {
-		return err
-	}
-	if after != 0 {
-		if err := d.drv.StreamWaitEvent(s.stream, after); err != nil {
-			return err
-		}
-	}
-	if err := s.kernels(d, run, m); err != nil {
-		return err
-	}
-	if err := s.downloadAnswers(d.drv, run, job); err != nil {
-		return err
-	}
-	s.job = &job
-	return nil
-}
+// nearestKind is the nearest query's part of the job loop (queryKind).
+type nearestKind struct{ run *gpuRun }
 
-// kernels queues the job's kernels between evStart and evStop.
-func (s *slot) kernels(d *gpuDevice, run *gpuRun, m int) error {
-	if err := d.drv.EventRecord(s.evStart, s.stream); err != nil {
-		return err
-	}
-	p := run.plan()
+// kernels ranks the job: the face cells' lists over the columns, or the
+// observations sorted by cell for the grid or k-d tree query, or brute
+// force.
+func (k nearestKind) kernels(d *gpuDevice, s *slot, job partition.Job) error {
+	m := job.Len()
+	p := k.run.plan()
 	p.cells = d.refs.cells.side
 	if p.shape.G > 0 && p.cells == 0 {
 		if err := s.sortByCell(d, m, p, true, 0); err != nil {
 			return err
 		}
 	}
-	if err := s.rank(d, m, &d.refs, p); err != nil {
-		return err
-	}
-	return d.drv.EventRecord(s.evStop, s.stream)
-}
-
-// checkUnstaged checks the job's observations (the first is the query's
-// point first) unless they go through the staging, which checks them as
-// it copies them.
-func (s *slot) checkUnstaged(obs index.Points, first int, trc *trace.Recorder) error {
-	if s.stages(obs) {
-		return nil
-	}
-	defer trc.Begin(s.track+" host", "check points")()
-	if err := obs.CheckValues("observations", first); err != nil {
-		return engine.BadInput{Err: err}
-	}
-	return nil
+	return s.rank(d, m, &d.refs, p)
 }
 
 // stages reports whether the job's observations go through the pinned
@@ -375,12 +345,15 @@ func (s *slot) stages(obs index.Points) bool {
 	return obs.Gen == nil && !s.cfg.managed && s.cfg.stageIn
 }
 
-// upload puts the job's observations (the first is the query's point
-// first) on the device between evIn and evCopied's record: made there (a
-// generated set), through the pinned staging (checked on the way), or
-// written straight into managed memory and prefetched.
-func (s *slot) upload(d *gpuDevice, obs index.Points, first int, trc *trace.Recorder, h *hostAllocs) error {
-	drv := d.drv
+// upload puts the job's observations on the device after evIn's record:
+// made there (a generated set), copied in from the pinned staging (stage
+// filled it) or straight from the caller's page-locked columns, or
+// written into managed memory and prefetched.
+func (s *slot) upload(d *gpuDevice, obs index.Points, h *hostAllocs) error {
+	drv, m := d.drv, obs.Len()
+	if m > s.cfg.batch {
+		return fmt.Errorf("job of %d observations exceeds the slot's %d", m, s.cfg.batch)
+	}
 	if obs.Gen != nil {
 		return s.generate(d, *obs.Gen)
 	}
@@ -390,13 +363,7 @@ func (s *slot) upload(d *gpuDevice, obs index.Points, first int, trc *trace.Reco
 	if !s.cfg.stageIn {
 		return s.uploadDirect(drv, h, obs)
 	}
-	m, elem := obs.Len(), s.cfg.elem()
-	t := time.Now()
-	err := obs.CopyChecked(s.hostIn.p, "observations", first)
-	trc.Add(s.track+" host", "stage in", t, time.Since(t))
-	if err != nil {
-		return engine.BadInput{Err: err}
-	}
+	elem := s.cfg.elem()
 	if err := drv.EventRecord(s.evIn, s.stream); err != nil {
 		return err
 	}
@@ -474,10 +441,11 @@ func prefetchAll(drv *cuda.Driver, stream cuda.Stream, dev cuda.Device, bufs []a
 	return nil
 }
 
-// downloadAnswers queues the answers' way back: through the pinned staging,
-// or (managed memory) prefetched to the host with the refined count.
-func (s *slot) downloadAnswers(drv *cuda.Driver, run *gpuRun, job partition.Job) error {
-	m := job.Len()
+// download queues the answers' way back: straight into the caller's
+// page-locked result, into the pinned staging, or (managed memory)
+// prefetched to the host, with the refined count.
+func (k nearestKind) download(d *gpuDevice, s *slot, job partition.Job) error {
+	drv, run, m := d.drv, k.run, job.Len()
 	if run.direct {
 		return s.downloadTo(drv, run.host, m, unsafe.Pointer(&run.out.Index[job.Start]), unsafe.Pointer(&run.out.Distance[job.Start]))
 	}
@@ -494,45 +462,19 @@ func (s *slot) downloadAnswers(drv *cuda.Driver, run *gpuRun, job partition.Job)
 	return drv.EventRecord(s.evOut, s.stream)
 }
 
-// finish waits for the slot's job, if any, writes its answers into the
-// result and adds its stage times to t.
-func (s *slot) finish(d *gpuDevice, run *gpuRun, t *stageTimes) error {
-	drv := d.drv
-	if s.job == nil {
+// copies take the job's answers from the staging (managed memory: the
+// answer buffers, back on the host) into the result, once it is
+// allocated; none when they were copied straight into it.
+func (k nearestKind) copies(s *slot, job partition.Job) []hostCopy {
+	if k.run.direct {
 		return nil
 	}
-	job := *s.job
-	s.job = nil
-	if err := drv.StreamSynchronize(s.stream); err != nil {
-		return err
-	}
-	err := elapsed(drv, []eventSpan{{s.evIn, s.evCopied, &t.upload}, {s.evStart, s.evStop, &t.kernel},
-		{s.evStop, s.evOut, &t.download}})
-	if err != nil {
-		return err
-	}
-	if err := s.traceDevice(d, run.req.Trace); err != nil {
-		return err
-	}
-	m := job.Len()
-	if run.req.Algorithm != engine.Seed {
-		t.refined += s.refined()
-	}
-	run.progress(m)
-	if run.direct {
-		return nil // the answers are in place
-	}
-	defer run.req.Trace.Begin(s.track+" host", "copy back")()
-	var idx []uint32
-	var dist []float32
+	out, m := k.run.answers(), job.Len()
+	idx, dist := unsafe.Pointer(&out.Index[job.Start]), unsafe.Pointer(&out.Distance[job.Start])
 	if s.cfg.managed {
-		idx, dist = hostView[uint32](&s.outIdx, m), hostView[float32](&s.outDist, m)
-	} else {
-		idx, dist = s.answers(m)
+		return []hostCopy{{idx, devicePtrToPointer(s.outIdx.ptr), 4 * m}, {dist, devicePtrToPointer(s.outDist.ptr), 4 * m}}
 	}
-	index.ParallelCopy(run.out.Index[job.Start:job.End], idx)
-	index.ParallelCopy(run.out.Distance[job.Start:job.End], dist)
-	return nil
+	return []hostCopy{{idx, s.hostOut.p, 4 * m}, {dist, unsafe.Add(s.hostOut.p, 4*m), 4 * m}}
 }
 
 // startClock, when the query is traced, records the device's clock event

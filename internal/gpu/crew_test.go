@@ -1,0 +1,170 @@
+package gpu
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/enginetest"
+	"github.com/geoknn/geoknn/internal/index"
+	"github.com/geoknn/geoknn/internal/partition"
+)
+
+// A crew runs every block once, up to a failed one at least, and names
+// the lowest failed block's error, for copies started from several
+// goroutines at once.
+func TestCrewRunsEveryBlockOnce(t *testing.T) {
+	for _, crew := range []*hostCrew{nil, newHostCrew(1), newHostCrew(5)} {
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				n := 1000 + 37*g
+				hits := make([]int32, n)
+				var mu sync.Mutex
+				err := crew.run(n, 64, func(lo, hi int) error {
+					mu.Lock()
+					defer mu.Unlock()
+					for i := lo; i < hi; i++ {
+						hits[i]++
+					}
+					if lo >= 512 {
+						return errors.New(strings.Repeat("x", lo))
+					}
+					return nil
+				})
+				if err == nil || len(err.Error()) != 512 {
+					t.Errorf("error %v, want the block at 512's", err)
+				}
+				for i, h := range hits {
+					// Blocks after a failed one may be left undone.
+					if h > 1 || h == 0 && i < 512+64 {
+						t.Errorf("item %d of %d run %d times", i, n, h)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		crew.close()
+	}
+}
+
+// copyAll moves every byte of every copy, whatever its size against
+// copyBlock.
+func TestCrewCopyAll(t *testing.T) {
+	crew := newHostCrew(3)
+	defer crew.close()
+	sizes := []int{0, 1, copyBlock - 1, copyBlock, 3*copyBlock + 5}
+	var copies []hostCopy
+	var srcs, dsts [][]byte
+	for k, n := range sizes {
+		src, dst := make([]byte, n+1), make([]byte, n+1)
+		for i := range src {
+			src[i] = byte(i*7 + k)
+		}
+		srcs, dsts = append(srcs, src), append(dsts, dst)
+		copies = append(copies, hostCopy{dst: unsafe.Pointer(&dst[0]), src: unsafe.Pointer(&src[0]), bytes: n})
+	}
+	crew.copyAll(copies)
+	for k, n := range sizes {
+		for i := range n {
+			if dsts[k][i] != srcs[k][i] {
+				t.Fatalf("copy %d (%d bytes): byte %d is %d, want %d", k, n, i, dsts[k][i], srcs[k][i])
+			}
+		}
+		if dsts[k][n] != 0 {
+			t.Fatalf("copy %d (%d bytes) wrote past its end", k, n)
+		}
+	}
+}
+
+// stageChecked lays the columns out as the device copies expect them,
+// latitudes then longitudes, and refuses a bad point as CheckValues
+// names it, as engine.BadInput.
+func TestCrewStageChecked(t *testing.T) {
+	crew := newHostCrew(4)
+	defer crew.close()
+	const m = 3*stageBlock + 11
+	lat, lon := make([]float64, m), make([]float64, m)
+	for i := range lat {
+		lat[i], lon[i] = math.Remainder(float64(i)*1e-4, 1.5), math.Remainder(float64(i)*3e-4, 3.1)
+	}
+	dst := make([]float64, 2*m)
+	if err := crew.stageChecked(unsafe.Pointer(&dst[0]), index.Radians64(lat, lon), 100); err != nil {
+		t.Fatal(err)
+	}
+	for i := range m {
+		if dst[i] != lat[i] || dst[m+i] != lon[i] {
+			t.Fatalf("point %d staged as (%v, %v), want (%v, %v)", i, dst[i], dst[m+i], lat[i], lon[i])
+		}
+	}
+	lat32, lon32 := make([]float32, m), make([]float32, m)
+	for i := range lat32 {
+		lat32[i], lon32[i] = float32(lat[i]), float32(lon[i])
+	}
+	lat32[2*stageBlock+5], lat32[stageBlock+3] = 2, float32(math.NaN())
+	obs := index.Radians32(lat32, lon32)
+	dst32 := make([]float32, 2*m)
+	err := crew.stageChecked(unsafe.Pointer(&dst32[0]), obs, 100)
+	want := obs.CheckValues("observations", 100)
+	var bad engine.BadInput
+	if !errors.As(err, &bad) || want == nil || bad.Unwrap().Error() != want.Error() {
+		t.Fatalf("staging a bad point: %v, want BadInput of %v", err, want)
+	}
+	if err := crew.check(obs, 100); !errors.As(err, &bad) || bad.Unwrap().Error() != want.Error() {
+		t.Fatalf("checking a bad point: %v, want BadInput of %v", err, want)
+	}
+}
+
+// The host half of a nearest job, without a GPU: stage lays the job's
+// observations out in the slot's staging and refuses a bad one, and
+// scatter takes the staged answers into a fresh result at the job's
+// place, once it is allocated.
+func TestNearestJobHostHalf(t *testing.T) {
+	const n, batch = 10000, 4096
+	obs := enginetest.SpherePoints(n, 3)
+	in, out := make([]float64, 2*batch), make([]uint32, 2*batch)
+	s := &slot{gpuQuery: &gpuQuery{}, cfg: slotConfig{batch: batch, stageIn: true, stageOut: true}}
+	s.hostIn = pinnedHost{p: unsafe.Pointer(&in[0]), bytes: 8 * len(in)}
+	s.hostOut = pinnedHost{p: unsafe.Pointer(&out[0]), bytes: 4 * len(out)}
+	run := &gpuRun{fresh: allocateResult(n)}
+	j := &slotJobs{kind: nearestKind{run}, obs: obs, slots: []*slot{s}, crew: newHostCrew(3)}
+	defer j.crew.close()
+	job := partition.Job{Start: 5000, End: 5000 + batch}
+	if err := j.stage(0, job); err != nil {
+		t.Fatal(err)
+	}
+	for i := range batch {
+		if in[i] != obs.Lat64[job.Start+i] || in[batch+i] != obs.Lon64[job.Start+i] {
+			t.Fatalf("point %d staged as (%v, %v)", job.Start+i, in[i], in[batch+i])
+		}
+		out[i], out[batch+i] = uint32(7*i), math.Float32bits(float32(i)/8)
+	}
+	if err := j.scatter(0, job); err != nil {
+		t.Fatal(err)
+	}
+	res := run.answers()
+	if len(res.Index) != n || len(res.Distance) != n {
+		t.Fatalf("fresh result of %d and %d answers, want %d", len(res.Index), len(res.Distance), n)
+	}
+	for i := range n {
+		want, wantDist := uint32(0), float32(0)
+		if i >= job.Start && i < job.End {
+			want, wantDist = uint32(7*(i-job.Start)), float32(i-job.Start)/8
+		}
+		if res.Index[i] != want || res.Distance[i] != wantDist {
+			t.Fatalf("answer %d: (%d, %v), want (%d, %v)", i, res.Index[i], res.Distance[i], want, wantDist)
+		}
+	}
+	obs.Lat64[job.Start+3000] = math.NaN()
+	err := j.stage(0, job)
+	want := obs.Slice(job.Start, job.End).CheckValues("observations", job.Start)
+	var bad engine.BadInput
+	if !errors.As(err, &bad) || want == nil || bad.Unwrap().Error() != want.Error() {
+		t.Fatalf("staging a bad point: %v, want BadInput of %v", err, want)
+	}
+}
