@@ -9,8 +9,8 @@ import (
 
 // The ranks of run --mpi write --out together where they can
 // (ranks.Output): each its own rows at their offsets in the one file,
-// instead of gathering every answer to rank 0. These give it the root
-// package's results.
+// instead of gathering every answer to rank 0. These hand it the rank's
+// answers and their rows with identifiers.
 
 // writeShared writes the rank's answers p into --out with the other
 // ranks', all or nothing, timing the rank's part.
