@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -24,22 +25,72 @@ type Driver struct {
 }
 
 // funcs holds the C entry points, zero where an optional one is absent.
+// Each field's tag is the one place that names its driver function: the
+// C names to try, newest ABI first, and ",optional" for one absent in
+// drivers the package still supports (symbolTable reads them). Where
+// cuda.h maps a name to a versioned ABI (#define cuMemAlloc cuMemAlloc_v2)
+// the versioned name is bound directly; the plain names are older ABIs
+// kept for old binaries and must not be used.
 type funcs struct {
-	init, driverGetVersion                                                     uintptr
-	deviceGetCount, deviceGet, deviceGetName, deviceGetAttribute               uintptr
-	deviceTotalMem, primaryCtxRetain, primaryCtxRelease                        uintptr
-	ctxSetCurrent, ctxPushCurrent, ctxPopCurrent, ctxSynchronize               uintptr
-	memGetInfo, memAlloc, memAllocManaged, memFree, memAllocHost               uintptr
-	memFreeHost, memHostAlloc, memcpyHtoD, memcpyDtoH, memcpyDtoD              uintptr
-	memHostRegister, memHostUnregister                                         uintptr
-	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync                          uintptr
-	memsetD8, memsetD32, memsetD8Async, memsetD32Async                         uintptr
-	memAdvise, memPrefetchAsync                                                uintptr
-	moduleLoadDataEx, moduleUnload, moduleGetFunction                          uintptr
-	funcSetAttribute, funcGetAttribute, launchKernel                           uintptr
-	streamCreate, streamSynchronize, streamDestroy, streamWaitEvent            uintptr
-	eventCreate, eventRecord, eventSynchronize, eventElapsedTime, eventDestroy uintptr
-	getErrorName, getErrorString                                               uintptr
+	init             uintptr `cu:"cuInit"`
+	driverGetVersion uintptr `cu:"cuDriverGetVersion"`
+	getErrorName     uintptr `cu:"cuGetErrorName"`
+	getErrorString   uintptr `cu:"cuGetErrorString"`
+
+	deviceGetCount     uintptr `cu:"cuDeviceGetCount"`
+	deviceGet          uintptr `cu:"cuDeviceGet"`
+	deviceGetName      uintptr `cu:"cuDeviceGetName"`
+	deviceGetAttribute uintptr `cu:"cuDeviceGetAttribute"`
+	deviceTotalMem     uintptr `cu:"cuDeviceTotalMem_v2"`
+
+	primaryCtxRetain  uintptr `cu:"cuDevicePrimaryCtxRetain"` // never versioned
+	primaryCtxRelease uintptr `cu:"cuDevicePrimaryCtxRelease_v2"`
+	ctxSetCurrent     uintptr `cu:"cuCtxSetCurrent"`
+	ctxPushCurrent    uintptr `cu:"cuCtxPushCurrent_v2"`
+	ctxPopCurrent     uintptr `cu:"cuCtxPopCurrent_v2"`
+	ctxSynchronize    uintptr `cu:"cuCtxSynchronize"`
+
+	memGetInfo        uintptr `cu:"cuMemGetInfo_v2"`
+	memAlloc          uintptr `cu:"cuMemAlloc_v2"`
+	memAllocManaged   uintptr `cu:"cuMemAllocManaged"`
+	memFree           uintptr `cu:"cuMemFree_v2"`
+	memAllocHost      uintptr `cu:"cuMemAllocHost_v2"`
+	memHostAlloc      uintptr `cu:"cuMemHostAlloc"`
+	memHostRegister   uintptr `cu:"cuMemHostRegister_v2"`
+	memHostUnregister uintptr `cu:"cuMemHostUnregister"`
+	memFreeHost       uintptr `cu:"cuMemFreeHost"`
+	memcpyHtoD        uintptr `cu:"cuMemcpyHtoD_v2"`
+	memcpyDtoH        uintptr `cu:"cuMemcpyDtoH_v2"`
+	memcpyDtoD        uintptr `cu:"cuMemcpyDtoD_v2"`
+	memcpyHtoDAsync   uintptr `cu:"cuMemcpyHtoDAsync_v2"`
+	memcpyDtoHAsync   uintptr `cu:"cuMemcpyDtoHAsync_v2"`
+	memcpyDtoDAsync   uintptr `cu:"cuMemcpyDtoDAsync_v2"`
+	memsetD8          uintptr `cu:"cuMemsetD8_v2"`
+	memsetD32         uintptr `cu:"cuMemsetD32_v2"`
+	memsetD8Async     uintptr `cu:"cuMemsetD8Async"` // never versioned
+	memsetD32Async    uintptr `cu:"cuMemsetD32Async"`
+	// CUmemLocation variants, CUDA 12.2+; cuda.h 13 maps the plain names here.
+	memAdvise        uintptr `cu:"cuMemAdvise_v2,optional"`
+	memPrefetchAsync uintptr `cu:"cuMemPrefetchAsync_v2,optional"`
+
+	moduleLoadDataEx  uintptr `cu:"cuModuleLoadDataEx"`
+	moduleUnload      uintptr `cu:"cuModuleUnload"`
+	moduleGetFunction uintptr `cu:"cuModuleGetFunction"`
+	funcSetAttribute  uintptr `cu:"cuFuncSetAttribute"`
+	funcGetAttribute  uintptr `cu:"cuFuncGetAttribute"`
+	launchKernel      uintptr `cu:"cuLaunchKernel"`
+
+	streamCreate      uintptr `cu:"cuStreamCreate"`
+	streamSynchronize uintptr `cu:"cuStreamSynchronize"`
+	streamDestroy     uintptr `cu:"cuStreamDestroy_v2"`
+	streamWaitEvent   uintptr `cu:"cuStreamWaitEvent"`
+	eventCreate       uintptr `cu:"cuEventCreate"`
+	eventRecord       uintptr `cu:"cuEventRecord"`
+	eventSynchronize  uintptr `cu:"cuEventSynchronize"`
+	// CUDA 12.8 added the _v2 ABI and cuda.h 13 maps cuEventElapsedTime
+	// to it; drivers before 12.8 export only the original.
+	eventElapsedTime uintptr `cu:"cuEventElapsedTime_v2 cuEventElapsedTime"`
+	eventDestroy     uintptr `cu:"cuEventDestroy_v2"`
 }
 
 // symbol binds one entry point of funcs to its C names.
@@ -50,74 +101,22 @@ type symbol struct {
 	bound    *string // if set, receives the candidate that resolved
 }
 
-// symbolTable lists every driver function the package calls. Where cuda.h
-// maps a name to a versioned ABI (#define cuMemAlloc cuMemAlloc_v2) the
-// versioned name is bound directly; the plain names are older ABIs kept for
-// old binaries and must not be used.
+// symbolTable lists every driver function the package calls, in funcs'
+// order, from funcs' tags: each binds its field of f. elapsed receives the
+// cuEventElapsedTime ABI that resolved, which names the timing call.
 func symbolTable(f *funcs, elapsed *string) []symbol {
-	req := func(addr *uintptr, names ...string) symbol { return symbol{names: names, addr: addr} }
-	opt := func(addr *uintptr, names ...string) symbol { return symbol{names: names, optional: true, addr: addr} }
-	return []symbol{
-		req(&f.init, "cuInit"),
-		req(&f.driverGetVersion, "cuDriverGetVersion"),
-		req(&f.getErrorName, "cuGetErrorName"),
-		req(&f.getErrorString, "cuGetErrorString"),
-
-		req(&f.deviceGetCount, "cuDeviceGetCount"),
-		req(&f.deviceGet, "cuDeviceGet"),
-		req(&f.deviceGetName, "cuDeviceGetName"),
-		req(&f.deviceGetAttribute, "cuDeviceGetAttribute"),
-		req(&f.deviceTotalMem, "cuDeviceTotalMem_v2"),
-
-		req(&f.primaryCtxRetain, "cuDevicePrimaryCtxRetain"), // never versioned
-		req(&f.primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
-		req(&f.ctxSetCurrent, "cuCtxSetCurrent"),
-		req(&f.ctxPushCurrent, "cuCtxPushCurrent_v2"),
-		req(&f.ctxPopCurrent, "cuCtxPopCurrent_v2"),
-		req(&f.ctxSynchronize, "cuCtxSynchronize"),
-
-		req(&f.memGetInfo, "cuMemGetInfo_v2"),
-		req(&f.memAlloc, "cuMemAlloc_v2"),
-		req(&f.memAllocManaged, "cuMemAllocManaged"),
-		req(&f.memFree, "cuMemFree_v2"),
-		req(&f.memAllocHost, "cuMemAllocHost_v2"),
-		req(&f.memHostAlloc, "cuMemHostAlloc"),
-		req(&f.memHostRegister, "cuMemHostRegister_v2"),
-		req(&f.memHostUnregister, "cuMemHostUnregister"),
-		req(&f.memFreeHost, "cuMemFreeHost"),
-		req(&f.memcpyHtoD, "cuMemcpyHtoD_v2"),
-		req(&f.memcpyDtoH, "cuMemcpyDtoH_v2"),
-		req(&f.memcpyDtoD, "cuMemcpyDtoD_v2"),
-		req(&f.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
-		req(&f.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
-		req(&f.memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
-		req(&f.memsetD8, "cuMemsetD8_v2"),
-		req(&f.memsetD32, "cuMemsetD32_v2"),
-		req(&f.memsetD8Async, "cuMemsetD8Async"), // never versioned
-		req(&f.memsetD32Async, "cuMemsetD32Async"),
-		// CUmemLocation variants, CUDA 12.2+; cuda.h 13 maps the plain names here.
-		opt(&f.memAdvise, "cuMemAdvise_v2"),
-		opt(&f.memPrefetchAsync, "cuMemPrefetchAsync_v2"),
-
-		req(&f.moduleLoadDataEx, "cuModuleLoadDataEx"),
-		req(&f.moduleUnload, "cuModuleUnload"),
-		req(&f.moduleGetFunction, "cuModuleGetFunction"),
-		req(&f.funcSetAttribute, "cuFuncSetAttribute"),
-		req(&f.funcGetAttribute, "cuFuncGetAttribute"),
-		req(&f.launchKernel, "cuLaunchKernel"),
-
-		req(&f.streamCreate, "cuStreamCreate"),
-		req(&f.streamSynchronize, "cuStreamSynchronize"),
-		req(&f.streamDestroy, "cuStreamDestroy_v2"),
-		req(&f.streamWaitEvent, "cuStreamWaitEvent"),
-		req(&f.eventCreate, "cuEventCreate"),
-		req(&f.eventRecord, "cuEventRecord"),
-		req(&f.eventSynchronize, "cuEventSynchronize"),
-		// CUDA 12.8 added the _v2 ABI and cuda.h 13 maps cuEventElapsedTime
-		// to it; drivers before 12.8 export only the original.
-		{names: []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}, addr: &f.eventElapsedTime, bound: elapsed},
-		req(&f.eventDestroy, "cuEventDestroy_v2"),
+	t := reflect.TypeFor[funcs]()
+	table := make([]symbol, t.NumField())
+	for i := range table {
+		field := t.Field(i)
+		names, optional := strings.CutSuffix(field.Tag.Get("cu"), ",optional")
+		s := symbol{names: strings.Fields(names), optional: optional, addr: (*uintptr)(unsafe.Add(unsafe.Pointer(f), field.Offset))}
+		if s.addr == &f.eventElapsedTime {
+			s.bound = elapsed
+		}
+		table[i] = s
 	}
+	return table
 }
 
 // Load opens the CUDA driver library, binds every function the package uses

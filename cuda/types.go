@@ -46,7 +46,11 @@ func (d Dim3) norm() Dim3 {
 	return d
 }
 
-// DeviceAttribute selects a device property (CUdevice_attribute).
+//go:generate go run golang.org/x/tools/cmd/stringer@v0.51.0 -type=DeviceAttribute,Advice -output types_string.go
+
+// DeviceAttribute selects a device property (CUdevice_attribute). Its
+// String is the constant's Go name, or DeviceAttribute(n)
+// (types_string.go, generated).
 type DeviceAttribute int32
 
 // Device attributes, numbered as in cuda.h (CUDA 12.6 and 13.0 agree).
@@ -89,85 +93,6 @@ const (
 	MaxBlocksPerMultiprocessor       DeviceAttribute = 106
 )
 
-// String returns the constant's Go name, or DeviceAttribute(n).
-func (a DeviceAttribute) String() string {
-	switch a {
-	case MaxThreadsPerBlock:
-		return "MaxThreadsPerBlock"
-	case MaxBlockDimX:
-		return "MaxBlockDimX"
-	case MaxBlockDimY:
-		return "MaxBlockDimY"
-	case MaxBlockDimZ:
-		return "MaxBlockDimZ"
-	case MaxGridDimX:
-		return "MaxGridDimX"
-	case MaxGridDimY:
-		return "MaxGridDimY"
-	case MaxGridDimZ:
-		return "MaxGridDimZ"
-	case MaxSharedMemoryPerBlock:
-		return "MaxSharedMemoryPerBlock"
-	case TotalConstantMemory:
-		return "TotalConstantMemory"
-	case WarpSize:
-		return "WarpSize"
-	case MaxRegistersPerBlock:
-		return "MaxRegistersPerBlock"
-	case ClockRate:
-		return "ClockRate"
-	case MultiprocessorCount:
-		return "MultiprocessorCount"
-	case Integrated:
-		return "Integrated"
-	case CanMapHostMemory:
-		return "CanMapHostMemory"
-	case ComputeMode:
-		return "ComputeMode"
-	case ConcurrentKernels:
-		return "ConcurrentKernels"
-	case ECCEnabled:
-		return "ECCEnabled"
-	case PCIBusID:
-		return "PCIBusID"
-	case PCIDeviceID:
-		return "PCIDeviceID"
-	case MemoryClockRate:
-		return "MemoryClockRate"
-	case GlobalMemoryBusWidth:
-		return "GlobalMemoryBusWidth"
-	case L2CacheSize:
-		return "L2CacheSize"
-	case MaxThreadsPerMultiprocessor:
-		return "MaxThreadsPerMultiprocessor"
-	case AsyncEngineCount:
-		return "AsyncEngineCount"
-	case UnifiedAddressing:
-		return "UnifiedAddressing"
-	case PCIDomainID:
-		return "PCIDomainID"
-	case ComputeCapabilityMajor:
-		return "ComputeCapabilityMajor"
-	case ComputeCapabilityMinor:
-		return "ComputeCapabilityMinor"
-	case MaxSharedMemoryPerMultiprocessor:
-		return "MaxSharedMemoryPerMultiprocessor"
-	case MaxRegistersPerMultiprocessor:
-		return "MaxRegistersPerMultiprocessor"
-	case ManagedMemory:
-		return "ManagedMemory"
-	case PageableMemoryAccess:
-		return "PageableMemoryAccess"
-	case ConcurrentManagedAccess:
-		return "ConcurrentManagedAccess"
-	case MaxSharedMemoryPerBlockOptin:
-		return "MaxSharedMemoryPerBlockOptin"
-	case MaxBlocksPerMultiprocessor:
-		return "MaxBlocksPerMultiprocessor"
-	}
-	return "DeviceAttribute(" + strconv.Itoa(int(a)) + ")"
-}
-
 // FuncAttribute selects a kernel property (CUfunction_attribute).
 type FuncAttribute int32
 
@@ -184,7 +109,8 @@ const (
 	FuncPreferredSharedMemoryCarveout FuncAttribute = 9 // settable; percent
 )
 
-// Advice is a unified-memory usage hint for MemAdvise (CUmem_advise).
+// Advice is a unified-memory usage hint for MemAdvise (CUmem_advise). Its
+// String is the constant's Go name, or Advice(n).
 type Advice int32
 
 // Memory advice values, numbered as in cuda.h.
@@ -196,25 +122,6 @@ const (
 	AdviseSetAccessedBy          Advice = 5
 	AdviseUnsetAccessedBy        Advice = 6
 )
-
-// String returns the constant's Go name, or Advice(n).
-func (a Advice) String() string {
-	switch a {
-	case AdviseSetReadMostly:
-		return "AdviseSetReadMostly"
-	case AdviseUnsetReadMostly:
-		return "AdviseUnsetReadMostly"
-	case AdviseSetPreferredLocation:
-		return "AdviseSetPreferredLocation"
-	case AdviseUnsetPreferredLocation:
-		return "AdviseUnsetPreferredLocation"
-	case AdviseSetAccessedBy:
-		return "AdviseSetAccessedBy"
-	case AdviseUnsetAccessedBy:
-		return "AdviseUnsetAccessedBy"
-	}
-	return "Advice(" + strconv.Itoa(int(a)) + ")"
-}
 
 // MemLocationType says what a MemLocation's ID names (CUmemLocationType).
 type MemLocationType int32

@@ -7,11 +7,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/geoknn/geoknn/internal/count"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/geoknn/geoknn/internal/count"
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/internal/bench"

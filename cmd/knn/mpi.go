@@ -2,22 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/internal/ranks"
 	"github.com/geoknn/geoknn/mpi"
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
 )
 
 // runMPI is knn run --mpi: one rank of an MPI job. Rank 0 loads (or
@@ -28,6 +23,8 @@ import (
 // engine (GPUs chosen by its node-local rank), and the answers are gathered
 // to rank 0, which validates, writes --out and reports every rank. An error
 // on any rank is printed and ends the whole job (MPI_Abort), non-zero.
+// How the ranks split, validate and write one output is package ranks';
+// this is the command's wiring of it to the root package's Searcher.
 func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
 	if f.repeat != 1 || f.hostPoints || f.trace != "" || f.obs == "-" || f.ref == "-" {
 		return usagef("run --mpi answers queries of files or counts: not with --repeat, --host-points, --trace or standard input")
@@ -38,119 +35,82 @@ func runMPI(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr
 	if f.outPerRank && (f.out == "" || f.out == "-" || f.validate > 0) {
 		return usagef("run: --out-per-rank needs --out FILE, and no --validate (which checks gathered answers)")
 	}
-	return runRank(ctx, stderr, func(lib *mpi.Lib, world mpi.Comm) (rankPlace, error) {
+	return runRank(ctx, stderr, func(lib *mpi.Lib, world mpi.Comm) (ranks.Place, error) {
 		j := &mpiJob{f: f, opts: opts, lib: lib, world: world, stdout: stdout, stderr: stderr}
 		err := j.run(ctx)
-		return rankPlace{rank: j.rank, size: j.size, host: j.host}, err
+		return j.Place, err
 	})
 }
 
-// runRank runs one rank of a job: MPI set up on this goroutine's thread,
-// run, then endRank with the place run reports.
-func runRank(ctx context.Context, stderr io.Writer, run func(lib *mpi.Lib, world mpi.Comm) (rankPlace, error)) error {
-	// MPI_THREAD_FUNNELED: every MPI call from this goroutine's thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	lib, err := mpi.Open()
-	if err != nil {
-		return err
-	}
-	world, err := lib.Init()
-	if err != nil {
-		return err
-	}
-	p, err := run(lib, world)
-	return endRank(ctx, lib, world, p.rank, fmt.Sprintf("rank %d of %d (%s)", p.rank, p.size, p.host), err, stderr)
-}
-
-// endRank ends a rank (who) of a job: MPI_Finalize after success or a
-// settings refusal (which every rank returns), else the error printed and
-// the whole job ended with MPI_Abort and the error's exit status.
-func endRank(ctx context.Context, lib *mpi.Lib, world mpi.Comm, rank int, who string, err error, stderr io.Writer) error {
-	var se settingsError
+// runRank runs one rank of a job (ranks.Run), in the command's words: a
+// failing rank prints its error and ends the job with its exit status
+// (128+N for a signal, which every rank gets from mpirun), a settings
+// refusal is a usage error.
+func runRank(ctx context.Context, stderr io.Writer, run func(lib *mpi.Lib, world mpi.Comm) (ranks.Place, error)) error {
+	who := func(p ranks.Place) string { return fmt.Sprintf("rank %d of %d (%s)", p.Rank, p.Size, p.Host) }
+	p, err := ranks.Run(run, func(p ranks.Place, err error) (int, bool) {
+		status := exitStatus(err, io.Discard)
+		s, signalled := signalStatus(ctx)
+		if signalled { // the first rank to stop ends the job; none writes (their writers check ctx)
+			status, err = s, context.Cause(ctx)
+		}
+		fmt.Fprintf(stderr, "knn: %s: %v\n", who(p), err)
+		return status, signalled
+	})
+	var se *ranks.SettingsError
 	if errors.As(err, &se) {
-		fmt.Fprintf(stderr, "knn: %s: %v\n", who, err)
-		lib.Finalize()
+		fmt.Fprintf(stderr, "knn: %s: %v\n", who(p), err)
 		return errUsageShown
 	}
-	if err == nil {
-		return lib.Finalize()
-	}
-	status := exitStatus(err, io.Discard)
-	s, signalled := signalStatus(ctx)
-	if signalled {
-		// Every rank gets the signal mpirun passes on; the first to stop
-		// ends the job with the signal's status, and none writes (their
-		// writers check ctx).
-		status = s
-		fmt.Fprintf(stderr, "knn: %s: %v\n", who, context.Cause(ctx))
-	} else {
-		fmt.Fprintf(stderr, "knn: %s: %v\n", who, err)
-	}
-	if waitsForOthers(rank, signalled, err) {
-		time.Sleep(abortGrace)
-	}
-	world.Abort(status)
-	return err // MPI_Abort returned: MPI itself is broken
-}
-
-// abortGrace is how long a rank that need not end the job itself leaves
-// the others before MPI_Abort, which kills them at once: time for rank 0
-// to remove the job's temporary output (a file, or a folder of step
-// files) and for the failing rank to print its error and end the job.
-const abortGrace = 2 * time.Second
-
-// waitsForOthers tells whether a rank leaves ending the job to another:
-// on a signal every rank but 0 (rank 0 removes the temporary output on the
-// same signal, maybe while waiting in a collective that never returns),
-// and on another rank's failure every rank (that rank aborts once its
-// error is printed; rank 0 has removed the output before it got here).
-func waitsForOthers(rank int, signalled bool, err error) bool {
-	if errors.Is(err, errAnotherRank) || errors.Is(err, errAnotherRankAnswers) {
-		return true
-	}
-	return signalled && rank > 0
+	return err
 }
 
 // mpiJob is one rank's part of a run.
 type mpiJob struct {
-	f                   runFlags
-	opts                geoknn.Options
-	lib                 *mpi.Lib
-	world               mpi.Comm
-	rank, size          int
-	localRank, localLen int
-	host                string
-	binding             string // what became of the launcher's binding
-	stdout, stderr      io.Writer
-	times               rankTimes
-	own                 labels // this rank's rows' labels, for --out-per-rank
-	nobs                int    // observations of the whole job
-	shared              string // --out's format where the ranks write it together (mpi_write.go)
-	part                rankPart
-	check               func(ctx context.Context) error // --validate of the rank's range, with shared
+	ranks.Place
+	f              runFlags
+	opts           geoknn.Options
+	lib            *mpi.Lib
+	world          mpi.Comm
+	stdout, stderr io.Writer
+	times          ranks.Times
+	own            labels // this rank's rows' labels, for --out-per-rank
+	nobs           int    // observations of the whole job
+	shared         string // --out's format where the ranks write it together (ranks.Output)
 }
 
-// rankTimes is one rank's account, gathered to rank 0.
-type rankTimes struct {
-	load, spread, query, gather time.Duration
-	write                       time.Duration // its part of --out, written with the others
-	n                           int
-	devices                     string
+// rankInputs are a rank's points once spread: at rank 0 the whole sets
+// as loaded (obs empty where every rank reads its own rows), everywhere
+// the rank's range of observations, the references and every rank's
+// observation count.
+type rankInputs struct {
+	obs, ref   pointSet
+	part, refs geoknn.Points
+	counts     []int
+	lo         int // the rank's first observation in the whole job
+}
+
+// rankAnswers are the rank's answers as the end of the job takes them.
+type rankAnswers struct {
+	answered            // rank 0's gathered answers, and the rank's rows with ids
+	part     ranks.Part // the rank's rows of an output written together
+	// checkPart validates the rank's sampled answers, with the others'.
+	checkPart func(ctx context.Context) error
 }
 
 func (j *mpiJob) run(ctx context.Context) error {
-	if err := j.place(); err != nil {
+	var err error
+	if j.Place, err = ranks.Start(j.lib, j.world, j.f.gpusPerRank, "run", j.f.settings()); err != nil {
 		return err
 	}
-	if err := j.sameSettings(); err != nil {
+	j.opts.GPUs, j.opts.FirstGPU = j.GPUs, j.FirstGPU
+	if shared, err := ranks.RootSays(j.world, j.Rank, j.f.sharedFormat() != ""); err != nil {
 		return err
-	}
-	if err := j.decideShared(); err != nil {
-		return err
+	} else if shared {
+		j.shared, _ = j.f.format()
 	}
 	if j.f.outPerRank { // each rank's own file, through the guard run --out goes through
-		if err := pointio.CheckOutput(rankPath(j.f.out, j.rank), j.f.obs, j.f.ref); err != nil {
+		if err := pointio.CheckOutput(ranks.Path(j.f.out, j.Rank), j.f.obs, j.f.ref); err != nil {
 			return err
 		}
 	}
@@ -163,171 +123,36 @@ func (j *mpiJob) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var a rankAnswers
 	switch {
 	case j.f.withinM > 0:
-		return j.runWithin(ctx, s, in.obs, in.ref, in.part, in.refs, in.counts)
+		a, err = j.within(ctx, s, in)
 	case j.f.neighbours():
-		return j.runK(ctx, s, in.obs, in.ref, in.part, in.refs, in.counts)
+		a, err = j.kNearest(ctx, s, in)
+	default:
+		a, err = j.nearest(ctx, s, in)
 	}
-	return j.runNearest(ctx, s, in)
-}
-
-// rankInputs are a rank's points once spread: at rank 0 the whole sets
-// as loaded (obs empty where every rank reads its own rows), everywhere
-// the rank's range of observations, the references and every rank's
-// observation count.
-type rankInputs struct {
-	obs, ref pointSet
-	part     geoknn.Points
-	refs     geoknn.Points
-	counts   []int
-}
-
-// spread loads the points (rank 0, or every rank its rows of a file that
-// allows it) and broadcasts and scatters them, timing both.
-func (j *mpiJob) spread(ctx context.Context) (*rankInputs, error) {
-	t := time.Now()
-	in := &rankInputs{}
-	rows, err := j.obsByRows()
-	if err != nil {
-		return nil, err
-	}
-	if err := j.loadAtRoot(ctx, in, rows != nil); err != nil {
-		return nil, err
-	}
-	if rows != nil {
-		if in.part, in.counts, err = j.readRows(ctx, rows); err != nil {
-			return nil, err
-		}
-	}
-	j.times.load = time.Since(t)
-	t = time.Now()
-	if in.refs, err = bcastPoints(j.world, in.ref.cols, 0); err != nil {
-		return nil, err
-	}
-	if rows == nil {
-		if in.part, in.counts, err = j.spreadObs(in.obs.cols); err != nil {
-			return nil, err
-		}
-	}
-	j.nobs = sum(in.counts)
-	if j.own, err = j.ownLabels(in.obs, in.ref, in.counts); err != nil {
-		return nil, err
-	}
-	j.times.spread = time.Since(t)
-	return in, nil
-}
-
-// loadAtRoot loads, at rank 0, the references and, unless every rank
-// reads its own rows (byRows), the observations.
-func (j *mpiJob) loadAtRoot(ctx context.Context, in *rankInputs, byRows bool) error {
-	if j.rank != 0 {
-		return nil
-	}
-	var err error
-	if byRows {
-		in.obs.desc = j.f.obs + ", each rank reading its rows"
-		in.ref, err = loadRef(ctx, j.f)
-		return err
-	}
-	in.obs, in.ref, err = loadBoth(ctx, j.f)
-	return err
-}
-
-// runNearest is run's nearest half: the rank's range answered, gathered
-// to rank 0 in place in the whole result, made before the query.
-func (j *mpiJob) runNearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs) error {
-	gather := j.gathers()
-	var all, res *geoknn.Result
-	if j.rank == 0 && gather {
-		all = geoknn.NewResult(sum(in.counts))
-		res = &geoknn.Result{Index: all.Index[:in.counts[0]:in.counts[0]], DistanceRad: all.DistanceRad[:in.counts[0]:in.counts[0]]}
-	} else {
-		res = geoknn.NewResult(in.part.Len()) // its pages touched on every core, as one process does
-	}
-	t := time.Now()
-	if err := s.NearestInto(ctx, in.part, in.refs, res); err != nil {
-		return err
-	}
-	t = j.queried(t, in.part.Len(), s, res.Stats)
-	if gather {
-		if err := j.gatherNearest(res, all, in.counts); err != nil {
-			return err
-		}
-	}
-	j.times.gather = time.Since(t)
-	a := nearestAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	lo := offsetOf(in.counts, j.rank)
-	a.own, j.part = j.own.nearest(res), nearestPart(res, lo)
-	j.check = func(ctx context.Context) error { return j.checkNearestPart(ctx, in.part, in.refs, res, lo) }
-	return j.complete(ctx, in.obs, in.ref, a, s)
-}
-
-// gatherNearest gathers every rank's answers into all at rank 0 (nil
-// elsewhere).
-func (j *mpiJob) gatherNearest(res, all *geoknn.Result, counts []int) error {
-	var allIndex []uint32
-	var allDist []float32
-	if all != nil {
-		allIndex, allDist, all.Stats = all.Index, all.DistanceRad, res.Stats
-	}
-	if err := mpi.Gather(j.world, res.Index, allIndex, counts, 1, 0, 1); err != nil {
-		return err
-	}
-	return mpi.Gather(j.world, res.DistanceRad, allDist, counts, 1, 0, 2)
-}
-
-// sameSettings compares this rank's settings with rank 0's, which it
-// broadcasts, before any work: ranks started with different flags would
-// answer different queries (a silently different half), or wait in
-// different collectives until killed. The first flag that differs is
-// named, as a usage error that ends the job.
-func (j *mpiJob) sameSettings() error { return sameSettings(j.world, j.rank, "run", j.f.settings()) }
-
-// sameSettings is mpiJob.sameSettings for any command's settings.
-func sameSettings(world mpi.Comm, rank int, cmd string, mine []setting) error {
-	vals := make([]string, len(mine))
-	for k, s := range mine {
-		vals[k] = s.value
-	}
-	root, err := world.BcastStrings(vals, 0)
 	if err != nil {
 		return err
 	}
-	differs := -1.0
-	for k, s := range mine {
-		if k >= len(root) || root[k] != s.value {
-			differs = float64(k)
-			break
-		}
-	}
-	// Every rank learns the verdict, so that all of them end alike,
-	// without MPI_Abort (whose kill can lose the message).
-	first, err := world.MaxFloat64(differs)
-	if err != nil || first < 0 {
-		return err
-	}
-	s := mine[int(first)]
-	if differs < 0 {
-		return settingsError{usagef("%s --mpi: ranks were started with different flags: %s differs (rank 0 has %q)", cmd, s.flag, root[int(first)])}
-	}
-	return settingsError{usagef("%s --mpi: rank %d has %s %q, rank 0 %s %q: start every rank with the same flags", cmd, rank, s.flag, s.value, s.flag, root[int(first)])}
+	return j.complete(ctx, in, a, s)
 }
 
-// settingsError is sameSettings' refusal, which every rank returns: the
-// job ends with MPI_Finalize, not MPI_Abort.
-type settingsError struct{ error }
-
-func (e settingsError) Unwrap() error { return e.error }
-
-// setting is a flag of knn run and its value, as text.
-type setting struct{ flag, value string }
+// sharedFormat is --out's format where the ranks write it together
+// (ranks.SharedFormat), else "": not to standard output or a file a rank.
+func (f runFlags) sharedFormat() string {
+	format, err := f.format()
+	if f.out == "" || f.out == "-" || f.outPerRank || err != nil {
+		return ""
+	}
+	return ranks.SharedFormat(f.out, format, f.obsID != "" || f.refID != "")
+}
 
 // settings are the flags that decide what a run --mpi answers and
-// writes: every rank must have the same.
-func (f runFlags) settings() []setting {
+// writes: every rank must have the same (ranks.SameSettings).
+func (f runFlags) settings() []ranks.Setting {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	return []setting{
+	return []ranks.Setting{
 		{"--obs", f.obs}, {"--ref", f.ref}, {"--gen", f.gen}, {"--seed", strconv.FormatUint(f.seed, 10)},
 		{"--out", f.out}, {"--out-format", f.outFormat}, {"--out-per-rank", strconv.FormatBool(f.outPerRank)},
 		{"--engine", f.engine}, {"--algo", f.algo}, {"--memory", f.memory}, {"--gpus", strconv.Itoa(f.gpus)},
@@ -340,222 +165,109 @@ func (f runFlags) settings() []setting {
 	}
 }
 
-// obsByRows is --obs as every rank reads its own rows of it, with its row
-// count in n, or nil when rank 0 reads them all and scatters: by rows where
-// --obs is a file whose rows can be found without reading the rest
-// (obsRowFile) and rank 0 need not hold them all (no --validate of
-// gathered answers, which samples them there, and no --obs-id). Rank 0 reads the count; every rank
-// then opens the file, and one that cannot (a file on rank 0's disk only)
-// sends the job back to reading at rank 0.
-func (j *mpiJob) obsByRows() (*rowFile, error) {
-	rf := obsRowFile(j.f, j.f.validate > 0 && j.shared == "")
-	head := []int64{-1}
-	if j.rank == 0 && rf != nil {
-		if n, err := rf.rows(); err == nil && n > 0 {
-			head[0] = n
-		}
-	}
-	if err := j.world.Bcast(mpi.Bytes(head), 0); err != nil || head[0] < 0 {
+// spread loads the points (rank 0, or every rank its rows of a file that
+// allows it: ranks.AgreeRows) and broadcasts and scatters them, timing
+// both.
+func (j *mpiJob) spread(ctx context.Context) (*rankInputs, error) {
+	t := time.Now()
+	in := &rankInputs{}
+	rows, err := ranks.AgreeRows(j.world, j.Rank, obsRowFile(j.f, j.f.validate > 0 && j.shared == ""))
+	if err != nil {
 		return nil, err
 	}
-	cannot := 0.0
-	if j.rank != 0 { // rank 0 has just read it; a rank may see no row file where rank 0 sniffed one
-		if rf == nil {
-			cannot = 1
-		} else if n, err := rf.rows(); err != nil || n != head[0] {
-			cannot = 1
-		}
-	}
-	ranks, err := j.world.SumFloat64(cannot)
-	if err != nil || ranks > 0 {
+	if err := j.loadAtRoot(ctx, in, rows != nil); err != nil {
 		return nil, err
 	}
-	rf.n = head[0]
-	return rf, nil
+	if rows != nil {
+		counts, lat, lon, err := rows.ReadShare(ctx, j.shared, j.Rank, j.Size)
+		if err != nil {
+			return nil, err
+		}
+		in.part, in.counts = geoknn.Radians64(lat, lon), counts
+	}
+	j.times.Load, t = time.Since(t), time.Now()
+	lat, lon, err := ranks.Bcast(j.world, in.ref.cols, 0)
+	if err != nil {
+		return nil, err
+	}
+	in.refs = geoknn.Radians64(lat, lon)
+	if rows == nil {
+		if in.part, in.counts, err = j.spreadObs(in.obs.cols); err != nil {
+			return nil, err
+		}
+	}
+	j.nobs, in.lo = sum(in.counts), ranks.Offset(in.counts, j.Rank)
+	if j.own, err = j.ownLabels(in); err != nil {
+		return nil, err
+	}
+	j.times.Spread = time.Since(t)
+	return in, nil
 }
 
-// rowFile reads a points file by row range.
-type rowFile struct {
-	rows func() (int64, error) // how many (an error where it cannot be read by rows)
-	read func(ctx context.Context, lo, hi int64) (lat, lon []float64, err error)
-	n    int64 // the rows, once every rank agreed on them (obsByRows)
-}
-
-// obsRowFile is --obs read by row range: a C-order .npy file (rows at
-// fixed offsets) or a Parquet file (the row groups that hold them); nil for
-// any other input, or where rank 0 must hold every observation (to
-// validate gathered answers, validateAtRoot, or for --obs-id).
-func obsRowFile(f runFlags, validateAtRoot bool) *rowFile {
+// obsRowFile is --obs as every rank can read its own rows of it
+// (ranks.OpenRows), or nil where rank 0 must hold every observation: to
+// validate gathered answers (validateAtRoot), or for --obs-id.
+func obsRowFile(f runFlags, validateAtRoot bool) *ranks.RowFile {
 	if validateAtRoot || f.obsID != "" {
 		return nil
 	}
-	switch {
-	case strings.ToLower(filepath.Ext(f.obs)) == ".npy":
-		return &rowFile{
-			rows: func() (int64, error) {
-				n, ok, err := pointio.NPYRows(f.obs)
-				if err == nil && !ok {
-					err = errors.New("a Fortran-order file")
-				}
-				return int64(n), err
-			},
-			read: func(ctx context.Context, lo, hi int64) ([]float64, []float64, error) {
-				return pointio.ReadNPYRadiansRows(ctx, f.obs, f.radians, int(lo), int(hi))
-			},
-		}
-	case pointio.IsParquet(f.obs): // by extension or, without one, by content, as the readers tell
-		return &rowFile{
-			rows: func() (int64, error) { return arrowio.ParquetRows(f.obs) },
-			read: func(ctx context.Context, lo, hi int64) ([]float64, []float64, error) {
-				lat, lon, _, err := arrowio.ReadFileRadiansRows(ctx, f.obs, f.readOptions(""), lo, hi)
-				return lat, lon, err
-			},
-		}
-	}
-	return nil
+	return ranks.OpenRows(f.obs, f.readOptions(""))
 }
 
-// readRows reads this rank's share of the rows of --obs.
-func (j *mpiJob) readRows(ctx context.Context, rf *rowFile) (geoknn.Points, []int, error) {
-	counts := j.shares(int(rf.n))
-	lo, hi := mpi.Range(counts, j.rank)
-	lat, lon, err := rf.read(ctx, int64(lo), int64(hi))
-	return geoknn.Radians64(lat, lon), counts, err
+// loadAtRoot loads, at rank 0, the references and, unless every rank
+// reads its own rows (byRows), the observations.
+func (j *mpiJob) loadAtRoot(ctx context.Context, in *rankInputs, byRows bool) error {
+	if j.Rank != 0 {
+		return nil
+	}
+	var err error
+	if byRows {
+		in.obs.desc = j.f.obs + ", each rank reading its rows"
+		in.ref, err = loadRef(ctx, j.f)
+		return err
+	}
+	in.obs, in.ref, err = loadBoth(ctx, j.f)
+	return err
+}
+
+// spreadObs gives each rank its range of the observations
+// (ranks.SpreadObs): generated where it is used when rank 0's set is a
+// generated one, else scattered from rank 0's columns. It returns the
+// rank's points and every rank's count.
+func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
+	lat, _ := obs.Float64()
+	lat32, _ := obs.Float32()
+	counts, lat, lon, made, err := ranks.SpreadObs(j.world, j.Rank, j.Size, j.shared, obs, lat == nil && lat32 == nil)
+	if err != nil || !made {
+		return geoknn.Radians64(lat, lon), counts, err
+	}
+	lo, hi := mpi.Range(counts, j.Rank)
+	g, err := geoknn.ParseGenerator(j.f.gen)
+	if err != nil {
+		return geoknn.Points{}, nil, err
+	}
+	all, err := geoknn.Generated(g, sum(counts), j.f.seed)
+	return all.Slice(lo, hi), counts, err
 }
 
 // ownLabels are this rank's rows' labels for --out-per-rank: obs_index
 // from the rank's offset and, with --obs-id or --ref-id, the ids of its
 // rows (scattered from rank 0) and of every reference (broadcast).
-func (j *mpiJob) ownLabels(obs, ref pointSet, counts []int) (labels, error) {
-	l := labels{obsBase: offsetOf(counts, j.rank)}
+func (j *mpiJob) ownLabels(in *rankInputs) (labels, error) {
+	l := labels{obsBase: in.lo}
 	if !j.f.outPerRank && j.shared == "" {
 		return l, nil
 	}
 	var err error
 	if j.f.obsID != "" {
-		if l.obs, err = j.world.ScatterStrings(obs.ids, counts, 0); err != nil {
+		if l.obs, err = j.world.ScatterStrings(in.obs.ids, in.counts, 0); err != nil {
 			return l, err
 		}
 	}
 	if j.f.refID != "" {
-		l.ref, err = j.world.BcastStrings(ref.ids, 0)
+		l.ref, err = j.world.BcastStrings(in.ref.ids, 0)
 	}
 	return l, err
-}
-
-// place learns the rank, the node-local rank and the host, and picks the
-// rank's GPUs and cores.
-func (j *mpiJob) place() error {
-	p, err := placeRank(j.lib, j.world, j.f.gpusPerRank, &j.opts)
-	j.rank, j.size, j.localRank, j.localLen, j.host, j.binding = p.rank, p.size, p.localRank, p.localLen, p.host, p.binding
-	return err
-}
-
-// rankPlace is where a rank of a job runs.
-type rankPlace struct {
-	rank, size, localRank, localLen int
-	host                            string
-	// binding says what became of the launcher's binding (widenBinding).
-	binding string
-}
-
-// placeRank learns the rank, the node-local rank and the host, and picks
-// the rank's GPUs (perRank of them, 0: one a rank when a node runs
-// several ranks, else all) and its share of the node's cores.
-func placeRank(lib *mpi.Lib, world mpi.Comm, perRank int, opts *geoknn.Options) (rankPlace, error) {
-	var p rankPlace
-	var err error
-	if p.rank, err = world.Rank(); err != nil {
-		return p, err
-	}
-	if p.size, err = world.Size(); err != nil {
-		return p, err
-	}
-	if p.host, err = lib.ProcessorName(); err != nil {
-		return p, err
-	}
-	local, err := world.SplitShared()
-	if err != nil {
-		return p, err
-	}
-	defer local.Free()
-	if p.localRank, err = local.Rank(); err != nil {
-		return p, err
-	}
-	if p.localLen, err = local.Size(); err != nil {
-		return p, err
-	}
-	if perRank == 0 && p.localLen > 1 {
-		perRank = 1
-	}
-	opts.GPUs, opts.FirstGPU = perRank, p.localRank*perRank
-	// The node's cores, shared by its ranks.
-	cores := runtime.NumCPU() / p.localLen
-	if n, note := widenBinding(p.localRank, p.localLen); n > 0 {
-		cores, p.binding = n, note
-	}
-	runtime.GOMAXPROCS(max(1, cores))
-	return p, nil
-}
-
-// spreadObs gives each rank its range of the observations: generated
-// where it is used when rank 0's set is a generated one, else scattered
-// from rank 0's columns. It returns the rank's points and every rank's
-// count.
-func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
-	head := []int64{int64(obs.Len()), 0}
-	if lat, _ := obs.Float64(); j.rank == 0 && lat == nil {
-		if lat32, _ := obs.Float32(); lat32 == nil {
-			head[1] = 1 // generated: every rank makes its own range
-		}
-	}
-	if err := j.world.Bcast(mpi.Bytes(head), 0); err != nil {
-		return geoknn.Points{}, nil, err
-	}
-	n := int(head[0])
-	counts := j.shares(n)
-	if head[1] == 1 {
-		lo, hi := mpi.Range(counts, j.rank)
-		g, err := geoknn.ParseGenerator(j.f.gen)
-		if err != nil {
-			return geoknn.Points{}, nil, err
-		}
-		all, err := geoknn.Generated(g, n, j.f.seed)
-		return all.Slice(lo, hi), counts, err
-	}
-	part, err := scatterPoints(j.world, obs, counts, 0)
-	return part, counts, err
-}
-
-// runWithin is run's radius half: every rank counts (and with --list
-// lists) the references within --within-m of its range; rank 0 gathers the
-// counts, then the lists, whose lengths it learns from the counts.
-func (j *mpiJob) runWithin(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
-	gather := j.gathers()
-	t := time.Now()
-	res, err := within(ctx, s, part, refs, j.f.withinM, j.f.list)
-	if err != nil {
-		return err
-	}
-	if j.f.excludeSelf {
-		res = res.Without(j.selfOf(counts))
-	}
-	t = j.queried(t, part.Len(), s, res.Stats)
-	var all *geoknn.WithinResult
-	if gather {
-		if all, err = j.gatherWithin(res, counts); err != nil {
-			return err
-		}
-	}
-	j.times.gather = time.Since(t)
-	if all != nil {
-		all.Stats = res.Stats
-	}
-	a := withinAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	lo := offsetOf(counts, j.rank)
-	a.own, j.part = j.own.within(res), withinPart(res, lo)
-	j.check = func(ctx context.Context) error { return j.checkWithinPart(ctx, part, refs, res, lo) }
-	return j.complete(ctx, obs, ref, a, s)
 }
 
 // gathers says whether rank 0 gathers every rank's answers: for --out or
@@ -564,42 +276,149 @@ func (j *mpiJob) gathers() bool {
 	return (j.f.out != "" || j.f.validate > 0) && !j.f.outPerRank && j.shared == ""
 }
 
-// queried records the rank's query of n observations, begun at t, and
-// returns when the gather that follows begins.
-func (j *mpiJob) queried(t time.Time, n int, s *geoknn.Searcher, st geoknn.Stats) time.Time {
-	j.times.query, j.times.n = time.Since(t), n
-	j.times.devices = s.Engine().String() + ": " + strings.Join(st.Devices, ", ")
-	return time.Now()
+// queried records the rank's query of n observations, begun at t, then
+// gathers its answers (where it gathers), timed.
+func (j *mpiJob) queried(t time.Time, n int, s *geoknn.Searcher, st geoknn.Stats, gather func() error) error {
+	j.times.Query, j.times.N = time.Since(t), n
+	j.times.Devices = s.Engine().String() + ": " + strings.Join(st.Devices, ", ")
+	t = time.Now()
+	if j.gathers() {
+		if err := gather(); err != nil {
+			return err
+		}
+	}
+	j.times.Gather = time.Since(t)
+	return nil
 }
 
-// complete is the end of a job: a file a rank, or at
-// rank 0 the report, the validation and --out.
-func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s *geoknn.Searcher) error {
+// nearest is run's nearest half: the rank's range answered, gathered to
+// rank 0 in place in the whole result, made before the query.
+func (j *mpiJob) nearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs) (rankAnswers, error) {
+	var all, res *geoknn.Result
+	if c := in.counts[0]; j.Rank == 0 && j.gathers() {
+		all = geoknn.NewResult(j.nobs)
+		res = &geoknn.Result{Index: all.Index[:c:c], DistanceRad: all.DistanceRad[:c:c]}
+	} else {
+		res = geoknn.NewResult(in.part.Len()) // its pages touched on every core, as one process does
+	}
+	t := time.Now()
+	if err := s.NearestInto(ctx, in.part, in.refs, res); err != nil {
+		return rankAnswers{}, err
+	}
+	err := j.queried(t, in.part.Len(), s, res.Stats, func() error {
+		var allIndex []uint32
+		var allDist []float32
+		if all != nil {
+			allIndex, allDist, all.Stats = all.Index, all.DistanceRad, res.Stats
+		}
+		return ranks.GatherRows(j.world, in.counts, 1, res.Index, res.DistanceRad, allIndex, allDist, 1)
+	})
+	a := rankAnswers{answered: nearestAnswered(ctx, j.f, j.stdout, j.stderr, all), part: ranks.NearestPart(res.Answers(), in.lo)}
+	a.own, a.checkPart = j.own.nearest(res), func(ctx context.Context) error { return j.checkNearestPart(ctx, in, res) }
+	return a, err
+}
+
+// kNearest is run's k-nearest half: the k nearest (within --max-m) of the
+// rank's range, gathered to rank 0 k answers an observation.
+func (j *mpiJob) kNearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs) (rankAnswers, error) {
+	k, err := j.f.kAsked(in.refs.Len())
+	if err != nil {
+		return rankAnswers{}, err
+	}
+	res := &geoknn.KResult{K: k}
+	var all *geoknn.KResult
+	if j.Rank == 0 && j.gathers() {
+		kw := k
+		if j.f.excludeSelf {
+			kw--
+		}
+		all = &geoknn.KResult{K: kw, Index: make([]uint32, j.nobs*kw), DistanceRad: make([]float32, j.nobs*kw)}
+		if c := in.counts[0] * k; !j.f.excludeSelf { // answered in place
+			res.Index, res.DistanceRad = all.Index[:c:c], all.DistanceRad[:c:c]
+		}
+	}
+	t := time.Now()
+	if err := s.KNearestInto(ctx, in.part, in.refs, j.f.maxM, res); err != nil {
+		return rankAnswers{}, err
+	}
+	if j.f.excludeSelf {
+		res = res.Without(j.selfOf(in))
+	}
+	err = j.queried(t, in.part.Len(), s, res.Stats, func() error {
+		var allIndex []uint32
+		var allDist []float32
+		if all != nil {
+			allIndex, allDist, all.Stats = all.Index, all.DistanceRad, res.Stats
+		}
+		return ranks.GatherRows(j.world, in.counts, res.K, res.Index, res.DistanceRad, allIndex, allDist, 1)
+	})
+	a := rankAnswers{answered: kAnswered(ctx, j.f, j.stdout, j.stderr, all), part: ranks.KPart(res.Answers(), res.K, in.lo)}
+	a.own, a.checkPart = j.own.kNearest(res), func(ctx context.Context) error { return j.checkKPart(ctx, in, res) }
+	return a, err
+}
+
+// within is run's radius half: every rank counts (and with --list lists)
+// the references within --within-m of its range; rank 0 gathers the
+// counts, then the lists, whose lengths it learns from the counts.
+func (j *mpiJob) within(ctx context.Context, s *geoknn.Searcher, in *rankInputs) (rankAnswers, error) {
+	t := time.Now()
+	res, err := within(ctx, s, in.part, in.refs, j.f.withinM, j.f.list)
+	if err != nil {
+		return rankAnswers{}, err
+	}
+	if j.f.excludeSelf {
+		res = res.Without(j.selfOf(in))
+	}
+	var all *geoknn.WithinResult
+	err = j.queried(t, in.part.Len(), s, res.Stats, func() error {
+		l, err := ranks.GatherLists(j.world, j.Rank, in.counts, ranks.Lists{Counts: res.Counts, Offsets: res.Offsets,
+			Index: res.Index, DistanceRad: res.DistanceRad})
+		if l != nil && err == nil {
+			all = &geoknn.WithinResult{Counts: l.Counts, Offsets: l.Offsets, Index: l.Index, DistanceRad: l.DistanceRad, Stats: res.Stats}
+		}
+		return err
+	})
+	a := rankAnswers{answered: withinAnswered(ctx, j.f, j.stdout, j.stderr, all),
+		part: ranks.WithinPart(res.Answers(), res.Offsets != nil, int64(len(res.Index)), in.lo)}
+	a.own, a.checkPart = j.own.within(res), func(ctx context.Context) error { return j.checkWithinPart(ctx, in, res) }
+	return a, err
+}
+
+// selfOf maps a row of this rank's range to its own reference: the
+// observations are the references, and the range starts at the rank's
+// offset.
+func (j *mpiJob) selfOf(in *rankInputs) func(i int) uint32 {
+	return func(i int) uint32 { return uint32(in.lo + i) }
+}
+
+// complete is the end of a job: a file a rank, or the ranks' one file,
+// then at rank 0 the report, the validation and --out.
+func (j *mpiJob) complete(ctx context.Context, in *rankInputs, a rankAnswers, s *geoknn.Searcher) error {
 	if j.f.outPerRank {
 		if err := j.writeOwn(ctx, a.own); err != nil {
 			return err
 		}
 	}
 	if j.shared != "" && j.f.validate > 0 {
-		if err := j.check(ctx); err != nil {
+		if err := a.checkPart(ctx); err != nil {
 			return err
 		}
 	}
 	if j.shared != "" {
 		if j.own.any() {
-			j.part.rows = &a.own
+			a.part.Rows = a.own.rankRows()
 		}
-		if err := j.writeShared(ctx, j.part); err != nil {
+		if err := j.writeShared(ctx, a.part); err != nil {
 			return err
 		}
 	}
-	report, err := j.gatherTimes()
-	if err != nil || j.rank != 0 {
+	reports, err := ranks.GatherReports(j.world, j.Place, j.times)
+	if err != nil || j.Rank != 0 {
 		return err
 	}
-	j.report(obs, ref, report)
+	j.report(in.obs, in.ref, reports)
 	if j.f.outPerRank {
-		j.perRankNote()
+		fmt.Fprintf(j.stderr, "wrote        %s ... %s, a file a rank\n", ranks.Path(j.f.out, 0), ranks.Path(j.f.out, j.Size-1))
 	}
 	if j.shared != "" {
 		fmt.Fprintf(j.stderr, "wrote %s (%s, %d observations), every rank its rows at their offsets\n", j.f.out, j.shared, j.nobs)
@@ -607,45 +426,32 @@ func (j *mpiJob) complete(ctx context.Context, obs, ref pointSet, a answered, s 
 	if !j.gathers() {
 		return nil
 	}
-	return a.finish(&runInputs{s: s, obs: obs, ref: ref, log: j.stderr}, j.f)
+	return a.finish(&runInputs{s: s, obs: in.obs, ref: in.ref, log: j.stderr}, j.f)
 }
 
-// gatherWithin collects the ranks' counts and lists at rank 0 (nil
-// elsewhere), its offsets rebuilt from the counts.
-func (j *mpiJob) gatherWithin(res *geoknn.WithinResult, counts []int) (*geoknn.WithinResult, error) {
-	var all *geoknn.WithinResult
-	var allCounts []uint32
-	if j.rank == 0 {
-		allCounts = make([]uint32, sum(counts))
-		all = &geoknn.WithinResult{Counts: allCounts}
+// report prints the job, the points and every rank's line, and the slowest.
+func (j *mpiJob) report(obs, ref pointSet, reports ranks.Reports) {
+	w := j.stderr
+	how := "answers gathered through host memory"
+	if j.shared != "" {
+		how = "every rank writes its answers into --out"
 	}
-	if err := mpi.Gather(j.world, res.Counts, allCounts, counts, 1, 0, 3); err != nil || res.Offsets == nil {
-		return all, err
+	fmt.Fprintf(w, "mpi:          %d ranks, %s (%s); %s (CUDA-aware library: %v)\n",
+		j.Size, j.lib.Implementation(), j.lib.Version(), how, j.lib.CUDAAware())
+	fmt.Fprintf(w, "observations: %d (%s)\nreferences:   %d (%s)\n", j.nobs, obs.desc, ref.cols.Len(), ref.desc)
+	for _, line := range reports.Lines {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
-	// Every rank's list length, from the counts rank 0 now holds.
-	listLens := make([]int, j.size)
-	if j.rank == 0 {
-		all.Offsets = make([]uint64, len(allCounts)+1)
-		for i, c := range allCounts {
-			all.Offsets[i+1] = all.Offsets[i] + uint64(c)
-		}
-		lo := 0
-		for r, c := range counts {
-			listLens[r] = int(all.Offsets[lo+c] - all.Offsets[lo])
-			lo += c
-		}
-		total := int(all.Offsets[len(allCounts)])
-		all.Index, all.DistanceRad = make([]uint32, total), make([]float32, total)
-	}
-	var allIndex []uint32
-	var allDist []float32
-	if all != nil {
-		allIndex, allDist = all.Index, all.DistanceRad
-	}
-	if err := mpi.Gather(j.world, res.Index, allIndex, listLens, 1, 0, 4); err != nil {
-		return nil, err
-	}
-	return all, mpi.Gather(j.world, res.DistanceRad, allDist, listLens, 1, 0, 5)
+	slowest := reports.Slowest()
+	fmt.Fprintf(w, "slowest:      rank %d, query %.3f s\n", slowest, reports.Query[slowest])
+}
+
+// writeOwn writes the rank's answers to its own file (--out-per-rank)
+// with the other ranks' (ranks.WriteOwn).
+func (j *mpiJob) writeOwn(ctx context.Context, t table) error {
+	format, _ := j.f.format() // checked before the work
+	path := ranks.Path(j.f.out, j.Rank)
+	return ranks.WriteOwn(j.world, path, func() error { return t.write(ctx, path, io.Discard, format) })
 }
 
 func sum(counts []int) int {
@@ -654,177 +460,4 @@ func sum(counts []int) int {
 		n += c
 	}
 	return n
-}
-
-// writeOwn writes the rank's answers to its own file (--out-per-rank),
-// once every rank has answered; if any rank fails to write, every rank
-// removes its file, so a failed job leaves none.
-func (j *mpiJob) writeOwn(ctx context.Context, t table) error {
-	// Every rank has answered (a rank that failed has ended the job in
-	// here): no file is begun before.
-	if _, err := j.world.MaxFloat64(0); err != nil {
-		return err
-	}
-	format, _ := j.f.format() // checked before the work
-	path := rankPath(j.f.out, j.rank)
-	err := t.write(ctx, path, io.Discard, format)
-	failed := 0.0
-	if err != nil {
-		failed = 1
-	}
-	anyFailed, rerr := j.world.MaxFloat64(failed)
-	if rerr != nil {
-		return rerr
-	}
-	if anyFailed > 0 {
-		if err == nil {
-			os.Remove(path)
-			return errAnotherRankAnswers
-		}
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-// rankPath is path with .rankN before its extension.
-func rankPath(path string, rank int) string {
-	ext := filepath.Ext(path)
-	return fmt.Sprintf("%s.rank%d%s", strings.TrimSuffix(path, ext), rank, ext)
-}
-
-func offsetOf(counts []int, r int) int {
-	lo, _ := mpi.Range(counts, r)
-	return lo
-}
-
-// rankRecord is the fixed size of a rank's report: its query seconds and its line.
-const rankRecord = 512
-
-// rankReports are every rank's report line and query time, at rank 0.
-type rankReports struct {
-	lines []string
-	query []float64 // seconds
-}
-
-// gatherTimes collects every rank's report at rank 0.
-func (j *mpiJob) gatherTimes() (rankReports, error) {
-	last := fmt.Sprintf("gather %.3f s", j.times.gather.Seconds())
-	if j.shared != "" {
-		last = fmt.Sprintf("write %.3f s", j.times.write.Seconds()) // its part of --out
-	}
-	line := fmt.Sprintf("rank %d on %s (%s): %d observations, load %.3f s, spread %.3f s, query %.3f s, %s",
-		j.rank, j.host, j.times.devices, j.times.n, j.times.load.Seconds(), j.times.spread.Seconds(),
-		j.times.query.Seconds(), last)
-	if j.binding != "" {
-		line += j.binding
-	} else {
-		line += boundNote(j.localLen)
-	}
-	// A record: the query's seconds (8 bytes), then the line.
-	rec := make([]byte, rankRecord)
-	binary.LittleEndian.PutUint64(rec, math.Float64bits(j.times.query.Seconds()))
-	copy(rec[8:], line)
-	counts := make([]int, j.size)
-	for r := range counts {
-		counts[r] = rankRecord
-	}
-	var all []byte
-	if j.rank == 0 {
-		all = make([]byte, rankRecord*j.size)
-	}
-	if err := j.world.Gatherv(rec, counts, all, 0); err != nil {
-		return rankReports{}, err
-	}
-	var rep rankReports
-	for r := 0; r < len(all); r += rankRecord {
-		rep.query = append(rep.query, math.Float64frombits(binary.LittleEndian.Uint64(all[r:])))
-		rep.lines = append(rep.lines, strings.TrimRight(string(all[r+8:r+rankRecord]), "\x00"))
-	}
-	return rep, nil
-}
-
-// perRankNote says where --out-per-rank wrote.
-func (j *mpiJob) perRankNote() {
-	fmt.Fprintf(j.stderr, "wrote        %s ... %s, a file a rank\n", rankPath(j.f.out, 0), rankPath(j.f.out, j.size-1))
-}
-
-// report prints the job, the points and every rank's line, and the slowest.
-func (j *mpiJob) report(obs, ref pointSet, ranks rankReports) {
-	w := j.stderr
-	how := "answers gathered through host memory"
-	if j.shared != "" {
-		how = "every rank writes its answers into --out"
-	}
-	fmt.Fprintf(w, "mpi:          %d ranks, %s (%s); %s (CUDA-aware library: %v)\n",
-		j.size, j.lib.Implementation(), j.lib.Version(), how, j.lib.CUDAAware())
-	fmt.Fprintf(w, "observations: %d (%s)\nreferences:   %d (%s)\n", j.nobs, obs.desc, ref.cols.Len(), ref.desc)
-	for _, line := range ranks.lines {
-		fmt.Fprintf(w, "  %s\n", line)
-	}
-	slowest := 0
-	for r, q := range ranks.query {
-		if q > ranks.query[slowest] {
-			slowest = r
-		}
-	}
-	fmt.Fprintf(w, "slowest:      rank %d, query %.3f s\n", slowest, ranks.query[slowest])
-}
-
-// selfOf maps a row of this rank's range to its own reference: the
-// observations are the references, and the range starts at the rank's
-// offset.
-func (j *mpiJob) selfOf(counts []int) func(i int) uint32 {
-	base := offsetOf(counts, j.rank)
-	return func(i int) uint32 { return uint32(base + i) }
-}
-
-// runK is run's k-nearest half: the k nearest (within --max-m) of the
-// rank's range, gathered to rank 0 k answers an observation.
-func (j *mpiJob) runK(ctx context.Context, s *geoknn.Searcher, obs, ref pointSet, part, refs geoknn.Points, counts []int) error {
-	k, err := j.f.kAsked(refs.Len())
-	if err != nil {
-		return err
-	}
-	gather := j.gathers()
-	res := &geoknn.KResult{K: k}
-	var all *geoknn.KResult
-	var allIndex []uint32
-	var allDist []float32
-	if j.rank == 0 && gather {
-		n, kw := sum(counts), k
-		if j.f.excludeSelf {
-			kw--
-		}
-		all = &geoknn.KResult{K: kw, Index: make([]uint32, n*kw), DistanceRad: make([]float32, n*kw)}
-		allIndex, allDist = all.Index, all.DistanceRad
-		if !j.f.excludeSelf { // answered in place
-			res.Index, res.DistanceRad = all.Index[:counts[0]*k:counts[0]*k], all.DistanceRad[:counts[0]*k:counts[0]*k]
-		}
-	}
-	t := time.Now()
-	if err := s.KNearestInto(ctx, part, refs, j.f.maxM, res); err != nil {
-		return err
-	}
-	if j.f.excludeSelf {
-		res = res.Without(j.selfOf(counts))
-		k = res.K
-	}
-	t = j.queried(t, part.Len(), s, res.Stats)
-	if gather {
-		if err := mpi.Gather(j.world, res.Index, allIndex, counts, k, 0, 1); err != nil {
-			return err
-		}
-		if err := mpi.Gather(j.world, res.DistanceRad, allDist, counts, k, 0, 2); err != nil {
-			return err
-		}
-	}
-	j.times.gather = time.Since(t)
-	if all != nil {
-		all.Stats = res.Stats
-	}
-	a := kAnswered(ctx, j.f, j.stdout, j.stderr, all)
-	lo := offsetOf(counts, j.rank)
-	a.own, j.part = j.own.kNearest(res), kPart(res, lo)
-	j.check = func(ctx context.Context) error { return j.checkKPart(ctx, part, refs, res, lo) }
-	return j.complete(ctx, obs, ref, a, s)
 }

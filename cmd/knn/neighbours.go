@@ -73,33 +73,44 @@ func (f runFlags) kAsked(nref int) (int, error) {
 // their indices, as validateSample does.
 func sampleObs(in *runInputs, n int, seed uint64) (geoknn.Points, []int) {
 	idx := validate.SampleIndices(in.obs.cols.Len(), n, seed)
-	lat, lon := make([]float64, len(idx)), make([]float64, len(idx))
-	for k, i := range idx {
-		lat[k], lon[k] = in.obs.cols.At(i)
+	return sampledPoints(in.obs.cols, idx), idx
+}
+
+// sampledPoints is p's points sel as float64 columns.
+func sampledPoints(p geoknn.Points, sel []int) geoknn.Points {
+	lat, lon := make([]float64, len(sel)), make([]float64, len(sel))
+	for k, i := range sel {
+		lat[k], lon[k] = p.At(i)
 	}
-	return geoknn.Radians64(lat, lon), idx
+	return geoknn.Radians64(lat, lon)
 }
 
 // checkK compares sampled rows with brute force on the CPU.
 func checkK(ctx context.Context, in *runInputs, f runFlags, res *geoknn.KResult) error {
 	obs, idx := sampleObs(in, f.validate, f.seed)
-	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU, Algorithm: geoknn.Brute})
+	want, err := bruteK(ctx, f, obs, in.ref.cols, res.K, idx)
 	if err != nil {
 		return err
 	}
+	return validated(in.log, len(idx)*res.K, kRowsWrong(res, want, idx))
+}
+
+// bruteK is the k nearest of obs by brute force on the CPU, with --max-m
+// and --exclude-self as asked (obs's indices in the whole set: self).
+func bruteK(ctx context.Context, f runFlags, obs, refs geoknn.Points, k int, self []int) (*geoknn.KResult, error) {
+	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU, Algorithm: geoknn.Brute})
+	if err != nil {
+		return nil, err
+	}
 	defer s.Close()
-	k := res.K
 	if f.excludeSelf {
 		k++
 	}
-	want, err := s.KNearest(ctx, obs, in.ref.cols, min(k, in.ref.cols.Len()), f.maxM)
-	if err != nil {
-		return err
+	want, err := s.KNearest(ctx, obs, refs, min(k, refs.Len()), f.maxM)
+	if err != nil || !f.excludeSelf {
+		return want, err
 	}
-	if f.excludeSelf {
-		want = want.Without(func(j int) uint32 { return uint32(idx[j]) })
-	}
-	return validated(in.log, len(idx)*res.K, kRowsWrong(res, want, idx))
+	return want.Without(func(j int) uint32 { return uint32(self[j]) }), nil
 }
 
 // kRowsWrong counts the answers in res's rows (want's rows, in order)
@@ -121,17 +132,28 @@ func kRowsWrong(res, want *geoknn.KResult, rows []int) int {
 // checkWithin compares sampled counts with brute force on the CPU.
 func checkWithin(ctx context.Context, in *runInputs, f runFlags, res *geoknn.WithinResult) error {
 	obs, idx := sampleObs(in, f.validate, f.seed)
+	bad, err := withinWrong(ctx, f, obs, in.ref.cols, res, idx)
+	if err != nil {
+		return err
+	}
+	return validated(in.log, len(idx), bad)
+}
+
+// withinWrong counts res's counts at rows (of obs, in order) that differ
+// from brute force on the CPU, less the observation itself with
+// --exclude-self.
+func withinWrong(ctx context.Context, f runFlags, obs, refs geoknn.Points, res *geoknn.WithinResult, rows []int) (int, error) {
 	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer s.Close()
-	want, err := s.WithinCount(ctx, obs, in.ref.cols, f.withinM)
+	want, err := s.WithinCount(ctx, obs, refs, f.withinM)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	bad := 0
-	for j, i := range idx {
+	for j, i := range rows {
 		c := want.Counts[j]
 		if f.excludeSelf {
 			c = max(c, 1) - 1
@@ -140,7 +162,7 @@ func checkWithin(ctx context.Context, in *runInputs, f runFlags, res *geoknn.Wit
 			bad++
 		}
 	}
-	return validated(in.log, len(idx), bad)
+	return bad, nil
 }
 
 func validated(w io.Writer, checked, bad int) error {

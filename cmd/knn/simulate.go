@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/internal/ranks"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/simulator"
@@ -65,15 +66,25 @@ Flags:
 // configWithRefs loads the references (seed+1, as knn run) and makes the
 // simulation's configuration for obs; cmd names the command in errors.
 func (f *simFlags) configWithRefs(ctx context.Context, cmd string, obs source) (simulator.Config, source, error) {
-	ref, err := loadSource(ctx, "--ref", f.ref, f.refGen, f.seed+1)
+	ref, err := f.loadRef(ctx, cmd)
 	if err != nil {
-		return simulator.Config{}, ref, fmt.Errorf("%s: %w", cmd, err)
-	}
-	if ref.len() == 0 {
-		return simulator.Config{}, ref, fmt.Errorf("%s: --ref %s: no reference points", cmd, f.ref)
+		return simulator.Config{}, ref, err
 	}
 	cfg := f.config(obs, ref)
 	return cfg, ref, cfg.Validate()
+}
+
+// loadRef loads the references (seed+1, as knn run); cmd names the
+// command in errors.
+func (f *simFlags) loadRef(ctx context.Context, cmd string) (source, error) {
+	ref, err := loadSource(ctx, "--ref", f.ref, f.refGen, f.seed+1)
+	if err != nil {
+		return ref, fmt.Errorf("%s: %w", cmd, err)
+	}
+	if ref.len() == 0 {
+		return ref, fmt.Errorf("%s: --ref %s: no reference points", cmd, f.ref)
+	}
+	return ref, nil
 }
 
 type simFlags struct {
@@ -206,19 +217,17 @@ func cmdSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// Answers come back to the host only for the steps that use them; the
 	// rest stay on the GPUs.
 	cfg.Answers = func(n int) bool { return f.outDir != "" || (f.validate > 0 && n == f.steps) }
-	out := &simOutput{f: &f, stdout: stdout, stderr: stderr, digits: digits, bar: newStepBar(stderr, f.quiet)}
-	if f.outDir != "" {
-		if out.dir, err = newStepDir(f.outDir); err != nil {
-			return err
-		}
-		defer out.dir.discard()
+	out, err := newSimOutput(&f, stdout, stderr, digits)
+	if err != nil {
+		return err
 	}
-	out.printHeader()
-	out.start = time.Now()
+	if out.dir != nil {
+		defer out.dir.Discard()
+	}
 	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error { return out.step(ctx, s) })
 	out.bar.clear()
 	if err == nil && out.dir != nil {
-		err = out.dir.commit()
+		err = out.dir.Commit()
 	}
 	if sum.Steps > 0 || err == nil {
 		out.printResults(sum, obs, ref, err == nil)
@@ -276,9 +285,24 @@ type simOutput struct {
 	digits         int // of the step numbers in file names
 	bar            *stepBar
 	start          time.Time
-	validated      string   // the last step's validation report, once checked
-	written        int      // step files written whole
-	dir            *stepDir // where --out-dir's files go until the end
+	validated      string        // the last step's validation report, once checked
+	written        int           // step files written whole
+	dir            *ranks.Folder // where --out-dir's files go until the end
+}
+
+// newSimOutput starts a simulation's output: the step files' folder
+// (--out-dir), and the table's heading.
+func newSimOutput(f *simFlags, stdout, stderr io.Writer, digits int) (*simOutput, error) {
+	o := &simOutput{f: f, stdout: stdout, stderr: stderr, digits: digits, bar: newStepBar(stderr, f.quiet)}
+	if f.outDir != "" {
+		var err error
+		if o.dir, err = newStepDir(f.outDir); err != nil {
+			return nil, err
+		}
+	}
+	o.printHeader()
+	o.start = time.Now()
+	return o, nil
 }
 
 // printHeader prints the heading of the per-step lines.
@@ -390,10 +414,10 @@ func stepTime(d time.Duration) string {
 
 // writeStep writes one step's answers to step-NNNN.FORMAT (csv, npz,
 // parquet or arrow) in dir.
-func writeStep(ctx context.Context, dir *stepDir, format string, digits int, s simulator.Step) error {
+func writeStep(ctx context.Context, dir *ranks.Folder, format string, digits int, s simulator.Step) error {
 	out, err := formats.Named(format) // checked before the work
 	if err == nil {
-		path := dir.path(stepName(s.N, digits, format))
+		path := dir.Path(stepName(s.N, digits, format))
 		err = out.WriteWhole(ctx, path, nil, stream.KindNearest, 0, s.Result.Answers())
 	}
 	if err != nil {

@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/internal/ranks"
 	"github.com/geoknn/geoknn/mpi"
-	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/simulator"
 )
 
@@ -30,38 +29,36 @@ func simulateMPI(ctx context.Context, f *simFlags, digits int, stdout, stderr io
 	if f.validate > 0 || f.obs == "-" || f.ref == "-" {
 		return usagef("simulate --mpi: not with --validate or standard input")
 	}
-	return runRank(ctx, stderr, func(lib *mpi.Lib, world mpi.Comm) (rankPlace, error) {
+	return runRank(ctx, stderr, func(lib *mpi.Lib, world mpi.Comm) (ranks.Place, error) {
 		r := &simRank{f: f, lib: lib, world: world, digits: digits, stdout: stdout, stderr: stderr}
 		err := r.run(ctx)
-		return r.rankPlace, err
+		return r.Place, err
 	})
 }
 
 // simRank is one rank's part of a simulation.
 type simRank struct {
-	rankPlace
+	ranks.Place
 	f              *simFlags
 	lib            *mpi.Lib
 	world          mpi.Comm
 	digits         int
 	stdout, stderr io.Writer
-	counts         []int      // every rank's observations
-	out            *simOutput // rank 0's
-	shared         string     // the step files' format where every rank writes its rows
-	dir            *stepDir   // rank 0's folder of the step files the ranks write
-	stepTmp        string     // its name, at every rank
+	counts         []int         // every rank's observations
+	out            *simOutput    // rank 0's
+	shared         string        // the step files' format where every rank writes its rows
+	dir            *ranks.Folder // rank 0's folder of the step files the ranks write
+	stepTmp        string        // its name, at every rank
 }
 
 func (r *simRank) run(ctx context.Context) error {
 	var err error
-	if r.rankPlace, err = placeRank(r.lib, r.world, 0, &r.f.engineOpts); err != nil {
+	if r.Place, err = ranks.Start(r.lib, r.world, 0, "simulate", r.f.settings()); err != nil {
 		return err
 	}
-	if err := sameSettings(r.world, r.rank, "simulate", r.f.settings()); err != nil {
-		return err
-	}
-	if r.f.outDir != "" && r.f.outFormat != pointio.FormatArrow {
-		r.shared = r.f.outFormat
+	r.f.engineOpts.GPUs, r.f.engineOpts.FirstGPU = r.GPUs, r.FirstGPU
+	if r.f.outDir != "" && ranks.Together(r.f.outFormat, false) {
+		r.shared = r.f.outFormat // else Arrow: gathered
 	}
 	cfg, obs, ref, err := r.config(ctx)
 	if err != nil {
@@ -72,11 +69,11 @@ func (r *simRank) run(ctx context.Context) error {
 	}
 	defer r.discard()
 	sum, err := simulator.Run(ctx, cfg, func(s simulator.Step) error { return r.step(ctx, s) })
-	if err != nil || r.rank != 0 {
+	if err != nil || r.Rank != 0 {
 		return err
 	}
 	if r.dir != nil {
-		if err := r.dir.commit(); err != nil {
+		if err := r.dir.Commit(); err != nil {
 			return err
 		}
 	}
@@ -85,9 +82,9 @@ func (r *simRank) run(ctx context.Context) error {
 
 // settings are the flags that decide what a simulation answers and
 // writes: every rank must have the same.
-func (f *simFlags) settings() []setting {
+func (f *simFlags) settings() []ranks.Setting {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	return []setting{
+	return []ranks.Setting{
 		{"--obs", f.obs}, {"--ref", f.ref}, {"--gen", f.gen}, {"--ref-gen", f.refGen},
 		{"--seed", strconv.FormatUint(f.seed, 10)}, {"--steps", strconv.Itoa(f.steps)}, {"--dt", num(f.dt)},
 		{"--speed", num(f.speed)}, {"--min-speed", num(f.minSpeed)}, {"--replace", num(f.replace)},
@@ -110,14 +107,14 @@ func (r *simRank) config(ctx context.Context) (simulator.Config, source, source,
 		return simulator.Config{}, obs, ref, err
 	}
 	n := int(head[0])
-	if n < r.size {
-		return simulator.Config{}, obs, ref, fmt.Errorf("simulate --mpi: %d observations for %d ranks: at least one a rank", n, r.size)
+	if n < r.Size {
+		return simulator.Config{}, obs, ref, fmt.Errorf("simulate --mpi: %d observations for %d ranks: at least one a rank", n, r.Size)
 	}
-	if g := arrowio.GroupRows(); r.shared == pointio.FormatParquet && (n+g-1)/g < r.size {
+	if g := ranks.GroupRows(r.shared); g > 0 && (n+g-1)/g < r.Size {
 		r.shared = "" // whole row groups would leave a rank none (a session needs one): gathered
 	}
-	r.counts = sharesFor(r.shared, n, r.size)
-	lo, hi := mpi.Range(r.counts, r.rank)
+	r.counts = ranks.Shares(r.shared, n, r.Size)
+	lo, hi := mpi.Range(r.counts, r.Rank)
 	part, err := r.spread(obs, &ref)
 	if err != nil {
 		return simulator.Config{}, obs, ref, err
@@ -131,18 +128,13 @@ func (r *simRank) config(ctx context.Context) (simulator.Config, source, source,
 // loadAtRoot loads the sources at rank 0; the others learn counts alone
 // from the flags, and files from rank 0.
 func (r *simRank) loadAtRoot(ctx context.Context) (obs, ref source, err error) {
-	if r.rank != 0 {
+	if r.Rank != 0 {
 		return source{}, source{}, nil
 	}
 	if obs, err = loadSource(ctx, "--obs", r.f.obs, r.f.gen, r.f.seed); err != nil {
 		return obs, ref, fmt.Errorf("simulate: %w", err)
 	}
-	if ref, err = loadSource(ctx, "--ref", r.f.ref, r.f.refGen, r.f.seed+1); err != nil {
-		return obs, ref, fmt.Errorf("simulate: %w", err)
-	}
-	if ref.len() == 0 {
-		err = fmt.Errorf("simulate: --ref %s: no reference points", r.f.ref)
-	}
+	ref, err = r.f.loadRef(ctx, "simulate")
 	return obs, ref, err
 }
 
@@ -154,16 +146,19 @@ func (r *simRank) spread(obs source, ref *source) (geoknn.Points, error) {
 		return geoknn.Points{}, err
 	}
 	if refFile {
-		if ref.init, err = bcastPoints(r.world, ref.init, 0); err != nil {
+		lat, lon, err := ranks.Bcast(r.world, ref.init, 0)
+		if err != nil {
 			return geoknn.Points{}, err
 		}
-	} else if r.rank != 0 {
+		ref.init = geoknn.Radians64(lat, lon)
+	} else if r.Rank != 0 {
 		ref.count = refCount
 	}
 	if _, obsFile, err := resolveArg("--obs", r.f.obs); err != nil || !obsFile {
 		return geoknn.Points{}, err
 	}
-	return scatterPoints(r.world, obs.init, r.counts, 0)
+	lat, lon, err := ranks.Scatter(r.world, obs.init, r.counts, 0)
+	return geoknn.Radians64(lat, lon), err
 }
 
 // step reduces a step over the ranks; rank 0 prints it and writes its
@@ -184,7 +179,7 @@ func (r *simRank) step(ctx context.Context, s simulator.Step) error {
 	} else {
 		whole, err = r.gatherStep(s)
 	}
-	if err != nil || r.rank != 0 {
+	if err != nil || r.Rank != 0 {
 		return err
 	}
 	s.Replaced, s.Changed, s.ChangedFraction = int(sums[0]), int(sums[1]), 0
@@ -207,14 +202,11 @@ func (r *simRank) gatherStep(s simulator.Step) (*geoknn.Result, error) {
 	var all *geoknn.Result
 	var index []uint32
 	var dist []float32
-	if r.rank == 0 {
+	if r.Rank == 0 {
 		all = geoknn.NewResult(sum(r.counts))
 		all.Stats, all.Fallback, index, dist = s.Result.Stats, s.Result.Fallback, all.Index, all.DistanceRad
 	}
-	if err := mpi.Gather(r.world, s.Result.Index, index, r.counts, 1, 0, 11); err != nil {
-		return nil, err
-	}
-	return all, mpi.Gather(r.world, s.Result.DistanceRad, dist, r.counts, 1, 0, 12)
+	return all, ranks.GatherRows(r.world, r.counts, 1, s.Result.Index, s.Result.DistanceRad, index, dist, 11)
 }
 
 // openOutput starts rank 0's output, the step files' folder and the
@@ -223,20 +215,17 @@ func (r *simRank) gatherStep(s simulator.Step) (*geoknn.Result, error) {
 // when another rank ends the job); once committed there is none to remove.
 func (r *simRank) openOutput(ctx context.Context) error {
 	var tmp string
-	if r.rank == 0 {
-		o := &simOutput{f: r.f, stdout: r.stdout, stderr: r.stderr, digits: r.digits, bar: newStepBar(r.stderr, r.f.quiet)}
-		if r.f.outDir != "" {
-			d, err := newStepDir(r.f.outDir)
-			if err != nil {
-				return err
-			}
-			context.AfterFunc(ctx, d.discard)
-			if o.dir, tmp = d, d.tmp; r.shared != "" {
+	if r.Rank == 0 {
+		o, err := newSimOutput(r.f, r.stdout, r.stderr, r.digits)
+		if err != nil {
+			return err
+		}
+		if d := o.dir; d != nil {
+			context.AfterFunc(ctx, d.Discard)
+			if tmp = d.Temp(); r.shared != "" {
 				o.dir, r.dir = nil, d // written by the ranks
 			}
 		}
-		o.printHeader()
-		o.start = time.Now()
 		r.out = o
 	}
 	names, err := r.world.BcastStrings([]string{tmp}, 0)
@@ -249,30 +238,29 @@ func (r *simRank) openOutput(ctx context.Context) error {
 // discard removes the step files of a run that did not finish (rank 0).
 func (r *simRank) discard() {
 	if r.dir != nil {
-		r.dir.discard()
+		r.dir.Discard()
 	}
 	if r.out != nil && r.out.dir != nil {
-		r.out.dir.discard()
+		r.out.dir.Discard()
 	}
 }
 
 // writeStep writes the rank's rows of step s's file, with the others'.
 func (r *simRank) writeStep(ctx context.Context, s simulator.Step) error {
 	name := stepName(s.N, r.digits, r.f.outFormat)
-	if r.rank == 0 {
-		r.dir.path(name)
+	if r.Rank == 0 {
+		r.dir.Path(name)
 		r.out.written++
 	}
-	j := &mpiJob{world: r.world, rank: r.rank, size: r.size, f: runFlags{out: filepath.Join(r.stepTmp, name)},
-		shared: r.shared, nobs: sum(r.counts)}
-	return j.writeShared(ctx, nearestPart(s.Result, offsetOf(r.counts, r.rank)))
+	out := &ranks.Output{World: r.world, Rank: r.Rank, Size: r.Size, Path: filepath.Join(r.stepTmp, name), Format: r.shared, N: sum(r.counts)}
+	return out.Write(ctx, ranks.NearestPart(s.Result.Answers(), ranks.Offset(r.counts, r.Rank)))
 }
 
 // finish puts the step files in place and prints the summary.
 func (o *simOutput) finish(sum simulator.Summary, obs, ref source) error {
 	o.bar.clear()
 	if o.dir != nil {
-		if err := o.dir.commit(); err != nil {
+		if err := o.dir.Commit(); err != nil {
 			return err
 		}
 	}

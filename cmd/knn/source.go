@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/geoknn/geoknn/internal/count"
 	"os"
 	"strings"
+
+	"github.com/geoknn/geoknn/internal/count"
 
 	"github.com/geoknn/geoknn/internal/sysmem"
 )

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "vec_amd64.h"
 
 DATA poolK<>+0(SB)/8, $0 // the lanes' places
 DATA poolK<>+8(SB)/8, $1
@@ -27,9 +28,7 @@ TEXT ·poolChordsAVX2(SB), NOSPLIT, $0-64
 	MOVQ z+24(FP), DX
 	MOVQ d2+32(FP), R8
 	MOVQ n+40(FP), CX
-	VBROADCASTSD 0(AX), Y0
-	VBROADCASTSD 8(AX), Y1
-	VBROADCASTSD 16(AX), Y2
+	BROADCAST3(0, AX, Y0, Y1, Y2)
 	VBROADCASTSD poolK<>+40(SB), Y7
 	VMOVDQU      poolK<>+0(SB), Y8
 	VPXOR        Y9, Y9, Y9

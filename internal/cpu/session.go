@@ -16,10 +16,7 @@ import (
 // answers to count changes, and re-plans the grid every query (the plan is
 // cheap next to a CPU query).
 func (c *CPU) NewSession(obs index.Points, opts engine.SessionOptions) (engine.Session, error) {
-	if err := engine.CheckSessionOptions(opts); err != nil {
-		return nil, err
-	}
-	if err := obs.Check("observations"); err != nil {
+	if err := engine.CheckSession(obs, opts); err != nil {
 		return nil, err
 	}
 	n := obs.Len()

@@ -93,6 +93,17 @@ type SessionStats struct {
 // last query).
 const NoAnswer = kernels.NoAnswer
 
+// CheckSession refuses, before an engine places them, observations that
+// are not valid points or options no session takes: what every engine's
+// NewSession checks first.
+func CheckSession(obs index.Points, opts SessionOptions) error {
+	if err := CheckSessionOptions(opts); err != nil {
+		return err
+	}
+	return obs.Check("observations")
+}
+
+// CheckSessionOptions refuses options no session takes.
 func CheckSessionOptions(opts SessionOptions) error {
 	if opts.Algorithm == Seed {
 		return fmt.Errorf("session: the seed algorithm is a benchmark baseline, not for sessions")

@@ -1,4 +1,4 @@
-package main
+package ranks
 
 import (
 	"bufio"
@@ -10,23 +10,22 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
-	"github.com/geoknn/geoknn/pointio/formats"
 )
 
 // writeSpilled writes the rank's part of a format whose parts' lengths
 // are known only once written (CSV, Parquet) through write: rank 0's
-// straight into f from head on, the others' into a file beside --out,
+// straight into f from head on, the others' into a file beside the output,
 // copied into f at their offset once every rank's length is known. It
 // returns where the rank's part begins and where the last one ends.
-func (j *mpiJob) writeSpilled(ctx context.Context, f *os.File, head int64, write func(w io.Writer) error) (at, end int64, err error) {
+func (o *Output) writeSpilled(ctx context.Context, f *os.File, head int64, write func(w io.Writer) error) (at, end int64, err error) {
 	var out io.WriteSeeker = io.NewOffsetWriter(f, head)
 	var spill *os.File
-	if j.rank > 0 {
-		dir, base := filepath.Split(j.f.out)
+	if o.Rank > 0 {
+		dir, base := filepath.Split(o.Path)
 		if dir == "" {
-			dir = "." // beside --out, on its filesystem: not os.TempDir
+			dir = "." // beside the output, on its filesystem: not os.TempDir
 		}
-		if spill, err = os.CreateTemp(dir, fmt.Sprintf(".%s.rank%d.tmp-", base, j.rank)); err == nil {
+		if spill, err = os.CreateTemp(dir, fmt.Sprintf(".%s.rank%d.tmp-", base, o.Rank)); err == nil {
 			remove := func() { os.Remove(spill.Name()) }
 			// A signal removes it at once too: the rank may be waiting in
 			// a collective that never returns when another rank ends the
@@ -44,7 +43,7 @@ func (j *mpiJob) writeSpilled(ctx context.Context, f *os.File, head int64, write
 	if err == nil {
 		size, err = out.Seek(0, io.SeekCurrent) // from head on for rank 0's
 	}
-	sizes, gerr := j.world.AllgatherInt64([]int64{size})
+	sizes, gerr := o.World.AllgatherInt64([]int64{size})
 	if gerr != nil {
 		return 0, 0, gerr
 	}
@@ -53,7 +52,7 @@ func (j *mpiJob) writeSpilled(ctx context.Context, f *os.File, head int64, write
 	}
 	at, end = head, head
 	for r, n := range sizes {
-		if r < j.rank {
+		if r < o.Rank {
 			at += n
 		}
 		end += n
@@ -61,17 +60,17 @@ func (j *mpiJob) writeSpilled(ctx context.Context, f *os.File, head int64, write
 	if spill != nil {
 		err = copyAt(ctx, f, at, spill)
 	}
-	return at, end, j.allOK(err)
+	return at, end, AllOK(o.World, err)
 }
 
 // writeSized writes the rank's part, of size bytes counted before (or
 // the error counting them), straight into f at its offset, once the
 // ranks' lengths are exchanged.
-func (j *mpiJob) writeSized(ctx context.Context, f *os.File, size int64, err error, write func(w io.Writer) error) error {
+func (o *Output) writeSized(ctx context.Context, f *os.File, size int64, err error, write func(w io.Writer) error) error {
 	if err != nil {
 		size = -1
 	}
-	sizes, gerr := j.world.AllgatherInt64([]int64{size})
+	sizes, gerr := o.World.AllgatherInt64([]int64{size})
 	if gerr != nil {
 		return gerr
 	}
@@ -79,7 +78,7 @@ func (j *mpiJob) writeSized(ctx context.Context, f *os.File, size int64, err err
 		return err
 	}
 	at := int64(0)
-	for _, n := range sizes[:j.rank] {
+	for _, n := range sizes[:o.Rank] {
 		at += n
 	}
 	w := io.NewOffsetWriter(f, at)
@@ -87,7 +86,26 @@ func (j *mpiJob) writeSized(ctx context.Context, f *os.File, size int64, err err
 	if wrote, _ := w.Seek(0, io.SeekCurrent); err == nil && wrote != size {
 		err = fmt.Errorf("wrote %d bytes of the %d counted", wrote, size)
 	}
-	return j.allOK(err)
+	return AllOK(o.World, err)
+}
+
+// writeCSVPart writes the rank's answers as CSV lines straight into f
+// at its offset: their lengths are counted before writing, so no part is
+// spilled.
+func (o *Output) writeCSVPart(ctx context.Context, f *os.File, p Part) error {
+	write := func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		aw, err := pointio.NewCSVAnswerPartWriter(bw, p.Kind, p.K, p.Answers.Base, o.Rank == 0)
+		if err == nil {
+			err = aw.Write(p.Answers)
+		}
+		if err == nil {
+			err = aw.Close()
+		}
+		return err
+	}
+	size, err := pointio.AnswersCSVSize(p.Kind, p.K, p.Answers, o.Rank == 0)
+	return o.writeSized(ctx, f, size, err, write)
 }
 
 // copyAt copies all of src into f from offset at: file to file, in the
@@ -106,32 +124,18 @@ func copyAt(ctx context.Context, f *os.File, at int64, src *os.File) error {
 	return ctx.Err()
 }
 
-// failedRank is err, or errAnotherRank where another rank's value is -1
-// (its failure).
-func failedRank(vals []int64, err error) error {
-	if err != nil {
-		return err
-	}
-	for _, v := range vals {
-		if v < 0 {
-			return errAnotherRank
-		}
-	}
-	return nil
-}
-
 // writeParquetPart writes the rank's row groups (its range starts at a
 // row group's first observation: shares) and has rank 0 write the magic
 // and the footer of every rank's groups.
-func (j *mpiJob) writeParquetPart(ctx context.Context, f *os.File, p rankPart) error {
-	return j.writeParquetGroups(ctx, f, func(w io.Writer) (parquetPart, error) {
-		part, err := arrowio.NewParquetPartWriter(w, p.kind, p.k, p.a.Base, arrowio.StreamOptions{})
+func (o *Output) writeParquetPart(ctx context.Context, f *os.File, p Part) error {
+	return o.writeParquetGroups(ctx, f, func(w io.Writer) (parquetPart, error) {
+		part, err := arrowio.NewParquetPartWriter(w, p.Kind, p.K, p.Answers.Base, arrowio.StreamOptions{})
 		if err != nil {
 			return nil, err
 		}
-		return part, part.Write(p.a)
+		return part, part.Write(p.Answers)
 	}, func(w io.WriterAt, end int64, metas [][]byte) error {
-		return arrowio.FinishParquet(w, end, p.kind, p.k, metas)
+		return arrowio.FinishParquet(w, end, p.Kind, p.K, metas)
 	})
 }
 
@@ -147,10 +151,10 @@ type parquetPart interface {
 // whole, or the error that stopped it) to the rank's place in f and has
 // rank 0 write the magic and, through footer, the footer of every rank's
 // groups.
-func (j *mpiJob) writeParquetGroups(ctx context.Context, f *os.File, write func(w io.Writer) (parquetPart, error),
+func (o *Output) writeParquetGroups(ctx context.Context, f *os.File, write func(w io.Writer) (parquetPart, error),
 	footer func(w io.WriterAt, end int64, metas [][]byte) error) error {
 	var part parquetPart
-	at, end, err := j.writeSpilled(ctx, f, 4, func(w io.Writer) error {
+	at, end, err := o.writeSpilled(ctx, f, 4, func(w io.Writer) error {
 		var err error
 		if part, err = write(w); err != nil {
 			if part != nil {
@@ -163,78 +167,80 @@ func (j *mpiJob) writeParquetGroups(ctx context.Context, f *os.File, write func(
 	if err != nil {
 		return err
 	}
-	return j.finishParquet(ctx, f, part.Meta, at, func(metas [][]byte) error {
+	return o.finishParquet(ctx, f, part.Meta, at, func(metas [][]byte) error {
 		return footer(ctxWriterAt{ctx, f}, end, metas)
 	})
 }
 
-// writeRowsPart writes the rank's answers with identifiers: CSV lines,
-// or Parquet row groups with the footer by rank 0, as writeParquetPart.
-func (j *mpiJob) writeRowsPart(ctx context.Context, f *os.File, t table) error {
-	rows := func(j int, add func(...string)) { t.rows(j, func(vals ...any) { add(formats.CSVFields(vals)...) }) }
-	if j.shared == pointio.FormatCSV {
-		_, _, err := j.writeSpilled(ctx, f, 0, func(w io.Writer) error {
-			bw := bufio.NewWriterSize(w, 1<<20)
-			cw := pointio.NewCSVRowsPartWriter(bw, t.header(), j.rank == 0)
-			if err := cw.Write(t.n, rows); err != nil {
-				return err
-			}
-			return cw.Close()
-		})
-		return err
-	}
-	return j.writeParquetGroups(ctx, f, func(w io.Writer) (parquetPart, error) {
-		part, err := arrowio.NewParquetRowsPartWriter(w, t.fields, arrowio.StreamOptions{})
+// writeCSVRowsPart writes the rank's answers with identifiers as CSV
+// lines, spilled: their lengths are known once written.
+func (o *Output) writeCSVRowsPart(ctx context.Context, f *os.File, t Rows) error {
+	_, _, err := o.writeSpilled(ctx, f, 0, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		cw := pointio.NewCSVRowsPartWriter(bw, t.header(), o.Rank == 0)
+		if err := cw.Write(t.N, t.Text); err != nil {
+			return err
+		}
+		return cw.Close()
+	})
+	return err
+}
+
+// writeParquetRowsPart writes the rank's answers with identifiers as
+// Parquet row groups, with the footer by rank 0, as writeParquetPart.
+func (o *Output) writeParquetRowsPart(ctx context.Context, f *os.File, t Rows) error {
+	return o.writeParquetGroups(ctx, f, func(w io.Writer) (parquetPart, error) {
+		part, err := arrowio.NewParquetRowsPartWriter(w, t.Fields, arrowio.StreamOptions{})
 		if err != nil {
 			return nil, err
 		}
-		return part, part.Write(t.n, t.rows)
+		return part, part.Write(t.N, t.Values)
 	}, func(w io.WriterAt, end int64, metas [][]byte) error {
-		return arrowio.FinishParquetRows(w, end, t.fields, metas)
+		return arrowio.FinishParquetRows(w, end, t.Fields, metas)
 	})
 }
 
 // finishParquet gathers the ranks' row groups' metadata (meta, placed at
 // the rank's offset at) to rank 0, which writes the footer with finish.
-func (j *mpiJob) finishParquet(ctx context.Context, f *os.File, meta func(at int64) ([]byte, error), at int64, finish func(metas [][]byte) error) error {
+func (o *Output) finishParquet(ctx context.Context, f *os.File, meta func(at int64) ([]byte, error), at int64, finish func(metas [][]byte) error) error {
 	m, err := meta(at)
-	metas, err := j.gatherBytes(m, err)
+	metas, err := o.gatherBytes(m, err)
 	if err != nil {
 		return err
 	}
-	if j.rank == 0 {
+	if o.Rank == 0 {
 		err = finish(metas)
 	}
-	return j.allOK(err)
+	return AllOK(o.World, err)
 }
 
 // gatherBytes collects every rank's b at rank 0, in rank order (nil
 // elsewhere); err is this rank's failure, which every rank learns.
-func (j *mpiJob) gatherBytes(b []byte, err error) ([][]byte, error) {
+func (o *Output) gatherBytes(b []byte, err error) ([][]byte, error) {
 	n := int64(len(b))
 	if err != nil {
 		n = -1
 	}
-	lens, gerr := j.world.AllgatherInt64([]int64{n})
+	lens, gerr := o.World.AllgatherInt64([]int64{n})
 	if gerr != nil {
 		return nil, gerr
 	}
 	if err := failedRank(lens, err); err != nil {
 		return nil, err
 	}
-	counts, total := make([]int, j.size), 0
+	counts, total := make([]int, o.Size), 0
 	for r, l := range lens {
 		counts[r] = int(l)
 		total += int(l)
 	}
 	var all []byte
-	if j.rank == 0 {
+	if o.Rank == 0 {
 		all = make([]byte, total)
 	}
-	if err := j.world.Gatherv(b, counts, all, 0); err != nil || j.rank != 0 {
+	if err := o.World.Gatherv(b, counts, all, 0); err != nil || o.Rank != 0 {
 		return nil, err
 	}
-	out, at := make([][]byte, j.size), 0
+	out, at := make([][]byte, o.Size), 0
 	for r, c := range counts {
 		out[r], at = all[at:at+c], at+c
 	}
@@ -249,51 +255,51 @@ const npzRecord = 1 + 2*4
 // the radius lists' from the entries of the ranks before, and has rank 0
 // write the zip structure with every array's CRC combined from the
 // ranks'.
-func (j *mpiJob) writeNPZPart(ctx context.Context, f *os.File, p rankPart) error {
-	entries, err := j.world.AllgatherInt64([]int64{p.entries})
+func (o *Output) writeNPZPart(ctx context.Context, f *os.File, p Part) error {
+	entries, err := o.World.AllgatherInt64([]int64{p.Entries})
 	if err != nil {
 		return err
 	}
-	a := pointio.NPZArchive{Kind: p.kind, K: p.k, N: j.nobs}
+	a := pointio.NPZArchive{Kind: p.Kind, K: p.K, N: o.N}
 	var before int64
 	for r, e := range entries {
-		if r < j.rank {
+		if r < o.Rank {
 			before += e
 		}
 		a.Entries += e
 	}
 	rec := make([]int64, npzRecord)
-	sums, err := j.npzPart(ctx, f, a, p, before)
+	sums, err := o.npzPart(ctx, f, a, p, before)
 	if err != nil {
 		rec[0] = -1
 	}
 	for m, s := range sums {
 		rec[1+2*m], rec[2+2*m] = int64(s.CRC), s.Len
 	}
-	all, gerr := j.world.AllgatherInt64(rec)
+	all, gerr := o.World.AllgatherInt64(rec)
 	if gerr != nil {
 		return gerr
 	}
-	status := make([]int64, j.size)
+	status := make([]int64, o.Size)
 	for r := range status {
 		status[r] = all[r*npzRecord]
 	}
 	if err := failedRank(status, err); err != nil {
 		return err
 	}
-	if j.rank == 0 {
-		err = pointio.FinishNPZ(ctxWriterAt{ctx, f}, a, npzSums(all, j.size, len(sums)))
+	if o.Rank == 0 {
+		err = pointio.FinishNPZ(ctxWriterAt{ctx, f}, a, npzSums(all, o.Size, len(sums)))
 	}
-	return j.allOK(err)
+	return AllOK(o.World, err)
 }
 
 // npzPart writes the rank's rows of archive a into f.
-func (j *mpiJob) npzPart(ctx context.Context, f *os.File, a pointio.NPZArchive, p rankPart, before int64) ([]pointio.NPZSum, error) {
-	w, err := pointio.NewNPZPartWriter(ctxWriterAt{ctx, f}, a, p.a.Base, before, j.rank == 0)
+func (o *Output) npzPart(ctx context.Context, f *os.File, a pointio.NPZArchive, p Part, before int64) ([]pointio.NPZSum, error) {
+	w, err := pointio.NewNPZPartWriter(ctxWriterAt{ctx, f}, a, p.Answers.Base, before, o.Rank == 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Write(p.a); err != nil {
+	if err := w.Write(p.Answers); err != nil {
 		return nil, err
 	}
 	if err := w.Close(); err != nil {
@@ -338,13 +344,4 @@ func (c ctxWriterAt) WriteAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	return c.f.WriteAt(p, off)
-}
-
-// header is t's CSV header: its fields' names.
-func (t table) header() []string {
-	h := make([]string, len(t.fields))
-	for k, f := range t.fields {
-		h[k] = f.Name
-	}
-	return h
 }
