@@ -59,11 +59,10 @@ func (r *gpuRun) answers() engine.Result {
 	return r.out
 }
 
-// freshResult is a result allocated beside the query that fills it: the
-// runtime zeroes a large allocation on the allocating thread (one a
-// column here, side by side), and its pages fault in at their first
-// write, the crews' copies from the staging, spread over the cores beside
-// the GPUs' work.
+// freshResult is a result allocated beside the query that fills it,
+// without the runtime clearing it (makeNoZero: the job loop writes every
+// answer): its pages are first written by the crews' copies from the
+// staging, spread over the cores beside the GPUs' work.
 type freshResult struct {
 	out   engine.Result
 	ready chan struct{}
@@ -75,8 +74,8 @@ func allocateResult(n int) *freshResult {
 	go func() {
 		defer close(f.ready)
 		var wg sync.WaitGroup
-		wg.Go(func() { f.out.Index = make([]uint32, n) })
-		f.out.Distance = make([]float32, n)
+		wg.Go(func() { f.out.Index = makeNoZero[uint32](n) })
+		f.out.Distance = makeNoZero[float32](n)
 		wg.Wait()
 	}()
 	return f
