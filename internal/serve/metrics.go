@@ -163,5 +163,8 @@ func (m *metrics) write(w io.Writer, version uint64, refs int, draining bool) {
 	fmt.Fprintf(w, "# HELP geoknn_reference_version The reference set's version, as answers report it.\n# TYPE geoknn_reference_version gauge\ngeoknn_reference_version %d\n", version)
 	fmt.Fprintf(w, "# HELP geoknn_references The number of references.\n# TYPE geoknn_references gauge\ngeoknn_references %d\n", refs)
 	fmt.Fprintf(w, "# HELP geoknn_in_flight_requests Requests being answered.\n# TYPE geoknn_in_flight_requests gauge\ngeoknn_in_flight_requests %d\n", m.inFlight.Load())
+	if cpu, ok := processCPU(); ok {
+		fmt.Fprintf(w, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.6f\n", cpu.Seconds())
+	}
 	fmt.Fprintf(w, "# HELP geoknn_draining 1 while the server drains for shutdown.\n# TYPE geoknn_draining gauge\ngeoknn_draining %d\n", drain)
 }
