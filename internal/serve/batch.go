@@ -77,10 +77,15 @@ type jobResult struct {
 // queue after freeing its slot, so no job is left without one.
 type batcher struct {
 	in chan *job
-	// slots are the engine's free slots, each a leader's memory: taking
-	// one makes a goroutine a leader.
-	slots     chan *leader
-	workers   int
+	// busy counts the engine's slots taken (at most workers): taking one
+	// makes a goroutine a leader, or lets a query run alone. A counter,
+	// not a channel of slots: every request takes and frees one, from
+	// every core, and a channel's lock is a queue of cores where an
+	// atomic is one cache line's move.
+	busy    atomic.Int32
+	workers int
+	// leaders keep a leader's memory from one batch to the next.
+	leaders   sync.Pool
 	store     *refStore
 	maxPoints int
 	maxWait   time.Duration
@@ -92,15 +97,13 @@ type batcher struct {
 }
 
 func newBatcher(base context.Context, store *refStore, workers, maxPoints int, maxWait, timeout time.Duration, m *metrics) *batcher {
-	b := &batcher{in: make(chan *job, 1<<16), slots: make(chan *leader, workers), workers: workers, store: store,
+	b := &batcher{in: make(chan *job, 1<<16), workers: workers, store: store,
 		maxPoints: maxPoints, maxWait: maxWait, waitMin: inlinePoints + 1, m: m, base: base, timeout: timeout}
-	for range workers {
-		b.slots <- &leader{}
-	}
+	b.leaders.New = func() any { return &leader{} }
 	return b
 }
 
-// leader is a slot's memory, kept from one batch to the next.
+// leader is a leader's memory, kept from one batch to the next.
 type leader struct {
 	batch, group []*job
 	done         []bool
@@ -164,14 +167,11 @@ func (b *batcher) alone(ctx context.Context, q *query) (a answer, ok bool, err e
 	if len(q.lat) > inlinePoints || len(b.in) > 0 {
 		return answer{}, false, nil
 	}
-	var l *leader
-	select {
-	case l = <-b.slots:
-	default:
+	if !b.take() {
 		return answer{}, false, nil
 	}
 	a, err = b.runAlone(ctx, q)
-	b.slots <- l
+	b.busy.Add(-1)
 	b.lead() // jobs queued while the slot was taken
 	return a, true, err
 }
@@ -198,13 +198,11 @@ func (b *batcher) runAlone(ctx context.Context, q *query) (answer, error) {
 // lead answers queued jobs while a slot is free and jobs are queued.
 func (b *batcher) lead() {
 	for len(b.in) > 0 {
-		var l *leader
-		select {
-		case l = <-b.slots:
-		default:
-			return // a leader holds every slot: one of them re-checks
+		if !b.take() {
+			return // every slot is taken: its holder re-checks when done
 		}
-		busy := b.workers-len(b.slots) > 1 // another leader is running
+		busy := b.busy.Load() > 1 // another leader (or query) is running
+		l := b.leaders.Get().(*leader)
 		for {
 			l.batch = b.gather(l.batch[:0], busy)
 			if len(l.batch) == 0 {
@@ -213,7 +211,23 @@ func (b *batcher) lead() {
 			b.run(l)
 			clear(l.batch)
 		}
-		b.slots <- l
+		b.leaders.Put(l)
+		b.busy.Add(-1)
+	}
+}
+
+// take takes a slot, false when every one is taken. It never takes one
+// for a moment in passing (as an add undone would): a taker refused
+// then does not look again, trusting the holder to re-check the queue.
+func (b *batcher) take() bool {
+	for {
+		n := b.busy.Load()
+		if int(n) >= b.workers {
+			return false
+		}
+		if b.busy.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
 }
 
