@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,11 +67,12 @@ func main() {
 	flag.DurationVar(&c.duration, "duration", 10*time.Second, "how long to send")
 	flag.Uint64Var(&c.seed, "seed", 7, "seed of the query points")
 	flag.Float64Var(&c.radiusKm, "radius-km", 100, "GEOSEARCH BYRADIUS (-mode redis)")
+	cpuProfile := flag.String("cpu-profile", "", "write the load generator's Go CPU profile (go tool pprof) to this file")
 	flag.Parse()
 	c.token = os.Getenv("GEOKNN_TOKEN")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, c); err != nil {
+	if err := profiled(*cpuProfile, func() error { return run(ctx, c) }); err != nil {
 		fmt.Fprintln(os.Stderr, "knn-loadgen:", err)
 		os.Exit(1)
 	}
@@ -516,4 +518,21 @@ func (c *resp) read() (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("redis: unexpected reply %q", line)
+}
+
+// profiled runs fn, under the Go CPU profiler when path is set.
+func profiled(path string, fn func() error) error {
+	if path == "" {
+		return fn()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	err = fn()
+	pprof.StopCPUProfile()
+	return errors.Join(err, f.Close())
 }
