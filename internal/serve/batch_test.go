@@ -43,7 +43,7 @@ func TestBatcherLosesNoJob(t *testing.T) {
 		if n := s.b.busy.Load(); n != 0 {
 			t.Fatalf("%d workers: %d slots still taken", workers, n)
 		}
-		if n := s.m.batches.Load(); n == 0 || n > 64*300 {
+		if n := s.m.batchRequests.count(); n == 0 || n > 64*300 {
 			t.Fatalf("%d workers: %d batches", workers, n)
 		}
 		if err := s.Close(); err != nil {

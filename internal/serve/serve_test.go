@@ -264,7 +264,7 @@ func TestBatchesEqualInProcess(t *testing.T) {
 	if got := s.m.points.Load(); got != 800 {
 		t.Fatalf("%d points counted", got)
 	}
-	if b := s.m.batches.Load(); b == 0 || b > 800 {
+	if b := s.m.batchRequests.count(); b == 0 || b > 800 {
 		t.Fatalf("%d batches for 800 requests", b)
 	}
 }
