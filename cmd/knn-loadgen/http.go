@@ -185,10 +185,10 @@ func parseResponse(b []byte) (int, error) {
 	if length < 0 {
 		return 0, errors.New("response without Content-Length")
 	}
-	if size := end + 4 + length; size <= len(b) {
-		return size, nil
+	if length > len(b)-(end+4) { // not whole yet (and no sum to overflow)
+		return 0, nil
 	}
-	return 0, nil
+	return end + 4 + length, nil
 }
 
 // serverCPU is the server's process_cpu_seconds_total (from /metrics),
