@@ -22,11 +22,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ import (
 type config struct {
 	mode, url, redis, token, engine string
 	clients, inflight, points       int
+	threads                         int
 	refs, moveBatch, repeat         int
 	duration                        time.Duration
 	seed                            uint64
@@ -58,17 +60,19 @@ func main() {
 	flag.IntVar(&c.clients, "clients", 8, "concurrent clients (connections)")
 	flag.IntVar(&c.inflight, "inflight", 1, "requests in flight a client (Redis: pipeline depth)")
 	flag.IntVar(&c.points, "points", 1, "points a request")
+	flag.IntVar(&c.threads, "threads", max(runtime.NumCPU()/2, 1), "-mode http: event-loop threads (epoll; 0: a goroutine a connection)")
 	flag.IntVar(&c.refs, "refs", 1<<16, "references: the count knn serve was started with (-mode inproc, move, redis)")
 	flag.IntVar(&c.moveBatch, "move-batch", 4096, "references a move request (-mode move)")
 	flag.IntVar(&c.repeat, "repeat", 5, "bulk requests (-mode arrow, inproc)")
 	flag.DurationVar(&c.duration, "duration", 10*time.Second, "how long to send")
 	flag.Uint64Var(&c.seed, "seed", 7, "seed of the query points")
 	flag.Float64Var(&c.radiusKm, "radius-km", 100, "GEOSEARCH BYRADIUS (-mode redis)")
+	cpuProfile := flag.String("cpu-profile", "", "write the load generator's Go CPU profile (go tool pprof) to this file")
 	flag.Parse()
 	c.token = os.Getenv("GEOKNN_TOKEN")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, c); err != nil {
+	if err := profiled(*cpuProfile, func() error { return run(ctx, c) }); err != nil {
 		fmt.Fprintln(os.Stderr, "knn-loadgen:", err)
 		os.Exit(1)
 	}
@@ -90,33 +94,19 @@ func run(ctx context.Context, c config) error {
 	return fmt.Errorf("unknown -mode %q", c.mode)
 }
 
-// queryPoints are n points uniform on the sphere, degrees.
+// queryPoints are n points uniform on the sphere (sphere.Sphere, as the
+// serve tests' and knn's generated points), degrees.
 func queryPoints(n int, seed uint64) (lat, lon []float64) {
-	r := rand.New(rand.NewPCG(seed, 1))
 	lat, lon = make([]float64, n), make([]float64, n)
-	for i := range n {
-		lat[i] = math.Asin(2*r.Float64()-1) * 180 / math.Pi
-		lon[i] = r.Float64()*360 - 180
+	for i, p := range sphere.Sphere(n, seed) {
+		lat[i], lon[i] = p.Lat(), p.Lon()
 	}
 	return lat, lon
 }
 
 // refPoints are knn serve's --ref COUNT references (generator sphere,
 // seed 1), degrees.
-func refPoints(n int) (lat, lon []float64, err error) {
-	fill, err := sphere.RadiansByName("sphere")
-	if err != nil {
-		return nil, nil, err
-	}
-	lat, lon = make([]float64, n), make([]float64, n)
-	if err := fill(n, 1, lat, lon); err != nil {
-		return nil, nil, err
-	}
-	for i := range lat {
-		lat[i], lon[i] = lat[i]*180/math.Pi, lon[i]*180/math.Pi
-	}
-	return lat, lon, nil
-}
+func refPoints(n int) (lat, lon []float64) { return queryPoints(n, 1) }
 
 // report prints a run's throughput and latency percentiles.
 func report(what string, requests, points int, elapsed time.Duration, lat []time.Duration) {
@@ -205,119 +195,6 @@ func post(ctx context.Context, hc *http.Client, url, ctype, token string, body [
 	return b, nil
 }
 
-// runHTTP sends JSON nearest queries, -points a request, from
-// clients*inflight slots, one request at a time each.
-func runHTTP(ctx context.Context, c config) error {
-	const distinct = 4096
-	lat, lon := queryPoints(distinct*c.points, c.seed)
-	bodies := make([][]byte, distinct)
-	for b := range bodies {
-		var s strings.Builder
-		s.WriteString(`{"lat":[`)
-		for j := range c.points {
-			if j > 0 {
-				s.WriteByte(',')
-			}
-			s.WriteString(strconv.FormatFloat(lat[b*c.points+j], 'f', 6, 64))
-		}
-		s.WriteString(`],"lon":[`)
-		for j := range c.points {
-			if j > 0 {
-				s.WriteByte(',')
-			}
-			s.WriteString(strconv.FormatFloat(lon[b*c.points+j], 'f', 6, 64))
-		}
-		s.WriteString("]}")
-		bodies[b] = []byte(s.String())
-	}
-	host := strings.TrimPrefix(strings.TrimRight(c.url, "/"), "http://")
-	reqs := make([][]byte, distinct)
-	for i, b := range bodies {
-		head := "POST /v1/nearest HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(b)) + "\r\n"
-		if c.token != "" {
-			head += "Authorization: Bearer " + c.token + "\r\n"
-		}
-		reqs[i] = append([]byte(head+"\r\n"), b...)
-	}
-	// One keep-alive connection a client, as wrk holds them: -inflight
-	// requests pipelined on it (HTTP/1.1), as Redis's clients pipeline.
-	conns := make([]*rawConn, c.clients)
-	for i := range conns {
-		cn, err := net.Dial("tcp", host)
-		if err != nil {
-			return err
-		}
-		defer cn.Close()
-		conns[i] = &rawConn{r: bufio.NewReaderSize(cn, 1<<16), w: bufio.NewWriterSize(cn, 1<<16)}
-	}
-	cfg := c
-	cfg.inflight = 1
-	n, _, el, lats, err := slots(ctx, cfg, func(slot, i int) (int, error) {
-		rc := conns[slot]
-		for j := range c.inflight {
-			if _, err := rc.w.Write(reqs[(slot*7919+i*c.inflight+j)%distinct]); err != nil {
-				return 0, err
-			}
-		}
-		if err := rc.w.Flush(); err != nil {
-			return 0, err
-		}
-		for range c.inflight {
-			if err := rc.readResponse(); err != nil {
-				return 0, err
-			}
-		}
-		return c.inflight * c.points, nil
-	})
-	if err != nil {
-		return err
-	}
-	what := fmt.Sprintf("knn serve JSON nearest, %d clients, %d points a request", c.clients, c.points)
-	if c.inflight > 1 {
-		what += fmt.Sprintf(", pipeline %d (latency a pipeline)", c.inflight)
-	}
-	report(what, n*c.inflight, n*c.inflight*c.points, el, lats)
-	return nil
-}
-
-// rawConn is one HTTP/1.1 keep-alive connection, spoken directly: the
-// load generator's own cost a request must stay far below the server's.
-type rawConn struct {
-	r *bufio.Reader
-	w *bufio.Writer
-}
-
-// readResponse reads one response, failing on any status but 200.
-func (c *rawConn) readResponse() error {
-	status, err := c.r.ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(status, "HTTP/1.1 200") {
-		return fmt.Errorf("server answered %q", strings.TrimSpace(status))
-	}
-	length := -1
-	for {
-		line, err := c.r.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
-		if len(line) <= 2 {
-			break
-		}
-		if k, v, ok := strings.Cut(string(line), ":"); ok && strings.EqualFold(k, "Content-Length") {
-			if length, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
-				return err
-			}
-		}
-	}
-	if length < 0 {
-		return errors.New("response without Content-Length")
-	}
-	_, err = c.r.Discard(length)
-	return err
-}
-
 // runArrow sends bulk Arrow requests of -points points from -clients
 // clients at once, -repeat each, after one warm-up each: throughput
 // counts them all (the target is points/s, which concurrent bulk
@@ -396,10 +273,7 @@ func postInto(ctx context.Context, hc *http.Client, url, token string, body, buf
 // runInProc times the in-process API on the same references and points
 // as -mode arrow: degrees in, as the server takes them.
 func runInProc(ctx context.Context, c config) error {
-	rlat, rlon, err := refPoints(c.refs)
-	if err != nil {
-		return err
-	}
+	rlat, rlon := refPoints(c.refs)
 	eng, err := geoknn.ParseEngine(c.engine)
 	if err != nil {
 		return err
@@ -498,10 +372,7 @@ func runMove(ctx context.Context, c config) error {
 // timed: the move rate), then queries GEOSEARCH BYRADIUS ASC COUNT 1
 // WITHDIST from clients connections, inflight commands pipelined each.
 func runRedis(ctx context.Context, c config) error {
-	rlat, rlon, err := refPoints(c.refs)
-	if err != nil {
-		return err
-	}
+	rlat, rlon := refPoints(c.refs)
 	conn, err := net.Dial("tcp", c.redis)
 	if err != nil {
 		return err
@@ -647,4 +518,21 @@ func (c *resp) read() (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("redis: unexpected reply %q", line)
+}
+
+// profiled runs fn, under the Go CPU profiler when path is set.
+func profiled(path string, fn func() error) error {
+	if path == "" {
+		return fn()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	err = fn()
+	pprof.StopCPUProfile()
+	return errors.Join(err, f.Close())
 }

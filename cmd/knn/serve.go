@@ -45,6 +45,7 @@ type serveFlags struct {
 	queryTimeout, drain, batchWait  time.Duration
 	batchPoints, workers, bulkSlots int
 	logJSON, debug                  bool
+	cpuProfile                      string
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -75,6 +76,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.bulkSlots, "bulk-slots", 4, "bulk (Arrow, 64 KiB and more) requests answered at once, each in buffers kept for the next")
 	fs.BoolVar(&f.logJSON, "log-json", false, "logs as JSON lines (default: text)")
 	fs.BoolVar(&f.debug, "debug", false, "log every reference update")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write the Go CPU profile of the server's life (go tool pprof) to this file once drained: where a request's time goes")
 	helped, err := parseFlags(fs, serveUsage, args, stdout, stderr)
 	if err != nil || helped {
 		return err
@@ -206,7 +208,12 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 			return errors.Join(fmt.Errorf("--ready-file: %w", err), ln.Close(), srv.Close())
 		}
 	}
-	if err := srv.Serve(ctx, ln, f.drain, f.tlsCert, f.tlsKey); err != nil {
+	stop, err := startCPUProfile(f.cpuProfile, stderr)
+	if err != nil {
+		return errors.Join(err, ln.Close(), srv.Close())
+	}
+	// The profile is written after the drain, which ctx's end started.
+	if err := stop(context.WithoutCancel(ctx), srv.Serve(ctx, ln, f.drain, f.tlsCert, f.tlsKey)); err != nil {
 		return err
 	}
 	log.Info("drained: stopped")

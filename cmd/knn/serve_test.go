@@ -13,7 +13,8 @@ import (
 )
 
 // TestServeDrains: knn serve answers on loopback, and a stop (the
-// context a signal cancels) drains it to a clean exit.
+// context a signal cancels) drains it to a clean exit, its CPU profile
+// written.
 func TestServeDrains(t *testing.T) {
 	dir := t.TempDir()
 	ready := filepath.Join(dir, "addr")
@@ -22,7 +23,8 @@ func TestServeDrains(t *testing.T) {
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--ref", "4096", "--engine", "cpu", "--addr", "127.0.0.1:0", "--ready-file", ready}, &bytes.Buffer{}, &stderr)
+		done <- run(ctx, []string{"serve", "--ref", "4096", "--engine", "cpu", "--addr", "127.0.0.1:0", "--ready-file", ready,
+			"--cpu-profile", filepath.Join(dir, "cpu.pprof")}, &bytes.Buffer{}, &stderr)
 	}()
 	var addr []byte
 	for range 600 {
@@ -55,6 +57,9 @@ func TestServeDrains(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "drained") {
 		t.Fatalf("log: %s", stderr.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "cpu.pprof")); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("--cpu-profile: %v, % x", err, b[:min(len(b), 8)])
 	}
 }
 

@@ -77,10 +77,15 @@ type jobResult struct {
 // queue after freeing its slot, so no job is left without one.
 type batcher struct {
 	in chan *job
-	// slots are the engine's free slots, each a leader's memory: taking
-	// one makes a goroutine a leader.
-	slots     chan *leader
-	workers   int
+	// busy counts the engine's slots taken (at most workers): taking one
+	// makes a goroutine a leader, or lets a query run alone. A counter,
+	// not a channel of slots: every request takes and frees one, from
+	// every core, and a channel's lock is a queue of cores where an
+	// atomic is one cache line's move.
+	busy    atomic.Int32
+	workers int
+	// leaders keep a leader's memory from one batch to the next.
+	leaders   sync.Pool
 	store     *refStore
 	maxPoints int
 	maxWait   time.Duration
@@ -92,15 +97,13 @@ type batcher struct {
 }
 
 func newBatcher(base context.Context, store *refStore, workers, maxPoints int, maxWait, timeout time.Duration, m *metrics) *batcher {
-	b := &batcher{in: make(chan *job, 1<<16), slots: make(chan *leader, workers), workers: workers, store: store,
+	b := &batcher{in: make(chan *job, 1<<16), workers: workers, store: store,
 		maxPoints: maxPoints, maxWait: maxWait, waitMin: inlinePoints + 1, m: m, base: base, timeout: timeout}
-	for range workers {
-		b.slots <- &leader{}
-	}
+	b.leaders.New = func() any { return &leader{} }
 	return b
 }
 
-// leader is a slot's memory, kept from one batch to the next.
+// leader is a leader's memory, kept from one batch to the next.
 type leader struct {
 	batch, group []*job
 	done         []bool
@@ -123,6 +126,9 @@ func (b *batcher) close() { b.stopped.Store(true) }
 func (b *batcher) submit(ctx context.Context, q *query) (answer, error) {
 	if b.stopped.Load() {
 		return answer{}, errDraining
+	}
+	if a, ok, err := b.alone(ctx, q); ok {
+		return a, err
 	}
 	j := jobs.Get().(*job)
 	j.q, j.ctx = q, ctx
@@ -151,16 +157,52 @@ func (b *batcher) submit(ctx context.Context, q *query) (answer, error) {
 	}
 }
 
+// alone answers a query that the engine answers on the calling
+// goroutine (at most inlinePoints points) there, when nothing is queued
+// and a slot is free: no job, no channel handoffs, no split of a batch's
+// answer. Such a batch of one is what a leader would run (a batch on the
+// CPU's index never waits for more), at a third of the channel
+// operations. ok false: q is to be queued.
+func (b *batcher) alone(ctx context.Context, q *query) (a answer, ok bool, err error) {
+	if len(q.lat) > inlinePoints || len(b.in) > 0 {
+		return answer{}, false, nil
+	}
+	if !b.take() {
+		return answer{}, false, nil
+	}
+	a, err = b.runAlone(ctx, q)
+	b.busy.Add(-1)
+	b.lead() // jobs queued while the slot was taken
+	return a, true, err
+}
+
+// runAlone answers q on its own (no timeout: the engine answers it on
+// the calling goroutine, which nothing can stop).
+func (b *batcher) runAlone(ctx context.Context, q *query) (answer, error) {
+	if ctx.Err() != nil {
+		return answer{}, ctxErr(ctx)
+	}
+	snap := b.store.acquire()
+	if snap == nil {
+		return answer{}, errDraining
+	}
+	b.m.batch(1, len(q.lat))
+	a, err := answerOn(b.base, snap, q)
+	if err != nil {
+		snap.release()
+		return answer{}, err
+	}
+	return a, nil
+}
+
 // lead answers queued jobs while a slot is free and jobs are queued.
 func (b *batcher) lead() {
 	for len(b.in) > 0 {
-		var l *leader
-		select {
-		case l = <-b.slots:
-		default:
-			return // a leader holds every slot: one of them re-checks
+		if !b.take() {
+			return // every slot is taken: its holder re-checks when done
 		}
-		busy := b.workers-len(b.slots) > 1 // another leader is running
+		busy := b.busy.Load() > 1 // another leader (or query) is running
+		l := b.leaders.Get().(*leader)
 		for {
 			l.batch = b.gather(l.batch[:0], busy)
 			if len(l.batch) == 0 {
@@ -169,7 +211,23 @@ func (b *batcher) lead() {
 			b.run(l)
 			clear(l.batch)
 		}
-		b.slots <- l
+		b.leaders.Put(l)
+		b.busy.Add(-1)
+	}
+}
+
+// take takes a slot, false when every one is taken. It never takes one
+// for a moment in passing (as an add undone would): a taker refused
+// then does not look again, trusting the holder to re-check the queue.
+func (b *batcher) take() bool {
+	for {
+		n := b.busy.Load()
+		if int(n) >= b.workers {
+			return false
+		}
+		if b.busy.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
 }
 

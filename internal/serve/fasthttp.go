@@ -133,6 +133,22 @@ func (f *fastConns) startDrain() {
 
 func (f *fastConns) draining() bool { return f.drain.Load() }
 
+// answering counts the connections answering a request.
+func (f *fastConns) answering() int64 {
+	if f == nil {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := int64(0)
+	for _, busy := range f.conns {
+		if busy.Load() {
+			n++
+		}
+	}
+	return n
+}
+
 // fastRequest is a request head the fast path takes.
 type fastRequest struct {
 	kind      kind
@@ -277,9 +293,7 @@ func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
 		conns.busy(st, true)
 		_, _ = br.Discard(len(head) + fr.bodyLen)
 		start := time.Now()
-		s.m.inFlight.Add(1)
 		status, out, version := s.fastAnswer(q, sc)
-		s.m.inFlight.Add(-1)
 		closing := fr.closeConn || conns.draining() || s.draining.Load()
 		writeFastResponse(bw, status, out, version, closing)
 		s.m.request(endpointIndex(endpoints[min(int(fr.kind), 2)]), status, time.Since(start))

@@ -64,6 +64,15 @@ func (h *histogram) observe(v float64) {
 	h.sum.Add(uint64(math.Round(v * h.scale)))
 }
 
+// count is the number of values observed.
+func (h *histogram) count() uint64 {
+	var n uint64
+	for i := range h.counts {
+		n += h.counts[i].Load()
+	}
+	return n
+}
+
 func (h *histogram) write(w io.Writer, name, help string) {
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
 	var cum uint64
@@ -83,14 +92,16 @@ type metrics struct {
 	requests [len(endpoints)][len(codes)]counter
 
 	points        counter
-	batches       counter
 	batchRequests *histogram
 	batchPoints   *histogram
 	latency       *histogram
 	engineNanos   counter
 	updates       counter
 	moved         counter
-	inFlight      gauge
+	// inFlight counts the requests net/http is answering; the fast
+	// path's are its connections marked busy, counted when read (two
+	// shared adds a request fewer).
+	inFlight gauge
 }
 
 func newMetrics() *metrics {
@@ -131,12 +142,11 @@ func (m *metrics) request(endpoint int, status int, d time.Duration) {
 }
 
 func (m *metrics) batch(requests, points int) {
-	m.batches.Add(1)
 	m.batchRequests.observe(float64(requests))
 	m.batchPoints.observe(float64(points))
 }
 
-func (m *metrics) write(w io.Writer, version uint64, refs int, draining bool) {
+func (m *metrics) write(w io.Writer, version uint64, refs int, inFlight int64, draining bool) {
 	fmt.Fprintf(w, "# HELP geoknn_requests_total HTTP requests answered, by endpoint and status.\n# TYPE geoknn_requests_total counter\n")
 	for e, name := range endpoints {
 		for c, code := range codes {
@@ -162,6 +172,9 @@ func (m *metrics) write(w io.Writer, version uint64, refs int, draining bool) {
 	fmt.Fprintf(w, "# HELP geoknn_references_moved_total References moved or replaced by updates.\n# TYPE geoknn_references_moved_total counter\ngeoknn_references_moved_total %d\n", m.moved.Load())
 	fmt.Fprintf(w, "# HELP geoknn_reference_version The reference set's version, as answers report it.\n# TYPE geoknn_reference_version gauge\ngeoknn_reference_version %d\n", version)
 	fmt.Fprintf(w, "# HELP geoknn_references The number of references.\n# TYPE geoknn_references gauge\ngeoknn_references %d\n", refs)
-	fmt.Fprintf(w, "# HELP geoknn_in_flight_requests Requests being answered.\n# TYPE geoknn_in_flight_requests gauge\ngeoknn_in_flight_requests %d\n", m.inFlight.Load())
+	fmt.Fprintf(w, "# HELP geoknn_in_flight_requests Requests being answered.\n# TYPE geoknn_in_flight_requests gauge\ngeoknn_in_flight_requests %d\n", inFlight)
+	if cpu, ok := processCPU(); ok {
+		fmt.Fprintf(w, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.6f\n", cpu.Seconds())
+	}
 	fmt.Fprintf(w, "# HELP geoknn_draining 1 while the server drains for shutdown.\n# TYPE geoknn_draining gauge\ngeoknn_draining %d\n", drain)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/client"
+	"github.com/geoknn/geoknn/sphere"
 )
 
 // cpuOpen prepares references on the CPU engine, two workers: CI's
@@ -31,13 +32,12 @@ func cpuOpen(p geoknn.Points) (*geoknn.Index, error) {
 	return geoknn.NewIndex(p, geoknn.Options{Engine: geoknn.CPU, CPUWorkers: 2})
 }
 
-// uniform returns n points uniform on the sphere, in degrees.
+// uniform returns n points uniform on the sphere (sphere.Sphere, as
+// knn-loadgen's and knn's generated points), in degrees.
 func uniform(n int, seed uint64) (lat, lon []float64) {
-	r := rand.New(rand.NewPCG(seed, 43))
 	lat, lon = make([]float64, n), make([]float64, n)
-	for i := range n {
-		lat[i] = math.Asin(2*r.Float64()-1) * 180 / math.Pi
-		lon[i] = r.Float64()*360 - 180
+	for i, p := range sphere.Sphere(n, seed) {
+		lat[i], lon[i] = p.Lat(), p.Lon()
 	}
 	return lat, lon
 }
@@ -264,7 +264,7 @@ func TestBatchesEqualInProcess(t *testing.T) {
 	if got := s.m.points.Load(); got != 800 {
 		t.Fatalf("%d points counted", got)
 	}
-	if b := s.m.batches.Load(); b == 0 || b > 800 {
+	if b := s.m.batchRequests.count(); b == 0 || b > 800 {
 		t.Fatalf("%d batches for 800 requests", b)
 	}
 }

@@ -109,6 +109,7 @@ type Server struct {
 	m        *metrics
 	mux      *http.ServeMux
 	draining atomic.Bool
+	fast     atomic.Pointer[fastConns] // Serve's fast-path connections
 	cancel   context.CancelFunc
 	started  time.Time
 }
@@ -232,9 +233,12 @@ func (s *Server) metricsPage(w http.ResponseWriter, r *http.Request) error {
 		version, n = snap.version, snap.Len()
 		snap.release()
 	}
-	s.m.write(w, version, n, s.draining.Load())
+	s.m.write(w, version, n, s.inFlight(), s.draining.Load())
 	return nil
 }
+
+// inFlight counts the requests being answered, on both paths.
+func (s *Server) inFlight() int64 { return s.m.inFlight.Load() + s.fast.Load().answering() }
 
 func (s *Server) references(w http.ResponseWriter, r *http.Request) error {
 	snap := s.store.acquire()
@@ -503,6 +507,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	}
 	h := newHandoff(ln.Addr())
 	conns := &fastConns{}
+	s.fast.Store(conns)
 	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(h) }()
 	go func() {
@@ -528,7 +533,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 		_ = ln.Close()
 	case <-ctx.Done():
 		s.Drain()
-		s.cfg.Logger.Info("draining", "in_flight", s.m.inFlight.Load())
+		s.cfg.Logger.Info("draining", "in_flight", s.inFlight())
 		_ = ln.Close()
 		conns.startDrain()
 		dctx, cancel := context.WithTimeout(context.Background(), drain)
