@@ -153,30 +153,10 @@ const maxValueShown = 80
 
 func fieldLabel(field string) string {
 	switch field {
-	case fieldLat:
+	case "lat":
 		return "latitude"
-	case fieldLon:
+	case "lon":
 		return "longitude"
 	}
 	return field
-}
-
-const (
-	fieldLat = "lat"
-	fieldLon = "lon"
-)
-
-// Reasons shared by both formats.
-const (
-	reasonLatRange  = "out of range [-90, 90]"
-	reasonLonRange  = "out of range [-180, 180]"
-	reasonNotFinite = "is not a finite number"
-	reasonNaN       = "is not a number"
-	reasonEmpty     = "is empty"
-	reasonHex       = "is not a decimal number"
-)
-
-// fileError returns an InputError about the file as a whole.
-func fileError(file, reason string) *InputError {
-	return &InputError{File: file, Feature: -1, Point: -1, Reason: reason}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/geoknn/geoknn/mpi"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 )
 
 // runMPI is knn run --mpi: one rank of an MPI job. Rank 0 loads (or
@@ -393,17 +394,17 @@ func obsRowFile(f runFlags, validateAtRoot bool) *rowFile {
 	case strings.ToLower(filepath.Ext(f.obs)) == ".npy":
 		return &rowFile{
 			rows: func() (int64, error) {
-				n, ok, err := pointio.NPYRows(f.obs)
+				n, ok, err := numpyio.NPYRows(f.obs)
 				if err == nil && !ok {
 					err = errors.New("a Fortran-order file")
 				}
 				return int64(n), err
 			},
 			read: func(ctx context.Context, lo, hi int64) ([]float64, []float64, error) {
-				return pointio.ReadNPYRadiansRows(ctx, f.obs, f.radians, int(lo), int(hi))
+				return numpyio.ReadNPYRadiansRows(ctx, f.obs, f.radians, int(lo), int(hi))
 			},
 		}
-	case pointio.IsParquet(f.obs): // by extension or, without one, by content, as the readers tell
+	case arrowio.IsParquet(f.obs): // by extension or, without one, by content, as the readers tell
 		return &rowFile{
 			rows: func() (int64, error) { return arrowio.ParquetRows(f.obs) },
 			read: func(ctx context.Context, lo, hi int64) ([]float64, []float64, error) {

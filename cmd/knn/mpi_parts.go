@@ -10,7 +10,9 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 )
 
 // writeSpilled writes the rank's part of a format whose parts' lengths
@@ -175,7 +177,7 @@ func (j *mpiJob) writeRowsPart(ctx context.Context, f *os.File, t table) error {
 	if j.shared == pointio.FormatCSV {
 		_, _, err := j.writeSpilled(ctx, f, 0, func(w io.Writer) error {
 			bw := bufio.NewWriterSize(w, 1<<20)
-			cw := pointio.NewCSVRowsPartWriter(bw, t.header(), j.rank == 0)
+			cw := csvio.NewRowsPartWriter(bw, t.header(), j.rank == 0)
 			if err := cw.Write(t.n, rows); err != nil {
 				return err
 			}
@@ -254,7 +256,7 @@ func (j *mpiJob) writeNPZPart(ctx context.Context, f *os.File, p rankPart) error
 	if err != nil {
 		return err
 	}
-	a := pointio.NPZArchive{Kind: p.kind, K: p.k, N: j.nobs}
+	a := numpyio.NPZArchive{Kind: p.kind, K: p.k, N: j.nobs}
 	var before int64
 	for r, e := range entries {
 		if r < j.rank {
@@ -282,14 +284,14 @@ func (j *mpiJob) writeNPZPart(ctx context.Context, f *os.File, p rankPart) error
 		return err
 	}
 	if j.rank == 0 {
-		err = pointio.FinishNPZ(ctxWriterAt{ctx, f}, a, npzSums(all, j.size, len(sums)))
+		err = numpyio.FinishNPZ(ctxWriterAt{ctx, f}, a, npzSums(all, j.size, len(sums)))
 	}
 	return j.allOK(err)
 }
 
 // npzPart writes the rank's rows of archive a into f.
-func (j *mpiJob) npzPart(ctx context.Context, f *os.File, a pointio.NPZArchive, p rankPart, before int64) ([]pointio.NPZSum, error) {
-	w, err := pointio.NewNPZPartWriter(ctxWriterAt{ctx, f}, a, p.a.Base, before, j.rank == 0)
+func (j *mpiJob) npzPart(ctx context.Context, f *os.File, a numpyio.NPZArchive, p rankPart, before int64) ([]numpyio.NPZSum, error) {
+	w, err := numpyio.NewNPZPartWriter(ctxWriterAt{ctx, f}, a, p.a.Base, before, j.rank == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -303,12 +305,12 @@ func (j *mpiJob) npzPart(ctx context.Context, f *os.File, a pointio.NPZArchive, 
 }
 
 // npzSums are the ranks' records' sums of arrays arrays each.
-func npzSums(all []int64, ranks, arrays int) [][]pointio.NPZSum {
-	parts := make([][]pointio.NPZSum, ranks)
+func npzSums(all []int64, ranks, arrays int) [][]numpyio.NPZSum {
+	parts := make([][]numpyio.NPZSum, ranks)
 	for r := range parts {
 		rec := all[r*npzRecord:]
 		for m := range arrays {
-			parts[r] = append(parts[r], pointio.NPZSum{CRC: uint32(rec[1+2*m]), Len: rec[2+2*m]})
+			parts[r] = append(parts[r], numpyio.NPZSum{CRC: uint32(rec[1+2*m]), Len: rec[2+2*m]})
 		}
 	}
 	return parts

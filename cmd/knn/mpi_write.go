@@ -14,6 +14,7 @@ import (
 	"github.com/geoknn/geoknn/mpi"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -21,7 +22,7 @@ import (
 // offsets in the one file, instead of gathering every answer to rank 0:
 // .npz arrays at offsets computed from the counts (the arrays' CRCs
 // combined at rank 0), CSV and Parquet parts after the ranks exchange
-// their lengths: counted before writing for CSV (pointio.AnswersCSVSize),
+// their lengths: counted before writing for CSV (csvio.AnswersSize),
 // so that every rank writes straight into the file; known once written
 // for Parquet and for CSV with identifiers, so a rank other than rank 0
 // writes its part to a file beside --out first, then copies it in (in
@@ -260,7 +261,7 @@ func (j *mpiJob) writePart(ctx context.Context, f *os.File, p rankPart) error {
 	}
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		aw, err := pointio.NewCSVAnswerPartWriter(bw, p.kind, p.k, p.a.Base, j.rank == 0)
+		aw, err := csvio.NewAnswerPartWriter(bw, p.kind, p.k, p.a.Base, j.rank == 0)
 		if err == nil {
 			err = aw.Write(p.a)
 		}
@@ -270,6 +271,6 @@ func (j *mpiJob) writePart(ctx context.Context, f *os.File, p rankPart) error {
 		return err
 	}
 	// Lengths counted before writing: no part spilled.
-	size, err := pointio.AnswersCSVSize(p.kind, p.k, p.a, j.rank == 0)
+	size, err := csvio.AnswersSize(p.kind, p.k, p.a, j.rank == 0)
 	return j.writeSized(ctx, f, size, err, write)
 }

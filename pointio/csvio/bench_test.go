@@ -1,4 +1,4 @@
-package pointio
+package csvio
 
 import (
 	"bufio"
@@ -29,46 +29,12 @@ func BenchmarkReadCSV(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		pts, err := ReadCSV(bytes.NewReader(data), "bench.csv")
+		pts, err := Read(bytes.NewReader(data), "bench.csv")
 		if err != nil || len(pts) != rows {
 			b.Fatal(len(pts), err)
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-}
-
-func BenchmarkReadGeoJSON(b *testing.B) {
-	const rows = 100_000
-	r := rand.New(rand.NewPCG(5, 6))
-	var buf bytes.Buffer
-	buf.WriteString(`{"type":"FeatureCollection","features":[`)
-	for i := range rows {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		fmt.Fprintf(&buf, `{"type":"Feature","properties":{"name":"p%d"},"geometry":{"type":"Point","coordinates":[%.5f,%.5f]}}`,
-			i, r.Float64()*360-180, r.Float64()*180-90)
-	}
-	buf.WriteString("]}")
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		pts, err := ReadGeoJSON(bytes.NewReader(data), "bench.geojson")
-		if err != nil || len(pts) != rows {
-			b.Fatal(len(pts), err)
-		}
-	}
-	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
-}
-
-func BenchmarkReadFileCities(b *testing.B) {
-	path, _ := realData(b, "cities.csv")
-	for b.Loop() {
-		if _, err := ReadFile(path); err != nil {
-			b.Fatal(err)
-		}
-	}
 }
 
 func BenchmarkWriteResults(b *testing.B) {
@@ -78,7 +44,7 @@ func BenchmarkWriteResults(b *testing.B) {
 	for i := range metres {
 		metres[i] = r.Float64() * 2e7
 	}
-	w := bufio.NewWriterSize(io.Discard, writeBufferSize)
+	w := bufio.NewWriterSize(io.Discard, 256<<10)
 	b.ReportAllocs()
 	for b.Loop() {
 		err := WriteResults(w, rows, func(i int) (uint32, float64) { return uint32(i * 7), metres[i] })
@@ -107,24 +73,6 @@ func BenchmarkFormatAppendMetres(b *testing.B) {
 	}
 }
 
-func BenchmarkReadNPY(b *testing.B) {
-	const rows = 1 << 20
-	r := rand.New(rand.NewPCG(7, 8))
-	vals := make([]float64, 2*rows)
-	for i := range rows {
-		vals[2*i], vals[2*i+1] = r.Float64()*180-90, r.Float64()*360-180
-	}
-	data := npyBytes("<f8", fmt.Sprintf("(%d, 2)", rows), false, vals)
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		pts, err := readNPY(bytes.NewReader(data), "bench.npy", int64(len(data)), false)
-		if err != nil || len(pts) != rows {
-			b.Fatal(len(pts), err)
-		}
-	}
-	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-}
-
 // BenchmarkReadCSVLatLon reads 2^20 rows of just "lat,lon", the shape
 // of a points export, through ReadFile's path (chunks on every core).
 func BenchmarkReadCSVLatLon(b *testing.B) {
@@ -138,7 +86,7 @@ func BenchmarkReadCSVLatLon(b *testing.B) {
 	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		pts, err := ReadCSV(bytes.NewReader(data), "bench.csv")
+		pts, err := Read(bytes.NewReader(data), "bench.csv")
 		if err != nil || len(pts) != rows {
 			b.Fatal(len(pts), err)
 		}

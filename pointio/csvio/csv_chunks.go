@@ -1,4 +1,4 @@
-package pointio
+package csvio
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/pointio/internal/check"
 	"github.com/paulmach/orb"
 )
 
@@ -98,7 +99,7 @@ func (r *csvRows) readBlock(br *bufio.Reader, buf, carry []byte, size int) ([]by
 	n, err := io.ReadFull(br, block[len(carry):])
 	eof := err == io.EOF || err == io.ErrUnexpectedEOF
 	if err != nil && !eof {
-		return nil, false, readError(r.name, err)
+		return nil, false, check.ReadError(r.name, err)
 	}
 	return block[:len(carry)+n], eof, nil
 }
@@ -120,7 +121,7 @@ func (r *csvRows) keep(pts, got []orb.Point) []orb.Point {
 // longRecord is the error for a record longer than csvMaxRecordBytes on
 // the line after line.
 func (r *csvRows) longRecord(line int) error {
-	return lineError(r.name, line+1, "a record longer than 1 MiB: refused (is a quote left open?)")
+	return check.LineError(r.name, line+1, "a record longer than 1 MiB: refused (is a quote left open?)")
 }
 
 // splitRecords returns the ends of up to k chunks of block, each just

@@ -1,4 +1,4 @@
-package pointio
+package csvio
 
 import (
 	"fmt"
@@ -10,14 +10,14 @@ import (
 	"github.com/geoknn/geoknn/stream"
 )
 
-// NearestCSVSize is the number of bytes the CSV of nearest answers
-// (WriteResults, NewCSVAnswerWriter of KindNearest) takes for the
+// NearestSize is the number of bytes the CSV of nearest answers
+// (WriteResults, NewAnswerWriter of KindNearest) takes for the
 // observations [base, base+n), read through nearest (indices from 0), with
 // the header line where header says: the exact length, counted on every
 // core several times faster than the lines are formatted, so that the
 // ranks of an MPI job learn where each one's lines go before writing them.
 // An invalid distance is the writer's error.
-func NearestCSVSize(base, n int, nearest func(i int) (ref uint32, metres float64), header bool) (int64, error) {
+func NearestSize(base, n int, nearest func(i int) (ref uint32, metres float64), header bool) (int64, error) {
 	var total atomic.Int64
 	var firstBad atomic.Int64
 	firstBad.Store(math.MaxInt64)
@@ -79,12 +79,12 @@ func lowerTo(a *atomic.Int64, v int64) {
 	}
 }
 
-// AnswersCSVSize is NearestCSVSize for answers of any kind (k a row for
-// KindKNearest), as NewCSVAnswerWriter writes them: the exact bytes of a's
+// AnswersSize is NearestSize for answers of any kind (k a row for
+// KindKNearest), as NewAnswerWriter writes them: the exact bytes of a's
 // lines, and of the header line where header says.
-func AnswersCSVSize(kind stream.AnswerKind, k int, a stream.Answers, header bool) (int64, error) {
+func AnswersSize(kind stream.AnswerKind, k int, a stream.Answers, header bool) (int64, error) {
 	if kind == stream.KindNearest {
-		return NearestCSVSize(a.Base, a.N, a.Nearest, header)
+		return NearestSize(a.Base, a.N, a.Nearest, header)
 	}
 	c := &csvAnswers{kind: kind, k: k}
 	var total atomic.Int64

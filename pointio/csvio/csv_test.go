@@ -1,16 +1,14 @@
-package pointio
+package csvio
 
 import (
 	"encoding/csv"
 	"errors"
-	"math"
-	"math/rand/v2"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
 )
 
@@ -51,15 +49,15 @@ func TestReadCSV(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadCSV(strings.NewReader(tt.in), "t.csv")
+			got, err := Read(strings.NewReader(tt.in), "t.csv")
 			if err != nil {
-				t.Fatalf("ReadCSV: %v", err)
+				t.Fatalf("Read: %v", err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 			// A one-byte-at-a-time reader must give the same result.
-			got, err = ReadCSV(iotest.OneByteReader(strings.NewReader(tt.in)), "t.csv")
+			got, err = Read(iotest.OneByteReader(strings.NewReader(tt.in)), "t.csv")
 			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("one byte at a time: got %v, %v; want %v", got, err, tt.want)
 			}
@@ -71,8 +69,8 @@ func TestReadCSVErrors(t *testing.T) {
 	tests := []struct {
 		name      string
 		in        string
-		line      int      // want InputError.Line
-		field     string   // want InputError.Field
+		line      int      // want pointio.InputError.Line
+		field     string   // want pointio.InputError.Field
 		contains  []string // substrings of Error(), besides the file name and line
 		wantCause error    // if set, errors.Is(err, wantCause) must hold
 	}{
@@ -161,16 +159,16 @@ func TestReadCSVErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pts, err := ReadCSV(strings.NewReader(tt.in), "t.csv")
+			pts, err := Read(strings.NewReader(tt.in), "t.csv")
 			if err == nil {
-				t.Fatalf("ReadCSV returned %v and no error", pts)
+				t.Fatalf("Read returned %v and no error", pts)
 			}
 			if pts != nil {
-				t.Errorf("ReadCSV returned points %v with the error", pts)
+				t.Errorf("Read returned points %v with the error", pts)
 			}
-			var ie *InputError
+			var ie *pointio.InputError
 			if !errors.As(err, &ie) {
-				t.Fatalf("error %q (%T) is not an *InputError", err, err)
+				t.Fatalf("error %q (%T) is not an *pointio.InputError", err, err)
 			}
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "t.csv") {
@@ -200,9 +198,9 @@ func TestReadCSVErrors(t *testing.T) {
 func TestReadCSVReadError(t *testing.T) {
 	cause := errors.New("disk on fire")
 	r := iotest.ErrReader(cause)
-	_, err := ReadCSV(r, "t.csv")
+	_, err := Read(r, "t.csv")
 	if !errors.Is(err, cause) {
-		t.Fatalf("ReadCSV error = %v, want it to wrap %v", err, cause)
+		t.Fatalf("Read error = %v, want it to wrap %v", err, cause)
 	}
 	if !strings.Contains(err.Error(), "t.csv") {
 		t.Errorf("error %q does not name the input", err)
@@ -210,9 +208,9 @@ func TestReadCSVReadError(t *testing.T) {
 
 	// An error after some data.
 	r = &failAfter{r: strings.NewReader("lat,lon\n1,2\n3,4\n"), n: 12, err: cause}
-	_, err = ReadCSV(r, "t.csv")
+	_, err = Read(r, "t.csv")
 	if !errors.Is(err, cause) {
-		t.Fatalf("ReadCSV error = %v, want it to wrap %v", err, cause)
+		t.Fatalf("Read error = %v, want it to wrap %v", err, cause)
 	}
 }
 
@@ -231,101 +229,4 @@ func (f *failAfter) Read(p []byte) (int, error) {
 	n, err := f.r.Read(p)
 	f.n -= n
 	return n, err
-}
-
-func TestInputErrorFormat(t *testing.T) {
-	tests := []struct {
-		e    InputError
-		want string
-	}{
-		{InputError{File: "cities.csv", Line: 1234, Feature: -1, Point: -1, Field: "lat", Value: "95.2", Reason: "out of range [-90, 90]"},
-			`cities.csv:1234: latitude "95.2" out of range [-90, 90]`},
-		{InputError{File: "points.geojson", Feature: 17, Point: -1, Field: "lon", Value: "181", Reason: "out of range [-180, 180]"},
-			`points.geojson: feature 17: longitude 181 out of range [-180, 180]`},
-		{InputError{File: "p.geojson", Feature: 3, Point: 2, Field: "lat", Value: "-91", Reason: "out of range [-90, 90]"},
-			`p.geojson: feature 3: point 2: latitude -91 out of range [-90, 90]`},
-		{InputError{File: "p.geojson", Feature: -1, Point: -1, Reason: "no points"}, `p.geojson: no points`},
-		{InputError{File: "-", Line: 3, Feature: -1, Point: -1, Field: "lat", Value: "95", Reason: "out of range [-90, 90]"},
-			`standard input:3: latitude "95" out of range [-90, 90]`},
-		{InputError{File: "b.parquet", Row: 2, Feature: -1, Point: -1, Field: "lon", Reason: "missing (null)"},
-			`b.parquet: row 2: longitude missing (null)`},
-		{InputError{Feature: -1, Point: -1, Reason: "no points", Err: errors.New("cause")}, `<input>: no points: cause`},
-	}
-	for _, tt := range tests {
-		if got := tt.e.Error(); got != tt.want {
-			t.Errorf("Error() = %q, want %q", got, tt.want)
-		}
-	}
-}
-
-// TestParsePlainDecimal checks the fast path against strconv.ParseFloat.
-func TestParsePlainDecimal(t *testing.T) {
-	check := func(s string) {
-		t.Helper()
-		got, ok := parsePlainDecimal(s)
-		want, err := strconv.ParseFloat(s, 64)
-		if ok && (err != nil || math.Float64bits(got) != math.Float64bits(want)) {
-			t.Fatalf("parsePlainDecimal(%q) = %v; strconv gives %v, %v", s, got, want, err)
-		}
-	}
-	for _, s := range []string{
-		"0", "-0", "+0", "0.", ".0", "-.5", "5.", ".", "-", "+", "", "00012.50", "1.2.3", "1e5", "12a",
-		"-6.081689834590001", "145.391998291", "89.99999999999999", "179.999999999999999",
-		"9007199254740993", "9007199254740992", "0.9007199254740993", "123456789012345678", "1234567890123456789",
-		"0.000000000000000001", "-90.000000000000001",
-	} {
-		check(s)
-	}
-	r := rand.New(rand.NewPCG(9, 10))
-	for range 200_000 {
-		// Random digit strings with a decimal point somewhere.
-		n := 1 + r.IntN(19)
-		b := make([]byte, 0, n+2)
-		if r.IntN(2) == 0 {
-			b = append(b, '-')
-		}
-		dot := r.IntN(n + 1)
-		for j := range n {
-			if j == dot {
-				b = append(b, '.')
-			}
-			b = append(b, byte('0'+r.IntN(10)))
-		}
-		check(string(b))
-		check(strconv.FormatFloat(r.Float64()*360-180, 'f', -1, 64))
-		check(strconv.FormatFloat(r.Float64()*180-90, 'f', r.IntN(16), 64))
-	}
-}
-
-func FuzzParsePlainDecimal(f *testing.F) {
-	for _, s := range []string{"0", "-12.5", "145.391998291", ".5", "9007199254740993"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := parsePlainDecimal(s)
-		if !ok {
-			return
-		}
-		want, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("parsePlainDecimal(%q) = %v; strconv gives %v, %v", s, got, want, err)
-		}
-	})
-}
-
-func TestParseCoordMatchesStrconv(t *testing.T) {
-	// Valid values must parse exactly as strconv.ParseFloat does.
-	for _, s := range []string{"0", "-0", "1", "89.99999999999999", "-90", "180", "1e-400", "0.1", "-33.8688", "145.391998291", ".5", "5."} {
-		v, reason := parseCoord(s, 180)
-		want, err := strconv.ParseFloat(s, 64)
-		if reason != "" || err != nil || math.Float64bits(v) != math.Float64bits(want) {
-			t.Errorf("parseCoord(%q) = %v, %q; strconv gives %v, %v", s, v, reason, want, err)
-		}
-	}
-	// Digit separators and other syntax strconv rejects in decimals.
-	for _, s := range []string{"1_0", "1,5", "--1", "1e", "e1", ".", "0x", "1 2"} {
-		if v, reason := parseCoord(s, 180); reason == "" {
-			t.Errorf("parseCoord(%q) accepted %v", s, v)
-		}
-	}
 }

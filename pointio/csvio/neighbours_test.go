@@ -1,11 +1,8 @@
-package pointio
+package csvio
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
-	"io"
-	"strings"
 	"testing"
 
 	"github.com/geoknn/geoknn/stream"
@@ -27,14 +24,6 @@ func TestWriteKResults(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
-	b.Reset()
-	if err := WriteKResultsNPZ(&b, 2, 2, row); err != nil {
-		t.Fatal(err)
-	}
-	headers := npzHeaders(t, b.Bytes())
-	if !strings.Contains(headers["ref_index.npy"], "'shape': (2, 2)") || !strings.Contains(headers["distance_m.npy"], "'<f8'") {
-		t.Errorf("headers %q", headers)
-	}
 }
 
 func TestWriteWithin(t *testing.T) {
@@ -50,32 +39,6 @@ func TestWriteWithin(t *testing.T) {
 	if err := WriteWithinLists(w, 3, in); err != nil || b.String() != ResultsHeader+"\n0,7,0.000\n0,3,1.000\n2,9,2.000\n" {
 		t.Errorf("lists: %v %q", err, b.String())
 	}
-	b.Reset()
-	if err := WriteWithinNPZ(&b, counts, offsets, index, func(e int) float64 { return float64(e) }); err != nil {
-		t.Fatal(err)
-	}
-	if h := npzHeaders(t, b.Bytes()); !strings.Contains(h["offsets.npy"], "'shape': (4,)") || len(h) != 4 {
-		t.Errorf("headers %q", h)
-	}
-}
-
-// npzHeaders returns each array's NPY header text.
-func npzHeaders(t *testing.T, data []byte) map[string]string {
-	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, f := range zr.File {
-		r, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(r)
-		out[f.Name] = string(b[:min(len(b), 128)])
-	}
-	return out
 }
 
 func TestWriteKResultsOne(t *testing.T) {

@@ -1,31 +1,33 @@
-package pointio
+package csvio
 
 import (
 	"bufio"
 	"fmt"
 	"strings"
+
+	"github.com/geoknn/geoknn/pointio"
 )
 
-// CSVRowsWriter writes WriteCSVRows's table a chunk of items at a time
-// (the answers that carry identifiers), byte for byte as WriteCSVRows
+// RowsWriter writes WriteRows's table a chunk of items at a time
+// (the answers that carry identifiers), byte for byte as WriteRows
 // writes them all at once.
-type CSVRowsWriter struct {
+type RowsWriter struct {
 	w       *bufio.Writer
-	rounds  blockRounds // the encodings, reused chunk after chunk
+	rounds  pointio.BlockRounds // the encodings, reused chunk after chunk
 	header  string
 	started bool
 }
 
-// NewCSVRowsWriter writes rows under header to w.
-func NewCSVRowsWriter(w *bufio.Writer, header []string) *CSVRowsWriter {
-	return &CSVRowsWriter{w: w, header: strings.TrimSuffix(string(appendCSVRecord(nil, header)), "\n")}
+// NewRowsWriter writes rows under header to w.
+func NewRowsWriter(w *bufio.Writer, header []string) *RowsWriter {
+	return &RowsWriter{w: w, header: strings.TrimSuffix(string(appendCSVRecord(nil, header)), "\n")}
 }
 
-// NewCSVRowsPartWriter writes a part of NewCSVRowsWriter's output: the
+// NewRowsPartWriter writes a part of NewRowsWriter's output: the
 // rows of a range of items, after the header where first says (the first
 // part). Parts written one after the other are the whole output.
-func NewCSVRowsPartWriter(w *bufio.Writer, header []string, first bool) *CSVRowsWriter {
-	c := NewCSVRowsWriter(w, header)
+func NewRowsPartWriter(w *bufio.Writer, header []string, first bool) *RowsWriter {
+	c := NewRowsWriter(w, header)
 	c.started = !first
 	return c
 }
@@ -33,11 +35,11 @@ func NewCSVRowsPartWriter(w *bufio.Writer, header []string, first bool) *CSVRows
 // Write writes the rows rows(j, add) adds for each of n items (j from 0),
 // after those of the last chunk; rows is called from several goroutines
 // at once.
-func (c *CSVRowsWriter) Write(n int, rows func(j int, add func(fields ...string))) error {
+func (c *RowsWriter) Write(n int, rows func(j int, add func(fields ...string))) error {
 	if err := c.start(); err != nil {
 		return err
 	}
-	err := c.rounds.write(c.w, n, 1<<14, func(dst []byte, lo, hi int) ([]byte, error) {
+	err := c.rounds.Write(c.w, n, 1<<14, func(dst []byte, lo, hi int) ([]byte, error) {
 		for j := lo; j < hi; j++ {
 			rows(j, func(fields ...string) { dst = appendCSVRecord(dst, fields) })
 		}
@@ -49,7 +51,7 @@ func (c *CSVRowsWriter) Write(n int, rows func(j int, add func(fields ...string)
 	return nil
 }
 
-func (c *CSVRowsWriter) start() error {
+func (c *RowsWriter) start() error {
 	if c.started {
 		return nil
 	}
@@ -61,7 +63,7 @@ func (c *CSVRowsWriter) start() error {
 }
 
 // Close writes the header if no chunk came, and flushes.
-func (c *CSVRowsWriter) Close() error {
+func (c *RowsWriter) Close() error {
 	if err := c.start(); err != nil {
 		return err
 	}

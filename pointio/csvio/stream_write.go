@@ -1,38 +1,39 @@
-package pointio
+package csvio
 
 import (
 	"bufio"
 	"fmt"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/stream"
 )
 
 // csvAnswers writes answers as CSV lines, a chunk at a time.
 type csvAnswers struct {
 	w       *bufio.Writer
-	rounds  blockRounds // the encodings, reused chunk after chunk
+	rounds  pointio.BlockRounds // the encodings, reused chunk after chunk
 	kind    stream.AnswerKind
 	k       int
 	started bool
 	next    int // the observation the next chunk must start with
 }
 
-// NewCSVAnswerWriter writes answers of kind (k a row for KindKNearest) as
+// NewAnswerWriter writes answers of kind (k a row for KindKNearest) as
 // CSV to w, as WriteResults, WriteKResults, WriteWithinCounts and
 // WriteWithinLists write them.
-func NewCSVAnswerWriter(w *bufio.Writer, kind stream.AnswerKind, k int) (stream.AnswerWriter, error) {
+func NewAnswerWriter(w *bufio.Writer, kind stream.AnswerKind, k int) (stream.AnswerWriter, error) {
 	if kind < stream.KindNearest || kind > stream.KindWithinLists || (kind == stream.KindKNearest && k < 1) {
 		return nil, fmt.Errorf("write results: answers of kind %d with k %d", kind, k)
 	}
 	return &csvAnswers{w: w, kind: kind, k: k}, nil
 }
 
-// NewCSVAnswerPartWriter writes a part of the CSV NewCSVAnswerWriter
+// NewAnswerPartWriter writes a part of the CSV NewAnswerWriter
 // writes: the lines of observations lo on (Write's chunks, Base counted
 // in the whole output), after the header where header says (the first
 // part). Parts written one after the other are the whole output.
-func NewCSVAnswerPartWriter(w *bufio.Writer, kind stream.AnswerKind, k, lo int, header bool) (stream.AnswerWriter, error) {
-	aw, err := NewCSVAnswerWriter(w, kind, k)
+func NewAnswerPartWriter(w *bufio.Writer, kind stream.AnswerKind, k, lo int, header bool) (stream.AnswerWriter, error) {
+	aw, err := NewAnswerWriter(w, kind, k)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func (c *csvAnswers) Write(a stream.Answers) error {
 		return err
 	}
 	block, line := c.lines(a)
-	if err := c.rounds.write(c.w, a.N, block, func(dst []byte, lo, hi int) ([]byte, error) {
+	if err := c.rounds.Write(c.w, a.N, block, func(dst []byte, lo, hi int) ([]byte, error) {
 		if c.kind == stream.KindNearest {
 			return appendRows(dst, a.Base+lo, a.Base+hi, func(i int) (uint32, float64) { return a.Nearest(i - a.Base) })
 		}

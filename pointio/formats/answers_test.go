@@ -1,4 +1,4 @@
-package pointio
+package formats
 
 import (
 	"bufio"
@@ -13,6 +13,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -79,11 +82,11 @@ func generatedAnswers(n, k int, seed uint64) *answerSet {
 // realAnswers answers the cities of testdata/realdata against its
 // airports by brute force: k nearest, and those within 200 km as lists.
 func realAnswers(t *testing.T, k int) *answerSet {
-	obs, err := ReadFile(filepath.Join("..", "testdata", "realdata", "cities.csv"))
+	obs, err := ReadFile(filepath.Join("..", "..", "testdata", "realdata", "cities.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := ReadFile(filepath.Join("..", "testdata", "realdata", "airports.csv"))
+	ref, err := ReadFile(filepath.Join("..", "..", "testdata", "realdata", "airports.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,13 +132,13 @@ func wholeCSV(t *testing.T, s *answerSet, kind stream.AnswerKind) ([]byte, error
 	var err error
 	switch kind {
 	case stream.KindNearest:
-		err = WriteResults(w, s.n, s.chunk(0, s.n).Nearest)
+		err = csvio.WriteResults(w, s.n, s.chunk(0, s.n).Nearest)
 	case stream.KindKNearest:
-		err = WriteKResults(w, s.n, s.k, s.kRow(0))
+		err = csvio.WriteKResults(w, s.n, s.k, s.kRow(0))
 	case stream.KindWithinCounts:
-		err = WriteWithinCounts(w, s.n, s.within(0))
+		err = csvio.WriteWithinCounts(w, s.n, s.within(0))
 	case stream.KindWithinLists:
-		err = WriteWithinLists(w, s.n, s.within(0))
+		err = csvio.WriteWithinLists(w, s.n, s.within(0))
 	}
 	return b.Bytes(), err
 }
@@ -146,12 +149,12 @@ func wholeNPZ(t *testing.T, s *answerSet, kind stream.AnswerKind) ([]byte, error
 	var err error
 	switch kind {
 	case stream.KindNearest:
-		err = WriteResultsNPZ(&b, s.n, s.chunk(0, s.n).Nearest)
+		err = numpyio.WriteResultsNPZ(&b, s.n, s.chunk(0, s.n).Nearest)
 	case stream.KindKNearest:
-		err = WriteKResultsNPZ(&b, s.n, s.k, s.kRow(0))
+		err = numpyio.WriteKResultsNPZ(&b, s.n, s.k, s.kRow(0))
 	default:
 		counts, offsets, index, metres := s.csr(kind)
-		err = WriteWithinNPZ(&b, counts, offsets, index, metres)
+		err = numpyio.WriteWithinNPZ(&b, counts, offsets, index, metres)
 	}
 	return b.Bytes(), err
 }
@@ -231,13 +234,13 @@ func TestStreamedAnswersAsWhole(t *testing.T) {
 				if chunk == 1 && s.n > 10_000 {
 					continue
 				}
-				got, err := streamed(t, s, chunk, func(w *bufio.Writer) (stream.AnswerWriter, error) { return NewCSVAnswerWriter(w, kind, s.k) })
+				got, err := streamed(t, s, chunk, func(w *bufio.Writer) (stream.AnswerWriter, error) { return csvio.NewAnswerWriter(w, kind, s.k) })
 				if !sameOutput(got, err, wantCSV, csvErr) {
 					t.Errorf("%s, kind %d, chunks of %d: CSV differs (%d bytes, %v; want %d, %v)", name, kind, chunk, len(got), err, len(wantCSV), csvErr)
 				}
 				for _, n := range []int{s.n, -1} {
 					got, err := streamed(t, s, chunk, func(w *bufio.Writer) (stream.AnswerWriter, error) {
-						return NewNPZAnswerWriter(w, kind, s.k, n, t.TempDir())
+						return numpyio.NewNPZAnswerWriter(w, kind, s.k, n, t.TempDir())
 					})
 					if !sameOutput(got, err, wantNPZ, npzErr) {
 						t.Errorf("%s, kind %d, chunks of %d, n %d: npz differs (%d bytes, %v; want %d, %v)", name, kind, chunk, n, len(got), err, len(wantNPZ), npzErr)
@@ -251,13 +254,13 @@ func TestStreamedAnswersAsWhole(t *testing.T) {
 // A chunk out of order is refused.
 func TestStreamedAnswersInOrder(t *testing.T) {
 	s := generatedAnswers(10, 1, 4)
-	w, _ := NewCSVAnswerWriter(bufio.NewWriter(&bytes.Buffer{}), stream.KindNearest, 1)
+	w, _ := csvio.NewAnswerWriter(bufio.NewWriter(&bytes.Buffer{}), stream.KindNearest, 1)
 	if err := w.Write(s.chunk(5, 10)); err == nil {
 		t.Fatal("a chunk from 5 first: no error")
 	}
 }
 
-// Rows with identifiers streamed are WriteCSVRows's, byte for byte.
+// Rows with identifiers streamed are WriteRows's, byte for byte.
 func TestCSVRowsAsWhole(t *testing.T) {
 	ids := []string{"a", "b,c", "d \"e\"", " f", "g"}
 	rows := func(base int) func(j int, add func(...string)) {
@@ -271,13 +274,13 @@ func TestCSVRowsAsWhole(t *testing.T) {
 	header := []string{"obs_index", "obs_id", "rank"}
 	var want bytes.Buffer
 	ww := bufio.NewWriter(&want)
-	if err := WriteCSVRows(ww, header, 50_000, rows(0)); err != nil {
+	if err := csvio.WriteRows(ww, header, 50_000, rows(0)); err != nil {
 		t.Fatal(err)
 	}
 	for _, chunk := range []int{1, 999, 50_000} {
 		var got bytes.Buffer
 		gw := bufio.NewWriter(&got)
-		w := NewCSVRowsWriter(gw, header)
+		w := csvio.NewRowsWriter(gw, header)
 		for lo := 0; lo < 50_000; lo += chunk {
 			if err := w.Write(min(chunk, 50_000-lo), rows(lo)); err != nil {
 				t.Fatal(err)
@@ -307,7 +310,7 @@ func TestNPZAtAsWhole(t *testing.T) {
 			for _, chunk := range []int{777, max(s.n, 1)} {
 				for _, n := range []int{s.n, -1} {
 					f := &writerAt{}
-					w, err := NewNPZAnswerWriterAt(f, kind, s.k, n, t.TempDir())
+					w, err := numpyio.NewNPZAnswerWriterAt(f, kind, s.k, n, t.TempDir())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -334,8 +337,8 @@ func TestWriteAtAllOrNothing(t *testing.T) {
 	os.WriteFile(path, []byte("before"), 0o640)
 	s := generatedAnswers(3000, 2, 5)
 	write := func(fail bool) error {
-		return WriteAt(context.Background(), path, nil, func(f *os.File) error {
-			w, err := NewNPZAnswerWriterAt(f, stream.KindKNearest, 2, s.n, dir)
+		return pointio.WriteAt(context.Background(), path, nil, func(f *os.File) error {
+			w, err := numpyio.NewNPZAnswerWriterAt(f, stream.KindKNearest, 2, s.n, dir)
 			if err != nil {
 				return err
 			}

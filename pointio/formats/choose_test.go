@@ -1,4 +1,4 @@
-package pointio
+package formats
 
 import (
 	"errors"
@@ -13,10 +13,11 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn/internal/realdata"
+	"github.com/geoknn/geoknn/pointio"
 )
 
-// testdata is the folder of this package's sample inputs.
-const testdata = "testdata"
+// testdata is the folder of the sample inputs the format packages share.
+const testdata = "../testdata"
 
 // realData is the path of a real data set (cities.csv, airports.csv): the
 // full one when it is there (full is true), else the repository's sample.
@@ -126,9 +127,9 @@ func TestReadFileUnreadable(t *testing.T) {
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
 		t.Errorf("ReadFile(missing) error = %v, want a not-exist error naming %s", err, missing)
 	}
-	var ie *InputError
+	var ie *pointio.InputError
 	if errors.As(err, &ie) {
-		t.Errorf("ReadFile(missing) error is an *InputError: %v", err)
+		t.Errorf("ReadFile(missing) error is an *pointio.InputError: %v", err)
 	}
 
 	_, err = ReadFile(dir)

@@ -1,76 +1,36 @@
-package pointio
+package formats
 
 import (
 	"context"
 	"errors"
 	"io"
 
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
-// DefaultChunkRows is the chunk size of the readers that choose it (CSV,
-// .npy, the whole-file formats): 2^20 points, 16 MiB of radian columns.
-const DefaultChunkRows = 1 << 20
-
-// OpenChunks opens path ("-": standard input) for reading in chunks of
-// about chunkRows points (0: DefaultChunkRows): CSV and gzip-compressed
-// CSV by blocks, .npy by row ranges (Fortran order whole), GeoJSON and
-// .npz whole and then handed out in chunks. Parquet and Arrow files are
-// opened by package arrowio's OpenChunks.
-func OpenChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int) (stream.ChunkReader, error) {
+// openFileChunks opens path ("-": standard input) for reading in chunks
+// of about chunkRows points (0: pointio.DefaultChunkRows): CSV and
+// gzip-compressed CSV by blocks, .npy by row ranges (Fortran order
+// whole), GeoJSON and .npz whole and then handed out in chunks. Parquet
+// and Arrow files are opened by package arrowio's OpenChunks.
+func openFileChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (stream.ChunkReader, error) {
 	if chunkRows <= 0 {
-		chunkRows = DefaultChunkRows
+		chunkRows = pointio.DefaultChunkRows
 	}
 	switch formatOf(path) {
 	case formatNPY:
 		if opts.IDColumn == "" && path != "-" {
-			return openNPYChunks(path, opts.Radians, chunkRows)
+			return numpyio.OpenNPYFile(path, opts.Radians, chunkRows)
 		}
 	case formatGeoJSON, formatNPZ:
-		return ReadWholeChunks(ctx, path, opts, chunkRows, ReadFileRadians)
+		return pointio.ReadWholeChunks(ctx, path, opts, chunkRows, ReadFileRadians)
 	}
 	return openTextChunks(ctx, path, opts, chunkRows)
 }
-
-// ReadWholeChunks reads path whole with read (a ReadFileRadians) and
-// hands it out in chunks of chunkRows: for the formats that cannot be
-// read in pieces.
-func ReadWholeChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int,
-	read func(context.Context, string, ReadOptions) ([]float64, []float64, []string, error)) (stream.ChunkReader, error) {
-	lat, lon, ids, err := read(ctx, path, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &sliceChunks{lat: lat, lon: lon, ids: ids, rows: max(chunkRows, 1)}, nil
-}
-
-// sliceChunks hands out columns held whole, chunk by chunk (the chunks
-// share the columns: nothing is copied).
-type sliceChunks struct {
-	lat, lon []float64
-	ids      []string
-	at, rows int
-}
-
-func (s *sliceChunks) Next(ctx context.Context, _ stream.Chunk) (stream.Chunk, error) {
-	if err := ctx.Err(); err != nil {
-		return stream.Chunk{}, err
-	}
-	if s.at >= len(s.lat) {
-		return stream.Chunk{}, io.EOF
-	}
-	hi := min(len(s.lat), s.at+s.rows)
-	c := stream.Chunk{Base: int64(s.at), Lat: s.lat[s.at:hi], Lon: s.lon[s.at:hi]}
-	if s.ids != nil {
-		c.IDs = s.ids[s.at:hi]
-	}
-	s.at = hi
-	return c, nil
-}
-
-func (s *sliceChunks) Rows() int64  { return int64(len(s.lat)) }
-func (s *sliceChunks) Close() error { s.lat, s.lon, s.ids = nil, nil, nil; return nil }
 
 // textPiece is what the text reader hands on: points and their ids, or
 // the reading's end (err, io.EOF when it ended well).
@@ -92,7 +52,7 @@ type textChunks struct {
 	done    error
 }
 
-func openTextChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int) (stream.ChunkReader, error) {
+func openTextChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (stream.ChunkReader, error) {
 	in, size, err := openInput(ctx, path)
 	if err != nil {
 		return nil, err
@@ -103,15 +63,15 @@ func openTextChunks(ctx context.Context, path string, opts ReadOptions, chunkRow
 // OpenTextChunks reads CSV, gzip-compressed CSV or GeoJSON (whole) from r
 // (standard input, say; named name in errors) in chunks of chunkRows
 // points (0: DefaultChunkRows), as OpenChunks reads a file.
-func OpenTextChunks(r io.Reader, name string, opts ReadOptions, chunkRows int) stream.ChunkReader {
+func OpenTextChunks(r io.Reader, name string, opts pointio.ReadOptions, chunkRows int) stream.ChunkReader {
 	if chunkRows <= 0 {
-		chunkRows = DefaultChunkRows
+		chunkRows = pointio.DefaultChunkRows
 	}
 	return startTextChunks(io.NopCloser(r), name, 0, opts, chunkRows)
 }
 
 // startTextChunks starts reading in (size bytes, 0 if not known).
-func startTextChunks(in io.ReadCloser, name string, size int64, opts ReadOptions, chunkRows int) stream.ChunkReader {
+func startTextChunks(in io.ReadCloser, name string, size int64, opts pointio.ReadOptions, chunkRows int) stream.ChunkReader {
 	rctx, cancel := context.WithCancel(context.Background())
 	t := &textChunks{pieces: make(chan textPiece, 2), cancel: cancel, rows: chunkRows}
 	go t.produce(rctx, in, name, size, opts)
@@ -119,7 +79,7 @@ func startTextChunks(in io.ReadCloser, name string, size int64, opts ReadOptions
 }
 
 // produce reads the input to its end, handing its points on in pieces.
-func (t *textChunks) produce(ctx context.Context, in io.ReadCloser, path string, size int64, opts ReadOptions) {
+func (t *textChunks) produce(ctx context.Context, in io.ReadCloser, path string, size int64, opts pointio.ReadOptions) {
 	defer in.Close()
 	send := func(p textPiece) {
 		select {
@@ -129,16 +89,18 @@ func (t *textChunks) produce(ctx context.Context, in io.ReadCloser, path string,
 	}
 	wantIDs := opts.IDColumn != ""
 	var held []orb.Point
-	opts.sink = func(pts []orb.Point) {
-		if wantIDs {
-			held = pts
-			return
-		}
-		send(textPiece{pts: pts})
+	sink := csvio.Sink{
+		Points: func(pts []orb.Point) {
+			if wantIDs {
+				held = pts
+				return
+			}
+			send(textPiece{pts: pts})
+		},
+		IDs: func(ids []string) { send(textPiece{pts: held, ids: ids}) },
 	}
-	opts.idSink = func(ids []string) { send(textPiece{pts: held, ids: ids}) }
 	var ids []string
-	pts, err := readFrom(ctx, in, path, size, opts, &ids)
+	pts, err := readFrom(ctx, in, path, size, opts, sink, &ids)
 	if err == nil && len(pts) > 0 {
 		send(textPiece{pts: pts, ids: ids}) // GeoJSON and .npy from a stream: whole
 	}
@@ -199,7 +161,7 @@ func (t *textChunks) receive(ctx context.Context) (textPiece, error) {
 // take moves up to the room left in c from the pending piece into c.
 func (t *textChunks) take(c stream.Chunk) stream.Chunk {
 	n := min(t.rows-c.Len(), len(t.pending.pts))
-	c.Lat, c.Lon = AppendRadiansParallel(c.Lat, c.Lon, t.pending.pts[:n])
+	c.Lat, c.Lon = pointio.AppendRadiansParallel(c.Lat, c.Lon, t.pending.pts[:n])
 	t.pending.pts = t.pending.pts[n:]
 	if t.pending.ids != nil {
 		c.IDs = append(c.IDs, t.pending.ids[:n]...)

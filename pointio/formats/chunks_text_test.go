@@ -1,4 +1,4 @@
-package pointio
+package formats
 
 import (
 	"bytes"
@@ -11,8 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -43,7 +46,7 @@ func sameBits(a, b []float64) bool {
 
 // checkChunksAsWhole reads path in chunks and whole and wants the same
 // columns, ids and error.
-func checkChunksAsWhole(t *testing.T, path string, opts ReadOptions, rows int) {
+func checkChunksAsWhole(t *testing.T, path string, opts pointio.ReadOptions, rows int) {
 	t.Helper()
 	wantLat, wantLon, wantIDs, wantErr := ReadFileRadians(context.Background(), path, opts)
 	r, err := OpenChunks(context.Background(), path, opts, rows)
@@ -65,14 +68,14 @@ func checkChunksAsWhole(t *testing.T, path string, opts ReadOptions, rows int) {
 
 func TestChunksAsWholeRealData(t *testing.T) {
 	for _, name := range []string{"cities.csv", "airports.csv"} {
-		path := filepath.Join("..", "testdata", "realdata", name)
+		path := filepath.Join("..", "..", "testdata", "realdata", name)
 		for _, rows := range []int{1, 777, 1 << 20} {
-			checkChunksAsWhole(t, path, ReadOptions{}, rows)
+			checkChunksAsWhole(t, path, pointio.ReadOptions{}, rows)
 		}
-		checkChunksAsWhole(t, path, ReadOptions{IDColumn: "name"}, 1000)
+		checkChunksAsWhole(t, path, pointio.ReadOptions{IDColumn: "name"}, 1000)
 	}
 	for _, name := range []string{"airports_numpy_f32.npy", "airports_numpy_f64.npy", "airports_numpy.npz", "points.geojson", "quoted.csv", "bom.csv", "bad_lat.csv"} {
-		checkChunksAsWhole(t, filepath.Join("testdata", name), ReadOptions{}, 100)
+		checkChunksAsWhole(t, filepath.Join(testdata, name), pointio.ReadOptions{}, 100)
 	}
 }
 
@@ -106,9 +109,9 @@ func bigCSV(t *testing.T, name string, n, bad int) string {
 
 func TestChunksAsWholeLargeCSV(t *testing.T) {
 	for _, name := range []string{"big.csv", "big.csv.gz"} {
-		checkChunksAsWhole(t, bigCSV(t, name, 300_000, -1), ReadOptions{IDColumn: "id"}, 65536)
+		checkChunksAsWhole(t, bigCSV(t, name, 300_000, -1), pointio.ReadOptions{IDColumn: "id"}, 65536)
 		// A bad row blocks later: its line in the whole file, as read whole.
-		checkChunksAsWhole(t, bigCSV(t, name, 300_000, 250_000), ReadOptions{}, 10_000)
+		checkChunksAsWhole(t, bigCSV(t, name, 300_000, 250_000), pointio.ReadOptions{}, 10_000)
 	}
 }
 
@@ -116,14 +119,14 @@ func TestChunksAsWholeLargeCSV(t *testing.T) {
 // chunk holds a row past it.
 func TestChunksStopAtError(t *testing.T) {
 	path := bigCSV(t, "late.csv", 300_000, 250_000)
-	r, err := OpenChunks(context.Background(), path, ReadOptions{}, 10_000)
+	r, err := OpenChunks(context.Background(), path, pointio.ReadOptions{}, 10_000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lat, _, _, err := readAllChunks(t, r)
-	var ie *InputError
+	var ie *pointio.InputError
 	if !errors.As(err, &ie) || ie.Line != 250_002 {
-		t.Fatalf("error %v, want an InputError on line 250002", err)
+		t.Fatalf("error %v, want an pointio.InputError on line 250002", err)
 	}
 	if len(lat) == 0 || len(lat) > 250_000 {
 		t.Fatalf("%d rows before the error on row 250000", len(lat))
@@ -131,8 +134,8 @@ func TestChunksStopAtError(t *testing.T) {
 }
 
 func TestNPYChunksFromStream(t *testing.T) {
-	path := filepath.Join("testdata", "airports_numpy_f64.npy")
-	wantLat, wantLon, _, err := ReadFileRadians(context.Background(), path, ReadOptions{})
+	path := filepath.Join(testdata, "airports_numpy_f64.npy")
+	wantLat, wantLon, _, err := ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +144,7 @@ func TestNPYChunksFromStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := OpenNPYChunks(f, "-", false, 1000)
+	r, err := numpyio.OpenNPYChunks(f, "-", false, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +157,7 @@ func TestNPYChunksFromStream(t *testing.T) {
 // Closing a reader early stops its goroutine (the race detector and the
 // leak would tell).
 func TestTextChunksCloseEarly(t *testing.T) {
-	r, err := OpenChunks(context.Background(), bigCSV(t, "close.csv", 200_000, -1), ReadOptions{}, 1000)
+	r, err := OpenChunks(context.Background(), bigCSV(t, "close.csv", 200_000, -1), pointio.ReadOptions{}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,5 +167,34 @@ func TestTextChunksCloseEarly(t *testing.T) {
 	r.Close()
 	if _, err := r.Next(context.Background(), stream.Chunk{}); err == nil {
 		t.Fatal("Next after Close: no error")
+	}
+}
+
+// A CSV row with more fields than the header, deep in a file read in
+// chunks, is refused with its line by the streamed reader too (#41).
+func TestStreamCSVLongRow(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("lat,lon\n")
+	for i := range 5000 {
+		if i == 4321 {
+			b.WriteString("10,20,30\n")
+			continue
+		}
+		b.WriteString("1.5,2.5\n")
+	}
+	path := filepath.Join(t.TempDir(), "long.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r, err := OpenChunks(ctx, path, pointio.ReadOptions{}, 100)
+	if err == nil {
+		defer r.Close()
+		for err == nil {
+			_, err = r.Next(ctx, stream.Chunk{})
+		}
+	}
+	if err == nil || err == io.EOF || !strings.Contains(err.Error(), "long.csv:4323: long row: 3 field(s)") {
+		t.Errorf("streamed: err = %v, want long row at line 4323", err)
 	}
 }

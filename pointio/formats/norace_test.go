@@ -1,5 +1,5 @@
 //go:build !race
 
-package pointio
+package formats
 
 const raceEnabled = false

@@ -1,4 +1,4 @@
-package pointio
+package formats
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -45,7 +47,7 @@ func csvParts(t *testing.T, s *answerSet, kind stream.AnswerKind, cuts []int) []
 	var b bytes.Buffer
 	for p := range len(cuts) - 1 {
 		bw := bufio.NewWriter(&b)
-		w, err := NewCSVAnswerPartWriter(bw, kind, s.k, cuts[p], p == 0)
+		w, err := csvio.NewAnswerPartWriter(bw, kind, s.k, cuts[p], p == 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +62,7 @@ func csvParts(t *testing.T, s *answerSet, kind stream.AnswerKind, cuts []int) []
 }
 
 func npzParts(t *testing.T, s *answerSet, kind stream.AnswerKind, cuts []int) []byte {
-	a := NPZArchive{Kind: kind, K: s.k, N: s.n}
+	a := numpyio.NPZArchive{Kind: kind, K: s.k, N: s.n}
 	entries := make([]int64, len(cuts)) // before each cut
 	for p := range len(cuts) - 1 {
 		entries[p+1] = entries[p]
@@ -72,9 +74,9 @@ func npzParts(t *testing.T, s *answerSet, kind stream.AnswerKind, cuts []int) []
 		a.Entries = entries[len(cuts)-1]
 	}
 	f := &writerAt{}
-	var sums [][]NPZSum
+	var sums [][]numpyio.NPZSum
 	for p := len(cuts) - 2; p >= 0; p-- { // in any order
-		w, err := NewNPZPartWriter(f, a, cuts[p], entries[p], p == 0)
+		w, err := numpyio.NewNPZPartWriter(f, a, cuts[p], entries[p], p == 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,16 +86,16 @@ func npzParts(t *testing.T, s *answerSet, kind stream.AnswerKind, cuts []int) []
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		sums = append([][]NPZSum{w.Sums()}, sums...)
+		sums = append([][]numpyio.NPZSum{w.Sums()}, sums...)
 	}
-	if err := FinishNPZ(f, a, sums); err != nil {
+	if err := numpyio.FinishNPZ(f, a, sums); err != nil {
 		t.Fatal(err)
 	}
 	return f.b
 }
 
 // Parts of a CSV of rows with identifiers, one after the other, are
-// WriteCSVRows's output.
+// WriteRows's output.
 func TestCSVRowsPartsAsWhole(t *testing.T) {
 	header := []string{"obs_index", "obs_id"}
 	rows := func(base int) func(j int, add func(...string)) {
@@ -105,13 +107,13 @@ func TestCSVRowsPartsAsWhole(t *testing.T) {
 	}
 	var want bytes.Buffer
 	ww := bufio.NewWriter(&want)
-	if err := WriteCSVRows(ww, header, 5000, rows(0)); err != nil {
+	if err := csvio.WriteRows(ww, header, 5000, rows(0)); err != nil {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
 	for p, cuts := 0, []int{0, 1234, 1234, 5000}; p < len(cuts)-1; p++ {
 		gw := bufio.NewWriter(&got)
-		w := NewCSVRowsPartWriter(gw, header, p == 0)
+		w := csvio.NewRowsPartWriter(gw, header, p == 0)
 		if err := w.Write(cuts[p+1]-cuts[p], rows(cuts[p])); err != nil {
 			t.Fatal(err)
 		}

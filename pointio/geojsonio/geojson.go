@@ -1,4 +1,4 @@
-package pointio
+package geojsonio
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/internal/check"
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/geojson"
 )
@@ -21,7 +23,7 @@ const (
 	typeGeometryCollection = "GeometryCollection"
 )
 
-// ReadGeoJSON reads points from GeoJSON (RFC 7946). name identifies the
+// Read reads points from GeoJSON (RFC 7946). name identifies the
 // input in errors, typically the file name.
 //
 // The input is a FeatureCollection, a single Feature, or a bare Point or
@@ -33,16 +35,16 @@ const (
 // in degrees; further elements (altitude) are ignored, and positions with
 // fewer than two elements are an error.
 //
-// Every point is validated as in ReadCSV; errors are *InputError values
+// Every point is validated as in Read; errors are *InputError values
 // carrying the feature and point indexes.
 //
 // The whole input is held in memory while it is decoded.
-func ReadGeoJSON(r io.Reader, name string) ([]orb.Point, error) {
+func Read(r io.Reader, name string) ([]orb.Point, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, readError(name, err)
+		return nil, check.ReadError(name, err)
 	}
-	pts, _, err := decodeGeoJSON(data, name, "")
+	pts, _, err := Decode(data, name, "")
 	return pts, err
 }
 
@@ -71,11 +73,11 @@ type gjDocument struct {
 	Coordinates json.RawMessage `json:"coordinates"`
 }
 
-// decodeGeoJSON reads points from the GeoJSON document in data; name
+// Decode reads points from the GeoJSON document in data; name
 // identifies the input in errors.
 // With idColumn set it also returns, a point each, the features' "id"
 // member (idColumn "id") or that property, as text.
-func decodeGeoJSON(data []byte, name, idColumn string) ([]orb.Point, []string, error) {
+func Decode(data []byte, name, idColumn string) ([]orb.Point, []string, error) {
 	doc, err := parseDocument(data, name)
 	if err != nil {
 		return nil, nil, locateFeature(data, err)
@@ -85,13 +87,13 @@ func decodeGeoJSON(data []byte, name, idColumn string) ([]orb.Point, []string, e
 		return nil, nil, locateFeature(data, err)
 	}
 	if len(pts) == 0 {
-		return nil, nil, fileError(name, "no points")
+		return nil, nil, check.FileError(name, "no points")
 	}
 	if idColumn == "" {
 		return pts, nil, nil
 	}
 	if doc.Type != typeFeatureCollection {
-		return nil, nil, fileError(name, "ids (--obs-id, --ref-id) come from the features of a FeatureCollection")
+		return nil, nil, check.FileError(name, "ids (--obs-id, --ref-id) come from the features of a FeatureCollection")
 	}
 	ids, err := featureIDs(doc.Features, idColumn, name)
 	if err != nil {
@@ -156,9 +158,9 @@ func featurePoints(f *gjFeature) (int, error) {
 // parseDocument decodes the top-level GeoJSON object in data. When that
 // fails it names the offending feature if it can, and the line otherwise.
 func parseDocument(data []byte, name string) (*gjDocument, error) {
-	data = bytes.TrimPrefix(data, utf8BOM)
+	data = bytes.TrimPrefix(data, check.BOM)
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fileError(name, "empty file: want a GeoJSON object")
+		return nil, check.FileError(name, "empty file: want a GeoJSON object")
 	}
 	var doc gjDocument
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -179,7 +181,7 @@ func documentPoints(doc *gjDocument, name string) ([]orb.Point, error) {
 	case typeFeature:
 		return appendGeometry(nil, &buf, doc.Geometry, name, -1)
 	case "":
-		return nil, fileError(name, `not a GeoJSON object: no "type" member`)
+		return nil, check.FileError(name, `not a GeoJSON object: no "type" member`)
 	default:
 		g := &gjGeometry{Type: doc.Type, Coordinates: doc.Coordinates}
 		return appendGeometry(nil, &buf, g, name, -1)
@@ -253,7 +255,7 @@ func appendMultiPoint(pts []orb.Point, coords json.RawMessage, name string, feat
 
 // geometryTypeError reports a geometry of a type other than Point and
 // MultiPoint, telling unsupported GeoJSON types from unknown ones.
-func geometryTypeError(typ, name string, feature int) *InputError {
+func geometryTypeError(typ, name string, feature int) *pointio.InputError {
 	switch typ {
 	case geojson.TypeLineString, geojson.TypeMultiLineString, geojson.TypePolygon,
 		geojson.TypeMultiPolygon, typeGeometryCollection:
@@ -282,11 +284,11 @@ func position(pos []float64, name string, feature, point int) (orb.Point, error)
 			fmt.Sprintf("position has %d element(s), want [longitude, latitude]", len(pos)), nil)
 	}
 	lon, lat := pos[0], pos[1]
-	if reason := rangeReason(lon, 180); reason != "" {
-		return orb.Point{}, coordError(name, feature, point, fieldLon, lon, reason)
+	if reason := check.RangeReason(lon, 180); reason != "" {
+		return orb.Point{}, coordError(name, feature, point, check.FieldLon, lon, reason)
 	}
-	if reason := rangeReason(lat, 90); reason != "" {
-		return orb.Point{}, coordError(name, feature, point, fieldLat, lat, reason)
+	if reason := check.RangeReason(lat, 90); reason != "" {
+		return orb.Point{}, coordError(name, feature, point, check.FieldLat, lat, reason)
 	}
 	return orb.Point{lon, lat}, nil
 }
@@ -300,12 +302,12 @@ func growPoints(pts []orb.Point, n int) []orb.Point {
 	return pts
 }
 
-func geoError(name string, feature, point int, reason string, err error) *InputError {
-	return &InputError{File: name, Feature: feature, Point: point, Reason: reason, Err: err}
+func geoError(name string, feature, point int, reason string, err error) *pointio.InputError {
+	return &pointio.InputError{File: name, Feature: feature, Point: point, Reason: reason, Err: err}
 }
 
-func coordError(name string, feature, point int, field string, v float64, reason string) *InputError {
-	return &InputError{
+func coordError(name string, feature, point int, field string, v float64, reason string) *pointio.InputError {
+	return &pointio.InputError{
 		File: name, Feature: feature, Point: point,
 		Field: field, Value: strconv.FormatFloat(v, 'g', -1, 64), Reason: reason,
 	}
@@ -314,7 +316,7 @@ func coordError(name string, feature, point int, field string, v float64, reason
 // findFeatureError decodes the features of a FeatureCollection one by one
 // to find which of them made decoding the whole document fail. It returns
 // nil if the failure was elsewhere.
-func findFeatureError(data []byte, name string) *InputError {
+func findFeatureError(data []byte, name string) *pointio.InputError {
 	var doc struct {
 		Type     string            `json:"type"`
 		Features []json.RawMessage `json:"features"`
@@ -334,7 +336,7 @@ func findFeatureError(data []byte, name string) *InputError {
 // jsonError converts an error from decoding the whole document, adding the
 // line number where encoding/json reports an offset.
 func jsonError(name string, data []byte, err error) error {
-	e := fileError(name, "invalid JSON")
+	e := check.FileError(name, "invalid JSON")
 	e.Err = friendlyJSONError(err)
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -419,7 +421,7 @@ func article(word string) string {
 // locateFeature adds the line and column where an error's feature starts,
 // so that a GeoJSON error points into the file as a CSV one does.
 func locateFeature(data []byte, err error) error {
-	var ie *InputError
+	var ie *pointio.InputError
 	if !errors.As(err, &ie) || ie.Feature < 0 || ie.Line > 0 {
 		return err
 	}
@@ -432,8 +434,8 @@ func locateFeature(data []byte, err error) error {
 // featureOffset is the byte offset where element k of the top-level
 // object's "features" array starts.
 func featureOffset(data []byte, k int) (int64, bool) {
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)))
-	skew := int64(len(data) - len(bytes.TrimPrefix(data, utf8BOM)))
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, check.BOM)))
+	skew := int64(len(data) - len(bytes.TrimPrefix(data, check.BOM)))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package pointio
+package geojsonio
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/geojson"
 )
@@ -41,9 +42,9 @@ func TestReadGeoJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadGeoJSON(strings.NewReader(tt.in), "t.geojson")
+			got, err := Read(strings.NewReader(tt.in), "t.geojson")
 			if err != nil {
-				t.Fatalf("ReadGeoJSON: %v", err)
+				t.Fatalf("Read: %v", err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
@@ -67,7 +68,7 @@ func TestReadGeoJSONFromOrb(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadGeoJSON(strings.NewReader(string(data)), "orb.geojson")
+		got, err := Read(strings.NewReader(string(data)), "orb.geojson")
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -182,16 +183,16 @@ func TestReadGeoJSONErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pts, err := ReadGeoJSON(strings.NewReader(tt.in), "t.geojson")
+			pts, err := Read(strings.NewReader(tt.in), "t.geojson")
 			if err == nil {
-				t.Fatalf("ReadGeoJSON returned %v and no error", pts)
+				t.Fatalf("Read returned %v and no error", pts)
 			}
 			if pts != nil {
-				t.Errorf("ReadGeoJSON returned points %v with the error", pts)
+				t.Errorf("Read returned points %v with the error", pts)
 			}
-			var ie *InputError
+			var ie *pointio.InputError
 			if !errors.As(err, &ie) {
-				t.Fatalf("error %q (%T) is not an *InputError", err, err)
+				t.Fatalf("error %q (%T) is not an *pointio.InputError", err, err)
 			}
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "t.geojson") {
@@ -224,7 +225,7 @@ func TestGeoJSONErrorLineAndColumn(t *testing.T) {
 		"  {\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[1,2]}},\n" +
 		"  {\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[1,2]}},\n" +
 		"    {\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[181,2]}}\n]}"
-	_, err := ReadGeoJSON(strings.NewReader(in), "f.geojson")
+	_, err := Read(strings.NewReader(in), "f.geojson")
 	if err == nil || !strings.HasPrefix(err.Error(), "f.geojson:4:5: feature 2: longitude 181") {
 		t.Errorf("error %v, want it at 4:5, feature 2", err)
 	}

@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -41,11 +42,11 @@ func TestNPZBadCRC(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), "bad CRC-32") {
+	if _, err := readFile(path); err == nil || !strings.Contains(err.Error(), "bad CRC-32") {
 		t.Errorf("ReadFile: err = %v, want bad CRC-32", err)
 	}
 	ctx := context.Background()
-	r, err := OpenChunks(ctx, path, ReadOptions{}, 4)
+	r, err := openChunks(ctx, path, pointio.ReadOptions{}, 4)
 	if err == nil {
 		defer r.Close()
 		for err == nil {
@@ -54,34 +55,5 @@ func TestNPZBadCRC(t *testing.T) {
 	}
 	if err == nil || err == io.EOF || !strings.Contains(err.Error(), "bad CRC-32") {
 		t.Errorf("streamed: err = %v, want bad CRC-32", err)
-	}
-}
-
-// A CSV row with more fields than the header, deep in a file read in
-// chunks, is refused with its line by the streamed reader too (#41).
-func TestStreamCSVLongRow(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("lat,lon\n")
-	for i := range 5000 {
-		if i == 4321 {
-			b.WriteString("10,20,30\n")
-			continue
-		}
-		b.WriteString("1.5,2.5\n")
-	}
-	path := filepath.Join(t.TempDir(), "long.csv")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	r, err := OpenChunks(ctx, path, ReadOptions{}, 100)
-	if err == nil {
-		defer r.Close()
-		for err == nil {
-			_, err = r.Next(ctx, stream.Chunk{})
-		}
-	}
-	if err == nil || err == io.EOF || !strings.Contains(err.Error(), "long.csv:4323: long row: 3 field(s)") {
-		t.Errorf("streamed: err = %v, want long row at line 4323", err)
 	}
 }

@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 // crc32Combine is the CRC-32 (IEEE) of a's bytes followed by b's, from
 // their CRCs and b's length: zlib's crc32_combine, which shifts crcA

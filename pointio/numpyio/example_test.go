@@ -1,4 +1,4 @@
-package pointio_test
+package numpyio_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -32,10 +32,10 @@ func ExampleNewNPZPartWriter() {
 		return
 	}
 	defer f.Close()
-	archive := pointio.NPZArchive{Kind: stream.KindNearest, K: 1, N: len(ref)}
-	var sums [][]pointio.NPZSum
+	archive := numpyio.NPZArchive{Kind: stream.KindNearest, K: 1, N: len(ref)}
+	var sums [][]numpyio.NPZSum
 	for _, part := range [][2]int{{0, 3}, {3, 5}} { // each part's process, in any order
-		w, err := pointio.NewNPZPartWriter(f, archive, part[0], 0, part[0] == 0)
+		w, err := numpyio.NewNPZPartWriter(f, archive, part[0], 0, part[0] == 0)
 		if err == nil {
 			err = w.Write(answers(part[0], part[1]))
 		}
@@ -48,12 +48,12 @@ func ExampleNewNPZPartWriter() {
 		}
 		sums = append(sums, w.Sums()) // gathered to the first process
 	}
-	if err := pointio.FinishNPZ(f, archive, sums); err != nil {
+	if err := numpyio.FinishNPZ(f, archive, sums); err != nil {
 		fmt.Println(err)
 		return
 	}
 	var whole bytes.Buffer
-	if err := pointio.WriteResultsNPZ(&whole, len(ref), answers(0, len(ref)).Nearest); err != nil {
+	if err := numpyio.WriteResultsNPZ(&whole, len(ref), answers(0, len(ref)).Nearest); err != nil {
 		fmt.Println(err)
 		return
 	}

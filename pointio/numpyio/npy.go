@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 import (
 	"archive/zip"
@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/internal/check"
 	"github.com/paulmach/orb"
 )
 
@@ -129,9 +131,12 @@ func (a npyMeta) len() int {
 	return n
 }
 
-// readNPY reads an array of shape (N, 2) of latitudes and longitudes in
-// degrees (float64 or float32, either order), row by row.
-func readNPY(r io.Reader, name string, sizeHint int64, radians bool) ([]orb.Point, error) {
+// ReadNPY reads from r, named name in errors, an array of shape (N, 2)
+// of latitudes and longitudes in degrees (radians when radians is set;
+// float64 or float32, either order), row by row, as [longitude,
+// latitude] points in degrees. sizeHint, r's size when known (else 0),
+// bounds what a crafted header can make it allocate.
+func ReadNPY(r io.Reader, name string, sizeHint int64, radians bool) ([]orb.Point, error) {
 	a, err := readNPYHeader(r)
 	if err != nil {
 		return nil, npyError(name, err)
@@ -207,7 +212,7 @@ func decodeLE64(dst []float64, raw []byte, at, step int) {
 // (radians) radians.
 func pointsOf(name string, lat, lon []float64, radians bool) ([]orb.Point, error) {
 	if len(lat) == 0 {
-		return nil, &InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
+		return nil, &pointio.InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
 	}
 	rule := newNPYRule(radians)
 	pts := make([]orb.Point, len(lat))
@@ -279,18 +284,18 @@ func firstBad(n int, check func(lo, hi int) int) int {
 }
 
 func rowError(name string, i int, field string, v, limit float64, radians bool) error {
-	reason := outOfRange(limit)
+	reason := check.OutOfRange(limit)
 	if radians {
 		reason = fmt.Sprintf("out of range [-%.7g, %.7g] (radians, pi/2 or pi and float32 rounding)", limit, limit)
 	}
-	return &InputError{File: name, Row: int64(i) + 1, Feature: -1, Point: -1, Field: field,
+	return &pointio.InputError{File: name, Row: int64(i) + 1, Feature: -1, Point: -1, Field: field,
 		Value: strconv.FormatFloat(v, 'g', -1, 64), Reason: reason}
 }
 
 // readNPZ reads a NumPy archive: arrays named as latitude and longitude
 // columns are (lat and lon, lng, latitude, ... as in CSV), or its one
 // array of shape (N, 2).
-func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Point, error) {
+func readNPZ(r io.ReaderAt, size int64, name string, opts pointio.ReadOptions) ([]orb.Point, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, npyError(name, fmt.Errorf("not a NumPy .npz archive: %w", err))
@@ -308,7 +313,7 @@ func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Po
 			return nil, npyError(name, err)
 		}
 		defer rc.Close()
-		pts, err := readNPY(rc, name+":"+names[0], entryHint(files[names[0]]), opts.Radians)
+		pts, err := ReadNPY(rc, name+":"+names[0], entryHint(files[names[0]]), opts.Radians)
 		if err == nil {
 			err = finishMember(rc, name+":"+names[0])
 		}
@@ -319,7 +324,7 @@ func readNPZ(r io.ReaderAt, size int64, name string, opts ReadOptions) ([]orb.Po
 		}
 		return pts, nil
 	}
-	latCol, lonCol, err := LatLonColumns(name, names, opts)
+	latCol, lonCol, err := pointio.LatLonColumns(name, names, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -420,5 +425,5 @@ func (c *countingReader) Read(b []byte) (int, error) {
 }
 
 func npyError(name string, err error) error {
-	return &InputError{File: name, Feature: -1, Point: -1, Reason: err.Error()}
+	return &pointio.InputError{File: name, Feature: -1, Point: -1, Reason: err.Error()}
 }

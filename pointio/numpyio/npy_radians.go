@@ -1,33 +1,58 @@
-package pointio
+package numpyio
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"os"
+
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/internal/check"
 )
 
 // npyBlockRows is how many rows of a .npy file are read, then converted on
 // every core, at a time.
 const npyBlockRows = 1 << 20
 
-// readNPYRadians reads a C-order (N, 2) .npy file straight into radian
+// ReadNPYRadians reads a C-order (N, 2) .npy file straight into radian
 // columns, a block at a time: 16 bytes a point held, where the general
 // reader holds the file, its columns and the points as well. The values
 // and the errors are the general reader's. It reports false, and no error,
 // for a file the general reader must read (Fortran order).
-func readNPYRadians(ctx context.Context, path string, radians bool) (lat, lon []float64, ok bool, err error) {
+func ReadNPYRadians(ctx context.Context, path string, radians bool) (lat, lon []float64, ok bool, err error) {
 	nf, ok, err := openNPYPoints(path)
 	if !ok || err != nil {
 		return nil, nil, false, err
 	}
 	defer nf.f.Close()
 	if nf.n == 0 {
-		return nil, nil, false, &InputError{File: path, Feature: -1, Point: -1, Reason: "no points"}
+		return nil, nil, false, &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: "no points"}
 	}
 	lat, lon, err = nf.readRows(ctx, path, radians, 0, nf.n)
 	return lat, lon, err == nil, err
+}
+
+// readWholeRadians reads the .npy file at path whole, as ReadNPY reads
+// it, into radian columns: for a Fortran-order file, which
+// ReadNPYRadians cannot read by rows.
+func readWholeRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, _ []string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read points: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read points: %w", err)
+	}
+	pts, err := ReadNPY(bufio.NewReaderSize(pointio.ContextReader(ctx, f), 1<<20), path, fi.Size(), opts.Radians)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	lat, lon = pointio.AppendRadiansParallel(nil, nil, pts)
+	return lat, lon, nil, nil
 }
 
 // NPYRows is the number of points of the (N, 2) .npy file at path and
@@ -43,7 +68,7 @@ func NPYRows(path string) (n int, byRows bool, err error) {
 }
 
 // ReadNPYRadiansRows reads rows [lo, hi) of the (N, 2) .npy file at path
-// (one NPYRows reads by rows) into radian columns, as ReadFileRadians
+// (one NPYRows reads by rows) into radian columns, as ReadNPYRadians
 // reads the whole file: the same values, and errors naming the row in the
 // whole file.
 func ReadNPYRadiansRows(ctx context.Context, path string, radians bool, lo, hi int) (lat, lon []float64, err error) {
@@ -76,7 +101,7 @@ type npyPoints struct {
 func openNPYPoints(path string) (*npyPoints, bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, false, readError(path, err)
+		return nil, false, check.ReadError(path, err)
 	}
 	nf, ok, err := checkNPYPoints(f, path)
 	if !ok || err != nil {
@@ -88,7 +113,7 @@ func openNPYPoints(path string) (*npyPoints, bool, error) {
 func checkNPYPoints(f *os.File, path string) (*npyPoints, bool, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, false, readError(path, err)
+		return nil, false, check.ReadError(path, err)
 	}
 	a, err := readNPYHeader(f)
 	if err != nil {
@@ -116,7 +141,7 @@ func checkNPYPoints(f *os.File, path string) (*npyPoints, bool, error) {
 func (nf *npyPoints) readRows(ctx context.Context, path string, radians bool, lo, hi int) (lat, lon []float64, err error) {
 	size, decode := nf.size, nf.decode
 	if _, err := nf.f.Seek(nf.data+int64(lo)*int64(2*size), io.SeekStart); err != nil {
-		return nil, nil, readError(path, err)
+		return nil, nil, check.ReadError(path, err)
 	}
 	lat, lon = make([]float64, hi-lo), make([]float64, hi-lo)
 	raw := make([]byte, min(hi-lo, npyBlockRows)*2*size)

@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"testing"
+
+	"github.com/geoknn/geoknn/pointio"
 )
 
 // The block reader gives the general reader's radians and errors, bit for
@@ -36,17 +38,17 @@ func TestReadNPYRadiansMatchesGeneral(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeFile(t, strconv.Quote(tc.name)[1:4]+".npy", tc.data)
-			opts := ReadOptions{Radians: tc.radians}
-			lat, lon, _, err := ReadFileRadians(context.Background(), path, opts)
-			pts, werr := ReadFileWith(context.Background(), path, opts)
+			opts := pointio.ReadOptions{Radians: tc.radians}
+			lat, lon, _, err := readFileRadians(context.Background(), path, opts)
+			pts, werr := readFileWith(context.Background(), path, opts)
 			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
 				t.Fatalf("error %v, general reader %v", err, werr)
 			}
-			var ie *InputError
+			var ie *pointio.InputError
 			if err != nil && !errors.As(err, &ie) {
-				t.Errorf("error %v is not an InputError", err)
+				t.Errorf("error %v is not an pointio.InputError", err)
 			}
-			wantLat, wantLon := AppendRadians(nil, nil, pts)
+			wantLat, wantLon := pointio.AppendRadians(nil, nil, pts)
 			if len(lat) != len(wantLat) {
 				t.Fatalf("%d rows, general reader %d", len(lat), len(wantLat))
 			}
@@ -71,7 +73,7 @@ func TestReadNPYRadiansRows(t *testing.T) {
 	if err != nil || !byRows || n != 5000 {
 		t.Fatalf("NPYRows = %d, %v, %v", n, byRows, err)
 	}
-	lat, lon, _, err := ReadFileRadians(context.Background(), path, ReadOptions{})
+	lat, lon, _, err := readFileRadians(context.Background(), path, pointio.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestReadNPYRadiansRows(t *testing.T) {
 	}
 	vals[2*3000] = 91
 	bad := writeFile(t, "bad.npy", npyBytes("<f8", "(5000, 2)", false, vals))
-	_, _, _, whole := ReadFileRadians(context.Background(), bad, ReadOptions{})
+	_, _, _, whole := readFileRadians(context.Background(), bad, pointio.ReadOptions{})
 	_, _, part := ReadNPYRadiansRows(context.Background(), bad, false, 2500, 5000)
 	if whole == nil || part == nil || whole.Error() != part.Error() {
 		t.Errorf("bad row: whole file %v, rows [2500, 5000) %v", whole, part)

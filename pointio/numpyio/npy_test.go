@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 import (
 	"archive/zip"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/internal/readertest"
 	"github.com/paulmach/orb"
 )
 
@@ -77,7 +79,7 @@ func TestReadNumPy(t *testing.T) {
 			"lon": npyBytes("<f4", "(3,)", false, cols[3:]), "id": npyBytes("<f8", "(3,)", false, []float64{1, 2, 3})})},
 		{"one.npz", npzBytes(t, map[string][]byte{"points": npyBytes("<f8", "(3, 2)", false, rows)})},
 	} {
-		got, err := ReadFile(writeFile(t, tc.name, tc.body))
+		got, err := readFile(writeFile(t, tc.name, tc.body))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -103,10 +105,10 @@ func TestReadNumPyErrors(t *testing.T) {
 			"no latitude or longitude column"},
 		{"h.npz", []byte("not a zip"), "not a NumPy .npz archive"},
 	} {
-		_, err := ReadFile(writeFile(t, tc.name, tc.body))
-		var ie *InputError
+		_, err := readFile(writeFile(t, tc.name, tc.body))
+		var ie *pointio.InputError
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want an InputError containing %q", tc.name, err, tc.want)
+			t.Errorf("%s: %v, want an pointio.InputError containing %q", tc.name, err, tc.want)
 		}
 	}
 }
@@ -116,8 +118,8 @@ func FuzzReadNPY(f *testing.F) {
 	f.Add(npyBytes("<f8", "(2, 2)", false, []float64{1, 2, 3, 4}))
 	f.Add(npyBytes(">f4", "(1, 2)", true, []float64{1, 2}))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		pts, err := readNPY(bytes.NewReader(data), "fuzz.npy", int64(len(data)), false)
-		checkResult(t, pts, err)
+		pts, err := ReadNPY(bytes.NewReader(data), "fuzz.npy", int64(len(data)), false)
+		readertest.CheckResult(t, pts, err)
 	})
 }
 
@@ -125,7 +127,7 @@ func FuzzReadNPY(f *testing.F) {
 // shape whose size overflows, and an archive entry that declares 64 GiB.
 func TestReadNumPyHostileSizes(t *testing.T) {
 	huge := []byte(npyHeaderShape("<f8", "(4611686018427387904, 2)"))
-	if _, err := ReadFile(writeFile(t, "a.npy", huge)); err == nil || !strings.Contains(err.Error(), "too large") {
+	if _, err := readFile(writeFile(t, "a.npy", huge)); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Errorf("overflowing shape: %v", err)
 	}
 	var buf bytes.Buffer
@@ -138,7 +140,7 @@ func TestReadNumPyHostileSizes(t *testing.T) {
 	}
 	w.Write(body)
 	zw.Close()
-	if _, err := ReadFile(writeFile(t, "b.npz", buf.Bytes())); err == nil {
+	if _, err := readFile(writeFile(t, "b.npz", buf.Bytes())); err == nil {
 		t.Error("a 64 GiB claim read without error")
 	}
 }
@@ -146,16 +148,16 @@ func TestReadNumPyHostileSizes(t *testing.T) {
 // --radians: NumPy arrays of radians, checked against radian bounds.
 func TestReadNumPyRadians(t *testing.T) {
 	path := writeFile(t, "r.npy", npyBytes("<f8", "(1, 2)", false, []float64{math.Pi / 4, -math.Pi / 2}))
-	got, err := ReadFileWith(context.Background(), path, ReadOptions{Radians: true})
+	got, err := readFileWith(context.Background(), path, pointio.ReadOptions{Radians: true})
 	if err != nil || math.Abs(got[0][1]-45) > 1e-12 || math.Abs(got[0][0]+90) > 1e-12 {
 		t.Errorf("%v, %v", got, err)
 	}
 	f32 := writeFile(t, "f.npy", npyBytes("<f4", "(1, 2)", false, []float64{float64(float32(math.Pi / 2)), float64(float32(math.Pi))}))
-	if got, err := ReadFileWith(context.Background(), f32, ReadOptions{Radians: true}); err != nil || got[0] != (orb.Point{180, 90}) {
+	if got, err := readFileWith(context.Background(), f32, pointio.ReadOptions{Radians: true}); err != nil || got[0] != (orb.Point{180, 90}) {
 		t.Errorf("float32 pole and antimeridian: %v, %v", got, err)
 	}
 	bad := writeFile(t, "s.npy", npyBytes("<f8", "(1, 2)", false, []float64{2, 0}))
-	if _, err := ReadFileWith(context.Background(), bad, ReadOptions{Radians: true}); err == nil || !strings.Contains(err.Error(), "row 1: latitude 2 out of range [-1.570796, 1.570796] (radians") {
+	if _, err := readFileWith(context.Background(), bad, pointio.ReadOptions{Radians: true}); err == nil || !strings.Contains(err.Error(), "row 1: latitude 2 out of range [-1.570796, 1.570796] (radians") {
 		t.Errorf("2 rad: %v", err)
 	}
 }
@@ -165,7 +167,7 @@ func FuzzReadNPZ(f *testing.F) {
 	f.Add(npzBytes(f, map[string][]byte{"lat": npyBytes("<f8", "(2,)", false, []float64{1, 2}), "lon": npyBytes("<f4", "(2,)", false, []float64{3, 4})}))
 	f.Add(npzBytes(f, map[string][]byte{"points": npyBytes("<f8", "(1, 2)", false, []float64{1, 2})}))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		pts, err := readNPZ(bytes.NewReader(data), int64(len(data)), "fuzz.npz", ReadOptions{})
-		checkResult(t, pts, err)
+		pts, err := readNPZ(bytes.NewReader(data), int64(len(data)), "fuzz.npz", pointio.ReadOptions{})
+		readertest.CheckResult(t, pts, err)
 	})
 }

@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 import (
 	"archive/zip"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/geoknn/geoknn/pointio"
 )
 
 // WriteResultsNPZ writes n answers as a NumPy .npz archive (what
@@ -79,7 +81,7 @@ func writeNPY(zw *zip.Writer, a npyArray) error {
 	if _, err := io.WriteString(f, npyHeaderShape(a.Descr, shape)); err != nil {
 		return err
 	}
-	return writeBlocks(f, a.n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
+	return pointio.WriteBlocks(f, a.n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
 		dst = slices.Grow(dst[:0], (hi-lo)*a.Size)[:(hi-lo)*a.Size]
 		for i := lo; i < hi; i++ {
 			a.Put(dst[(i-lo)*a.Size:], i)

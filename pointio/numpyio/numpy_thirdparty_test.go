@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/paulmach/orb"
 )
 
@@ -15,7 +16,7 @@ import (
 // testdata/python/make_formats.py) read back as the CSV they were made
 // from.
 func TestReadNumPyWrittenFiles(t *testing.T) {
-	f, err := os.Open("../testdata/realdata/airports.csv")
+	f, err := os.Open("../../testdata/realdata/airports.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestReadNumPyWrittenFiles(t *testing.T) {
 		{"airports_numpy_f64.npy", false}, {"airports_numpy_f32.npy", true},
 		{"airports_numpy.npz", false}, {"airports_numpy_compressed.npz", false},
 	} {
-		pts, err := ReadFileWith(context.Background(), "testdata/"+tc.file, ReadOptions{})
+		pts, err := readFileWith(context.Background(), "../testdata/"+tc.file, pointio.ReadOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}

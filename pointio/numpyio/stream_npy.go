@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -25,19 +26,19 @@ type npyChunks struct {
 	raw    []byte
 }
 
-// openNPYChunks opens the .npy file at path; a Fortran-order one is read
-// whole.
-func openNPYChunks(path string, radians bool, chunkRows int) (stream.ChunkReader, error) {
+// OpenNPYFile opens the .npy file at path for reading in chunks of
+// chunkRows points by row ranges; a Fortran-order one is read whole.
+func OpenNPYFile(path string, radians bool, chunkRows int) (stream.ChunkReader, error) {
 	nf, ok, err := openNPYPoints(path)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return ReadWholeChunks(context.Background(), path, ReadOptions{Radians: radians}, chunkRows, ReadFileRadians)
+		return pointio.ReadWholeChunks(context.Background(), path, pointio.ReadOptions{Radians: radians}, chunkRows, readWholeRadians)
 	}
 	if nf.n == 0 {
 		nf.f.Close()
-		return nil, &InputError{File: path, Feature: -1, Point: -1, Reason: "no points"}
+		return nil, &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: "no points"}
 	}
 	return &npyChunks{r: bufio.NewReaderSize(nf.f, 1<<20), closer: nf.f, name: path, size: nf.size, decode: nf.decode,
 		rule: newNPYRule(radians), n: nf.n, rows: chunkRows}, nil
@@ -49,7 +50,7 @@ func openNPYChunks(path string, radians bool, chunkRows int) (stream.ChunkReader
 // and is refused.
 func OpenNPYChunks(r io.Reader, name string, radians bool, chunkRows int) (stream.ChunkReader, error) {
 	if chunkRows <= 0 {
-		chunkRows = DefaultChunkRows
+		chunkRows = pointio.DefaultChunkRows
 	}
 	a, err := readNPYHeader(r)
 	if err != nil {
@@ -66,7 +67,7 @@ func OpenNPYChunks(r io.Reader, name string, radians bool, chunkRows int) (strea
 		return nil, npyError(name, fmt.Errorf("a Fortran-order array from a stream: give the file's name"))
 	}
 	if a.shape[0] == 0 {
-		return nil, &InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
+		return nil, &pointio.InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
 	}
 	return &npyChunks{r: bufio.NewReaderSize(r, 1<<20), name: name, size: size, decode: decode,
 		rule: newNPYRule(radians), n: a.shape[0], rows: chunkRows}, nil

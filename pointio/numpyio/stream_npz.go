@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 import (
 	"archive/zip"
@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -28,8 +29,8 @@ type npzAnswers struct {
 	next    int
 	offset  uint64 // radius lists: the entries written so far
 	dir     string
-	at      *npzLayout  // in place: each array written at its offset
-	rounds  blockRounds // the encodings, reused chunk after chunk
+	at      *npzLayout          // in place: each array written at its offset
+	rounds  pointio.BlockRounds // the encodings, reused chunk after chunk
 }
 
 // npzOutMember is one array of the archive being written.
@@ -196,7 +197,7 @@ func (z *npzAnswers) writeWithin(a stream.Answers) error {
 // writes them in order.
 func (z *npzAnswers) put(m, n int, enc func(b []byte, e int)) error {
 	mb := z.members[m]
-	err := z.rounds.write(mb.w, n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
+	err := z.rounds.Write(mb.w, n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
 		dst = slices.Grow(dst[:0], (hi-lo)*mb.size)[:(hi-lo)*mb.size]
 		for e := lo; e < hi; e++ {
 			enc(dst[(e-lo)*mb.size:], e)

@@ -1,4 +1,4 @@
-package pointio
+package numpyio
 
 import (
 	"archive/zip"
