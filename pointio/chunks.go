@@ -11,9 +11,9 @@ import (
 // .npy, the whole-file formats): 2^20 points, 16 MiB of radian columns.
 const DefaultChunkRows = 1 << 20
 
-// ReadWholeChunks reads path whole with read (a ReadFileRadians) and
-// hands it out in chunks of chunkRows: for the formats that cannot be
-// read in pieces.
+// ReadWholeChunks reads path whole with read (formats.ReadFileRadians,
+// say) and hands it out in chunks of chunkRows: for the formats that
+// cannot be read in pieces.
 func ReadWholeChunks(ctx context.Context, path string, opts ReadOptions, chunkRows int,
 	read func(context.Context, string, ReadOptions) ([]float64, []float64, []string, error)) (stream.ChunkReader, error) {
 	lat, lon, ids, err := read(ctx, path, opts)

@@ -13,8 +13,8 @@ import (
 // Errors about the file system (a file that cannot be opened or read) are
 // not InputErrors; they wrap the underlying *fs.PathError instead.
 type InputError struct {
-	// File is the name of the input as given to ReadFile, ReadCSV or
-	// ReadGeoJSON.
+	// File is the name of the input as given to the reader (csvio.Read,
+	// formats.ReadFile, ...).
 	File string
 
 	// Line is the 1-based line of the offending field in a CSV file, taken

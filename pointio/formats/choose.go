@@ -53,12 +53,15 @@ func formatOf(path string) format {
 // [longitude, latitude] pairs in degrees in file order.
 //
 // The format follows the extension, ignoring case: ".csv" and ".txt" are
-// read with ReadCSV, ".geojson" and ".json" with ReadGeoJSON. For any other
-// extension the content decides: if its first byte other than white space
-// (after an optional UTF-8 byte order mark) is '{' the file is GeoJSON,
-// otherwise CSV.
+// read with csvio, ".geojson" and ".json" with geojsonio, ".npy" and
+// ".npz" with numpyio. For any other extension the content decides: a
+// .npy array by its magic, gzip by its (then the name without .gz
+// decides), GeoJSON if its first byte other than white space (after an
+// optional UTF-8 byte order mark) is '{', otherwise CSV. Parquet and
+// Arrow files are refused: ReadPoints reads them.
 //
-// Problems with the content are reported as *InputError values naming path;
+// Problems with the content are reported as *pointio.InputError values
+// naming path;
 // a file that cannot be opened or read gives an error wrapping the
 // *fs.PathError.
 func ReadFile(path string) ([]orb.Point, error) {
@@ -299,7 +302,7 @@ func sniff(br *bufio.Reader) (format, error) {
 	}
 }
 
-// checkContent names content that is not the text this package reads,
+// checkContent names content that is not the text csvio and geojsonio read,
 // rather than letting the CSV or JSON parser report its bytes: compressed
 // files and archives, UTF-16, binary data, and GeoJSON in a CSV file.
 func checkContent(br *bufio.Reader, path string, kind format) error {

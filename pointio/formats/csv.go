@@ -11,7 +11,7 @@ import (
 	"github.com/geoknn/geoknn/stream"
 )
 
-// CSV is text with a header line: answers as pointio's CSV writers write
+// CSV is text with a header line: answers as csvio's writers write
 // them (distances in metres, three decimals), points as lat,lon in the
 // shortest form that reads back to the same float64.
 var CSV = Format{
@@ -24,7 +24,7 @@ var CSV = Format{
 	Points:    csvPoints, Attributes: true,
 }
 
-// csvRowsWriter is pointio's CSVRowsWriter taking typed values.
+// csvRowsWriter is csvio's RowsWriter taking typed values.
 type csvRowsWriter struct{ w *csvio.RowsWriter }
 
 func csvRows(w *bufio.Writer, fields []arrow.Field, _ Options) (RowsWriter, error) {

@@ -23,8 +23,8 @@ func ByContent(path string) bool {
 
 // ReadPoints reads the points of path in degrees, as read, and the
 // values of the column opts.IDColumn names: Parquet and Arrow files
-// through package arrowio, the others through pointio, and inputs read by
-// content (ByContent) as their first bytes say.
+// through package arrowio, the others as ReadFileIDs reads them, and
+// inputs read by content (ByContent) as their first bytes say.
 func ReadPoints(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
 	switch {
 	case ByContent(path):

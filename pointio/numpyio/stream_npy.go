@@ -12,7 +12,7 @@ import (
 )
 
 // npyChunks reads a C-order (N, 2) .npy array a row range at a time, from
-// a file or a stream: the values and errors of ReadFileRadians.
+// a file or a stream: the values and errors of ReadNPYRadians.
 type npyChunks struct {
 	r      io.Reader
 	closer io.Closer
