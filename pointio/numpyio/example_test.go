@@ -8,6 +8,7 @@ import (
 
 	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
+	"github.com/paulmach/orb"
 )
 
 // Two processes (an MPI job's ranks, say) write their observations'
@@ -60,4 +61,18 @@ func ExampleNewNPZPartWriter() {
 	got, _ := os.ReadFile(f.Name())
 	fmt.Println(bytes.Equal(got, whole.Bytes()))
 	// Output: true
+}
+
+// Points written as one (N, 2) array, latitude then longitude, read back
+// as numpy.load reads it: the same float64 values, in order.
+func ExampleReadNPY() {
+	pts := []orb.Point{{8.5403, 47.3779}, {2.3553, 48.8809}}
+	var b bytes.Buffer
+	if err := numpyio.WritePointsNPY(&b, pts); err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, err := numpyio.ReadNPY(&b, "stations.npy", int64(b.Len()), false)
+	fmt.Println(got, err)
+	// Output: [[8.5403 47.3779] [2.3553 48.8809]] <nil>
 }
