@@ -113,6 +113,8 @@ func RangeReason(v, limit float64) string {
 	return OutOfRange(limit)
 }
 
+// OutOfRange is the reason a value beyond limit (90: a latitude, else a
+// longitude) is refused.
 func OutOfRange(limit float64) string {
 	if limit == 90 {
 		return ReasonLatRange
