@@ -21,7 +21,7 @@
 //     Index.Replaced prepares a changed reference set on an index's
 //     engine as a new Index (a new version; the old one answers on).
 //   - Index.Stream answers observations that come in chunks (a file larger
-//     than memory: stream.ChunkReader, arrowio.OpenChunks) into an
+//     than memory: stream.ChunkReader, formats.OpenChunks) into an
 //     AnswerSink, reading, querying and writing side by side, in memory
 //     set by the chunks, not by the observations.
 //   - A Searcher keeps GPU contexts, kernels and buffers between queries.
@@ -31,9 +31,10 @@
 // Points come from orb.Point{lon, lat} in degrees (Degrees, which checks
 // them), from latitude and longitude columns in radians read in place
 // (Radians64, Radians32), or from a Generator (Generated). Package sphere
-// generates reproducible synthetic sets, pointio reads and writes files,
-// validate checks answers against a float64 brute force, and simulator
-// runs moving references through a Session.
+// generates reproducible synthetic sets, pointio/formats reads and writes
+// files (through a package per format family: csvio, geojsonio, numpyio,
+// arrowio), validate checks answers against a float64 brute force, and
+// simulator runs moving references through a Session.
 //
 // Misuse is an error, never a panic: a call after Close returns ErrClosed;
 // a nil context or result is refused; k above the number of references is

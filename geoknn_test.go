@@ -13,6 +13,7 @@ import (
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/internal/realdata"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/simulator"
 	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
@@ -24,7 +25,7 @@ func sharedData(t testing.TB, name string) []orb.Point {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts, err := pointio.ReadFile(filepath.Join(dir, name))
+	pts, err := formats.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +412,7 @@ func ExampleSearcher_KNearest() {
 	// within 50 km: 2 [0 3]
 }
 
-// pointio.ReadFileRadians (the columns knn run reads files into) gives the
+// formats.ReadFileRadians (the columns knn run reads files into) gives the
 // bits geoknn.Degrees gives for the same points.
 func TestReadFileRadiansMatchesRadians(t *testing.T) {
 	dir, _, err := realdata.Dir()
@@ -419,12 +420,12 @@ func TestReadFileRadiansMatchesRadians(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "cities.csv")
-	pts, err := pointio.ReadFile(path)
+	pts, err := formats.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want, _ := geoknn.Degrees(pts)
-	lat, lon, _, err := pointio.ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
+	lat, lon, _, err := formats.ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
 	wlat, wlon := want.Float64()
 	if err != nil || !slices.Equal(lat, wlat) || !slices.Equal(lon, wlon) {
 		t.Errorf("columns differ from geoknn.Radians (%v)", err)

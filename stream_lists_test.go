@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -24,7 +25,7 @@ func TestStreamListsWindowed(t *testing.T) {
 		fmt.Fprintf(&b, "%g,%g\n", float64(i%170)-85+0.1, float64(i*7%360)-180+0.3)
 	}
 	text := b.String()
-	whole, _, err := pointio.ReadReaderIDs(ctx, strings.NewReader(text), "pts", pointio.ReadOptions{})
+	whole, _, err := formats.ReadReaderIDs(ctx, strings.NewReader(text), "pts", pointio.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestStreamListsWindowed(t *testing.T) {
 			t.Fatalf("%d entries: the test wants lists far beyond the window", len(want.Index))
 		}
 		var got []uint32
-		src := pointio.OpenTextChunks(strings.NewReader(text), "pts", pointio.ReadOptions{}, 128)
+		src := formats.OpenTextChunks(strings.NewReader(text), "pts", pointio.ReadOptions{}, 128)
 		_, err = x.Stream(ctx, src, func(c stream.Chunk, a stream.Answers) error {
 			for i := range a.N {
 				for r := range a.Within.Count(i) {

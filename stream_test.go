@@ -14,6 +14,8 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -28,10 +30,10 @@ func ExampleIndex_Stream() {
 	}
 	defer x.Close()
 	cities := "city,lat,lon\nZürich,47.3769,8.5417\nBasel,47.5596,7.5886\nLondon,51.5072,-0.1276\n"
-	src := pointio.OpenTextChunks(strings.NewReader(cities), "cities", pointio.ReadOptions{}, 2)
+	src := formats.OpenTextChunks(strings.NewReader(cities), "cities", pointio.ReadOptions{}, 2)
 	defer src.Close()
 	out := bufio.NewWriter(os.Stdout)
-	w, _ := pointio.NewCSVAnswerWriter(out, stream.KindNearest, 0)
+	w, _ := csvio.NewAnswerWriter(out, stream.KindNearest, 0)
 	st, err := x.Stream(context.Background(), src, geoknn.WriterSink(w), geoknn.StreamQuery{})
 	if err != nil {
 		w.Abort()
@@ -78,7 +80,7 @@ func TestStreamAsInMemory(t *testing.T) {
 	}
 	defer x.Close()
 	text := csvPoints(1000, -1)
-	whole, _, err := pointio.ReadReaderIDs(ctx, strings.NewReader(text), "pts", pointio.ReadOptions{})
+	whole, _, err := formats.ReadReaderIDs(ctx, strings.NewReader(text), "pts", pointio.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestStreamAsInMemory(t *testing.T) {
 	want, _ := x.KNearest(ctx, obs, 3, 0)
 	var got []uint32
 	next := 0
-	src := pointio.OpenTextChunks(strings.NewReader(text), "pts", pointio.ReadOptions{}, 128)
+	src := formats.OpenTextChunks(strings.NewReader(text), "pts", pointio.ReadOptions{}, 128)
 	defer src.Close()
 	st, err := x.Stream(ctx, src, func(c stream.Chunk, a stream.Answers) error {
 		if a.Base != next || int(c.Base) != next || a.N != c.Len() {
@@ -117,7 +119,7 @@ func TestStreamStopsAtBadChunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	src := pointio.OpenTextChunks(strings.NewReader(csvPoints(4000, 3500)), "pts.csv", pointio.ReadOptions{}, 100)
+	src := formats.OpenTextChunks(strings.NewReader(csvPoints(4000, 3500)), "pts.csv", pointio.ReadOptions{}, 100)
 	defer src.Close()
 	last := 0
 	_, err = x.Stream(ctx, src, func(c stream.Chunk, a stream.Answers) error {

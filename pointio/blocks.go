@@ -7,25 +7,25 @@ import (
 	"sync"
 )
 
-// writeBlocks encodes items [0, n) in blocks of block items on every core
+// WriteBlocks encodes items [0, n) in blocks of block items on every core
 // and writes them to w in order. While w takes one round of blocks (one a
 // core), the cores encode the next, so a large output costs about the
 // slower of the two rather than their sum; two rounds are in memory at
 // most. encode appends the encoding of items [lo, hi) to dst.
-func writeBlocks(w io.Writer, n, block int, encode func(dst []byte, lo, hi int) ([]byte, error)) error {
-	var r blockRounds
-	return r.write(w, n, block, encode)
+func WriteBlocks(w io.Writer, n, block int, encode func(dst []byte, lo, hi int) ([]byte, error)) error {
+	var r BlockRounds
+	return r.Write(w, n, block, encode)
 }
 
-// blockRounds are writeBlocks's two rounds of buffers, kept by a streamed
+// BlockRounds are WriteBlocks's two rounds of buffers, kept by a streamed
 // writer from one chunk to the next: fresh buffers for every chunk cost
 // page faults and clearing on every core (2^27 answers to npz on 2 x
 // H200: 5.1 of 22 CPU seconds went to allocating and clearing them).
-type blockRounds struct{ bufs [2][][]byte }
+type BlockRounds struct{ bufs [2][][]byte }
 
-// write is writeBlocks into r's buffers, which are free again when it
+// Write is WriteBlocks into r's buffers, which are free again when it
 // returns.
-func (r *blockRounds) write(w io.Writer, n, block int, encode func(dst []byte, lo, hi int) ([]byte, error)) error {
+func (r *BlockRounds) Write(w io.Writer, n, block int, encode func(dst []byte, lo, hi int) ([]byte, error)) error {
 	workers := max(1, min(runtime.GOMAXPROCS(0), (n+block-1)/block))
 	for k := range r.bufs {
 		if len(r.bufs[k]) < workers {

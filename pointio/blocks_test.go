@@ -14,7 +14,7 @@ func TestWriteBlocksInOrder(t *testing.T) {
 		for i := range tc.n {
 			want.WriteString(strconv.Itoa(i) + "\n")
 		}
-		err := writeBlocks(&got, tc.n, tc.block, func(dst []byte, lo, hi int) ([]byte, error) {
+		err := WriteBlocks(&got, tc.n, tc.block, func(dst []byte, lo, hi int) ([]byte, error) {
 			for i := lo; i < hi; i++ {
 				dst = strconv.AppendInt(dst, int64(i), 10)
 				dst = append(dst, '\n')
@@ -44,11 +44,11 @@ func TestWriteBlocksErrors(t *testing.T) {
 		}
 		return append(dst, make([]byte, hi-lo)...), nil
 	}
-	if err := writeBlocks(&bytes.Buffer{}, 100000, 100, enc); err == nil || err.Error() != "bad row" {
+	if err := WriteBlocks(&bytes.Buffer{}, 100000, 100, enc); err == nil || err.Error() != "bad row" {
 		t.Errorf("encode error: %v", err)
 	}
 	ok := func(dst []byte, lo, hi int) ([]byte, error) { return append(dst, make([]byte, hi-lo)...), nil }
-	if err := writeBlocks(&failingWriter{after: 50000}, 100000, 100, ok); err == nil || err.Error() != "disk full" {
+	if err := WriteBlocks(&failingWriter{after: 50000}, 100000, 100, ok); err == nil || err.Error() != "disk full" {
 		t.Errorf("write error: %v", err)
 	}
 }

@@ -13,8 +13,8 @@ import (
 // Errors about the file system (a file that cannot be opened or read) are
 // not InputErrors; they wrap the underlying *fs.PathError instead.
 type InputError struct {
-	// File is the name of the input as given to ReadFile, ReadCSV or
-	// ReadGeoJSON.
+	// File is the name of the input as given to the reader (csvio.Read,
+	// formats.ReadFile, ...).
 	File string
 
 	// Line is the 1-based line of the offending field in a CSV file, taken
@@ -153,30 +153,10 @@ const maxValueShown = 80
 
 func fieldLabel(field string) string {
 	switch field {
-	case fieldLat:
+	case "lat":
 		return "latitude"
-	case fieldLon:
+	case "lon":
 		return "longitude"
 	}
 	return field
-}
-
-const (
-	fieldLat = "lat"
-	fieldLon = "lon"
-)
-
-// Reasons shared by both formats.
-const (
-	reasonLatRange  = "out of range [-90, 90]"
-	reasonLonRange  = "out of range [-180, 180]"
-	reasonNotFinite = "is not a finite number"
-	reasonNaN       = "is not a number"
-	reasonEmpty     = "is empty"
-	reasonHex       = "is not a decimal number"
-)
-
-// fileError returns an InputError about the file as a whole.
-func fileError(file, reason string) *InputError {
-	return &InputError{File: file, Feature: -1, Point: -1, Reason: reason}
 }

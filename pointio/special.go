@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -113,10 +114,18 @@ func OpenStoppable(ctx context.Context, path string) (*os.File, error) {
 	return openStoppable(ctx, path, os.O_RDONLY)
 }
 
-// ReadByContent reports whether path is a special file (IsSpecial) whose
-// name says none of this package's formats (`<(cat x.parquet)`,
-// /dev/stdin, a FIFO named without an extension): what it holds is told
-// by its first bytes, and it can be read only once.
-func ReadByContent(path string) bool {
-	return path != "-" && formatOf(path) == formatUnknown && IsSpecial(path)
+// StartsWith reports whether the file at path starts with magic (false
+// when it cannot be read): how inputs without an extension are sniffed.
+func StartsWith(path, magic string) bool {
+	if !sniffable(path) {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(magic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == magic
 }

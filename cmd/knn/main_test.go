@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/internal/realdata"
-	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/sphere"
 	"github.com/geoknn/geoknn/validate"
 )
@@ -124,8 +124,8 @@ func TestRunCitiesAirports(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	obs, _ := pointio.ReadFile(cities)
-	ref, _ := pointio.ReadFile(airports)
+	obs, _ := formats.ReadFile(cities)
+	ref, _ := formats.ReadFile(airports)
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ func (j *streamJob) streamInto(ctx context.Context, r stream.ChunkReader, first 
 // (an MPI rank's share: obs_index counts in the whole input), validated
 // as streamInto does; closing or aborting w is the caller's.
 func (j *streamJob) streamRange(ctx context.Context, lo, hi int64, w stream.AnswerWriter) (geoknn.StreamStats, error) {
-	r, err := arrowio.OpenChunksRange(ctx, j.f.obs, j.f.readOptions(j.f.obsID), j.chunkRows(), lo, hi)
+	r, err := formats.OpenChunksRange(ctx, j.f.obs, j.f.readOptions(j.f.obsID), j.chunkRows(), lo, hi)
 	if err != nil {
 		return geoknn.StreamStats{}, err
 	}

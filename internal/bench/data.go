@@ -6,7 +6,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/sphere"
 )
 
@@ -63,7 +63,7 @@ func readCities(path string) (*column, error) {
 	if path == "" {
 		return nil, fmt.Errorf("the %s generator needs the cities file: pass --cities PATH", GenCities)
 	}
-	pts, err := pointio.ReadFile(path)
+	pts, err := formats.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("the %s generator reads its references from %s: %w", GenCities, path, err)
 	}

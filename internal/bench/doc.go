@@ -21,7 +21,7 @@
 // (Config.Seed+1) are generated once, as float64 radian columns, at the
 // largest size swept; a case of n points uses the first n, which are what
 // the generator gives for n points. The cities generator queries the sphere
-// observations against the whole cities file (pointio.ReadFile); its
+// observations against the whole cities file (formats.ReadFile); its
 // reference count is the file's, whatever the shapes say.
 //
 // # A case

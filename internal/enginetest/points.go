@@ -8,7 +8,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/realdata"
-	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/sphere"
 )
 
@@ -57,7 +57,7 @@ func RealSets(t testing.TB) (cities, airports index.Points) {
 	}
 	var sets [2]index.Points
 	for k, name := range []string{"cities.csv", "airports.csv"} {
-		pts, err := pointio.ReadFile(filepath.Join(dir, name))
+		pts, err := formats.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatalf("real data (full set: %v): %v", full, err)
 		}

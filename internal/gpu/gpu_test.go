@@ -20,7 +20,7 @@ import (
 	"github.com/geoknn/geoknn/internal/enginetest"
 	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/realdata"
-	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/sphere"
 )
 
@@ -360,8 +360,8 @@ func TestGPUCitiesAirports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cities, err1 := pointio.ReadFile(filepath.Join(dir, "cities.csv"))
-	airports, err2 := pointio.ReadFile(filepath.Join(dir, "airports.csv"))
+	cities, err1 := formats.ReadFile(filepath.Join(dir, "cities.csv"))
+	airports, err2 := formats.ReadFile(filepath.Join(dir, "airports.csv"))
 	if err1 != nil || err2 != nil {
 		t.Fatalf("real data (full set: %v): %v %v", full, err1, err2)
 	}

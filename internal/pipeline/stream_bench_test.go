@@ -9,6 +9,9 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -71,7 +74,7 @@ func benchParquetTo(b *testing.B, format string) {
 			}
 			answer := func(i int) (uint32, float64) { _, m := cheapAnswer(lat[i], lon[i]); return idx[i], m }
 			if format == pointio.FormatCSV {
-				err = pointio.WriteResults(w, len(lat), answer)
+				err = csvio.WriteResults(w, len(lat), answer)
 			} else {
 				err = arrowio.WriteResults(w, format, len(lat), answer)
 			}
@@ -132,7 +135,7 @@ func BenchmarkNPYToKNPZ(b *testing.B) {
 	const k = 4
 	paths := map[string]func(w *bufio.Writer) error{
 		"whole": func(w *bufio.Writer) error {
-			lat, lon, _, err := pointio.ReadFileRadians(context.Background(), in, pointio.ReadOptions{})
+			lat, lon, _, err := formats.ReadFileRadians(context.Background(), in, pointio.ReadOptions{})
 			if err != nil {
 				return err
 			}
@@ -143,15 +146,15 @@ func BenchmarkNPYToKNPZ(b *testing.B) {
 					idx[i*k+r], metres[i*k+r] = ref+uint32(r), m+float64(r)
 				}
 			}
-			return pointio.WriteKResultsNPZ(w, len(lat), k, func(i, r int) (uint32, float64, bool) { return idx[i*k+r], metres[i*k+r], true })
+			return numpyio.WriteKResultsNPZ(w, len(lat), k, func(i, r int) (uint32, float64, bool) { return idx[i*k+r], metres[i*k+r], true })
 		},
 		"stream": func(w *bufio.Writer) error {
-			r, err := pointio.OpenChunks(context.Background(), in, pointio.ReadOptions{}, 0)
+			r, err := formats.OpenChunks(context.Background(), in, pointio.ReadOptions{}, 0)
 			if err != nil {
 				return err
 			}
 			defer r.Close()
-			aw, err := pointio.NewNPZAnswerWriter(w, stream.KindKNearest, k, int(r.Rows()), dir)
+			aw, err := numpyio.NewNPZAnswerWriter(w, stream.KindKNearest, k, int(r.Rows()), dir)
 			if err != nil {
 				return err
 			}
@@ -175,12 +178,12 @@ func BenchmarkNPYToKNPZ(b *testing.B) {
 	b.Run("stream-in-place", func(b *testing.B) {
 		for b.Loop() {
 			err := pointio.WriteAt(context.Background(), out, nil, func(f *os.File) error {
-				r, err := pointio.OpenChunks(context.Background(), in, pointio.ReadOptions{}, 0)
+				r, err := formats.OpenChunks(context.Background(), in, pointio.ReadOptions{}, 0)
 				if err != nil {
 					return err
 				}
 				defer r.Close()
-				aw, err := pointio.NewNPZAnswerWriterAt(f, stream.KindKNearest, k, int(r.Rows()), dir)
+				aw, err := numpyio.NewNPZAnswerWriterAt(f, stream.KindKNearest, k, int(r.Rows()), dir)
 				if err != nil {
 					return err
 				}

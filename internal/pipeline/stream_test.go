@@ -15,6 +15,9 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
@@ -50,9 +53,9 @@ func writePointsFile(t testing.TB, name string, n int) string {
 		case ".parquet", ".arrow":
 			return arrowio.WritePoints(w, filepath.Ext(name)[1:], pts)
 		case ".npy":
-			return pointio.WritePointsNPY(w, pts)
+			return numpyio.WritePointsNPY(w, pts)
 		}
-		return pointio.WritePointsCSV(w, pts)
+		return csvio.WritePoints(w, pts)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -62,10 +65,7 @@ func writePointsFile(t testing.TB, name string, n int) string {
 
 // wholeAnswers is today's path: the file read whole, answered, written.
 func wholeAnswers(t testing.TB, in, format string) []byte {
-	lat, lon, _, err := arrowio.ReadFileRadians(context.Background(), in, pointio.ReadOptions{})
-	if !arrowio.Handles(in) {
-		lat, lon, _, err = pointio.ReadFileRadians(context.Background(), in, pointio.ReadOptions{})
-	}
+	lat, lon, _, err := formats.ReadRadians(context.Background(), in, pointio.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +76,9 @@ func wholeAnswers(t testing.TB, in, format string) []byte {
 	case pointio.FormatParquet, pointio.FormatArrow:
 		err = arrowio.WriteResults(w, format, len(lat), answer)
 	case pointio.FormatNPZ:
-		err = pointio.WriteResultsNPZ(w, len(lat), answer)
+		err = numpyio.WriteResultsNPZ(w, len(lat), answer)
 	default:
-		err = pointio.WriteResults(w, len(lat), answer)
+		err = csvio.WriteResults(w, len(lat), answer)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -92,7 +92,7 @@ func wholeAnswers(t testing.TB, in, format string) []byte {
 // streamAnswers is the pipeline's path, into w.
 func streamAnswers(t testing.TB, in, format string, out *bufio.Writer) Stats {
 	ctx := context.Background()
-	r, err := arrowio.OpenChunks(ctx, in, pointio.ReadOptions{}, 0)
+	r, err := formats.OpenChunks(ctx, in, pointio.ReadOptions{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +102,9 @@ func streamAnswers(t testing.TB, in, format string, out *bufio.Writer) Stats {
 	case pointio.FormatParquet, pointio.FormatArrow:
 		aw, err = arrowio.NewAnswerWriter(out, format, stream.KindNearest, 1, arrowio.StreamOptions{})
 	case pointio.FormatNPZ:
-		aw, err = pointio.NewNPZAnswerWriter(out, stream.KindNearest, 1, int(r.Rows()), t.TempDir())
+		aw, err = numpyio.NewNPZAnswerWriter(out, stream.KindNearest, 1, int(r.Rows()), t.TempDir())
 	default:
-		aw, err = pointio.NewCSVAnswerWriter(out, stream.KindNearest, 1)
+		aw, err = csvio.NewAnswerWriter(out, stream.KindNearest, 1)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // offsets in the one file, instead of gathering every answer to rank 0:
 // .npz arrays at offsets computed from the counts (the arrays' CRCs
 // combined at rank 0), CSV and Parquet parts after the ranks exchange
-// their lengths: counted before writing for CSV (pointio.AnswersCSVSize),
+// their lengths: counted before writing for CSV (csvio.AnswersSize),
 // so that every rank writes straight into the file; known once written
 // for Parquet and for CSV with identifiers, so a rank other than rank 0
 // writes its part to a file beside the output first, then copies it in

@@ -8,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 )
 
 // writeSpilled writes the rank's part of a format whose parts' lengths
@@ -95,7 +96,7 @@ func (o *Output) writeSized(ctx context.Context, f *os.File, size int64, err err
 func (o *Output) writeCSVPart(ctx context.Context, f *os.File, p Part) error {
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		aw, err := pointio.NewCSVAnswerPartWriter(bw, p.Kind, p.K, p.Answers.Base, o.Rank == 0)
+		aw, err := csvio.NewAnswerPartWriter(bw, p.Kind, p.K, p.Answers.Base, o.Rank == 0)
 		if err == nil {
 			err = aw.Write(p.Answers)
 		}
@@ -104,7 +105,7 @@ func (o *Output) writeCSVPart(ctx context.Context, f *os.File, p Part) error {
 		}
 		return err
 	}
-	size, err := pointio.AnswersCSVSize(p.Kind, p.K, p.Answers, o.Rank == 0)
+	size, err := csvio.AnswersSize(p.Kind, p.K, p.Answers, o.Rank == 0)
 	return o.writeSized(ctx, f, size, err, write)
 }
 
@@ -177,7 +178,7 @@ func (o *Output) writeParquetGroups(ctx context.Context, f *os.File, write func(
 func (o *Output) writeCSVRowsPart(ctx context.Context, f *os.File, t Rows) error {
 	_, _, err := o.writeSpilled(ctx, f, 0, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		cw := pointio.NewCSVRowsPartWriter(bw, t.header(), o.Rank == 0)
+		cw := csvio.NewRowsPartWriter(bw, t.header(), o.Rank == 0)
 		if err := cw.Write(t.N, t.Text); err != nil {
 			return err
 		}
@@ -260,7 +261,7 @@ func (o *Output) writeNPZPart(ctx context.Context, f *os.File, p Part) error {
 	if err != nil {
 		return err
 	}
-	a := pointio.NPZArchive{Kind: p.Kind, K: p.K, N: o.N}
+	a := numpyio.NPZArchive{Kind: p.Kind, K: p.K, N: o.N}
 	var before int64
 	for r, e := range entries {
 		if r < o.Rank {
@@ -288,14 +289,14 @@ func (o *Output) writeNPZPart(ctx context.Context, f *os.File, p Part) error {
 		return err
 	}
 	if o.Rank == 0 {
-		err = pointio.FinishNPZ(ctxWriterAt{ctx, f}, a, npzSums(all, o.Size, len(sums)))
+		err = numpyio.FinishNPZ(ctxWriterAt{ctx, f}, a, npzSums(all, o.Size, len(sums)))
 	}
 	return AllOK(o.World, err)
 }
 
 // npzPart writes the rank's rows of archive a into f.
-func (o *Output) npzPart(ctx context.Context, f *os.File, a pointio.NPZArchive, p Part, before int64) ([]pointio.NPZSum, error) {
-	w, err := pointio.NewNPZPartWriter(ctxWriterAt{ctx, f}, a, p.Answers.Base, before, o.Rank == 0)
+func (o *Output) npzPart(ctx context.Context, f *os.File, a numpyio.NPZArchive, p Part, before int64) ([]numpyio.NPZSum, error) {
+	w, err := numpyio.NewNPZPartWriter(ctxWriterAt{ctx, f}, a, p.Answers.Base, before, o.Rank == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -309,12 +310,12 @@ func (o *Output) npzPart(ctx context.Context, f *os.File, a pointio.NPZArchive, 
 }
 
 // npzSums are the ranks' records' sums of arrays arrays each.
-func npzSums(all []int64, ranks, arrays int) [][]pointio.NPZSum {
-	parts := make([][]pointio.NPZSum, ranks)
+func npzSums(all []int64, ranks, arrays int) [][]numpyio.NPZSum {
+	parts := make([][]numpyio.NPZSum, ranks)
 	for r := range parts {
 		rec := all[r*npzRecord:]
 		for m := range arrays {
-			parts[r] = append(parts[r], pointio.NPZSum{CRC: uint32(rec[1+2*m]), Len: rec[2+2*m]})
+			parts[r] = append(parts[r], numpyio.NPZSum{CRC: uint32(rec[1+2*m]), Len: rec[2+2*m]})
 		}
 	}
 	return parts

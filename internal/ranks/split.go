@@ -10,6 +10,7 @@ import (
 	"github.com/geoknn/geoknn/mpi"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 )
 
 // Shares splits n observations among size ranks: evenly, or where they
@@ -65,17 +66,17 @@ func OpenRows(path string, opts pointio.ReadOptions) *RowFile {
 	case strings.ToLower(filepath.Ext(path)) == ".npy":
 		return &RowFile{
 			rows: func() (int64, error) {
-				n, ok, err := pointio.NPYRows(path)
+				n, ok, err := numpyio.NPYRows(path)
 				if err == nil && !ok {
 					err = errors.New("a Fortran-order file")
 				}
 				return int64(n), err
 			},
 			read: func(ctx context.Context, lo, hi int64) ([]float64, []float64, error) {
-				return pointio.ReadNPYRadiansRows(ctx, path, opts.Radians, int(lo), int(hi))
+				return numpyio.ReadNPYRadiansRows(ctx, path, opts.Radians, int(lo), int(hi))
 			},
 		}
-	case pointio.IsParquet(path): // by extension or, without one, by content, as the readers tell
+	case arrowio.IsParquet(path): // by extension or, without one, by content, as the readers tell
 		return &RowFile{
 			rows: func() (int64, error) { return arrowio.ParquetRows(path) },
 			read: func(ctx context.Context, lo, hi int64) ([]float64, []float64, error) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -14,23 +12,20 @@ import (
 	"github.com/geoknn/geoknn/stream"
 )
 
-// OpenChunks opens path for reading in chunks: a Parquet file a row group
-// at a time (several read ahead side by side; a huge group in batches),
-// an Arrow IPC file or stream a window of batches at a time, standard
-// input ("-") as OpenReaderChunks reads it, any other format as
-// pointio.OpenChunks reads it (chunkRows points a chunk, 0: the default).
+// OpenChunks opens path, a file Handles reports, for reading in chunks: a
+// Parquet file a row group at a time (several read ahead side by side; a
+// huge group in batches), an Arrow IPC file or stream a window of batches
+// at a time (chunkRows points a chunk, 0: the default). A pipe or device
+// is copied to a temporary file first. Package pointio/formats opens the
+// other formats, and standard input.
 func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (stream.ChunkReader, error) {
 	switch {
-	case path == "-":
-		return OpenReaderChunks(ctx, os.Stdin, opts, chunkRows, "")
 	case spoolable(path):
 		return openSpooledChunks(ctx, path, opts, chunkRows)
 	case isIPC(path):
 		return openIPCChunks(ctx, path, opts)
-	case pointio.IsParquet(path):
-		return openParquetChunks(path, opts, chunkRows, 0)
 	}
-	return pointio.OpenChunks(ctx, path, opts, chunkRows)
+	return openParquetChunks(path, opts, chunkRows, 0)
 }
 
 func openParquetChunks(path string, opts pointio.ReadOptions, chunkRows, workers int) (stream.ChunkReader, error) {
@@ -124,17 +119,11 @@ func cutChunk(c stream.Chunk, lo, hi int64) stream.Chunk {
 
 // OpenChunksRange is OpenChunks for rows [lo, hi) of path, an MPI rank's
 // share of a file every rank reads: a Parquet file's row groups that hold
-// them (the chunks cut to them), a .npy file's rows from lo on, other
-// formats read from the start and cut (pointio.ChunkRange). Errors name
-// rows in the whole file.
+// them (the chunks cut to them), an Arrow file read from the start and
+// cut (pointio.ChunkRange). Errors name rows in the whole file.
 func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int, lo, hi int64) (stream.ChunkReader, error) {
-	switch {
-	case pointio.IsParquet(path) && !spoolable(path):
+	if IsParquet(path) && !spoolable(path) {
 		return openParquetRange(path, opts, chunkRows, 0, lo, hi)
-	case strings.EqualFold(filepath.Ext(path), ".npy") && opts.IDColumn == "":
-		if _, byRows, err := pointio.NPYRows(path); err == nil && byRows {
-			return pointio.OpenNPYChunksRange(path, opts.Radians, chunkRows, int(lo), int(hi))
-		}
 	}
 	r, err := OpenChunks(ctx, path, opts, chunkRows)
 	if err != nil {

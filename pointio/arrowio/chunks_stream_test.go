@@ -118,62 +118,15 @@ func TestIPCChunksAsWhole(t *testing.T) {
 	}
 }
 
-// Standard input's formats: streamed or spooled, the same points as the
-// file, and no temporary file left.
-func TestReaderChunks(t *testing.T) {
-	dir := t.TempDir()
-	for _, path := range []string{
-		writeTestParquet(t, "p.parquet", nil, 300, testColumns(2000, -1)),
-		filepath.Join("testdata", "airports_pyarrow.feather"),
-		filepath.Join("..", "testdata", "airports_numpy_f64.npy"),
-		filepath.Join("..", "testdata", "airports_numpy.npz"),
-		filepath.Join("..", "..", "testdata", "realdata", "cities.csv"),
-	} {
-		wantLat, _, _, err := ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
-		if !Handles(path) {
-			wantLat, _, _, err = pointio.ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, _ := os.Open(path)
-		r, err := OpenReaderChunks(context.Background(), f, pointio.ReadOptions{}, 500, dir)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		var lat []float64
-		var c stream.Chunk
-		for {
-			if c, err = r.Next(context.Background(), c); err != nil {
-				break
-			}
-			lat = append(lat, c.Lat...)
-		}
-		r.Close()
-		f.Close()
-		if err != io.EOF || !slices.Equal(lat, wantLat) {
-			t.Errorf("%s from a stream: %d points, %v; want %d", path, len(lat), err, len(wantLat))
-		}
-	}
-	if left, _ := os.ReadDir(dir); len(left) > 0 {
-		t.Errorf("temporary files left: %v", left)
-	}
-}
-
 // A rank's rows [lo, hi) come as the whole file's rows [lo, hi), their
-// Base counting in the whole file, for Parquet (groups skipped), .npy
-// (seek) and CSV (cut).
+// Base counting in the whole file, for Parquet (groups skipped); package
+// formats checks the other formats.
 func TestChunksRange(t *testing.T) {
 	files := []string{
 		writeTestParquet(t, "r.parquet", nil, 300, testColumns(2000, -1)),
-		filepath.Join("..", "testdata", "airports_numpy_f64.npy"),
-		filepath.Join("..", "..", "testdata", "realdata", "cities.csv"),
 	}
 	for _, path := range files {
 		wantLat, _, _, err := ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
-		if !Handles(path) {
-			wantLat, _, _, err = pointio.ReadFileRadians(context.Background(), path, pointio.ReadOptions{})
-		}
 		if err != nil {
 			t.Fatal(err)
 		}

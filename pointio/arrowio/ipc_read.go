@@ -21,10 +21,10 @@ import (
 const ipcMagic = "ARROW1"
 
 // Handles reports whether ReadFileWith reads path: a Parquet file
-// (pointio.IsParquet) or an Arrow IPC file (.arrow, .feather, .ipc, or one
+// (IsParquet) or an Arrow IPC file (.arrow, .feather, .ipc, or one
 // that starts as Arrow files do).
 func Handles(path string) bool {
-	if pointio.IsParquet(path) {
+	if IsParquet(path) {
 		return true
 	}
 	return isIPC(path)
@@ -77,7 +77,7 @@ func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]
 	return pts, ids, nil
 }
 
-// readIPC reads latitude and longitude columns (named as pointio.ReadCSV
+// readIPC reads latitude and longitude columns (named as csvio.Read
 // names them, float or double degrees) from an Arrow IPC file, or from an
 // IPC stream when the file lacks the file format's magic. The points go to
 // emit in order, a window of batches at a time: the file is never held

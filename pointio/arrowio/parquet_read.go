@@ -26,7 +26,7 @@ import (
 // which files), as [longitude, latitude] pairs in degrees in row order.
 // For Parquet: the primary geometry of a GeoParquet file
 // (points, WKB or the native "point" encoding, in longitude/latitude), or
-// else the latitude and longitude columns, named as pointio.ReadCSV names
+// else the latitude and longitude columns, named as csvio.Read names
 // them (float or double, degrees), row groups read in parallel; for Arrow
 // IPC (file or stream format): the latitude and longitude columns. When
 // ctx is done the reading stops and ctx's error comes back.

@@ -97,3 +97,15 @@ func notSpecial(path string) error {
 	}
 	return nil
 }
+
+// spooled is a chunk reader of a temporary file, removed on Close.
+type spooled struct {
+	stream.ChunkReader
+	path string
+}
+
+func (s spooled) Close() error {
+	err := s.ChunkReader.Close()
+	os.Remove(s.path)
+	return err
+}

@@ -7,27 +7,28 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/stream"
 )
 
-// CSV is text with a header line: answers as pointio's CSV writers write
+// CSV is text with a header line: answers as csvio's writers write
 // them (distances in metres, three decimals), points as lat,lon in the
 // shortest form that reads back to the same float64.
 var CSV = Format{
 	Name: pointio.FormatCSV, Exts: []string{".csv", ".txt"},
 	Answers: func(w *bufio.Writer, kind stream.AnswerKind, k int, _ Options) (stream.AnswerWriter, error) {
-		return pointio.NewCSVAnswerWriter(w, kind, k)
+		return csvio.NewAnswerWriter(w, kind, k)
 	},
 	Rows:      csvRows,
 	Unmatched: true,
 	Points:    csvPoints, Attributes: true,
 }
 
-// csvRowsWriter is pointio's CSVRowsWriter taking typed values.
-type csvRowsWriter struct{ w *pointio.CSVRowsWriter }
+// csvRowsWriter is csvio's RowsWriter taking typed values.
+type csvRowsWriter struct{ w *csvio.RowsWriter }
 
 func csvRows(w *bufio.Writer, fields []arrow.Field, _ Options) (RowsWriter, error) {
-	return csvRowsWriter{pointio.NewCSVRowsWriter(w, fieldNames(fields))}, nil
+	return csvRowsWriter{csvio.NewRowsWriter(w, fieldNames(fields))}, nil
 }
 
 func (c csvRowsWriter) Write(n int, rows func(i int, add func(vals ...any))) error {
@@ -60,10 +61,10 @@ func CSVFields(vals []any) []string {
 // read.
 func csvPoints(w *bufio.Writer, p Points) error {
 	if len(p.Names) == 0 {
-		return pointio.WritePointsCSV(w, p.Pts)
+		return csvio.WritePoints(w, p.Pts)
 	}
 	header := append([]string{"lat", "lon"}, p.Names...)
-	return pointio.WriteCSVRows(w, header, len(p.Pts), func(i int, add func(fields ...string)) {
+	return csvio.WriteRows(w, header, len(p.Pts), func(i int, add func(fields ...string)) {
 		fields := make([]string, 0, len(header))
 		fields = append(fields, strconv.FormatFloat(p.Pts[i].Lat(), 'g', -1, 64), strconv.FormatFloat(p.Pts[i].Lon(), 'g', -1, 64))
 		for c := range p.Values {

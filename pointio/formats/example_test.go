@@ -2,9 +2,12 @@ package formats_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/stream"
 )
@@ -49,4 +52,17 @@ func ExampleNamed() {
 	// Output:
 	// --out-format "xlsx": want csv, npz, parquet or arrow
 	// output answers.csv.gz: unknown format ".gz": name it .csv, .npz, .parquet or .arrow
+}
+
+// A stream says its format by its first bytes: here GeoJSON, then CSV
+// with an error named as the stream's name ("-", standard input) says.
+func ExampleReadReaderIDs() {
+	ctx := context.Background()
+	pts, _, err := formats.ReadReaderIDs(ctx, strings.NewReader(`{"type": "Point", "coordinates": [8.5403, 47.3779]}`), "-", pointio.ReadOptions{})
+	fmt.Println(pts, err)
+	_, _, err = formats.ReadReaderIDs(ctx, strings.NewReader("lat,lon\n95.2,8.5\n"), "-", pointio.ReadOptions{})
+	fmt.Println(err)
+	// Output:
+	// [[8.5403 47.3779]] <nil>
+	// standard input:2: latitude "95.2" out of range [-90, 90]
 }

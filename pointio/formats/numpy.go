@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -17,16 +18,16 @@ import (
 var NPZ = Format{
 	Name: pointio.FormatNPZ, Exts: []string{".npz"},
 	Answers: func(w *bufio.Writer, kind stream.AnswerKind, k int, o Options) (stream.AnswerWriter, error) {
-		return pointio.NewNPZAnswerWriter(w, kind, k, o.Rows, o.Dir)
+		return numpyio.NewNPZAnswerWriter(w, kind, k, o.Rows, o.Dir)
 	},
 	AnswersAt: func(f io.WriterAt, kind stream.AnswerKind, k int, o Options) (stream.AnswerWriter, error) {
-		return pointio.NewNPZAnswerWriterAt(f, kind, k, o.Rows, o.Dir)
+		return numpyio.NewNPZAnswerWriterAt(f, kind, k, o.Rows, o.Dir)
 	},
 	Rows: func(w *bufio.Writer, fields []arrow.Field, _ Options) (RowsWriter, error) {
 		return &npzRows{w: w, fields: fields, vals: make([][]any, len(fields))}, nil
 	},
 	RowsWhole: true,
-	Points:    func(w *bufio.Writer, p Points) error { return pointio.WritePointsNPZ(w, p.Pts) },
+	Points:    func(w *bufio.Writer, p Points) error { return numpyio.WritePointsNPZ(w, p.Pts) },
 }
 
 // npzRows gathers rows into one NumPy array a field (text as fixed-width
@@ -51,28 +52,28 @@ func (z *npzRows) Write(n int, rows func(i int, add func(vals ...any))) error {
 }
 
 func (z *npzRows) Close() error {
-	cols := make([]pointio.NPZColumn, len(z.fields))
+	cols := make([]numpyio.NPZColumn, len(z.fields))
 	for k, f := range z.fields {
 		cols[k] = npzColumn(f.Name, z.vals[k])
 	}
-	return pointio.WriteNPZ(z.w, z.rows, cols)
+	return numpyio.WriteNPZ(z.w, z.rows, cols)
 }
 
 func (z *npzRows) Abort() { z.vals = nil }
 
 // npzColumn is one gathered field as a NumPy array of its type.
-func npzColumn(name string, vals []any) pointio.NPZColumn {
+func npzColumn(name string, vals []any) numpyio.NPZColumn {
 	if len(vals) > 0 {
 		if _, ok := vals[0].(string); ok {
 			text := make([]string, len(vals))
 			for i, v := range vals {
 				text[i] = v.(string)
 			}
-			return pointio.StringColumn(name, text)
+			return numpyio.StringColumn(name, text)
 		}
 	}
 	descr, size := npzType(name, vals)
-	return pointio.NPZColumn{Name: name, Descr: descr, Size: size, Put: func(b []byte, i int) {
+	return numpyio.NPZColumn{Name: name, Descr: descr, Size: size, Put: func(b []byte, i int) {
 		switch x := vals[i].(type) {
 		case int64:
 			binary.LittleEndian.PutUint64(b, uint64(x))
@@ -96,7 +97,7 @@ func npzType(name string, vals []any) (descr string, size int) {
 		return "<i4", 4
 	case uint32:
 		if name == "ref_index" {
-			return pointio.RefIndexDescr, 4 // -1 where missing, as without ids
+			return numpyio.RefIndexDescr, 4 // -1 where missing, as without ids
 		}
 		return "<u4", 4
 	case float64:
@@ -109,5 +110,5 @@ func npzType(name string, vals []any) (descr string, size int) {
 // degrees: points only.
 var NPY = Format{
 	Name: "npy", Exts: []string{".npy"},
-	Points: func(w *bufio.Writer, p Points) error { return pointio.WritePointsNPY(w, p.Pts) },
+	Points: func(w *bufio.Writer, p Points) error { return numpyio.WritePointsNPY(w, p.Pts) },
 }

@@ -26,7 +26,7 @@ func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb
 	}
 	defer done()
 	if ext == "" {
-		return pointio.ReadReaderIDs(ctx, br, path, opts)
+		return ReadReaderIDs(ctx, br, path, opts)
 	}
 	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
@@ -35,7 +35,7 @@ func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb
 	defer os.Remove(tmp)
 	read := arrowio.ReadFileIDs
 	if ext == ".npz" {
-		read = pointio.ReadFileIDs
+		read = ReadFileIDs
 	}
 	pts, ids, err := read(ctx, tmp, opts)
 	if err != nil {
@@ -70,18 +70,7 @@ func peekFormat(ctx context.Context, in io.Reader) (*bufio.Reader, string) {
 	// A read that returns when ctx is done: a signal stops a command
 	// waiting on a quiet pipe.
 	br := bufio.NewReaderSize(pointio.CancelReader(ctx, in), 1<<20)
-	head, _ := br.Peek(8)
-	switch h := string(head); {
-	case strings.HasPrefix(h, "PAR1"):
-		return br, ".parquet"
-	case strings.HasPrefix(h, "ARROW1"):
-		return br, ".arrow"
-	case strings.HasPrefix(h, "\xff\xff\xff\xff"):
-		return br, ".arrows" // an Arrow IPC stream
-	case strings.HasPrefix(h, "PK\x03\x04"):
-		return br, ".npz"
-	}
-	return br, ""
+	return br, spooledExt(br)
 }
 
 // stdinError is an error about the copy at tmp of the input named name,

@@ -1,11 +1,14 @@
 package formats
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
@@ -15,13 +18,13 @@ import (
 // format (<(cat x.parquet), /dev/stdin, a FIFO without an extension),
 // which can be read only once.
 func ByContent(path string) bool {
-	return path == "-" || (pointio.ReadByContent(path) && !arrowio.Handles(path))
+	return path == "-" || (readByContent(path) && !arrowio.Handles(path))
 }
 
 // ReadPoints reads the points of path in degrees, as read, and the
 // values of the column opts.IDColumn names: Parquet and Arrow files
-// through package arrowio, the others through pointio, and inputs read by
-// content (ByContent) as their first bytes say.
+// through package arrowio, the others as ReadFileIDs reads them, and
+// inputs read by content (ByContent) as their first bytes say.
 func ReadPoints(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
 	switch {
 	case ByContent(path):
@@ -29,7 +32,7 @@ func ReadPoints(ctx context.Context, path string, opts pointio.ReadOptions) ([]o
 	case arrowio.Handles(path):
 		return arrowio.ReadFileIDs(ctx, path, opts)
 	}
-	return pointio.ReadFileIDs(ctx, path, opts)
+	return ReadFileIDs(ctx, path, opts)
 }
 
 // ReadRadians reads the file at path (not one read by content) straight
@@ -39,36 +42,84 @@ func ReadRadians(ctx context.Context, path string, opts pointio.ReadOptions) (la
 	if arrowio.Handles(path) {
 		return arrowio.ReadFileRadians(ctx, path, opts)
 	}
-	return pointio.ReadFileRadians(ctx, path, opts)
+	return ReadFileRadians(ctx, path, opts)
 }
 
-// OpenChunks opens path for reading in chunks of about rows points: files
-// as arrowio.OpenChunks opens them, inputs read by content as a stream
-// (text, .npy) or, for the formats read from their end (Parquet, Arrow,
-// .npz), through a temporary copy removed on Close. Errors name the
-// input, never the copy.
+// OpenChunks opens path for reading in chunks of about rows points (0:
+// pointio.DefaultChunkRows): Parquet and Arrow files as arrowio.OpenChunks
+// opens them, the others as openFileChunks does, and inputs read by
+// content (ByContent) as OpenReaderChunks reads them. Errors name the
+// input, never a copy.
 func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
-	if !ByContent(path) {
+	switch {
+	case ByContent(path):
+		return openPipeChunks(ctx, path, opts, rows)
+	case arrowio.Handles(path):
 		return arrowio.OpenChunks(ctx, path, opts, rows)
 	}
+	return openFileChunks(ctx, path, opts, rows)
+}
+
+// OpenChunksRange is OpenChunks for rows [lo, hi) of path, an MPI rank's
+// share of a file every rank reads: a Parquet file's row groups that hold
+// them (arrowio.OpenChunksRange), a .npy file's rows from lo on, other
+// formats read from the start and cut (pointio.ChunkRange). Errors name
+// rows in the whole file.
+func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions, rows int, lo, hi int64) (stream.ChunkReader, error) {
+	switch {
+	case arrowio.Handles(path):
+		return arrowio.OpenChunksRange(ctx, path, opts, rows, lo, hi)
+	case formatOf(path) == formatNPY && opts.IDColumn == "":
+		if _, byRows, err := numpyio.NPYRows(path); err == nil && byRows {
+			return numpyio.OpenNPYChunksRange(path, opts.Radians, rows, int(lo), int(hi))
+		}
+	}
+	r, err := OpenChunks(ctx, path, opts, rows)
+	if err != nil {
+		return nil, err
+	}
+	return pointio.ChunkRange(r, lo, hi), nil
+}
+
+// OpenReaderChunks reads points in chunks of about rows points from r,
+// standard input say (named "standard input" in errors): CSV
+// (gzip-compressed or not), GeoJSON and .npy as a stream; Parquet, Arrow
+// IPC and .npz, read from their end, through a temporary file in dir
+// ("": os.TempDir()), removed on Close.
+func OpenReaderChunks(ctx context.Context, r io.Reader, opts pointio.ReadOptions, rows int, dir string) (stream.ChunkReader, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	return openPeekedChunks(ctx, br, spooledExt(br), "-", opts, rows, dir)
+}
+
+// openPipeChunks opens standard input or the special file at path, which
+// can be read only once, as OpenReaderChunks reads it.
+func openPipeChunks(ctx context.Context, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
 	br, ext, done, err := openPipe(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	if ext == "" {
-		r, err := arrowio.OpenReaderChunks(ctx, br, opts, rows, "")
-		if err != nil {
-			done()
-			return nil, err
-		}
-		return pipeChunks{r, done}, nil
+	r, err := openPeekedChunks(ctx, br, ext, path, opts, rows, "")
+	if err != nil || ext != "" {
+		done() // a copy holds what the pipe held
+		return r, err
 	}
-	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
-	done()
+	return pipeChunks{r, done}, nil
+}
+
+// openPeekedChunks reads br, whose first bytes say ext (spooledExt), as
+// a stream or through a copy in dir; errors name path, the input.
+func openPeekedChunks(ctx context.Context, br *bufio.Reader, ext, path string, opts pointio.ReadOptions, rows int, dir string) (stream.ChunkReader, error) {
+	if ext == "" {
+		if head, _ := br.Peek(len(npyMagic)); string(head) == npyMagic && opts.IDColumn == "" {
+			return numpyio.OpenNPYChunks(br, "-", opts.Radians, rows)
+		}
+		return OpenTextChunks(br, "-", opts, rows), nil
+	}
+	tmp, err := pointio.SpoolStdin(ctx, br, dir, ext)
 	if err != nil {
 		return nil, err
 	}
-	r, err := arrowio.OpenChunks(ctx, tmp, opts, rows)
+	r, err := OpenChunks(ctx, tmp, opts, rows)
 	if err != nil {
 		os.Remove(tmp)
 		return nil, stdinError{err, tmp, describe(path)}

@@ -1,0 +1,339 @@
+package formats
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/geojsonio"
+	"github.com/geoknn/geoknn/pointio/internal/check"
+	"github.com/geoknn/geoknn/pointio/numpyio"
+	"github.com/paulmach/orb"
+)
+
+type format int
+
+const (
+	formatUnknown format = iota
+	formatCSV
+	formatGeoJSON
+	formatParquet
+	formatNPY
+	formatNPZ
+)
+
+// formatOf picks the format from the file name extension, ignoring case.
+func formatOf(path string) format {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv", ".txt":
+		return formatCSV
+	case ".geojson", ".json":
+		return formatGeoJSON
+	case ".parquet", ".geoparquet", ".parq":
+		return formatParquet
+	case ".npy":
+		return formatNPY
+	case ".npz":
+		return formatNPZ
+	}
+	return formatUnknown
+}
+
+// ReadFile reads the points stored in the file at path, as
+// [longitude, latitude] pairs in degrees in file order.
+//
+// The format follows the extension, ignoring case: ".csv" and ".txt" are
+// read with csvio, ".geojson" and ".json" with geojsonio, ".npy" and
+// ".npz" with numpyio. For any other extension the content decides: a
+// .npy array by its magic, gzip by its (then the name without .gz
+// decides), GeoJSON if its first byte other than white space (after an
+// optional UTF-8 byte order mark) is '{', otherwise CSV. Parquet and
+// Arrow files are refused: ReadPoints reads them.
+//
+// Problems with the content are reported as *pointio.InputError values
+// naming path;
+// a file that cannot be opened or read gives an error wrapping the
+// *fs.PathError.
+func ReadFile(path string) ([]orb.Point, error) {
+	return ReadFileContext(context.Background(), path)
+}
+
+// ReadFileContext is ReadFile that stops within one buffer of reading once
+// ctx is done, returning ctx's error.
+func ReadFileContext(ctx context.Context, path string) ([]orb.Point, error) {
+	return ReadFileWith(ctx, path, pointio.ReadOptions{})
+}
+
+// ReadFileWith is ReadFileContext with options: the names of the
+// coordinate columns.
+func ReadFileWith(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, error) {
+	opts.IDColumn = ""
+	pts, _, err := ReadFileIDs(ctx, path, opts)
+	return pts, err
+}
+
+// ReadFileIDs is ReadFileWith that also returns, when opts.IDColumn names
+// one, the values of that column, one a point (CSV; Parquet and Arrow
+// through arrowio); other formats carry no id column and are refused.
+func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+	return readFileIDs(ctx, path, opts, csvio.Sink{})
+}
+
+// readFileIDs is ReadFileIDs with a CSV input's points handed to sink.
+func readFileIDs(ctx context.Context, path string, opts pointio.ReadOptions, sink csvio.Sink) ([]orb.Point, []string, error) {
+	var ids []string
+	pts, err := readFile(ctx, path, opts, sink, &ids)
+	return endRead(ctx, pts, ids, err)
+}
+
+// readFile reads path's points, and into ids the id column opts names.
+func readFile(ctx context.Context, path string, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
+	in, size, err := openInput(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return readFrom(ctx, in, path, size, opts, sink, ids)
+}
+
+// endRead is what a whole read returns: ctx's error once it is done (the
+// read may have stopped anywhere), else the points or the error.
+func endRead(ctx context.Context, pts []orb.Point, ids []string, err error) ([]orb.Point, []string, error) {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, nil, ctxErr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return pts, ids, nil
+}
+
+// ReadFileRadians is ReadFileIDs that returns the points as latitude and
+// longitude columns in radians, what the engine reads: a CSV input goes
+// into them a chunk at a time, so the points are never held twice.
+func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
+	if formatOf(path) == formatNPY && opts.IDColumn == "" {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+			lat, lon, ok, err := numpyio.ReadNPYRadians(ctx, path, opts.Radians)
+			if ok || err != nil {
+				return lat, lon, nil, err
+			}
+		}
+	}
+	// Room for rows of 21 bytes ("-12.345678,123.456789\n"): the pages a
+	// wider file leaves untouched are never made resident.
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		rows := min(fi.Size()/21+16, 1<<31)
+		lat, lon = make([]float64, 0, rows), make([]float64, 0, rows)
+	}
+	sink := csvio.Sink{Points: func(pts []orb.Point) { lat, lon = pointio.AppendRadiansParallel(lat, lon, pts) }}
+	pts, ids, err := readFileIDs(ctx, path, opts, sink)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sink.Points(pts) // the formats read whole
+	return lat, lon, ids, nil
+}
+
+// ReadReaderIDs is ReadFileIDs for a stream (standard input, say) named
+// name in errors: CSV, GeoJSON or .npy, sniffed, gzip-compressed or not.
+func ReadReaderIDs(ctx context.Context, r io.Reader, name string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+	var ids []string
+	pts, err := readFrom(ctx, r, name, 0, opts, csvio.Sink{}, &ids)
+	return endRead(ctx, pts, ids, err)
+}
+
+// readFrom reads the points of in, the input path (its extension says the
+// format, else its content) of size bytes (0: unknown), a CSV input's
+// handed to sink when sink.Points is set, and into ids the id column
+// opts names.
+func readFrom(ctx context.Context, in io.Reader, path string, size int64, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
+	br := bufio.NewReaderSize(pointio.ContextReader(ctx, in), csvio.ReaderBufferSize)
+	kind := formatOf(path)
+	if pts, binary, err := readBinary(br, path, size, kind, opts); binary {
+		return pts, err
+	}
+	if head, _ := br.Peek(2); string(head) == gzipMagic {
+		// gzip: the name without .gz says the format.
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, corruptGzip(path, err)
+		}
+		br, size = bufio.NewReaderSize(pointio.ContextReader(ctx, gzipReader{gz, path}), csvio.ReaderBufferSize), 0
+		kind = formatOf(strings.TrimSuffix(strings.TrimSuffix(path, ".gz"), ".GZ"))
+	}
+	return readText(br, path, size, kind, opts, sink, ids)
+}
+
+// readBinary reads a NumPy input, and refuses a Parquet one (package
+// arrowio reads it) and NumPy arrays asked for ids; binary reports
+// whether br held one of them.
+func readBinary(br *bufio.Reader, path string, size int64, kind format, opts pointio.ReadOptions) (_ []orb.Point, binary bool, _ error) {
+	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {
+		return nil, true, check.FileError(path, "a Parquet file: read it with package pointio/arrowio (knn run does)")
+	}
+	head, _ := br.Peek(6)
+	switch npy := string(head) == npyMagic; {
+	case opts.IDColumn != "" && (kind == formatNPY || kind == formatNPZ || npy):
+		return nil, true, check.FileError(path, "NumPy arrays carry no id column (--obs-id, --ref-id: CSV, Parquet or Arrow)")
+	case kind == formatNPY || (kind == formatUnknown && npy):
+		pts, err := numpyio.ReadNPY(br, path, size, opts.Radians)
+		return pts, true, err
+	case kind == formatNPZ:
+		pts, err := numpyio.ReadNPZFile(path, opts)
+		return pts, true, err
+	}
+	return nil, false, nil
+}
+
+// readText reads CSV or GeoJSON text, as its kind or, unknown, its
+// content says.
+func readText(br *bufio.Reader, path string, size int64, kind format, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
+	if err := checkContent(br, path, kind); err != nil {
+		return nil, err
+	}
+	if kind == formatUnknown {
+		var err error
+		if kind, err = sniff(br); err != nil {
+			return nil, check.ReadError(path, err)
+		}
+	}
+	if kind == formatGeoJSON {
+		var buf bytes.Buffer
+		if size > 0 && size < 1<<31 {
+			buf.Grow(int(size) + bytes.MinRead)
+		}
+		if _, err := buf.ReadFrom(br); err != nil {
+			return nil, check.ReadError(path, err)
+		}
+		pts, got, err := geojsonio.Decode(buf.Bytes(), path, opts.IDColumn)
+		*ids = got
+		return pts, err
+	}
+	pts, got, err := csvio.ReadBuffered(br, path, size, opts, sink)
+	*ids = got
+	return pts, err
+}
+
+// gzipReader reports corrupt compressed data as an InputError.
+type gzipReader struct {
+	r    io.Reader
+	path string
+}
+
+func (g gzipReader) Read(b []byte) (int, error) {
+	n, err := g.r.Read(b)
+	if err != nil && err != io.EOF {
+		var pe *fs.PathError
+		if !errors.As(err, &pe) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			err = corruptGzip(g.path, err)
+		}
+	}
+	return n, err
+}
+
+func corruptGzip(path string, err error) error {
+	return &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: "gzip-compressed data is corrupt or truncated", Err: err}
+}
+
+// openInput opens path ("-": standard input) and returns its size when
+// known (0 otherwise). Standard input and other files that are not regular
+// (a FIFO) are read through CancelReader, so that ctx stops a read that
+// waits on them.
+func openInput(ctx context.Context, path string) (io.ReadCloser, int64, error) {
+	if path == "-" {
+		return io.NopCloser(pointio.CancelReader(ctx, os.Stdin)), 0, nil
+	}
+	f, err := pointio.OpenStoppable(ctx, path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read points: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return f, 0, nil
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, 0, fmt.Errorf("read points: %s is a directory", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return readCloser{pointio.CancelReader(ctx, f), f}, 0, nil
+	}
+	return f, fi.Size(), nil
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// sniff guesses the format from the first byte that is not white space or
+// part of a byte order mark, without consuming input.
+func sniff(br *bufio.Reader) (format, error) {
+	for n := 64; ; n *= 2 {
+		n = min(n, br.Size())
+		b, err := br.Peek(n)
+		b = bytes.TrimPrefix(b, check.BOM)
+		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
+			if t[0] == '{' {
+				return formatGeoJSON, nil
+			}
+			return formatCSV, nil
+		}
+		if err == io.EOF || n == br.Size() {
+			// Empty, or white space as far as we can see: let the CSV
+			// reader report it.
+			return formatCSV, nil
+		}
+		if err != nil {
+			return formatUnknown, err
+		}
+	}
+}
+
+// checkContent names content that is not the text csvio and geojsonio read,
+// rather than letting the CSV or JSON parser report its bytes: compressed
+// files and archives, UTF-16, binary data, and GeoJSON in a CSV file.
+func checkContent(br *bufio.Reader, path string, kind format) error {
+	head, _ := br.Peek(512)
+	for _, c := range []struct {
+		prefix, what string
+	}{
+		{"\x1f\x8b", "gzip-compressed data inside gzip: decompress it first (gunzip)"},
+		{"PK\x03\x04", "a zip archive: geoknn reads CSV, GeoJSON and Parquet files, and gzip-compressed text"},
+		{parquetMagic, "a Parquet file: name it .parquet"},
+		{"\xff\xfe", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
+		{"\xfe\xff", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
+	} {
+		if bytes.HasPrefix(head, []byte(c.prefix)) {
+			return check.FileError(path, c.what)
+		}
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return check.FileError(path, "binary data, not CSV or GeoJSON text")
+	}
+	text := bytes.TrimLeft(bytes.TrimPrefix(head, check.BOM), " \t\r\n")
+	if kind == formatCSV && len(text) > 0 && text[0] == '{' {
+		return check.FileError(path, "this looks like GeoJSON (it starts with '{'): name the file .geojson")
+	}
+	return nil
+}
+
+// readByContent reports whether path is a special file
+// (pointio.IsSpecial) whose name says none of the text and NumPy formats
+// (`<(cat x.parquet)`, /dev/stdin, a FIFO named without an extension):
+// what it holds is told by its first bytes, and it can be read only once.
+func readByContent(path string) bool {
+	return path != "-" && formatOf(path) == formatUnknown && pointio.IsSpecial(path)
+}

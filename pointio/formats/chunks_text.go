@@ -1,0 +1,182 @@
+package formats
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
+	"github.com/geoknn/geoknn/stream"
+	"github.com/paulmach/orb"
+)
+
+// openFileChunks opens path ("-": standard input) for reading in chunks
+// of about chunkRows points (0: pointio.DefaultChunkRows): CSV and
+// gzip-compressed CSV by blocks, .npy by row ranges (Fortran order
+// whole), GeoJSON and .npz whole and then handed out in chunks. Parquet
+// and Arrow files are opened by package arrowio's OpenChunks.
+func openFileChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (stream.ChunkReader, error) {
+	if chunkRows <= 0 {
+		chunkRows = pointio.DefaultChunkRows
+	}
+	switch formatOf(path) {
+	case formatNPY:
+		if opts.IDColumn == "" && path != "-" {
+			return numpyio.OpenNPYFile(path, opts.Radians, chunkRows)
+		}
+	case formatGeoJSON, formatNPZ:
+		return pointio.ReadWholeChunks(ctx, path, opts, chunkRows, ReadFileRadians)
+	}
+	return openTextChunks(ctx, path, opts, chunkRows)
+}
+
+// textPiece is what the text reader hands on: points and their ids, or
+// the reading's end (err, io.EOF when it ended well).
+type textPiece struct {
+	pts []orb.Point
+	ids []string
+	err error
+}
+
+// textChunks reads CSV (gzip-compressed or not, a file or standard input)
+// in a goroutine of its own through the whole-file reader's block
+// parser, whose blocks come here as they are parsed.
+type textChunks struct {
+	pieces  chan textPiece
+	cancel  context.CancelFunc
+	rows    int
+	base    int64
+	pending textPiece // a piece only partly handed out
+	done    error
+}
+
+func openTextChunks(ctx context.Context, path string, opts pointio.ReadOptions, chunkRows int) (stream.ChunkReader, error) {
+	in, size, err := openInput(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return startTextChunks(in, path, size, opts, chunkRows), nil
+}
+
+// OpenTextChunks reads CSV, gzip-compressed CSV or GeoJSON (whole) from r
+// (standard input, say; named name in errors) in chunks of chunkRows
+// points (0: DefaultChunkRows), as OpenChunks reads a file.
+func OpenTextChunks(r io.Reader, name string, opts pointio.ReadOptions, chunkRows int) stream.ChunkReader {
+	if chunkRows <= 0 {
+		chunkRows = pointio.DefaultChunkRows
+	}
+	return startTextChunks(io.NopCloser(r), name, 0, opts, chunkRows)
+}
+
+// startTextChunks starts reading in (size bytes, 0 if not known).
+func startTextChunks(in io.ReadCloser, name string, size int64, opts pointio.ReadOptions, chunkRows int) stream.ChunkReader {
+	rctx, cancel := context.WithCancel(context.Background())
+	t := &textChunks{pieces: make(chan textPiece, 2), cancel: cancel, rows: chunkRows}
+	go t.produce(rctx, in, name, size, opts)
+	return t
+}
+
+// produce reads the input to its end, handing its points on in pieces.
+func (t *textChunks) produce(ctx context.Context, in io.ReadCloser, path string, size int64, opts pointio.ReadOptions) {
+	defer in.Close()
+	send := func(p textPiece) {
+		select {
+		case t.pieces <- p:
+		case <-ctx.Done():
+		}
+	}
+	wantIDs := opts.IDColumn != ""
+	var held []orb.Point
+	sink := csvio.Sink{
+		Points: func(pts []orb.Point) {
+			if wantIDs {
+				held = pts
+				return
+			}
+			send(textPiece{pts: pts})
+		},
+		IDs: func(ids []string) { send(textPiece{pts: held, ids: ids}) },
+	}
+	var ids []string
+	pts, err := readFrom(ctx, in, path, size, opts, sink, &ids)
+	if err == nil && len(pts) > 0 {
+		send(textPiece{pts: pts, ids: ids}) // GeoJSON and .npy from a stream: whole
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	send(textPiece{err: err})
+}
+
+// Next gathers pieces until the chunk holds t.rows points or the input
+// ends.
+func (t *textChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
+	if t.done != nil {
+		return stream.Chunk{}, t.done
+	}
+	c := stream.Chunk{Base: t.base, Lat: dst.Lat[:0], Lon: dst.Lon[:0], IDs: dst.IDs[:0]}
+	for c.Len() < t.rows {
+		if len(t.pending.pts) == 0 {
+			p, err := t.receive(ctx)
+			if err != nil {
+				t.done = err
+				break
+			}
+			t.pending = p
+		}
+		c = t.take(c)
+	}
+	if c.Len() == 0 && t.done != nil {
+		return stream.Chunk{}, t.done
+	}
+	if t.done != nil && t.done != io.EOF {
+		return stream.Chunk{}, t.done // nothing of a failed input is handed on
+	}
+	if len(c.IDs) == 0 {
+		c.IDs = nil
+	}
+	t.base += int64(c.Len())
+	return c, nil
+}
+
+// receive waits for the next piece with points, or the end.
+func (t *textChunks) receive(ctx context.Context) (textPiece, error) {
+	for {
+		select {
+		case p := <-t.pieces:
+			if p.err != nil {
+				return textPiece{}, p.err
+			}
+			if len(p.pts) > 0 {
+				return p, nil
+			}
+		case <-ctx.Done():
+			return textPiece{}, ctx.Err()
+		}
+	}
+}
+
+// take moves up to the room left in c from the pending piece into c.
+func (t *textChunks) take(c stream.Chunk) stream.Chunk {
+	n := min(t.rows-c.Len(), len(t.pending.pts))
+	c.Lat, c.Lon = pointio.AppendRadiansParallel(c.Lat, c.Lon, t.pending.pts[:n])
+	t.pending.pts = t.pending.pts[n:]
+	if t.pending.ids != nil {
+		c.IDs = append(c.IDs, t.pending.ids[:n]...)
+		t.pending.ids = t.pending.ids[n:]
+	}
+	return c
+}
+
+func (t *textChunks) Rows() int64 { return -1 }
+
+// Close stops the reading goroutine (it drops what it still parses).
+func (t *textChunks) Close() error {
+	t.cancel()
+	if t.done == nil {
+		t.done = errors.New("pointio: chunk reader closed")
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package numpyio
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
+)
+
+// npyChunks reads a C-order (N, 2) .npy array a row range at a time, from
+// a file or a stream: the values and errors of ReadNPYRadians.
+type npyChunks struct {
+	r      io.Reader
+	closer io.Closer
+	name   string
+	size   int
+	decode func([]byte) float64
+	rule   npyRule
+	n, at  int
+	first  int // the first row read (a range's)
+	rows   int
+	raw    []byte
+}
+
+// OpenNPYFile opens the .npy file at path for reading in chunks of
+// chunkRows points by row ranges; a Fortran-order one is read whole.
+func OpenNPYFile(path string, radians bool, chunkRows int) (stream.ChunkReader, error) {
+	nf, ok, err := openNPYPoints(path)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return pointio.ReadWholeChunks(context.Background(), path, pointio.ReadOptions{Radians: radians}, chunkRows, readWholeRadians)
+	}
+	if nf.n == 0 {
+		nf.f.Close()
+		return nil, &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: "no points"}
+	}
+	return &npyChunks{r: bufio.NewReaderSize(nf.f, 1<<20), closer: nf.f, name: path, size: nf.size, decode: nf.decode,
+		rule: newNPYRule(radians), n: nf.n, rows: chunkRows}, nil
+}
+
+// OpenNPYChunks reads a C-order (N, 2) .npy array from r (standard input,
+// say), named name in errors, in chunks of chunkRows points (0:
+// DefaultChunkRows). A Fortran-order array cannot be read in row order
+// and is refused.
+func OpenNPYChunks(r io.Reader, name string, radians bool, chunkRows int) (stream.ChunkReader, error) {
+	if chunkRows <= 0 {
+		chunkRows = pointio.DefaultChunkRows
+	}
+	a, err := readNPYHeader(r)
+	if err != nil {
+		return nil, npyError(name, err)
+	}
+	if len(a.shape) != 2 || a.shape[1] != 2 {
+		return nil, npyError(name, fmt.Errorf("array of shape %v: want (N, 2), latitude then longitude in degrees a row", a.shape))
+	}
+	size, decode, err := a.elem()
+	if err != nil {
+		return nil, npyError(name, err)
+	}
+	if a.fortran || a.len() < 0 {
+		return nil, npyError(name, fmt.Errorf("a Fortran-order array from a stream: give the file's name"))
+	}
+	if a.shape[0] == 0 {
+		return nil, &pointio.InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
+	}
+	return &npyChunks{r: bufio.NewReaderSize(r, 1<<20), name: name, size: size, decode: decode,
+		rule: newNPYRule(radians), n: a.shape[0], rows: chunkRows}, nil
+}
+
+func (c *npyChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
+	if err := ctx.Err(); err != nil {
+		return stream.Chunk{}, err
+	}
+	if c.at >= c.n {
+		return stream.Chunk{}, io.EOF
+	}
+	m := min(c.rows, c.n-c.at)
+	c.raw = slices.Grow(c.raw[:0], m*2*c.size)[:m*2*c.size]
+	if got, err := io.ReadFull(c.r, c.raw); err != nil {
+		need := int64(c.n) * int64(2*c.size)
+		have := int64(c.at)*int64(2*c.size) + int64(got)
+		return stream.Chunk{}, npyError(c.name, fmt.Errorf("the data ends early (%d of %d bytes)", have, need))
+	}
+	out := stream.Chunk{Base: int64(c.at), Lat: slices.Grow(dst.Lat[:0], m)[:m], Lon: slices.Grow(dst.Lon[:0], m)[:m]}
+	if bad := decodeNPYBlock(c.raw, out.Lat, out.Lon, c.size, c.decode, c.rule); bad >= 0 {
+		return stream.Chunk{}, c.rule.err(c.name, c.at+bad, out.Lat[bad], out.Lon[bad])
+	}
+	c.at += m
+	return out, nil
+}
+
+func (c *npyChunks) Rows() int64 { return int64(c.n - c.first) }
+
+func (c *npyChunks) Close() error {
+	if c.closer != nil {
+		return c.closer.Close()
+	}
+	return nil
+}

@@ -1,5 +1,0 @@
-//go:build race
-
-package pointio
-
-const raceEnabled = true
