@@ -65,7 +65,7 @@ func (j *streamJob) progress(rows int64, sink geoknn.AnswerSink) geoknn.AnswerSi
 // last chunk, before the caller commits the output.
 func (j *streamJob) streamInto(ctx context.Context, r stream.ChunkReader, first int64, sink geoknn.AnswerSink) (geoknn.StreamStats, error) {
 	v := j.newSampler(first, r.Rows())
-	st, err := j.x.Stream(ctx, r, v.wrap(sink), j.q)
+	st, err := j.x.Stream(ctx, r, v.wrap(sink), j.q.Streamed(streamDepth))
 	if err != nil {
 		return st, err
 	}
