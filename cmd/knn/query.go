@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/geoknn/geoknn"
@@ -66,23 +65,4 @@ func (a answered) finish(in *runInputs, f runFlags) error {
 	end := in.trace.Begin("host", "write")
 	defer end()
 	return a.write(in, out)
-}
-
-// querySummary says what a neighbour query asked, in the flags' units:
-// metres, and the k the user asked for (not the one more --exclude-self
-// asks of the engine).
-func (f runFlags) querySummary(nref int) string {
-	self := ""
-	if f.q.ExcludeSelf {
-		self = ", each observation's own left out"
-	}
-	kind, k := f.q.Kind()
-	if kind == stream.KindWithinCounts || kind == stream.KindWithinLists {
-		return fmt.Sprintf("within %g m of %d references%s", f.q.RadiusMetres, nref, self)
-	}
-	limit := ""
-	if f.q.MaxMetres > 0 {
-		limit = fmt.Sprintf(" within %g m", f.q.MaxMetres)
-	}
-	return fmt.Sprintf("%d nearest%s of %d references%s", k, limit, nref, self)
 }

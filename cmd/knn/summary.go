@@ -131,6 +131,25 @@ func (f runFlags) searched(ref, obs string) string {
 	return fmt.Sprintf("the nearest of %s for each of %s", ref, obs)
 }
 
+// querySummary says what a neighbour query asked, in the flags' units:
+// metres, and the k the user asked for (not the one more --exclude-self
+// asks of the engine).
+func (f runFlags) querySummary(nref int) string {
+	self := ""
+	if f.q.ExcludeSelf {
+		self = ", each observation's own left out"
+	}
+	kind, k := f.q.Kind()
+	if kind == stream.KindWithinCounts || kind == stream.KindWithinLists {
+		return fmt.Sprintf("within %g m of %d references%s", f.q.RadiusMetres, nref, self)
+	}
+	limit := ""
+	if f.q.MaxMetres > 0 {
+		limit = fmt.Sprintf(" within %g m", f.q.MaxMetres)
+	}
+	return fmt.Sprintf("%d nearest%s of %d references%s", k, limit, nref, self)
+}
+
 // flush writes everything gathered to w, as -v would have shown it.
 func (s *runSummary) flush(w io.Writer) {
 	s.mu.Lock()
