@@ -51,7 +51,6 @@ type streamJob struct {
 	f     runFlags
 	x     *geoknn.Index
 	ref   pointSet
-	q     geoknn.Query
 	eng   geoknn.Engine
 	algo  geoknn.Algorithm
 	trace *geoknn.Trace
@@ -81,7 +80,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	if err := j.checkMemory(r.Rows()); err != nil {
 		return err
 	}
-	if _, k := j.q.Kind(); j.eng == geoknn.CPU || k <= 1 {
+	if _, k := j.f.q.Kind(); j.eng == geoknn.CPU || k <= 1 {
 		defer limitHeap(j.heapLimit(r.Rows()))()
 	}
 	st, err := j.write(ctx, r, f.out, stdout)
@@ -202,7 +201,7 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 		o.s.Close()
 		return nil, times, err
 	}
-	return &streamJob{f: f, x: x, ref: ref, q: f.q, eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
+	return &streamJob{f: f, x: x, ref: ref, eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
 }
 
 // loadTimes are the references' load and the engine's start, concurrent.
@@ -263,10 +262,10 @@ const (
 // flight and some headroom.
 func (j *streamJob) heapLimit(rows int64) int64 {
 	plan := j.f.estimate(j.heldRows(rows), j.ref.cols.Len(), true)
-	_, k := j.q.Kind()
+	_, k := j.f.q.Kind()
 	encode := min(int64(runtime.GOMAXPROCS(0))*(1<<20)*int64(max(k, 1))*encodeBytesPerAnswer, int64(encodeBudget(k)))
 	lists := int64(0)
-	if kind, _ := j.q.Kind(); kind == stream.KindWithinLists {
+	if kind, _ := j.f.q.Kind(); kind == stream.KindWithinLists {
 		// A chunk's radius lists, found a window at a time as written:
 		// left out, the collector ran all but continuously near the
 		// limit (92 s against 39 s for 2^16 x 2^12 within 20,000 km).
@@ -316,7 +315,7 @@ func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 	pairs := float64(st.Rows) * float64(j.ref.cols.Len())
 	fmt.Fprintf(w, "stream:       %.3f s, %.3g pairs/s; busy: read %.3f s, query %.3f s, write %.3f s (overlapping)",
 		st.Wall.Seconds(), pairs/st.Wall.Seconds(), st.Read.Seconds(), st.Query.Seconds(), st.Write.Seconds())
-	if kind, _ := j.q.Kind(); kind != stream.KindNearest {
+	if kind, _ := j.f.q.Kind(); kind != stream.KindNearest {
 		fmt.Fprintf(w, "; %s", j.f.querySummary(j.ref.cols.Len()))
 	}
 	fmt.Fprintln(w)

@@ -46,7 +46,7 @@ func (j *streamJob) newSampler(first, rows int64) *sampler {
 	if n <= 0 {
 		return nil
 	}
-	kind, k := j.q.Kind()
+	kind, k := j.f.q.Kind()
 	v := &sampler{kind: kind, k: k, first: first}
 	if rows >= 0 {
 		sample := validate.SampleIndices(int(rows), n, j.f.seed)
@@ -156,7 +156,7 @@ func (j *streamJob) checkNearest(ctx context.Context, v *sampler) error {
 
 // checkKNearest compares the sampled rows with brute force on the CPU.
 func (j *streamJob) checkKNearest(ctx context.Context, v *sampler) error {
-	want, err := bruteK(ctx, j.q, v.points(), j.ref.cols, func(i int) uint32 { return uint32(v.taken[i].row) })
+	want, err := bruteK(ctx, j.f.q, v.points(), j.ref.cols, func(i int) uint32 { return uint32(v.taken[i].row) })
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (j *streamJob) checkKNearest(ctx context.Context, v *sampler) error {
 
 // checkWithin compares the sampled counts with brute force on the CPU.
 func (j *streamJob) checkWithin(ctx context.Context, v *sampler) error {
-	want, err := bruteCounts(ctx, j.q, v.points(), j.ref.cols)
+	want, err := bruteCounts(ctx, j.f.q, v.points(), j.ref.cols)
 	if err != nil {
 		return err
 	}
