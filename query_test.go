@@ -110,3 +110,16 @@ func TestAnswerMatchesTheKindsCalls(t *testing.T) {
 		t.Error("K 4 of 4 references, each less its own: no error")
 	}
 }
+
+// StreamQuery carries every field of Query there and back: a field added
+// to one and not the other fails here.
+func TestStreamQueryIsAQuery(t *testing.T) {
+	q := geoknn.StreamQuery{K: 3, MaxMetres: 1, RadiusMetres: 2, List: true, ExcludeSelf: true, Depth: 5}
+	if back := q.Query().Streamed(5); back != q {
+		t.Errorf("%+v came back as %+v", q, back)
+	}
+	kind, k := q.Query().Kind()
+	if skind, sk := q.Kind(); skind != kind || sk != k {
+		t.Errorf("StreamQuery.Kind %v %d, Query.Kind %v %d", skind, sk, kind, k)
+	}
+}
