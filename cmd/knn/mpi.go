@@ -314,7 +314,7 @@ func (j *mpiJob) nearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs
 		}
 		return ranks.GatherRows(j.world, in.counts, 1, res.Index, res.DistanceRad, allIndex, allDist, 1)
 	})
-	a := rankAnswers{answered: j.answered(ctx, &geoknn.Answer{Kind: stream.KindNearest, Nearest: all}), part: ranks.NearestPart(res.Answers(), in.lo)}
+	a := rankAnswers{answered: j.rootFinish(ctx, &geoknn.Answer{Kind: stream.KindNearest, Nearest: all}), part: ranks.NearestPart(res.Answers(), in.lo)}
 	a.own, a.checkPart = j.own.nearest(res), func(ctx context.Context) error { return j.checkNearestPart(ctx, in, res) }
 	return a, err
 }
@@ -350,7 +350,7 @@ func (j *mpiJob) kNearest(ctx context.Context, s *geoknn.Searcher, in *rankInput
 		}
 		return ranks.GatherRows(j.world, in.counts, res.K, res.Index, res.DistanceRad, allIndex, allDist, 1)
 	})
-	a := rankAnswers{answered: j.answered(ctx, &geoknn.Answer{Kind: stream.KindKNearest, K: all}), part: ranks.KPart(res.Answers(), res.K, in.lo)}
+	a := rankAnswers{answered: j.rootFinish(ctx, &geoknn.Answer{Kind: stream.KindKNearest, K: all}), part: ranks.KPart(res.Answers(), res.K, in.lo)}
 	a.own, a.checkPart = j.own.kNearest(res), func(ctx context.Context) error { return j.checkKPart(ctx, in, res) }
 	return a, err
 }
@@ -377,15 +377,15 @@ func (j *mpiJob) within(ctx context.Context, s *geoknn.Searcher, in *rankInputs)
 		return err
 	})
 	kind, _ := j.f.q.Kind()
-	a := rankAnswers{answered: j.answered(ctx, &geoknn.Answer{Kind: kind, Within: all}),
+	a := rankAnswers{answered: j.rootFinish(ctx, &geoknn.Answer{Kind: kind, Within: all}),
 		part: ranks.WithinPart(res.Answers(), res.Offsets != nil, int64(len(res.Index)), in.lo)}
 	a.own, a.checkPart = j.own.within(res), func(ctx context.Context) error { return j.checkWithinPart(ctx, in, res) }
 	return a, err
 }
 
-// answered is rank 0's finish of the gathered answers a (nil results
+// rootFinish is rank 0's finish of the gathered answers a (nil results
 // where it gathers none: then finish is never called).
-func (j *mpiJob) answered(ctx context.Context, a *geoknn.Answer) answered {
+func (j *mpiJob) rootFinish(ctx context.Context, a *geoknn.Answer) answered {
 	return answeredOf(ctx, j.f, j.stdout, j.stderr, a)
 }
 
