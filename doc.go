@@ -20,10 +20,15 @@
 //     package-level Nearest opens a Searcher for one query.
 //     Index.Replaced prepares a changed reference set on an index's
 //     engine as a new Index (a new version; the old one answers on).
-//   - Index.Stream answers observations that come in chunks (a file larger
-//     than memory: stream.ChunkReader, formats.OpenChunks) into an
-//     AnswerSink, reading, querying and writing side by side, in memory
-//     set by the chunks, not by the observations.
+//   - A Query is any of those questions as one value, for callers that
+//     take the kind from their input (flags, a request): Answer answers
+//     it on a Searcher or an Index, and its Kind is the answers' kind
+//     (stream.AnswerKind) that the answer writers take.
+//   - Index.Stream answers a Query (as a StreamQuery) for observations
+//     that come in chunks (a file larger than memory: stream.ChunkReader,
+//     formats.OpenChunks) into an AnswerSink, reading, querying and
+//     writing side by side, in memory set by the chunks, not by the
+//     observations.
 //   - A Searcher keeps GPU contexts, kernels and buffers between queries.
 //   - A Session keeps a fixed set of observations resident for queries
 //     against references that move (a simulation's steps).

@@ -11,10 +11,11 @@ import (
 	"github.com/geoknn/geoknn/stream"
 )
 
-// StreamQuery is what Index.Stream answers for every observation: the
-// nearest reference (the zero value), the K nearest (within MaxMetres
-// when it is above 0), or the references within RadiusMetres (their
-// count, or with List which they are, nearest first).
+// StreamQuery is a Query as Index.Stream takes it, with the chunks in
+// flight: the nearest reference (the zero value), the K nearest (within
+// MaxMetres when it is above 0), or the references within RadiusMetres
+// (their count, or with List which they are, nearest first). Its fields
+// are Query's, so that a literal written before Query still compiles.
 type StreamQuery struct {
 	K            int
 	MaxMetres    float64
@@ -29,19 +30,19 @@ type StreamQuery struct {
 	Depth int
 }
 
-// Kind is the answers' kind, as the pointio and arrowio answer writers
-// take it, and K their references a row (KindKNearest).
-func (q StreamQuery) Kind() (kind stream.AnswerKind, k int) {
-	switch {
-	case q.RadiusMetres > 0 && q.List:
-		return stream.KindWithinLists, 0
-	case q.RadiusMetres > 0:
-		return stream.KindWithinCounts, 0
-	case q.K > 0 || q.ExcludeSelf || q.MaxMetres > 0:
-		return stream.KindKNearest, max(q.K, 1)
-	}
-	return stream.KindNearest, 0
+// Query is the question q asks of every observation.
+func (q StreamQuery) Query() Query {
+	return Query{K: q.K, MaxMetres: q.MaxMetres, RadiusMetres: q.RadiusMetres, List: q.List, ExcludeSelf: q.ExcludeSelf}
 }
+
+// Streamed is q as Index.Stream takes it, depth chunks in flight.
+func (q Query) Streamed(depth int) StreamQuery {
+	return StreamQuery{K: q.K, MaxMetres: q.MaxMetres, RadiusMetres: q.RadiusMetres, List: q.List, ExcludeSelf: q.ExcludeSelf, Depth: depth}
+}
+
+// Kind is the answers' kind, as the pointio and arrowio answer writers
+// take it, and K their references a row (KindKNearest): Query.Kind.
+func (q StreamQuery) Kind() (kind stream.AnswerKind, k int) { return q.Query().Kind() }
 
 // AnswerSink takes a stream's answers a chunk at a time, in input order,
 // with the chunk of points they answer (its IDs say which observations).
@@ -84,7 +85,7 @@ func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerS
 	if ctx == nil || src == nil || sink == nil {
 		return StreamStats{}, errors.New("geoknn: Stream needs a context, a source and a sink")
 	}
-	if err := x.checkStream(q); err != nil {
+	if err := q.Query().Check(x.Len()); err != nil {
 		return StreamStats{}, err
 	}
 	_, k := q.Kind()
@@ -107,7 +108,7 @@ func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerS
 		},
 		Query: func(ctx context.Context, s *streamSlot) error {
 			defer tr.Begin("host: query", "query chunk")()
-			return x.answerChunk(ctx, q, s, pins, &st)
+			return x.answerChunk(ctx, q.Query(), s, pins, &st)
 		},
 		Write: func(_ context.Context, s *streamSlot) error {
 			defer tr.Begin("host: write", "write chunk")()
@@ -137,27 +138,6 @@ func (s *Searcher) expect(n int64, k int) {
 	}
 }
 
-// checkStream refuses a query the chunks would all refuse, before any is
-// read.
-func (x *Index) checkStream(q StreamQuery) error {
-	if q.RadiusMetres != 0 {
-		_, err := radiusRad(q.RadiusMetres)
-		return err
-	}
-	if kind, k := q.Kind(); kind == stream.KindKNearest {
-		_, err := checkKNearest(&KResult{K: k + boolInt(q.ExcludeSelf)}, x.Len(), q.MaxMetres)
-		return err
-	}
-	return nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // streamSlot is a chunk in flight: its points, the query's buffers (kept
 // from one chunk to the next in the slot) and its answers.
 type streamSlot struct {
@@ -170,7 +150,7 @@ type streamSlot struct {
 
 // answerChunk answers s's chunk of q into s's buffers (pinned by pins
 // as they come round) and adds the engine's account to st.
-func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, pins *streamPins, st *StreamStats) error {
+func (x *Index) answerChunk(ctx context.Context, q Query, s *streamSlot, pins *streamPins, st *StreamStats) error {
 	pins.points(s.chunk.Lat, s.chunk.Lon)
 	s.lists = nil
 	obs := Radians64(s.chunk.Lat, s.chunk.Lon)
@@ -181,13 +161,13 @@ func (x *Index) answerChunk(ctx context.Context, q StreamQuery, s *streamSlot, p
 		es  Stats
 		err error
 	)
-	switch kind, k := q.Kind(); kind {
+	switch kind, _ := q.Kind(); kind {
 	case stream.KindNearest:
 		pins.answers(s.nearest.Index, s.nearest.DistanceRad)
 		err = x.NearestInto(ctx, obs, &s.nearest)
 		a, es = s.nearest.Answers(), s.nearest.Stats
 	case stream.KindKNearest:
-		s.k.K = k + boolInt(q.ExcludeSelf)
+		s.k.K = q.Asked()
 		pins.answers(s.k.Index, s.k.DistanceRad)
 		err = x.KNearestInto(ctx, obs, q.MaxMetres, &s.k)
 		res := &s.k

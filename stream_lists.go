@@ -38,7 +38,7 @@ func listWindowEntries() int64 {
 // counted first; if they do, the answers' lists are found a window of
 // observations at a time while the chunk is written (see listWindows),
 // and lists is that window, whose error the writer must check.
-func (x *Index) withinChunk(ctx context.Context, q StreamQuery, obs Points, self func(int) uint32, window int64) (a stream.Answers, es Stats, lists *listWindows, err error) {
+func (x *Index) withinChunk(ctx context.Context, q Query, obs Points, self func(int) uint32, window int64) (a stream.Answers, es Stats, lists *listWindows, err error) {
 	if !q.List || int64(obs.Len())*int64(x.Len()) <= window {
 		a, es, err = x.withinWhole(ctx, q, obs, self)
 		return a, es, nil, err
@@ -67,7 +67,7 @@ func (x *Index) withinChunk(ctx context.Context, q StreamQuery, obs Points, self
 
 // withinWhole answers a radius query over a chunk, its lists (if asked
 // for) all at once.
-func (x *Index) withinWhole(ctx context.Context, q StreamQuery, obs Points, self func(int) uint32) (stream.Answers, Stats, error) {
+func (x *Index) withinWhole(ctx context.Context, q Query, obs Points, self func(int) uint32) (stream.Answers, Stats, error) {
 	res, err := x.within(ctx, obs, q.RadiusMetres, q.List)
 	if err != nil {
 		return stream.Answers{}, Stats{}, err

@@ -81,11 +81,11 @@ func TestListWindowsBounded(t *testing.T) {
 	defer x.Close()
 	q := StreamQuery{RadiusMetres: 4e6, List: true}
 	self := func(j int) uint32 { return uint32(j) }
-	_, _, lists, err := x.withinChunk(ctx, q, pts, self, 1<<40)
+	_, _, lists, err := x.withinChunk(ctx, q.Query(), pts, self, 1<<40)
 	if err != nil || lists != nil {
 		t.Fatalf("a chunk that fits: lists %v, err %v", lists, err)
 	}
-	a, _, lists, err := x.withinChunk(ctx, q, pts, self, 600)
+	a, _, lists, err := x.withinChunk(ctx, q.Query(), pts, self, 600)
 	if err != nil || lists == nil {
 		t.Fatalf("a chunk beyond the window: lists %v, err %v", lists, err)
 	}

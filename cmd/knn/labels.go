@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/pointio/formats"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // labels are the identifiers --obs-id and --ref-id carry into the answers:
@@ -68,6 +69,17 @@ func (l labels) fields(middle []arrow.Field, withRef bool) []arrow.Field {
 		fs = append(fs, arrow.Field{Name: "distance_m", Type: float64Type})
 	}
 	return fs
+}
+
+// answer is a's table, by its kind.
+func (l labels) answer(a *geoknn.Answer) table {
+	switch a.Kind {
+	case stream.KindNearest:
+		return l.nearest(a.Nearest)
+	case stream.KindKNearest:
+		return l.kNearest(a.K)
+	}
+	return l.within(a.Within)
 }
 
 func (l labels) nearest(res *geoknn.Result) table {

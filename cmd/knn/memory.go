@@ -5,6 +5,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/sysmem"
 	"github.com/geoknn/geoknn/sphere"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // Host memory a query's plan takes, by what it holds. The CPU engine's
@@ -33,11 +34,11 @@ func (p planMemory) total() uint64 { return p.answers + p.refs + p.points + plan
 func (f *runFlags) estimate(nObs, nRef int, obsOnHost bool) planMemory {
 	var p planMemory
 	perObs := uint64(8) // the nearest: a uint32 index and a float32 distance
-	switch {
-	case f.withinM > 0:
+	switch kind, k := f.q.Kind(); kind {
+	case stream.KindWithinCounts, stream.KindWithinLists:
 		perObs = 4 // a count; the lists grow with what they find
-	case f.neighbours():
-		perObs = 8 * uint64(f.k+1)
+	case stream.KindKNearest:
+		perObs = 8 * uint64(k+1)
 	}
 	p.answers = uint64(nObs) * perObs
 	perRef := uint64(cpuRefBytes)

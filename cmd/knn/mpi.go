@@ -13,6 +13,7 @@ import (
 	"github.com/geoknn/geoknn/internal/ranks"
 	"github.com/geoknn/geoknn/mpi"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // runMPI is knn run --mpi: one rank of an MPI job. Rank 0 loads (or
@@ -124,13 +125,13 @@ func (j *mpiJob) run(ctx context.Context) error {
 		return err
 	}
 	var a rankAnswers
-	switch {
-	case j.f.withinM > 0:
-		a, err = j.within(ctx, s, in)
-	case j.f.neighbours():
+	switch kind, _ := j.f.q.Kind(); kind {
+	case stream.KindNearest:
+		a, err = j.nearest(ctx, s, in)
+	case stream.KindKNearest:
 		a, err = j.kNearest(ctx, s, in)
 	default:
-		a, err = j.nearest(ctx, s, in)
+		a, err = j.within(ctx, s, in)
 	}
 	if err != nil {
 		return err
@@ -313,7 +314,7 @@ func (j *mpiJob) nearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs
 		}
 		return ranks.GatherRows(j.world, in.counts, 1, res.Index, res.DistanceRad, allIndex, allDist, 1)
 	})
-	a := rankAnswers{answered: nearestAnswered(ctx, j.f, j.stdout, j.stderr, all), part: ranks.NearestPart(res.Answers(), in.lo)}
+	a := rankAnswers{answered: j.rootFinish(ctx, &geoknn.Answer{Kind: stream.KindNearest, Nearest: all}), part: ranks.NearestPart(res.Answers(), in.lo)}
 	a.own, a.checkPart = j.own.nearest(res), func(ctx context.Context) error { return j.checkNearestPart(ctx, in, res) }
 	return a, err
 }
@@ -328,20 +329,17 @@ func (j *mpiJob) kNearest(ctx context.Context, s *geoknn.Searcher, in *rankInput
 	res := &geoknn.KResult{K: k}
 	var all *geoknn.KResult
 	if j.Rank == 0 && j.gathers() {
-		kw := k
-		if j.f.excludeSelf {
-			kw--
-		}
+		_, kw := j.f.q.Kind() // the rows written: without the observation's own
 		all = &geoknn.KResult{K: kw, Index: make([]uint32, j.nobs*kw), DistanceRad: make([]float32, j.nobs*kw)}
-		if c := in.counts[0] * k; !j.f.excludeSelf { // answered in place
+		if c := in.counts[0] * k; !j.f.q.ExcludeSelf { // answered in place
 			res.Index, res.DistanceRad = all.Index[:c:c], all.DistanceRad[:c:c]
 		}
 	}
 	t := time.Now()
-	if err := s.KNearestInto(ctx, in.part, in.refs, j.f.maxM, res); err != nil {
+	if err := s.KNearestInto(ctx, in.part, in.refs, j.f.q.MaxMetres, res); err != nil {
 		return rankAnswers{}, err
 	}
-	if j.f.excludeSelf {
+	if j.f.q.ExcludeSelf {
 		res = res.Without(j.selfOf(in))
 	}
 	err = j.queried(t, in.part.Len(), s, res.Stats, func() error {
@@ -352,7 +350,7 @@ func (j *mpiJob) kNearest(ctx context.Context, s *geoknn.Searcher, in *rankInput
 		}
 		return ranks.GatherRows(j.world, in.counts, res.K, res.Index, res.DistanceRad, allIndex, allDist, 1)
 	})
-	a := rankAnswers{answered: kAnswered(ctx, j.f, j.stdout, j.stderr, all), part: ranks.KPart(res.Answers(), res.K, in.lo)}
+	a := rankAnswers{answered: j.rootFinish(ctx, &geoknn.Answer{Kind: stream.KindKNearest, K: all}), part: ranks.KPart(res.Answers(), res.K, in.lo)}
 	a.own, a.checkPart = j.own.kNearest(res), func(ctx context.Context) error { return j.checkKPart(ctx, in, res) }
 	return a, err
 }
@@ -362,11 +360,11 @@ func (j *mpiJob) kNearest(ctx context.Context, s *geoknn.Searcher, in *rankInput
 // counts, then the lists, whose lengths it learns from the counts.
 func (j *mpiJob) within(ctx context.Context, s *geoknn.Searcher, in *rankInputs) (rankAnswers, error) {
 	t := time.Now()
-	res, err := within(ctx, s, in.part, in.refs, j.f.withinM, j.f.list)
+	res, err := within(ctx, s, in.part, in.refs, j.f.q)
 	if err != nil {
 		return rankAnswers{}, err
 	}
-	if j.f.excludeSelf {
+	if j.f.q.ExcludeSelf {
 		res = res.Without(j.selfOf(in))
 	}
 	var all *geoknn.WithinResult
@@ -378,10 +376,17 @@ func (j *mpiJob) within(ctx context.Context, s *geoknn.Searcher, in *rankInputs)
 		}
 		return err
 	})
-	a := rankAnswers{answered: withinAnswered(ctx, j.f, j.stdout, j.stderr, all),
+	kind, _ := j.f.q.Kind()
+	a := rankAnswers{answered: j.rootFinish(ctx, &geoknn.Answer{Kind: kind, Within: all}),
 		part: ranks.WithinPart(res.Answers(), res.Offsets != nil, int64(len(res.Index)), in.lo)}
 	a.own, a.checkPart = j.own.within(res), func(ctx context.Context) error { return j.checkWithinPart(ctx, in, res) }
 	return a, err
+}
+
+// rootFinish is rank 0's finish of the gathered answers a (nil results
+// where it gathers none: then finish is never called).
+func (j *mpiJob) rootFinish(ctx context.Context, a *geoknn.Answer) answered {
+	return answeredOf(ctx, j.f, j.stdout, j.stderr, a)
 }
 
 // selfOf maps a row of this rank's range to its own reference: the

@@ -45,11 +45,8 @@ func (j *mpiJob) checkNearestPart(ctx context.Context, in *rankInputs, res *geok
 // on the CPU, as checkK does for one process.
 func (j *mpiJob) checkKPart(ctx context.Context, in *rankInputs, res *geoknn.KResult) error {
 	return j.verdict(j.checker().Counts(in.lo, in.part.Len(), func(sel []int) (int, int, error) {
-		self := make([]int, len(sel)) // their indices in the whole job
-		for k, i := range sel {
-			self[k] = in.lo + i
-		}
-		want, err := bruteK(ctx, j.f, sampledPoints(in.part, sel), in.refs, res.K, self)
+		self := func(k int) uint32 { return uint32(in.lo + sel[k]) } // their indices in the whole job
+		want, err := bruteK(ctx, j.f.q, sampledPoints(in.part, sel), in.refs, self)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -61,7 +58,7 @@ func (j *mpiJob) checkKPart(ctx context.Context, in *rankInputs, res *geoknn.KRe
 // force on the CPU, as checkWithin does for one process.
 func (j *mpiJob) checkWithinPart(ctx context.Context, in *rankInputs, res *geoknn.WithinResult) error {
 	return j.verdict(j.checker().Counts(in.lo, in.part.Len(), func(sel []int) (int, int, error) {
-		bad, err := withinWrong(ctx, j.f, sampledPoints(in.part, sel), in.refs, res, sel)
+		bad, err := withinWrong(ctx, j.f.q, sampledPoints(in.part, sel), in.refs, res, sel)
 		return len(sel), bad, err
 	}))
 }

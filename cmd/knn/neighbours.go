@@ -11,6 +11,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/internal/sysmem"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -18,37 +19,20 @@ import (
 // its report, then the kind's finish (the sampled validation and --out).
 func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stderr io.Writer) error {
 	t := time.Now()
-	var a answered
-	var st geoknn.Stats
-	if f.withinM > 0 {
-		res, err := within(ctx, in.s, in.obs.cols, in.ref.cols, f.withinM, f.list)
-		if err != nil {
-			return err
-		}
-		if f.excludeSelf {
-			res = res.WithoutSelf()
-		}
-		st, a = res.Stats, withinAnswered(ctx, f, stdout, stderr, res)
-	} else {
-		k, err := f.kAsked(in.ref.cols.Len())
-		if err != nil {
-			return err
-		}
-		res, err := in.s.KNearest(ctx, in.obs.cols, in.ref.cols, k, f.maxM)
-		if err != nil {
-			return err
-		}
-		if f.excludeSelf {
-			res = res.WithoutSelf()
-		}
-		st, a = res.Stats, kAnswered(ctx, f, stdout, stderr, res)
+	if err := checkListsMemory(ctx, in.s, in.obs.cols, in.ref.cols, f.q); err != nil {
+		return err
 	}
+	a, err := in.s.Answer(ctx, in.obs.cols, in.ref.cols, f.q)
+	if err != nil {
+		return err
+	}
+	st := a.Stats()
 	fmt.Fprintf(stderr, "engine:       %s (%s)\nquery:        %.3f s; %s\n", st.Engine, strings.Join(st.Devices, ", "), time.Since(t).Seconds(), f.querySummary(in.ref.cols.Len()))
 	if st.Kernel > 0 {
 		fmt.Fprintf(stderr, "kernels:      GPU %.1f ms (index %.2f ms), %d jobs, %d refined in float64\n",
 			ms(st.Kernel), ms(st.Index), st.Jobs, st.Refined)
 	}
-	return a.finish(in, f)
+	return answeredOf(ctx, f, stdout, stderr, a).finish(in, f)
 }
 
 // kAsked is how many neighbours to ask of nref references for --k: one
@@ -88,29 +72,27 @@ func sampledPoints(p geoknn.Points, sel []int) geoknn.Points {
 // checkK compares sampled rows with brute force on the CPU.
 func checkK(ctx context.Context, in *runInputs, f runFlags, res *geoknn.KResult) error {
 	obs, idx := sampleObs(in, f.validate, f.seed)
-	want, err := bruteK(ctx, f, obs, in.ref.cols, res.K, idx)
+	want, err := bruteK(ctx, f.q, obs, in.ref.cols, func(j int) uint32 { return uint32(idx[j]) })
 	if err != nil {
 		return err
 	}
 	return validated(in.log, len(idx)*res.K, kRowsWrong(res, want, idx))
 }
 
-// bruteK is the k nearest of obs by brute force on the CPU, with --max-m
-// and --exclude-self as asked (obs's indices in the whole set: self).
-func bruteK(ctx context.Context, f runFlags, obs, refs geoknn.Points, k int, self []int) (*geoknn.KResult, error) {
+// bruteK is q's k nearest of obs by brute force on the CPU, with its
+// distance limit and, with ExcludeSelf, without observation j's own
+// reference self(j).
+func bruteK(ctx context.Context, q geoknn.Query, obs, refs geoknn.Points, self func(j int) uint32) (*geoknn.KResult, error) {
 	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU, Algorithm: geoknn.Brute})
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	if f.excludeSelf {
-		k++
-	}
-	want, err := s.KNearest(ctx, obs, refs, min(k, refs.Len()), f.maxM)
-	if err != nil || !f.excludeSelf {
+	want, err := s.KNearest(ctx, obs, refs, min(q.Asked(), refs.Len()), q.MaxMetres)
+	if err != nil || !q.ExcludeSelf {
 		return want, err
 	}
-	return want.Without(func(j int) uint32 { return uint32(self[j]) }), nil
+	return want.Without(self), nil
 }
 
 // kRowsWrong counts the answers in res's rows (want's rows, in order)
@@ -132,7 +114,7 @@ func kRowsWrong(res, want *geoknn.KResult, rows []int) int {
 // checkWithin compares sampled counts with brute force on the CPU.
 func checkWithin(ctx context.Context, in *runInputs, f runFlags, res *geoknn.WithinResult) error {
 	obs, idx := sampleObs(in, f.validate, f.seed)
-	bad, err := withinWrong(ctx, f, obs, in.ref.cols, res, idx)
+	bad, err := withinWrong(ctx, f.q, obs, in.ref.cols, res, idx)
 	if err != nil {
 		return err
 	}
@@ -140,29 +122,37 @@ func checkWithin(ctx context.Context, in *runInputs, f runFlags, res *geoknn.Wit
 }
 
 // withinWrong counts res's counts at rows (of obs, in order) that differ
-// from brute force on the CPU, less the observation itself with
-// --exclude-self.
-func withinWrong(ctx context.Context, f runFlags, obs, refs geoknn.Points, res *geoknn.WithinResult, rows []int) (int, error) {
-	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
-	if err != nil {
-		return 0, err
-	}
-	defer s.Close()
-	want, err := s.WithinCount(ctx, obs, refs, f.withinM)
+// from brute force on the CPU (bruteCounts).
+func withinWrong(ctx context.Context, q geoknn.Query, obs, refs geoknn.Points, res *geoknn.WithinResult, rows []int) (int, error) {
+	want, err := bruteCounts(ctx, q, obs, refs)
 	if err != nil {
 		return 0, err
 	}
 	bad := 0
 	for j, i := range rows {
-		c := want.Counts[j]
-		if f.excludeSelf {
-			c = max(c, 1) - 1
-		}
-		if c != res.Counts[i] {
+		if want[j] != res.Counts[i] {
 			bad++
 		}
 	}
 	return bad, nil
+}
+
+// bruteCounts is q's radius counts of obs on the CPU, less the
+// observation itself with ExcludeSelf.
+func bruteCounts(ctx context.Context, q geoknn.Query, obs, refs geoknn.Points) ([]uint32, error) {
+	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	want, err := s.WithinCount(ctx, obs, refs, q.RadiusMetres)
+	if err != nil {
+		return nil, err
+	}
+	if q.ExcludeSelf {
+		want = want.WithoutSelf() // a count less one, whatever the index
+	}
+	return want.Counts, nil
 }
 
 func validated(w io.Writer, checked, bad int) error {
@@ -173,29 +163,31 @@ func validated(w io.Writer, checked, bad int) error {
 	return nil
 }
 
-// within is the radius query: the lists too with list, else the counts.
-func within(ctx context.Context, s *geoknn.Searcher, obs, ref geoknn.Points, metres float64, list bool) (*geoknn.WithinResult, error) {
-	if list {
-		if err := checkListsMemory(ctx, s, obs, ref, metres); err != nil {
-			return nil, err
-		}
-		return s.WithinList(ctx, obs, ref, metres)
+// within is the radius query q (counts, or lists), each observation's
+// own reference left in (the caller knows its index).
+func within(ctx context.Context, s *geoknn.Searcher, obs, ref geoknn.Points, q geoknn.Query) (*geoknn.WithinResult, error) {
+	if err := checkListsMemory(ctx, s, obs, ref, q); err != nil {
+		return nil, err
 	}
-	return s.WithinCount(ctx, obs, ref, metres)
+	if q.List {
+		return s.WithinList(ctx, obs, ref, q.RadiusMetres)
+	}
+	return s.WithinCount(ctx, obs, ref, q.RadiusMetres)
 }
 
-// checkListsMemory refuses, before they are found, radius lists held
+// checkListsMemory refuses, before they are found, q's radius lists held
 // whole (observations not streamed from a file) that would take more
 // memory than is available: a huge radius at 2^24 x 2^12 asks for 1.6 TB
 // (#41 C4). Where every observation's list holding every reference fits,
 // nothing is counted; else the counts are found first (a pass that holds
 // 4 bytes an observation) and their sum decides.
-func checkListsMemory(ctx context.Context, s *geoknn.Searcher, obs, ref geoknn.Points, metres float64) error {
+func checkListsMemory(ctx context.Context, s *geoknn.Searcher, obs, ref geoknn.Points, q geoknn.Query) error {
 	avail, ok := sysmem.Available()
 	most := uint64(obs.Len()) * uint64(ref.Len()) * geoknn.ListEntryBytes
-	if !ok || most <= avail/2 {
+	if kind, _ := q.Kind(); kind != stream.KindWithinLists || !ok || most <= avail/2 {
 		return nil
 	}
+	metres := q.RadiusMetres
 	counts, err := s.WithinCount(ctx, obs, ref, metres)
 	if err != nil {
 		return err

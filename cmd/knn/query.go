@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/geoknn/geoknn"
@@ -10,50 +9,39 @@ import (
 	"github.com/geoknn/geoknn/stream"
 )
 
-// answered is a finished query of one kind (nearest, k nearest, within a
-// radius) as run and run --mpi's rank 0 finish it: one path a kind, built
-// by nearestAnswered, kAnswered and withinAnswered.
+// answered is a finished query of any kind as run and run --mpi's rank 0
+// finish it (answeredOf).
 type answered struct {
 	own   table                                          // an MPI rank's rows, for --out-per-rank
 	check func(in *runInputs) error                      // validates --validate sampled answers
 	write func(in *runInputs, out *formats.Format) error // writes them to --out
 }
 
-// nearestAnswered is the nearest query's finish over res.
-func nearestAnswered(ctx context.Context, f runFlags, stdout, stderr io.Writer, res *geoknn.Result) answered {
+// answeredOf is the finish of a, whatever its kind: its check (by kind)
+// and its write, held whole.
+func answeredOf(ctx context.Context, f runFlags, stdout, stderr io.Writer, a *geoknn.Answer) answered {
 	return answered{
-		check: func(in *runInputs) error { return in.validate(ctx, in.log, res, f.validate, f.seed) },
+		check: func(in *runInputs) error { return checkAnswer(ctx, in, f, a) },
 		write: func(in *runInputs, out *formats.Format) error {
-			w := whole{kind: stream.KindNearest, a: res.Answers(), table: func(lb labels) table { return lb.nearest(res) }}
-			return w.write(ctx, f.out, out, stdout, stderr, in.labels())
-		},
-	}
-}
-
-// kAnswered is the k-nearest query's finish over res.
-func kAnswered(ctx context.Context, f runFlags, stdout, stderr io.Writer, res *geoknn.KResult) answered {
-	return answered{
-		check: func(in *runInputs) error { return checkK(ctx, in, f, res) },
-		write: func(in *runInputs, out *formats.Format) error {
-			w := whole{kind: stream.KindKNearest, k: res.K, a: res.Answers(), table: func(lb labels) table { return lb.kNearest(res) }}
-			return w.write(ctx, f.out, out, stdout, stderr, in.labels())
-		},
-	}
-}
-
-// withinAnswered is the radius query's finish over res.
-func withinAnswered(ctx context.Context, f runFlags, stdout, stderr io.Writer, res *geoknn.WithinResult) answered {
-	return answered{
-		check: func(in *runInputs) error { return checkWithin(ctx, in, f, res) },
-		write: func(in *runInputs, out *formats.Format) error {
-			w := whole{kind: stream.KindWithinCounts, a: res.Answers(), table: func(lb labels) table { return lb.within(res) }}
-			if res.Offsets != nil {
-				w.kind = stream.KindWithinLists
+			w := whole{kind: a.Kind, a: a.Answers(), table: func(lb labels) table { return lb.answer(a) }}
+			if a.K != nil {
+				w.k = a.K.K
 			}
-			w.a.Within.KeepUnmatched = f.keepUnmatched
+			w.a.Within.KeepUnmatched = f.keepUnmatched // the checks allow it with lists alone
 			return w.write(ctx, f.out, out, stdout, stderr, in.labels())
 		},
 	}
+}
+
+// checkAnswer checks f.validate sampled answers of a, by its kind.
+func checkAnswer(ctx context.Context, in *runInputs, f runFlags, a *geoknn.Answer) error {
+	switch a.Kind {
+	case stream.KindNearest:
+		return in.validate(ctx, in.log, a.Nearest, f.validate, f.seed)
+	case stream.KindKNearest:
+		return checkK(ctx, in, f, a.K)
+	}
+	return checkWithin(ctx, in, f, a.Within)
 }
 
 // finish validates and writes a's answers where the flags ask, each a
@@ -77,22 +65,4 @@ func (a answered) finish(in *runInputs, f runFlags) error {
 	end := in.trace.Begin("host", "write")
 	defer end()
 	return a.write(in, out)
-}
-
-// querySummary says what a neighbour query asked, in the flags' units:
-// metres, and the k the user asked for (not the one more --exclude-self
-// asks of the engine).
-func (f runFlags) querySummary(nref int) string {
-	self := ""
-	if f.excludeSelf {
-		self = ", each observation's own left out"
-	}
-	if f.withinM > 0 {
-		return fmt.Sprintf("within %g m of %d references%s", f.withinM, nref, self)
-	}
-	limit := ""
-	if f.maxM > 0 {
-		limit = fmt.Sprintf(" within %g m", f.maxM)
-	}
-	return fmt.Sprintf("%d nearest%s of %d references%s", f.k, limit, nref, self)
 }

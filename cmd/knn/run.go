@@ -19,6 +19,7 @@ import (
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/formats"
 	"github.com/geoknn/geoknn/sphere"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/geoknn/geoknn/validate"
 )
 
@@ -73,6 +74,9 @@ type runFlags struct {
 	chunkRows                  int
 	quiet, verbose, hostPoints bool
 	barOut                     io.Writer // the progress bar's terminal: standard error
+	// q is the query the flags ask (queryFlags.query), set once they
+	// are checked (options): every path switches on its kind.
+	q geoknn.Query
 }
 
 // columnFlags say where the points and their ids are in the files.
@@ -97,11 +101,16 @@ type mpiFlags struct {
 	gpusPerRank     int
 }
 
-// neighbours reports whether the flags ask for more than the nearest
-// reference: k of them, a distance limit, a radius, or the set against
-// itself.
-func (f *queryFlags) neighbours() bool {
-	return f.k != 1 || f.withinM > 0 || f.maxM > 0 || f.excludeSelf
+// query is the query the flags ask: --k 1 alone is the nearest (K 0),
+// which a distance limit or --exclude-self makes a k-nearest query of
+// one; --within-m a radius query (the checks refuse --k and --max-m
+// with it).
+func (f *queryFlags) query() geoknn.Query {
+	q := geoknn.Query{MaxMetres: f.maxM, RadiusMetres: f.withinM, List: f.list, ExcludeSelf: f.excludeSelf}
+	if f.k != 1 {
+		q.K = f.k
+	}
+	return q
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -198,7 +207,7 @@ func runLocal(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stde
 	if in.s.Fallback() != "" {
 		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", in.s.Fallback())
 	}
-	if f.neighbours() {
+	if kind, _ := f.q.Kind(); kind != stream.KindNearest {
 		fmt.Fprintf(stderr, "observations: %d (%s)\nreferences:   %d (%s)\n", in.obs.cols.Len(), in.obs.desc, in.ref.cols.Len(), in.ref.desc)
 		if err := runNeighbours(ctx, f, in, stdout, stderr); err != nil {
 			return err
@@ -217,10 +226,8 @@ func runLocal(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stde
 // checkLoaded checks what needs the points' counts, before the query:
 // --k against the references, and the plan's memory.
 func (f *runFlags) checkLoaded(in *runInputs) error {
-	if f.neighbours() && f.withinM == 0 {
-		if _, err := f.kAsked(in.ref.cols.Len()); err != nil {
-			return err
-		}
+	if err := f.checkRefs(in.ref.cols.Len()); err != nil {
+		return err
 	}
 	return f.checkPlanMemory(in.obs.cols.Len(), in.ref.cols.Len(), in.obs.pts != nil || !isCount(f.obs))
 }
@@ -240,7 +247,7 @@ func runNearest(ctx context.Context, f runFlags, in *runInputs, opts geoknn.Opti
 		return err
 	}
 	in.report(stderr, res, opts.Algorithm, queries)
-	if err := nearestAnswered(ctx, f, stdout, stderr, res).finish(in, f); err != nil {
+	if err := answeredOf(ctx, f, stdout, stderr, &geoknn.Answer{Kind: stream.KindNearest, Nearest: res}).finish(in, f); err != nil {
 		return err
 	}
 	end := opts.Trace.Begin("host", "close engine")
@@ -466,6 +473,7 @@ func (f *runFlags) options() (geoknn.Options, error) {
 		return opts, fmt.Errorf("run: %w", err)
 	}
 	opts.GridSide = f.gridSide
+	f.q = f.query()
 	return opts, nil
 }
 
@@ -505,7 +513,7 @@ func openAndLoad(ctx context.Context, f runFlags, opts geoknn.Options, stderr io
 	end()
 	// The answers' memory is made ready while the engine starts.
 	var res *geoknn.Result
-	if !f.neighbours() {
+	if kind, _ := f.q.Kind(); kind == stream.KindNearest {
 		end = opts.Trace.Begin("host", "allocate answers")
 		res = geoknn.NewResult(obs.cols.Len())
 		end()

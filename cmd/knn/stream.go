@@ -52,7 +52,6 @@ type streamJob struct {
 	f     runFlags
 	x     *geoknn.Index
 	ref   pointSet
-	q     geoknn.StreamQuery
 	eng   geoknn.Engine
 	algo  geoknn.Algorithm
 	trace *geoknn.Trace
@@ -82,7 +81,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	if err := j.checkMemory(r.Rows()); err != nil {
 		return err
 	}
-	if _, k := j.q.Kind(); j.eng == geoknn.CPU || k <= 1 {
+	if _, k := j.f.q.Kind(); j.eng == geoknn.CPU || k <= 1 {
 		defer limitHeap(j.heapLimit(r.Rows()))()
 	}
 	st, err := j.write(ctx, r, f.out, stdout)
@@ -186,7 +185,7 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 	}
 	times.open = o.took
 	if loadErr == nil {
-		loadErr = f.checkStreamRefs(ref.cols.Len())
+		loadErr = f.checkRefs(ref.cols.Len())
 	}
 	if loadErr != nil {
 		o.s.Close()
@@ -203,7 +202,7 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 		o.s.Close()
 		return nil, times, err
 	}
-	return &streamJob{f: f, x: x, ref: ref, q: f.streamQuery(), eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
+	return &streamJob{f: f, x: x, ref: ref, eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
 }
 
 // loadTimes are the references' load and the engine's start, concurrent.
@@ -223,13 +222,12 @@ func openSearcher(opts geoknn.Options) openedSearcher {
 	return openedSearcher{s, err, time.Since(t)}
 }
 
-// checkStreamRefs checks --k against the references before any
-// observation is read.
-func (f *runFlags) checkStreamRefs(nref int) error {
-	if f.neighbours() && f.withinM == 0 {
-		if _, err := f.kAsked(nref); err != nil {
-			return err
-		}
+// checkRefs checks --k against nref references, before any observation
+// is queried.
+func (f *runFlags) checkRefs(nref int) error {
+	if kind, _ := f.q.Kind(); kind == stream.KindKNearest {
+		_, err := f.kAsked(nref)
+		return err
 	}
 	return nil
 }
@@ -265,10 +263,10 @@ const (
 // flight and some headroom.
 func (j *streamJob) heapLimit(rows int64) int64 {
 	plan := j.f.estimate(j.heldRows(rows), j.ref.cols.Len(), true)
-	_, k := j.q.Kind()
+	_, k := j.f.q.Kind()
 	encode := min(int64(runtime.GOMAXPROCS(0))*(1<<20)*int64(max(k, 1))*encodeBytesPerAnswer, int64(encodeBudget(k)))
 	lists := int64(0)
-	if j.f.list {
+	if kind, _ := j.f.q.Kind(); kind == stream.KindWithinLists {
 		// A chunk's radius lists, found a window at a time as written:
 		// left out, the collector ran all but continuously near the
 		// limit (92 s against 39 s for 2^16 x 2^12 within 20,000 km).
@@ -312,15 +310,6 @@ func limitHeap(bytes int64) (restore func()) {
 	return func() { debug.SetMemoryLimit(last) }
 }
 
-// streamQuery is the flags' query as Index.Stream takes it.
-func (f *runFlags) streamQuery() geoknn.StreamQuery {
-	q := geoknn.StreamQuery{RadiusMetres: f.withinM, List: f.list, ExcludeSelf: f.excludeSelf, Depth: streamDepth}
-	if f.neighbours() && f.withinM == 0 {
-		q.K, q.MaxMetres = f.k, f.maxM
-	}
-	return q
-}
-
 // chunkRows is the chunk size of j's engine (chunkRowsFor).
 func (j *streamJob) chunkRows() int { return chunkRowsFor(j.f, j.eng) }
 
@@ -334,7 +323,7 @@ func chunkRowsFor(f runFlags, eng geoknn.Engine) int {
 	if eng == geoknn.GPU {
 		answers = gpuChunkAnswers
 	}
-	_, k := f.streamQuery().Kind()
+	_, k := f.q.Kind()
 	return max(answers/max(k, 1), minChunkRows)
 }
 
@@ -346,7 +335,7 @@ func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 	pairs := float64(st.Rows) * float64(j.ref.cols.Len())
 	fmt.Fprintf(w, "stream:       %.3f s, %.3g pairs/s; busy: read %.3f s, query %.3f s, write %.3f s (overlapping)",
 		st.Wall.Seconds(), pairs/st.Wall.Seconds(), st.Read.Seconds(), st.Query.Seconds(), st.Write.Seconds())
-	if j.f.neighbours() {
+	if kind, _ := j.f.q.Kind(); kind != stream.KindNearest {
 		fmt.Fprintf(w, "; %s", j.f.querySummary(j.ref.cols.Len()))
 	}
 	fmt.Fprintln(w)

@@ -46,7 +46,7 @@ func (j *streamJob) newSampler(first, rows int64) *sampler {
 	if n <= 0 {
 		return nil
 	}
-	kind, k := j.q.Kind()
+	kind, k := j.f.q.Kind()
 	v := &sampler{kind: kind, k: k, first: first}
 	if rows >= 0 {
 		sample := validate.SampleIndices(int(rows), n, j.f.seed)
@@ -156,18 +156,9 @@ func (j *streamJob) checkNearest(ctx context.Context, v *sampler) error {
 
 // checkKNearest compares the sampled rows with brute force on the CPU.
 func (j *streamJob) checkKNearest(ctx context.Context, v *sampler) error {
-	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU, Algorithm: geoknn.Brute})
+	want, err := bruteK(ctx, j.f.q, v.points(), j.ref.cols, func(i int) uint32 { return uint32(v.taken[i].row) })
 	if err != nil {
 		return err
-	}
-	defer s.Close()
-	k, nref := v.k+boolInt(j.f.excludeSelf), j.ref.cols.Len()
-	want, err := s.KNearest(ctx, v.points(), j.ref.cols, min(k, nref), j.f.maxM)
-	if err != nil {
-		return err
-	}
-	if j.f.excludeSelf {
-		want = want.Without(func(i int) uint32 { return uint32(v.taken[i].row) })
 	}
 	bad := 0
 	for i, got := range v.taken {
@@ -187,31 +178,15 @@ func (j *streamJob) checkKNearest(ctx context.Context, v *sampler) error {
 
 // checkWithin compares the sampled counts with brute force on the CPU.
 func (j *streamJob) checkWithin(ctx context.Context, v *sampler) error {
-	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	want, err := s.WithinCount(ctx, v.points(), j.ref.cols, j.f.withinM)
+	want, err := bruteCounts(ctx, j.f.q, v.points(), j.ref.cols)
 	if err != nil {
 		return err
 	}
 	bad := 0
 	for i, got := range v.taken {
-		c := want.Counts[i]
-		if j.f.excludeSelf {
-			c = max(c, 1) - 1
-		}
-		if int(c) != got.count {
+		if int(want[i]) != got.count {
 			bad++
 		}
 	}
 	return validated(j.log, len(v.taken), bad)
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -65,7 +65,7 @@ func (j *streamJob) progress(rows int64, sink geoknn.AnswerSink) geoknn.AnswerSi
 // last chunk, before the caller commits the output.
 func (j *streamJob) streamInto(ctx context.Context, r stream.ChunkReader, first int64, sink geoknn.AnswerSink) (geoknn.StreamStats, error) {
 	v := j.newSampler(first, r.Rows())
-	st, err := j.x.Stream(ctx, r, v.wrap(sink), j.q)
+	st, err := j.x.Stream(ctx, r, v.wrap(sink), j.f.q.Streamed(streamDepth))
 	if err != nil {
 		return st, err
 	}
@@ -104,7 +104,7 @@ type streamRun func(sink geoknn.AnswerSink) error
 // file, Parquet and Arrow a row group or batch at a time, CSV in blocks).
 // Writer errors name the output; the run's come back as they are.
 func (j *streamJob) writeAnswers(ctx context.Context, out string, format *formats.Format, stdout io.Writer, rows int64, run streamRun) error {
-	kind, k := j.q.Kind()
+	kind, k := j.f.q.Kind()
 	o := formats.Options{Rows: int(rows), MemoryBytes: encodeBudget(k)}
 	return format.WriteAnswers(ctx, out, stdout, kind, k, o, func(w stream.AnswerWriter) error {
 		if j.f.keepUnmatched {
@@ -165,7 +165,7 @@ func (j *streamJob) chunkLabels(c stream.Chunk) labels {
 // them for the query's kind.
 func (j *streamJob) rowFields() []arrow.Field {
 	l := j.chunkLabels(stream.Chunk{})
-	switch kind, k := j.q.Kind(); {
+	switch kind, k := j.f.q.Kind(); {
 	case kind == stream.KindWithinCounts:
 		return l.fields([]arrow.Field{{Name: "count", Type: uint32Type}}, false)
 	case kind == stream.KindKNearest && k > 1:
@@ -179,7 +179,7 @@ func (j *streamJob) rowFields() []arrow.Field {
 func (j *streamJob) chunkTable(c stream.Chunk, a stream.Answers) table {
 	l := j.chunkLabels(c)
 	t := table{n: a.N}
-	switch kind, k := j.q.Kind(); kind {
+	switch kind, k := j.f.q.Kind(); kind {
 	case stream.KindNearest:
 		t.rows = func(i int, add func(...any)) {
 			ref, m := a.Nearest(i)

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // runSummary stands between knn run and standard error when -v is not
@@ -72,27 +74,8 @@ func (s *runSummary) print(w io.Writer, f runFlags) {
 	}
 	_, obs := points("observations:", "observations")
 	_, ref := points("references:", "references")
-	var what string
-	switch {
-	case f.withinM > 0 && f.list:
-		what = fmt.Sprintf("which of %s lie within %g m", ref, f.withinM)
-	case f.withinM > 0:
-		what = fmt.Sprintf("how many of %s lie within %g m", ref, f.withinM)
-	case f.k > 1 || f.maxM > 0:
-		limit := ""
-		if f.maxM > 0 {
-			limit = fmt.Sprintf(" (no farther than %g m)", f.maxM)
-		}
-		what = fmt.Sprintf("the %d nearest of %s%s", f.k, ref, limit)
-	default:
-		what = fmt.Sprintf("the nearest of %s", ref)
-	}
-	if f.withinM > 0 {
-		what += " of each of " + obs
-	} else {
-		what += " for each of " + obs
-	}
-	if f.excludeSelf {
+	what := f.searched(ref, obs)
+	if f.q.ExcludeSelf {
 		what += ", each point's own left out"
 	}
 	fmt.Fprintf(w, "searched:     %s\n", what)
@@ -127,6 +110,44 @@ func (s *runSummary) print(w io.Writer, f runFlags) {
 	if t, ok := s.line("total:"); ok {
 		fmt.Fprintf(w, "took:         %s\n", t)
 	}
+}
+
+// searched says what the query looks for among ref, the references, for
+// obs, the observations, in a user's words.
+func (f runFlags) searched(ref, obs string) string {
+	q := f.q
+	switch kind, k := q.Kind(); {
+	case kind == stream.KindWithinLists:
+		return fmt.Sprintf("which of %s lie within %g m of each of %s", ref, q.RadiusMetres, obs)
+	case kind == stream.KindWithinCounts:
+		return fmt.Sprintf("how many of %s lie within %g m of each of %s", ref, q.RadiusMetres, obs)
+	case kind == stream.KindKNearest && (k > 1 || q.MaxMetres > 0):
+		limit := ""
+		if q.MaxMetres > 0 {
+			limit = fmt.Sprintf(" (no farther than %g m)", q.MaxMetres)
+		}
+		return fmt.Sprintf("the %d nearest of %s%s for each of %s", k, ref, limit, obs)
+	}
+	return fmt.Sprintf("the nearest of %s for each of %s", ref, obs)
+}
+
+// querySummary says what a neighbour query asked, in the flags' units:
+// metres, and the k the user asked for (not the one more --exclude-self
+// asks of the engine).
+func (f runFlags) querySummary(nref int) string {
+	self := ""
+	if f.q.ExcludeSelf {
+		self = ", each observation's own left out"
+	}
+	kind, k := f.q.Kind()
+	if kind == stream.KindWithinCounts || kind == stream.KindWithinLists {
+		return fmt.Sprintf("within %g m of %d references%s", f.q.RadiusMetres, nref, self)
+	}
+	limit := ""
+	if f.q.MaxMetres > 0 {
+		limit = fmt.Sprintf(" within %g m", f.q.MaxMetres)
+	}
+	return fmt.Sprintf("%d nearest%s of %d references%s", k, limit, nref, self)
 }
 
 // flush writes everything gathered to w, as -v would have shown it.
