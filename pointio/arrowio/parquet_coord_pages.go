@@ -53,13 +53,17 @@ type coordColumn struct {
 	limit    float64
 }
 
+// coordPagesOn is whether the page reader is used: the tests turn it off
+// to compare with arrow-go's reader.
+var coordPagesOn = true
+
 // errNotDirect is an input the page reader leaves to arrow-go's.
 var errNotDirect = errors.New("not read by the page reader")
 
 // newCoordPages is the page reader of src's coordinates in the file rdr
 // (fr its Arrow reader), or nil where they are not columns it reads.
 func (src *columnSource) newCoordPages(rdr *file.Reader, fr *pqarrow.FileReader) *coordPages {
-	if src.geometry != "" || src.id != "" || rdr == nil || fr == nil {
+	if !coordPagesOn || src.geometry != "" || src.id != "" || rdr == nil || fr == nil {
 		return nil
 	}
 	md := rdr.MetaData()
