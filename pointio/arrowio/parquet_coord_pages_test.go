@@ -198,8 +198,8 @@ func TestCoordPagesMatchArrow(t *testing.T) {
 	codecs := []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Gzip,
 		compress.Codecs.Zstd, compress.Codecs.Lz4Raw, compress.Codecs.Brotli}
 	dicts := map[string][]parquet.WriterProperty{
-		"plain":    {parquet.WithDictionaryDefault(false)},
-		"dict":     {parquet.WithDictionaryDefault(true)},
+		"plain": {parquet.WithDictionaryDefault(false)},
+		"dict":  {parquet.WithDictionaryDefault(true)},
 		// A dictionary page of 512 doubles: the first group's 600
 		// distinct values fill it after two batches, and the column goes
 		// on in PLAIN pages.
