@@ -300,3 +300,49 @@ func checkDictionaryFallback(t *testing.T, path string) {
 		t.Fatalf("%s: pages of encodings %v, want a dictionary, its indices, then PLAIN", path, encodings)
 	}
 }
+
+// pyarrow's file of float32 coordinates (zstd) is read by the page reader,
+// the bits arrow-go's reader gives.
+func TestCoordPagesPyarrow(t *testing.T) {
+	path := "testdata/airports_pyarrow_f32.parquet"
+	checkCoordPagesRead(t, path, true)
+	rows, err := ParquetRows(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCoordSame(t, path, int(rows), true)
+}
+
+// Any bytes read as a Parquet file give, with the page reader, the chunks
+// or the error arrow-go's reader gives: the corpus starts from small
+// files of every encoding the page reader reads, and pyarrow's.
+func FuzzCoordPages(f *testing.F) {
+	dir := f.TempDir()
+	for i, props := range [][]parquet.WriterProperty{
+		{parquet.WithCompression(compress.Codecs.Snappy)},
+		{parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(600)},
+		{parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithDataPageSize(600)},
+		{parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(512), parquet.WithBatchSize(32),
+			parquet.WithDictionaryCostFallbackFor("lat", false), parquet.WithDictionaryCostFallbackFor("lon", false)},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("%d.parquet", i))
+		coordFile{rows: 300, groupRows: 130, nullable: i%2 == 0, props: props, value: coordValue}.write(f, path)
+		if b, err := os.ReadFile(path); err == nil {
+			f.Add(b)
+		}
+	}
+	if b, err := os.ReadFile("testdata/airports_pyarrow_f32.parquet"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "fuzz.parquet")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lat0, lon0, err0 := readCoordChunks(t, path, 0, -1, 150, false)
+		lat1, lon1, err1 := readCoordChunks(t, path, 0, -1, 150, true)
+		if err0 != err1 || !sameBits(lat0, lat1) || !sameBits(lon0, lon1) {
+			t.Fatalf("arrow-go %d rows %q, pages %d rows %q", len(lat0), err0, len(lat1), err1)
+		}
+	})
+}
