@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -345,4 +346,47 @@ func FuzzCoordPages(f *testing.F) {
 			t.Fatalf("arrow-go %d rows %q, pages %d rows %q", len(lat0), err0, len(lat1), err1)
 		}
 	})
+}
+
+// FuzzCoordPages's property over seeded random mutations of its files (a
+// few bytes each changed), which run in every test run: go test -fuzz
+// runs a whole Parquet read slowly. COORD_MUTATIONS sets how many a
+// file (default 200).
+func TestCoordPagesMutations(t *testing.T) {
+	count := 200
+	if s := os.Getenv("COORD_MUTATIONS"); s != "" {
+		fmt.Sscan(s, &count)
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i, props := range [][]parquet.WriterProperty{
+		{parquet.WithCompression(compress.Codecs.Snappy)},
+		{parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(600)},
+		{parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithDataPageSize(600)},
+		{parquet.WithCompression(compress.Codecs.Gzip), parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(512), parquet.WithBatchSize(32),
+			parquet.WithDictionaryCostFallbackFor("lat", false), parquet.WithDictionaryCostFallbackFor("lon", false)},
+	} {
+		seed := filepath.Join(dir, fmt.Sprintf("%d.parquet", i))
+		coordFile{rows: 300, groupRows: 130, nullable: i%2 == 0, props: props, value: coordValue}.write(t, seed)
+		b, err := os.ReadFile(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "mutated.parquet")
+		for range count {
+			m := slices.Clone(b)
+			for range 1 + rng.IntN(4) {
+				m[rng.IntN(len(m))] = byte(rng.IntN(256))
+			}
+			if err := os.WriteFile(path, m, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lat0, lon0, err0 := readCoordChunks(t, path, 0, -1, 150, false)
+			lat1, lon1, err1 := readCoordChunks(t, path, 0, -1, 150, true)
+			if err0 != err1 || !sameBits(lat0, lat1) || !sameBits(lon0, lon1) {
+				os.WriteFile(filepath.Join(os.TempDir(), "coord-mismatch.parquet"), m, 0o644)
+				t.Fatalf("seed %d: arrow-go %d rows %q, pages %d rows %q", i, len(lat0), err0, len(lat1), err1)
+			}
+		}
+	}
 }

@@ -8,20 +8,19 @@ import (
 // The page headers a coordinate column's pages carry, read from Thrift's
 // compact protocol (the other side of parquet_page_header.go): the fields
 // of PageHeader, DataPageHeader, DataPageHeaderV2 and DictionaryPageHeader
-// that reading a flat FLOAT or DOUBLE column needs, every other field
-// (statistics, CRC, index pages' headers) skipped whatever its type.
-// arrow-go's own decoder of these structs is internal to it.
+// that reading a flat FLOAT or DOUBLE column needs, and the others
+// parquet.thrift gives them (statistics, CRC), passed over. A field
+// parquet.thrift does not give, or of another type, is an error, though
+// Thrift's reader would skip it: a page header is read here only where
+// arrow-go's reader (Thrift's) would read it too, so that the page reader
+// never reads a page arrow-go would call corrupt (FuzzCoordPages found a
+// flipped statistics byte that Thrift refuses and a skipping decoder
+// read). arrow-go's own decoder of these structs is internal to it.
 
 // More compact protocol field types than parquet_page_header.go writes.
 const (
-	thriftTrue   = 1
-	thriftFalse  = 2
-	thriftByte   = 3
-	thriftI16    = 4
-	thriftDouble = 7
-	thriftList   = 9
-	thriftSet    = 10
-	thriftMap    = 11
+	thriftTrue  = 1
+	thriftFalse = 2
 )
 
 // Page types and encodings the direct reader meets.
@@ -32,8 +31,6 @@ const (
 	encodingPlain         = 0
 	encodingPlainDict     = 2
 	encodingRLEDictionary = 8
-
-	thriftMaxSkipDepth = 32 // nesting a header's skipped fields may have
 )
 
 var (
@@ -133,70 +130,6 @@ func (r *compactReader) field(last int16) (id int16, typ byte, stop bool) {
 	return int16(v), typ, false
 }
 
-// skip passes over a value of type typ, nested at most depth deep.
-func (r *compactReader) skip(typ byte, depth int) {
-	if depth <= 0 {
-		r.fail(errHeaderMalformed)
-		return
-	}
-	switch typ {
-	case thriftTrue, thriftFalse:
-	case thriftByte:
-		r.byte()
-	case thriftI16, thriftI32, thriftI64:
-		r.uvarint()
-	case thriftDouble:
-		r.take(8)
-	case thriftBinary:
-		r.take(r.uvarint())
-	case thriftList, thriftSet:
-		h := r.byte()
-		n := uint64(h >> 4)
-		if n == 15 {
-			n = r.uvarint()
-		}
-		r.skipN(n, h&0x0f, depth)
-	case thriftMap:
-		n := r.uvarint()
-		if n == 0 {
-			return
-		}
-		kv := r.byte()
-		for i := uint64(0); i < n && r.err == nil; i++ {
-			r.skip(kv>>4, depth-1)
-			r.skip(kv&0x0f, depth-1)
-		}
-	case thriftStruct:
-		r.skipStruct(depth - 1)
-	default:
-		r.fail(errHeaderMalformed)
-	}
-}
-
-// skipN passes over n elements of type typ; a boolean element is a byte
-// in a list (not folded into a type as a field's is).
-func (r *compactReader) skipN(n uint64, typ byte, depth int) {
-	if typ == thriftTrue || typ == thriftFalse {
-		r.take(n)
-		return
-	}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		r.skip(typ, depth-1)
-	}
-}
-
-func (r *compactReader) skipStruct(depth int) {
-	last := int16(0)
-	for r.err == nil {
-		id, typ, stop := r.field(last)
-		if stop {
-			return
-		}
-		r.skip(typ, depth)
-		last = id
-	}
-}
-
 // take passes over n bytes.
 func (r *compactReader) take(n uint64) {
 	if r.err != nil {
@@ -212,11 +145,15 @@ func (r *compactReader) take(n uint64) {
 // boolField is a boolean field's value, which its type carries.
 func boolField(typ byte) bool { return typ == thriftTrue }
 
+func isBool(typ byte) bool { return typ == thriftTrue || typ == thriftFalse }
+
+// unknown is a field parquet.thrift does not give: an error.
+func (r *compactReader) unknown() { r.fail(errHeaderMalformed) }
+
 // parsePageHeader reads the PageHeader that b begins with. The required
 // fields (type, both sizes) must be there, as Thrift's generated reader
 // requires, and those of the page's own header for data, v2 or dict to be
-// set; a field of a type other than the one parquet.thrift gives is
-// skipped, as that reader skips it.
+// set.
 func parsePageHeader(b []byte) (pageInfo, error) {
 	r := compactReader{b: b}
 	var p pageInfo
@@ -234,6 +171,8 @@ func parsePageHeader(b []byte) (pageInfo, error) {
 			p.uncompressed, seen[1] = r.i32(), true
 		case id == 3 && typ == thriftI32:
 			p.compressed, seen[2] = r.i32(), true
+		case id == 4 && typ == thriftI32:
+			r.i32() // crc, which arrow-go checks only when asked
 		case id == 5 && typ == thriftStruct:
 			p.data = r.dataPageHeader(&p)
 		case id == 7 && typ == thriftStruct:
@@ -241,7 +180,7 @@ func parsePageHeader(b []byte) (pageInfo, error) {
 		case id == 8 && typ == thriftStruct:
 			p.v2 = r.dataPageHeaderV2(&p)
 		default:
-			r.skip(typ, thriftMaxSkipDepth)
+			r.unknown() // index_page_header among them: no index page is read
 		}
 		last = id
 	}
@@ -274,8 +213,10 @@ func (r *compactReader) dataPageHeader(p *pageInfo) bool {
 		case id == 4 && typ == thriftI32:
 			r.i32()
 			rep = true
+		case id == 5 && typ == thriftStruct:
+			r.statistics()
 		default:
-			r.skip(typ, thriftMaxSkipDepth)
+			r.unknown()
 		}
 		last = id
 	}
@@ -296,8 +237,10 @@ func (r *compactReader) dictionaryPageHeader(p *pageInfo) bool {
 			p.values, n = r.i32(), true
 		case id == 2 && typ == thriftI32:
 			p.encoding, enc = r.i32(), true
+		case id == 3 && isBool(typ):
+			// is_sorted
 		default:
-			r.skip(typ, thriftMaxSkipDepth)
+			r.unknown()
 		}
 		last = id
 	}
@@ -327,12 +270,37 @@ func (r *compactReader) dataPageHeaderV2(p *pageInfo) bool {
 			p.defBytes, seen[4] = r.i32(), true
 		case id == 6 && typ == thriftI32:
 			p.repBytes, seen[5] = r.i32(), true
-		case id == 7 && (typ == thriftTrue || typ == thriftFalse):
+		case id == 7 && isBool(typ):
 			p.compressedV2 = boolField(typ)
+		case id == 8 && typ == thriftStruct:
+			r.statistics()
 		default:
-			r.skip(typ, thriftMaxSkipDepth)
+			r.unknown()
 		}
 		last = id
 	}
 	return seen == [6]bool{true, true, true, true, true, true}
+}
+
+// statistics passes over a Statistics struct: max, min, max_value and
+// min_value binary, null_count and distinct_count i64, the exactness
+// flags bool.
+func (r *compactReader) statistics() {
+	last := int16(0)
+	for r.err == nil {
+		id, typ, stop := r.field(last)
+		if stop {
+			return
+		}
+		switch {
+		case (id == 1 || id == 2 || id == 5 || id == 6) && typ == thriftBinary:
+			r.take(r.uvarint())
+		case (id == 3 || id == 4) && typ == thriftI64:
+			r.varint()
+		case (id == 7 || id == 8) && isBool(typ):
+		default:
+			r.unknown()
+		}
+		last = id
+	}
 }

@@ -33,7 +33,7 @@ func TestParsePageHeaderBad(t *testing.T) {
 			t.Errorf("a header cut to %d of %d bytes read", n, len(full))
 		}
 	}
-	deep := []byte{0x1c} // field 1, a struct
+	deep := []byte{0x1c} // field 1, a struct: no field of a PageHeader
 	for range 40 {
 		deep = append(deep, 0x1c)
 	}
