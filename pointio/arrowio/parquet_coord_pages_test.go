@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -388,5 +389,28 @@ func TestCoordPagesMutations(t *testing.T) {
 				t.Fatalf("seed %d: arrow-go %d rows %q, pages %d rows %q", i, len(lat0), err0, len(lat1), err1)
 			}
 		}
+	}
+}
+
+// Files written elsewhere (pyarrow's, on the GPU machine: see
+// .ci/parquet-read-check): COORD_PAGES_READ names files (space-separated)
+// every row group of which the page reader must read, COORD_PAGES_SAME
+// files it may leave to arrow-go; every file's chunks and whole-file read
+// must be arrow-go's, bit for bit, or its error.
+func TestCoordPagesFiles(t *testing.T) {
+	read, same := strings.Fields(os.Getenv("COORD_PAGES_READ")), strings.Fields(os.Getenv("COORD_PAGES_SAME"))
+	if len(read)+len(same) == 0 {
+		t.Skip("no COORD_PAGES_READ or COORD_PAGES_SAME files")
+	}
+	for _, path := range append(read, same...) {
+		rows, err := ParquetRows(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(read, path) {
+			checkCoordPagesRead(t, path, true)
+		}
+		checkCoordSame(t, path, int(rows), true)
+		t.Logf("%s: %d rows, the same as arrow-go's", path, rows)
 	}
 }
