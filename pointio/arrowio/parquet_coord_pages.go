@@ -163,7 +163,7 @@ func (p *coordPages) column(rg *metadata.RowGroupMetaData, c coordColumn, dst []
 		if err != nil {
 			return err
 		}
-		if int64(h.compressed) > int64(len(buf)-h.size) {
+		if !pageSizesRead(h) || int64(h.compressed) > int64(len(buf)-h.size) {
 			return errNotDirect
 		}
 		body := buf[h.size : h.size+int(h.compressed)]
@@ -185,6 +185,19 @@ func (p *coordPages) column(rg *metadata.RowGroupMetaData, c coordColumn, dst []
 		read += n
 	}
 	return nil
+}
+
+// maxPageHeader is more than any header the page reader reads: arrow-go
+// refuses one that does not fit 4 MiB (and header statistics are 8 bytes
+// a value).
+const maxPageHeader = 1 << 20
+
+// pageSizesRead is whether arrow-go's reader (with geoknn's reader
+// properties, the defaults) takes a page of header h's sizes, which the
+// page reader must then refuse too.
+func pageSizesRead(h pageInfo) bool {
+	return h.size <= maxPageHeader && int64(h.compressed) <= parquet.DefaultMaxCompressedPageSize &&
+		int64(h.uncompressed) <= parquet.DefaultMaxUncompressedPageSize
 }
 
 // readChunk reads a column chunk's bytes, from its first page (the
