@@ -171,7 +171,8 @@ func (p *coordPages) column(rg *metadata.RowGroupMetaData, c coordColumn, dst []
 		n := 0
 		switch {
 		case h.typ == pageTypeDictionary && h.dict && !dict && read == 0:
-			err, dict = p.dictionary(h, body, pc, c), true
+			err = p.dictionary(h, body, pc, c)
+			dict = true
 		case h.typ == pageTypeData && h.data:
 			n, err = p.dataPage(h, body, pc, c, dst[read:], dict)
 		case h.typ == pageTypeDataV2 && h.v2:
