@@ -54,16 +54,24 @@ type coordColumn struct {
 }
 
 // coordPagesOn is whether the page reader is used: the tests turn it off
-// to compare with arrow-go's reader.
+// to compare with arrow-go's reader. A reader takes it when it opens the
+// file (columnSource.noPages), not as its goroutines start.
 var coordPagesOn = true
 
 // errNotDirect is an input the page reader leaves to arrow-go's.
 var errNotDirect = errors.New("not read by the page reader")
 
 // newCoordPages is the page reader of src's coordinates in the file rdr
-// (fr its Arrow reader), or nil where they are not columns it reads.
-func (src *columnSource) newCoordPages(rdr *file.Reader, fr *pqarrow.FileReader) *coordPages {
-	if !coordPagesOn || src.geometry != "" || src.id != "" || rdr == nil || fr == nil {
+// (fr its Arrow reader), or nil where they are not columns it reads. A
+// panic of arrow-go's on corrupt metadata is no page reader: arrow-go's
+// own reader then meets the metadata and says what it says of it.
+func (src *columnSource) newCoordPages(rdr *file.Reader, fr *pqarrow.FileReader) (p *coordPages) {
+	defer func() {
+		if recover() != nil {
+			p = nil
+		}
+	}()
+	if src.noPages || src.geometry != "" || src.id != "" || rdr == nil || fr == nil {
 		return nil
 	}
 	md := rdr.MetaData()

@@ -256,6 +256,7 @@ type columnSource struct {
 	geometry       string // GeoParquet: the primary column
 	encoding       string // "WKB" or "point"
 	lat, lon       string
+	noPages        bool // read the coordinates through arrow-go only (coordPagesOn)
 }
 
 // parquetSourceOf finds the points of the file: GeoParquet metadata first,
@@ -266,7 +267,7 @@ func parquetSourceOf(path string, rdr *file.Reader, opts pointio.ReadOptions) (*
 	for i := range sc.Root().NumFields() {
 		names = append(names, sc.Root().Field(i).Name())
 	}
-	src := &columnSource{path: path, columns: names}
+	src := &columnSource{path: path, columns: names, noPages: !coordPagesOn}
 	if err := src.findID(opts.IDColumn); err != nil {
 		return nil, err
 	}
