@@ -352,14 +352,17 @@ func FuzzCoordPages(f *testing.F) {
 // FuzzCoordPages's property over seeded random mutations of its files (a
 // few bytes each changed), which run in every test run: go test -fuzz
 // runs a whole Parquet read slowly. COORD_MUTATIONS sets how many a
-// file (default 200).
+// file (default 200), COORD_MUTATIONS_SEED their seed (default 1).
 func TestCoordPagesMutations(t *testing.T) {
-	count := 200
+	count, rngSeed := 200, uint64(1)
 	if s := os.Getenv("COORD_MUTATIONS"); s != "" {
 		fmt.Sscan(s, &count)
 	}
+	if s := os.Getenv("COORD_MUTATIONS_SEED"); s != "" {
+		fmt.Sscan(s, &rngSeed)
+	}
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(rngSeed, 2))
 	for i, props := range [][]parquet.WriterProperty{
 		{parquet.WithCompression(compress.Codecs.Snappy)},
 		{parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(600)},
