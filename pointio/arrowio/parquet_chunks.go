@@ -169,6 +169,11 @@ func (src *columnSource) decodeGroups(ctx context.Context, starts []int64, tasks
 		defer rdr.Close()
 	}
 	var scratch groupScratch
+	if err == nil {
+		if scratch.pages = src.newCoordPages(rdr, fr); scratch.pages != nil {
+			defer scratch.pages.Close()
+		}
+	}
 	for t := range tasks {
 		if err == nil {
 			err = ctx.Err()
@@ -197,6 +202,7 @@ func (pc *pendingChunk) finish(g int, err error) {
 type groupScratch struct {
 	pts      []orb.Point
 	lat, lon []float64
+	pages    *coordPages // nil: the coordinates are not columns it reads
 }
 
 // decodeGroup reads task t's row group, checked, into its place in the
@@ -204,11 +210,6 @@ type groupScratch struct {
 func (src *columnSource) decodeGroup(ctx context.Context, fr *pqarrow.FileReader, t groupTask, starts []int64, s *groupScratch) (err error) {
 	defer recoverCorruptGroup(src.path, t.g, &err)
 	g, pl := t.g, t.pc.plan
-	tbl, err := readGroup(ctx, src.path, fr, src.leaves(fr.ParquetReader()), g)
-	if err != nil {
-		return err
-	}
-	defer tbl.Release()
 	first, end := starts[g], starts[g+1]
 	lo, hi := max(first, pl.lo), min(end, pl.hi)
 	at := int(lo - pl.lo)
@@ -218,15 +219,15 @@ func (src *columnSource) decodeGroup(ctx context.Context, fr *pqarrow.FileReader
 		if c.IDs != nil {
 			ids = c.IDs[at : at+int(end-first)]
 		}
-		return src.groupRadians(tbl, first, c.Lat[at:at+int(end-first)], c.Lon[at:at+int(end-first)], ids, s)
+		return src.readGroupRadians(ctx, fr, g, first, c.Lat[at:at+int(end-first)], c.Lon[at:at+int(end-first)], ids, s)
 	}
 	n := int(end - first)
-	s.lat, s.lon = slices.Grow(s.lat[:0], n)[:n], slices.Grow(s.lon[:0], n)[:n]
+	s.lat, s.lon = grown(s.lat, n), grown(s.lon, n)
 	var ids []string
 	if c.IDs != nil {
 		ids = make([]string, n)
 	}
-	if err := src.groupRadians(tbl, first, s.lat, s.lon, ids, s); err != nil {
+	if err := src.readGroupRadians(ctx, fr, g, first, s.lat, s.lon, ids, s); err != nil {
 		return err
 	}
 	a, b := int(lo-first), int(hi-first)
@@ -236,6 +237,24 @@ func (src *columnSource) decodeGroup(ctx context.Context, fr *pqarrow.FileReader
 		copy(c.IDs[at:], ids[a:b])
 	}
 	return nil
+}
+
+// readGroupRadians reads row group g (its first row is row first of the
+// file) into lat and lon in radians, and ids: straight from its pages
+// where s.pages reads them, else, or where the pages hold anything the
+// page reader leaves alone (a null, a value out of range, an encoding it
+// does not read), through arrow-go's reader, which reports bad input as
+// it always has.
+func (src *columnSource) readGroupRadians(ctx context.Context, fr *pqarrow.FileReader, g int, first int64, lat, lon []float64, ids []string, s *groupScratch) error {
+	if s.pages != nil && s.pages.readGroup(g, lat, lon) == nil {
+		return nil
+	}
+	tbl, err := readGroup(ctx, src.path, fr, src.leaves(fr.ParquetReader()), g)
+	if err != nil {
+		return err
+	}
+	defer tbl.Release()
+	return src.groupRadians(tbl, first, lat, lon, ids, s)
 }
 
 // groupError is a row group that could not be read: never the end of the

@@ -256,6 +256,7 @@ type columnSource struct {
 	geometry       string // GeoParquet: the primary column
 	encoding       string // "WKB" or "point"
 	lat, lon       string
+	noPages        bool // read the coordinates through arrow-go only (coordPagesOn)
 }
 
 // parquetSourceOf finds the points of the file: GeoParquet metadata first,
@@ -266,7 +267,7 @@ func parquetSourceOf(path string, rdr *file.Reader, opts pointio.ReadOptions) (*
 	for i := range sc.Root().NumFields() {
 		names = append(names, sc.Root().Field(i).Name())
 	}
-	src := &columnSource{path: path, columns: names}
+	src := &columnSource{path: path, columns: names, noPages: !coordPagesOn}
 	if err := src.findID(opts.IDColumn); err != nil {
 		return nil, err
 	}
@@ -410,16 +411,25 @@ func (src *columnSource) readGroups(ctx context.Context, first, end, workers int
 	}
 	defer rdr.Close()
 	leaves := src.leaves(rdr)
+	var pages *coordPages
+	if src.radLat != nil {
+		if pages = src.newCoordPages(rdr, fr); pages != nil {
+			defer pages.Close()
+		}
+	}
 	var buf []orb.Point
 	for g := first; g < end; g += workers {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		at, to := starts[g]-src.base, starts[g+1]-src.base
+		if pages != nil && pages.readGroup(g, src.radLat[at:to], src.radLon[at:to]) == nil {
+			continue // the radians straight from the pages (coordPages)
+		}
 		tbl, err := readGroup(ctx, src.path, fr, leaves, g)
 		if err != nil {
 			return err
 		}
-		at, to := starts[g]-src.base, starts[g+1]-src.base
 		dst := pts[min(at, int64(len(pts))):min(to, int64(len(pts)))]
 		if src.radLat != nil {
 			// Radian columns asked for: a row group's points pass through
