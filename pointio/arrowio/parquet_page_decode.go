@@ -147,8 +147,21 @@ func boolField(typ byte) bool { return typ == thriftTrue }
 
 func isBool(typ byte) bool { return typ == thriftTrue || typ == thriftFalse }
 
-// unknown is a field parquet.thrift does not give: an error.
-func (r *compactReader) unknown() { r.fail(errHeaderMalformed) }
+// fields reads the fields of the struct r is at, to its end: read takes
+// each (its value too) and reports false for a field parquet.thrift does
+// not give, which fails the header.
+func (r *compactReader) fields(read func(id int16, typ byte) bool) {
+	for last := int16(0); ; {
+		id, typ, stop := r.field(last)
+		if stop {
+			return
+		}
+		if !read(id, typ) {
+			r.fail(errHeaderMalformed)
+		}
+		last = id
+	}
+}
 
 // parsePageHeader reads the PageHeader that b begins with. The required
 // fields (type, both sizes) must be there, as Thrift's generated reader
@@ -158,12 +171,7 @@ func parsePageHeader(b []byte) (pageInfo, error) {
 	r := compactReader{b: b}
 	var p pageInfo
 	var seen [3]bool // type, both sizes
-	last := int16(0)
-	for {
-		id, typ, stop := r.field(last)
-		if stop {
-			break
-		}
+	r.fields(func(id int16, typ byte) bool {
 		switch {
 		case id == 1 && typ == thriftI32:
 			p.typ, seen[0] = r.i32(), true
@@ -180,10 +188,10 @@ func parsePageHeader(b []byte) (pageInfo, error) {
 		case id == 8 && typ == thriftStruct:
 			p.v2 = r.dataPageHeaderV2(&p)
 		default:
-			r.unknown() // index_page_header among them: no index page is read
+			return false // index_page_header among them: no index page is read
 		}
-		last = id
-	}
+		return true
+	})
 	if r.err != nil {
 		return pageInfo{}, r.err
 	}
@@ -197,12 +205,7 @@ func parsePageHeader(b []byte) (pageInfo, error) {
 // dataPageHeader reads a DataPageHeader; false: a required field missing.
 func (r *compactReader) dataPageHeader(p *pageInfo) bool {
 	var n, enc, def, rep bool
-	last := int16(0)
-	for {
-		id, typ, stop := r.field(last)
-		if stop {
-			break
-		}
+	r.fields(func(id int16, typ byte) bool {
 		switch {
 		case id == 1 && typ == thriftI32:
 			p.values, n = r.i32(), true
@@ -216,22 +219,17 @@ func (r *compactReader) dataPageHeader(p *pageInfo) bool {
 		case id == 5 && typ == thriftStruct:
 			r.statistics()
 		default:
-			r.unknown()
+			return false
 		}
-		last = id
-	}
+		return true
+	})
 	return n && enc && def && rep
 }
 
 // dictionaryPageHeader reads a DictionaryPageHeader.
 func (r *compactReader) dictionaryPageHeader(p *pageInfo) bool {
 	var n, enc bool
-	last := int16(0)
-	for {
-		id, typ, stop := r.field(last)
-		if stop {
-			break
-		}
+	r.fields(func(id int16, typ byte) bool {
 		switch {
 		case id == 1 && typ == thriftI32:
 			p.values, n = r.i32(), true
@@ -240,10 +238,10 @@ func (r *compactReader) dictionaryPageHeader(p *pageInfo) bool {
 		case id == 3 && isBool(typ):
 			// is_sorted
 		default:
-			r.unknown()
+			return false
 		}
-		last = id
-	}
+		return true
+	})
 	return n && enc
 }
 
@@ -251,12 +249,7 @@ func (r *compactReader) dictionaryPageHeader(p *pageInfo) bool {
 func (r *compactReader) dataPageHeaderV2(p *pageInfo) bool {
 	var seen [6]bool
 	p.compressedV2 = true
-	last := int16(0)
-	for {
-		id, typ, stop := r.field(last)
-		if stop {
-			break
-		}
+	r.fields(func(id int16, typ byte) bool {
 		switch {
 		case id == 1 && typ == thriftI32:
 			p.values, seen[0] = r.i32(), true
@@ -275,10 +268,10 @@ func (r *compactReader) dataPageHeaderV2(p *pageInfo) bool {
 		case id == 8 && typ == thriftStruct:
 			r.statistics()
 		default:
-			r.unknown()
+			return false
 		}
-		last = id
-	}
+		return true
+	})
 	return seen == [6]bool{true, true, true, true, true, true}
 }
 
@@ -286,12 +279,7 @@ func (r *compactReader) dataPageHeaderV2(p *pageInfo) bool {
 // min_value binary, null_count and distinct_count i64, the exactness
 // flags bool.
 func (r *compactReader) statistics() {
-	last := int16(0)
-	for r.err == nil {
-		id, typ, stop := r.field(last)
-		if stop {
-			return
-		}
+	r.fields(func(id int16, typ byte) bool {
 		switch {
 		case (id == 1 || id == 2 || id == 5 || id == 6) && typ == thriftBinary:
 			r.take(r.uvarint())
@@ -299,8 +287,8 @@ func (r *compactReader) statistics() {
 			r.varint()
 		case (id == 7 || id == 8) && isBool(typ):
 		default:
-			r.unknown()
+			return false
 		}
-		last = id
-	}
+		return true
+	})
 }
