@@ -283,9 +283,7 @@ func (j *streamJob) heapLimit(rows int64) int64 {
 // 2.5 GiB, or a quarter of the memory available if that is less. There
 // the host's reading and writing are the run, and a heap held near what
 // is live spends their cores collecting and returning pages to the
-// system: 2^27 Parquet to Parquet on one H200 read for 1.16-1.31 s
-// under the plan's limit (1.75 GB peak) and 0.10-0.30 s under 3000 MiB
-// (3.1 GB peak), 2.35-2.41 s against 1.73-1.87 s whole.
+// system (BENCHMARKS.md, "Files in, files out": Heap).
 func gpuHeapFloor() int64 {
 	floor := int64(2560 << 20)
 	if avail, ok := sysmem.Available(); ok {
