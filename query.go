@@ -9,7 +9,7 @@ import (
 // Query is the question asked of every observation: the nearest reference
 // (the zero value), the K nearest (within MaxMetres when it is above 0),
 // or the references within RadiusMetres (their count, or with List which
-// they are, nearest first). Every path that answers (a call, a stream, an
+// they are, nearest first; Within asks so for a RadiusMetres of 0). Every path that answers (a call, a stream, an
 // MPI rank, the command's flags, the Python worker) builds one and
 // switches on its Kind where answering differs, so that a new kind is a
 // new case in those switches rather than another test of the fields at
@@ -18,7 +18,11 @@ type Query struct {
 	K            int
 	MaxMetres    float64
 	RadiusMetres float64
-	List         bool
+	// Within asks for the references within RadiusMetres even when it is
+	// 0: those at the observation's very spot. A RadiusMetres above 0
+	// asks so without it.
+	Within bool
+	List   bool
 	// ExcludeSelf says the observations are the references: observation
 	// i leaves out reference i (a k-nearest query asks the engine for K+1
 	// and drops it; K 0 means 1).
@@ -29,9 +33,9 @@ type Query struct {
 // references a row (KindKNearest; 0 for the other kinds).
 func (q Query) Kind() (kind stream.AnswerKind, k int) {
 	switch {
-	case q.RadiusMetres > 0 && q.List:
+	case q.within() && q.List:
 		return stream.KindWithinLists, 0
-	case q.RadiusMetres > 0:
+	case q.within():
 		return stream.KindWithinCounts, 0
 	case q.K > 0 || q.ExcludeSelf || q.MaxMetres > 0:
 		return stream.KindKNearest, max(q.K, 1)
@@ -52,7 +56,7 @@ func (q Query) Asked() int {
 // outside 1 to the references (less the observation's own with
 // ExcludeSelf). It lets a caller refuse before reading any observation.
 func (q Query) Check(nref int) error {
-	if q.RadiusMetres != 0 {
+	if q.RadiusMetres != 0 || q.Within {
 		_, err := radiusRad(q.RadiusMetres)
 		return err
 	}
@@ -62,6 +66,9 @@ func (q Query) Check(nref int) error {
 	}
 	return nil
 }
+
+// within reports whether q asks for the references within a radius.
+func (q Query) within() bool { return q.Within || q.RadiusMetres > 0 }
 
 func boolInt(b bool) int {
 	if b {

@@ -71,6 +71,7 @@ func TestAnswerMatchesTheKindsCalls(t *testing.T) {
 	k2, _ := s.KNearest(ctx, pts, pts, 3, 0)
 	counts, _ := s.WithinCount(ctx, pts, pts, 100e3)
 	lists, _ := s.WithinList(ctx, pts, pts, 100e3)
+	spot, _ := s.WithinCount(ctx, pts, pts, 0)
 	for _, c := range []struct {
 		q    geoknn.Query
 		want string
@@ -79,6 +80,7 @@ func TestAnswerMatchesTheKindsCalls(t *testing.T) {
 		{geoknn.Query{K: 2, ExcludeSelf: true}, fmt.Sprint(k2.WithoutSelf().Index)},
 		{geoknn.Query{RadiusMetres: 100e3}, fmt.Sprint(counts.Counts)},
 		{geoknn.Query{RadiusMetres: 100e3, List: true, ExcludeSelf: true}, fmt.Sprint(lists.WithoutSelf().Index)},
+		{geoknn.Query{Within: true}, fmt.Sprint(spot.Counts)},
 	} {
 		for _, answer := range []func() (*geoknn.Answer, error){
 			func() (*geoknn.Answer, error) { return s.Answer(ctx, pts, pts, c.q) },
@@ -114,7 +116,7 @@ func TestAnswerMatchesTheKindsCalls(t *testing.T) {
 // StreamQuery carries every field of Query there and back: a field added
 // to one and not the other fails here.
 func TestStreamQueryIsAQuery(t *testing.T) {
-	q := geoknn.StreamQuery{K: 3, MaxMetres: 1, RadiusMetres: 2, List: true, ExcludeSelf: true, Depth: 5}
+	q := geoknn.StreamQuery{K: 3, MaxMetres: 1, RadiusMetres: 2, Within: true, List: true, ExcludeSelf: true, Depth: 5}
 	if back := q.Query().Streamed(5); back != q {
 		t.Errorf("%+v came back as %+v", q, back)
 	}

@@ -20,6 +20,7 @@ type StreamQuery struct {
 	K            int
 	MaxMetres    float64
 	RadiusMetres float64
+	Within       bool // as Query's: a radius of 0 asked for
 	List         bool
 	// ExcludeSelf says the observations are the references: observation
 	// i of the whole stream leaves out reference i (a k-nearest query
@@ -32,12 +33,14 @@ type StreamQuery struct {
 
 // Query is the question q asks of every observation.
 func (q StreamQuery) Query() Query {
-	return Query{K: q.K, MaxMetres: q.MaxMetres, RadiusMetres: q.RadiusMetres, List: q.List, ExcludeSelf: q.ExcludeSelf}
+	return Query{K: q.K, MaxMetres: q.MaxMetres, RadiusMetres: q.RadiusMetres, Within: q.Within, List: q.List,
+		ExcludeSelf: q.ExcludeSelf}
 }
 
 // Streamed is q as Index.Stream takes it, depth chunks in flight.
 func (q Query) Streamed(depth int) StreamQuery {
-	return StreamQuery{K: q.K, MaxMetres: q.MaxMetres, RadiusMetres: q.RadiusMetres, List: q.List, ExcludeSelf: q.ExcludeSelf, Depth: depth}
+	return StreamQuery{K: q.K, MaxMetres: q.MaxMetres, RadiusMetres: q.RadiusMetres, Within: q.Within, List: q.List,
+		ExcludeSelf: q.ExcludeSelf, Depth: depth}
 }
 
 // Kind is the answers' kind, as the pointio and arrowio answer writers

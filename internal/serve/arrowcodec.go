@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // cappedAllocator refuses, by a panic that readArrow turns into an error,
@@ -223,7 +224,7 @@ func appendIDs(dst []string, a arrow.Array) ([]string, error) {
 
 // arrowQuery reads a query whose body is an Arrow stream of points; its
 // options come in the URL (?k=8&max_m=5000, ?radius_m=100&list=true).
-func (s *Server) arrowQuery(r *http.Request, k kind) (*query, error) {
+func (s *Server) arrowQuery(r *http.Request, k endpoint) (*query, error) {
 	cols, err := readArrow(r.Body, s.cfg.MaxPoints, s.cfg.MaxBodyBytes, false)
 	if err != nil {
 		return nil, err
@@ -272,21 +273,21 @@ func writeAnswerArrow(w http.ResponseWriter, q *query, a *answer) error {
 	// rows are the flat answer's entries to write, with their point.
 	var rows, obs []uint32
 	var rank []int32
-	switch q.kind {
-	case kindNearest:
+	switch q.kind() {
+	case stream.KindNearest:
 		rows = make([]uint32, len(a.index))
 		for i := range rows {
 			rows[i] = uint32(i)
 		}
-	case kindKNearest:
+	case stream.KindKNearest:
 		add("obs_index", arrow.PrimitiveTypes.Uint32)
 		add("rank", arrow.PrimitiveTypes.Int32)
 		for j, ix := range a.index {
 			if ix != noNeighbour {
-				rows, obs, rank = append(rows, uint32(j)), append(obs, uint32(j/q.k)), append(rank, int32(j%q.k))
+				rows, obs, rank = append(rows, uint32(j)), append(obs, uint32(j/q.ask.K)), append(rank, int32(j%q.ask.K))
 			}
 		}
-	case kindWithinList:
+	case stream.KindWithinLists:
 		add("obs_index", arrow.PrimitiveTypes.Uint32)
 		rows, obs = make([]uint32, len(a.index)), make([]uint32, len(a.index))
 		for i := range a.counts {
@@ -295,7 +296,7 @@ func writeAnswerArrow(w http.ResponseWriter, q *query, a *answer) error {
 			}
 		}
 	}
-	if q.kind == kindWithinCount {
+	if q.kind() == stream.KindWithinCounts {
 		add("count", arrow.PrimitiveTypes.Uint32)
 	} else {
 		add("ref_index", arrow.PrimitiveTypes.Uint32)
@@ -313,10 +314,10 @@ func writeAnswerArrow(w http.ResponseWriter, q *query, a *answer) error {
 	if obs != nil {
 		next().(*array.Uint32Builder).AppendValues(obs, nil)
 	}
-	if rank != nil || q.kind == kindKNearest {
+	if rank != nil || q.kind() == stream.KindKNearest {
 		next().(*array.Int32Builder).AppendValues(rank, nil)
 	}
-	if q.kind == kindWithinCount {
+	if q.kind() == stream.KindWithinCounts {
 		next().(*array.Uint32Builder).AppendValues(a.counts, nil)
 	} else {
 		ib := next().(*array.Uint32Builder)

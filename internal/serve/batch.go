@@ -9,36 +9,33 @@ import (
 	"time"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/stream"
 )
 
-// kind is what a query asks.
-type kind uint8
+// endpoint is the path a query came to: its index in endpoints.
+type endpoint uint8
 
 const (
-	kindNearest kind = iota
-	kindKNearest
-	kindWithinCount
-	kindWithinList
+	atNearest endpoint = iota
+	atKNearest
+	atWithin
 )
 
-// query is one request's question: its points in radians, and for k
-// nearest k and the maximum distance, for within the radius.
+// query is one request's question (ask) and its points in radians.
 type query struct {
-	kind     kind
-	k        int
-	metres   float64
+	ask      geoknn.Query
 	lat, lon []float64
 	scalar   bool // asked with scalars: answered with scalars
 }
 
-// key is what queries must share to be answered by one engine call.
-type key struct {
-	kind   kind
-	k      int
-	metres float64
+// kind is the kind of q's answers.
+func (q *query) kind() stream.AnswerKind {
+	k, _ := q.ask.Kind()
+	return k
 }
 
-func (q *query) key() key { return key{q.kind, q.k, q.metres} }
+// key is what queries must share to be answered by one engine call.
+func (q *query) key() geoknn.Query { return q.ask }
 
 // answer is a query's result against snap (held: release it when done).
 // Nearest fills index and dist (one a point), k nearest the same with k a
@@ -330,7 +327,7 @@ func (b *batcher) runGroup(ctx context.Context, snap *snapshot, group []*job, ca
 	if len(group) > 1 {
 		// The points together in the leader's memory: the engine reads
 		// them during its call only.
-		*cat = query{kind: q.kind, k: q.k, metres: q.metres, lat: cat.lat[:0], lon: cat.lon[:0]}
+		*cat = query{ask: q.ask, lat: cat.lat[:0], lon: cat.lon[:0]}
 		for _, j := range group {
 			cat.lat, cat.lon = append(cat.lat, j.q.lat...), append(cat.lon, j.q.lon...)
 		}
@@ -348,7 +345,7 @@ func (b *batcher) runGroup(ctx context.Context, snap *snapshot, group []*job, ca
 	for _, j := range group {
 		n := len(j.q.lat)
 		snap.hold()
-		j.done <- jobResult{a: a.slice(from, from+n, q.k)}
+		j.done <- jobResult{a: a.slice(from, from+n, q.ask.K)}
 		from += n
 	}
 }
@@ -386,27 +383,27 @@ func answerOn(ctx context.Context, snap *snapshot, q *query) (answer, error) {
 	t := time.Now()
 	a := answer{snap: snap}
 	var err error
-	switch q.kind {
-	case kindNearest:
+	switch q.kind() {
+	case stream.KindNearest:
 		r := geoknn.Result{Index: answerSlice[uint32](len(q.lat)), DistanceRad: answerSlice[float32](len(q.lat))}
 		if err = snap.index.NearestInto(ctx, pts, &r); err == nil {
 			a.index, a.dist = r.Index, r.DistanceRad
 		}
-	case kindKNearest:
-		if err = geoknn.CheckK(q.k, snap.Len()); err != nil {
+	case stream.KindKNearest:
+		if err = geoknn.CheckK(q.ask.K, snap.Len()); err != nil {
 			return a, fieldErr("k", err.Error())
 		}
-		n := len(q.lat) * q.k
-		r := geoknn.KResult{K: q.k, Index: answerSlice[uint32](n), DistanceRad: answerSlice[float32](n)}
-		if err = snap.index.KNearestInto(ctx, pts, q.metres, &r); err == nil {
+		n := len(q.lat) * q.ask.K
+		r := geoknn.KResult{K: q.ask.K, Index: answerSlice[uint32](n), DistanceRad: answerSlice[float32](n)}
+		if err = snap.index.KNearestInto(ctx, pts, q.ask.MaxMetres, &r); err == nil {
 			a.index, a.dist = r.Index, r.DistanceRad
 		}
-	case kindWithinCount, kindWithinList:
+	case stream.KindWithinCounts, stream.KindWithinLists:
 		var r *geoknn.WithinResult
-		if q.kind == kindWithinList {
-			r, err = snap.index.WithinList(ctx, pts, q.metres)
+		if q.kind() == stream.KindWithinLists {
+			r, err = snap.index.WithinList(ctx, pts, q.ask.RadiusMetres)
 		} else {
-			r, err = snap.index.WithinCount(ctx, pts, q.metres)
+			r, err = snap.index.WithinCount(ctx, pts, q.ask.RadiusMetres)
 		}
 		if err == nil {
 			a.counts, a.offsets, a.index, a.dist = r.Counts, r.Offsets, r.Index, r.DistanceRad

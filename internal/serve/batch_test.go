@@ -23,7 +23,7 @@ func TestBatcherLosesNoJob(t *testing.T) {
 		for g := range 64 {
 			wg.Go(func() {
 				for range 300 {
-					q := &query{kind: kindNearest, lat: radians(qlat[g : g+1]), lon: radians(qlon[g : g+1])}
+					q := &query{lat: radians(qlat[g : g+1]), lon: radians(qlon[g : g+1])}
 					a, err := s.b.submit(context.Background(), q)
 					if err != nil {
 						t.Error(err)

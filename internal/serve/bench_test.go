@@ -158,7 +158,7 @@ func benchFast(b *testing.B, parallelism int) {
 				b.Error("not fast")
 				return
 			}
-			q, ok := s.fastQuery(fr.kind, req[h:h+fr.bodyLen], sc)
+			q, ok := s.fastQuery(fr.at, req[h:h+fr.bodyLen], sc)
 			if !ok {
 				b.Error("not fast")
 				return

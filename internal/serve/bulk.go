@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // A bulk request (an Arrow body of many points) is answered in buffers
@@ -194,7 +195,7 @@ func (s *Server) readBulk(r *http.Request, slot *bulkSlot) (arrowColumns, error)
 
 // bulkQuery makes the query of cols: its points in the slot's radians
 // (grown and pinned for x's engine), its options from the URL.
-func (s *Server) bulkQuery(r *http.Request, k kind, slot *bulkSlot, cols arrowColumns, x *geoknn.Index) (*query, error) {
+func (s *Server) bulkQuery(r *http.Request, k endpoint, slot *bulkSlot, cols arrowColumns, x *geoknn.Index) (*query, error) {
 	n := len(cols.lat)
 	slot.grow(n, x)
 	q := &query{lat: slot.lat[:n], lon: slot.lon[:n]}
@@ -213,7 +214,7 @@ func (s *Server) bulkQuery(r *http.Request, k kind, slot *bulkSlot, cols arrowCo
 // slot's answers; others are answered as any query is. The query timeout
 // bounds the wait for a slot too; the references are held only once the
 // body is in (a slow upload keeps no old version alive).
-func (s *Server) bulk(w http.ResponseWriter, r *http.Request, k kind) error {
+func (s *Server) bulk(w http.ResponseWriter, r *http.Request, k endpoint) error {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
 	defer cancel()
 	slot, err := s.bulkPool.get(ctx)
@@ -239,7 +240,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, k kind) error {
 		// must not read the slot once the next request has it.
 		q.lat, q.lon = slices.Clone(q.lat), slices.Clone(q.lon)
 	}
-	if q.kind != kindNearest || len(q.lat) <= s.cfg.BatchPoints {
+	if q.kind() != stream.KindNearest || len(q.lat) <= s.cfg.BatchPoints {
 		return s.respond(w, r, q, true, false)
 	}
 	a, err := nearestInto(ctx, snap, q, &slot.res)

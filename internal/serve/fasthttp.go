@@ -151,14 +151,14 @@ func (f *fastConns) answering() int64 {
 
 // fastRequest is a request head the fast path takes.
 type fastRequest struct {
-	kind      kind
+	at        endpoint
 	bodyLen   int
 	closeConn bool
 }
 
 var (
 	crlfcrlf  = []byte("\r\n\r\n")
-	fastPaths = map[string]kind{"/v1/nearest": kindNearest, "/v1/knearest": kindKNearest, "/v1/within": kindWithinCount}
+	fastPaths = map[string]endpoint{"/v1/nearest": atNearest, "/v1/knearest": atKNearest, "/v1/within": atWithin}
 )
 
 // parseHead reads a buffered request head; ok false when the fast path
@@ -175,7 +175,7 @@ func (s *Server) parseHead(head []byte) (fastRequest, bool) {
 	if !ok {
 		return fr, false
 	}
-	fr.kind, fr.bodyLen = k, -1
+	fr.at, fr.bodyLen = k, -1
 	authorized := s.cfg.Token == ""
 	for len(rest) > 0 {
 		var h []byte
@@ -276,7 +276,7 @@ func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
 		}
 		var q *query
 		if ok {
-			q, ok = s.fastQuery(fr.kind, body, sc)
+			q, ok = s.fastQuery(fr.at, body, sc)
 		}
 		if !ok {
 			// net/http answers this request and the rest.
@@ -296,7 +296,7 @@ func (s *Server) serveFast(c net.Conn, h *handoff, conns *fastConns) {
 		status, out, version := s.fastAnswer(q, sc)
 		closing := fr.closeConn || conns.draining() || s.draining.Load()
 		writeFastResponse(bw, status, out, version, closing)
-		s.m.request(endpointIndex(endpoints[min(int(fr.kind), 2)]), status, time.Since(start))
+		s.m.request(endpointIndex(endpoints[fr.at]), status, time.Since(start))
 		if closing || br.Buffered() == 0 {
 			if bw.Flush() != nil || closing {
 				_ = c.Close()
@@ -339,7 +339,7 @@ type fastScratch struct {
 // fastQuery reads a body in the plain shape into sc; false for any
 // other, or any refusal (net/http then answers it, with the error naming
 // the field).
-func (s *Server) fastQuery(k kind, body []byte, sc *fastScratch) (*query, bool) {
+func (s *Server) fastQuery(k endpoint, body []byte, sc *fastScratch) (*query, bool) {
 	if !fastQueryInto(body, &sc.in) {
 		return nil, false
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 // numbers is a JSON number or array of numbers: {"lat": 52.5} asks about
@@ -244,15 +246,15 @@ func writeAnswerJSON(w *jsonWriter, q *query, a *answer, scalar bool) {
 	idx := func(j int) { w.uint(uint64(a.index[j])) }
 	id := func(j int) { w.str(s.id(a.index[j])) }
 	dist := func(j int) { w.metres(a.dist[j]) }
-	switch q.kind {
-	case kindNearest:
+	switch q.kind() {
+	case stream.KindNearest:
 		each("index", idx)
 		if s.ids != nil {
 			each("id", id)
 		}
 		each("distance_m", dist)
-	case kindKNearest:
-		k := q.k
+	case stream.KindKNearest:
+		k := q.ask.K
 		// A row ends where fewer than k references lie within max_m.
 		end := func(i int) int {
 			e := i * k
@@ -266,9 +268,9 @@ func writeAnswerJSON(w *jsonWriter, q *query, a *answer, scalar bool) {
 			each("id", func(i int) { row(i*k, end(i), id) })
 		}
 		each("distance_m", func(i int) { row(i*k, end(i), dist) })
-	case kindWithinCount, kindWithinList:
+	case stream.KindWithinCounts, stream.KindWithinLists:
 		each("count", func(i int) { w.uint(uint64(a.counts[i])) })
-		if q.kind == kindWithinList {
+		if q.kind() == stream.KindWithinLists {
 			span := func(i int, val func(int)) { row(int(a.offsets[i]), int(a.offsets[i+1]), val) }
 			each("index", func(i int) { span(i, idx) })
 			if s.ids != nil {

@@ -163,7 +163,7 @@ func (s *Server) routes() {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.Handle("GET /metrics", s.auth("metrics", s.metricsPage))
-	for path, k := range map[string]kind{"nearest": kindNearest, "knearest": kindKNearest, "within": kindWithinCount} {
+	for path, k := range map[string]endpoint{"nearest": atNearest, "knearest": atKNearest, "within": atWithin} {
 		s.mux.Handle("POST /v1/"+path, s.auth(path, func(w http.ResponseWriter, r *http.Request) error { return s.query(w, r, k) }))
 		s.mux.Handle("GET /v1/"+path, s.auth(path, func(w http.ResponseWriter, r *http.Request) error { return s.query(w, r, k) }))
 	}
@@ -262,7 +262,7 @@ func isArrow(ct string) bool {
 const arrowStreamType = "application/vnd.apache.arrow.stream"
 
 // query answers a nearest, k-nearest or within request.
-func (s *Server) query(w http.ResponseWriter, r *http.Request, k kind) error {
+func (s *Server) query(w http.ResponseWriter, r *http.Request, k endpoint) error {
 	if s.draining.Load() {
 		w.Header().Set("Connection", "close")
 	}
@@ -339,16 +339,17 @@ func (s *Server) answer(ctx context.Context, q *query) (answer, error) {
 	return a, nil
 }
 
-// finish checks a query's options for its kind.
-func (s *Server) finish(q *query, k kind, kk *int, maxM, radiusM *float64, list bool) error {
-	q.kind = k
+// finish checks a query's options for the endpoint it came to and sets
+// its question.
+func (s *Server) finish(q *query, at endpoint, kk *int, maxM, radiusM *float64, list bool) error {
+	q.ask = geoknn.Query{}
 	var err error
-	switch k {
-	case kindNearest:
+	switch at {
+	case atNearest:
 		if kk != nil || maxM != nil || radiusM != nil || list {
 			return fieldErr("k", "nearest takes points only: k and max_m are for /v1/knearest, radius_m and list for /v1/within")
 		}
-	case kindKNearest:
+	case atKNearest:
 		if kk == nil {
 			return fieldErr("k", "required")
 		}
@@ -358,21 +359,19 @@ func (s *Server) finish(q *query, k kind, kk *int, maxM, radiusM *float64, list 
 		if radiusM != nil || list {
 			return fieldErr("radius_m", "radius_m and list are for /v1/within; k nearest takes max_m")
 		}
-		q.k = *kk
-		q.metres, err = checkMetres("max_m", maxM, false)
-	case kindWithinCount:
+		q.ask.K = *kk
+		q.ask.MaxMetres, err = checkMetres("max_m", maxM, false)
+	case atWithin:
 		if kk != nil || maxM != nil {
 			return fieldErr("k", "within takes radius_m (and list), not k or max_m")
 		}
-		if list {
-			q.kind = kindWithinList
-		}
-		q.metres, err = checkMetres("radius_m", radiusM, true)
+		q.ask.Within, q.ask.List = true, list
+		q.ask.RadiusMetres, err = checkMetres("radius_m", radiusM, true)
 	}
 	return err
 }
 
-func (s *Server) jsonQuery(r *http.Request, k kind) (*query, bool, error) {
+func (s *Server) jsonQuery(r *http.Request, k endpoint) (*query, bool, error) {
 	var in jsonQuery
 	body, err := readSmall(r)
 	if err != nil {
@@ -422,7 +421,7 @@ func readSmall(r *http.Request) ([]byte, error) {
 }
 
 // urlQuery reads a GET query's parameters: one point, lat and lon.
-func (s *Server) urlQuery(r *http.Request, k kind) (*query, bool, error) {
+func (s *Server) urlQuery(r *http.Request, k endpoint) (*query, bool, error) {
 	v := r.URL.Query()
 	num := func(name string) (*float64, error) {
 		if !v.Has(name) {

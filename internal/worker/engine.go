@@ -2,8 +2,8 @@
 
 package worker
 
-// Every use of the root package by `knn worker` is in this file, so that a
-// change of the public API touches it alone.
+// Every engine call of `knn worker` is in this file, so that a change of
+// the public API touches it (and the Query it answers) alone.
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // noNeighbour marks the entries of a k-nearest row past its maximum
@@ -216,41 +217,44 @@ func (w *workerIndex) pinNearest(lat, lon []float64, again bool) (pins pinning) 
 	return pins
 }
 
-// kNearest answers the k nearest references (maxMetres 0: no limit); with
-// self the observations are the references, each without itself.
-func (w *workerIndex) kNearest(ctx context.Context, lat, lon []float64, k int, maxMetres float64, self bool) (*kAnswer, error) {
-	obs := w.points(lat, lon, self)
-	if self {
-		k++
+// query is the question r asks as the engine takes it: the worker's
+// kinds are NearestNeighbors' (nearest, knn, count, list), a radius of 0
+// included (the references at the observation's spot).
+func (r request) query() (geoknn.Query, error) {
+	q := geoknn.Query{ExcludeSelf: r.Self}
+	switch r.Kind {
+	case "nearest":
+	case "knn":
+		q.K, q.MaxMetres = r.K, r.MaxMetres
+	case "count", "list":
+		q.Within, q.RadiusMetres, q.List = true, r.RadiusMetres, r.Kind == "list"
+	default:
+		return q, valuef("worker: unknown query kind %q", r.Kind)
 	}
-	res, err := w.x.KNearest(ctx, obs, k, maxMetres)
-	if err != nil {
-		return nil, classify(err, obs, "observations")
-	}
-	if self {
-		res = res.WithoutSelf()
-	}
-	return &kAnswer{k: res.K, index: res.Index, angle: res.DistanceRad, engine: res.Stats.Engine}, nil
+	return q, nil
 }
 
-// within answers the references within metres (counts, or lists nearest
-// first); with self the observations are the references, each without
-// itself.
-func (w *workerIndex) within(ctx context.Context, lat, lon []float64, metres float64, list, self bool) (*withinAnswer, error) {
-	obs := w.points(lat, lon, self)
-	within := w.x.WithinCount
-	if list {
-		within = w.x.WithinList
-	}
-	res, err := within(ctx, obs, metres)
+// answer answers q, a k-nearest or radius query (nearest has its own path
+// for its kept, pinned result); with q.ExcludeSelf the observations are
+// the references, each without itself.
+func (w *workerIndex) answer(ctx context.Context, lat, lon []float64, q geoknn.Query) (*kAnswer, *withinAnswer, error) {
+	obs := w.points(lat, lon, q.ExcludeSelf)
+	a, err := w.x.Answer(ctx, obs, q)
 	if err != nil {
-		return nil, classify(err, obs, "observations")
+		return nil, nil, classify(err, obs, "observations")
 	}
-	if self {
-		res = res.WithoutSelf()
+	if r := a.K; r != nil {
+		return &kAnswer{k: r.K, index: r.Index, angle: r.DistanceRad, engine: r.Stats.Engine}, nil, nil
 	}
-	return &withinAnswer{counts: res.Counts, offsets: res.Offsets, index: res.Index, angle: res.DistanceRad,
-		engine: res.Stats.Engine}, nil
+	r := a.Within
+	return nil, &withinAnswer{counts: r.Counts, offsets: r.Offsets, index: r.Index, angle: r.DistanceRad,
+		engine: r.Stats.Engine}, nil
+}
+
+// isKind reports whether q asks for answers of kind.
+func isKind(q geoknn.Query, kind stream.AnswerKind) bool {
+	k, _ := q.Kind()
+	return k == kind
 }
 
 // classify tells bad points (a valueError naming the first bad row) from

@@ -7,6 +7,9 @@ import (
 	"math"
 	"time"
 	"unsafe"
+
+	"github.com/geoknn/geoknn"
+	"github.com/geoknn/geoknn/stream"
 )
 
 // query answers a query against a fitted index: the observations sent in
@@ -19,22 +22,26 @@ func (w *worker) query(ctx context.Context, r request) (reply, *answerFile, erro
 	if err := checkQuery(r, f.len()); err != nil {
 		return reply{}, nil, err
 	}
+	q, err := r.query()
+	if err != nil {
+		return reply{}, nil, err
+	}
 	var lat, lon []float64
 	if !r.Self {
 		if len(r.fds) != 1+r.answerFDs() {
 			return reply{}, nil, valuef("worker: a query wants the points' descriptor, got %d", len(r.fds))
 		}
 		var unmap func()
-		var err error
 		if lat, lon, unmap, err = mapPoints(w.maps, r.fds[0], r.N); err != nil {
 			return reply{}, nil, err
 		}
 		defer unmap()
 	}
-	return w.run(ctx, f, r, lat, lon)
+	return w.run(ctx, f, q, r.answerFD(), lat, lon)
 }
 
-// checkQuery refuses parameters the engine would refuse, as value errors.
+// checkQuery refuses parameters the engine would refuse, as value
+// errors named as NearestNeighbors names them.
 func checkQuery(r request, nref int) error {
 	avail := nref
 	if r.Self {
@@ -53,42 +60,42 @@ func checkQuery(r request, nref int) error {
 	return nil
 }
 
-// run answers r's kind and writes the answer's arrays.
-func (w *worker) run(ctx context.Context, f *fitted, r request, lat, lon []float64) (reply, *answerFile, error) {
+// run answers q and writes the answer's arrays (into the buffer reuse, the
+// request's, or a new one when -1).
+func (w *worker) run(ctx context.Context, f *fitted, q geoknn.Query, reuse int, lat, lon []float64) (reply, *answerFile, error) {
 	t := time.Now()
-	engineSeconds := func() float64 { return time.Since(t).Seconds() }
-	switch r.Kind {
-	case "nearest", "knn":
-		var a *kAnswer
-		var pins pinning
-		var err error
-		if r.Kind == "nearest" && !r.Self {
-			a, pins, err = f.nearest(ctx, lat, lon, len(lat) > 0 && w.maps.cached(unsafe.Pointer(&lat[0])))
-		} else {
-			a, err = f.kNearest(ctx, lat, lon, max(r.K, 1), r.MaxMetres, r.Self)
-		}
+	if isKind(q, stream.KindNearest) {
+		a, pins, err := f.nearest(ctx, lat, lon, len(lat) > 0 && w.maps.cached(unsafe.Pointer(&lat[0])))
 		if err != nil {
 			return reply{}, nil, err
 		}
-		took, t := engineSeconds()-pins.seconds, time.Now()
-		ans, err := kAnswerFile(a, r.answerFD(), w.maps)
-		rep := reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took, AnswerSeconds: time.Since(t).Seconds(),
-			PinSeconds: pins.seconds, Pinned: pins.pinned}
+		rep, ans, err := w.kReply(a, reuse, time.Since(t).Seconds()-pins.seconds)
+		rep.PinSeconds, rep.Pinned = pins.seconds, pins.pinned
 		if pins.err != nil {
 			rep.PinError = pins.err.Error()
 		}
 		return rep, ans, err
-	case "count", "list":
-		a, err := f.within(ctx, lat, lon, r.RadiusMetres, r.Kind == "list", r.Self)
-		if err != nil {
-			return reply{}, nil, err
-		}
-		took, t := engineSeconds(), time.Now()
-		ans, err := withinAnswerFile(a, r.answerFD(), w.maps)
-		return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: took, AnswerSeconds: time.Since(t).Seconds()},
-			ans, err
 	}
-	return reply{}, nil, valuef("worker: unknown query kind %q", r.Kind)
+	ka, wa, err := f.answer(ctx, lat, lon, q)
+	if err != nil {
+		return reply{}, nil, err
+	}
+	if ka != nil {
+		return w.kReply(ka, reuse, time.Since(t).Seconds())
+	}
+	took, t := time.Since(t).Seconds(), time.Now()
+	ans, err := withinAnswerFile(wa, reuse, w.maps)
+	return reply{Arrays: specsOf(ans), Engine: wa.engine, EngineSeconds: took, AnswerSeconds: time.Since(t).Seconds()},
+		ans, err
+}
+
+// kReply writes a nearest or k-nearest answer's arrays, the engine having
+// taken engineSeconds.
+func (w *worker) kReply(a *kAnswer, reuse int, engineSeconds float64) (reply, *answerFile, error) {
+	t := time.Now()
+	ans, err := kAnswerFile(a, reuse, w.maps)
+	return reply{Arrays: specsOf(ans), Engine: a.engine, EngineSeconds: engineSeconds,
+		AnswerSeconds: time.Since(t).Seconds()}, ans, err
 }
 
 // answerFDs is 1 when the request brought a buffer for the answer (the
