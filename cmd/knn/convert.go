@@ -91,6 +91,6 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(attrs.names) > 0 {
 		cols += ", " + strings.Join(attrs.names, ", ")
 	}
-	fmt.Fprintf(stderr, "wrote %s (%d points; columns %s)\n", describeOut(out), len(pts), cols)
+	fmt.Fprintf(stderr, "wrote %s (%d points; columns %s)\n", describe(out, "standard output"), len(pts), cols)
 	return nil
 }

@@ -197,7 +197,7 @@ func (j *mpiJob) spread(ctx context.Context) (*rankInputs, error) {
 			return nil, err
 		}
 	}
-	j.nobs, in.lo = sum(in.counts), ranks.Offset(in.counts, j.Rank)
+	j.nobs, in.lo = ranks.Total(in.counts), ranks.Offset(in.counts, j.Rank)
 	if j.own, err = j.ownLabels(in); err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (j *mpiJob) spreadObs(obs geoknn.Points) (geoknn.Points, []int, error) {
 	if err != nil {
 		return geoknn.Points{}, nil, err
 	}
-	all, err := geoknn.Generated(g, sum(counts), j.f.seed)
+	all, err := geoknn.Generated(g, ranks.Total(counts), j.f.seed)
 	return all.Slice(lo, hi), counts, err
 }
 
@@ -314,7 +314,7 @@ func (j *mpiJob) nearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs
 		}
 		return ranks.GatherRows(j.world, in.counts, 1, res.Index, res.DistanceRad, allIndex, allDist, 1)
 	})
-	a := rankAnswers{answered: j.rootFinish(ctx, &geoknn.Answer{Kind: stream.KindNearest, Nearest: all}), part: ranks.NearestPart(res.Answers(), in.lo)}
+	a := rankAnswers{answered: answeredOf(ctx, j.f, j.stdout, j.stderr, &geoknn.Answer{Kind: stream.KindNearest, Nearest: all}), part: ranks.NearestPart(res.Answers(), in.lo)}
 	a.own, a.checkPart = j.own.nearest(res), func(ctx context.Context) error { return j.checkNearestPart(ctx, in, res) }
 	return a, err
 }
@@ -322,10 +322,10 @@ func (j *mpiJob) nearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs
 // kNearest is run's k-nearest half: the k nearest (within --max-m) of the
 // rank's range, gathered to rank 0 k answers an observation.
 func (j *mpiJob) kNearest(ctx context.Context, s *geoknn.Searcher, in *rankInputs) (rankAnswers, error) {
-	k, err := j.f.kAsked(in.refs.Len())
-	if err != nil {
+	if err := j.f.checkK(in.refs.Len()); err != nil {
 		return rankAnswers{}, err
 	}
+	k := j.f.q.Asked()
 	res := &geoknn.KResult{K: k}
 	var all *geoknn.KResult
 	if j.Rank == 0 && j.gathers() {
@@ -342,7 +342,7 @@ func (j *mpiJob) kNearest(ctx context.Context, s *geoknn.Searcher, in *rankInput
 	if j.f.q.ExcludeSelf {
 		res = res.Without(j.selfOf(in))
 	}
-	err = j.queried(t, in.part.Len(), s, res.Stats, func() error {
+	err := j.queried(t, in.part.Len(), s, res.Stats, func() error {
 		var allIndex []uint32
 		var allDist []float32
 		if all != nil {
@@ -350,7 +350,7 @@ func (j *mpiJob) kNearest(ctx context.Context, s *geoknn.Searcher, in *rankInput
 		}
 		return ranks.GatherRows(j.world, in.counts, res.K, res.Index, res.DistanceRad, allIndex, allDist, 1)
 	})
-	a := rankAnswers{answered: j.rootFinish(ctx, &geoknn.Answer{Kind: stream.KindKNearest, K: all}), part: ranks.KPart(res.Answers(), res.K, in.lo)}
+	a := rankAnswers{answered: answeredOf(ctx, j.f, j.stdout, j.stderr, &geoknn.Answer{Kind: stream.KindKNearest, K: all}), part: ranks.KPart(res.Answers(), res.K, in.lo)}
 	a.own, a.checkPart = j.own.kNearest(res), func(ctx context.Context) error { return j.checkKPart(ctx, in, res) }
 	return a, err
 }
@@ -377,16 +377,10 @@ func (j *mpiJob) within(ctx context.Context, s *geoknn.Searcher, in *rankInputs)
 		return err
 	})
 	kind, _ := j.f.q.Kind()
-	a := rankAnswers{answered: j.rootFinish(ctx, &geoknn.Answer{Kind: kind, Within: all}),
+	a := rankAnswers{answered: answeredOf(ctx, j.f, j.stdout, j.stderr, &geoknn.Answer{Kind: kind, Within: all}),
 		part: ranks.WithinPart(res.Answers(), res.Offsets != nil, int64(len(res.Index)), in.lo)}
 	a.own, a.checkPart = j.own.within(res), func(ctx context.Context) error { return j.checkWithinPart(ctx, in, res) }
 	return a, err
-}
-
-// rootFinish is rank 0's finish of the gathered answers a (nil results
-// where it gathers none: then finish is never called).
-func (j *mpiJob) rootFinish(ctx context.Context, a *geoknn.Answer) answered {
-	return answeredOf(ctx, j.f, j.stdout, j.stderr, a)
 }
 
 // selfOf maps a row of this rank's range to its own reference: the
@@ -457,12 +451,4 @@ func (j *mpiJob) writeOwn(ctx context.Context, t table) error {
 	format, _ := j.f.format() // checked before the work
 	path := ranks.Path(j.f.out, j.Rank)
 	return ranks.WriteOwn(j.world, path, func() error { return t.write(ctx, path, io.Discard, format) })
-}
-
-func sum(counts []int) int {
-	n := 0
-	for _, c := range counts {
-		n += c
-	}
-	return n
 }

@@ -35,22 +35,18 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	return answeredOf(ctx, f, stdout, stderr, a).finish(in, f)
 }
 
-// kAsked is how many neighbours to ask of nref references for --k: one
-// more with --exclude-self, whose own reference each row then drops. A
-// --k above the references there are (less the observation's own with
-// --exclude-self) is a usage error, as the API refuses such a k: the
+// checkK refuses a --k above the nref references there are (less the
+// observation's own with --exclude-self, when the engine is asked one
+// more: Query.Asked) as a usage error, as the API refuses such a k: the
 // user learns that the rows would hold fewer than k answers.
-func (f runFlags) kAsked(nref int) (int, error) {
-	if f.excludeSelf {
-		if f.k > nref-1 {
-			return 0, usagef("run: --k %d with --exclude-self: more than the %d references other than each observation itself", f.k, nref-1)
-		}
-		return f.k + 1, nil
+func (f runFlags) checkK(nref int) error {
+	switch {
+	case f.q.Asked() <= nref:
+		return nil
+	case f.excludeSelf:
+		return usagef("run: --k %d with --exclude-self: more than the %d references other than each observation itself", f.k, nref-1)
 	}
-	if f.k > nref {
-		return 0, usagef("run: --k %d: more than the %d references", f.k, nref)
-	}
-	return f.k, nil
+	return usagef("run: --k %d: more than the %d references", f.k, nref)
 }
 
 // sampleObs draws n of the observations (all when there are fewer) and

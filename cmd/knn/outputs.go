@@ -31,11 +31,11 @@ func checkOutputs(fs *flag.FlagSet, names []string, outputs, inputs []string) er
 	return pointio.CheckOutputs(outputs, inputs)
 }
 
-// describeOut names an output as the "wrote" lines do: "-" is standard
-// output.
-func describeOut(path string) string {
+// describe names path in messages: stdName ("standard input", "standard
+// output") for "-".
+func describe(path, stdName string) string {
 	if path == "-" {
-		return "standard output"
+		return stdName
 	}
 	return path
 }
@@ -62,6 +62,6 @@ func (w whole) write(ctx context.Context, path string, out *formats.Format, stdo
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "wrote %s (%s, %d observations) in %.3f s\n", describeOut(path), out.Name, w.a.N, time.Since(t).Seconds())
+	fmt.Fprintf(log, "wrote %s (%s, %d observations) in %.3f s\n", describe(path, "standard output"), out.Name, w.a.N, time.Since(t).Seconds())
 	return nil
 }

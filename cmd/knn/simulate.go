@@ -296,7 +296,10 @@ func newSimOutput(f *simFlags, stdout, stderr io.Writer, digits int) (*simOutput
 	o := &simOutput{f: f, stdout: stdout, stderr: stderr, digits: digits, bar: newStepBar(stderr, f.quiet)}
 	if f.outDir != "" {
 		var err error
-		if o.dir, err = newStepDir(f.outDir); err != nil {
+		// The step files wait in a folder of their own, moved into
+		// --out-dir only once every step is done: a run stopped by an
+		// error or a signal leaves nothing it wrote.
+		if o.dir, err = ranks.NewFolder(f.outDir, "simulate: --out-dir"); err != nil {
 			return nil, err
 		}
 	}

@@ -183,7 +183,7 @@ func (r *simRank) step(ctx context.Context, s simulator.Step) error {
 		return err
 	}
 	s.Replaced, s.Changed, s.ChangedFraction = int(sums[0]), int(sums[1]), 0
-	if kept := sum(r.counts) - s.Replaced; kept > 0 && s.N > 1 {
+	if kept := ranks.Total(r.counts) - s.Replaced; kept > 0 && s.N > 1 {
 		s.ChangedFraction = float64(s.Changed) / float64(kept)
 	}
 	secs := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
@@ -203,7 +203,7 @@ func (r *simRank) gatherStep(s simulator.Step) (*geoknn.Result, error) {
 	var index []uint32
 	var dist []float32
 	if r.Rank == 0 {
-		all = geoknn.NewResult(sum(r.counts))
+		all = geoknn.NewResult(ranks.Total(r.counts))
 		all.Stats, all.Fallback, index, dist = s.Result.Stats, s.Result.Fallback, all.Index, all.DistanceRad
 	}
 	return all, ranks.GatherRows(r.world, r.counts, 1, s.Result.Index, s.Result.DistanceRad, index, dist, 11)
@@ -252,7 +252,7 @@ func (r *simRank) writeStep(ctx context.Context, s simulator.Step) error {
 		r.dir.Path(name)
 		r.out.written++
 	}
-	out := &ranks.Output{World: r.world, Rank: r.Rank, Size: r.Size, Path: filepath.Join(r.stepTmp, name), Format: r.shared, N: sum(r.counts)}
+	out := &ranks.Output{World: r.world, Rank: r.Rank, Size: r.Size, Path: filepath.Join(r.stepTmp, name), Format: r.shared, N: ranks.Total(r.counts)}
 	return out.Write(ctx, ranks.NearestPart(s.Result.Answers(), ranks.Offset(r.counts, r.Rank)))
 }
 

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/geoknn/geoknn/internal/ranks"
 	"github.com/geoknn/geoknn/pointio"
 )
 
@@ -53,12 +52,4 @@ func stepNumber(name, format string, digits int) (int, bool) {
 	}
 	n, err := strconv.Atoi(num)
 	return n, err == nil && stepName(n, digits, format) == name
-}
-
-// newStepDir makes the folder knn simulate writes its step files into
-// while it runs (ranks.Folder), moved into --out-dir only once every step
-// is done, so that a run stopped by an error or a signal leaves nothing
-// it wrote.
-func newStepDir(final string) (*ranks.Folder, error) {
-	return ranks.NewFolder(final, "simulate: --out-dir")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -69,7 +70,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	j, load, err := prepareStreamJob(ctx, f, opts, stderr, openc, t0)
 	if err != nil || obsErr != nil {
 		closeStreamStart(j, r)
-		return cmpOr(err, obsErr)
+		return cmp.Or(err, obsErr)
 	}
 	defer j.x.Close()
 	j.bar = newProgressBar(f.barWriter(stderr), f.quiet)
@@ -226,8 +227,7 @@ func openSearcher(opts geoknn.Options) openedSearcher {
 // is queried.
 func (f *runFlags) checkRefs(nref int) error {
 	if kind, _ := f.q.Kind(); kind == stream.KindKNearest {
-		_, err := f.kAsked(nref)
-		return err
+		return f.checkK(nref)
 	}
 	return nil
 }
@@ -329,7 +329,7 @@ func chunkRowsFor(f runFlags, eng geoknn.Engine) int {
 func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 	w, es := j.log, st.Engine
 	fmt.Fprintf(w, "engine:       %s (%s), algorithm %s\n", es.Engine, strings.Join(es.Devices, ", "), j.algo)
-	fmt.Fprintf(w, "observations: %d (%s, streamed in %d chunks)\nreferences:   %d (%s)\n", st.Rows, describe(j.f.obs), st.Chunks, j.ref.cols.Len(), j.ref.desc)
+	fmt.Fprintf(w, "observations: %d (%s, streamed in %d chunks)\nreferences:   %d (%s)\n", st.Rows, describe(j.f.obs, "standard input"), st.Chunks, j.ref.cols.Len(), j.ref.desc)
 	pairs := float64(st.Rows) * float64(j.ref.cols.Len())
 	fmt.Fprintf(w, "stream:       %.3f s, %.3g pairs/s; busy: read %.3f s, query %.3f s, write %.3f s (overlapping)",
 		st.Wall.Seconds(), pairs/st.Wall.Seconds(), st.Read.Seconds(), st.Query.Seconds(), st.Write.Seconds())
@@ -345,14 +345,6 @@ func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 		fmt.Fprintf(w, "index:        %s\n", es.Note)
 	}
 	fmt.Fprintf(w, "load references %.3f s, engine start %.3f s (concurrent)\n", load.load.Seconds(), load.open.Seconds())
-}
-
-// describe names an input as reports do.
-func describe(path string) string {
-	if path == "-" {
-		return "standard input"
-	}
-	return path
 }
 
 // openObsChunks opens --obs for reading in chunks of about rows points

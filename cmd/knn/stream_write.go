@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -35,9 +36,9 @@ func (j *streamJob) write(ctx context.Context, r stream.ChunkReader, out string,
 		write = j.writeRows
 	}
 	if err := write(ctx, out, format, stdout, r.Rows(), run); err != nil {
-		return st, cmpOr(runErr, err)
+		return st, cmp.Or(runErr, err)
 	}
-	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", describeOut(out), format.Name, st.Rows, st.Write.Seconds())
+	fmt.Fprintf(j.log, "wrote %s (%s, %d observations) while streaming; write busy %.3f s\n", describe(out, "standard output"), format.Name, st.Rows, st.Write.Seconds())
 	return st, nil
 }
 
@@ -84,16 +85,6 @@ func (j *streamJob) streamRange(ctx context.Context, lo, hi int64, w stream.Answ
 	}
 	defer r.Close()
 	return j.streamInto(ctx, r, lo, geoknn.WriterSink(w))
-}
-
-// cmpOr is the first of errs that is not nil.
-func cmpOr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // streamRun runs a stream into sink (and validates it).

@@ -94,7 +94,7 @@ type Lists struct {
 func GatherLists(world mpi.Comm, rank int, counts []int, mine Lists) (*Lists, error) {
 	var all *Lists
 	if rank == 0 {
-		all = &Lists{Counts: make([]uint32, total(counts))}
+		all = &Lists{Counts: make([]uint32, Total(counts))}
 	}
 	var allCounts []uint32
 	if all != nil {
@@ -127,8 +127,8 @@ func GatherLists(world mpi.Comm, rank int, counts []int, mine Lists) (*Lists, er
 	return all, mpi.Gather(world, mine.DistanceRad, allDist, listLens, 1, 0, 5)
 }
 
-// total is the sum of counts.
-func total(counts []int) int {
+// Total is the sum of counts: the observations of ranks counts[r] each.
+func Total(counts []int) int {
 	n := 0
 	for _, c := range counts {
 		n += c

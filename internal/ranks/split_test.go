@@ -29,7 +29,7 @@ func TestShares(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("Shares(%q, %d, %d) = %v, want %v", c.format, c.n, c.size, got, c.want)
 		}
-		if n := total(got); n != c.n {
+		if n := Total(got); n != c.n {
 			t.Errorf("Shares(%q, %d, %d) shares %d", c.format, c.n, c.size, n)
 		}
 	}
