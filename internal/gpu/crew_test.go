@@ -132,6 +132,7 @@ func TestNearestJobHostHalf(t *testing.T) {
 	s.hostIn = pinnedHost{p: unsafe.Pointer(&in[0]), bytes: 8 * len(in)}
 	s.hostOut = pinnedHost{p: unsafe.Pointer(&out[0]), bytes: 4 * len(out)}
 	run := &gpuRun{fresh: allocateResult(n)}
+	defer run.fresh.populated()
 	j := &slotJobs{kind: nearestKind{run}, obs: obs, slots: []*slot{s}, crew: newHostCrew(3)}
 	defer j.crew.close()
 	job := partition.Job{Start: 5000, End: 5000 + batch}

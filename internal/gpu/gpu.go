@@ -277,7 +277,8 @@ func (g *GPU) NearestFresh(ctx context.Context, req engine.Request) (engine.Resu
 	end()
 	fresh := allocateResult(req.Obs.Len())
 	st, err := g.nearest(ctx, req, engine.Result{}, fresh, start)
-	out := fresh.wait() // also on failure: the allocation ends before the call
+	fresh.populated() // also on failure: no goroutine outlives the call
+	out := fresh.wait()
 	if err != nil {
 		return engine.Result{}, st, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/index"
 	"github.com/geoknn/geoknn/internal/kernels"
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/internal/partition"
 	"github.com/geoknn/geoknn/internal/trace"
 )
@@ -59,33 +60,26 @@ func (r *gpuRun) answers() engine.Result {
 	return r.out
 }
 
-// freshResult is a result allocated beside the query that fills it,
-// without the runtime clearing it (makeNoZero: the job loop writes every
-// answer): its pages are first written by the crews' copies from the
-// staging, spread over the cores beside the GPUs' work.
+// freshResult is a result allocated for the query that fills it, without
+// the runtime clearing it (makeNoZero: the job loop writes every answer);
+// its pages are backed by the kernel on every core (parallel.Populate)
+// while the GPUs take the observations and run their kernels, so that the
+// crews' copies from the staging seldom fault.
 type freshResult struct {
-	out   engine.Result
-	ready chan struct{}
+	out       engine.Result
+	populated func()
 }
 
-// allocateResult starts allocating a result of n answers.
+// allocateResult allocates a result of n answers and starts backing its
+// pages.
 func allocateResult(n int) *freshResult {
-	f := &freshResult{ready: make(chan struct{})}
-	go func() {
-		defer close(f.ready)
-		var wg sync.WaitGroup
-		wg.Go(func() { f.out.Index = makeNoZero[uint32](n) })
-		f.out.Distance = makeNoZero[float32](n)
-		wg.Wait()
-	}()
-	return f
+	out := engine.Result{Index: makeNoZero[uint32](n), Distance: makeNoZero[float32](n)}
+	wi, wd := parallel.Populate(out.Index), parallel.Populate(out.Distance)
+	return &freshResult{out: out, populated: func() { wi(); wd() }}
 }
 
-// wait returns the result once allocated.
-func (f *freshResult) wait() engine.Result {
-	<-f.ready
-	return f.out
-}
+// wait returns the result; it is ready at once.
+func (f *freshResult) wait() engine.Result { return f.out }
 
 func (r *gpuRun) progress(k int) {
 	if r.req.Progress == nil {

@@ -1,6 +1,9 @@
 package parallel
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // pageBytes is the stride at which Touched writes: the smallest page size.
 const pageBytes = 4096
@@ -33,3 +36,30 @@ func Touched[T any](n int) []T {
 }
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// Populate backs the memory of s with pages on every core, as huge pages
+// where the system allows, without writing it: memory fresh from the
+// allocator (not cleared) that other goroutines start writing at once,
+// whose writes then fault less or not at all. It returns at once; wait
+// returns once every page is backed (or the kernel refused: the writes
+// then fault as before).
+func Populate[T any](s []T) (wait func()) {
+	var zero T
+	bytes := len(s) * int(unsafe.Sizeof(zero))
+	if bytes == 0 {
+		return func() {}
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), bytes)
+	adviseHuge(b)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var refused atomic.Bool
+		Blocks(bytes, 1<<21, 0, func(_, lo, hi int) {
+			if !refused.Load() && !populate(b[lo:hi]) {
+				refused.Store(true)
+			}
+		})
+	}()
+	return func() { <-done }
+}
