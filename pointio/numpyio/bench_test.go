@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/geoknn/geoknn/stream"
 )
 
 func BenchmarkReadNPY(b *testing.B) {
@@ -23,4 +27,44 @@ func BenchmarkReadNPY(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// benchAnswers is n nearest answers to write: references and distances
+// as a query would give them.
+func benchAnswers(n int) (ref []uint32, metres []float64) {
+	r := rand.New(rand.NewPCG(9, 10))
+	ref, metres = make([]uint32, n), make([]float64, n)
+	for i := range n {
+		ref[i], metres[i] = r.Uint32N(1<<20), r.Float64()*2e7
+	}
+	return ref, metres
+}
+
+// Streamed nearest answers written in place to a file, as knn run writes
+// an .npz output.
+func BenchmarkNPZAnswerWriterAt(b *testing.B) {
+	const n, chunk = 1 << 24, 1 << 22
+	ref, metres := benchAnswers(n)
+	dir := b.TempDir()
+	path := filepath.Join(dir, "bench.npz")
+	b.SetBytes(int64(n) * 12)
+	for b.Loop() {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := NewNPZAnswerWriterAt(f, stream.KindNearest, 1, n, dir)
+		for lo := 0; lo < n && err == nil; lo += chunk {
+			err = w.Write(stream.Answers{Base: lo, N: chunk, Nearest: func(i int) (uint32, float64) { return ref[lo+i], metres[lo+i] }})
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 }
