@@ -2,7 +2,11 @@ package numpyio
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -66,5 +70,64 @@ func BenchmarkNPZAnswerWriterAt(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A .npy file read in chunks, as knn run reads --obs in.npy.
+func BenchmarkNPYFileChunks(b *testing.B) {
+	const rows, chunk = 1 << 24, 1 << 23
+	r := rand.New(rand.NewPCG(7, 8))
+	vals := make([]float64, 2*rows)
+	for i := range rows {
+		vals[2*i], vals[2*i+1] = r.Float64()*180-90, r.Float64()*360-180
+	}
+	path := filepath.Join(b.TempDir(), "bench.npy")
+	if err := os.WriteFile(path, npyBytes("<f8", fmt.Sprintf("(%d, 2)", rows), false, vals), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	vals = nil
+	b.SetBytes(rows * 16)
+	var dst stream.Chunk
+	for b.Loop() {
+		c, err := OpenNPYFile(path, false, chunk)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := 0
+		for err == nil {
+			if dst, err = c.Next(context.Background(), dst); err == nil {
+				got += len(dst.Lat)
+			}
+		}
+		c.Close()
+		if err != io.EOF || got != rows {
+			b.Fatal(got, err)
+		}
+	}
+}
+
+// Rows of little-endian float64 decoded in line, and through the general
+// decoder's call a value.
+func BenchmarkNPYDecodeRows(b *testing.B) {
+	const rows = 1 << 15
+	var block []byte
+	for _, v := range npyTestRows(rows) {
+		block = binary.LittleEndian.AppendUint64(block, math.Float64bits(v))
+	}
+	vals, err := npyMeta{descr: "<f8", shape: []int{rows, 2}}.values()
+	if err != nil {
+		b.Fatal(err)
+	}
+	lat, lon := make([]float64, rows), make([]float64, rows)
+	for _, le64 := range []bool{true, false} {
+		vals.le64 = le64
+		b.Run(fmt.Sprintf("le64=%v", le64), func(b *testing.B) {
+			b.SetBytes(int64(len(block)))
+			for b.Loop() {
+				if bad := vals.decodeRows(block, lat, lon, newNPYRule(false)); bad >= 0 {
+					b.Fatal(bad)
+				}
+			}
+		})
 	}
 }
