@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/geoknn/geoknn/pointio"
@@ -292,10 +293,16 @@ func TestCSVRowsAsWhole(t *testing.T) {
 	}
 }
 
-// writerAt is a file in memory.
-type writerAt struct{ b []byte }
+// writerAt is a file in memory, written at several offsets at once as a
+// file may be.
+type writerAt struct {
+	mu sync.Mutex
+	b  []byte
+}
 
 func (w *writerAt) WriteAt(p []byte, off int64) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if end := int(off) + len(p); end > len(w.b) {
 		w.b = append(w.b, make([]byte, end-len(w.b))...)
 	}

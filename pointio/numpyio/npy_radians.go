@@ -3,10 +3,12 @@ package numpyio
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/internal/check"
@@ -89,11 +91,10 @@ func ReadNPYRadiansRows(ctx context.Context, path string, radians bool, lo, hi i
 // npyPoints is an open (N, 2) .npy file of points: its rows start at data,
 // size bytes a value.
 type npyPoints struct {
-	f      *os.File
-	size   int
-	decode func([]byte) float64
-	n      int
-	data   int64
+	f *os.File
+	npyValues
+	n    int
+	data int64
 }
 
 // openNPYPoints opens and checks path's header; false, with no error, for
@@ -122,7 +123,7 @@ func checkNPYPoints(f *os.File, path string) (*npyPoints, bool, error) {
 	if len(a.shape) != 2 || a.shape[1] != 2 {
 		return nil, false, npyError(path, fmt.Errorf("array of shape %v: want (N, 2), latitude then longitude in degrees a row", a.shape))
 	}
-	size, decode, err := a.elem()
+	vals, err := a.values()
 	if err != nil {
 		return nil, false, npyError(path, err)
 	}
@@ -131,15 +132,15 @@ func checkNPYPoints(f *os.File, path string) (*npyPoints, bool, error) {
 	}
 	n := a.shape[0]
 	at, _ := f.Seek(0, io.SeekCurrent)
-	if need := int64(n) * int64(2*size); fi.Size()-at < need {
+	if need := int64(n) * int64(2*vals.size); fi.Size()-at < need {
 		return nil, false, npyError(path, fmt.Errorf("the data ends early (%d of %d bytes)", max(fi.Size()-at, 0), need))
 	}
-	return &npyPoints{f: f, size: size, decode: decode, n: n, data: at}, true, nil
+	return &npyPoints{f: f, npyValues: vals, n: n, data: at}, true, nil
 }
 
 // readRows reads rows [lo, hi) a block at a time, converted on every core.
 func (nf *npyPoints) readRows(ctx context.Context, path string, radians bool, lo, hi int) (lat, lon []float64, err error) {
-	size, decode := nf.size, nf.decode
+	size := nf.size
 	if _, err := nf.f.Seek(nf.data+int64(lo)*int64(2*size), io.SeekStart); err != nil {
 		return nil, nil, check.ReadError(path, err)
 	}
@@ -156,26 +157,56 @@ func (nf *npyPoints) readRows(ctx context.Context, path string, radians bool, lo
 			return nil, nil, npyError(path, err)
 		}
 		la, ln := lat[b0:b1], lon[b0:b1]
-		if bad := decodeNPYBlock(block, la, ln, size, decode, rule); bad >= 0 {
+		if bad := decodeNPYBlock(block, la, ln, nf.npyValues, rule); bad >= 0 {
 			return nil, nil, rule.err(path, lo+b0+bad, la[bad], ln[bad])
 		}
 	}
 	return lat, lon, nil
 }
 
-// decodeNPYBlock decodes the rows of block (size bytes a value) into la
-// and ln in radians, checking each, on every core; it returns the first
-// bad row (its values left in la and ln) or -1.
-func decodeNPYBlock(block []byte, la, ln []float64, size int, decode func([]byte) float64, rule npyRule) int {
+// npyValues is how an array's values are stored: size bytes each, read by
+// decode, or (le64, the common little-endian float64) read in line
+// without a call a value.
+type npyValues struct {
+	size   int
+	decode func([]byte) float64
+	le64   bool
+}
+
+// values is how a's values are stored.
+func (a npyMeta) values() (npyValues, error) {
+	size, decode, err := a.elem()
+	return npyValues{size: size, decode: decode, le64: size == 8 && !strings.HasPrefix(a.descr, ">")}, err
+}
+
+// decodeNPYBlock decodes the rows of block into la and ln in radians,
+// checking each, on every core; it returns the first bad row (its values
+// left in la and ln) or -1.
+func decodeNPYBlock(block []byte, la, ln []float64, v npyValues, rule npyRule) int {
 	return firstBad(len(la), func(a, b int) int {
-		for i := a; i < b; i++ {
-			la[i], ln[i] = decode(block[2*i*size:]), decode(block[(2*i+1)*size:])
-			if !rule.ok(la[i], ln[i]) {
-				return i
-			}
-			latDeg, lonDeg := rule.degrees(la[i], ln[i])
-			la[i], ln[i] = latDeg*math.Pi/180, lonDeg*math.Pi/180 // as AppendRadians
+		if bad := v.decodeRows(block[2*a*v.size:2*b*v.size], la[a:b], ln[a:b], rule); bad >= 0 {
+			return a + bad
 		}
 		return -1
 	})
+}
+
+// decodeRows decodes the rows of block into la and ln in radians, checking
+// each, up to the first bad row, which it returns (its values left in la
+// and ln), or -1.
+func (v npyValues) decodeRows(block []byte, la, ln []float64, rule npyRule) int {
+	for i := range la {
+		if v.le64 {
+			la[i] = math.Float64frombits(binary.LittleEndian.Uint64(block[16*i:]))
+			ln[i] = math.Float64frombits(binary.LittleEndian.Uint64(block[16*i+8:]))
+		} else {
+			la[i], ln[i] = v.decode(block[2*i*v.size:]), v.decode(block[(2*i+1)*v.size:])
+		}
+		if !rule.ok(la[i], ln[i]) {
+			return i
+		}
+		latDeg, lonDeg := rule.degrees(la[i], ln[i])
+		la[i], ln[i] = latDeg*math.Pi/180, lonDeg*math.Pi/180 // as AppendRadians
+	}
+	return -1
 }

@@ -2,10 +2,8 @@ package numpyio
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/internal/check"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -27,10 +25,6 @@ func OpenNPYChunksRange(path string, radians bool, chunkRows, lo, hi int) (strea
 		nf.f.Close()
 		return nil, npyError(path, fmt.Errorf("rows [%d, %d) of %d", lo, hi, nf.n))
 	}
-	if _, err := nf.f.Seek(nf.data+int64(lo)*int64(2*nf.size), io.SeekStart); err != nil {
-		nf.f.Close()
-		return nil, check.ReadError(path, err)
-	}
-	return &npyChunks{r: nf.f, closer: nf.f, name: path, size: nf.size, decode: nf.decode,
+	return &npyChunks{file: &npyFileRows{f: nf.f, data: nf.data}, closer: nf.f, name: path, npyValues: nf.npyValues,
 		rule: newNPYRule(radians), n: hi, at: lo, first: lo, rows: chunkRows}, nil
 }

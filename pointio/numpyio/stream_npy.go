@@ -14,16 +14,16 @@ import (
 // npyChunks reads a C-order (N, 2) .npy array a row range at a time, from
 // a file or a stream: the values and errors of ReadNPYRadians.
 type npyChunks struct {
-	r      io.Reader
+	r      io.Reader    // a stream, read in order
+	file   *npyFileRows // or a file, read at offsets
 	closer io.Closer
 	name   string
-	size   int
-	decode func([]byte) float64
-	rule   npyRule
-	n, at  int
-	first  int // the first row read (a range's)
-	rows   int
-	raw    []byte
+	npyValues
+	rule  npyRule
+	n, at int
+	first int // the first row read (a range's)
+	rows  int
+	raw   []byte
 }
 
 // OpenNPYFile opens the .npy file at path for reading in chunks of
@@ -40,7 +40,7 @@ func OpenNPYFile(path string, radians bool, chunkRows int) (stream.ChunkReader, 
 		nf.f.Close()
 		return nil, &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: "no points"}
 	}
-	return &npyChunks{r: bufio.NewReaderSize(nf.f, 1<<20), closer: nf.f, name: path, size: nf.size, decode: nf.decode,
+	return &npyChunks{file: &npyFileRows{f: nf.f, data: nf.data}, closer: nf.f, name: path, npyValues: nf.npyValues,
 		rule: newNPYRule(radians), n: nf.n, rows: chunkRows}, nil
 }
 
@@ -59,7 +59,7 @@ func OpenNPYChunks(r io.Reader, name string, radians bool, chunkRows int) (strea
 	if len(a.shape) != 2 || a.shape[1] != 2 {
 		return nil, npyError(name, fmt.Errorf("array of shape %v: want (N, 2), latitude then longitude in degrees a row", a.shape))
 	}
-	size, decode, err := a.elem()
+	vals, err := a.values()
 	if err != nil {
 		return nil, npyError(name, err)
 	}
@@ -69,7 +69,7 @@ func OpenNPYChunks(r io.Reader, name string, radians bool, chunkRows int) (strea
 	if a.shape[0] == 0 {
 		return nil, &pointio.InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
 	}
-	return &npyChunks{r: bufio.NewReaderSize(r, 1<<20), name: name, size: size, decode: decode,
+	return &npyChunks{r: bufio.NewReaderSize(r, 1<<20), name: name, npyValues: vals,
 		rule: newNPYRule(radians), n: a.shape[0], rows: chunkRows}, nil
 }
 
@@ -81,18 +81,37 @@ func (c *npyChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, e
 		return stream.Chunk{}, io.EOF
 	}
 	m := min(c.rows, c.n-c.at)
-	c.raw = slices.Grow(c.raw[:0], m*2*c.size)[:m*2*c.size]
-	if got, err := io.ReadFull(c.r, c.raw); err != nil {
-		need := int64(c.n) * int64(2*c.size)
-		have := int64(c.at)*int64(2*c.size) + int64(got)
-		return stream.Chunk{}, npyError(c.name, fmt.Errorf("the data ends early (%d of %d bytes)", have, need))
-	}
 	out := stream.Chunk{Base: int64(c.at), Lat: slices.Grow(dst.Lat[:0], m)[:m], Lon: slices.Grow(dst.Lon[:0], m)[:m]}
-	if bad := decodeNPYBlock(c.raw, out.Lat, out.Lon, c.size, c.decode, c.rule); bad >= 0 {
-		return stream.Chunk{}, c.rule.err(c.name, c.at+bad, out.Lat[bad], out.Lon[bad])
+	read := c.readStream
+	if c.file != nil {
+		read = c.readFile
+	}
+	if err := read(out.Lat, out.Lon); err != nil {
+		return stream.Chunk{}, err
 	}
 	c.at += m
 	return out, nil
+}
+
+// readStream reads the next len(lat) rows in order, then decodes them on
+// every core.
+func (c *npyChunks) readStream(lat, lon []float64) error {
+	c.raw = slices.Grow(c.raw[:0], len(lat)*2*c.size)[:len(lat)*2*c.size]
+	if got, err := io.ReadFull(c.r, c.raw); err != nil {
+		return c.endsEarly(got)
+	}
+	if bad := decodeNPYBlock(c.raw, lat, lon, c.npyValues, c.rule); bad >= 0 {
+		return c.rule.err(c.name, c.at+bad, lat[bad], lon[bad])
+	}
+	return nil
+}
+
+// endsEarly is the error of a chunk whose first got bytes were all there
+// was.
+func (c *npyChunks) endsEarly(got int) error {
+	need := int64(c.n) * int64(2*c.size)
+	have := int64(c.at)*int64(2*c.size) + int64(got)
+	return npyError(c.name, fmt.Errorf("the data ends early (%d of %d bytes)", have, need))
 }
 
 func (c *npyChunks) Rows() int64 { return int64(c.n - c.first) }

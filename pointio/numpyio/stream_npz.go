@@ -31,6 +31,7 @@ type npzAnswers struct {
 	dir     string
 	at      *npzLayout          // in place: each array written at its offset
 	rounds  pointio.BlockRounds // the encodings, reused chunk after chunk
+	blocks  atBlocks            // the same for arrays written in place
 }
 
 // npzOutMember is one array of the archive being written.
@@ -194,16 +195,23 @@ func (z *npzAnswers) writeWithin(a stream.Answers) error {
 }
 
 // put encodes n elements of member m on every core, as writeNPY does, and
-// writes them in order.
+// writes them: in order to a stream, or each block at its offset to an
+// array written in place.
 func (z *npzAnswers) put(m, n int, enc func(b []byte, e int)) error {
 	mb := z.members[m]
-	err := z.rounds.Write(mb.w, n, npyChunk, func(dst []byte, lo, hi int) ([]byte, error) {
+	encode := func(dst []byte, lo, hi int) ([]byte, error) {
 		dst = slices.Grow(dst[:0], (hi-lo)*mb.size)[:(hi-lo)*mb.size]
 		for e := lo; e < hi; e++ {
 			enc(dst[(e-lo)*mb.size:], e)
 		}
 		return dst, nil
-	})
+	}
+	var err error
+	if w, ok := mb.w.(*atWriter); ok {
+		err = z.blocks.write(w, n, npyChunk, mb.size, encode)
+	} else {
+		err = z.rounds.Write(mb.w, n, npyChunk, encode)
+	}
 	if err != nil {
 		return fmt.Errorf("npz: %w", err)
 	}

@@ -6,6 +6,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/geoknn/geoknn/stream"
 )
@@ -17,8 +20,10 @@ import (
 // array is written at its own offset as its chunks come, and Close writes
 // the zip headers around them: no temporary file, the same bytes as the
 // whole-answer writers (stored members with data descriptors, whose
-// local headers do not depend on the data). Otherwise it streams to f as
-// NewNPZAnswerWriter does.
+// local headers do not depend on the data); f's WriteAt is then called
+// from several goroutines at once, on ranges that do not overlap, as
+// io.WriterAt allows. Otherwise it streams to f as NewNPZAnswerWriter
+// does.
 func NewNPZAnswerWriterAt(f io.WriterAt, kind stream.AnswerKind, k, n int, dir string) (stream.AnswerWriter, error) {
 	w, err := NewNPZAnswerWriter(&atWriter{f: f}, kind, k, n, dir)
 	if err != nil || n < 0 || kind == stream.KindWithinLists {
@@ -189,4 +194,81 @@ func (s *skipWriter) Write(p []byte) (int, error) {
 	n, err := s.f.WriteAt(p, s.off)
 	s.off += int64(n)
 	return n, err
+}
+
+// atBlocks writes the elements of an array written in place on every
+// core: each worker encodes a block, takes its CRC-32 and writes it at its
+// offset, and the blocks' CRCs combine in order into the array's. Nothing
+// has to reach the file in order, so no one thread issues every write or
+// reads every byte for the CRC. Its buffers, one a worker, are kept from
+// chunk to chunk: fresh ones cost page faults on every core.
+type atBlocks struct{ bufs [][]byte }
+
+// blockSum is what writing one block came to.
+type blockSum struct {
+	crc uint32
+	len int64
+	err error
+}
+
+// write encodes elements [0, n) of size bytes in blocks of block elements
+// and writes them at w's offset on, then moves w past them.
+func (b *atBlocks) write(w *atWriter, n, block, size int, encode func(dst []byte, lo, hi int) ([]byte, error)) error {
+	sums := make([]blockSum, (n+block-1)/block)
+	workers := min(runtime.GOMAXPROCS(0), len(sums))
+	for len(b.bufs) < workers {
+		b.bufs = append(b.bufs, nil)
+	}
+	var next atomic.Int64
+	var failed atomic.Bool // the blocks left are not worth writing
+	var wg sync.WaitGroup
+	for k := range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(sums) && !failed.Load(); i = int(next.Add(1) - 1) {
+				lo, hi := i*block, min(n, (i+1)*block)
+				if sums[i] = b.block(k, w.f, w.off+int64(lo)*int64(size), lo, hi, encode); sums[i].err != nil {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return w.advance(sums)
+}
+
+// block encodes items [lo, hi) into worker k's buffer and writes them at
+// off.
+func (b *atBlocks) block(k int, f io.WriterAt, off int64, lo, hi int, encode func(dst []byte, lo, hi int) ([]byte, error)) (s blockSum) {
+	// A bug in an encoder must not take the process down with a temporary
+	// file left behind: it becomes this write's error.
+	defer func() {
+		if p := recover(); p != nil {
+			s = blockSum{err: fmt.Errorf("internal error encoding items %d to %d: %v", lo, hi, p)}
+		}
+	}()
+	buf, err := encode(b.bufs[k][:0], lo, hi)
+	if err != nil {
+		return blockSum{err: err}
+	}
+	b.bufs[k] = buf
+	if _, err := f.WriteAt(buf, off); err != nil {
+		return blockSum{err: err}
+	}
+	return blockSum{crc: crc32.ChecksumIEEE(buf), len: int64(len(buf))}
+}
+
+// advance moves a past blocks written in order from its offset, or
+// returns the first error among them (blocks after a failure are left
+// unwritten, with no error of their own).
+func (a *atWriter) advance(sums []blockSum) error {
+	for _, s := range sums {
+		if s.err != nil {
+			return s.err
+		}
+	}
+	for _, s := range sums {
+		a.crc = crc32Combine(a.crc, s.crc, s.len)
+		a.off += s.len
+	}
+	return nil
 }

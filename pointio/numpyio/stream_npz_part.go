@@ -35,6 +35,8 @@ type NPZPart struct {
 // into f at their offsets in it; entryLo is the number of radius list
 // entries before lo. The first part (first, lo = 0) writes the arrays'
 // NPY headers too; FinishNPZ then writes the zip structure around them.
+// f's WriteAt is called from several goroutines at once, on ranges that
+// do not overlap.
 func NewNPZPartWriter(f io.WriterAt, a NPZArchive, lo int, entryLo int64, first bool) (*NPZPart, error) {
 	w, err := NewNPZAnswerWriter(io.Discard, a.Kind, a.K, a.N, "")
 	if err != nil {
