@@ -116,6 +116,7 @@ type gpuDevice struct {
 	move     *moveKernels
 	tree     *treeKernels
 	cells    *cellsKernels
+	valid    *validKernels
 	mods     []cuda.Module
 
 	// ready is closed once open has run; openErr is its error.
@@ -274,6 +275,9 @@ func (d *gpuDevice) loadKernels(mods map[string]cuda.Module) error {
 		return err
 	}
 	if d.cells, err = loadCells(d.drv, mods["cells"]); err != nil {
+		return err
+	}
+	if d.valid, err = loadValid(d.drv, mods["valid"]); err != nil {
 		return err
 	}
 	d.move, err = loadMove(d.drv, mods["move"])

@@ -586,6 +586,75 @@ func TestGPUBadObservation(t *testing.T) {
 	}
 }
 
+// Observations in page-locked memory are copied in straight from the
+// caller's columns and checked on the device (valid.cu): a bad one gets the
+// CPU's message, in float64 and float32 columns, and good ones the CPU's
+// answers.
+func TestGPUBadObservationPinned(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	ref := enginetest.SpherePoints(1000, 2)
+	for _, is32 := range []bool{false, true} {
+		obs := enginetest.SpherePoints(300000, 1)
+		if is32 {
+			obs = float32Points(obs)
+		}
+		pinColumns(t, g, obs)
+		if !g.pinnedIn(obs) {
+			t.Fatal("registered observations not seen as page-locked")
+		}
+		req := engine.Request{Obs: obs, Ref: ref, BatchSize: 1 << 16}
+		got, want := enginetest.NewResult(obs.Len()), enginetest.NewResult(obs.Len())
+		if _, err := g.Nearest(context.Background(), req, got); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, want); err != nil {
+			t.Fatal(err)
+		}
+		compareResults(t, obs, ref, want, got)
+		setPoint(obs, 250001, math.NaN(), 0)
+		setPoint(obs, 70000, 0, 4)
+		_, gerr := g.Nearest(context.Background(), req, got)
+		_, cerr := cpu.NewCPU(0).Nearest(context.Background(), engine.Request{Obs: obs, Ref: ref}, want)
+		if gerr == nil || cerr == nil || gerr.Error() != cerr.Error() {
+			t.Errorf("float32 %v: GPU: %v\nCPU: %v", is32, gerr, cerr)
+		}
+	}
+}
+
+// float32Points is p's float64 columns rounded to float32.
+func float32Points(p index.Points) index.Points {
+	lat, lon := make([]float32, p.Len()), make([]float32, p.Len())
+	for i := range lat {
+		lat[i], lon[i] = float32(p.Lat64[i]), float32(p.Lon64[i])
+	}
+	return index.Radians32(lat, lon)
+}
+
+// pinColumns registers obs's columns for g until the test ends.
+func pinColumns(t *testing.T, g *GPU, obs index.Points) {
+	cols := [2]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(obs.Lat64)), unsafe.Pointer(unsafe.SliceData(obs.Lon64))}
+	size := 8 * obs.Len()
+	if obs.Is32() {
+		cols = [2]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(obs.Lat32)), unsafe.Pointer(unsafe.SliceData(obs.Lon32))}
+		size = 4 * obs.Len()
+	}
+	for _, p := range cols {
+		if err := g.RegisterHost(p, size); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.UnregisterHost(p) })
+	}
+}
+
+// setPoint sets point i of obs, in its columns' precision.
+func setPoint(obs index.Points, i int, lat, lon float64) {
+	if obs.Is32() {
+		obs.Lat32[i], obs.Lon32[i] = float32(lat), float32(lon)
+		return
+	}
+	obs.Lat64[i], obs.Lon64[i] = lat, lon
+}
+
 // Closing the engine closes its sessions: using one afterwards is an
 // error, closing it again is not.
 func TestGPUCloseWithOpenSession(t *testing.T) {

@@ -64,13 +64,17 @@ func queueJobs(queue *partition.Queue, w int) func() (partition.Job, bool) {
 }
 
 // stage copies the job's observations into the slot's page-locked staging
-// on the crew, checking them on the way; those the slot does not stage
-// (generated, managed, in the caller's page-locked memory) it checks. A
+// on the crew, checking them on the way; those the slot does not stage it
+// checks, but for those in the caller's page-locked memory, which the
+// device checks (valid.go) and generated ones. A
 // slot's staging and scatter may run at once: each has its own track in
 // a trace ("host in", "host out").
 func (j *slotJobs) stage(i int, job partition.Job) error {
 	s := j.slots[i]
 	obs := j.obs.Slice(job.Start, job.End)
+	if s.checksOnDevice(obs) {
+		return nil
+	}
 	if !s.stages(obs) {
 		defer j.trc.Begin(s.track+" host in", "check points")()
 		return j.crew.check(obs, job.Start)
@@ -99,6 +103,11 @@ func (j *slotJobs) launch(i int, job partition.Job) error {
 	if err := d.drv.EventRecord(s.evStart, s.stream); err != nil {
 		return err
 	}
+	if obs := j.obs.Slice(job.Start, job.End); s.checksOnDevice(obs) {
+		if err := s.queueCheck(d, obs); err != nil {
+			return err
+		}
+	}
 	if err := j.kind.kernels(d, s, job); err != nil {
 		return err
 	}
@@ -121,6 +130,11 @@ func (j *slotJobs) wait(i int, job partition.Job) error {
 	d, s, t := j.d, j.slots[i], j.t
 	if err := d.drv.StreamSynchronize(s.stream); err != nil {
 		return err
+	}
+	if obs := j.obs.Slice(job.Start, job.End); s.checksOnDevice(obs) {
+		if err := s.checked(obs, job); err != nil {
+			return err
+		}
 	}
 	err := elapsed(d.drv, []eventSpan{{s.evIn, s.evCopied, &t.upload}, {s.evStart, s.evStop, &t.kernel},
 		{s.evStop, s.evOut, &t.download}})

@@ -65,6 +65,8 @@ var signatures = map[string][]cuda.Param{
 	"draw_replace_f32": {u32, u32, u32, f64, u64, u64, u32, u32, u64, u64, u64, u64, u64, u64, u64, u64, u32},
 
 	"move_refs":     {u32, u64, u64, u64, u64, f64, u32, u64, u64},
+	"valid_f64":     {u32, u64, u64, f64, f64, u64},
+	"valid_f32":     {u32, u64, u64, f32, f32, u64},
 	"go_twin_check": {u32, u64, u64},
 
 	"grid_knn":    {u64, u32, u64, u64, u64, u32, f32, u64, u32, f64, u64, u64, u64},

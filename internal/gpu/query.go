@@ -50,9 +50,10 @@ type gpuQuery struct {
 	keys, hist, sums        buffer     // grid: the observation sort's scratch
 	outIdx, outDist         buffer     // the answers (managed in ManagedMemory mode)
 	flagged, nflag          buffer     // near ties re-ranked in float64, and their count
+	firstBad                buffer     // the lowest invalid point of a job checked on the device (valid.go)
 	partD1, partD2, partIdx buffer     // brute force: per-slice partials (seed port: its blocks' results)
 	hostOut                 pinnedHost // the answers: indices, then distances
-	hostSmall               pinnedHost // counters: changed answers (uint64), refined (uint32)
+	hostSmall               pinnedHost // counters: changed answers (uint64), refined (uint32), first bad point (uint64, at 16)
 }
 
 func newGPUQuery(drv *cuda.Driver) (*gpuQuery, error) {
@@ -66,7 +67,7 @@ func newGPUQuery(drv *cuda.Driver) (*gpuQuery, error) {
 			return q, errors.Join(err, q.free(drv))
 		}
 	}
-	return q, q.hostSmall.ensure(drv, 16)
+	return q, q.hostSmall.ensure(drv, 24)
 }
 
 func (q *gpuQuery) events() []*cuda.Event {
@@ -75,7 +76,7 @@ func (q *gpuQuery) events() []*cuda.Event {
 
 func (q *gpuQuery) buffers() []*buffer {
 	return []*buffer{&q.lat, &q.lon, &q.recs, &q.sorted, &q.keys, &q.hist, &q.sums,
-		&q.outIdx, &q.outDist, &q.flagged, &q.nflag, &q.partD1, &q.partD2, &q.partIdx}
+		&q.outIdx, &q.outDist, &q.flagged, &q.nflag, &q.firstBad, &q.partD1, &q.partD2, &q.partIdx}
 }
 
 // free waits for the stream and releases everything the query holds.
@@ -121,7 +122,7 @@ type alloc struct {
 // sort's output and scratch for shape (sessions keep their own unsorted
 // records) or brute force's partials (at least partials entries).
 func (q *gpuQuery) ensureRanking(drv *cuda.Driver, m int, shape index.GridShape, partials int) error {
-	allocs := []alloc{{buf: &q.flagged, bytes: 4 * m}, {buf: &q.nflag, bytes: 4}}
+	allocs := []alloc{{buf: &q.flagged, bytes: 4 * m}, {buf: &q.nflag, bytes: 4}, {buf: &q.firstBad, bytes: 8}}
 	if shape.G > 0 {
 		keys := index.SortHistLen(m, shape)
 		allocs = append(allocs, alloc{buf: &q.sorted, bytes: m * kernels.ObsRecBytes},

@@ -138,6 +138,18 @@ func (p Points) CheckValuesOn(what string, first int, team *parallel.Team) error
 // so the bounds allow the rounding of the columns' precision.
 const slack32, slack64 = 1e-6, 1e-12
 
+// ValidBounds are the largest latitude and longitude magnitudes, in
+// radians, that CheckValues accepts in float64 columns (float32 with is32:
+// compare in float32 after converting them), for a check made elsewhere
+// (the GPUs') to agree with it.
+func ValidBounds(is32 bool) (latMax, lonMax float64) {
+	slack := slack64
+	if is32 {
+		slack = slack32
+	}
+	return math.Pi/2 + slack, math.Pi + slack
+}
+
 // CopyChecked writes p's latitude then longitude column, in their
 // precision, to dst (room for 2 x p.Len() values) and checks every point
 // as CheckValues does, in one pass over the columns on every core: a GPU

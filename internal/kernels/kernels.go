@@ -41,6 +41,9 @@ var treePTX string
 //go:embed cells.ptx
 var cellsPTX string
 
+//go:embed valid.ptx
+var validPTX string
+
 // PTX returns the PTX of the named kernel file: "haversine" (the exact
 // brute force: block_min, global_min, refine), "seed" (the float32
 // baseline brute-force kernels, inexact by design), "grid" (the exact
@@ -49,15 +52,17 @@ var cellsPTX string
 // answers), "generate" (synthetic observations made on the GPU) or "knn"
 // (k nearest and within a radius, through the grid index), "move"
 // (references moved on the GPU, sphere.Propagate's twin), "tree" (the
-// exact query through a k-d tree) or "cells" (the exact query through
-// candidate lists of cube-face cells, which needs no observation sort).
+// exact query through a k-d tree), "cells" (the exact query through
+// candidate lists of cube-face cells, which needs no observation sort) or
+// "valid" (the check of observations copied in from the caller's
+// page-locked columns).
 // When the environment variable GEOKNN_PTX_DIR is set, the file NAME.ptx is read from
 // that folder instead of the embedded copy: kernel developers use it to run
 // freshly built PTX without rebuilding the binary.
 func PTX(name string) (string, error) {
 	embedded, ok := map[string]string{"haversine": haversinePTX, "seed": seedPTX, "grid": gridPTX,
 		"resident": residentPTX, "generate": generatePTX, "knn": knnPTX, "move": movePTX, "tree": treePTX,
-		"cells": cellsPTX}[name]
+		"cells": cellsPTX, "valid": validPTX}[name]
 	if !ok {
 		return "", fmt.Errorf("no kernel file %q", name)
 	}
@@ -110,7 +115,7 @@ func gunzip(gz io.Reader, name string) ([]byte, error) {
 }
 
 // Files are the kernel files PTX knows, in load order.
-var Files = []string{"haversine", "seed", "grid", "resident", "generate", "knn", "move", "tree", "cells"}
+var Files = []string{"haversine", "seed", "grid", "resident", "generate", "knn", "move", "tree", "cells", "valid"}
 
 // Block-min launch shape, mirrored from haversine.cu's #defines; the test
 // checks that the two agree.
@@ -128,6 +133,7 @@ const (
 	KnnThreads      = 128        // KNN_THREADS: grid_knn, grid_within
 	KnnMax          = 64         // KNN_MAX: the largest k grid_knn answers
 	MoveThreads     = 256        // MOVE_THREADS: move_refs
+	ValidThreads    = 256        // VALID_THREADS: valid_f64, valid_f32
 	ReplaceBlock    = 4096       // REPLACE_BLOCK: observations a draw_replace block draws for
 	DrawThreads     = 64         // DRAW_THREADS: draw_replace_f64, draw_replace_f32
 	TreeStack       = 32         // TREE_STACK: the deepest k-d tree tree_query walks

@@ -102,6 +102,7 @@ func TestLaunchConstantsMatchSource(t *testing.T) {
 		{"knn.cu", "KNN_THREADS", KnnThreads},
 		{"knn.cu", "KNN_MAX", KnnMax},
 		{"move.cu", "MOVE_THREADS", MoveThreads},
+		{"valid.cu", "VALID_THREADS", ValidThreads},
 		{"resident.cu", "REPLACE_BLOCK", ReplaceBlock},
 		{"resident.cu", "DRAW_THREADS", DrawThreads},
 		{"tree.cu", "TREE_STACK", TreeStack},

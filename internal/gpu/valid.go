@@ -1,0 +1,53 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/geoknn/geoknn/internal/engine"
+	"github.com/geoknn/geoknn/internal/index"
+	"github.com/geoknn/geoknn/internal/partition"
+)
+
+// A job copied in straight from the caller's page-locked columns is
+// checked on the device (valid.cu), where its points are read anyway:
+// checked on the host, every point would cross the host's memory a second
+// time beside the GPUs' own reads of it, and on two GPUs that check, not
+// the copies, set the pace. Staged jobs are checked as the host copies
+// them into the staging; generated points need none.
+
+// checksOnDevice reports whether the slot checks obs on the device.
+func (s *slot) checksOnDevice(obs index.Points) bool {
+	return obs.Gen == nil && !s.cfg.managed && !s.cfg.stageIn
+}
+
+// queueCheck queues the check of the job's points, on the device columns
+// after their copy in, and the copy of its verdict to the host.
+func (s *slot) queueCheck(d *gpuDevice, obs index.Points) error {
+	if err := d.drv.MemsetD8Async(s.firstBad.ptr, 0xff, 8, s.stream); err != nil {
+		return err
+	}
+	l := validLaunch{n: obs.Len(), is32: obs.Is32(), lat: s.lat.ptr, lon: s.lon.ptr, firstBad: s.firstBad.ptr}
+	if err := d.valid.run(d.drv, s.stream, l); err != nil {
+		return err
+	}
+	return d.drv.MemcpyDtoHAsync(s.firstBadHost(), s.firstBad.ptr, 8, s.stream)
+}
+
+func (s *slot) firstBadHost() unsafe.Pointer { return unsafe.Add(s.hostSmall.p, 16) }
+
+// checked is the verdict of the job's check, once its stream is done: nil,
+// or the error the host's check gives for the first invalid point (the
+// job's answers are then refused).
+func (s *slot) checked(obs index.Points, job partition.Job) error {
+	bad := *(*uint64)(s.firstBadHost())
+	if bad == math.MaxUint64 {
+		return nil
+	}
+	if err := obs.Slice(job.Start, job.End).CheckValues("observations", job.Start); err != nil {
+		return engine.BadInput{Err: err}
+	}
+	// The columns changed since their copy in: name the point the device saw.
+	return engine.BadInput{Err: fmt.Errorf("observations: point %d is not a valid latitude and longitude", job.Start+int(bad))}
+}
