@@ -168,3 +168,23 @@ func TestNearestJobHostHalf(t *testing.T) {
 		t.Fatalf("staging a bad point: %v, want BadInput of %v", err, want)
 	}
 }
+
+// A job the device found a bad point in is refused with the host's
+// message for it, numbered in the whole set; a job it found none in is not.
+func TestCheckedNamesTheBadPoint(t *testing.T) {
+	obs := enginetest.SpherePoints(10000, 3)
+	obs.Lon64[7000] = 4
+	small := make([]uint64, 3)
+	s := &slot{gpuQuery: &gpuQuery{hostSmall: pinnedHost{p: unsafe.Pointer(&small[0]), bytes: 24}}}
+	job := partition.Job{Start: 6000, End: 8000}
+	small[2] = math.MaxUint64
+	if err := s.checked(obs.Slice(job.Start, job.End), job); err != nil {
+		t.Fatalf("no bad point seen: %v", err)
+	}
+	small[2] = 1000
+	want := obs.CheckValues("observations", 0)
+	err := s.checked(obs.Slice(job.Start, job.End), job)
+	if err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("got %v, want %v", err, want)
+	}
+}

@@ -37,15 +37,15 @@ func (s *slot) queueCheck(d *gpuDevice, obs index.Points) error {
 
 func (s *slot) firstBadHost() unsafe.Pointer { return unsafe.Add(s.hostSmall.p, 16) }
 
-// checked is the verdict of the job's check, once its stream is done: nil,
-// or the error the host's check gives for the first invalid point (the
-// job's answers are then refused).
+// checked is the verdict of the check of job, whose points are obs, once
+// its stream is done: nil, or the error the host's check gives for the
+// first invalid point (the job's answers are then refused).
 func (s *slot) checked(obs index.Points, job partition.Job) error {
 	bad := *(*uint64)(s.firstBadHost())
 	if bad == math.MaxUint64 {
 		return nil
 	}
-	if err := obs.Slice(job.Start, job.End).CheckValues("observations", job.Start); err != nil {
+	if err := obs.CheckValues("observations", job.Start); err != nil {
 		return engine.BadInput{Err: err}
 	}
 	// The columns changed since their copy in: name the point the device saw.
