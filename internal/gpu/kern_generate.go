@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/index"
@@ -37,33 +36,6 @@ func (k *generateKernels) run(drv *cuda.Driver, stream cuda.Stream, g index.Gene
 	threads := kernels.GenThreads
 	if err := drv.Launch(k.fn[g.Kind], blocksFor(g.N, threads), cuda.Dim3{X: uint32(threads)}, 0, stream, a); err != nil {
 		return fmt.Errorf("gen: %w", err)
-	}
-	return nil
-}
-
-// generateInto makes g on the device and copies it into lat and lon (for
-// tests and checks; queries generate into their own buffers).
-func (d *gpuDevice) generateInto(g index.Generated, lat, lon []float64) error {
-	var dl, dn buffer
-	defer dl.free(d.drv)
-	defer dn.free(d.drv)
-	if err := ensureAll(d.drv, []alloc{{buf: &dl, bytes: 8 * g.N}, {buf: &dn, bytes: 8 * g.N}}, 0); err != nil {
-		return err
-	}
-	if err := d.generate.run(d.drv, 0, g, dl.ptr, dn.ptr); err != nil {
-		return err
-	}
-	if err := d.drv.Synchronize(); err != nil {
-		return err
-	}
-	for _, c := range []struct {
-		dst []float64
-		src cuda.DevicePtr
-	}{{lat, dl.ptr}, {lon, dn.ptr}} {
-		err := pinned(c.dst, func(p unsafe.Pointer) error { return d.drv.MemcpyDtoH(p, c.src, uint64(8*g.N)) })
-		if err != nil {
-			return err
-		}
 	}
 	return nil
 }

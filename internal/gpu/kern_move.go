@@ -49,19 +49,6 @@ func (k *moveKernels) run(drv *cuda.Driver, stream cuda.Stream, l moveLaunch) er
 	return nil
 }
 
-// runTwin runs go_twin_check over n (a, b, c, d) quadruples at in, six
-// float64 results each to out.
-func (k *moveKernels) runTwin(drv *cuda.Driver, stream cuda.Stream, n int, in, out cuda.DevicePtr) error {
-	a := k.twinArgs
-	a.SetInt32(0, int32(n))
-	a.SetPtr(1, in)
-	a.SetPtr(2, out)
-	if err := drv.Launch(k.twin, blocksFor(n, 128), cuda.Dim3{X: 128}, 0, stream, a); err != nil {
-		return fmt.Errorf("go_twin_check: %w", err)
-	}
-	return nil
-}
-
 func boolInt32(b bool) int32 {
 	if b {
 		return 1

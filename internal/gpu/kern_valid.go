@@ -20,36 +20,29 @@ func loadValid(drv *cuda.Driver, mod cuda.Module) (*validKernels, error) {
 	return k, loadEntries(drv, mod, []entry{{"valid_f64", &k.fn[0], &k.args[0]}, {"valid_f32", &k.fn[1], &k.args[1]}})
 }
 
-// validLaunch checks n points of the device columns lat and lon (float32
-// with is32), replacing each invalid one by (0, 0) and lowering *firstBad
-// (8 bytes, all ones before) to the lowest invalid index.
-type validLaunch struct {
-	n        int
-	is32     bool
-	lat, lon cuda.DevicePtr
-	firstBad cuda.DevicePtr
-}
-
-func (k *validKernels) run(drv *cuda.Driver, stream cuda.Stream, l validLaunch) error {
-	if l.n <= 0 || l.n > 1<<31-1 {
-		return fmt.Errorf("valid: %d points", l.n)
+// run checks n points of the device columns lat and lon (float32 with
+// is32), replacing each invalid one by (0, 0) and lowering *firstBad (8
+// bytes, all ones before) to the lowest invalid index.
+func (k *validKernels) run(drv *cuda.Driver, stream cuda.Stream, n int, is32 bool, lat, lon, firstBad cuda.DevicePtr) error {
+	if n <= 0 || n > 1<<31-1 {
+		return fmt.Errorf("valid: %d points", n)
 	}
-	latMax, lonMax := index.ValidBounds(l.is32)
-	p := boolInt32(l.is32)
+	latMax, lonMax := index.ValidBounds(is32)
+	p := boolInt32(is32)
 	a := k.args[p]
-	a.SetInt32(0, int32(l.n))
-	a.SetPtr(1, l.lat)
-	a.SetPtr(2, l.lon)
-	if l.is32 {
+	a.SetInt32(0, int32(n))
+	a.SetPtr(1, lat)
+	a.SetPtr(2, lon)
+	if is32 {
 		a.SetFloat32(3, float32(latMax))
 		a.SetFloat32(4, float32(lonMax))
 	} else {
 		a.SetFloat64(3, latMax)
 		a.SetFloat64(4, lonMax)
 	}
-	a.SetPtr(5, l.firstBad)
+	a.SetPtr(5, firstBad)
 	threads := kernels.ValidThreads
-	if err := drv.Launch(k.fn[p], blocksFor(l.n, threads), cuda.Dim3{X: uint32(threads)}, 0, stream, a); err != nil {
+	if err := drv.Launch(k.fn[p], blocksFor(n, threads), cuda.Dim3{X: uint32(threads)}, 0, stream, a); err != nil {
 		return fmt.Errorf("valid: %w", err)
 	}
 	return nil

@@ -28,8 +28,7 @@ func (s *slot) queueCheck(d *gpuDevice, obs index.Points) error {
 	if err := d.drv.MemsetD8Async(s.firstBad.ptr, 0xff, 8, s.stream); err != nil {
 		return err
 	}
-	l := validLaunch{n: obs.Len(), is32: obs.Is32(), lat: s.lat.ptr, lon: s.lon.ptr, firstBad: s.firstBad.ptr}
-	if err := d.valid.run(d.drv, s.stream, l); err != nil {
+	if err := d.valid.run(d.drv, s.stream, obs.Len(), obs.Is32(), s.lat.ptr, s.lon.ptr, s.firstBad.ptr); err != nil {
 		return err
 	}
 	return d.drv.MemcpyDtoHAsync(s.firstBadHost(), s.firstBad.ptr, 8, s.stream)
