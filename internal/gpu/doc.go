@@ -15,7 +15,10 @@
 // query kind, the nearest (stream.go) and the k nearest and within a
 // radius (neighbours.go); the host's copies into and out of the pinned
 // staging run on a crew of goroutines (crew.go), the GPU's share of the
-// cores, beside the device's work. Sessions keep
+// cores, beside the device's work, and check the points as they stage
+// them. Points the GPUs copy straight from the caller's page-locked
+// columns are checked on the device (valid.go), and a job with a bad one
+// is refused with the host's message for it. Sessions keep
 // observations resident instead and send only references and
 // replacements; both run the same query path. Every kernel of
 // internal/kernels has one typed Go wrapper, whose argument block is
