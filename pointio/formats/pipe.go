@@ -3,10 +3,8 @@ package formats
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
@@ -39,7 +37,7 @@ func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb
 	}
 	pts, ids, err := read(ctx, tmp, opts)
 	if err != nil {
-		return nil, nil, stdinError{err, tmp, describe(path)}
+		return nil, nil, pointio.SpooledError(ctx, err, tmp, describe(path))
 	}
 	return pts, ids, nil
 }
@@ -50,12 +48,9 @@ func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb
 func openPipe(ctx context.Context, path string) (*bufio.Reader, string, func(), error) {
 	in, done := io.Reader(os.Stdin), func() {}
 	if path != "-" {
-		f, err := pointio.OpenStoppable(ctx, path)
+		f, err := pointio.OpenSpecial(ctx, path)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, "", nil, ctx.Err()
-			}
-			return nil, "", nil, fmt.Errorf("read points: %w", err)
+			return nil, "", nil, err
 		}
 		in, done = f, func() { f.Close() }
 	}
@@ -73,19 +68,6 @@ func peekFormat(ctx context.Context, in io.Reader) (*bufio.Reader, string) {
 	return br, spooledExt(br)
 }
 
-// stdinError is an error about the copy at tmp of the input named name,
-// told as one about that input: the user never named the copy.
-type stdinError struct {
-	err       error
-	tmp, name string
-}
-
-func (e stdinError) Error() string {
-	return strings.ReplaceAll(e.err.Error(), e.tmp, e.name)
-}
-
-func (e stdinError) Unwrap() error { return e.err }
-
 // pipeChunks reads a pipe as a stream and closes it with the reader.
 type pipeChunks struct {
 	stream.ChunkReader
@@ -95,26 +77,5 @@ type pipeChunks struct {
 func (p pipeChunks) Close() error {
 	err := p.ChunkReader.Close()
 	p.done()
-	return err
-}
-
-// spooledChunks reads the copy at tmp of the input named name, named so
-// in errors, and removes it on Close.
-type spooledChunks struct {
-	stream.ChunkReader
-	tmp, name string
-}
-
-func (s spooledChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
-	c, err := s.ChunkReader.Next(ctx, dst)
-	if err != nil && err != io.EOF && err != ctx.Err() {
-		err = stdinError{err, s.tmp, s.name}
-	}
-	return c, err
-}
-
-func (s spooledChunks) Close() error {
-	err := s.ChunkReader.Close()
-	os.Remove(s.tmp)
 	return err
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"os"
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
@@ -119,12 +118,9 @@ func openPeekedChunks(ctx context.Context, br *bufio.Reader, ext, path string, o
 	if err != nil {
 		return nil, err
 	}
-	r, err := OpenChunks(ctx, tmp, opts, rows)
-	if err != nil {
-		os.Remove(tmp)
-		return nil, stdinError{err, tmp, describe(path)}
-	}
-	return spooledChunks{r, tmp, describe(path)}, nil
+	return pointio.OpenSpooledChunks(ctx, tmp, describe(path), func(tmp string) (stream.ChunkReader, error) {
+		return OpenChunks(ctx, tmp, opts, rows)
+	})
 }
 
 // describe names an input as errors do.
