@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
@@ -31,11 +30,7 @@ func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb
 		return nil, nil, err
 	}
 	defer os.Remove(tmp)
-	read := arrowio.ReadFileIDs
-	if ext == ".npz" {
-		read = ReadFileIDs
-	}
-	pts, ids, err := read(ctx, tmp, opts)
+	pts, ids, err := ReadPoints(ctx, tmp, opts) // the copy's extension chooses
 	if err != nil {
 		return nil, nil, pointio.SpooledError(ctx, err, tmp, describe(path))
 	}
