@@ -3,7 +3,6 @@ package formats
 import (
 	"bufio"
 	"context"
-	"io"
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
@@ -47,7 +46,7 @@ func ReadRadians(ctx context.Context, path string, opts pointio.ReadOptions) (la
 // OpenChunks opens path for reading in chunks of about rows points (0:
 // pointio.DefaultChunkRows): Parquet and Arrow files as arrowio.OpenChunks
 // opens them, the others as openFileChunks does, and inputs read by
-// content (ByContent) as OpenReaderChunks reads them. Errors name the
+// content (ByContent) as openPipeChunks reads them. Errors name the
 // input, never a copy.
 func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
 	switch {
@@ -80,24 +79,16 @@ func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions,
 	return pointio.ChunkRange(r, lo, hi), nil
 }
 
-// OpenReaderChunks reads points in chunks of about rows points from r,
-// standard input say (named "standard input" in errors): CSV
-// (gzip-compressed or not), GeoJSON and .npy as a stream; Parquet, Arrow
-// IPC and .npz, read from their end, through a temporary file in dir
-// ("": os.TempDir()), removed on Close.
-func OpenReaderChunks(ctx context.Context, r io.Reader, opts pointio.ReadOptions, rows int, dir string) (stream.ChunkReader, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	return openPeekedChunks(ctx, br, spooledExt(br), "-", opts, rows, dir)
-}
-
 // openPipeChunks opens standard input or the special file at path, which
-// can be read only once, as OpenReaderChunks reads it.
+// can be read only once: CSV (gzip-compressed or not), GeoJSON and .npy
+// as a stream; Parquet, Arrow IPC and .npz, read from their end, through
+// a temporary file removed on Close.
 func openPipeChunks(ctx context.Context, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
 	br, ext, done, err := openPipe(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	r, err := openPeekedChunks(ctx, br, ext, path, opts, rows, "")
+	r, err := openPeekedChunks(ctx, br, ext, path, opts, rows)
 	if err != nil || ext != "" {
 		done() // a copy holds what the pipe held
 		return r, err
@@ -106,15 +97,15 @@ func openPipeChunks(ctx context.Context, path string, opts pointio.ReadOptions, 
 }
 
 // openPeekedChunks reads br, whose first bytes say ext (spooledExt), as
-// a stream or through a copy in dir; errors name path, the input.
-func openPeekedChunks(ctx context.Context, br *bufio.Reader, ext, path string, opts pointio.ReadOptions, rows int, dir string) (stream.ChunkReader, error) {
+// a stream or through a copy; errors name path, the input.
+func openPeekedChunks(ctx context.Context, br *bufio.Reader, ext, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
 	if ext == "" {
 		if head, _ := br.Peek(len(npyMagic)); string(head) == npyMagic && opts.IDColumn == "" {
 			return numpyio.OpenNPYChunks(br, "-", opts.Radians, rows)
 		}
 		return OpenTextChunks(br, "-", opts, rows), nil
 	}
-	tmp, err := pointio.SpoolStdin(ctx, br, dir, ext)
+	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
 		return nil, err
 	}
