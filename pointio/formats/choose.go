@@ -159,6 +159,14 @@ func ReadReaderIDs(ctx context.Context, r io.Reader, name string, opts pointio.R
 // opts names.
 func readFrom(ctx context.Context, in io.Reader, path string, size int64, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
 	br := bufio.NewReaderSize(pointio.ContextReader(ctx, in), csvio.ReaderBufferSize)
+	return readBuffered(ctx, br, path, size, opts, sink, ids)
+}
+
+// readBuffered is readFrom of br, a buffer of csvio.ReaderBufferSize
+// whose reads already fail once ctx is done (a pipe read through
+// pointio.CancelReader): the bytes in its buffer, peeked to choose the
+// format, are parsed from there, not copied into a second buffer.
+func readBuffered(ctx context.Context, br *bufio.Reader, path string, size int64, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
 	kind := formatOf(path)
 	if pts, binary, err := readBinary(br, path, size, kind, opts); binary {
 		return pts, err

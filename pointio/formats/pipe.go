@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
@@ -23,7 +24,9 @@ func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb
 	}
 	defer done()
 	if ext == "" {
-		return ReadReaderIDs(ctx, br, path, opts)
+		var ids []string
+		pts, err := readBuffered(ctx, br, path, 0, opts, csvio.Sink{}, &ids)
+		return endRead(ctx, pts, ids, err)
 	}
 	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
@@ -58,8 +61,9 @@ func openPipe(ctx context.Context, path string) (*bufio.Reader, string, func(), 
 // for the others (text, gzip, GeoJSON, .npy), read as a stream.
 func peekFormat(ctx context.Context, in io.Reader) (*bufio.Reader, string) {
 	// A read that returns when ctx is done: a signal stops a command
-	// waiting on a quiet pipe.
-	br := bufio.NewReaderSize(pointio.CancelReader(ctx, in), 1<<20)
+	// waiting on a quiet pipe. The buffer is the one the text readers
+	// read from (readBuffered), so the bytes are copied into it once.
+	br := bufio.NewReaderSize(pointio.CancelReader(ctx, in), csvio.ReaderBufferSize)
 	return br, spooledExt(br)
 }
 

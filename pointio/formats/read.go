@@ -82,12 +82,16 @@ func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions,
 // openPipeChunks opens standard input or the special file at path, which
 // can be read only once: CSV (gzip-compressed or not), GeoJSON and .npy
 // as a stream; Parquet, Arrow IPC and .npz, read from their end, through
-// a temporary file removed on Close.
+// a temporary file removed on Close. The pipe is read under a context of
+// its own, which Close cancels, so a stream closed early stops reading.
 func openPipeChunks(ctx context.Context, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
-	br, ext, done, err := openPipe(ctx, path)
+	pctx, cancel := context.WithCancel(ctx)
+	br, ext, closePipe, err := openPipe(pctx, path)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
+	done := func() { cancel(); closePipe() }
 	r, err := openPeekedChunks(ctx, br, ext, path, opts, rows)
 	if err != nil || ext != "" {
 		done() // a copy holds what the pipe held
@@ -103,7 +107,7 @@ func openPeekedChunks(ctx context.Context, br *bufio.Reader, ext, path string, o
 		if head, _ := br.Peek(len(npyMagic)); string(head) == npyMagic && opts.IDColumn == "" {
 			return numpyio.OpenNPYChunks(br, "-", opts.Radians, rows)
 		}
-		return OpenTextChunks(br, "-", opts, rows), nil
+		return openBufferedChunks(br, "-", opts, rows), nil
 	}
 	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
