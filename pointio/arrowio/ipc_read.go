@@ -17,8 +17,13 @@ import (
 	"github.com/paulmach/orb"
 )
 
-// ipcMagic starts an Arrow IPC file (Feather version 2); a stream has none.
-const ipcMagic = "ARROW1"
+// The first bytes of Arrow IPC data: a file (Feather version 2) starts
+// with IPCFileMagic; a stream has no magic, but its first message starts
+// with the continuation marker, IPCStreamMagic.
+const (
+	IPCFileMagic   = "ARROW1"
+	IPCStreamMagic = "\xff\xff\xff\xff"
+)
 
 // Handles reports whether ReadFileWith reads path: a Parquet file
 // (IsParquet) or an Arrow IPC file (.arrow, .feather, .ipc, or one
@@ -35,7 +40,7 @@ func isIPC(path string) bool {
 	case ".arrow", ".feather", ".ipc", ".arrows":
 		return true
 	case "":
-		return pointio.StartsWith(path, ipcMagic)
+		return pointio.StartsWith(path, IPCFileMagic)
 	}
 	return false
 }
@@ -265,8 +270,8 @@ func openIPCFile(path string) (*os.File, error) {
 // by one (io.EOF after the last).
 func ipcBatches(f *os.File) (func() (arrow.RecordBatch, error), *arrow.Schema, error) {
 	alloc := capped(allocLimit(f))
-	head := make([]byte, len(ipcMagic))
-	if _, err := io.ReadFull(f, head); err == nil && string(head) == ipcMagic {
+	head := make([]byte, len(IPCFileMagic))
+	if _, err := io.ReadFull(f, head); err == nil && string(head) == IPCFileMagic {
 		r, err := ipc.NewFileReader(f, ipc.WithAllocator(alloc))
 		if err != nil {
 			return nil, nil, err

@@ -7,8 +7,8 @@ import (
 	"github.com/geoknn/geoknn/pointio"
 )
 
-// parquetMagic starts (and ends) every Parquet file.
-const parquetMagic = "PAR1"
+// ParquetMagic starts (and ends) every Parquet file.
+const ParquetMagic = "PAR1"
 
 // IsParquet reports whether path names a Parquet file: by its extension
 // (.parquet, .geoparquet, .parq) or, with one no format has (none, .dat),
@@ -23,5 +23,5 @@ func IsParquet(path string) bool {
 	case ".csv", ".txt", ".geojson", ".json", ".npy", ".npz":
 		return false // the text and NumPy formats' own
 	}
-	return pointio.StartsWith(path, parquetMagic)
+	return pointio.StartsWith(path, ParquetMagic)
 }

@@ -330,7 +330,7 @@ func (p *parquetAssembler) start() error {
 		return nil
 	}
 	p.started = true
-	n, err := p.w.Write([]byte("PAR1"))
+	n, err := p.w.Write([]byte(ParquetMagic))
 	p.at += int64(n)
 	return err
 }
@@ -409,7 +409,7 @@ func (p *parquetAssembler) close() error {
 	}
 	var tail [8]byte
 	binary.LittleEndian.PutUint32(tail[:], uint32(n))
-	copy(tail[4:], "PAR1")
+	copy(tail[4:], ParquetMagic)
 	_, err = p.w.Write(tail[:])
 	return err
 }

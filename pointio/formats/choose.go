@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/pointio/geojsonio"
 	"github.com/geoknn/geoknn/pointio/internal/check"
@@ -187,11 +188,11 @@ func readBuffered(ctx context.Context, br *bufio.Reader, path string, size int64
 // arrowio reads it) and NumPy arrays asked for ids; binary reports
 // whether br held one of them.
 func readBinary(br *bufio.Reader, path string, size int64, kind format, opts pointio.ReadOptions) (_ []orb.Point, binary bool, _ error) {
-	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {
+	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == arrowio.ParquetMagic) {
 		return nil, true, check.FileError(path, "a Parquet file: read it with package pointio/arrowio (knn run does)")
 	}
 	head, _ := br.Peek(6)
-	switch npy := string(head) == npyMagic; {
+	switch npy := string(head) == numpyio.NPYMagic; {
 	case opts.IDColumn != "" && (kind == formatNPY || kind == formatNPZ || npy):
 		return nil, true, check.FileError(path, "NumPy arrays carry no id column (--obs-id, --ref-id: CSV, Parquet or Arrow)")
 	case kind == formatNPY || (kind == formatUnknown && npy):
@@ -318,9 +319,9 @@ func checkContent(br *bufio.Reader, path string, kind format) error {
 	for _, c := range []struct {
 		prefix, what string
 	}{
-		{"\x1f\x8b", "gzip-compressed data inside gzip: decompress it first (gunzip)"},
-		{"PK\x03\x04", "a zip archive: geoknn reads CSV, GeoJSON and Parquet files, and gzip-compressed text"},
-		{parquetMagic, "a Parquet file: name it .parquet"},
+		{gzipMagic, "gzip-compressed data inside gzip: decompress it first (gunzip)"},
+		{numpyio.NPZMagic, "a zip archive: geoknn reads CSV, GeoJSON and Parquet files, and gzip-compressed text"},
+		{arrowio.ParquetMagic, "a Parquet file: name it .parquet"},
 		{"\xff\xfe", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
 		{"\xfe\xff", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
 	} {

@@ -104,7 +104,7 @@ func openPipeChunks(ctx context.Context, path string, opts pointio.ReadOptions, 
 // a stream or through a copy; errors name path, the input.
 func openPeekedChunks(ctx context.Context, br *bufio.Reader, ext, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
 	if ext == "" {
-		if head, _ := br.Peek(len(npyMagic)); string(head) == npyMagic && opts.IDColumn == "" {
+		if head, _ := br.Peek(len(numpyio.NPYMagic)); string(head) == numpyio.NPYMagic && opts.IDColumn == "" {
 			return numpyio.OpenNPYChunks(br, "-", opts.Radians, rows)
 		}
 		return openBufferedChunks(br, "-", opts, rows), nil
