@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -36,13 +35,10 @@ func Handles(path string) bool {
 }
 
 func isIPC(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".arrow", ".feather", ".ipc", ".arrows":
-		return true
-	case "":
+	if filepath.Ext(path) == "" {
 		return pointio.StartsWith(path, IPCFileMagic)
 	}
-	return false
+	return pointio.FormatByExt(path) == pointio.FormatArrow
 }
 
 // ReadFileWith reads the points of a Parquet or Arrow IPC file (Handles

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/geoknn/geoknn/pointio"
@@ -22,33 +21,9 @@ import (
 	"github.com/paulmach/orb"
 )
 
-type format int
-
-const (
-	formatUnknown format = iota
-	formatCSV
-	formatGeoJSON
-	formatParquet
-	formatNPY
-	formatNPZ
-)
-
-// formatOf picks the format from the file name extension, ignoring case.
-func formatOf(path string) format {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".csv", ".txt":
-		return formatCSV
-	case ".geojson", ".json":
-		return formatGeoJSON
-	case ".parquet", ".geoparquet", ".parq":
-		return formatParquet
-	case ".npy":
-		return formatNPY
-	case ".npz":
-		return formatNPZ
-	}
-	return formatUnknown
-}
+// formatOf is the name of the format path's extension says, "" for
+// none (pointio.FormatByExt).
+func formatOf(path string) string { return pointio.FormatByExt(path) }
 
 // ReadFile reads the points stored in the file at path, as
 // [longitude, latitude] pairs in degrees in file order.
@@ -123,7 +98,7 @@ func endRead(ctx context.Context, pts []orb.Point, ids []string, err error) ([]o
 // longitude columns in radians, what the engine reads: a CSV input goes
 // into them a chunk at a time, so the points are never held twice.
 func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
-	if formatOf(path) == formatNPY && opts.IDColumn == "" {
+	if formatOf(path) == pointio.FormatNPY && opts.IDColumn == "" {
 		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 			lat, lon, ok, err := numpyio.ReadNPYRadians(ctx, path, opts.Radians)
 			if ok || err != nil {
@@ -187,18 +162,18 @@ func readBuffered(ctx context.Context, br *bufio.Reader, path string, size int64
 // readBinary reads a NumPy input, and refuses a Parquet one (package
 // arrowio reads it) and NumPy arrays asked for ids; binary reports
 // whether br held one of them.
-func readBinary(br *bufio.Reader, path string, size int64, kind format, opts pointio.ReadOptions) (_ []orb.Point, binary bool, _ error) {
-	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == arrowio.ParquetMagic) {
+func readBinary(br *bufio.Reader, path string, size int64, kind string, opts pointio.ReadOptions) (_ []orb.Point, binary bool, _ error) {
+	if head, _ := br.Peek(4); kind == pointio.FormatParquet || (kind == "" && string(head) == arrowio.ParquetMagic) {
 		return nil, true, check.FileError(path, "a Parquet file: read it with package pointio/arrowio (knn run does)")
 	}
 	head, _ := br.Peek(6)
 	switch npy := string(head) == numpyio.NPYMagic; {
-	case opts.IDColumn != "" && (kind == formatNPY || kind == formatNPZ || npy):
+	case opts.IDColumn != "" && (kind == pointio.FormatNPY || kind == pointio.FormatNPZ || npy):
 		return nil, true, check.FileError(path, "NumPy arrays carry no id column (--obs-id, --ref-id: CSV, Parquet or Arrow)")
-	case kind == formatNPY || (kind == formatUnknown && npy):
+	case kind == pointio.FormatNPY || (kind == "" && npy):
 		pts, err := numpyio.ReadNPY(br, path, size, opts.Radians)
 		return pts, true, err
-	case kind == formatNPZ:
+	case kind == pointio.FormatNPZ:
 		pts, err := numpyio.ReadNPZFile(path, opts)
 		return pts, true, err
 	}
@@ -207,17 +182,17 @@ func readBinary(br *bufio.Reader, path string, size int64, kind format, opts poi
 
 // readText reads CSV or GeoJSON text, as its kind or, unknown, its
 // content says.
-func readText(br *bufio.Reader, path string, size int64, kind format, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
+func readText(br *bufio.Reader, path string, size int64, kind string, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
 	if err := checkContent(br, path, kind); err != nil {
 		return nil, err
 	}
-	if kind == formatUnknown {
+	if kind == "" {
 		var err error
 		if kind, err = sniff(br); err != nil {
 			return nil, check.ReadError(path, err)
 		}
 	}
-	if kind == formatGeoJSON {
+	if kind == pointio.FormatGeoJSON {
 		var buf bytes.Buffer
 		if size > 0 && size < 1<<31 {
 			buf.Grow(int(size) + bytes.MinRead)
@@ -289,24 +264,24 @@ type readCloser struct {
 
 // sniff guesses the format from the first byte that is not white space or
 // part of a byte order mark, without consuming input.
-func sniff(br *bufio.Reader) (format, error) {
+func sniff(br *bufio.Reader) (string, error) {
 	for n := 64; ; n *= 2 {
 		n = min(n, br.Size())
 		b, err := br.Peek(n)
 		b = bytes.TrimPrefix(b, check.BOM)
 		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
 			if t[0] == '{' {
-				return formatGeoJSON, nil
+				return pointio.FormatGeoJSON, nil
 			}
-			return formatCSV, nil
+			return pointio.FormatCSV, nil
 		}
 		if err == io.EOF || n == br.Size() {
 			// Empty, or white space as far as we can see: let the CSV
 			// reader report it.
-			return formatCSV, nil
+			return pointio.FormatCSV, nil
 		}
 		if err != nil {
-			return formatUnknown, err
+			return "", err
 		}
 	}
 }
@@ -314,7 +289,7 @@ func sniff(br *bufio.Reader) (format, error) {
 // checkContent names content that is not the text csvio and geojsonio read,
 // rather than letting the CSV or JSON parser report its bytes: compressed
 // files and archives, UTF-16, binary data, and GeoJSON in a CSV file.
-func checkContent(br *bufio.Reader, path string, kind format) error {
+func checkContent(br *bufio.Reader, path string, kind string) error {
 	head, _ := br.Peek(512)
 	for _, c := range []struct {
 		prefix, what string
@@ -333,7 +308,7 @@ func checkContent(br *bufio.Reader, path string, kind format) error {
 		return check.FileError(path, "binary data, not CSV or GeoJSON text")
 	}
 	text := bytes.TrimLeft(bytes.TrimPrefix(head, check.BOM), " \t\r\n")
-	if kind == formatCSV && len(text) > 0 && text[0] == '{' {
+	if kind == pointio.FormatCSV && len(text) > 0 && text[0] == '{' {
 		return check.FileError(path, "this looks like GeoJSON (it starts with '{'): name the file .geojson")
 	}
 	return nil
@@ -344,5 +319,5 @@ func checkContent(br *bufio.Reader, path string, kind format) error {
 // (`<(cat x.parquet)`, /dev/stdin, a FIFO named without an extension):
 // what it holds is told by its first bytes, and it can be read only once.
 func readByContent(path string) bool {
-	return path != "-" && formatOf(path) == formatUnknown && pointio.IsSpecial(path)
+	return path != "-" && formatOf(path) == "" && pointio.IsSpecial(path)
 }

@@ -23,11 +23,11 @@ func openFileChunks(ctx context.Context, path string, opts pointio.ReadOptions, 
 		chunkRows = pointio.DefaultChunkRows
 	}
 	switch formatOf(path) {
-	case formatNPY:
+	case pointio.FormatNPY:
 		if opts.IDColumn == "" && path != "-" {
 			return numpyio.OpenNPYFile(path, opts.Radians, chunkRows)
 		}
-	case formatGeoJSON, formatNPZ:
+	case pointio.FormatGeoJSON, pointio.FormatNPZ:
 		return pointio.ReadWholeChunks(ctx, path, opts, chunkRows, ReadFileRadians)
 	}
 	return openTextChunks(ctx, path, opts, chunkRows)

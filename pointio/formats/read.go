@@ -67,7 +67,7 @@ func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions,
 	switch {
 	case arrowio.Handles(path):
 		return arrowio.OpenChunksRange(ctx, path, opts, rows, lo, hi)
-	case formatOf(path) == formatNPY && opts.IDColumn == "":
+	case formatOf(path) == pointio.FormatNPY && opts.IDColumn == "":
 		if _, byRows, err := numpyio.NPYRows(path); err == nil && byRows {
 			return numpyio.OpenNPYChunksRange(path, opts.Radians, rows, int(lo), int(hi))
 		}
