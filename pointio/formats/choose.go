@@ -34,7 +34,9 @@ func formatOf(path string) string { return pointio.FormatByExt(path) }
 // .npy array by its magic, gzip by its (then the name without .gz
 // decides), GeoJSON if its first byte other than white space (after an
 // optional UTF-8 byte order mark) is '{', otherwise CSV. Parquet and
-// Arrow files are refused: ReadPoints reads them.
+// Arrow files are read with arrowio, by extension (.parquet, .arrow, ...)
+// or, with none, by their magic; standard input and pipes as ReadPoints
+// reads them.
 //
 // Problems with the content are reported as *pointio.InputError values
 // naming path;
@@ -59,17 +61,11 @@ func ReadFileWith(ctx context.Context, path string, opts pointio.ReadOptions) ([
 }
 
 // ReadFileIDs is ReadFileWith that also returns, when opts.IDColumn names
-// one, the values of that column, one a point (CSV; Parquet and Arrow
-// through arrowio); other formats carry no id column and are refused.
+// one, the values of that column, one a point (CSV, GeoJSON, Parquet and
+// Arrow); NumPy arrays carry no id column and are refused. It is
+// ReadPoints, under the name of the ReadFile family.
 func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
-	return readFileIDs(ctx, path, opts, csvio.Sink{})
-}
-
-// readFileIDs is ReadFileIDs with a CSV input's points handed to sink.
-func readFileIDs(ctx context.Context, path string, opts pointio.ReadOptions, sink csvio.Sink) ([]orb.Point, []string, error) {
-	var ids []string
-	pts, err := readFile(ctx, path, opts, sink, &ids)
-	return endRead(ctx, pts, ids, err)
+	return ReadPoints(ctx, path, opts)
 }
 
 // readFile reads path's points, and into ids the id column opts names.
@@ -96,29 +92,10 @@ func endRead(ctx context.Context, pts []orb.Point, ids []string, err error) ([]o
 
 // ReadFileRadians is ReadFileIDs that returns the points as latitude and
 // longitude columns in radians, what the engine reads: a CSV input goes
-// into them a chunk at a time, so the points are never held twice.
+// into them a chunk at a time, so the points are never held twice. It is
+// ReadRadians, under the name of the ReadFile family.
 func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
-	if formatOf(path) == pointio.FormatNPY && opts.IDColumn == "" {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-			lat, lon, ok, err := numpyio.ReadNPYRadians(ctx, path, opts.Radians)
-			if ok || err != nil {
-				return lat, lon, nil, err
-			}
-		}
-	}
-	// Room for rows of 21 bytes ("-12.345678,123.456789\n"): the pages a
-	// wider file leaves untouched are never made resident.
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		rows := min(fi.Size()/21+16, 1<<31)
-		lat, lon = make([]float64, 0, rows), make([]float64, 0, rows)
-	}
-	sink := csvio.Sink{Points: func(pts []orb.Point) { lat, lon = pointio.AppendRadiansParallel(lat, lon, pts) }}
-	pts, ids, err := readFileIDs(ctx, path, opts, sink)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	sink.Points(pts) // the formats read whole
-	return lat, lon, ids, nil
+	return ReadRadians(ctx, path, opts)
 }
 
 // ReadReaderIDs is ReadFileIDs for a stream (standard input, say) named

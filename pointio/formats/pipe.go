@@ -16,8 +16,8 @@ import (
 // path names whose name says no format (ByContent): text
 // (CSV, GeoJSON, gzip) and .npy as a stream; formats read from their end
 // (Parquet, Arrow, .npz) are first copied to a temporary file, removed
-// afterwards.
-func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+// afterwards. A CSV stream's points are handed to sink as they are parsed.
+func readPipe(ctx context.Context, path string, opts pointio.ReadOptions, sink csvio.Sink) ([]orb.Point, []string, error) {
 	br, ext, done, err := openPipe(ctx, path)
 	if err != nil {
 		return nil, nil, err
@@ -25,7 +25,7 @@ func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb
 	defer done()
 	if ext == "" {
 		var ids []string
-		pts, err := readBuffered(ctx, br, path, 0, opts, csvio.Sink{}, &ids)
+		pts, err := readBuffered(ctx, br, path, 0, opts, sink, &ids)
 		return endRead(ctx, pts, ids, err)
 	}
 	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)

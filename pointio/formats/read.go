@@ -3,9 +3,11 @@ package formats
 import (
 	"bufio"
 	"context"
+	"os"
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
@@ -21,26 +23,53 @@ func ByContent(path string) bool {
 
 // ReadPoints reads the points of path in degrees, as read, and the
 // values of the column opts.IDColumn names: Parquet and Arrow files
-// through package arrowio, the others as ReadFileIDs reads them, and
-// inputs read by content (ByContent) as their first bytes say.
+// through package arrowio, the others as ReadFile describes, and inputs
+// read by content (ByContent) as their first bytes say.
 func ReadPoints(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+	return readPoints(ctx, path, opts, csvio.Sink{})
+}
+
+// readPoints is ReadPoints with a CSV input's points handed to sink.
+func readPoints(ctx context.Context, path string, opts pointio.ReadOptions, sink csvio.Sink) ([]orb.Point, []string, error) {
 	switch {
 	case ByContent(path):
-		return readPipe(ctx, path, opts)
+		return readPipe(ctx, path, opts, sink)
 	case arrowio.Handles(path):
 		return arrowio.ReadFileIDs(ctx, path, opts)
 	}
-	return ReadFileIDs(ctx, path, opts)
+	var ids []string
+	pts, err := readFile(ctx, path, opts, sink, &ids)
+	return endRead(ctx, pts, ids, err)
 }
 
-// ReadRadians reads the file at path (not one read by content) straight
-// into radian columns, so that a large file is never held as points and
-// as columns at once.
+// ReadRadians reads path as ReadPoints does, straight into radian
+// columns, so that a large file is never held as points and as columns
+// at once.
 func ReadRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
-	if arrowio.Handles(path) {
+	if arrowio.Handles(path) && !ByContent(path) {
 		return arrowio.ReadFileRadians(ctx, path, opts)
 	}
-	return ReadFileRadians(ctx, path, opts)
+	if formatOf(path) == pointio.FormatNPY && opts.IDColumn == "" {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+			lat, lon, ok, err := numpyio.ReadNPYRadians(ctx, path, opts.Radians)
+			if ok || err != nil {
+				return lat, lon, nil, err
+			}
+		}
+	}
+	// Room for rows of 21 bytes ("-12.345678,123.456789\n"): the pages a
+	// wider file leaves untouched are never made resident.
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		rows := min(fi.Size()/21+16, 1<<31)
+		lat, lon = make([]float64, 0, rows), make([]float64, 0, rows)
+	}
+	sink := csvio.Sink{Points: func(pts []orb.Point) { lat, lon = pointio.AppendRadiansParallel(lat, lon, pts) }}
+	pts, ids, err := readPoints(ctx, path, opts, sink)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sink.Points(pts) // the formats read whole
+	return lat, lon, ids, nil
 }
 
 // OpenChunks opens path for reading in chunks of about rows points (0:
