@@ -44,20 +44,20 @@ type pageHeader struct {
 // appendPageHeader appends h as Thrift compact bytes.
 func appendPageHeader(b []byte, h pageHeader) []byte {
 	b = appendField(b, 0, 1, thriftI32)
-	b = appendZigzag(b, pageTypeData)
+	b = binary.AppendVarint(b, pageTypeData)
 	b = appendField(b, 1, 2, thriftI32)
-	b = appendZigzag(b, int64(h.uncompressed))
+	b = binary.AppendVarint(b, int64(h.uncompressed))
 	b = appendField(b, 2, 3, thriftI32)
-	b = appendZigzag(b, int64(h.compressed))
+	b = binary.AppendVarint(b, int64(h.compressed))
 	b = appendField(b, 3, 5, thriftStruct) // data_page_header
 	b = appendField(b, 0, 1, thriftI32)
-	b = appendZigzag(b, int64(h.values))
+	b = binary.AppendVarint(b, int64(h.values))
 	b = appendField(b, 1, 2, thriftI32)
-	b = appendZigzag(b, int64(h.encoding))
+	b = binary.AppendVarint(b, int64(h.encoding))
 	b = appendField(b, 2, 3, thriftI32)
-	b = appendZigzag(b, encodingRLE)
+	b = binary.AppendVarint(b, encodingRLE)
 	b = appendField(b, 3, 4, thriftI32)
-	b = appendZigzag(b, encodingRLE)
+	b = binary.AppendVarint(b, encodingRLE)
 	b = appendField(b, 4, 5, thriftStruct) // statistics
 	b = appendStatistics(b, h.stats, h.signed)
 	return append(b, 0, 0) // the data page header's stop, the page header's
@@ -77,7 +77,7 @@ func appendStatistics(b []byte, s pageStats, signed bool) []byte {
 		last = 2
 	}
 	b = appendField(b, last, 3, thriftI64)
-	b = appendZigzag(b, 0)
+	b = binary.AppendVarint(b, 0)
 	if s.size > 0 {
 		b = appendField(b, 3, 5, thriftBinary)
 		b = appendBinary(b, s.maxBytes())
@@ -91,10 +91,6 @@ func appendStatistics(b []byte, s pageStats, signed bool) []byte {
 // last field's (every delta here is 1 to 15) and its type.
 func appendField(b []byte, last, id int16, typ byte) []byte {
 	return append(b, byte(id-last)<<4|typ)
-}
-
-func appendZigzag(b []byte, v int64) []byte {
-	return binary.AppendUvarint(b, uint64(v<<1^v>>63))
 }
 
 func appendBinary(b, v []byte) []byte {
