@@ -107,7 +107,8 @@ func (g *answerGroup) addWithin(kind stream.AnswerKind, a stream.Answers, lo, n 
 	}
 }
 
-// grow is s with length n, its first elements kept.
+// grow is s with length n, its first elements kept (s[:0]: none kept,
+// its memory reused where it holds n).
 func grow[T any](s []T, n int) []T {
 	if n <= cap(s) {
 		return s[:n]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -220,7 +221,7 @@ func (p *coordPages) readChunk(cc *metadata.ColumnChunkMetaData) ([]byte, error)
 	if start < 0 || n < 0 || n > p.limit {
 		return nil, errNotDirect
 	}
-	p.chunk = grown(p.chunk, int(n))
+	p.chunk = grow(p.chunk[:0], int(n))
 	if _, err := p.f.ReadAt(p.chunk, start); err != nil {
 		return nil, err
 	}
@@ -245,7 +246,7 @@ func (p *coordPages) decompress(pc pageCodec, body []byte, size int, buf *[]byte
 	if size < 0 || int64(size) > p.limit {
 		return nil, errNotDirect
 	}
-	*buf = grown(*buf, size)
+	*buf = grow((*buf)[:0], size)
 	out, err := compress.Decode(pc.codec, *buf, body)
 	if err != nil {
 		return nil, err
@@ -269,7 +270,7 @@ func (p *coordPages) dictionary(h pageInfo, body []byte, pc pageCodec, c coordCo
 	if n < 0 || len(data) != n*c.width() {
 		return errNotDirect
 	}
-	p.dict = grown(p.dict, n)
+	p.dict = grow(p.dict[:0], n)
 	p.dictBad = !dictRadians(data, c, p.dict)
 	return nil
 }
@@ -352,7 +353,7 @@ func (p *coordPages) values(encoding int32, b []byte, c coordColumn, dst []float
 		if err := gatherIndices(b, p.dict, dst); err != nil {
 			return err
 		}
-		if p.dictBad && hasNaN(dst) {
+		if p.dictBad && slices.ContainsFunc(dst, math.IsNaN) {
 			return fmt.Errorf("%w: a value out of range", errNotDirect)
 		}
 		return nil
@@ -422,22 +423,4 @@ func dictRadians(b []byte, c coordColumn, dst []float64) bool {
 		dst[i] = v * math.Pi / 180
 	}
 	return ok
-}
-
-func hasNaN(v []float64) bool {
-	for _, x := range v {
-		if x != x {
-			return true
-		}
-	}
-	return false
-}
-
-// grown is b with length n, its memory reused where it holds n (its
-// contents are not kept).
-func grown[T any](b []T, n int) []T {
-	if cap(b) < n {
-		return make([]T, n)
-	}
-	return b[:n]
 }
