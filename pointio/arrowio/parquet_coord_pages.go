@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -373,54 +374,53 @@ func (c coordColumn) width() int {
 // radiansOf's operations (the same bits), false where a value is out of
 // range or the bytes are not len(dst) values.
 func plainRadians(b []byte, c coordColumn, dst []float64) bool {
+	if len(b) != c.width()*len(dst) {
+		return false
+	}
 	if c.float {
-		return plainFloatRadians(b, c.limit, dst)
+		return toRadians[float32](b, c.limit, dst, false)
 	}
-	if len(b) != 8*len(dst) {
-		return false
-	}
-	limit := c.limit
-	for i := range dst {
-		v := math.Float64frombits(binary.LittleEndian.Uint64(b[8*i : 8*i+8]))
-		if !(v >= -limit && v <= limit) {
-			return false
-		}
-		dst[i] = v * math.Pi / 180
-	}
-	return true
-}
-
-func plainFloatRadians(b []byte, limit float64, dst []float64) bool {
-	if len(b) != 4*len(dst) {
-		return false
-	}
-	for i := range dst {
-		v := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4])))
-		if !(v >= -limit && v <= limit) {
-			return false
-		}
-		dst[i] = v * math.Pi / 180
-	}
-	return true
+	return toRadians[float64](b, c.limit, dst, false)
 }
 
 // dictRadians converts a PLAIN dictionary to radians in dst, an entry out
 // of range NaN (no degree in range gives NaN): only the rows that name it
 // are errors. false: some entry is NaN.
 func dictRadians(b []byte, c coordColumn, dst []float64) bool {
+	if c.float {
+		return toRadians[float32](b, c.limit, dst, true)
+	}
+	return toRadians[float64](b, c.limit, dst, true)
+}
+
+// coordType is a coordinate column's physical type: FLOAT or DOUBLE.
+type coordType interface{ float32 | float64 }
+
+// toRadians converts the values of b, degrees, one for each of dst, to
+// radians in dst with radiansOf's operations (the same bits). A value
+// outside [-limit, limit], or NaN, ends it with false; where keep, it is
+// NaN in dst instead and the rest are converted, false at the end.
+func toRadians[T coordType](b []byte, limit float64, dst []float64, keep bool) bool {
 	ok := true
 	for i := range dst {
-		var v float64
-		if c.float {
-			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		} else {
-			v = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-		if !(v >= -c.limit && v <= c.limit) {
+		v := loadCoord[T](b, i)
+		if !(v >= -limit && v <= limit) {
+			if !keep {
+				return false
+			}
 			dst[i], ok = math.NaN(), false
 			continue
 		}
 		dst[i] = v * math.Pi / 180
 	}
 	return ok
+}
+
+// loadCoord is the i-th little-endian T of b.
+func loadCoord[T coordType](b []byte, i int) float64 {
+	var zero T
+	if unsafe.Sizeof(zero) == 4 {
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4])))
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(b[8*i : 8*i+8]))
 }
