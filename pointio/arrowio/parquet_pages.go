@@ -380,8 +380,8 @@ func (p *parquetPages) groupMeta(cols []columnPages, n int, arrowSchema *arrow.S
 func (c pageColumn) chunkStats(s pageStats) metadata.EncodedStatistics {
 	var e metadata.EncodedStatistics
 	if s.size > 0 {
-		e.SetMax(append([]byte(nil), s.maxBytes()...))
-		e.SetMin(append([]byte(nil), s.minBytes()...))
+		e.SetMax(statBytes(nil, s.max, s.size))
+		e.SetMin(statBytes(nil, s.min, s.size))
 	}
 	e.SetNullCount(0)
 	e.Signed = c.signed
