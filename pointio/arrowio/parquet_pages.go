@@ -214,16 +214,21 @@ func (c pageColumn) appendPage(b []byte, cp *columnPages, data []byte, lo, n, pa
 	var ext []byte
 	var st pageStats
 	switch {
-	case c.encoding == parquet.Encodings.DeltaBinaryPacked && c.codec == nil:
-		var values int
-		b, payload, values, st = c.appendDelta(b, data[lo*w:n*w], pageSize, batch)
-		hi, raw = lo+values, len(b)-payload
 	case c.encoding == parquet.Encodings.DeltaBinaryPacked:
-		scratch.Reset()
-		enc, at, values, dst := c.appendDelta(scratch.Bytes(), data[lo*w:n*w], pageSize, batch)
-		*scratch = *bytes.NewBuffer(enc)
+		// Encoded in place, or into scratch to be compressed into b.
+		enc := b
+		if c.codec != nil {
+			scratch.Reset()
+			enc = scratch.Bytes()
+		}
+		enc, at, values, dst := c.appendDelta(enc, data[lo*w:n*w], pageSize, batch)
 		hi, raw, st = lo+values, len(enc)-at, dst
-		b = appendCompressed(b, c.codec, enc[at:])
+		if c.codec == nil {
+			b, payload = enc, at
+		} else {
+			*scratch = *bytes.NewBuffer(enc)
+			b = appendCompressed(b, c.codec, enc[at:])
+		}
 	default:
 		hi = min(n, lo+plainPageValues(w, pageSize, batch))
 		raw, st = (hi-lo)*w, c.stats(data[lo*w:hi*w])
