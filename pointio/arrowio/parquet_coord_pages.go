@@ -45,6 +45,7 @@ type coordPages struct {
 	page, page2 []byte    // a page decompressed (page2: a version 2 page's values)
 	dict        []float64 // a chunk's dictionary in radians, NaN where out of range
 	dictBad     bool      // some entry is NaN
+	codecs      map[compress.Compression]compress.Codec
 }
 
 // coordColumn is a coordinate column as the page reader reads it.
@@ -158,7 +159,7 @@ func (p *coordPages) column(rg *metadata.RowGroupMetaData, c coordColumn, dst []
 	if cc.CryptoMetadata() != nil || cc.NumValues() != int64(len(dst)) {
 		return errNotDirect
 	}
-	codec, err := compress.GetCodec(cc.Compression())
+	codec, err := p.codec(cc.Compression())
 	if err != nil {
 		return err
 	}
@@ -196,6 +197,23 @@ func (p *coordPages) column(rg *metadata.RowGroupMetaData, c coordColumn, dst []
 		read += n
 	}
 	return nil
+}
+
+// codec is the codec of compression c, asked of arrow-go once a reader
+// rather than once a column chunk.
+func (p *coordPages) codec(c compress.Compression) (compress.Codec, error) {
+	if codec, ok := p.codecs[c]; ok {
+		return codec, nil
+	}
+	codec, err := compress.GetCodec(c)
+	if err != nil {
+		return nil, err
+	}
+	if p.codecs == nil {
+		p.codecs = make(map[compress.Compression]compress.Codec)
+	}
+	p.codecs[c] = codec
+	return codec, nil
 }
 
 // maxPageHeader is more than any header the page reader reads: arrow-go
