@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/geoknn/geoknn/pointio"
@@ -207,14 +206,11 @@ func corruptGzip(path string, err error) error {
 	return &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: "gzip-compressed data is corrupt or truncated", Err: err}
 }
 
-// openInput opens path ("-": standard input) and returns its size when
-// known (0 otherwise). Standard input and other files that are not regular
-// (a FIFO) are read through CancelReader, so that ctx stops a read that
-// waits on them.
+// openInput opens path (not standard input, which ReadPoints and
+// OpenChunks read by content) and returns its size when known (0
+// otherwise). A file that is not regular (a FIFO named .csv) is read
+// through CancelReader, so that ctx stops a read that waits on it.
 func openInput(ctx context.Context, path string) (io.ReadCloser, int64, error) {
-	if path == "-" {
-		return io.NopCloser(pointio.CancelReader(ctx, os.Stdin)), 0, nil
-	}
 	f, err := pointio.OpenStoppable(ctx, path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read points: %w", err)

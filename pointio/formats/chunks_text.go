@@ -13,7 +13,7 @@ import (
 	"github.com/paulmach/orb"
 )
 
-// openFileChunks opens path ("-": standard input) for reading in chunks
+// openFileChunks opens path (not standard input) for reading in chunks
 // of about chunkRows points (0: pointio.DefaultChunkRows): CSV and
 // gzip-compressed CSV by blocks, .npy by row ranges (Fortran order
 // whole), GeoJSON and .npz whole and then handed out in chunks. Parquet
@@ -24,7 +24,7 @@ func openFileChunks(ctx context.Context, path string, opts pointio.ReadOptions, 
 	}
 	switch formatOf(path) {
 	case pointio.FormatNPY:
-		if opts.IDColumn == "" && path != "-" {
+		if opts.IDColumn == "" {
 			return numpyio.OpenNPYFile(path, opts.Radians, chunkRows)
 		}
 	case pointio.FormatGeoJSON, pointio.FormatNPZ:
