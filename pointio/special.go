@@ -89,12 +89,9 @@ func IsSpecial(path string) bool {
 // waits for a writer that never comes. Errors name path; the copy is
 // removed if it fails.
 func SpoolSpecial(ctx context.Context, path, ext string) (string, error) {
-	f, err := openStoppable(ctx, path, os.O_RDONLY)
+	f, err := OpenSpecial(ctx, path)
 	if err != nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		return "", fmt.Errorf("read points: %w", err)
+		return "", err
 	}
 	defer f.Close()
 	tmp, err := SpoolStdin(ctx, CancelReader(ctx, f), "", ext)
@@ -105,6 +102,20 @@ func SpoolSpecial(ctx context.Context, path, ext string) (string, error) {
 		return "", fmt.Errorf("%s: %w", path, errors.Unwrap(err))
 	}
 	return tmp, nil
+}
+
+// OpenSpecial opens the special file at path (IsSpecial) for reading
+// once, as OpenStoppable does, with the readers' errors: ctx's once it
+// is done, else one saying the points could not be read.
+func OpenSpecial(ctx context.Context, path string) (*os.File, error) {
+	f, err := openStoppable(ctx, path, os.O_RDONLY)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("read points: %w", err)
+	}
+	return f, nil
 }
 
 // OpenStoppable opens path for reading; where path is a FIFO or device,

@@ -1,7 +1,6 @@
 package arrowio
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,7 +12,7 @@ type stuckSink struct {
 	release chan struct{}
 }
 
-func (s stuckSink) encode(arrow.RecordBatch, *[]bytes.Buffer) (encoded, error) {
+func (s stuckSink) encode(arrow.RecordBatch, *encodeScratch) (encoded, error) {
 	s.started <- struct{}{}
 	<-s.release
 	return encoded{}, nil

@@ -100,7 +100,8 @@ func parquetAllocLimit(md *metadata.FileMetaData, size int64) int64 {
 
 // openParquetCapped opens a Parquet file (see openParquetFile) whose
 // every buffer comes from a cappedAllocator: 64 times the file while the
-// footer is read, then parquetAllocLimit.
+// footer is read, then parquetAllocLimit. A file whose ARROW:schema
+// entry is corrupt is refused here, before pqarrow decodes it.
 func openParquetCapped(path string) (*file.Reader, *cappedAllocator, error) {
 	if err := notSpecial(path); err != nil {
 		return nil, nil, err
@@ -109,6 +110,10 @@ func openParquetCapped(path string) (*file.Reader, *cappedAllocator, error) {
 	alloc := capped(max(64<<20, 64*size))
 	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(parquet.NewReaderProperties(alloc)))
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkArrowSchema(rdr.MetaData().KeyValueMetadata()); err != nil {
+		rdr.Close()
 		return nil, nil, err
 	}
 	*alloc = *capped(parquetAllocLimit(rdr.MetaData(), size))

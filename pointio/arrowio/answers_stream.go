@@ -1,7 +1,6 @@
 package arrowio
 
 import (
-	"bytes"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,21 +18,21 @@ import (
 type answerGroup struct {
 	base, items int
 	k           int
-	obs         []int64        // nearest: the obs_index column
-	ref         []uint32       // nearest: one an item; k nearest: k an item; lists: the entries
-	metres      []float64      // as ref
-	rows        []int32        // k nearest: the answers found of each item
-	rank        []int32        // k nearest: the rank column, while encoded
-	counts      []uint32       // radius: each item's count
-	enc         []bytes.Buffer // a column's encoding each (Parquet)
+	obs         []int64       // nearest: the obs_index column
+	ref         []uint32      // nearest: one an item; k nearest: k an item; lists: the entries
+	metres      []float64     // as ref
+	rows        []int32       // k nearest: the answers found of each item
+	rank        []int32       // k nearest: the rank column, while encoded
+	counts      []uint32      // radius: each item's count
+	enc         encodeScratch // what its batch is encoded into (Parquet)
 }
 
 // reset empties g for the batch whose first observation is base.
 func (g *answerGroup) reset(base int) {
 	g.base, g.items = base, 0
 	g.obs, g.ref, g.metres, g.rows, g.counts = g.obs[:0], g.ref[:0], g.metres[:0], g.rows[:0], g.counts[:0]
-	for c := range g.enc {
-		g.enc[c].Reset()
+	for c := range g.enc.bufs {
+		g.enc.bufs[c].Reset()
 	}
 }
 
@@ -107,7 +106,8 @@ func (g *answerGroup) addWithin(kind stream.AnswerKind, a stream.Answers, lo, n 
 	}
 }
 
-// grow is s with length n, its first elements kept.
+// grow is s with length n, its first elements kept (s[:0]: none kept,
+// its memory reused where it holds n).
 func grow[T any](s []T, n int) []T {
 	if n <= cap(s) {
 		return s[:n]

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -17,8 +16,13 @@ import (
 	"github.com/paulmach/orb"
 )
 
-// ipcMagic starts an Arrow IPC file (Feather version 2); a stream has none.
-const ipcMagic = "ARROW1"
+// The first bytes of Arrow IPC data: a file (Feather version 2) starts
+// with IPCFileMagic; a stream has no magic, but its first message starts
+// with the continuation marker, IPCStreamMagic.
+const (
+	IPCFileMagic   = "ARROW1"
+	IPCStreamMagic = "\xff\xff\xff\xff"
+)
 
 // Handles reports whether ReadFileWith reads path: a Parquet file
 // (IsParquet) or an Arrow IPC file (.arrow, .feather, .ipc, or one
@@ -31,13 +35,10 @@ func Handles(path string) bool {
 }
 
 func isIPC(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".arrow", ".feather", ".ipc", ".arrows":
-		return true
-	case "":
-		return pointio.StartsWith(path, ipcMagic)
+	if filepath.Ext(path) == "" {
+		return pointio.StartsWith(path, IPCFileMagic)
 	}
-	return false
+	return pointio.FormatByExt(path) == pointio.FormatArrow
 }
 
 // ReadFileWith reads the points of a Parquet or Arrow IPC file (Handles
@@ -265,8 +266,8 @@ func openIPCFile(path string) (*os.File, error) {
 // by one (io.EOF after the last).
 func ipcBatches(f *os.File) (func() (arrow.RecordBatch, error), *arrow.Schema, error) {
 	alloc := capped(allocLimit(f))
-	head := make([]byte, len(ipcMagic))
-	if _, err := io.ReadFull(f, head); err == nil && string(head) == ipcMagic {
+	head := make([]byte, len(IPCFileMagic))
+	if _, err := io.ReadFull(f, head); err == nil && string(head) == IPCFileMagic {
 		r, err := ipc.NewFileReader(f, ipc.WithAllocator(alloc))
 		if err != nil {
 			return nil, nil, err

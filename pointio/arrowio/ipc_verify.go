@@ -219,7 +219,7 @@ func verifyIPC(f *os.File) (int64, error) {
 	}
 	size := fi.Size()
 	head := make([]byte, 8)
-	if _, err := f.ReadAt(head, 0); err == nil && string(head[:6]) == ipcMagic {
+	if _, err := f.ReadAt(head, 0); err == nil && string(head[:6]) == IPCFileMagic {
 		return verifyIPCFile(f, size)
 	}
 	return verifyMessages(f, 0, size)

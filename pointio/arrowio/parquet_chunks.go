@@ -222,7 +222,7 @@ func (src *columnSource) decodeGroup(ctx context.Context, fr *pqarrow.FileReader
 		return src.readGroupRadians(ctx, fr, g, first, c.Lat[at:at+int(end-first)], c.Lon[at:at+int(end-first)], ids, s)
 	}
 	n := int(end - first)
-	s.lat, s.lon = grown(s.lat, n), grown(s.lon, n)
+	s.lat, s.lon = grow(s.lat[:0], n), grow(s.lon[:0], n)
 	var ids []string
 	if c.IDs != nil {
 		ids = make([]string, n)

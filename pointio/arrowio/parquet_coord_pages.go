@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -43,6 +45,7 @@ type coordPages struct {
 	page, page2 []byte    // a page decompressed (page2: a version 2 page's values)
 	dict        []float64 // a chunk's dictionary in radians, NaN where out of range
 	dictBad     bool      // some entry is NaN
+	codecs      map[compress.Compression]compress.Codec
 }
 
 // coordColumn is a coordinate column as the page reader reads it.
@@ -156,7 +159,7 @@ func (p *coordPages) column(rg *metadata.RowGroupMetaData, c coordColumn, dst []
 	if cc.CryptoMetadata() != nil || cc.NumValues() != int64(len(dst)) {
 		return errNotDirect
 	}
-	codec, err := compress.GetCodec(cc.Compression())
+	codec, err := p.codec(cc.Compression())
 	if err != nil {
 		return err
 	}
@@ -196,6 +199,23 @@ func (p *coordPages) column(rg *metadata.RowGroupMetaData, c coordColumn, dst []
 	return nil
 }
 
+// codec is the codec of compression c, asked of arrow-go once a reader
+// rather than once a column chunk.
+func (p *coordPages) codec(c compress.Compression) (compress.Codec, error) {
+	if codec, ok := p.codecs[c]; ok {
+		return codec, nil
+	}
+	codec, err := compress.GetCodec(c)
+	if err != nil {
+		return nil, err
+	}
+	if p.codecs == nil {
+		p.codecs = make(map[compress.Compression]compress.Codec)
+	}
+	p.codecs[c] = codec
+	return codec, nil
+}
+
 // maxPageHeader is more than any header the page reader reads: arrow-go
 // refuses one that does not fit 4 MiB (and header statistics are 8 bytes
 // a value).
@@ -220,7 +240,7 @@ func (p *coordPages) readChunk(cc *metadata.ColumnChunkMetaData) ([]byte, error)
 	if start < 0 || n < 0 || n > p.limit {
 		return nil, errNotDirect
 	}
-	p.chunk = grown(p.chunk, int(n))
+	p.chunk = grow(p.chunk[:0], int(n))
 	if _, err := p.f.ReadAt(p.chunk, start); err != nil {
 		return nil, err
 	}
@@ -245,7 +265,7 @@ func (p *coordPages) decompress(pc pageCodec, body []byte, size int, buf *[]byte
 	if size < 0 || int64(size) > p.limit {
 		return nil, errNotDirect
 	}
-	*buf = grown(*buf, size)
+	*buf = grow((*buf)[:0], size)
 	out, err := compress.Decode(pc.codec, *buf, body)
 	if err != nil {
 		return nil, err
@@ -269,7 +289,7 @@ func (p *coordPages) dictionary(h pageInfo, body []byte, pc pageCodec, c coordCo
 	if n < 0 || len(data) != n*c.width() {
 		return errNotDirect
 	}
-	p.dict = grown(p.dict, n)
+	p.dict = grow(p.dict[:0], n)
 	p.dictBad = !dictRadians(data, c, p.dict)
 	return nil
 }
@@ -352,7 +372,7 @@ func (p *coordPages) values(encoding int32, b []byte, c coordColumn, dst []float
 		if err := gatherIndices(b, p.dict, dst); err != nil {
 			return err
 		}
-		if p.dictBad && hasNaN(dst) {
+		if p.dictBad && slices.ContainsFunc(dst, math.IsNaN) {
 			return fmt.Errorf("%w: a value out of range", errNotDirect)
 		}
 		return nil
@@ -372,50 +392,40 @@ func (c coordColumn) width() int {
 // radiansOf's operations (the same bits), false where a value is out of
 // range or the bytes are not len(dst) values.
 func plainRadians(b []byte, c coordColumn, dst []float64) bool {
+	if len(b) != c.width()*len(dst) {
+		return false
+	}
 	if c.float {
-		return plainFloatRadians(b, c.limit, dst)
+		return toRadians[float32](b, c.limit, dst, false)
 	}
-	if len(b) != 8*len(dst) {
-		return false
-	}
-	limit := c.limit
-	for i := range dst {
-		v := math.Float64frombits(binary.LittleEndian.Uint64(b[8*i : 8*i+8]))
-		if !(v >= -limit && v <= limit) {
-			return false
-		}
-		dst[i] = v * math.Pi / 180
-	}
-	return true
-}
-
-func plainFloatRadians(b []byte, limit float64, dst []float64) bool {
-	if len(b) != 4*len(dst) {
-		return false
-	}
-	for i := range dst {
-		v := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4])))
-		if !(v >= -limit && v <= limit) {
-			return false
-		}
-		dst[i] = v * math.Pi / 180
-	}
-	return true
+	return toRadians[float64](b, c.limit, dst, false)
 }
 
 // dictRadians converts a PLAIN dictionary to radians in dst, an entry out
 // of range NaN (no degree in range gives NaN): only the rows that name it
 // are errors. false: some entry is NaN.
 func dictRadians(b []byte, c coordColumn, dst []float64) bool {
+	if c.float {
+		return toRadians[float32](b, c.limit, dst, true)
+	}
+	return toRadians[float64](b, c.limit, dst, true)
+}
+
+// coordType is a coordinate column's physical type: FLOAT or DOUBLE.
+type coordType interface{ float32 | float64 }
+
+// toRadians converts the values of b, degrees, one for each of dst, to
+// radians in dst with radiansOf's operations (the same bits). A value
+// outside [-limit, limit], or NaN, ends it with false; where keep, it is
+// NaN in dst instead and the rest are converted, false at the end.
+func toRadians[T coordType](b []byte, limit float64, dst []float64, keep bool) bool {
 	ok := true
 	for i := range dst {
-		var v float64
-		if c.float {
-			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		} else {
-			v = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-		if !(v >= -c.limit && v <= c.limit) {
+		v := loadCoord[T](b, i)
+		if !(v >= -limit && v <= limit) {
+			if !keep {
+				return false
+			}
 			dst[i], ok = math.NaN(), false
 			continue
 		}
@@ -424,20 +434,11 @@ func dictRadians(b []byte, c coordColumn, dst []float64) bool {
 	return ok
 }
 
-func hasNaN(v []float64) bool {
-	for _, x := range v {
-		if x != x {
-			return true
-		}
+// loadCoord is the i-th little-endian T of b.
+func loadCoord[T coordType](b []byte, i int) float64 {
+	var zero T
+	if unsafe.Sizeof(zero) == 4 {
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4])))
 	}
-	return false
-}
-
-// grown is b with length n, its memory reused where it holds n (its
-// contents are not kept).
-func grown[T any](b []T, n int) []T {
-	if cap(b) < n {
-		return make([]T, n)
-	}
-	return b[:n]
+	return math.Float64frombits(binary.LittleEndian.Uint64(b[8*i : 8*i+8]))
 }

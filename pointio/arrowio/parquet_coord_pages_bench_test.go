@@ -2,7 +2,9 @@ package arrowio
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -103,6 +105,42 @@ func BenchmarkParquetCoordGroup(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
 			b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N)/n, "cpu-ns/row")
+		})
+	}
+}
+
+// The degrees-to-radians loops alone, over a page of 2^16 PLAIN doubles
+// and floats, as a plain page (plainRadians) and as a dictionary
+// (dictRadians).
+func BenchmarkCoordRadians(b *testing.B) {
+	const n = 1 << 16
+	d64, d32 := make([]byte, 8*n), make([]byte, 4*n)
+	for i := range n {
+		v := float64(i%180) - 89.5
+		binary.LittleEndian.PutUint64(d64[8*i:], math.Float64bits(v))
+		binary.LittleEndian.PutUint32(d32[4*i:], math.Float32bits(float32(v)))
+	}
+	dst := make([]float64, n)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		c    coordColumn
+	}{{"double", d64, coordColumn{limit: 90}}, {"float", d32, coordColumn{limit: 90, float: true}}} {
+		b.Run("plain-"+tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.data)))
+			for b.Loop() {
+				if !plainRadians(tc.data, tc.c, dst) {
+					b.Fatal("out of range")
+				}
+			}
+		})
+		b.Run("dict-"+tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.data)))
+			for b.Loop() {
+				if !dictRadians(tc.data, tc.c, dst) {
+					b.Fatal("out of range")
+				}
+			}
 		})
 	}
 }

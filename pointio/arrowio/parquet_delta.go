@@ -56,7 +56,7 @@ func appendDeltaPage[T deltaValue, S statValue](b []byte, vals []T, pageSize, ba
 	hdr := binary.AppendUvarint(h[:0], deltaBlockValues)
 	hdr = binary.AppendUvarint(hdr, deltaMiniBlocks)
 	hdr = binary.AppendUvarint(hdr, uint64(end))
-	hdr = appendZigzag(hdr, int64(vals[0]))
+	hdr = binary.AppendVarint(hdr, int64(vals[0]))
 	at = blocks - len(hdr)
 	copy(b[at:], hdr)
 	return b, at, end, r
@@ -93,7 +93,7 @@ func appendDeltaBlock[T deltaValue, S statValue](b []byte, vals []T, deltas *[de
 	for i := n; i < minis*deltaMiniValues; i++ {
 		deltas[i] = minDelta
 	}
-	b = appendZigzag(b, minDelta)
+	b = binary.AppendVarint(b, minDelta)
 	widths := len(b)
 	b = append(b, 0, 0, 0, 0)
 	for m := range minis {

@@ -1,27 +1,24 @@
 package arrowio
 
 import (
-	"path/filepath"
-	"strings"
-
 	"github.com/geoknn/geoknn/pointio"
 )
 
-// parquetMagic starts (and ends) every Parquet file.
-const parquetMagic = "PAR1"
+// ParquetMagic starts (and ends) every Parquet file.
+const ParquetMagic = "PAR1"
 
 // IsParquet reports whether path names a Parquet file: by its extension
-// (.parquet, .geoparquet, .parq) or, with one no format has (none, .dat),
-// by its first bytes.
+// (pointio.FormatByExt) or, with one that is not a text or NumPy
+// format's (none, .dat), by its first bytes.
 func IsParquet(path string) bool {
 	if path == "-" {
 		return false
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".parquet", ".geoparquet", ".parq":
+	switch pointio.FormatByExt(path) {
+	case pointio.FormatParquet:
 		return true
-	case ".csv", ".txt", ".geojson", ".json", ".npy", ".npz":
-		return false // the text and NumPy formats' own
+	case pointio.FormatCSV, pointio.FormatGeoJSON, pointio.FormatNPY, pointio.FormatNPZ:
+		return false
 	}
-	return pointio.StartsWith(path, parquetMagic)
+	return pointio.StartsWith(path, ParquetMagic)
 }

@@ -83,21 +83,38 @@ func (r *compactReader) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b[r.at:])
-	if n <= 0 {
-		if n == 0 {
-			r.fail(errHeaderTruncated)
-		} else {
-			r.fail(errHeaderMalformed)
-		}
+	if !r.took(n) {
 		return 0
 	}
-	r.at += n
 	return v
 }
 
+// varint reads a zigzag varint, as Thrift's compact protocol writes
+// integers.
 func (r *compactReader) varint() int64 {
-	u := r.uvarint()
-	return int64(u>>1) ^ -int64(u&1)
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b[r.at:])
+	if !r.took(n) {
+		return 0
+	}
+	return v
+}
+
+// took moves past a varint of n bytes (encoding/binary's count: 0 cut
+// short, below 0 overflowing 64 bits), or fails.
+func (r *compactReader) took(n int) bool {
+	switch {
+	case n == 0:
+		r.fail(errHeaderTruncated)
+		return false
+	case n < 0:
+		r.fail(errHeaderMalformed)
+		return false
+	}
+	r.at += n
+	return true
 }
 
 // i32 reads a zigzag varint that must fit an i32, as Thrift's reader

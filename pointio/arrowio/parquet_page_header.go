@@ -44,20 +44,20 @@ type pageHeader struct {
 // appendPageHeader appends h as Thrift compact bytes.
 func appendPageHeader(b []byte, h pageHeader) []byte {
 	b = appendField(b, 0, 1, thriftI32)
-	b = appendZigzag(b, pageTypeData)
+	b = binary.AppendVarint(b, pageTypeData)
 	b = appendField(b, 1, 2, thriftI32)
-	b = appendZigzag(b, int64(h.uncompressed))
+	b = binary.AppendVarint(b, int64(h.uncompressed))
 	b = appendField(b, 2, 3, thriftI32)
-	b = appendZigzag(b, int64(h.compressed))
+	b = binary.AppendVarint(b, int64(h.compressed))
 	b = appendField(b, 3, 5, thriftStruct) // data_page_header
 	b = appendField(b, 0, 1, thriftI32)
-	b = appendZigzag(b, int64(h.values))
+	b = binary.AppendVarint(b, int64(h.values))
 	b = appendField(b, 1, 2, thriftI32)
-	b = appendZigzag(b, int64(h.encoding))
+	b = binary.AppendVarint(b, int64(h.encoding))
 	b = appendField(b, 2, 3, thriftI32)
-	b = appendZigzag(b, encodingRLE)
+	b = binary.AppendVarint(b, encodingRLE)
 	b = appendField(b, 3, 4, thriftI32)
-	b = appendZigzag(b, encodingRLE)
+	b = binary.AppendVarint(b, encodingRLE)
 	b = appendField(b, 4, 5, thriftStruct) // statistics
 	b = appendStatistics(b, h.stats, h.signed)
 	return append(b, 0, 0) // the data page header's stop, the page header's
@@ -71,18 +71,18 @@ func appendStatistics(b []byte, s pageStats, signed bool) []byte {
 	last := int16(0)
 	if s.size > 0 && signed {
 		b = appendField(b, 0, 1, thriftBinary)
-		b = appendBinary(b, s.maxBytes())
+		b = appendStat(b, s.max, s.size)
 		b = appendField(b, 1, 2, thriftBinary)
-		b = appendBinary(b, s.minBytes())
+		b = appendStat(b, s.min, s.size)
 		last = 2
 	}
 	b = appendField(b, last, 3, thriftI64)
-	b = appendZigzag(b, 0)
+	b = binary.AppendVarint(b, 0)
 	if s.size > 0 {
 		b = appendField(b, 3, 5, thriftBinary)
-		b = appendBinary(b, s.maxBytes())
+		b = appendStat(b, s.max, s.size)
 		b = appendField(b, 5, 6, thriftBinary)
-		b = appendBinary(b, s.minBytes())
+		b = appendStat(b, s.min, s.size)
 	}
 	return append(b, 0)
 }
@@ -93,13 +93,11 @@ func appendField(b []byte, last, id int16, typ byte) []byte {
 	return append(b, byte(id-last)<<4|typ)
 }
 
-func appendZigzag(b []byte, v int64) []byte {
-	return binary.AppendUvarint(b, uint64(v<<1^v>>63))
-}
-
-func appendBinary(b, v []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(v)))
-	return append(b, v...)
+// appendStat appends a statistic's value as a Thrift binary: its size
+// and its bytes.
+func appendStat(b []byte, bits uint64, size int) []byte {
+	b = binary.AppendUvarint(b, uint64(size))
+	return statBytes(b, bits, size)
 }
 
 // pageStats is a page's or a column chunk's minimum and maximum, as the
@@ -108,21 +106,22 @@ func appendBinary(b, v []byte) []byte {
 type pageStats struct {
 	min, max uint64
 	size     int
-	minB     [8]byte
-	maxB     [8]byte
 }
 
 // newPageStats is the statistics of a page whose least and greatest
 // values have bits lo and hi, size bytes each.
 func newPageStats(lo, hi uint64, size int) pageStats {
-	s := pageStats{min: lo, max: hi, size: size}
-	binary.LittleEndian.PutUint64(s.minB[:], lo)
-	binary.LittleEndian.PutUint64(s.maxB[:], hi)
-	return s
+	return pageStats{min: lo, max: hi, size: size}
 }
 
-func (s *pageStats) minBytes() []byte { return s.minB[:s.size] }
-func (s *pageStats) maxBytes() []byte { return s.maxB[:s.size] }
+// statBytes appends the size (4 or 8) bytes of a value's bits, little
+// endian, as Parquet's statistics hold a value.
+func statBytes(b []byte, bits uint64, size int) []byte {
+	if size == 4 {
+		return binary.LittleEndian.AppendUint32(b, uint32(bits))
+	}
+	return binary.LittleEndian.AppendUint64(b, bits)
+}
 
 // minMaxInt is the least and greatest of v, which is not empty, in
 // four lanes (the comparisons' chains are what take the time).

@@ -131,18 +131,20 @@ type columnPages struct {
 }
 
 // encode writes rec as one row group, as encodeGroup does, its columns
-// side by side, each into its buffers of bufs (grown to two a column).
-// A group of no rows is left to encodeGroup (arrow-go writes its empty
-// column chunks its own way).
-func (p *parquetPages) encode(rec arrow.RecordBatch, arrowSchema *arrow.Schema, bufs *[]bytes.Buffer, empty *emptyFooter) (encoded, error) {
+// side by side, each into its buffers of s.bufs (grown to two a column),
+// its column chunks and body in s's too. A group of no rows is left to
+// encodeGroup (arrow-go writes its empty column chunks its own way).
+func (p *parquetPages) encode(rec arrow.RecordBatch, arrowSchema *arrow.Schema, s *encodeScratch, empty *emptyFooter) (encoded, error) {
 	n := int(rec.NumRows())
+	bufs := &s.bufs
 	if n == 0 || int(rec.NumCols()) != len(p.cols) {
 		return encodeGroup(rec, arrowSchema, bufs, empty)
 	}
 	if len(*bufs) < 2*len(p.cols) {
 		*bufs = append(*bufs, make([]bytes.Buffer, 2*len(p.cols)-len(*bufs))...)
 	}
-	cols := make([]columnPages, len(p.cols))
+	s.cols = grow(s.cols, len(p.cols)) // each keeps its pieces' room
+	cols := s.cols
 	var wg sync.WaitGroup
 	for c := range p.cols {
 		data, err := columnBytes(rec.Column(c), n, p.cols[c].width())
@@ -151,7 +153,7 @@ func (p *parquetPages) encode(rec arrow.RecordBatch, arrowSchema *arrow.Schema, 
 			return encoded{}, err
 		}
 		wg.Go(func() {
-			cols[c] = p.cols[c].write(data, n, p.pageSize, p.batch, &(*bufs)[c], &(*bufs)[len(p.cols)+c])
+			cols[c] = p.cols[c].write(data, n, p.pageSize, p.batch, &(*bufs)[c], &(*bufs)[len(p.cols)+c], cols[c].pieces[:0])
 		})
 	}
 	wg.Wait()
@@ -159,7 +161,7 @@ func (p *parquetPages) encode(rec arrow.RecordBatch, arrowSchema *arrow.Schema, 
 	if err != nil {
 		return encoded{}, err
 	}
-	var body [][]byte
+	body := s.body[:0]
 	for c := range cols {
 		all := (*bufs)[c].Bytes()
 		for _, pc := range cols[c].pieces {
@@ -170,6 +172,7 @@ func (p *parquetPages) encode(rec arrow.RecordBatch, arrowSchema *arrow.Schema, 
 			}
 		}
 	}
+	s.body = body
 	return encoded{body: body, meta: meta}, nil
 }
 
@@ -189,11 +192,12 @@ func columnBytes(a arrow.Array, n, width int) ([]byte, error) {
 }
 
 // write writes the column chunk of the n values data into out (scratch:
-// room for a delta page before compression), page by page.
-func (c pageColumn) write(data []byte, n, pageSize, batch int, out, scratch *bytes.Buffer) columnPages {
+// room for a delta page before compression), page by page, its pieces
+// appended to pieces.
+func (c pageColumn) write(data []byte, n, pageSize, batch int, out, scratch *bytes.Buffer, pieces []pieceOf) columnPages {
 	out.Reset()
 	b := out.Bytes()
-	var cp columnPages
+	cp := columnPages{pieces: pieces}
 	for lo := 0; lo < n; {
 		var hi int
 		b, hi = c.appendPage(b, &cp, data, lo, n, pageSize, batch, scratch)
@@ -214,16 +218,21 @@ func (c pageColumn) appendPage(b []byte, cp *columnPages, data []byte, lo, n, pa
 	var ext []byte
 	var st pageStats
 	switch {
-	case c.encoding == parquet.Encodings.DeltaBinaryPacked && c.codec == nil:
-		var values int
-		b, payload, values, st = c.appendDelta(b, data[lo*w:n*w], pageSize, batch)
-		hi, raw = lo+values, len(b)-payload
 	case c.encoding == parquet.Encodings.DeltaBinaryPacked:
-		scratch.Reset()
-		enc, at, values, dst := c.appendDelta(scratch.Bytes(), data[lo*w:n*w], pageSize, batch)
-		*scratch = *bytes.NewBuffer(enc)
+		// Encoded in place, or into scratch to be compressed into b.
+		enc := b
+		if c.codec != nil {
+			scratch.Reset()
+			enc = scratch.Bytes()
+		}
+		enc, at, values, dst := c.appendDelta(enc, data[lo*w:n*w], pageSize, batch)
 		hi, raw, st = lo+values, len(enc)-at, dst
-		b = appendCompressed(b, c.codec, enc[at:])
+		if c.codec == nil {
+			b, payload = enc, at
+		} else {
+			*scratch = *bytes.NewBuffer(enc)
+			b = appendCompressed(b, c.codec, enc[at:])
+		}
 	default:
 		hi = min(n, lo+plainPageValues(w, pageSize, batch))
 		raw, st = (hi-lo)*w, c.stats(data[lo*w:hi*w])
@@ -380,8 +389,8 @@ func (p *parquetPages) groupMeta(cols []columnPages, n int, arrowSchema *arrow.S
 func (c pageColumn) chunkStats(s pageStats) metadata.EncodedStatistics {
 	var e metadata.EncodedStatistics
 	if s.size > 0 {
-		e.SetMax(append([]byte(nil), s.maxBytes()...))
-		e.SetMin(append([]byte(nil), s.minBytes()...))
+		e.SetMax(statBytes(nil, s.max, s.size))
+		e.SetMin(statBytes(nil, s.min, s.size))
 	}
 	e.SetNullCount(0)
 	e.Signed = c.signed

@@ -146,7 +146,7 @@ func FinishParquetRows(f io.WriterAt, end int64, fields []arrow.Field, metas [][
 		}
 		return err
 	}
-	if _, err := f.WriteAt([]byte("PAR1"), 0); err != nil {
+	if _, err := f.WriteAt([]byte(ParquetMagic), 0); err != nil {
 		return err
 	}
 	w := io.NewOffsetWriter(f, end)
@@ -156,7 +156,7 @@ func FinishParquetRows(f io.WriterAt, end int64, fields []arrow.Field, metas [][
 	}
 	var tail [8]byte
 	binary.LittleEndian.PutUint32(tail[:], uint32(n))
-	copy(tail[4:], "PAR1")
+	copy(tail[4:], ParquetMagic)
 	_, err = w.Write(tail[:])
 	return err
 }

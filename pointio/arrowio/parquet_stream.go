@@ -82,9 +82,9 @@ func newOrdered(w io.Writer, format string, schema *arrow.Schema, opts StreamOpt
 
 // groupSink takes the encoded batches in order.
 type groupSink interface {
-	// encode runs side by side for several batches, into bufs (one
-	// buffer a column, reused from batch to batch).
-	encode(rec arrow.RecordBatch, bufs *[]bytes.Buffer) (encoded, error)
+	// encode runs side by side for several batches, each into its
+	// group's scratch.
+	encode(rec arrow.RecordBatch, s *encodeScratch) (encoded, error)
 	// write takes them in order.
 	write(e encoded) error
 	close() error
@@ -92,6 +92,16 @@ type groupSink interface {
 
 // encoded is a batch ready to be written: a record (Arrow) or a row
 // group's bytes and metadata (Parquet).
+// encodeScratch is the room a batch is encoded into, its group's and
+// reused from batch to batch (a group goes round only once its batch is
+// written): a buffer a column, and the page writer's column chunks and
+// the slices of the body it hands on.
+type encodeScratch struct {
+	bufs []bytes.Buffer
+	cols []columnPages
+	body [][]byte
+}
+
 type encoded struct {
 	rec  arrow.RecordBatch
 	body [][]byte // the row group's column chunks, in order
@@ -255,7 +265,7 @@ func (o *ordered) Abort() {
 // arrowBatches writes Arrow IPC batches in order.
 type arrowBatches struct{ sink tableSink }
 
-func (a *arrowBatches) encode(rec arrow.RecordBatch, _ *[]bytes.Buffer) (encoded, error) {
+func (a *arrowBatches) encode(rec arrow.RecordBatch, _ *encodeScratch) (encoded, error) {
 	return encoded{rec: rec}, nil
 }
 
@@ -291,12 +301,12 @@ type parquetAssembler struct {
 
 // encode encodes a group. A page writer's groups may hold rec's memory
 // (the answers' group's, which goes round only once written).
-func (p *parquetAssembler) encode(rec arrow.RecordBatch, bufs *[]bytes.Buffer) (encoded, error) {
+func (p *parquetAssembler) encode(rec arrow.RecordBatch, s *encodeScratch) (encoded, error) {
 	defer rec.Release()
 	if p.pages != nil {
-		return p.pages.encode(rec, p.schema, bufs, &p.empty)
+		return p.pages.encode(rec, p.schema, s, &p.empty)
 	}
-	return encodeGroup(rec, p.schema, bufs, &p.empty)
+	return encodeGroup(rec, p.schema, &s.bufs, &p.empty)
 }
 
 // splitParquet cuts a one-group file into its body and its metadata.
@@ -330,7 +340,7 @@ func (p *parquetAssembler) start() error {
 		return nil
 	}
 	p.started = true
-	n, err := p.w.Write([]byte("PAR1"))
+	n, err := p.w.Write([]byte(ParquetMagic))
 	p.at += int64(n)
 	return err
 }
@@ -409,7 +419,7 @@ func (p *parquetAssembler) close() error {
 	}
 	var tail [8]byte
 	binary.LittleEndian.PutUint32(tail[:], uint32(n))
-	copy(tail[4:], "PAR1")
+	copy(tail[4:], ParquetMagic)
 	_, err = p.w.Write(tail[:])
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -289,6 +290,8 @@ func FuzzReadParquet(f *testing.F) {
 	for _, p := range []string{
 		writeTestParquet(f, "a.parquet", nil, 2, map[string]arrow.Array{"lat": floats64([]float64{1, 2, 3}), "lon": floats64([]float64{4, 5, 6})}),
 		writeTestParquet(f, "b.parquet", map[string]string{"geo": geoWKB}, 1, map[string]arrow.Array{"geometry": wkbColumn(wkb(8.5, 47.4, false), wkb(1, 2, true))}),
+		writeTestParquet(f, "c.parquet", map[string]string{arrowSchemaKey: base64.StdEncoding.EncodeToString(schemaMessage(1<<50, 0))}, 2,
+			map[string]arrow.Array{"lat": floats64([]float64{1, 2, 3}), "lon": floats64([]float64{4, 5, 6})}),
 	} {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)

@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/pointio/geojsonio"
 	"github.com/geoknn/geoknn/pointio/internal/check"
@@ -21,33 +20,9 @@ import (
 	"github.com/paulmach/orb"
 )
 
-type format int
-
-const (
-	formatUnknown format = iota
-	formatCSV
-	formatGeoJSON
-	formatParquet
-	formatNPY
-	formatNPZ
-)
-
-// formatOf picks the format from the file name extension, ignoring case.
-func formatOf(path string) format {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".csv", ".txt":
-		return formatCSV
-	case ".geojson", ".json":
-		return formatGeoJSON
-	case ".parquet", ".geoparquet", ".parq":
-		return formatParquet
-	case ".npy":
-		return formatNPY
-	case ".npz":
-		return formatNPZ
-	}
-	return formatUnknown
-}
+// formatOf is the name of the format path's extension says, "" for
+// none (pointio.FormatByExt).
+func formatOf(path string) string { return pointio.FormatByExt(path) }
 
 // ReadFile reads the points stored in the file at path, as
 // [longitude, latitude] pairs in degrees in file order.
@@ -58,7 +33,9 @@ func formatOf(path string) format {
 // .npy array by its magic, gzip by its (then the name without .gz
 // decides), GeoJSON if its first byte other than white space (after an
 // optional UTF-8 byte order mark) is '{', otherwise CSV. Parquet and
-// Arrow files are refused: ReadPoints reads them.
+// Arrow files are read with arrowio, by extension (.parquet, .arrow, ...)
+// or, with none, by their magic; standard input and pipes as ReadPoints
+// reads them.
 //
 // Problems with the content are reported as *pointio.InputError values
 // naming path;
@@ -83,17 +60,11 @@ func ReadFileWith(ctx context.Context, path string, opts pointio.ReadOptions) ([
 }
 
 // ReadFileIDs is ReadFileWith that also returns, when opts.IDColumn names
-// one, the values of that column, one a point (CSV; Parquet and Arrow
-// through arrowio); other formats carry no id column and are refused.
+// one, the values of that column, one a point (CSV, GeoJSON, Parquet and
+// Arrow); NumPy arrays carry no id column and are refused. It is
+// ReadPoints, under the name of the ReadFile family.
 func ReadFileIDs(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
-	return readFileIDs(ctx, path, opts, csvio.Sink{})
-}
-
-// readFileIDs is ReadFileIDs with a CSV input's points handed to sink.
-func readFileIDs(ctx context.Context, path string, opts pointio.ReadOptions, sink csvio.Sink) ([]orb.Point, []string, error) {
-	var ids []string
-	pts, err := readFile(ctx, path, opts, sink, &ids)
-	return endRead(ctx, pts, ids, err)
+	return ReadPoints(ctx, path, opts)
 }
 
 // readFile reads path's points, and into ids the id column opts names.
@@ -120,29 +91,10 @@ func endRead(ctx context.Context, pts []orb.Point, ids []string, err error) ([]o
 
 // ReadFileRadians is ReadFileIDs that returns the points as latitude and
 // longitude columns in radians, what the engine reads: a CSV input goes
-// into them a chunk at a time, so the points are never held twice.
+// into them a chunk at a time, so the points are never held twice. It is
+// ReadRadians, under the name of the ReadFile family.
 func ReadFileRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
-	if formatOf(path) == formatNPY && opts.IDColumn == "" {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-			lat, lon, ok, err := numpyio.ReadNPYRadians(ctx, path, opts.Radians)
-			if ok || err != nil {
-				return lat, lon, nil, err
-			}
-		}
-	}
-	// Room for rows of 21 bytes ("-12.345678,123.456789\n"): the pages a
-	// wider file leaves untouched are never made resident.
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		rows := min(fi.Size()/21+16, 1<<31)
-		lat, lon = make([]float64, 0, rows), make([]float64, 0, rows)
-	}
-	sink := csvio.Sink{Points: func(pts []orb.Point) { lat, lon = pointio.AppendRadiansParallel(lat, lon, pts) }}
-	pts, ids, err := readFileIDs(ctx, path, opts, sink)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	sink.Points(pts) // the formats read whole
-	return lat, lon, ids, nil
+	return ReadRadians(ctx, path, opts)
 }
 
 // ReadReaderIDs is ReadFileIDs for a stream (standard input, say) named
@@ -159,6 +111,14 @@ func ReadReaderIDs(ctx context.Context, r io.Reader, name string, opts pointio.R
 // opts names.
 func readFrom(ctx context.Context, in io.Reader, path string, size int64, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
 	br := bufio.NewReaderSize(pointio.ContextReader(ctx, in), csvio.ReaderBufferSize)
+	return readBuffered(ctx, br, path, size, opts, sink, ids)
+}
+
+// readBuffered is readFrom of br, a buffer of csvio.ReaderBufferSize
+// whose reads already fail once ctx is done (a pipe read through
+// pointio.CancelReader): the bytes in its buffer, peeked to choose the
+// format, are parsed from there, not copied into a second buffer.
+func readBuffered(ctx context.Context, br *bufio.Reader, path string, size int64, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
 	kind := formatOf(path)
 	if pts, binary, err := readBinary(br, path, size, kind, opts); binary {
 		return pts, err
@@ -178,18 +138,18 @@ func readFrom(ctx context.Context, in io.Reader, path string, size int64, opts p
 // readBinary reads a NumPy input, and refuses a Parquet one (package
 // arrowio reads it) and NumPy arrays asked for ids; binary reports
 // whether br held one of them.
-func readBinary(br *bufio.Reader, path string, size int64, kind format, opts pointio.ReadOptions) (_ []orb.Point, binary bool, _ error) {
-	if head, _ := br.Peek(4); kind == formatParquet || (kind == formatUnknown && string(head) == parquetMagic) {
+func readBinary(br *bufio.Reader, path string, size int64, kind string, opts pointio.ReadOptions) (_ []orb.Point, binary bool, _ error) {
+	if head, _ := br.Peek(4); kind == pointio.FormatParquet || (kind == "" && string(head) == arrowio.ParquetMagic) {
 		return nil, true, check.FileError(path, "a Parquet file: read it with package pointio/arrowio (knn run does)")
 	}
 	head, _ := br.Peek(6)
-	switch npy := string(head) == npyMagic; {
-	case opts.IDColumn != "" && (kind == formatNPY || kind == formatNPZ || npy):
+	switch npy := string(head) == numpyio.NPYMagic; {
+	case opts.IDColumn != "" && (kind == pointio.FormatNPY || kind == pointio.FormatNPZ || npy):
 		return nil, true, check.FileError(path, "NumPy arrays carry no id column (--obs-id, --ref-id: CSV, Parquet or Arrow)")
-	case kind == formatNPY || (kind == formatUnknown && npy):
+	case kind == pointio.FormatNPY || (kind == "" && npy):
 		pts, err := numpyio.ReadNPY(br, path, size, opts.Radians)
 		return pts, true, err
-	case kind == formatNPZ:
+	case kind == pointio.FormatNPZ:
 		pts, err := numpyio.ReadNPZFile(path, opts)
 		return pts, true, err
 	}
@@ -198,17 +158,17 @@ func readBinary(br *bufio.Reader, path string, size int64, kind format, opts poi
 
 // readText reads CSV or GeoJSON text, as its kind or, unknown, its
 // content says.
-func readText(br *bufio.Reader, path string, size int64, kind format, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
+func readText(br *bufio.Reader, path string, size int64, kind string, opts pointio.ReadOptions, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
 	if err := checkContent(br, path, kind); err != nil {
 		return nil, err
 	}
-	if kind == formatUnknown {
+	if kind == "" {
 		var err error
 		if kind, err = sniff(br); err != nil {
 			return nil, check.ReadError(path, err)
 		}
 	}
-	if kind == formatGeoJSON {
+	if kind == pointio.FormatGeoJSON {
 		var buf bytes.Buffer
 		if size > 0 && size < 1<<31 {
 			buf.Grow(int(size) + bytes.MinRead)
@@ -246,14 +206,11 @@ func corruptGzip(path string, err error) error {
 	return &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: "gzip-compressed data is corrupt or truncated", Err: err}
 }
 
-// openInput opens path ("-": standard input) and returns its size when
-// known (0 otherwise). Standard input and other files that are not regular
-// (a FIFO) are read through CancelReader, so that ctx stops a read that
-// waits on them.
+// openInput opens path (not standard input, which ReadPoints and
+// OpenChunks read by content) and returns its size when known (0
+// otherwise). A file that is not regular (a FIFO named .csv) is read
+// through CancelReader, so that ctx stops a read that waits on it.
 func openInput(ctx context.Context, path string) (io.ReadCloser, int64, error) {
-	if path == "-" {
-		return io.NopCloser(pointio.CancelReader(ctx, os.Stdin)), 0, nil
-	}
 	f, err := pointio.OpenStoppable(ctx, path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read points: %w", err)
@@ -280,24 +237,24 @@ type readCloser struct {
 
 // sniff guesses the format from the first byte that is not white space or
 // part of a byte order mark, without consuming input.
-func sniff(br *bufio.Reader) (format, error) {
+func sniff(br *bufio.Reader) (string, error) {
 	for n := 64; ; n *= 2 {
 		n = min(n, br.Size())
 		b, err := br.Peek(n)
 		b = bytes.TrimPrefix(b, check.BOM)
 		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
 			if t[0] == '{' {
-				return formatGeoJSON, nil
+				return pointio.FormatGeoJSON, nil
 			}
-			return formatCSV, nil
+			return pointio.FormatCSV, nil
 		}
 		if err == io.EOF || n == br.Size() {
 			// Empty, or white space as far as we can see: let the CSV
 			// reader report it.
-			return formatCSV, nil
+			return pointio.FormatCSV, nil
 		}
 		if err != nil {
-			return formatUnknown, err
+			return "", err
 		}
 	}
 }
@@ -305,14 +262,14 @@ func sniff(br *bufio.Reader) (format, error) {
 // checkContent names content that is not the text csvio and geojsonio read,
 // rather than letting the CSV or JSON parser report its bytes: compressed
 // files and archives, UTF-16, binary data, and GeoJSON in a CSV file.
-func checkContent(br *bufio.Reader, path string, kind format) error {
+func checkContent(br *bufio.Reader, path string, kind string) error {
 	head, _ := br.Peek(512)
 	for _, c := range []struct {
 		prefix, what string
 	}{
-		{"\x1f\x8b", "gzip-compressed data inside gzip: decompress it first (gunzip)"},
-		{"PK\x03\x04", "a zip archive: geoknn reads CSV, GeoJSON and Parquet files, and gzip-compressed text"},
-		{parquetMagic, "a Parquet file: name it .parquet"},
+		{gzipMagic, "gzip-compressed data inside gzip: decompress it first (gunzip)"},
+		{numpyio.NPZMagic, "a zip archive: geoknn reads CSV, GeoJSON and Parquet files, and gzip-compressed text"},
+		{arrowio.ParquetMagic, "a Parquet file: name it .parquet"},
 		{"\xff\xfe", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
 		{"\xfe\xff", "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
 	} {
@@ -324,7 +281,7 @@ func checkContent(br *bufio.Reader, path string, kind format) error {
 		return check.FileError(path, "binary data, not CSV or GeoJSON text")
 	}
 	text := bytes.TrimLeft(bytes.TrimPrefix(head, check.BOM), " \t\r\n")
-	if kind == formatCSV && len(text) > 0 && text[0] == '{' {
+	if kind == pointio.FormatCSV && len(text) > 0 && text[0] == '{' {
 		return check.FileError(path, "this looks like GeoJSON (it starts with '{'): name the file .geojson")
 	}
 	return nil
@@ -335,5 +292,5 @@ func checkContent(br *bufio.Reader, path string, kind format) error {
 // (`<(cat x.parquet)`, /dev/stdin, a FIFO named without an extension):
 // what it holds is told by its first bytes, and it can be read only once.
 func readByContent(path string) bool {
-	return path != "-" && formatOf(path) == formatUnknown && pointio.IsSpecial(path)
+	return path != "-" && formatOf(path) == "" && pointio.IsSpecial(path)
 }

@@ -13,9 +13,11 @@ import (
 )
 
 // Standard input's formats: streamed or spooled, the same points as the
-// file, and no temporary file left.
-func TestReaderChunks(t *testing.T) {
+// file, read whole (ReadPoints) or in chunks (OpenChunks), and no
+// temporary file left.
+func TestStdinChunks(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir) // where the copies go
 	for _, path := range []string{
 		filepath.Join("..", "arrowio", "testdata", "airports_pyarrow_native.parquet"),
 		filepath.Join("..", "arrowio", "testdata", "airports_pyarrow.feather"),
@@ -27,27 +29,49 @@ func TestReaderChunks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, _ := os.Open(path)
-		r, err := OpenReaderChunks(context.Background(), f, pointio.ReadOptions{}, 500, dir)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		var lat []float64
-		var c stream.Chunk
-		for {
-			if c, err = r.Next(context.Background(), c); err != nil {
-				break
-			}
-			lat = append(lat, c.Lat...)
-		}
-		r.Close()
-		f.Close()
+		withStdin(t, path)
+		lat, err := readChunks("-")
 		if err != io.EOF || !slices.Equal(lat, wantLat) {
 			t.Errorf("%s from a stream: %d points, %v; want %d", path, len(lat), err, len(wantLat))
+		}
+		withStdin(t, path)
+		pts, _, err := ReadPoints(context.Background(), "-", pointio.ReadOptions{})
+		if err != nil || len(pts) != len(wantLat) {
+			t.Errorf("%s from a stream, whole: %d points, %v; want %d", path, len(pts), err, len(wantLat))
 		}
 	}
 	if left, _ := os.ReadDir(dir); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// withStdin makes the file at path standard input until the test ends.
+func withStdin(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := os.Stdin
+	os.Stdin = f
+	t.Cleanup(func() { os.Stdin = stdin; f.Close() })
+}
+
+// readChunks reads path's latitudes through OpenChunks, and the error
+// that ended the reading (io.EOF when all went well).
+func readChunks(path string) ([]float64, error) {
+	r, err := OpenChunks(context.Background(), path, pointio.ReadOptions{}, 500)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var lat []float64
+	var c stream.Chunk
+	for {
+		if c, err = r.Next(context.Background(), c); err != nil {
+			return lat, err
+		}
+		lat = append(lat, c.Lat...)
 	}
 }
 

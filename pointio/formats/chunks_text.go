@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -12,7 +13,7 @@ import (
 	"github.com/paulmach/orb"
 )
 
-// openFileChunks opens path ("-": standard input) for reading in chunks
+// openFileChunks opens path (not standard input) for reading in chunks
 // of about chunkRows points (0: pointio.DefaultChunkRows): CSV and
 // gzip-compressed CSV by blocks, .npy by row ranges (Fortran order
 // whole), GeoJSON and .npz whole and then handed out in chunks. Parquet
@@ -22,11 +23,11 @@ func openFileChunks(ctx context.Context, path string, opts pointio.ReadOptions, 
 		chunkRows = pointio.DefaultChunkRows
 	}
 	switch formatOf(path) {
-	case formatNPY:
-		if opts.IDColumn == "" && path != "-" {
+	case pointio.FormatNPY:
+		if opts.IDColumn == "" {
 			return numpyio.OpenNPYFile(path, opts.Radians, chunkRows)
 		}
-	case formatGeoJSON, formatNPZ:
+	case pointio.FormatGeoJSON, pointio.FormatNPZ:
 		return pointio.ReadWholeChunks(ctx, path, opts, chunkRows, ReadFileRadians)
 	}
 	return openTextChunks(ctx, path, opts, chunkRows)
@@ -57,30 +58,48 @@ func openTextChunks(ctx context.Context, path string, opts pointio.ReadOptions, 
 	if err != nil {
 		return nil, err
 	}
-	return startTextChunks(in, path, size, opts, chunkRows), nil
+	return startTextChunks(func(ctx context.Context, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
+		defer in.Close()
+		return readFrom(ctx, in, path, size, opts, sink, ids)
+	}, opts, chunkRows), nil
 }
 
 // OpenTextChunks reads CSV, gzip-compressed CSV or GeoJSON (whole) from r
 // (standard input, say; named name in errors) in chunks of chunkRows
 // points (0: DefaultChunkRows), as OpenChunks reads a file.
 func OpenTextChunks(r io.Reader, name string, opts pointio.ReadOptions, chunkRows int) stream.ChunkReader {
+	return startTextChunks(func(ctx context.Context, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
+		return readFrom(ctx, r, name, 0, opts, sink, ids)
+	}, opts, chunkRows)
+}
+
+// openBufferedChunks is OpenTextChunks of br, which stops once the
+// reading is closed or ctx is done itself (a pipe read through
+// pointio.CancelReader under a context its Close cancels), read where it
+// is buffered (readBuffered).
+func openBufferedChunks(br *bufio.Reader, name string, opts pointio.ReadOptions, chunkRows int) stream.ChunkReader {
+	return startTextChunks(func(ctx context.Context, sink csvio.Sink, ids *[]string) ([]orb.Point, error) {
+		return readBuffered(ctx, br, name, 0, opts, sink, ids)
+	}, opts, chunkRows)
+}
+
+// textReading reads an input to its end (the text readers' readFrom),
+// a CSV input's points handed to sink as they are parsed.
+type textReading func(ctx context.Context, sink csvio.Sink, ids *[]string) ([]orb.Point, error)
+
+// startTextChunks starts read on a goroutine of its own.
+func startTextChunks(read textReading, opts pointio.ReadOptions, chunkRows int) stream.ChunkReader {
 	if chunkRows <= 0 {
 		chunkRows = pointio.DefaultChunkRows
 	}
-	return startTextChunks(io.NopCloser(r), name, 0, opts, chunkRows)
-}
-
-// startTextChunks starts reading in (size bytes, 0 if not known).
-func startTextChunks(in io.ReadCloser, name string, size int64, opts pointio.ReadOptions, chunkRows int) stream.ChunkReader {
 	rctx, cancel := context.WithCancel(context.Background())
 	t := &textChunks{pieces: make(chan textPiece, 2), cancel: cancel, rows: chunkRows}
-	go t.produce(rctx, in, name, size, opts)
+	go t.produce(rctx, read, opts)
 	return t
 }
 
 // produce reads the input to its end, handing its points on in pieces.
-func (t *textChunks) produce(ctx context.Context, in io.ReadCloser, path string, size int64, opts pointio.ReadOptions) {
-	defer in.Close()
+func (t *textChunks) produce(ctx context.Context, read textReading, opts pointio.ReadOptions) {
 	send := func(p textPiece) {
 		select {
 		case t.pieces <- p:
@@ -100,7 +119,7 @@ func (t *textChunks) produce(ctx context.Context, in io.ReadCloser, path string,
 		IDs: func(ids []string) { send(textPiece{pts: held, ids: ids}) },
 	}
 	var ids []string
-	pts, err := readFrom(ctx, in, path, size, opts, sink, &ids)
+	pts, err := read(ctx, sink, &ids)
 	if err == nil && len(pts) > 0 {
 		send(textPiece{pts: pts, ids: ids}) // GeoJSON and .npy from a stream: whole
 	}

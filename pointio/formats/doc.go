@@ -18,9 +18,9 @@
 // and pipes named without an extension are read by content once
 // (ByContent): text and .npy as a stream, the formats read from their
 // end copied to a temporary file first (magic.go lists them). ReadFile,
-// ReadFileIDs, ReadFileRadians, ReadReaderIDs and OpenTextChunks read
-// the text and NumPy formats alone, for programs that do not carry the
-// Arrow libraries. OpenChunksRange reads one MPI rank's rows.
+// ReadFileIDs and ReadFileRadians are ReadPoints and ReadRadians under
+// older names; ReadReaderIDs and OpenTextChunks read text (and .npy) from
+// an io.Reader. OpenChunksRange reads one MPI rank's rows.
 //
 // # Writing
 //

@@ -3,24 +3,24 @@ package formats
 import (
 	"bufio"
 	"strings"
+
+	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/numpyio"
 )
 
-// The first bytes of the formats read by content.
-const (
-	parquetMagic = "PAR1"      // starts (and ends) a Parquet file
-	npyMagic     = "\x93NUMPY" // a .npy array
-	gzipMagic    = "\x1f\x8b"  // gzip-compressed text
-)
+// gzipMagic starts gzip-compressed text, the one format read by content
+// that no format package reads.
+const gzipMagic = "\x1f\x8b"
 
 // spooledMagics are the first bytes of the formats read from their end
 // or at random, which a stream (standard input, a pipe) cannot be: such a
 // stream is copied to a temporary file of the extension that reads it.
 // Every other stream is read as it comes (text, gzip, GeoJSON, .npy).
 var spooledMagics = []struct{ magic, ext string }{
-	{parquetMagic, ".parquet"},
-	{"ARROW1", ".arrow"},            // an Arrow IPC file (Feather v2)
-	{"\xff\xff\xff\xff", ".arrows"}, // an Arrow IPC stream
-	{"PK\x03\x04", ".npz"},          // a zip archive: NumPy's .npz
+	{arrowio.ParquetMagic, ".parquet"},
+	{arrowio.IPCFileMagic, ".arrow"},
+	{arrowio.IPCStreamMagic, ".arrows"},
+	{numpyio.NPZMagic, ".npz"},
 }
 
 // spooledExt is the extension of the format br's first bytes say when it

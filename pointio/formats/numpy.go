@@ -109,6 +109,6 @@ func npzType(name string, vals []any) (descr string, size int) {
 // NPY is one NumPy array of shape (N, 2), latitude then longitude in
 // degrees: points only.
 var NPY = Format{
-	Name: "npy", Exts: []string{".npy"},
+	Name: pointio.FormatNPY, Exts: []string{".npy"},
 	Points: func(w *bufio.Writer, p Points) error { return numpyio.WritePointsNPY(w, p.Pts) },
 }

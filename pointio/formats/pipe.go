@@ -3,13 +3,11 @@ package formats
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
@@ -18,28 +16,26 @@ import (
 // path names whose name says no format (ByContent): text
 // (CSV, GeoJSON, gzip) and .npy as a stream; formats read from their end
 // (Parquet, Arrow, .npz) are first copied to a temporary file, removed
-// afterwards.
-func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+// afterwards. A CSV stream's points are handed to sink as they are parsed.
+func readPipe(ctx context.Context, path string, opts pointio.ReadOptions, sink csvio.Sink) ([]orb.Point, []string, error) {
 	br, ext, done, err := openPipe(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer done()
 	if ext == "" {
-		return ReadReaderIDs(ctx, br, path, opts)
+		var ids []string
+		pts, err := readBuffered(ctx, br, path, 0, opts, sink, &ids)
+		return endRead(ctx, pts, ids, err)
 	}
 	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer os.Remove(tmp)
-	read := arrowio.ReadFileIDs
-	if ext == ".npz" {
-		read = ReadFileIDs
-	}
-	pts, ids, err := read(ctx, tmp, opts)
+	pts, ids, err := ReadPoints(ctx, tmp, opts) // the copy's extension chooses
 	if err != nil {
-		return nil, nil, stdinError{err, tmp, describe(path)}
+		return nil, nil, pointio.SpooledError(ctx, err, tmp, describe(path))
 	}
 	return pts, ids, nil
 }
@@ -50,12 +46,9 @@ func readPipe(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb
 func openPipe(ctx context.Context, path string) (*bufio.Reader, string, func(), error) {
 	in, done := io.Reader(os.Stdin), func() {}
 	if path != "-" {
-		f, err := pointio.OpenStoppable(ctx, path)
+		f, err := pointio.OpenSpecial(ctx, path)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, "", nil, ctx.Err()
-			}
-			return nil, "", nil, fmt.Errorf("read points: %w", err)
+			return nil, "", nil, err
 		}
 		in, done = f, func() { f.Close() }
 	}
@@ -68,23 +61,11 @@ func openPipe(ctx context.Context, path string) (*bufio.Reader, string, func(), 
 // for the others (text, gzip, GeoJSON, .npy), read as a stream.
 func peekFormat(ctx context.Context, in io.Reader) (*bufio.Reader, string) {
 	// A read that returns when ctx is done: a signal stops a command
-	// waiting on a quiet pipe.
-	br := bufio.NewReaderSize(pointio.CancelReader(ctx, in), 1<<20)
+	// waiting on a quiet pipe. The buffer is the one the text readers
+	// read from (readBuffered), so the bytes are copied into it once.
+	br := bufio.NewReaderSize(pointio.CancelReader(ctx, in), csvio.ReaderBufferSize)
 	return br, spooledExt(br)
 }
-
-// stdinError is an error about the copy at tmp of the input named name,
-// told as one about that input: the user never named the copy.
-type stdinError struct {
-	err       error
-	tmp, name string
-}
-
-func (e stdinError) Error() string {
-	return strings.ReplaceAll(e.err.Error(), e.tmp, e.name)
-}
-
-func (e stdinError) Unwrap() error { return e.err }
 
 // pipeChunks reads a pipe as a stream and closes it with the reader.
 type pipeChunks struct {
@@ -95,26 +76,5 @@ type pipeChunks struct {
 func (p pipeChunks) Close() error {
 	err := p.ChunkReader.Close()
 	p.done()
-	return err
-}
-
-// spooledChunks reads the copy at tmp of the input named name, named so
-// in errors, and removes it on Close.
-type spooledChunks struct {
-	stream.ChunkReader
-	tmp, name string
-}
-
-func (s spooledChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
-	c, err := s.ChunkReader.Next(ctx, dst)
-	if err != nil && err != io.EOF && err != ctx.Err() {
-		err = stdinError{err, s.tmp, s.name}
-	}
-	return c, err
-}
-
-func (s spooledChunks) Close() error {
-	err := s.ChunkReader.Close()
-	os.Remove(s.tmp)
 	return err
 }

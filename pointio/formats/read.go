@@ -3,11 +3,11 @@ package formats
 import (
 	"bufio"
 	"context"
-	"io"
 	"os"
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/pointio/numpyio"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
@@ -23,32 +23,59 @@ func ByContent(path string) bool {
 
 // ReadPoints reads the points of path in degrees, as read, and the
 // values of the column opts.IDColumn names: Parquet and Arrow files
-// through package arrowio, the others as ReadFileIDs reads them, and
-// inputs read by content (ByContent) as their first bytes say.
+// through package arrowio, the others as ReadFile describes, and inputs
+// read by content (ByContent) as their first bytes say.
 func ReadPoints(ctx context.Context, path string, opts pointio.ReadOptions) ([]orb.Point, []string, error) {
+	return readPoints(ctx, path, opts, csvio.Sink{})
+}
+
+// readPoints is ReadPoints with a CSV input's points handed to sink.
+func readPoints(ctx context.Context, path string, opts pointio.ReadOptions, sink csvio.Sink) ([]orb.Point, []string, error) {
 	switch {
 	case ByContent(path):
-		return readPipe(ctx, path, opts)
+		return readPipe(ctx, path, opts, sink)
 	case arrowio.Handles(path):
 		return arrowio.ReadFileIDs(ctx, path, opts)
 	}
-	return ReadFileIDs(ctx, path, opts)
+	var ids []string
+	pts, err := readFile(ctx, path, opts, sink, &ids)
+	return endRead(ctx, pts, ids, err)
 }
 
-// ReadRadians reads the file at path (not one read by content) straight
-// into radian columns, so that a large file is never held as points and
-// as columns at once.
+// ReadRadians reads path as ReadPoints does, straight into radian
+// columns, so that a large file is never held as points and as columns
+// at once.
 func ReadRadians(ctx context.Context, path string, opts pointio.ReadOptions) (lat, lon []float64, ids []string, err error) {
-	if arrowio.Handles(path) {
+	if arrowio.Handles(path) && !ByContent(path) {
 		return arrowio.ReadFileRadians(ctx, path, opts)
 	}
-	return ReadFileRadians(ctx, path, opts)
+	if formatOf(path) == pointio.FormatNPY && opts.IDColumn == "" {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+			lat, lon, ok, err := numpyio.ReadNPYRadians(ctx, path, opts.Radians)
+			if ok || err != nil {
+				return lat, lon, nil, err
+			}
+		}
+	}
+	// Room for rows of 21 bytes ("-12.345678,123.456789\n"): the pages a
+	// wider file leaves untouched are never made resident.
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		rows := min(fi.Size()/21+16, 1<<31)
+		lat, lon = make([]float64, 0, rows), make([]float64, 0, rows)
+	}
+	sink := csvio.Sink{Points: func(pts []orb.Point) { lat, lon = pointio.AppendRadiansParallel(lat, lon, pts) }}
+	pts, ids, err := readPoints(ctx, path, opts, sink)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sink.Points(pts) // the formats read whole
+	return lat, lon, ids, nil
 }
 
 // OpenChunks opens path for reading in chunks of about rows points (0:
 // pointio.DefaultChunkRows): Parquet and Arrow files as arrowio.OpenChunks
 // opens them, the others as openFileChunks does, and inputs read by
-// content (ByContent) as OpenReaderChunks reads them. Errors name the
+// content (ByContent) as openPipeChunks reads them. Errors name the
 // input, never a copy.
 func OpenChunks(ctx context.Context, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
 	switch {
@@ -69,7 +96,7 @@ func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions,
 	switch {
 	case arrowio.Handles(path):
 		return arrowio.OpenChunksRange(ctx, path, opts, rows, lo, hi)
-	case formatOf(path) == formatNPY && opts.IDColumn == "":
+	case formatOf(path) == pointio.FormatNPY && opts.IDColumn == "":
 		if _, byRows, err := numpyio.NPYRows(path); err == nil && byRows {
 			return numpyio.OpenNPYChunksRange(path, opts.Radians, rows, int(lo), int(hi))
 		}
@@ -81,24 +108,20 @@ func OpenChunksRange(ctx context.Context, path string, opts pointio.ReadOptions,
 	return pointio.ChunkRange(r, lo, hi), nil
 }
 
-// OpenReaderChunks reads points in chunks of about rows points from r,
-// standard input say (named "standard input" in errors): CSV
-// (gzip-compressed or not), GeoJSON and .npy as a stream; Parquet, Arrow
-// IPC and .npz, read from their end, through a temporary file in dir
-// ("": os.TempDir()), removed on Close.
-func OpenReaderChunks(ctx context.Context, r io.Reader, opts pointio.ReadOptions, rows int, dir string) (stream.ChunkReader, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	return openPeekedChunks(ctx, br, spooledExt(br), "-", opts, rows, dir)
-}
-
 // openPipeChunks opens standard input or the special file at path, which
-// can be read only once, as OpenReaderChunks reads it.
+// can be read only once: CSV (gzip-compressed or not), GeoJSON and .npy
+// as a stream; Parquet, Arrow IPC and .npz, read from their end, through
+// a temporary file removed on Close. The pipe is read under a context of
+// its own, which Close cancels, so a stream closed early stops reading.
 func openPipeChunks(ctx context.Context, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
-	br, ext, done, err := openPipe(ctx, path)
+	pctx, cancel := context.WithCancel(ctx)
+	br, ext, closePipe, err := openPipe(pctx, path)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	r, err := openPeekedChunks(ctx, br, ext, path, opts, rows, "")
+	done := func() { cancel(); closePipe() }
+	r, err := openPeekedChunks(ctx, br, ext, path, opts, rows)
 	if err != nil || ext != "" {
 		done() // a copy holds what the pipe held
 		return r, err
@@ -107,24 +130,21 @@ func openPipeChunks(ctx context.Context, path string, opts pointio.ReadOptions, 
 }
 
 // openPeekedChunks reads br, whose first bytes say ext (spooledExt), as
-// a stream or through a copy in dir; errors name path, the input.
-func openPeekedChunks(ctx context.Context, br *bufio.Reader, ext, path string, opts pointio.ReadOptions, rows int, dir string) (stream.ChunkReader, error) {
+// a stream or through a copy; errors name path, the input.
+func openPeekedChunks(ctx context.Context, br *bufio.Reader, ext, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
 	if ext == "" {
-		if head, _ := br.Peek(len(npyMagic)); string(head) == npyMagic && opts.IDColumn == "" {
+		if head, _ := br.Peek(len(numpyio.NPYMagic)); string(head) == numpyio.NPYMagic && opts.IDColumn == "" {
 			return numpyio.OpenNPYChunks(br, "-", opts.Radians, rows)
 		}
-		return OpenTextChunks(br, "-", opts, rows), nil
+		return openBufferedChunks(br, "-", opts, rows), nil
 	}
-	tmp, err := pointio.SpoolStdin(ctx, br, dir, ext)
+	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
 		return nil, err
 	}
-	r, err := OpenChunks(ctx, tmp, opts, rows)
-	if err != nil {
-		os.Remove(tmp)
-		return nil, stdinError{err, tmp, describe(path)}
-	}
-	return spooledChunks{r, tmp, describe(path)}, nil
+	return pointio.OpenSpooledChunks(ctx, tmp, describe(path), func(tmp string) (stream.ChunkReader, error) {
+		return OpenChunks(ctx, tmp, opts, rows)
+	})
 }
 
 // describe names an input as errors do.

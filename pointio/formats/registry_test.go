@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -110,5 +111,17 @@ func TestNewFormatIsOneEntry(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(out); string(b) != "obs_index,ref_index,distance_m\n0,3,2.000\n" {
 		t.Errorf("wrote %q", b)
+	}
+}
+
+// Every extension that chooses an output's format is one the readers
+// take for that format (pointio.FormatByExt, the one table of them).
+func TestExtsAreInputExts(t *testing.T) {
+	for _, f := range all {
+		for _, ext := range f.Exts {
+			if got := pointio.FormatByExt("x" + ext); got != f.Name {
+				t.Errorf("%s: output extension %s is read as %q", f.Name, ext, got)
+			}
+		}
 	}
 }

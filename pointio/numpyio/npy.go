@@ -29,6 +29,9 @@ type npyMeta struct {
 	shape   []int
 }
 
+// NPYMagic starts every .npy array.
+const NPYMagic = "\x93NUMPY"
+
 var (
 	npyDescr   = regexp.MustCompile(`'descr'\s*:\s*'([^']*)'`)
 	npyFortran = regexp.MustCompile(`'fortran_order'\s*:\s*(True|False)`)
@@ -38,7 +41,7 @@ var (
 // readNPYHeader reads an NPY header (format versions 1 to 3).
 func readNPYHeader(r io.Reader) (npyMeta, error) {
 	var pre [8]byte
-	if _, err := io.ReadFull(r, pre[:]); err != nil || string(pre[:6]) != "\x93NUMPY" {
+	if _, err := io.ReadFull(r, pre[:]); err != nil || string(pre[:6]) != NPYMagic {
 		return npyMeta{}, errors.New("not a NumPy .npy array (no \\x93NUMPY magic)")
 	}
 	var n int

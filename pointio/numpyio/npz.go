@@ -13,6 +13,10 @@ import (
 	"github.com/geoknn/geoknn/pointio"
 )
 
+// NPZMagic starts every .npz archive: a zip archive's first local file
+// header.
+const NPZMagic = "PK\x03\x04"
+
 // WriteResultsNPZ writes n answers as a NumPy .npz archive (what
 // numpy.savez writes, uncompressed) holding two arrays of length n:
 // "ref_index" (int32, '<i4': every reference index fits, and a missing
