@@ -278,11 +278,10 @@ func (g *GPU) NearestFresh(ctx context.Context, req engine.Request) (engine.Resu
 	fresh := allocateResult(req.Obs.Len())
 	st, err := g.nearest(ctx, req, engine.Result{}, fresh, start)
 	fresh.populated() // also on failure: no goroutine outlives the call
-	out := fresh.wait()
 	if err != nil {
 		return engine.Result{}, st, err
 	}
-	return out, st, nil
+	return fresh.out, st, nil
 }
 
 // nearest answers req on every GPU of the engine, into out, or into

@@ -52,10 +52,10 @@ type gpuRun struct {
 	done int
 }
 
-// answers is the run's result, once allocated.
+// answers is the run's result: the caller's, or a plain call's fresh one.
 func (r *gpuRun) answers() engine.Result {
 	if r.fresh != nil {
-		return r.fresh.wait()
+		return r.fresh.out
 	}
 	return r.out
 }
@@ -77,9 +77,6 @@ func allocateResult(n int) *freshResult {
 	wi, wd := parallel.Populate(out.Index), parallel.Populate(out.Distance)
 	return &freshResult{out: out, populated: func() { wi(); wd() }}
 }
-
-// wait returns the result; it is ready at once.
-func (f *freshResult) wait() engine.Result { return f.out }
 
 func (r *gpuRun) progress(k int) {
 	if r.req.Progress == nil {
