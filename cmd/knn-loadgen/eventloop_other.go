@@ -15,6 +15,3 @@ const haveEventLoop = false
 func runLoops(context.Context, config, string, [][]byte) (int, time.Duration, []time.Duration, error) {
 	return 0, 0, nil, errors.New("no event loop on this system: -threads 0")
 }
-
-// cpuTime is unknown here: no CPU cost is reported.
-func cpuTime() time.Duration { return 0 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/geoknn/geoknn/internal/cputime"
 )
 
 // runHTTP sends JSON nearest queries, -points a request, over -clients
@@ -24,7 +26,7 @@ func runHTTP(ctx context.Context, c config) error {
 	host := strings.TrimPrefix(strings.TrimRight(c.url, "/"), "http://")
 	reqs := nearestRequests(c, host)
 	srv0, srvOK := serverCPU(ctx, c)
-	cpu0 := cpuTime()
+	cpu0, _ := cputime.Process()
 	var n int
 	var el time.Duration
 	var lats []time.Duration
@@ -37,7 +39,8 @@ func runHTTP(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	cpu := cpuTime() - cpu0
+	cpu1, _ := cputime.Process()
+	cpu := cpu1 - cpu0
 	srv1, srv1OK := serverCPU(ctx, c)
 	what := fmt.Sprintf("knn serve JSON nearest, %d clients, %d points a request", c.clients, c.points)
 	if c.inflight > 1 {

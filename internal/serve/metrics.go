@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"time"
+
+	"github.com/geoknn/geoknn/internal/cputime"
 )
 
 // The counters are striped: every request adds to several, from every
@@ -62,15 +64,6 @@ func (h *histogram) observe(v float64) {
 	i := sort.SearchFloat64s(h.bounds, v)
 	h.counts[i].Add(1)
 	h.sum.Add(uint64(math.Round(v * h.scale)))
-}
-
-// count is the number of values observed.
-func (h *histogram) count() uint64 {
-	var n uint64
-	for i := range h.counts {
-		n += h.counts[i].Load()
-	}
-	return n
 }
 
 func (h *histogram) write(w io.Writer, name, help string) {
@@ -173,7 +166,7 @@ func (m *metrics) write(w io.Writer, version uint64, refs int, inFlight int64, d
 	fmt.Fprintf(w, "# HELP geoknn_reference_version The reference set's version, as answers report it.\n# TYPE geoknn_reference_version gauge\ngeoknn_reference_version %d\n", version)
 	fmt.Fprintf(w, "# HELP geoknn_references The number of references.\n# TYPE geoknn_references gauge\ngeoknn_references %d\n", refs)
 	fmt.Fprintf(w, "# HELP geoknn_in_flight_requests Requests being answered.\n# TYPE geoknn_in_flight_requests gauge\ngeoknn_in_flight_requests %d\n", inFlight)
-	if cpu, ok := processCPU(); ok {
+	if cpu, ok := cputime.Process(); ok {
 		fmt.Fprintf(w, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.6f\n", cpu.Seconds())
 	}
 	fmt.Fprintf(w, "# HELP geoknn_draining 1 while the server drains for shutdown.\n# TYPE geoknn_draining gauge\ngeoknn_draining %d\n", drain)
