@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/geoknn/geoknn/internal/count"
 	"io"
 	"math"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/cuda"
+	"github.com/geoknn/geoknn/internal/count"
 	"github.com/geoknn/geoknn/validate"
 )
 

@@ -2,10 +2,11 @@ package bench
 
 import (
 	"fmt"
-	"github.com/geoknn/geoknn/internal/count"
 	"io"
 	"math"
 	"strings"
+
+	"github.com/geoknn/geoknn/internal/count"
 )
 
 // Legend explains the table's columns; WriteMarkdown prints it under the
