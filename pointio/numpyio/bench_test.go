@@ -45,24 +45,11 @@ func benchAnswers(n int) (ref []uint32, metres []float64) {
 }
 
 // Streamed nearest answers written in place to a file, as knn run writes
-// an .npz output, on the test's disk and, where there is one, in memory.
+// an .npz output.
 func BenchmarkNPZAnswerWriterAt(b *testing.B) {
-	b.Run("tempdir", func(b *testing.B) { benchNPZAnswerWriterAt(b, b.TempDir()) })
-	if _, err := os.Stat("/dev/shm"); err == nil {
-		b.Run("shm", func(b *testing.B) {
-			dir, err := os.MkdirTemp("/dev/shm", "geoknn-bench")
-			if err != nil {
-				b.Skip(err)
-			}
-			defer os.RemoveAll(dir)
-			benchNPZAnswerWriterAt(b, dir)
-		})
-	}
-}
-
-func benchNPZAnswerWriterAt(b *testing.B, dir string) {
 	const n, chunk = 1 << 24, 1 << 22
 	ref, metres := benchAnswers(n)
+	dir := b.TempDir()
 	path := filepath.Join(dir, "bench.npz")
 	b.SetBytes(int64(n) * 12)
 	for b.Loop() {

@@ -231,11 +231,7 @@ func (z *npzAnswers) Close() error {
 		return fmt.Errorf("npz: %d observations written of the %d announced", z.next, z.n)
 	}
 	if z.at != nil {
-		err := z.at.finish(z.members)
-		if uerr := z.at.unmap(); err == nil {
-			err = uerr
-		}
-		return err
+		return z.at.finish(z.members)
 	}
 	if z.kind == stream.KindWithinLists && z.members[1].count == 0 {
 		// No observations: offsets still holds its leading 0.
@@ -271,11 +267,8 @@ func (z *npzAnswers) copyIn(m int, mb *npzOutMember) error {
 	return nil
 }
 
-// Abort removes the temporary files and unmaps the output.
+// Abort removes the temporary files.
 func (z *npzAnswers) Abort() {
-	if z.at != nil {
-		z.at.unmap()
-	}
 	for _, mb := range z.members {
 		if mb.spill != nil {
 			mb.spill.Close()

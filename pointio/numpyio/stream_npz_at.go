@@ -31,9 +31,6 @@ func NewNPZAnswerWriterAt(f io.WriterAt, kind stream.AnswerKind, k, n int, dir s
 	}
 	z := w.(*npzAnswers)
 	z.at = newNPZLayout(f, z, n, 0)
-	if err := z.at.mapData(); err != nil {
-		return nil, fmt.Errorf("npz: %w", err)
-	}
 	return z, nil
 }
 
@@ -58,8 +55,6 @@ type npzLayout struct {
 	local  []int64  // each member's local header offset
 	npy    []string // each member's NPY header
 	length []int64  // each member's bytes (NPY header and data)
-	end    int64    // where the last member's data descriptor ends
-	mapped *mappedFile
 }
 
 // zipLocalHeaderLen is a local file header's fixed part.
@@ -75,31 +70,7 @@ func newNPZLayout(f io.WriterAt, z *npzAnswers, n int, entries int64) *npzLayout
 		l.local, l.npy, l.length = append(l.local, off), append(l.npy, h), append(l.length, length)
 		off += zipLocalHeaderLen + int64(len(mb.name)+len(".npy")) + length + descriptorLen(length)
 	}
-	l.end = off
 	return l
-}
-
-// mapData writes the members through a mapping of the file where it can
-// be mapped; the directory after them goes on with WriteAt, so the file
-// ends where it ends without one.
-func (l *npzLayout) mapData() error {
-	m, err := mapFile(l.f, l.end)
-	if err != nil || m == nil {
-		return err
-	}
-	l.f, l.mapped = m, m
-	return nil
-}
-
-// unmap releases the mapping, if any; it may be called again.
-func (l *npzLayout) unmap() error {
-	if l.mapped == nil {
-		return nil
-	}
-	if err := l.mapped.Close(); err != nil {
-		return fmt.Errorf("npz: %w", err)
-	}
-	return nil
 }
 
 // npzMemberShape is member m's element count and NumPy shape in the
