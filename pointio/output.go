@@ -213,8 +213,11 @@ func streamTo(w io.Writer, path string, write func(w *bufio.Writer) error) error
 	return nil
 }
 
-// ctxWriter fails every write once its context is done, so that a long
-// output stops within one buffer of a cancellation.
+// ContextWriter returns a writer to w that fails every write once ctx is
+// done, so that a long output stops within one buffer of a cancellation.
+func ContextWriter(ctx context.Context, w io.Writer) io.Writer { return ctxWriter{ctx, w} }
+
+// ctxWriter fails every write once its context is done.
 type ctxWriter struct {
 	ctx context.Context
 	w   io.Writer

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/pointio/numpyio"
@@ -39,7 +40,7 @@ func (o *Output) writeSpilled(ctx context.Context, f *os.File, head int64, write
 	}
 	size := int64(-1)
 	if err == nil {
-		err = write(ctxWriter{ctx, out})
+		err = write(pointio.ContextWriter(ctx, out))
 	}
 	if err == nil {
 		size, err = out.Seek(0, io.SeekCurrent) // from head on for rank 0's
@@ -83,7 +84,7 @@ func (o *Output) writeSized(ctx context.Context, f *os.File, size int64, err err
 		at += n
 	}
 	w := io.NewOffsetWriter(f, at)
-	err = write(ctxWriter{ctx, w})
+	err = write(pointio.ContextWriter(ctx, w))
 	if wrote, _ := w.Seek(0, io.SeekCurrent); err == nil && wrote != size {
 		err = fmt.Errorf("wrote %d bytes of the %d counted", wrote, size)
 	}
@@ -319,19 +320,6 @@ func npzSums(all []int64, ranks, arrays int) [][]numpyio.NPZSum {
 		}
 	}
 	return parts
-}
-
-// ctxWriter is w that stops writing once ctx is done (a signal).
-type ctxWriter struct {
-	ctx context.Context
-	w   io.Writer
-}
-
-func (c ctxWriter) Write(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.w.Write(p)
 }
 
 // ctxWriterAt is f that stops writing once ctx is done.

@@ -90,16 +90,10 @@ func (r *compactReader) uvarint() uint64 {
 }
 
 // varint reads a zigzag varint, as Thrift's compact protocol writes
-// integers.
+// integers (binary.Varint's decoding of uvarint's bits).
 func (r *compactReader) varint() int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.b[r.at:])
-	if !r.took(n) {
-		return 0
-	}
-	return v
+	u := r.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // took moves past a varint of n bytes (encoding/binary's count: 0 cut
