@@ -77,7 +77,6 @@ func runLoops(ctx context.Context, c config, addr string, reqs [][]byte) (int, t
 	stop := context.AfterFunc(ctx, func() { run.stop.Store(true) })
 	defer stop()
 	lats := make([][]time.Duration, threads)
-	counts := make([]int, threads)
 	var wg sync.WaitGroup
 	start := time.Now()
 	run.deadline = start.Add(c.duration)
@@ -89,7 +88,7 @@ func runLoops(ctx context.Context, c config, addr string, reqs [][]byte) (int, t
 		wg.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			counts[t], lats[t] = run.loop(mine)
+			lats[t] = run.loop(mine)
 		})
 	}
 	wg.Wait()
@@ -97,22 +96,20 @@ func runLoops(ctx context.Context, c config, addr string, reqs [][]byte) (int, t
 	if run.err != nil {
 		return 0, 0, nil, run.err
 	}
-	n := 0
 	var all []time.Duration
 	for t := range threads {
-		n += counts[t]
 		all = append(all, lats[t]...)
 	}
-	return n, el, all, nil
+	return len(all), el, all, nil
 }
 
-// loop answers its connections until the deadline: pipelines completed
-// and their latencies.
-func (r *loopRun) loop(conns []*loopConn) (int, []time.Duration) {
+// loop answers its connections until the deadline: the latency of each
+// pipeline completed.
+func (r *loopRun) loop(conns []*loopConn) []time.Duration {
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		r.fail(fmt.Errorf("epoll: %w", err))
-		return 0, nil
+		return nil
 	}
 	defer syscall.Close(ep)
 	now := time.Now()
@@ -120,11 +117,11 @@ func (r *loopRun) loop(conns []*loopConn) (int, []time.Duration) {
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(i)}
 		if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, cn.fd, &ev); err != nil {
 			r.fail(fmt.Errorf("epoll: %w", err))
-			return 0, nil
+			return nil
 		}
 		if err := r.send(cn, now); err != nil {
 			r.fail(err)
-			return 0, nil
+			return nil
 		}
 	}
 	lats := make([]time.Duration, 0, 1<<16)
@@ -150,11 +147,11 @@ func (r *loopRun) loop(conns []*loopConn) (int, []time.Duration) {
 			}
 			if err != nil {
 				r.fail(err)
-				return len(lats), lats
+				return lats
 			}
 		}
 	}
-	return len(lats), lats
+	return lats
 }
 
 // send writes cn's next pipeline of requests.
@@ -190,7 +187,7 @@ func (r *loopRun) receive(cn *loopConn) (bool, error) {
 	}
 	n, err := syscall.Read(cn.fd, cn.buf[cn.n:])
 	switch {
-	case errors.Is(err, syscall.EINTR) || errors.Is(err, syscall.EAGAIN):
+	case errors.Is(err, syscall.EINTR): // a blocking socket: no EAGAIN
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("read: %w", err)

@@ -31,7 +31,7 @@ func runHTTP(ctx context.Context, c config) error {
 	var el time.Duration
 	var lats []time.Duration
 	var err error
-	if c.threads > 0 && haveEventLoop {
+	if c.eventLoop() {
 		n, el, lats, err = runLoops(ctx, c, host, reqs)
 	} else {
 		n, el, lats, err = runConns(ctx, c, host, reqs)
@@ -47,7 +47,8 @@ func runHTTP(ctx context.Context, c config) error {
 		what += fmt.Sprintf(", pipeline %d (latency a pipeline)", c.inflight)
 	}
 	report(what, n*c.inflight, n*c.inflight*c.points, el, lats)
-	if perReq := func(d time.Duration) float64 { return d.Seconds() * 1e6 / float64(max(n*c.inflight, 1)) }; cpu > 0 {
+	perReq := func(d time.Duration) float64 { return d.Seconds() * 1e6 / float64(max(n*c.inflight, 1)) }
+	if cpu > 0 {
 		line := fmt.Sprintf("  CPU a request: load generator %.1f us (%s)", perReq(cpu), c.engineName())
 		if srvOK && srv1OK {
 			line += fmt.Sprintf(", server %.1f us", perReq(srv1-srv0))
@@ -57,8 +58,11 @@ func runHTTP(ctx context.Context, c config) error {
 	return nil
 }
 
+// eventLoop reports whether -mode http runs epoll event loops.
+func (c config) eventLoop() bool { return c.threads > 0 && haveEventLoop }
+
 func (c config) engineName() string {
-	if c.threads > 0 && haveEventLoop {
+	if c.eventLoop() {
 		return fmt.Sprintf("%d event-loop threads", min(c.threads, c.clients))
 	}
 	return "a goroutine a connection"

@@ -242,16 +242,24 @@ func runNearest(ctx context.Context, f runFlags, in *runInputs, opts geoknn.Opti
 		}
 		defer unpin()
 	}
+	nearest := func(ctx context.Context, res *geoknn.Result) error {
+		return in.s.NearestInto(ctx, in.obs.cols, in.ref.cols, res)
+	}
+	closeAtExit := in.s.CloseAtExit
 	if f.repeat > 1 {
 		// Repeated queries of one reference set, as a program asks them:
 		// through an Index, whose references are prepared and whose plan is
 		// chosen once, not again for every query (tens of milliseconds of
-		// host work before a 2^30 query's first job).
-		if _, err := in.s.NewIndex(in.ref.cols); err != nil {
+		// host work before a 2^30 query's first job). It takes the
+		// searcher over, and closes its engine.
+		x, err := in.s.NewIndex(in.ref.cols)
+		if err != nil {
 			return err
 		}
+		nearest = func(ctx context.Context, res *geoknn.Result) error { return x.NearestInto(ctx, in.obs.cols, res) }
+		closeAtExit = x.CloseAtExit
 	}
-	res, queries, err := in.query(ctx, f.repeat, bar)
+	res, queries, err := in.query(ctx, f.repeat, bar, nearest)
 	if err != nil {
 		return err
 	}
@@ -261,7 +269,7 @@ func runNearest(ctx context.Context, f runFlags, in *runInputs, opts geoknn.Opti
 	}
 	end := opts.Trace.Begin("host", "close engine")
 	defer end()
-	return in.s.CloseAtExit() // the process exits next: its exit frees the GPUs at once
+	return closeAtExit() // the process exits next: its exit frees the GPUs at once
 }
 
 // pin page-locks the points and the answers once, so that every query
@@ -546,16 +554,16 @@ type timedQuery struct {
 	stats geoknn.Stats
 }
 
-// query runs the query repeat times on the open searcher and returns the
-// last answers with every run's times.
-func (in *runInputs) query(ctx context.Context, repeat int, bar *progressBar) (*geoknn.Result, []timedQuery, error) {
+// query runs nearest repeat times and returns the last answers with every
+// run's times.
+func (in *runInputs) query(ctx context.Context, repeat int, bar *progressBar, nearest func(context.Context, *geoknn.Result) error) (*geoknn.Result, []timedQuery, error) {
 	res := in.res
 	var queries []timedQuery
 	for range repeat {
 		bar.start(in.obs.cols.Len())
 		t := time.Now()
 		end := in.trace.Begin("host", "query")
-		err := in.s.NearestInto(ctx, in.obs.cols, in.ref.cols, res)
+		err := nearest(ctx, res)
 		end()
 		bar.done()
 		if err != nil {

@@ -34,9 +34,6 @@ func (q *query) kind() stream.AnswerKind {
 	return k
 }
 
-// key is what queries must share to be answered by one engine call.
-func (q *query) key() geoknn.Query { return q.ask }
-
 // answer is a query's result against snap (held: release it when done).
 // Nearest fills index and dist (one a point), k nearest the same with k a
 // point, within counts and, for lists, offsets (from 0) with index and dist.
@@ -292,9 +289,9 @@ func (b *batcher) run(l *leader) {
 		}
 		// The jobs asking what j asks.
 		group := l.group[:0]
-		k := j.q.key()
+		k := j.q.ask // the queries one engine call answers ask alike
 		for i2 := i; i2 < len(batch); i2++ {
-			if !done[i2] && batch[i2].q.key() == k && batch[i2].ctx.Err() == nil {
+			if !done[i2] && batch[i2].q.ask == k && batch[i2].ctx.Err() == nil {
 				group = append(group, batch[i2])
 				done[i2] = true
 			} else if !done[i2] && batch[i2].ctx.Err() != nil {

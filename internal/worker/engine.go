@@ -13,7 +13,6 @@ import (
 	"unsafe"
 
 	"github.com/geoknn/geoknn"
-	"github.com/geoknn/geoknn/stream"
 )
 
 // noNeighbour marks the entries of a k-nearest row past its maximum
@@ -249,12 +248,6 @@ func (w *workerIndex) answer(ctx context.Context, lat, lon []float64, q geoknn.Q
 	r := a.Within
 	return nil, &withinAnswer{counts: r.Counts, offsets: r.Offsets, index: r.Index, angle: r.DistanceRad,
 		engine: r.Stats.Engine}, nil
-}
-
-// isKind reports whether q asks for answers of kind.
-func isKind(q geoknn.Query, kind stream.AnswerKind) bool {
-	k, _ := q.Kind()
-	return k == kind
 }
 
 // classify tells bad points (a valueError naming the first bad row) from

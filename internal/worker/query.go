@@ -64,7 +64,7 @@ func checkQuery(r request, nref int) error {
 // request's, or a new one when -1).
 func (w *worker) run(ctx context.Context, f *fitted, q geoknn.Query, reuse int, lat, lon []float64) (reply, *answerFile, error) {
 	t := time.Now()
-	if isKind(q, stream.KindNearest) {
+	if kind, _ := q.Kind(); kind == stream.KindNearest {
 		a, pins, err := f.nearest(ctx, lat, lon, len(lat) > 0 && w.maps.cached(unsafe.Pointer(&lat[0])))
 		if err != nil {
 			return reply{}, nil, err
