@@ -150,13 +150,27 @@ func (p *coordPages) readGroup(g int, lat, lon []float64) (err error) {
 	return p.column(rg, p.lon, lon)
 }
 
+// pageEncodings reports whether a chunk whose metadata lists encs may be
+// read here: one listing another encoding (BYTE_STREAM_SPLIT, the DELTA
+// ones) goes to arrow-go before its bytes are read, not after.
+func pageEncodings(encs []parquet.Encoding) bool {
+	for _, e := range encs {
+		switch e {
+		case parquet.Encodings.Plain, parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encodings.RLE:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // column reads column c's chunk in rg into dst, a value a row.
 func (p *coordPages) column(rg *metadata.RowGroupMetaData, c coordColumn, dst []float64) error {
 	cc, err := rg.ColumnChunk(c.leaf)
 	if err != nil {
 		return err
 	}
-	if cc.CryptoMetadata() != nil || cc.NumValues() != int64(len(dst)) {
+	if cc.CryptoMetadata() != nil || cc.NumValues() != int64(len(dst)) || !pageEncodings(cc.Encodings()) {
 		return errNotDirect
 	}
 	codec, err := p.codec(cc.Compression())

@@ -49,17 +49,17 @@ func ReadRadians(ctx context.Context, path string, opts pointio.ReadOptions) (la
 	if arrowio.Handles(path) && !ByContent(path) {
 		return arrowio.ReadFileRadians(ctx, path, opts)
 	}
-	if formatOf(path) == pointio.FormatNPY && opts.IDColumn == "" {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-			lat, lon, ok, err := numpyio.ReadNPYRadians(ctx, path, opts.Radians)
-			if ok || err != nil {
-				return lat, lon, nil, err
-			}
+	fi, statErr := os.Stat(path)
+	regular := statErr == nil && fi.Mode().IsRegular()
+	if formatOf(path) == pointio.FormatNPY && opts.IDColumn == "" && regular {
+		lat, lon, ok, err := numpyio.ReadNPYRadians(ctx, path, opts.Radians)
+		if ok || err != nil {
+			return lat, lon, nil, err
 		}
 	}
 	// Room for rows of 21 bytes ("-12.345678,123.456789\n"): the pages a
 	// wider file leaves untouched are never made resident.
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+	if regular {
 		rows := min(fi.Size()/21+16, 1<<31)
 		lat, lon = make([]float64, 0, rows), make([]float64, 0, rows)
 	}
@@ -134,9 +134,9 @@ func openPipeChunks(ctx context.Context, path string, opts pointio.ReadOptions, 
 func openPeekedChunks(ctx context.Context, br *bufio.Reader, ext, path string, opts pointio.ReadOptions, rows int) (stream.ChunkReader, error) {
 	if ext == "" {
 		if head, _ := br.Peek(len(numpyio.NPYMagic)); string(head) == numpyio.NPYMagic && opts.IDColumn == "" {
-			return numpyio.OpenNPYChunks(br, "-", opts.Radians, rows)
+			return numpyio.OpenNPYChunks(br, describe(path), opts.Radians, rows)
 		}
-		return openBufferedChunks(br, "-", opts, rows), nil
+		return openBufferedChunks(br, describe(path), opts, rows), nil
 	}
 	tmp, err := pointio.SpoolStdin(ctx, br, "", ext)
 	if err != nil {
