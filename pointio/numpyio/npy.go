@@ -215,7 +215,7 @@ func decodeLE64(dst []float64, raw []byte, at, step int) {
 // (radians) radians.
 func pointsOf(name string, lat, lon []float64, radians bool) ([]orb.Point, error) {
 	if len(lat) == 0 {
-		return nil, &pointio.InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
+		return nil, check.FileError(name, "no points")
 	}
 	rule := newNPYRule(radians)
 	pts := make([]orb.Point, len(lat))

@@ -30,7 +30,7 @@ func ReadNPYRadians(ctx context.Context, path string, radians bool) (lat, lon []
 	}
 	defer nf.f.Close()
 	if nf.n == 0 {
-		return nil, nil, false, &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: "no points"}
+		return nil, nil, false, check.FileError(path, "no points")
 	}
 	lat, lon, err = nf.readRows(ctx, path, radians, 0, nf.n)
 	return lat, lon, err == nil, err

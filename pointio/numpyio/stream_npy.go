@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/internal/check"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -38,7 +39,7 @@ func OpenNPYFile(path string, radians bool, chunkRows int) (stream.ChunkReader, 
 	}
 	if nf.n == 0 {
 		nf.f.Close()
-		return nil, &pointio.InputError{File: path, Feature: -1, Point: -1, Reason: "no points"}
+		return nil, check.FileError(path, "no points")
 	}
 	return &npyChunks{file: &npyFileRows{f: nf.f, data: nf.data}, closer: nf.f, name: path, npyValues: nf.npyValues,
 		rule: newNPYRule(radians), n: nf.n, rows: chunkRows}, nil
@@ -67,7 +68,7 @@ func OpenNPYChunks(r io.Reader, name string, radians bool, chunkRows int) (strea
 		return nil, npyError(name, fmt.Errorf("a Fortran-order array from a stream: give the file's name"))
 	}
 	if a.shape[0] == 0 {
-		return nil, &pointio.InputError{File: name, Feature: -1, Point: -1, Reason: "no points"}
+		return nil, check.FileError(name, "no points")
 	}
 	return &npyChunks{r: bufio.NewReaderSize(r, 1<<20), name: name, npyValues: vals,
 		rule: newNPYRule(radians), n: a.shape[0], rows: chunkRows}, nil
