@@ -2,10 +2,9 @@ package numpyio
 
 import (
 	"io"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
+
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // npyPartRows is how many rows a worker reads, then decodes, at a time:
@@ -32,20 +31,12 @@ type npyPart struct {
 // on every core.
 func (c *npyChunks) readFile(lat, lon []float64) error {
 	parts := make([]npyPart, (len(lat)+npyPartRows-1)/npyPartRows)
-	workers := min(runtime.GOMAXPROCS(0), len(parts))
-	for len(c.file.bufs) < workers {
+	for len(c.file.bufs) < parallel.Workers(len(lat), npyPartRows, 0) {
 		c.file.bufs = append(c.file.bufs, nil)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for p := int(next.Add(1) - 1); p < len(parts); p = int(next.Add(1) - 1) {
-				parts[p] = c.readPart(w, p, lat, lon)
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Blocks(len(lat), npyPartRows, 0, func(w, lo, _ int) {
+		parts[lo/npyPartRows] = c.readPart(w, lo/npyPartRows, lat, lon)
+	})
 	return c.partsError(parts, lat, lon)
 }
 

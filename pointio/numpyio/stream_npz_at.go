@@ -6,10 +6,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"runtime"
-	"sync"
 	"sync/atomic"
 
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -215,24 +214,19 @@ type blockSum struct {
 // and writes them at w's offset on, then moves w past them.
 func (b *atBlocks) write(w *atWriter, n, block, size int, encode func(dst []byte, lo, hi int) ([]byte, error)) error {
 	sums := make([]blockSum, (n+block-1)/block)
-	workers := min(runtime.GOMAXPROCS(0), len(sums))
-	for len(b.bufs) < workers {
+	for len(b.bufs) < parallel.Workers(n, block, 0) {
 		b.bufs = append(b.bufs, nil)
 	}
-	var next atomic.Int64
 	var failed atomic.Bool // the blocks left are not worth writing
-	var wg sync.WaitGroup
-	for k := range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(sums) && !failed.Load(); i = int(next.Add(1) - 1) {
-				lo, hi := i*block, min(n, (i+1)*block)
-				if sums[i] = b.block(k, w.f, w.off+int64(lo)*int64(size), lo, hi, encode); sums[i].err != nil {
-					failed.Store(true)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Blocks(n, block, 0, func(k, lo, hi int) {
+		if failed.Load() {
+			return
+		}
+		i := lo / block
+		if sums[i] = b.block(k, w.f, w.off+int64(lo)*int64(size), lo, hi, encode); sums[i].err != nil {
+			failed.Store(true)
+		}
+	})
 	return w.advance(sums)
 }
 
