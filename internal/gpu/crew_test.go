@@ -153,7 +153,7 @@ func TestNearestJobHostHalf(t *testing.T) {
 		t.Fatalf("fresh result of %d and %d answers, want %d", len(res.Index), len(res.Distance), n)
 	}
 	// Only the job's place is written: the rest of a fresh result is not
-	// cleared (makeNoZero), the other jobs' copies fill it.
+	// cleared (parallel.Uncleared), the other jobs' copies fill it.
 	for i := job.Start; i < job.End; i++ {
 		want, wantDist := uint32(7*(i-job.Start)), float32(i-job.Start)/8
 		if res.Index[i] != want || res.Distance[i] != wantDist {

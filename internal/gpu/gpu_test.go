@@ -596,7 +596,7 @@ func TestGPUBadObservationPinned(t *testing.T) {
 	for _, is32 := range []bool{false, true} {
 		obs := enginetest.SpherePoints(300000, 1)
 		if is32 {
-			obs = float32Points(obs)
+			obs = points32(obs)
 		}
 		pinColumns(t, g, obs)
 		if !g.pinnedIn(obs) {
@@ -619,15 +619,6 @@ func TestGPUBadObservationPinned(t *testing.T) {
 			t.Errorf("float32 %v: GPU: %v\nCPU: %v", is32, gerr, cerr)
 		}
 	}
-}
-
-// float32Points is p's float64 columns rounded to float32.
-func float32Points(p index.Points) index.Points {
-	lat, lon := make([]float32, p.Len()), make([]float32, p.Len())
-	for i := range lat {
-		lat[i], lon[i] = float32(p.Lat64[i]), float32(p.Lon64[i])
-	}
-	return index.Radians32(lat, lon)
 }
 
 // pinColumns registers obs's columns for g until the test ends.

@@ -64,15 +64,15 @@ func queueJobs(queue *partition.Queue, w int) func() (partition.Job, bool) {
 }
 
 // stage copies the job's observations into the slot's page-locked staging
-// on the crew, checking them on the way; those the slot does not stage it
-// checks, but for those in the caller's page-locked memory, which the
-// device checks (valid.go) and generated ones. A
-// slot's staging and scatter may run at once: each has its own track in
-// a trace ("host in", "host out").
+// on the crew, checking them on the way. Those it does not stage it
+// checks in place (managed memory), but those the device checks (the
+// caller's page-locked columns: valid.go) and generated ones. A slot's
+// staging and scatter may run at once: each has its own track in a trace
+// ("host in", "host out").
 func (j *slotJobs) stage(i int, job partition.Job) error {
 	s := j.slots[i]
 	obs := j.obs.Slice(job.Start, job.End)
-	if s.checksOnDevice(obs) {
+	if s.cfg.checkOnDevice {
 		return nil
 	}
 	if !s.stages(obs) {
@@ -103,8 +103,8 @@ func (j *slotJobs) launch(i int, job partition.Job) error {
 	if err := d.drv.EventRecord(s.evStart, s.stream); err != nil {
 		return err
 	}
-	if obs := j.obs.Slice(job.Start, job.End); s.checksOnDevice(obs) {
-		if err := s.queueCheck(d, obs); err != nil {
+	if s.cfg.checkOnDevice {
+		if err := s.queueCheck(d, j.obs.Slice(job.Start, job.End)); err != nil {
 			return err
 		}
 	}
@@ -131,8 +131,8 @@ func (j *slotJobs) wait(i int, job partition.Job) error {
 	if err := d.drv.StreamSynchronize(s.stream); err != nil {
 		return err
 	}
-	if obs := j.obs.Slice(job.Start, job.End); s.checksOnDevice(obs) {
-		if err := s.checked(obs, job); err != nil {
+	if s.cfg.checkOnDevice {
+		if err := s.checked(j.obs.Slice(job.Start, job.End), job); err != nil {
 			return err
 		}
 	}

@@ -61,7 +61,7 @@ func (r *gpuRun) answers() engine.Result {
 }
 
 // freshResult is a result allocated for the query that fills it, without
-// the runtime clearing it (makeNoZero: the job loop writes every answer);
+// the runtime clearing it (parallel.Uncleared: the job loop writes every answer);
 // its pages are backed by the kernel on every core (parallel.Populate)
 // while the GPUs take the observations and run their kernels, so that the
 // crews' copies from the staging seldom fault.
@@ -73,7 +73,7 @@ type freshResult struct {
 // allocateResult allocates a result of n answers and starts backing its
 // pages.
 func allocateResult(n int) *freshResult {
-	out := engine.Result{Index: makeNoZero[uint32](n), Distance: makeNoZero[float32](n)}
+	out := engine.Result{Index: parallel.Uncleared[uint32](n), Distance: parallel.Uncleared[float32](n)}
 	wi, wd := parallel.Populate(out.Index), parallel.Populate(out.Distance)
 	return &freshResult{out: out, populated: func() { wi(); wd() }}
 }
@@ -150,7 +150,7 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 	}
 	cfg := slotConfig{batch: batch, is32: run.req.Obs.Is32(), managed: d.memory == ManagedMemory, dev: d.dev,
 		partials: max(batch, d.minPartials()), grid: run.grid,
-		stageIn: run.req.Obs.Gen == nil && !run.directIn, stageOut: !run.direct}
+		stageIn: run.req.Obs.Gen == nil && !run.directIn, stageOut: !run.direct, checkOnDevice: run.directIn}
 	if run.req.Algorithm == engine.Seed {
 		cfg.partials = max(cfg.partials, batch*kernels.SeedWidth)
 	}
@@ -250,6 +250,9 @@ type slotConfig struct {
 	// through pinned staging (not for generated observations, nor for
 	// answers copied straight into a caller's page-locked result).
 	stageIn, stageOut bool
+	// checkOnDevice: the jobs' observations, copied straight from the
+	// caller's page-locked columns, are checked on the device (valid.go).
+	checkOnDevice bool
 }
 
 func (c slotConfig) elem() int {

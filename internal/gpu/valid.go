@@ -17,11 +17,6 @@ import (
 // the copies, set the pace. Staged jobs are checked as the host copies
 // them into the staging; generated points need none.
 
-// checksOnDevice reports whether the slot checks obs on the device.
-func (s *slot) checksOnDevice(obs index.Points) bool {
-	return obs.Gen == nil && !s.cfg.managed && !s.cfg.stageIn
-}
-
 // queueCheck queues the check of the job's points, on the device columns
 // after their copy in, and the copy of its verdict to the host.
 func (s *slot) queueCheck(d *gpuDevice, obs index.Points) error {

@@ -127,9 +127,9 @@ func (p Points) CheckValuesOn(what string, first int, team *parallel.Team) error
 	}
 	bad := -1
 	if p.Is32() {
-		bad = firstInvalid(p.Lat32, p.Lon32, slack32, team)
+		bad = firstInvalid(p.Lat32, p.Lon32, team)
 	} else {
-		bad = firstInvalid(p.Lat64, p.Lon64, slack64, team)
+		bad = firstInvalid(p.Lat64, p.Lon64, team)
 	}
 	return p.invalidAt(what, first, bad)
 }
@@ -161,9 +161,9 @@ func (p Points) CopyChecked(dst unsafe.Pointer, what string, first int) error {
 	}
 	m, bad := p.Len(), -1
 	if p.Is32() {
-		bad = copyFirstInvalid(unsafe.Slice((*float32)(dst), 2*m), p.Lat32, p.Lon32, slack32)
+		bad = copyFirstInvalid(unsafe.Slice((*float32)(dst), 2*m), p.Lat32, p.Lon32)
 	} else {
-		bad = copyFirstInvalid(unsafe.Slice((*float64)(dst), 2*m), p.Lat64, p.Lon64, slack64)
+		bad = copyFirstInvalid(unsafe.Slice((*float64)(dst), 2*m), p.Lat64, p.Lon64)
 	}
 	return p.invalidAt(what, first, bad)
 }
@@ -171,7 +171,7 @@ func (p Points) CopyChecked(dst unsafe.Pointer, what string, first int) error {
 // copyFirstInvalid copies lat then lon into dst, a block at a time on
 // every core, each block checked while in cache; it returns firstInvalid's
 // answer.
-func copyFirstInvalid[T float32 | float64](dst, lat, lon []T, slack float64) int {
+func copyFirstInvalid[T float32 | float64](dst, lat, lon []T) int {
 	m := len(lat)
 	dlat, dlon := dst[:m], dst[m:2*m]
 	var first atomic.Int64
@@ -179,7 +179,7 @@ func copyFirstInvalid[T float32 | float64](dst, lat, lon []T, slack float64) int
 	parallel.Blocks(m, memoryBoundBlock, 0, func(_, lo, hi int) {
 		copy(dlat[lo:hi], lat[lo:hi])
 		copy(dlon[lo:hi], lon[lo:hi])
-		if bad := firstInvalidIn(dlat[lo:hi], dlon[lo:hi], slack); bad >= 0 {
+		if bad := firstInvalidIn(dlat[lo:hi], dlon[lo:hi]); bad >= 0 {
 			lowerTo(&first, int64(lo+bad))
 		}
 	})
@@ -194,12 +194,9 @@ func (p Points) invalidAt(what string, first, bad int) error {
 	if bad < 0 {
 		return nil
 	}
-	slack := slack64
-	if p.Is32() {
-		slack = slack32
-	}
+	latMax, _ := ValidBounds(p.Is32())
 	lat, lon := p.At(bad)
-	if !(lat >= -math.Pi/2-slack && lat <= math.Pi/2+slack) {
+	if !(lat >= -latMax && lat <= latMax) {
 		return fmt.Errorf("%s: point %d: latitude %v rad is not in [-pi/2, pi/2]", what, first+bad, lat)
 	}
 	return fmt.Errorf("%s: point %d: longitude %v rad is not in [-pi, pi]", what, first+bad, lon)
@@ -208,16 +205,16 @@ func (p Points) invalidAt(what string, first, bad int) error {
 // firstInvalid is the index of the first point out of range (or NaN), or
 // -1, checked on every core: a query of 2^27 points would otherwise spend
 // a noticeable part of a GPU run here.
-func firstInvalid[T float32 | float64](lat, lon []T, slack float64, team *parallel.Team) int {
+func firstInvalid[T float32 | float64](lat, lon []T, team *parallel.Team) int {
 	if len(lat) <= memoryBoundBlock {
 		// One block: checked here, without the closure and counter that
 		// a one-point query (a server's) would allocate.
-		return firstInvalidIn(lat, lon, slack)
+		return firstInvalidIn(lat, lon)
 	}
 	var first atomic.Int64
 	first.Store(math.MaxInt64)
 	team.Blocks(len(lat), memoryBoundBlock, func(_, lo, hi int) {
-		if bad := firstInvalidIn(lat[lo:hi], lon[lo:hi], slack); bad >= 0 {
+		if bad := firstInvalidIn(lat[lo:hi], lon[lo:hi]); bad >= 0 {
 			lowerTo(&first, int64(lo+bad))
 		}
 	})
@@ -229,8 +226,11 @@ func firstInvalid[T float32 | float64](lat, lon []T, slack float64, team *parall
 
 // firstInvalidIn is the first point of a block out of range (or NaN), or
 // -1.
-func firstInvalidIn[T float32 | float64](lat, lon []T, slack float64) int {
-	latMax, lonMax := T(math.Pi/2+slack), T(math.Pi+slack)
+func firstInvalidIn[T float32 | float64](lat, lon []T) int {
+	var zero T
+	_, is32 := any(zero).(float32)
+	latMax64, lonMax64 := ValidBounds(is32)
+	latMax, lonMax := T(latMax64), T(lonMax64)
 	lon = lon[:len(lat)]
 	for i := range lat {
 		if !(lat[i] >= -latMax && lat[i] <= latMax && lon[i] >= -lonMax && lon[i] <= lonMax) {

@@ -17,17 +17,12 @@ const pageBytes = 4096
 // critical path, on the one thread that copies.
 func Touched[T any](n int) []T {
 	s := make([]T, n)
-	if n == 0 {
+	b := bytesOf(s)
+	if len(b) == 0 {
 		return s
 	}
-	var zero T
-	bytes := n * int(unsafe.Sizeof(zero))
-	if bytes == 0 {
-		return s
-	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), bytes)
 	adviseHuge(b)
-	Blocks(bytes, 1<<21, 0, func(_, lo, hi int) {
+	Blocks(len(b), 1<<21, 0, func(_, lo, hi int) {
 		for i := lo; i < hi; i += pageBytes {
 			b[i] = 0
 		}
@@ -37,6 +32,16 @@ func Touched[T any](n int) []T {
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
+// bytesOf is s's memory as bytes (nil for none).
+func bytesOf[T any](s []T) []byte {
+	var zero T
+	n := len(s) * int(unsafe.Sizeof(zero))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n)
+}
+
 // Populate backs the memory of s with pages on every core, as huge pages
 // where the system allows, without writing it: memory fresh from the
 // allocator (not cleared) that other goroutines start writing at once,
@@ -44,18 +49,16 @@ func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceDat
 // returns once every page is backed (or the kernel refused: the writes
 // then fault as before).
 func Populate[T any](s []T) (wait func()) {
-	var zero T
-	bytes := len(s) * int(unsafe.Sizeof(zero))
-	if bytes == 0 {
+	b := bytesOf(s)
+	if len(b) == 0 {
 		return func() {}
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), bytes)
 	adviseHuge(b)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var refused atomic.Bool
-		Blocks(bytes, 1<<21, 0, func(_, lo, hi int) {
+		Blocks(len(b), 1<<21, 0, func(_, lo, hi int) {
 			if !refused.Load() && !populate(b[lo:hi]) {
 				refused.Store(true)
 			}

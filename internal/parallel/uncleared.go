@@ -1,4 +1,4 @@
-package gpu
+package parallel
 
 import "unsafe"
 
@@ -9,19 +9,19 @@ import "unsafe"
 //go:linkname mallocgc runtime.mallocgc
 func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
 
-// noZero is the element types makeNoZero may return: no pointers, and
+// noZero is the element types Uncleared may return: no pointers, and
 // every bit pattern a value (the collector never reads them; the caller
 // writes each before anyone else does).
 type noZero interface{ ~uint32 | ~float32 }
 
-// makeNoZero is make([]T, n) without the runtime clearing the memory
+// Uncleared is make([]T, n) without the runtime clearing the memory
 // first. A plain query's result is written whole by the job loop's
 // copies before the caller sees it, and the clearing make does is a
 // single-threaded pass over every page on the call's critical path
 // (the allocating goroutine); here the first write is the crews', spread
 // over the cores. A result the query does not finish is dropped, never
 // returned.
-func makeNoZero[T noZero](n int) []T {
+func Uncleared[T noZero](n int) []T {
 	if n == 0 {
 		return []T{}
 	}
