@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/geoknn/geoknn/internal/engine"
@@ -145,7 +146,8 @@ func (s *Searcher) pinReady(nilResult bool) error {
 	case nilResult:
 		return errors.New("geoknn: nil result")
 	}
-	return nil
+	// Pinning is for the GPUs: a StartSearcher's waits for them.
+	return s.WaitOpened(context.Background())
 }
 
 // pinColumns registers each column of size bytes; unpin undoes it and
@@ -208,6 +210,15 @@ type Searcher struct {
 	// prepared, in an Index's own Searcher, is the index's references as
 	// the engines take them: every query of that Searcher is against them.
 	prepared *engine.Prepared
+	// opening is the engine opening behind a StartSearcher's CPU engine
+	// (nil once adopted or for NewSearcher's); openTime how long opening
+	// took, and expected the stream announced meanwhile (Expect's n, k).
+	opening  *opening
+	openTime time.Duration
+	expected [2]int
+	// openingRows counts the observations answered on the CPU while the
+	// engine opened.
+	openingRows int64
 }
 
 // ErrClosed is returned by every call on a Searcher, Index or Session
@@ -217,17 +228,29 @@ var ErrClosed = errors.New("geoknn: closed")
 // NewSearcher opens the engine that opts asks for. With Engine Auto and no
 // usable GPU it opens the CPU engine and records why in Fallback.
 func NewSearcher(opts Options) (*Searcher, error) {
-	o, err := engines.Open(engines.Options{Kind: engines.Kind(opts.Engine), Devices: opts.GPUs, First: opts.FirstGPU,
-		Memory: engines.MemoryMode(opts.Memory), CPUWorkers: opts.CPUWorkers, Algorithm: engine.Algorithm(opts.Algorithm),
-		Trace: opts.Trace.recorder()})
+	defer opts.Trace.Begin("host: engine", "engine start")()
+	return newSearcher(opts)
+}
+
+// newSearcher is NewSearcher, untraced.
+func newSearcher(opts Options) (*Searcher, error) {
+	t := time.Now()
+	o, err := engines.Open(engineOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	s := &Searcher{opts: opts, eng: o.Engine, kind: CPU, fallback: o.Fallback}
+	s := &Searcher{opts: opts, eng: o.Engine, kind: CPU, fallback: o.Fallback, openTime: time.Since(t)}
 	if o.OnGPU {
 		s.kind = GPU
 	}
 	return s, nil
+}
+
+// engineOptions is opts as engines.Open takes them.
+func engineOptions(opts Options) engines.Options {
+	return engines.Options{Kind: engines.Kind(opts.Engine), Devices: opts.GPUs, First: opts.FirstGPU,
+		Memory: engines.MemoryMode(opts.Memory), CPUWorkers: opts.CPUWorkers, Algorithm: engine.Algorithm(opts.Algorithm),
+		Trace: opts.Trace.recorder()}
 }
 
 // Engine is the engine the searcher runs on: CPU or GPU (never Auto).
@@ -242,7 +265,7 @@ func (s *Searcher) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.eng.Close()
+	return errors.Join(s.closeOpening(), s.eng.Close())
 }
 
 // CloseAtExit closes the searcher for a process about to exit, as a
@@ -254,6 +277,11 @@ func (s *Searcher) Close() error {
 func (s *Searcher) CloseAtExit() error {
 	if s.closed {
 		return nil
+	}
+	if s.adopt(); s.opening != nil {
+		// GPUs still opening are left to the exit: it comes sooner.
+		s.closed, s.opening = true, nil
+		return s.eng.Close()
 	}
 	g, ok := s.eng.(engine.ExitCloser)
 	if !ok {
@@ -272,6 +300,7 @@ func (s *Searcher) ready(ctx context.Context) error {
 	if ctx == nil {
 		return errors.New("geoknn: nil context")
 	}
+	s.adopt()
 	return nil
 }
 
@@ -293,6 +322,14 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 		return errors.New("geoknn: nil result")
 	}
 	n := obs.Len()
+	if s.bridges(obs) {
+		res.Index, res.DistanceRad = fit(res.Index, n), fit(res.DistanceRad, n)
+		st, err := s.bridged(obs, func(lo, hi int, req engine.Request) (engine.Stats, error) {
+			return s.eng.Nearest(ctx, req, engine.Result{Index: res.Index[lo:hi], Distance: res.DistanceRad[lo:hi]})
+		}, ref)
+		res.Fallback, res.Stats = s.fallback, st
+		return err
+	}
 	res.Fallback = s.fallback
 	if f, ok := s.eng.(engine.FreshNearest); ok && cap(res.Index) < n && cap(res.DistanceRad) < n {
 		// A new result: the engine allocates it beside its first jobs.

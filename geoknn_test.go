@@ -293,10 +293,11 @@ func ExampleTrace() {
 		fmt.Println(err)
 		return
 	}
-	for _, s := range tr.Stages()[:3] {
+	for _, s := range tr.Stages()[:4] {
 		fmt.Println(s.Name)
 	}
 	// Output:
+	// engine start
 	// check points
 	// check observations
 	// prepare references

@@ -32,6 +32,11 @@ func (s *Searcher) NewSession(obs Points) (*Session, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
+	// A session stays on the engine it opens on: a StartSearcher's waits
+	// for its GPUs.
+	if err := s.WaitOpened(context.Background()); err != nil {
+		return nil, err
+	}
 	opts := engine.SessionOptions{Algorithm: engine.Algorithm(s.opts.Algorithm), GridSide: s.opts.GridSide}
 	es, err := s.eng.NewSession(obs.cols, opts)
 	if err != nil {

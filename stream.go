@@ -72,6 +72,9 @@ type StreamStats struct {
 	Wall                time.Duration
 	ReadWait, WriteWait time.Duration
 	Engine              Stats
+	// OpeningRows are the observations answered on the CPU while the
+	// GPUs of a StartSearcher opened.
+	OpeningRows int64
 }
 
 // Stream answers q for every observation src yields, a chunk at a time,
@@ -94,6 +97,7 @@ func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerS
 	_, k := q.Kind()
 	x.s.expect(src.Rows(), k)
 	var st StreamStats
+	openingRows := x.s.openingRows
 	pins := newStreamPins(x.s)
 	tr := x.s.opts.Trace
 	depth := q.Depth
@@ -126,6 +130,7 @@ func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerS
 	})
 	st.Chunks, st.Read, st.Query, st.Write, st.Wall = ps.Chunks, ps.Read, ps.Query, ps.Write, ps.Wall
 	st.ReadWait, st.WriteWait = ps.ReadWait, ps.WriteWaiting
+	st.OpeningRows = x.s.openingRows - openingRows
 	return st, errors.Join(err, pins.release())
 }
 
@@ -136,8 +141,12 @@ func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerS
 // waits for every GPU (2^27 Parquet on 2 x H200: a chunk held 358 ms
 // while the second GPU opened).
 func (s *Searcher) expect(n int64, k int) {
-	if e, ok := s.eng.(engine.Expecter); ok && n > 0 {
-		e.Expect(int(min(n, math.MaxInt32)), k)
+	if n <= 0 {
+		return
+	}
+	s.expected = [2]int{int(min(n, math.MaxInt32)), k} // for GPUs still opening
+	if e, ok := s.eng.(engine.Expecter); ok {
+		e.Expect(s.expected[0], k)
 	}
 }
 
@@ -154,6 +163,9 @@ type streamSlot struct {
 // answerChunk answers s's chunk of q into s's buffers (pinned by pins
 // as they come round) and adds the engine's account to st.
 func (x *Index) answerChunk(ctx context.Context, q Query, s *streamSlot, pins *streamPins, st *StreamStats) error {
+	x.eng.mu.Lock()
+	x.s.adopt() // GPUs opened behind the CPU take this chunk and pin its memory
+	x.eng.mu.Unlock()
 	pins.points(s.chunk.Lat, s.chunk.Lon)
 	s.lists = nil
 	obs := Radians64(s.chunk.Lat, s.chunk.Lon)

@@ -519,10 +519,8 @@ func openAndLoad(ctx context.Context, f runFlags, opts geoknn.Options, stderr io
 	}
 	openc := make(chan opened, 1)
 	go func() {
-		end := opts.Trace.Begin("host: engine", "engine start")
 		t := time.Now()
 		s, err := geoknn.NewSearcher(opts)
-		end()
 		openc <- opened{s, err, time.Since(t)}
 	}()
 	end := opts.Trace.Begin("host", "load/generate")

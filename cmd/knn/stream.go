@@ -52,12 +52,15 @@ func (f *runFlags) streams() bool {
 type streamJob struct {
 	f     runFlags
 	x     *geoknn.Index
+	s     *geoknn.Searcher // x's engine (x closes it)
 	ref   pointSet
 	eng   geoknn.Engine
 	algo  geoknn.Algorithm
 	trace *geoknn.Trace
 	bar   *progressBar // nil: none
 	log   io.Writer    // reports: stderr
+	// toldFallback: the reason the GPUs were passed over was printed.
+	toldFallback bool
 }
 
 // runStream is knn run over a file of observations, streamed: the
@@ -89,6 +92,8 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	if err != nil {
 		return err
 	}
+	j.s.Opening() // adopts GPUs opened or failed while the stream ran
+	j.tellFallback()
 	j.report(st, load, r.Rows())
 	end := j.trace.Begin("host", "close engine")
 	err = j.x.CloseAtExit() // the process exits next: its exit frees the GPUs at once
@@ -149,21 +154,32 @@ const engineGuessWait = 50 * time.Millisecond
 
 // likelyEngine is the engine a run will have: the one asked for, or for
 // Auto the one opened if it is ready within engineGuessWait, else GPU (a
-// driver is loading). The opened engine, if any, stays in openc.
+// driver is loading; the CPU answers meanwhile). The opened searcher
+// stays in openc.
 func likelyEngine(asked geoknn.Engine, openc chan openedSearcher) geoknn.Engine {
 	if asked != geoknn.Auto {
 		return asked
 	}
-	select {
-	case o := <-openc:
-		openc <- o
-		if o.err == nil {
-			return o.s.Engine()
-		}
+	o := <-openc
+	openc <- o
+	if o.err != nil {
 		return geoknn.CPU
-	case <-time.After(engineGuessWait):
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), engineGuessWait)
+	defer cancel()
+	if o.s.WaitOpened(ctx) != nil {
 		return geoknn.GPU
 	}
+	return o.s.Engine()
+}
+
+// plannedEngine is the engine s answers on, or GPU while its GPUs are
+// opening behind the CPU: the engine a stream's chunks are sized for.
+func plannedEngine(s *geoknn.Searcher) geoknn.Engine {
+	if s.Opening() {
+		return geoknn.GPU
+	}
+	return s.Engine()
 }
 
 // openStreamJob starts the engine while the references load, checks
@@ -184,7 +200,6 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 	if o.err != nil {
 		return nil, times, o.err
 	}
-	times.open = o.took
 	if loadErr == nil {
 		loadErr = f.checkRefs(ref.cols.Len())
 	}
@@ -192,10 +207,9 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 		o.s.Close()
 		return nil, times, loadErr
 	}
-	if o.s.Fallback() != "" {
-		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", o.s.Fallback())
-	}
-	eng := o.s.Engine()
+	j := &streamJob{f: f, s: o.s, ref: ref, algo: opts.Algorithm, trace: opts.Trace, log: stderr}
+	j.tellFallback()
+	eng := plannedEngine(o.s)
 	end = opts.Trace.Begin("host", "prepare references")
 	x, err := o.s.NewIndex(ref.cols)
 	end()
@@ -203,24 +217,32 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 		o.s.Close()
 		return nil, times, err
 	}
-	return &streamJob{f: f, x: x, ref: ref, eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
+	j.x, j.eng = x, eng
+	return j, times, nil
 }
 
-// loadTimes are the references' load and the engine's start, concurrent.
-type loadTimes struct{ load, open time.Duration }
+// tellFallback says, once, why an Auto engine runs on the CPU, when it
+// is known (GPUs opening behind the CPU may fail after the stream began).
+func (j *streamJob) tellFallback() {
+	if !j.toldFallback && j.s.Fallback() != "" {
+		fmt.Fprintf(j.log, "knn: no GPU (%s): running on the CPU\n", j.s.Fallback())
+		j.toldFallback = true
+	}
+}
+
+// loadTimes are the references' load, concurrent with the engine's start.
+type loadTimes struct{ load time.Duration }
 
 type openedSearcher struct {
-	s    *geoknn.Searcher
-	err  error
-	took time.Duration
+	s   *geoknn.Searcher
+	err error
 }
 
+// openSearcher opens the engine opts asks for; an Auto engine answers on
+// the CPU while the GPUs open behind it (geoknn.StartSearcher).
 func openSearcher(opts geoknn.Options) openedSearcher {
-	end := opts.Trace.Begin("host: engine", "engine start")
-	defer end()
-	t := time.Now()
-	s, err := geoknn.NewSearcher(opts)
-	return openedSearcher{s, err, time.Since(t)}
+	s, err := geoknn.StartSearcher(opts)
+	return openedSearcher{s, err}
 }
 
 // checkRefs checks --k against nref references, before any observation
@@ -344,7 +366,15 @@ func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 	if es.Note != "" {
 		fmt.Fprintf(w, "index:        %s\n", es.Note)
 	}
-	fmt.Fprintf(w, "load references %.3f s, engine start %.3f s (concurrent)\n", load.load.Seconds(), load.open.Seconds())
+	fmt.Fprintf(w, "load references %.3f s, ", load.load.Seconds())
+	switch {
+	case j.s.Opening():
+		fmt.Fprintf(w, "the CPU answered every observation while the GPUs opened\n")
+	case st.OpeningRows > 0:
+		fmt.Fprintf(w, "engine start %.3f s (concurrent; the CPU answered %d observations meanwhile)\n", j.s.OpenTime().Seconds(), st.OpeningRows)
+	default:
+		fmt.Fprintf(w, "engine start %.3f s (concurrent)\n", j.s.OpenTime().Seconds())
+	}
 }
 
 // openObsChunks opens --obs for reading in chunks of about rows points
