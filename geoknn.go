@@ -345,6 +345,7 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
+	s.answeredOnCPU(s.opening != nil, n)
 	res.Stats = statsOf(st)
 	return nil
 }

@@ -143,6 +143,14 @@ func (s *Searcher) closeOpening() error {
 // GPUs, once ready, wait at most that long for a query to move to them.
 const openingRowsPerWorker = 1 << 16
 
+// answeredOnCPU counts n observations a call answered on the CPU while
+// the GPUs opened (opening: whether they were when it began).
+func (s *Searcher) answeredOnCPU(opening bool, n int) {
+	if opening {
+		s.openingRows += int64(n)
+	}
+}
+
 // bridges reports whether a query of obs answers on the CPU a block at a
 // time while the GPUs open: generated sets, made on the engine that
 // answers them, and sets of one block answer in one call.
@@ -169,15 +177,13 @@ func (s *Searcher) bridged(obs Points, answer func(lo, hi int, req engine.Reques
 		if s.opening != nil {
 			hi = min(lo+s.openingBlock(), n)
 		}
-		onCPU := s.opening != nil
+		opening := s.opening != nil
 		bst, err := answer(lo, hi, s.blockRequest(obs, ref, lo, hi))
 		if err != nil {
 			return st, fmt.Errorf("geoknn: %w", err)
 		}
 		st = addStats(st, statsOf(bst))
-		if onCPU {
-			s.openingRows += int64(hi - lo)
-		}
+		s.answeredOnCPU(opening, hi-lo)
 		lo = hi
 		s.adopt()
 	}
