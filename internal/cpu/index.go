@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/index"
@@ -33,14 +34,23 @@ func NewCPUIndex(ref index.Points) (*CPUIndex, error) {
 		return nil, fmt.Errorf("references: %d (want 1 to %d)", ref.Len(), 1<<31-1)
 	}
 	x := &CPUIndex{refs: index.PrepareRefs(ref)}
-	x.tree = index.BuildKDTree(x.refs)
+	x.all = x.refs // without duplicates, the same references in the same order
 	if x.refs.Dups {
 		x.all = index.PrepareRefsAll(ref)
-		x.treeAll = index.BuildKDTree(x.all)
-	} else { // the same references in the same order: the same tree
-		x.all, x.treeAll = x.refs, x.tree
 	}
-	x.gridAll = index.BuildFittedGrid(x.all, max(4, index.GridSide(x.all.N, 2)))
+	// The trees and the grid are built side by side: each is a pass on
+	// one core (about 20 ms each for the 135,233 cities), and a stream
+	// waits for them before its first chunk.
+	var wg sync.WaitGroup
+	wg.Go(func() { x.tree = index.BuildKDTree(x.refs) })
+	wg.Go(func() { x.gridAll = index.BuildFittedGrid(x.all, max(4, index.GridSide(x.all.N, 2))) })
+	if x.refs.Dups {
+		x.treeAll = index.BuildKDTree(x.all)
+	}
+	wg.Wait()
+	if !x.refs.Dups {
+		x.treeAll = x.tree
+	}
 	return x, nil
 }
 
