@@ -324,3 +324,28 @@ func TestStreamReportUserTerms(t *testing.T) {
 		}
 	}
 }
+
+// pauseCollection turns the collector off, the GPU heap floor its limit,
+// and its resume restores both, once.
+func TestPauseCollection(t *testing.T) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOGC or GOMEMLIMIT set: kept as the user set them")
+	}
+	percent0 := debug.SetGCPercent(-1)
+	debug.SetGCPercent(percent0)
+	limit0 := debug.SetMemoryLimit(-1)
+	resume := pauseCollection()
+	percent := debug.SetGCPercent(-1)
+	limit := debug.SetMemoryLimit(-1)
+	resume()
+	resume()
+	if percent != -1 || limit != gpuHeapFloor() {
+		t.Errorf("paused: GOGC %d, limit %d (want -1, %d)", percent, limit, gpuHeapFloor())
+	}
+	if p := debug.SetGCPercent(percent0); p != percent0 {
+		t.Errorf("resumed: GOGC %d, want %d", p, percent0)
+	}
+	if l := debug.SetMemoryLimit(-1); l != limit0 {
+		t.Errorf("resumed: limit %d, want %d", l, limit0)
+	}
+}
