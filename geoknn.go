@@ -216,6 +216,8 @@ type Searcher struct {
 	opening  *opening
 	openTime time.Duration
 	expected [2]int
+	// plannedFor is the prepared references planAhead last planned.
+	plannedFor *engine.Prepared
 	// openingRows counts the observations answered on the CPU while the
 	// engine opened.
 	openingRows int64
@@ -323,6 +325,7 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	}
 	n := obs.Len()
 	if s.bridges(obs) {
+		s.planAhead(obs, ref)
 		res.Index, res.DistanceRad = fit(res.Index, n), fit(res.DistanceRad, n)
 		st, err := s.bridged(obs, func(lo, hi int, req engine.Request) (engine.Stats, error) {
 			return s.eng.Nearest(ctx, req, engine.Result{Index: res.Index[lo:hi], Distance: res.DistanceRad[lo:hi]})

@@ -164,6 +164,34 @@ func (s *Searcher) openingBlock() int {
 	return openingRowsPerWorker * cmp.Or(max(s.opts.CPUWorkers, 0), runtime.GOMAXPROCS(0))
 }
 
+// planAhead plans, on a goroutine of its own, the GPUs' query of a sample
+// of obs against s's prepared references while they open (once for each
+// prepared set), so that the first call that moves to them finds its plan
+// made.
+func (s *Searcher) planAhead(obs, ref Points) {
+	if s.prepared == nil || s.plannedFor == s.prepared {
+		return
+	}
+	s.plannedFor = s.prepared
+	go engines.PlanAhead(s.request(sampleOf(obs, planAheadSample), ref))
+}
+
+// planAheadSample is the observations planAhead copies: the plan walks
+// 512 of them.
+const planAheadSample = 4096
+
+// sampleOf is at most n of obs's points, evenly spaced, copied: a sample
+// that outlives the call obs came with.
+func sampleOf(obs Points, n int) Points {
+	step := max(obs.Len()/n, 1)
+	lat, lon := make([]float64, 0, n), make([]float64, 0, n)
+	for i := 0; i < obs.Len() && len(lat) < n; i += step {
+		la, lo := obs.At(i)
+		lat, lon = append(lat, la), append(lon, lo)
+	}
+	return Radians64(lat, lon)
+}
+
 // bridged answers obs a block at a time on the CPU while s's GPUs open,
 // and the rest in one call on the engine s has once they have (or on the
 // CPU, if they could not): answer answers rows [lo, hi) of obs, asked as

@@ -285,3 +285,23 @@ func TestStartedStreamMovesToTheGPUs(t *testing.T) {
 		t.Errorf("engine %q", st.Engine.Engine)
 	}
 }
+
+// sampleOf copies at most n points, evenly spaced, in order.
+func TestSampleOf(t *testing.T) {
+	obs := sphereColumns(t, 10, 11)
+	s := sampleOf(obs, 4)
+	if s.Len() != 4 {
+		t.Fatalf("%d points", s.Len())
+	}
+	for k, i := range []int{0, 2, 4, 6} {
+		if la, lo := s.At(k); la != latOf(obs.At(i)) || lo != lonOf(obs.At(i)) {
+			t.Errorf("point %d is not observation %d", k, i)
+		}
+	}
+	if s := sampleOf(obs, 100); s.Len() != 10 {
+		t.Errorf("a sample of 100 of 10: %d points", s.Len())
+	}
+}
+
+func latOf(lat, _ float64) float64 { return lat }
+func lonOf(_, lon float64) float64 { return lon }

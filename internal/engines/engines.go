@@ -113,6 +113,11 @@ var (
 // DeviceInfo describes one GPU.
 type DeviceInfo = gpu.DeviceInfo
 
+// PlanAhead plans a nearest query like req for the GPU engine before it
+// is open (gpu.PlanAhead): host work, kept with req's prepared
+// references.
+func PlanAhead(req engine.Request) { gpu.PlanAhead(req) }
+
 // ListDevices loads the CUDA driver and describes every GPU, with the
 // driver's CUDA version (13000 for 13.0).
 func ListDevices() ([]DeviceInfo, int, error) { return gpu.ListDevices() }
