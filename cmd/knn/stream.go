@@ -70,6 +70,7 @@ type streamJob struct {
 func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
 	t0 := time.Now()
 	openc := startEngine(opts)
+	refs := startLoadRef(ctx, f, opts.Trace) // not behind likelyEngine's wait
 	likely := likelyEngine(opts.Engine, openc)
 	resume := func() {}
 	if likely == geoknn.GPU {
@@ -77,7 +78,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	}
 	defer resume()
 	r, eng, obsErr := openObsEarly(ctx, f, likely)
-	j, load, err := prepareStreamJob(ctx, f, opts, stderr, openc, t0)
+	j, load, err := prepareStreamJob(ctx, f, opts, stderr, openc, refs, t0)
 	if err != nil || obsErr != nil {
 		closeStreamStart(j, r)
 		return cmp.Or(err, obsErr)
@@ -194,16 +195,34 @@ func plannedEngine(s *geoknn.Searcher) geoknn.Engine {
 // them against the flags and prepares them on the engine; it returns the
 // time loading and starting took.
 func openStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer) (*streamJob, loadTimes, error) {
-	return prepareStreamJob(ctx, f, opts, stderr, startEngine(opts), time.Now())
+	t0 := time.Now()
+	return prepareStreamJob(ctx, f, opts, stderr, startEngine(opts), startLoadRef(ctx, f, opts.Trace), t0)
+}
+
+// loadedRef is the references startLoadRef loaded, and when it finished.
+type loadedRef struct {
+	ref  pointSet
+	err  error
+	done time.Time
+}
+
+// startLoadRef loads --ref on a goroutine of its own.
+func startLoadRef(ctx context.Context, f runFlags, tr *geoknn.Trace) <-chan loadedRef {
+	refc := make(chan loadedRef, 1)
+	go func() {
+		defer tr.Begin("host", "load references")()
+		ref, err := loadRef(ctx, f)
+		refc <- loadedRef{ref, err, time.Now()}
+	}()
+	return refc
 }
 
 // prepareStreamJob is openStreamJob with the engine started at t0 on
-// openc.
-func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer, openc <-chan openedSearcher, t0 time.Time) (*streamJob, loadTimes, error) {
-	end := opts.Trace.Begin("host", "load references")
-	ref, loadErr := loadRef(ctx, f)
-	end()
-	times := loadTimes{load: time.Since(t0)}
+// openc and the references loading on refc.
+func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer, openc <-chan openedSearcher, refc <-chan loadedRef, t0 time.Time) (*streamJob, loadTimes, error) {
+	loaded := <-refc
+	ref, loadErr := loaded.ref, loaded.err
+	times := loadTimes{load: loaded.done.Sub(t0)}
 	o := <-openc
 	if o.err != nil {
 		return nil, times, o.err
@@ -218,7 +237,7 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 	j := &streamJob{f: f, s: o.s, ref: ref, algo: opts.Algorithm, trace: opts.Trace, log: stderr}
 	j.tellFallback()
 	eng := plannedEngine(o.s)
-	end = opts.Trace.Begin("host", "prepare references")
+	end := opts.Trace.Begin("host", "prepare references")
 	x, err := o.s.NewIndex(ref.cols)
 	end()
 	if err != nil {
