@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -220,7 +221,7 @@ type Searcher struct {
 	plannedFor *engine.Prepared
 	// openingRows counts the observations answered on the CPU while the
 	// engine opened.
-	openingRows int64
+	openingRows atomic.Int64
 }
 
 // ErrClosed is returned by every call on a Searcher, Index or Session
@@ -348,7 +349,7 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
-	s.answeredOnCPU(s.opening != nil, n)
+	s.countOpeningRows(s.opening != nil, n)
 	res.Stats = statsOf(st)
 	return nil
 }

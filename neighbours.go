@@ -86,7 +86,7 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 	if err != nil {
 		return fmt.Errorf("geoknn: %w", err)
 	}
-	s.answeredOnCPU(s.opening != nil, n)
+	s.countOpeningRows(s.opening != nil, n)
 	res.Stats = statsOf(st)
 	return nil
 }
@@ -149,7 +149,7 @@ func (s *Searcher) within(ctx context.Context, obs, ref Points, metres float64, 
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	s.answeredOnCPU(s.opening != nil, obs.Len())
+	s.countOpeningRows(s.opening != nil, obs.Len())
 	return withinResult(res, statsOf(st)), nil
 }
 

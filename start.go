@@ -96,7 +96,8 @@ func (s *Searcher) WaitOpened(ctx context.Context) error {
 }
 
 // OpenTime is how long opening the engine took: NewSearcher's, or a
-// StartSearcher's opening behind the CPU once it has ended (0 before).
+// StartSearcher's opening behind the CPU once it has ended (before that,
+// its CPU engine's).
 func (s *Searcher) OpenTime() time.Duration { return s.openTime }
 
 // adopt moves s onto the engine opened behind it, once that has ended: the
@@ -143,11 +144,11 @@ func (s *Searcher) closeOpening() error {
 // GPUs, once ready, wait at most that long for a query to move to them.
 const openingRowsPerWorker = 1 << 16
 
-// answeredOnCPU counts n observations a call answered on the CPU while
-// the GPUs opened (opening: whether they were when it began).
-func (s *Searcher) answeredOnCPU(opening bool, n int) {
+// countOpeningRows counts n observations a call answered on the CPU,
+// when the GPUs were opening as it began (opening).
+func (s *Searcher) countOpeningRows(opening bool, n int) {
 	if opening {
-		s.openingRows += int64(n)
+		s.openingRows.Add(int64(n))
 	}
 }
 
@@ -183,11 +184,10 @@ const planAheadSample = 4096
 // sampleOf is at most n of obs's points, evenly spaced, copied: a sample
 // that outlives the call obs came with.
 func sampleOf(obs Points, n int) Points {
-	step := max(obs.Len()/n, 1)
-	lat, lon := make([]float64, 0, n), make([]float64, 0, n)
-	for i := 0; i < obs.Len() && len(lat) < n; i += step {
-		la, lo := obs.At(i)
-		lat, lon = append(lat, la), append(lon, lo)
+	m := min(n, obs.Len())
+	lat, lon := make([]float64, m), make([]float64, m)
+	for k := range m {
+		lat[k], lon[k] = obs.At(k * obs.Len() / m)
 	}
 	return Radians64(lat, lon)
 }
@@ -211,7 +211,7 @@ func (s *Searcher) bridged(obs Points, answer func(lo, hi int, req engine.Reques
 			return st, fmt.Errorf("geoknn: %w", err)
 		}
 		st = addStats(st, statsOf(bst))
-		s.answeredOnCPU(opening, hi-lo)
+		s.countOpeningRows(opening, hi-lo)
 		lo = hi
 		s.adopt()
 	}

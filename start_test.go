@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,9 +123,9 @@ func TestStartedNearestMovesBetweenBlocks(t *testing.T) {
 	if onCPU.calls.Load() != 2 || gpu.calls.Load() != 1 {
 		t.Errorf("CPU answered %d blocks, the GPUs %d calls: want 2 and 1", onCPU.calls.Load(), gpu.calls.Load())
 	}
-	if s.Opening() || s.Engine() != GPU || !onCPU.closed.Load() || s.openingRows != 2*openingRowsPerWorker {
+	if s.Opening() || s.Engine() != GPU || !onCPU.closed.Load() || s.openingRows.Load() != 2*openingRowsPerWorker {
 		t.Errorf("after: opening %v, engine %v, CPU engine closed %v, %d rows on the CPU", s.Opening(), s.Engine(),
-			onCPU.closed.Load(), s.openingRows)
+			onCPU.closed.Load(), s.openingRows.Load())
 	}
 }
 
@@ -293,7 +294,7 @@ func TestSampleOf(t *testing.T) {
 	if s.Len() != 4 {
 		t.Fatalf("%d points", s.Len())
 	}
-	for k, i := range []int{0, 2, 4, 6} {
+	for k, i := range []int{0, 2, 5, 7} {
 		if la, lo := s.At(k); la != latOf(obs.At(i)) || lo != lonOf(obs.At(i)) {
 			t.Errorf("point %d is not observation %d", k, i)
 		}
@@ -305,3 +306,35 @@ func TestSampleOf(t *testing.T) {
 
 func latOf(lat, _ float64) float64 { return lat }
 func lonOf(_, lon float64) float64 { return lon }
+
+// A stream and other queries on the same index while the GPUs open and
+// after: the engine moves under the index's lock (run with -race).
+func TestStartedStreamBesideQueries(t *testing.T) {
+	s, _, _, release := startedOnCPU(t, nil)
+	ref := sphereColumns(t, 800, 8)
+	x, err := s.NewIndex(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	obs := sphereColumns(t, 400*1000, 9)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sink := func(stream.Chunk, stream.Answers) error { return nil }
+		if _, err := x.Stream(context.Background(), &chunksOf{p: obs, size: 1000}, sink, StreamQuery{Depth: 2}); err != nil {
+			t.Error(err)
+		}
+	}()
+	other := sphereColumns(t, 1000, 10)
+	for i := 0; i < 50; i++ {
+		if i == 10 {
+			close(release)
+		}
+		if _, err := x.Nearest(context.Background(), other); err != nil {
+			t.Error(err)
+		}
+	}
+	wg.Wait()
+}

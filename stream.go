@@ -72,8 +72,9 @@ type StreamStats struct {
 	Wall                time.Duration
 	ReadWait, WriteWait time.Duration
 	Engine              Stats
-	// OpeningRows are the observations answered on the CPU while the
-	// GPUs of a StartSearcher opened.
+	// OpeningRows are the observations the index's engine answered on
+	// the CPU while the GPUs of a StartSearcher opened, during the stream
+	// (other queries on the same engine meanwhile included).
 	OpeningRows int64
 }
 
@@ -95,9 +96,10 @@ func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerS
 		return StreamStats{}, err
 	}
 	_, k := q.Kind()
-	x.s.expect(src.Rows(), k)
 	var st StreamStats
-	openingRows := x.s.openingRows
+	x.locked(func() { x.s.expect(src.Rows(), k) })
+	defer x.locked(func() { x.s.expected = [2]int{} }) // a later adopt has no stream to expect
+	openingRows := x.s.openingRows.Load()
 	pins := newStreamPins(x.s)
 	tr := x.s.opts.Trace
 	depth := q.Depth
@@ -130,7 +132,7 @@ func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerS
 	})
 	st.Chunks, st.Read, st.Query, st.Write, st.Wall = ps.Chunks, ps.Read, ps.Query, ps.Write, ps.Wall
 	st.ReadWait, st.WriteWait = ps.ReadWait, ps.WriteWaiting
-	st.OpeningRows = x.s.openingRows - openingRows
+	st.OpeningRows = x.s.openingRows.Load() - openingRows
 	return st, errors.Join(err, pins.release())
 }
 
@@ -163,10 +165,10 @@ type streamSlot struct {
 // answerChunk answers s's chunk of q into s's buffers (pinned by pins
 // as they come round) and adds the engine's account to st.
 func (x *Index) answerChunk(ctx context.Context, q Query, s *streamSlot, pins *streamPins, st *StreamStats) error {
-	x.eng.mu.Lock()
-	x.s.adopt() // GPUs opened behind the CPU take this chunk and pin its memory
-	x.eng.mu.Unlock()
-	pins.points(s.chunk.Lat, s.chunk.Lon)
+	x.locked(func() {
+		x.s.adopt() // GPUs opened behind the CPU take this chunk and pin its memory
+		pins.points(s.chunk.Lat, s.chunk.Lon)
+	})
 	s.lists = nil
 	obs := Radians64(s.chunk.Lat, s.chunk.Lon)
 	base := s.chunk.Base
@@ -178,12 +180,12 @@ func (x *Index) answerChunk(ctx context.Context, q Query, s *streamSlot, pins *s
 	)
 	switch kind, _ := q.Kind(); kind {
 	case stream.KindNearest:
-		pins.answers(s.nearest.Index, s.nearest.DistanceRad)
+		x.locked(func() { pins.answers(s.nearest.Index, s.nearest.DistanceRad) })
 		err = x.NearestInto(ctx, obs, &s.nearest)
 		a, es = s.nearest.Answers(), s.nearest.Stats
 	case stream.KindKNearest:
 		s.k.K = q.Asked()
-		pins.answers(s.k.Index, s.k.DistanceRad)
+		x.locked(func() { pins.answers(s.k.Index, s.k.DistanceRad) })
 		err = x.KNearestInto(ctx, obs, q.MaxMetres, &s.k)
 		res := &s.k
 		if err == nil && q.ExcludeSelf {
@@ -201,6 +203,14 @@ func (x *Index) answerChunk(ctx context.Context, q Query, s *streamSlot, pins *s
 	st.Rows += int64(a.N)
 	st.Engine = addStats(st.Engine, es)
 	return nil
+}
+
+// locked runs fn under the index's engine mutex: the searcher's engine
+// may move from the CPU to the GPUs (adopt) under it at any query.
+func (x *Index) locked(fn func()) {
+	x.eng.mu.Lock()
+	defer x.eng.mu.Unlock()
+	fn()
 }
 
 // addStats adds one chunk's account b to a stream's a: the engine and

@@ -98,11 +98,11 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 		defer limitHeap(j.heapLimit(r.Rows()))()
 	}
 	st, err := j.write(ctx, r, f.out, stdout)
+	j.s.Opening() // adopts GPUs opened or failed while the stream ran
+	j.tellFallback()
 	if err != nil {
 		return err
 	}
-	j.s.Opening() // adopts GPUs opened or failed while the stream ran
-	j.tellFallback()
 	j.report(st, load, r.Rows())
 	end := j.trace.Begin("host", "close engine")
 	err = j.x.CloseAtExit() // the process exits next: its exit frees the GPUs at once
@@ -231,17 +231,17 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 		loadErr = f.checkRefs(ref.cols.Len())
 	}
 	if loadErr != nil {
-		o.s.Close()
+		o.s.CloseAtExit() // the command exits next: no wait for GPUs still opening
 		return nil, times, loadErr
 	}
 	j := &streamJob{f: f, s: o.s, ref: ref, algo: opts.Algorithm, trace: opts.Trace, log: stderr}
+	eng := plannedEngine(o.s) // adopts GPUs that failed by now
 	j.tellFallback()
-	eng := plannedEngine(o.s)
 	end := opts.Trace.Begin("host", "prepare references")
 	x, err := o.s.NewIndex(ref.cols)
 	end()
 	if err != nil {
-		o.s.Close()
+		o.s.CloseAtExit()
 		return nil, times, err
 	}
 	j.x, j.eng = x, eng
