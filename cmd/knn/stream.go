@@ -60,8 +60,6 @@ type streamJob struct {
 	trace *geoknn.Trace
 	bar   *progressBar // nil: none
 	log   io.Writer    // reports: stderr
-	// toldFallback: the reason the GPUs were passed over was printed.
-	toldFallback bool
 }
 
 // runStream is knn run over a file of observations, streamed: the
@@ -98,8 +96,6 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 		defer limitHeap(j.heapLimit(r.Rows()))()
 	}
 	st, err := j.write(ctx, r, f.out, stdout)
-	j.s.Opening() // adopts GPUs opened or failed while the stream ran
-	j.tellFallback()
 	if err != nil {
 		return err
 	}
@@ -163,32 +159,21 @@ const engineGuessWait = 50 * time.Millisecond
 
 // likelyEngine is the engine a run will have: the one asked for, or for
 // Auto the one opened if it is ready within engineGuessWait, else GPU (a
-// driver is loading; the CPU answers meanwhile). The opened searcher
-// stays in openc.
+// driver is loading). The opened engine, if any, stays in openc.
 func likelyEngine(asked geoknn.Engine, openc chan openedSearcher) geoknn.Engine {
 	if asked != geoknn.Auto {
 		return asked
 	}
-	o := <-openc
-	openc <- o
-	if o.err != nil {
+	select {
+	case o := <-openc:
+		openc <- o
+		if o.err == nil {
+			return o.s.Engine()
+		}
 		return geoknn.CPU
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), engineGuessWait)
-	defer cancel()
-	if o.s.WaitOpened(ctx) != nil {
+	case <-time.After(engineGuessWait):
 		return geoknn.GPU
 	}
-	return o.s.Engine()
-}
-
-// plannedEngine is the engine s answers on, or GPU while its GPUs are
-// opening behind the CPU: the engine a stream's chunks are sized for.
-func plannedEngine(s *geoknn.Searcher) geoknn.Engine {
-	if s.Opening() {
-		return geoknn.GPU
-	}
-	return s.Engine()
 }
 
 // openStreamJob starts the engine while the references load, checks
@@ -235,8 +220,10 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 		return nil, times, loadErr
 	}
 	j := &streamJob{f: f, s: o.s, ref: ref, algo: opts.Algorithm, trace: opts.Trace, log: stderr}
-	eng := plannedEngine(o.s) // adopts GPUs that failed by now
-	j.tellFallback()
+	if o.s.Fallback() != "" {
+		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", o.s.Fallback())
+	}
+	eng := o.s.Engine()
 	end := opts.Trace.Begin("host", "prepare references")
 	x, err := o.s.NewIndex(ref.cols)
 	end()
@@ -248,15 +235,6 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 	return j, times, nil
 }
 
-// tellFallback says, once, why an Auto engine runs on the CPU, when it
-// is known (GPUs opening behind the CPU may fail after the stream began).
-func (j *streamJob) tellFallback() {
-	if !j.toldFallback && j.s.Fallback() != "" {
-		fmt.Fprintf(j.log, "knn: no GPU (%s): running on the CPU\n", j.s.Fallback())
-		j.toldFallback = true
-	}
-}
-
 // loadTimes are the references' load, concurrent with the engine's start.
 type loadTimes struct{ load time.Duration }
 
@@ -265,10 +243,12 @@ type openedSearcher struct {
 	err error
 }
 
-// openSearcher opens the engine opts asks for; an Auto engine answers on
-// the CPU while the GPUs open behind it (geoknn.StartSearcher).
+// openSearcher opens the engine opts asks for and waits for it. Not
+// geoknn.StartSearcher: the CPU and GPU engines agree on every index but
+// not on every distance's last float32 bit (one row of 2^27 differed on
+// one H200), and a file's bytes must not depend on when the GPUs opened.
 func openSearcher(opts geoknn.Options) openedSearcher {
-	s, err := geoknn.StartSearcher(opts)
+	s, err := geoknn.NewSearcher(opts)
 	return openedSearcher{s, err}
 }
 
@@ -417,15 +397,7 @@ func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 	if es.Note != "" {
 		fmt.Fprintf(w, "index:        %s\n", es.Note)
 	}
-	fmt.Fprintf(w, "load references %.3f s, ", load.load.Seconds())
-	switch {
-	case j.s.Opening():
-		fmt.Fprintf(w, "the CPU answered every observation while the GPUs opened\n")
-	case st.OpeningRows > 0:
-		fmt.Fprintf(w, "engine start %.3f s (concurrent; the CPU answered %d observations meanwhile)\n", j.s.OpenTime().Seconds(), st.OpeningRows)
-	default:
-		fmt.Fprintf(w, "engine start %.3f s (concurrent)\n", j.s.OpenTime().Seconds())
-	}
+	fmt.Fprintf(w, "load references %.3f s, engine start %.3f s (concurrent)\n", load.load.Seconds(), j.s.OpenTime().Seconds())
 }
 
 // openObsChunks opens --obs for reading in chunks of about rows points
