@@ -80,6 +80,19 @@ func startedOnCPU(t *testing.T, fail error) (s *Searcher, onCPU *countedEngine, 
 	return s, onCPU, gpu, release
 }
 
+// startedIndex is an index over ref on a startedOnCPU searcher, closed
+// when the test ends (after it has released the opening).
+func startedIndex(t *testing.T, ref Points) (x *Index, onCPU *countedEngine, gpu *pinningEngine, release chan struct{}) {
+	t.Helper()
+	s, onCPU, gpu, release := startedOnCPU(t, nil)
+	x, err := s.NewIndex(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x, onCPU, gpu, release
+}
+
 // sphereColumns is n points uniform on the sphere as radian columns.
 func sphereColumns(t *testing.T, n int, seed uint64) Points {
 	t.Helper()
@@ -129,14 +142,20 @@ func TestStartedNearestMovesBetweenBlocks(t *testing.T) {
 	}
 }
 
-func plainNearest(t *testing.T, obs, ref Points) *Result {
+// plainCPU is a CPU searcher, closed when the test ends.
+func plainCPU(t *testing.T) *Searcher {
 	t.Helper()
 	plain, err := NewSearcher(Options{Engine: CPU})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer plain.Close()
-	want, err := plain.Nearest(context.Background(), obs, ref)
+	t.Cleanup(func() { plain.Close() })
+	return plain
+}
+
+func plainNearest(t *testing.T, obs, ref Points) *Result {
+	t.Helper()
+	want, err := plainCPU(t).Nearest(context.Background(), obs, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,12 +172,7 @@ func TestStartedKNearestMovesBetweenBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := NewSearcher(Options{Engine: CPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
-	want, err := plain.KNearest(context.Background(), obs, ref, 3, 0)
+	want, err := plainCPU(t).KNearest(context.Background(), obs, ref, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,15 +267,10 @@ func (c *chunksOf) Close() error { return nil }
 // rest go to them, with its buffers pinned as they come round, and the
 // answers are the CPU engine's alone.
 func TestStartedStreamMovesToTheGPUs(t *testing.T) {
-	s, onCPU, gpu, release := startedOnCPU(t, nil)
 	ref := sphereColumns(t, 800, 8)
-	x, err := s.NewIndex(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x, onCPU, gpu, release := startedIndex(t, ref)
 	obs := sphereColumns(t, 24*openingRowsPerWorker, 9)
-	releaseAt(s, onCPU, release, 3)
+	releaseAt(x.s, onCPU, release, 3)
 	var got []uint32
 	sink := func(_ stream.Chunk, a stream.Answers) error {
 		for i := range a.N {
@@ -310,13 +319,7 @@ func lonOf(_, lon float64) float64 { return lon }
 // A stream and other queries on the same index while the GPUs open and
 // after: the engine moves under the index's lock (run with -race).
 func TestStartedStreamBesideQueries(t *testing.T) {
-	s, _, _, release := startedOnCPU(t, nil)
-	ref := sphereColumns(t, 800, 8)
-	x, err := s.NewIndex(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x, _, _, release := startedIndex(t, sphereColumns(t, 800, 8))
 	obs := sphereColumns(t, 400*1000, 9)
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -512,17 +512,7 @@ type runInputs struct {
 // PTX JIT). The caller closes the searcher.
 func openAndLoad(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer) (*runInputs, error) {
 	t0 := time.Now()
-	type opened struct {
-		s   *geoknn.Searcher
-		err error
-		d   time.Duration
-	}
-	openc := make(chan opened, 1)
-	go func() {
-		t := time.Now()
-		s, err := geoknn.NewSearcher(opts)
-		openc <- opened{s, err, time.Since(t)}
-	}()
+	openc := startEngine(opts)
 	end := opts.Trace.Begin("host", "load/generate")
 	obs, ref, loadErr := loadBoth(ctx, f)
 	end()
@@ -542,7 +532,7 @@ func openAndLoad(ctx context.Context, f runFlags, opts geoknn.Options, stderr io
 		o.s.Close()
 		return nil, loadErr
 	}
-	return &runInputs{s: o.s, obs: obs, ref: ref, res: res, loadTime: loadTime, openTime: o.d, trace: opts.Trace, log: stderr}, nil
+	return &runInputs{s: o.s, obs: obs, ref: ref, res: res, loadTime: loadTime, openTime: o.s.OpenTime(), trace: opts.Trace, log: stderr}, nil
 }
 
 // timedQuery is one run of the query: its wall time and the engine's

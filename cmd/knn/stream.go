@@ -53,7 +53,6 @@ func (f *runFlags) streams() bool {
 type streamJob struct {
 	f     runFlags
 	x     *geoknn.Index
-	s     *geoknn.Searcher // x's engine (x closes it)
 	ref   pointSet
 	eng   geoknn.Engine
 	algo  geoknn.Algorithm
@@ -212,14 +211,14 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 	if o.err != nil {
 		return nil, times, o.err
 	}
+	times.open = o.s.OpenTime()
 	if loadErr == nil {
 		loadErr = f.checkRefs(ref.cols.Len())
 	}
 	if loadErr != nil {
-		o.s.CloseAtExit() // the command exits next: no wait for GPUs still opening
+		o.s.Close()
 		return nil, times, loadErr
 	}
-	j := &streamJob{f: f, s: o.s, ref: ref, algo: opts.Algorithm, trace: opts.Trace, log: stderr}
 	if o.s.Fallback() != "" {
 		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", o.s.Fallback())
 	}
@@ -228,15 +227,14 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 	x, err := o.s.NewIndex(ref.cols)
 	end()
 	if err != nil {
-		o.s.CloseAtExit()
+		o.s.Close()
 		return nil, times, err
 	}
-	j.x, j.eng = x, eng
-	return j, times, nil
+	return &streamJob{f: f, x: x, ref: ref, eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
 }
 
-// loadTimes are the references' load, concurrent with the engine's start.
-type loadTimes struct{ load time.Duration }
+// loadTimes are the references' load and the engine's start, concurrent.
+type loadTimes struct{ load, open time.Duration }
 
 type openedSearcher struct {
 	s   *geoknn.Searcher
@@ -397,7 +395,7 @@ func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 	if es.Note != "" {
 		fmt.Fprintf(w, "index:        %s\n", es.Note)
 	}
-	fmt.Fprintf(w, "load references %.3f s, engine start %.3f s (concurrent)\n", load.load.Seconds(), j.s.OpenTime().Seconds())
+	fmt.Fprintf(w, "load references %.3f s, engine start %.3f s (concurrent)\n", load.load.Seconds(), load.open.Seconds())
 }
 
 // openObsChunks opens --obs for reading in chunks of about rows points

@@ -39,8 +39,9 @@ func NewCPUIndex(ref index.Points) (*CPUIndex, error) {
 		x.all = index.PrepareRefsAll(ref)
 	}
 	// The trees and the grid are built side by side (about 20 ms each for
-	// the 135,233 cities, a tree's levels shared by every core only near
-	// its top), and a stream waits for them before its first chunk.
+	// the 135,233 cities on 2 cores, a tree's levels shared by every core
+	// only near its top), and a stream waits for them before its first
+	// chunk.
 	var wg sync.WaitGroup
 	wg.Go(func() { x.tree = index.BuildKDTree(x.refs) })
 	wg.Go(func() { x.gridAll = index.BuildFittedGrid(x.all, max(4, index.GridSide(x.all.N, 2))) })
