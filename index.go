@@ -43,18 +43,28 @@ type sharedEngine struct {
 }
 
 // NewIndex prepares ref (radian columns, read in place: keep them
-// unchanged while the Index is in use) on the engine opts asks for.
+// unchanged while the Index is in use) on the engine opts asks for,
+// preparing the references (PrepareReferences) while the engine opens.
 func NewIndex(ref Points, opts Options) (*Index, error) {
+	type prepared struct {
+		r   *References
+		err error
+	}
+	prep := make(chan prepared, 1)
+	go func() {
+		r, err := PrepareReferences(ref)
+		prep <- prepared{r, err}
+	}()
 	s, err := NewSearcher(opts)
+	p := <-prep
 	if err != nil {
 		return nil, err
 	}
-	x, err := s.NewIndex(ref)
-	if err != nil {
+	if p.err != nil {
 		s.Close()
-		return nil, err
+		return nil, p.err
 	}
-	return x, nil
+	return s.IndexOf(p.r)
 }
 
 // NewIndex prepares ref on s's engine, as the package's NewIndex does
@@ -65,15 +75,11 @@ func (s *Searcher) NewIndex(ref Points) (*Index, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	local, err := engines.NewLocalIndex(ref.cols)
+	r, err := PrepareReferences(ref)
 	if err != nil {
-		return nil, fmt.Errorf("geoknn: %w", err)
+		return nil, err
 	}
-	// Large queries reuse the prepared references; on GPUs they stay on
-	// the device from one query to the next.
-	x := &Index{ref: ref, local: local, prepared: local.Prepared(), eng: &sharedEngine{s: s, holds: 1}, s: s}
-	s.prepared = x.prepared
-	return x, nil
+	return s.IndexOf(r)
 }
 
 // Replaced prepares ref (radian columns, read in place, as NewIndex) on

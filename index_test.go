@@ -181,3 +181,42 @@ func ExampleIndex() {
 	// [8.5417 47.3769]: airports 0 and 3, 9.1 and 9.2 km
 	// [7.5886 47.5596]: airports 1 and 0, 5.6 and 73.0 km
 }
+
+// References prepared while the engine opens (on GPUs, 0.5-1 s of driver
+// start): the Index is ready as soon as the engine is.
+func ExampleReferences() {
+	airports, _ := geoknn.Degrees([]orb.Point{{8.5492, 47.4582}, {7.5299, 47.59}, {9.0, 46.0}})
+	opened := make(chan *geoknn.Searcher, 1)
+	go func() {
+		s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
+		if err != nil {
+			fmt.Println(err) // s is nil
+		}
+		opened <- s
+	}()
+	refs, err := geoknn.PrepareReferences(airports)
+	s := <-opened
+	if s == nil {
+		return
+	}
+	if err != nil {
+		s.Close()
+		fmt.Println(err)
+		return
+	}
+	x, err := s.IndexOf(refs)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer x.Close()
+	city, _ := geoknn.Degrees([]orb.Point{{7.5886, 47.5596}})
+	res, err := x.Nearest(context.Background(), city)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("airport %d, %.1f km\n", res.Index[0], res.Metres(0)/1000)
+	// Output:
+	// airport 1, 5.6 km
+}

@@ -59,6 +59,34 @@ type streamJob struct {
 	trace *geoknn.Trace
 	bar   *progressBar // nil: none
 	log   io.Writer    // reports: stderr
+	// closed has x's Close's error once closeEngineEarly started it.
+	closed chan error
+}
+
+// closeEngineEarly starts closing the engine on a goroutine of its own
+// once the last answers are in the output's hands, so that the GPUs'
+// contexts and memory are released while the output is finished and
+// synced to the disk, rather than by the process's exit after it
+// (0.13-0.20 s on one H200).
+func (j *streamJob) closeEngineEarly() {
+	if j.closed != nil || j.eng != geoknn.GPU {
+		return
+	}
+	j.closed = make(chan error, 1)
+	go func() {
+		defer j.trace.Begin("host", "close engine")()
+		j.closed <- j.x.Close()
+	}()
+}
+
+// closeEngine ends the engine as the process's last step: it waits for
+// the close closeEngineEarly started, or leaves the GPUs to the exit.
+func (j *streamJob) closeEngine() error {
+	if j.closed != nil {
+		return <-j.closed
+	}
+	defer j.trace.Begin("host", "close engine")()
+	return j.x.CloseAtExit() // the process exits next: its exit frees the GPUs at once
 }
 
 // runStream is knn run over a file of observations, streamed: the
@@ -75,7 +103,10 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	}
 	defer resume()
 	r, eng, obsErr := openObsEarly(ctx, f, likely)
-	j, load, err := prepareStreamJob(ctx, f, opts, stderr, openc, refs, t0)
+	if obsErr == nil && r != nil && likely == geoknn.GPU && f.plansAhead(opts) {
+		r = peekFirst(ctx, r, f.obs)
+	}
+	j, load, err := prepareStreamJob(ctx, f, opts, stderr, openc, refs, t0, r)
 	if err != nil || obsErr != nil {
 		closeStreamStart(j, r)
 		return cmp.Or(err, obsErr)
@@ -99,10 +130,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 		return err
 	}
 	j.report(st, load, r.Rows())
-	end := j.trace.Begin("host", "close engine")
-	err = j.x.CloseAtExit() // the process exits next: its exit frees the GPUs at once
-	end()
-	if err != nil {
+	if err := j.closeEngine(); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "total:        %.3f s\n", time.Since(t0).Seconds())
@@ -180,7 +208,7 @@ func likelyEngine(asked geoknn.Engine, openc chan openedSearcher) geoknn.Engine 
 // time loading and starting took.
 func openStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer) (*streamJob, loadTimes, error) {
 	t0 := time.Now()
-	return prepareStreamJob(ctx, f, opts, stderr, startEngine(opts), startLoadRef(ctx, f, opts.Trace), t0)
+	return prepareStreamJob(ctx, f, opts, stderr, startEngine(opts), startLoadRef(ctx, f, opts.Trace), t0, nil)
 }
 
 // loadedRef is the references startLoadRef loaded, and when it finished.
@@ -203,18 +231,19 @@ func startLoadRef(ctx context.Context, f runFlags, tr *geoknn.Trace) <-chan load
 
 // prepareStreamJob is openStreamJob with the engine started at t0 on
 // openc and the references loading on refc.
-func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer, openc <-chan openedSearcher, refc <-chan loadedRef, t0 time.Time) (*streamJob, loadTimes, error) {
+func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer, openc <-chan openedSearcher, refc <-chan loadedRef, t0 time.Time, obs stream.ChunkReader) (*streamJob, loadTimes, error) {
 	loaded := <-refc
 	ref, loadErr := loaded.ref, loaded.err
 	times := loadTimes{load: loaded.done.Sub(t0)}
+	var refs *geoknn.References
+	if loadErr == nil {
+		refs, loadErr = prepareRefs(ctx, f, ref, opts, obs)
+	}
 	o := <-openc
 	if o.err != nil {
 		return nil, times, o.err
 	}
 	times.open = o.s.OpenTime()
-	if loadErr == nil {
-		loadErr = f.checkRefs(ref.cols.Len())
-	}
 	if loadErr != nil {
 		o.s.Close()
 		return nil, times, loadErr
@@ -222,15 +251,29 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 	if o.s.Fallback() != "" {
 		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", o.s.Fallback())
 	}
-	eng := o.s.Engine()
-	end := opts.Trace.Begin("host", "prepare references")
-	x, err := o.s.NewIndex(ref.cols)
-	end()
+	x, err := o.s.IndexOf(refs)
 	if err != nil {
 		o.s.Close()
 		return nil, times, err
 	}
-	return &streamJob{f: f, x: x, ref: ref, eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
+	return &streamJob{f: f, x: x, ref: ref, eng: o.s.Engine(), algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
+}
+
+// prepareRefs checks the references against the flags and prepares them,
+// while the engine opens; with obs peeked (peekFirst), it plans the GPUs'
+// query of its first chunk too.
+func prepareRefs(ctx context.Context, f runFlags, ref pointSet, opts geoknn.Options, obs stream.ChunkReader) (*geoknn.References, error) {
+	if err := f.checkRefs(ref.cols.Len()); err != nil {
+		return nil, err
+	}
+	end := opts.Trace.Begin("host", "prepare references")
+	refs, err := geoknn.PrepareReferences(ref.cols)
+	end()
+	if err != nil {
+		return nil, err
+	}
+	planFromFirst(ctx, obs, refs, opts)
+	return refs, nil
 }
 
 // loadTimes are the references' load and the engine's start, concurrent.

@@ -22,6 +22,9 @@ func (j *streamJob) write(ctx context.Context, r stream.ChunkReader, out string,
 	var runErr error // told as it is, not as the output's write error
 	run := func(sink geoknn.AnswerSink) error {
 		st, runErr = j.streamInto(ctx, r, 0, j.progress(r.Rows(), sink))
+		if runErr == nil {
+			j.closeEngineEarly()
+		}
 		return runErr
 	}
 	if out == "" {

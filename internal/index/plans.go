@@ -75,6 +75,16 @@ func (p *Plans) Plan(obs Points, refs *RefSet, m GridCost, side int, tree *KDTre
 	return plan
 }
 
+// Len is the number of plans remembered.
+func (p *Plans) Len() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.last)
+}
+
 // resampled is plan with obs's sample walked through its index, and
 // whether it is still worth keeping for obs.
 func (plan GridPlan) resampled(obs Points, refs *RefSet, m GridCost) (GridPlan, bool) {
