@@ -18,11 +18,9 @@ import (
 // first call after they are ready, and a large nearest or k-nearest call
 // moves between blocks of observations, so that a stream's first chunks
 // are answered and written while the GPUs open instead of waiting for
-// them. The answers are exact on either engine and their indexes agreed
-// in every run compared, but a distance can differ in its last float32
-// bit (one row of 2^27 Parquet points against the cities, one H200), so
-// answers can depend on where each block ran: where the bytes must not
-// (knn run's files), use NewSearcher. Engine is CPU until the GPUs are adopted;
+// them. The engines' answers are the same bits (the GPUs make the CPU's
+// unit vectors and angles), so they do not depend on where each block
+// ran. Engine is CPU until the GPUs are adopted;
 // Opening and WaitOpened say when. Other engines, and the seed algorithm
 // (GPUs only), open as NewSearcher opens them.
 func StartSearcher(opts Options) (*Searcher, error) {

@@ -209,8 +209,9 @@ func sameAsFresh(t *testing.T, g *GPU, req engine.Request, want engine.Result) {
 	}
 }
 
-// compareResults requires identical indices and distances within 1 m; the
-// first answers (up to 200k) are also checked against the naive oracle.
+// compareResults requires the CPU's indices and distances, bit for bit (the
+// engines make the same unit vectors and angles: sphere.cuh's unit_go and
+// chord2_to_angle); small sets are also checked against the naive oracle.
 // gridMatchesBrute answers obs against ref on g with the grid algorithm in
 // jobs of batch observations, checks the answers against the CPU's brute
 // force and returns the query's stats.
@@ -233,7 +234,7 @@ func compareResults(t *testing.T, obs, ref index.Points, want, got engine.Result
 	t.Helper()
 	bad := 0
 	for i := range want.Index {
-		if got.Index[i] != want.Index[i] || math.Abs(float64(got.Distance[i]-want.Distance[i]))*sphere.EarthRadiusMetres > 1 || math.IsNaN(float64(got.Distance[i])) {
+		if got.Index[i] != want.Index[i] || math.Float32bits(got.Distance[i]) != math.Float32bits(want.Distance[i]) {
 			if bad < 5 {
 				t.Errorf("obs %d: gpu ref %d at %v rad, cpu ref %d at %v rad", i, got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
 			}
@@ -299,9 +300,8 @@ func compareKNearest(t *testing.T, g *GPU, req engine.Request, k int, maxRad flo
 	t.Logf("k %d, limit %.3g rad: %d jobs, %d refined in float64, kernels %v; %s", k, maxRad, st.Jobs, st.Refined, st.Kernel, st.Note)
 	for i := range want.Index {
 		// A different reference at the same rank is a tie: two references
-		// whose distances agree to the last float32 place, ordered by
-		// float64 sums that round differently on the two engines.
-		if !withinULP(want.Distance[i], got.Distance[i]) || (want.Index[i] != got.Index[i] && !slices.Contains(want.Index[i/k*k:i/k*k+k], got.Index[i])) {
+		// whose distances agree to the last float32 place.
+		if math.Float32bits(want.Distance[i]) != math.Float32bits(got.Distance[i]) || (want.Index[i] != got.Index[i] && !slices.Contains(want.Index[i/k*k:i/k*k+k], got.Index[i])) {
 			t.Fatalf("k %d: observation %d rank %d: GPU %d at %v, CPU %d at %v", k, i/k, i%k+1,
 				got.Index[i], got.Distance[i], want.Index[i], want.Distance[i])
 		}
@@ -326,7 +326,7 @@ func compareWithin(t *testing.T, g *GPU, req engine.Request, rad float64) {
 	for i := range want.Counts {
 		a, b := want.Offsets[i], want.Offsets[i+1]
 		for e := a; e < b; e++ {
-			if !withinULP(want.Distance[e], got.Distance[e]) {
+			if math.Float32bits(want.Distance[e]) != math.Float32bits(got.Distance[e]) {
 				t.Fatalf("observation %d, entry %d: GPU reference %d at %v rad, CPU %d at %v", i, e-a,
 					got.Index[e], got.Distance[e], want.Index[e], want.Distance[e])
 			}
@@ -342,16 +342,6 @@ func compareWithin(t *testing.T, g *GPU, req engine.Request, rad float64) {
 		}
 	}
 	t.Logf("within %.3g rad: %d rows ordered differently among equal distances", rad, ties)
-}
-
-// withinULP reports whether two float32 distances are equal or adjacent:
-// the engines' unit vectors come from different sine and cosine libraries
-// (CUDA's and Go's), a unit in the last place of float64 apart at most,
-// which can round a float32 distance the other way (4 mm at 1,000 km), or
-// order two references at the same distance (real coordinates, rounded to
-// a few decimals, make such ties) the other way.
-func withinULP(a, b float32) bool {
-	return a == b || math.Nextafter32(a, b) == b
 }
 
 func TestGPUCitiesAirports(t *testing.T) {

@@ -1,9 +1,12 @@
 // sphere.cuh: the geometry shared by geoknn's kernels. Squared chords
 // between unit vectors rank references exactly as great-circle distance does;
 // the fp32 form ranks, the fp64 form decides near ties, and chord_err bounds
-// the difference between the two.
+// the difference between the two. The fp64 unit vectors and the angles are
+// the CPU engine's bit for bit (twin.cuh), so the engines' answers are too.
 #pragma once
 #include <stdint.h>
+
+#include "twin.cuh"
 
 // Exact arithmetic order shared by the scan and the rescan: the rescan must
 // reproduce the scan's fp32 value bit for bit to recover the index.
@@ -26,21 +29,30 @@ __device__ __forceinline__ double chord2d(double ox, double oy, double oz,
     return __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
 }
 
-template <typename T>
-__device__ __forceinline__ void unit64(const T* lat, const T* lon, int64_t i,
-                                       double* x, double* y, double* z) {
+// unit_go: the fp64 unit vector of (lat, lon) radians as the CPU engine
+// makes it (internal/index/points.go Unit: math.Sincos, whose twin is
+// go_sincos), so that both engines rank the same chords and report the
+// same distances, bit for bit.
+__device__ __forceinline__ void unit_go(double lat, double lon, double* x, double* y, double* z) {
     double sl, cl, sn, cn;
-    sincos((double)lat[i], &sl, &cl);
-    sincos((double)lon[i], &sn, &cn);
-    *x = cl * cn;
-    *y = cl * sn;
+    go_sincos(lat, &sl, &cl);
+    go_sincos(lon, &sn, &cn);
+    *x = __dmul_rn(cl, cn);
+    *y = __dmul_rn(cl, sn);
     *z = sl;
 }
 
-// Great-circle angle from a squared chord: 2 asin(c/2).
+template <typename T>
+__device__ __forceinline__ void unit64(const T* lat, const T* lon, int64_t i,
+                                       double* x, double* y, double* z) {
+    unit_go((double)lat[i], (double)lon[i], x, y, z);
+}
+
+// Great-circle angle from a squared chord: 2 asin(c/2), as the CPU engine
+// computes it (internal/index/points.go ChordToAngle, fdlibm's asin).
 __device__ __forceinline__ double chord2_to_angle(double d2) {
-    double h = sqrt(d2) * 0.5;
-    return 2.0 * asin(h < 1.0 ? h : 1.0);
+    const double h = __dmul_rn(__dsqrt_rn(d2), 0.5);
+    return __dmul_rn(2.0, asin_fdlibm(h < 1.0 ? h : 1.0));
 }
 
 // Bound on |fp32 chord - exact chord| for inputs rounded once from fp64 (each
@@ -65,13 +77,8 @@ struct __align__(16) ObsRec {
 // make_rec: observation i's record from its radians, the unit vector as
 // every kernel that makes one computes it.
 __device__ __forceinline__ ObsRec make_rec(double la, double lo, uint32_t i) {
-    double sl, cl, sn, cn;
-    sincos(la, &sl, &cl);
-    sincos(lo, &sn, &cn);
     ObsRec r;
-    r.x = cl * cn;
-    r.y = cl * sn;
-    r.z = sl;
+    unit_go(la, lo, &r.x, &r.y, &r.z);
     r.i = i;
     r.pad = 0;
     return r;

@@ -1,5 +1,6 @@
 // twin.cuh: device twins of the Go functions whose bits the GPU must
-// reproduce, so that the GPU and CPU engines see the same points: Philox4x32-10
+// reproduce, so that the GPU and CPU engines see the same points and report
+// the same distances (sphere.cuh's unit vectors and angles): Philox4x32-10
 // and the indexed generators (sphere/philox.go, sphere/indexed.go, internal/fdlibm/asin.go),
 // the standard library's sincos and atan2 (sphere/trig.go) and the motion
 // model (sphere/motion.go). Every operation rounds on its own (the _rn
