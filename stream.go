@@ -97,7 +97,10 @@ func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerS
 	}
 	_, k := q.Kind()
 	var st StreamStats
-	x.locked(func() { x.s.expect(src.Rows(), k) })
+	x.locked(func() {
+		x.s.expect(src.Rows(), k)
+		src = x.whileOpening(ctx, src, q)
+	})
 	defer x.locked(func() { x.s.expected = [2]int{} }) // a later adopt has no stream to expect
 	openingRows := x.s.openingRows.Load()
 	pins := newStreamPins(x.s)

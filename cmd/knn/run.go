@@ -512,7 +512,7 @@ type runInputs struct {
 // PTX JIT). The caller closes the searcher.
 func openAndLoad(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer) (*runInputs, error) {
 	t0 := time.Now()
-	openc := startEngine(opts)
+	openc := startEngine(opts, geoknn.NewSearcher)
 	end := opts.Trace.Begin("host", "load/generate")
 	obs, ref, loadErr := loadBoth(ctx, f)
 	end()

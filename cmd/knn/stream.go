@@ -53,6 +53,7 @@ func (f *runFlags) streams() bool {
 type streamJob struct {
 	f     runFlags
 	x     *geoknn.Index
+	s     *geoknn.Searcher // x's: whether its GPUs are still opening, why they failed
 	ref   pointSet
 	eng   geoknn.Engine
 	algo  geoknn.Algorithm
@@ -61,6 +62,8 @@ type streamJob struct {
 	log   io.Writer    // reports: stderr
 	// closed has x's Close's error once closeEngineEarly started it.
 	closed chan error
+	// toldFallback: the reason the GPUs were passed over was printed.
+	toldFallback bool
 }
 
 // closeEngineEarly starts closing the engine on a goroutine of its own
@@ -69,7 +72,9 @@ type streamJob struct {
 // synced to the disk, rather than by the process's exit after it
 // (0.13-0.20 s on one H200).
 func (j *streamJob) closeEngineEarly() {
-	if j.closed != nil || j.eng != geoknn.GPU {
+	// GPUs still opening are left to the exit: waiting for them would
+	// keep a stream the CPU answered whole.
+	if j.closed != nil || j.eng != geoknn.GPU || j.s.Opening() {
 		return
 	}
 	j.closed = make(chan error, 1)
@@ -94,7 +99,7 @@ func (j *streamJob) closeEngine() error {
 // the observations go through read, query and write a chunk at a time.
 func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, stderr io.Writer) error {
 	t0 := time.Now()
-	openc := startEngine(opts)
+	openc := startEngine(opts, geoknn.StartSearcher)
 	refs := startLoadRef(ctx, f, opts.Trace) // not behind likelyEngine's wait
 	likely := likelyEngine(opts.Engine, openc)
 	resume := func() {}
@@ -103,7 +108,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	}
 	defer resume()
 	r, eng, obsErr := openObsEarly(ctx, f, likely)
-	if obsErr == nil && r != nil && likely == geoknn.GPU && f.plansAhead(opts) {
+	if obsErr == nil && r != nil && opts.Engine == geoknn.GPU && f.plansAhead(opts) {
 		r = peekFirst(ctx, r, f.obs)
 	}
 	j, load, err := prepareStreamJob(ctx, f, opts, stderr, openc, refs, t0, r)
@@ -126,6 +131,8 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 		defer limitHeap(j.heapLimit(r.Rows()))()
 	}
 	st, err := j.write(ctx, r, f.out, stdout)
+	j.s.Opening() // adopts GPUs opened or failed while the stream ran
+	j.tellFallback()
 	if err != nil {
 		return err
 	}
@@ -172,10 +179,17 @@ func closeStreamStart(j *streamJob, r stream.ChunkReader) {
 	}
 }
 
-// startEngine opens the engine opts asks for on a goroutine of its own.
-func startEngine(opts geoknn.Options) chan openedSearcher {
+// startEngine opens the engine opts asks for with open on a goroutine of
+// its own: geoknn.NewSearcher, or for a stream geoknn.StartSearcher, whose
+// Auto engine answers on the CPU while the GPUs open behind it (the
+// engines' answers are the same bits, so a file's bytes do not depend on
+// which rows the CPU answered).
+func startEngine(opts geoknn.Options, open func(geoknn.Options) (*geoknn.Searcher, error)) chan openedSearcher {
 	openc := make(chan openedSearcher, 1)
-	go func() { openc <- openSearcher(opts) }()
+	go func() {
+		s, err := open(opts)
+		openc <- openedSearcher{s, err}
+	}()
 	return openc
 }
 
@@ -186,21 +200,23 @@ const engineGuessWait = 50 * time.Millisecond
 
 // likelyEngine is the engine a run will have: the one asked for, or for
 // Auto the one opened if it is ready within engineGuessWait, else GPU (a
-// driver is loading). The opened engine, if any, stays in openc.
+// driver is loading; the CPU answers meanwhile). The opened searcher
+// stays in openc.
 func likelyEngine(asked geoknn.Engine, openc chan openedSearcher) geoknn.Engine {
 	if asked != geoknn.Auto {
 		return asked
 	}
-	select {
-	case o := <-openc:
-		openc <- o
-		if o.err == nil {
-			return o.s.Engine()
-		}
+	o := <-openc // StartSearcher's: at once
+	openc <- o
+	if o.err != nil {
 		return geoknn.CPU
-	case <-time.After(engineGuessWait):
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), engineGuessWait)
+	defer cancel()
+	if o.s.WaitOpened(ctx) != nil {
 		return geoknn.GPU
 	}
+	return o.s.Engine()
 }
 
 // openStreamJob starts the engine while the references load, checks
@@ -208,7 +224,7 @@ func likelyEngine(asked geoknn.Engine, openc chan openedSearcher) geoknn.Engine 
 // time loading and starting took.
 func openStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer) (*streamJob, loadTimes, error) {
 	t0 := time.Now()
-	return prepareStreamJob(ctx, f, opts, stderr, startEngine(opts), startLoadRef(ctx, f, opts.Trace), t0, nil)
+	return prepareStreamJob(ctx, f, opts, stderr, startEngine(opts, geoknn.StartSearcher), startLoadRef(ctx, f, opts.Trace), t0, nil)
 }
 
 // loadedRef is the references startLoadRef loaded, and when it finished.
@@ -243,20 +259,37 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 	if o.err != nil {
 		return nil, times, o.err
 	}
-	times.open = o.s.OpenTime()
 	if loadErr != nil {
 		o.s.Close()
 		return nil, times, loadErr
 	}
-	if o.s.Fallback() != "" {
-		fmt.Fprintf(stderr, "knn: no GPU (%s): running on the CPU\n", o.s.Fallback())
-	}
+	eng := plannedEngine(o.s) // adopts GPUs that failed by now
 	x, err := o.s.IndexOf(refs)
 	if err != nil {
 		o.s.Close()
 		return nil, times, err
 	}
-	return &streamJob{f: f, x: x, ref: ref, eng: o.s.Engine(), algo: opts.Algorithm, trace: opts.Trace, log: stderr}, times, nil
+	j := &streamJob{f: f, x: x, s: o.s, ref: ref, eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}
+	j.tellFallback()
+	return j, times, nil
+}
+
+// tellFallback says, once, why an Auto engine runs on the CPU, when it
+// is known (GPUs opening behind the CPU may fail after the stream began).
+func (j *streamJob) tellFallback() {
+	if !j.toldFallback && j.s.Fallback() != "" {
+		fmt.Fprintf(j.log, "knn: no GPU (%s): running on the CPU\n", j.s.Fallback())
+		j.toldFallback = true
+	}
+}
+
+// plannedEngine is the engine s answers on, or GPU while its GPUs are
+// opening behind the CPU: the engine a stream's chunks are sized for.
+func plannedEngine(s *geoknn.Searcher) geoknn.Engine {
+	if s.Opening() {
+		return geoknn.GPU
+	}
+	return s.Engine()
 }
 
 // prepareRefs checks the references against the flags and prepares them,
@@ -276,21 +309,12 @@ func prepareRefs(ctx context.Context, f runFlags, ref pointSet, opts geoknn.Opti
 	return refs, nil
 }
 
-// loadTimes are the references' load and the engine's start, concurrent.
-type loadTimes struct{ load, open time.Duration }
+// loadTimes are the references' load, concurrent with the engine's start.
+type loadTimes struct{ load time.Duration }
 
 type openedSearcher struct {
 	s   *geoknn.Searcher
 	err error
-}
-
-// openSearcher opens the engine opts asks for and waits for it. Not
-// geoknn.StartSearcher: the CPU and GPU engines agree on every index but
-// not on every distance's last float32 bit (one row of 2^27 differed on
-// one H200), and a file's bytes must not depend on when the GPUs opened.
-func openSearcher(opts geoknn.Options) openedSearcher {
-	s, err := geoknn.NewSearcher(opts)
-	return openedSearcher{s, err}
 }
 
 // checkRefs checks --k against nref references, before any observation
@@ -438,7 +462,15 @@ func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 	if es.Note != "" {
 		fmt.Fprintf(w, "index:        %s\n", es.Note)
 	}
-	fmt.Fprintf(w, "load references %.3f s, engine start %.3f s (concurrent)\n", load.load.Seconds(), load.open.Seconds())
+	fmt.Fprintf(w, "load references %.3f s, ", load.load.Seconds())
+	switch {
+	case j.s.Opening():
+		fmt.Fprintf(w, "the CPU answered every observation while the GPUs opened\n")
+	case st.OpeningRows > 0:
+		fmt.Fprintf(w, "engine start %.3f s (concurrent; the CPU answered %d observations meanwhile)\n", j.s.OpenTime().Seconds(), st.OpeningRows)
+	default:
+		fmt.Fprintf(w, "engine start %.3f s (concurrent)\n", j.s.OpenTime().Seconds())
+	}
 }
 
 // openObsChunks opens --obs for reading in chunks of about rows points

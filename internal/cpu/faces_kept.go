@@ -5,6 +5,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/index"
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // keptFaces is the face cells of an Index's prepared references, built by
@@ -27,6 +28,28 @@ func (c *CPU) preparedFaces(ctx context.Context, req request, refs *index.RefSet
 	if req.Prepared == nil || req.GridSide != 0 || req.Obs.Len() < cellOrderMin {
 		return nil, nil
 	}
+	return c.keptFaces(ctx, req, refs, req.Obs.Len())
+}
+
+// Warm builds the face cells of req's prepared references (the merged
+// set) that a nearest query by the grid keeps (engine.Warmer): a
+// StartSearcher's CPU, answering a stream's first chunks while the GPUs
+// open, builds them beside the first chunk's read rather than in its query
+// (87 ms for the 135,233 cities on one H200 host's 16 cores). req.Obs is
+// not read.
+func (c *CPU) Warm(ctx context.Context, r engine.Request) error {
+	if r.Prepared == nil || r.Algorithm != engine.Grid || r.GridSide != 0 {
+		return nil
+	}
+	req := request{Request: r, team: parallel.NewTeam(c.workers)}
+	defer req.team.Close()
+	_, err := c.keptFaces(ctx, req, r.Prepared.Merged, 0)
+	return err
+}
+
+// keptFaces is the face cells of req's prepared references, kept or built
+// now (for queries of nobs observations) and kept.
+func (c *CPU) keptFaces(ctx context.Context, req request, refs *index.RefSet, nobs int) (*faceIndex, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.kept.prepared == req.Prepared {
@@ -34,7 +57,7 @@ func (c *CPU) preparedFaces(ctx context.Context, req request, refs *index.RefSet
 	}
 	end := req.Trace.Begin("host", "face cells (kept)")
 	defer end()
-	side := index.CellsSideFor(max(req.Obs.Len(), keptFacesObs), refs.N, false)
+	side := index.CellsSideFor(max(nobs, keptFacesObs), refs.N, false)
 	trees := newLazyTree(refs, req.MergedTree(), req.Trace, nil) // fresh memory: kept with the cells
 	fc, _, err := buildFaceCells(ctx, refs, trees, side, req.team, nil)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 
 // What an engine may offer beyond queries. Each is a small interface the
 // caller asserts on an Engine (never a concrete engine): an engine that
-// lacks one does without, as the CPU engine does for all five.
+// lacks one does without, as the CPU engine does for all but Warmer.
 
 // HostPinner is an engine that copies straight from and into page-locked
 // host memory (the GPU engine): RegisterHost page-locks the caller's
@@ -50,4 +50,13 @@ type Expecter interface {
 // plain call (no result to reuse) does not wait for them before it starts.
 type FreshNearest interface {
 	NearestFresh(ctx context.Context, req Request) (Result, Stats, error)
+}
+
+// Warmer is an engine that can build, before its first large nearest
+// query on prepared references, what that query would build and keep for
+// the later ones (the CPU engine's face cells): Warm builds it for
+// req.Prepared and returns when it has, or at ctx's end. The query waits
+// for a Warm in progress rather than building twice.
+type Warmer interface {
+	Warm(ctx context.Context, req Request) error
 }

@@ -1,0 +1,65 @@
+package geoknn
+
+import (
+	"context"
+	"io"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/geoknn/geoknn/stream"
+)
+
+// idChunks reads n rows (latitude i, id "i") in chunks of size.
+type idChunks struct{ n, size, next int }
+
+func (c *idChunks) Next(_ context.Context, dst stream.Chunk) (stream.Chunk, error) {
+	m := min(c.size, c.n-c.next)
+	if m <= 0 {
+		return dst, io.EOF
+	}
+	dst.Base, dst.Lat, dst.Lon, dst.IDs = int64(c.next), dst.Lat[:0], dst.Lon[:0], dst.IDs[:0]
+	for i := c.next; i < c.next+m; i++ {
+		dst.Lat, dst.Lon, dst.IDs = append(dst.Lat, float64(i)), append(dst.Lon, -float64(i)), append(dst.IDs, strconv.Itoa(i))
+	}
+	c.next += m
+	return dst, nil
+}
+
+func (c *idChunks) Rows() int64  { return int64(c.n) }
+func (c *idChunks) Close() error { return nil }
+
+// While the GPUs open, chunks go out a block at a time, copied; once they
+// have opened, the rest of the held chunk goes out whole, then the
+// reader's chunks as they come. Every row comes once, in order, with its
+// id.
+func TestOpeningSplitter(t *testing.T) {
+	o := &opening{done: make(chan struct{})}
+	p := &openingSplitter{ChunkReader: &idChunks{n: 23, size: 8}, opening: o, block: 3}
+	var sizes []int
+	var dst stream.Chunk
+	next := 0
+	for {
+		if len(sizes) == 4 {
+			close(o.done) // the GPUs open after four blocks
+		}
+		c, err := p.Next(context.Background(), dst)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range c.Len() {
+			if c.Base+int64(i) != int64(next) || c.Lat[i] != float64(next) || c.Lon[i] != -float64(next) || c.IDs[i] != strconv.Itoa(next) {
+				t.Fatalf("row %d of the chunk at %d: (%v, %v, %q), want row %d", i, c.Base, c.Lat[i], c.Lon[i], c.IDs[i], next)
+			}
+			next++
+		}
+		sizes = append(sizes, c.Len())
+		dst = c
+	}
+	if want := []int{3, 3, 2, 3, 5, 7}; !slices.Equal(sizes, want) || next != 23 {
+		t.Errorf("chunks of %v (%d rows), want %v", sizes, next, want)
+	}
+}
