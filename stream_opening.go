@@ -31,6 +31,7 @@ func (p *openingSplitter) Next(ctx context.Context, dst stream.Chunk) (stream.Ch
 		return p.cut(dst), nil
 	}
 	if p.opening.ended() {
+		p.held = stream.Chunk{} // its memory goes: chunks pass through from now on
 		return p.ChunkReader.Next(ctx, dst)
 	}
 	c, err := p.ChunkReader.Next(ctx, p.held)
