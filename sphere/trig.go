@@ -25,6 +25,12 @@ var cosCoef = [...]float64{
 	2.48015872888517045348e-5, -1.38888888888730564116e-3, 4.16666666666665929218e-2,
 }
 
+// Sincos is math.Sincos for finite |x| < MaxTrigArg (NaN beyond), the same
+// bits on every architecture and GOAMD64 level (math.Sincos's own may fuse
+// multiply-adds where the compiler does) and on the GPU (go_sincos): the
+// unit vectors of both engines are made with it.
+func Sincos(x float64) (sin, cos float64) { return sincos(x) }
+
 // sincos is math.Sincos for finite |x| < MaxTrigArg (NaN beyond).
 func sincos(x float64) (sin, cos float64) {
 	const (

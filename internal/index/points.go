@@ -258,10 +258,11 @@ func (p Points) checkGenerated(what string) error {
 	return nil
 }
 
-// Unit returns the float64 unit vector of (lat, lon) radians.
+// Unit returns the float64 unit vector of (lat, lon) radians, the GPU's
+// bit for bit (sphere.cuh unit_go): sphere.Sincos, which no build fuses.
 func Unit(lat, lon float64) (x, y, z float64) {
-	sl, cl := math.Sincos(lat)
-	sn, cn := math.Sincos(lon)
+	sl, cl := sphere.Sincos(lat)
+	sn, cn := sphere.Sincos(lon)
 	return cl * cn, cl * sn, sl
 }
 

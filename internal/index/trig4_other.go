@@ -2,9 +2,10 @@
 
 package index
 
-// Built with GOAMD64=v3 or above, the compiler fuses math.Sincos's
-// multiply-adds, so unit's bits are no longer those of the unfused AVX2
-// code: the Go loops below keep unit4 and unit agreeing.
+// Where the AVX2 code is not built (other architectures, purego, and
+// GOAMD64=v3 or above, where the compiler may fuse multiply-adds), the Go
+// loops below give unit's and ChordToAngle's bits, which round every
+// operation on their own (sphere.Sincos, fdlibm.Asin) on every build.
 
 // Unit4 is unit of four points: out holds their x, then y, then z.
 func Unit4(lat, lon *[4]float64, out *[12]float64) { Unit4Go(lat, lon, out) }
