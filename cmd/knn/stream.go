@@ -74,7 +74,7 @@ type streamJob struct {
 func (j *streamJob) closeEngineEarly() {
 	// GPUs still opening are left to the exit: waiting for them would
 	// keep a stream the CPU answered whole.
-	if j.closed != nil || j.eng != geoknn.GPU || j.s.Opening() {
+	if j.closed != nil || j.eng != geoknn.GPU || j.opening() {
 		return
 	}
 	j.closed = make(chan error, 1)
@@ -82,6 +82,14 @@ func (j *streamJob) closeEngineEarly() {
 		defer j.trace.Begin("host", "close engine")()
 		j.closed <- j.x.Close()
 	}()
+}
+
+// opening reports whether the GPUs are still opening behind the CPU,
+// adopting them if they have opened or failed. Once closeEngineEarly has
+// started closing the searcher (on another goroutine, which must be left
+// alone with it) they had opened: it starts only then.
+func (j *streamJob) opening() bool {
+	return j.closed == nil && j.s.Opening()
 }
 
 // closeEngine ends the engine as the process's last step: it waits for
@@ -131,7 +139,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 		defer limitHeap(j.heapLimit(r.Rows()))()
 	}
 	st, err := j.write(ctx, r, f.out, stdout)
-	j.s.Opening() // adopts GPUs opened or failed while the stream ran
+	j.opening() // adopts GPUs opened or failed while the stream ran
 	j.tellFallback()
 	if err != nil {
 		return err
@@ -464,7 +472,7 @@ func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 	}
 	fmt.Fprintf(w, "load references %.3f s, ", load.load.Seconds())
 	switch {
-	case j.s.Opening():
+	case j.opening():
 		fmt.Fprintf(w, "the CPU answered every observation while the GPUs opened\n")
 	case st.OpeningRows > 0:
 		fmt.Fprintf(w, "engine start %.3f s (concurrent; the CPU answered %d observations meanwhile)\n", j.s.OpenTime().Seconds(), st.OpeningRows)
