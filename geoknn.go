@@ -217,6 +217,11 @@ type Searcher struct {
 	opening  *opening
 	openTime time.Duration
 	expected [2]int
+	// indexed: an Index has taken the searcher over (IndexOf).
+	indexed bool
+	// warmStop ends a CPU warm-up begun for a stream while the GPUs
+	// opened (whileOpening), before the CPU engine is closed.
+	warmStop context.CancelFunc
 	// plannedFor is the prepared references planAhead last planned.
 	plannedFor *engine.Prepared
 	// openingRows counts the observations answered on the CPU while the
@@ -268,6 +273,7 @@ func (s *Searcher) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.stopWarm()
 	return errors.Join(s.closeOpening(), s.eng.Close())
 }
 
@@ -284,6 +290,7 @@ func (s *Searcher) CloseAtExit() error {
 	if s.adopt(); s.opening != nil {
 		// GPUs still opening are left to the exit: it comes sooner.
 		s.closed, s.opening = true, nil
+		s.stopWarm()
 		return s.eng.Close()
 	}
 	g, ok := s.eng.(engine.ExitCloser)

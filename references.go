@@ -1,6 +1,7 @@
 package geoknn
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/geoknn/geoknn/internal/engine"
@@ -50,11 +51,20 @@ func (r *References) PlanFor(obs Points, opts Options) {
 
 // IndexOf is an Index of r on s's engine, as s.NewIndex(ref) would make
 // it without preparing ref again. The Index takes s over: its queries
-// are the Index's from then on, and the Index's Close closes s.
+// are the Index's from then on, and the Index's Close closes s; a second
+// IndexOf or NewIndex on s is refused.
 func (s *Searcher) IndexOf(r *References) (*Index, error) {
-	if s.closed {
+	switch {
+	case s.closed:
 		return nil, ErrClosed
+	case r == nil:
+		return nil, errors.New("geoknn: IndexOf of nil references")
+	case s.indexed:
+		// Two indexes would each run queries on s under a lock of their
+		// own; Replaced makes more indexes on one engine.
+		return nil, errors.New("geoknn: the searcher backs an Index already (Index.Replaced makes another)")
 	}
+	s.indexed = true
 	// Large queries reuse the prepared references; on GPUs they stay on
 	// the device from one query to the next.
 	x := &Index{ref: r.ref, local: r.local, prepared: r.local.Prepared(), eng: &sharedEngine{s: s, holds: 1}, s: s}

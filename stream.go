@@ -97,10 +97,12 @@ func (x *Index) Stream(ctx context.Context, src stream.ChunkReader, sink AnswerS
 	}
 	_, k := q.Kind()
 	var st StreamStats
+	stopWarm := func() {}
 	x.locked(func() {
 		x.s.expect(src.Rows(), k)
-		src = x.whileOpening(ctx, src, q)
+		src, stopWarm = x.whileOpening(ctx, src, q)
 	})
+	defer stopWarm()
 	defer x.locked(func() { x.s.expected = [2]int{} }) // a later adopt has no stream to expect
 	openingRows := x.s.openingRows.Load()
 	pins := newStreamPins(x.s)

@@ -54,8 +54,9 @@ func (p *openingSplitter) cut(dst stream.Chunk) stream.Chunk {
 	dst.Lat, dst.Lon = resized(dst.Lat, hi-lo), resized(dst.Lon, hi-lo)
 	index.ParallelCopy(dst.Lat, p.held.Lat[lo:hi])
 	index.ParallelCopy(dst.Lon, p.held.Lon[lo:hi])
-	dst.IDs = nil
-	if p.held.IDs != nil {
+	if p.held.IDs == nil {
+		dst.IDs = nil
+	} else {
 		dst.IDs = append(dst.IDs[:0], p.held.IDs[lo:hi]...)
 	}
 	return dst
@@ -70,19 +71,40 @@ func resized(s []float64, n int) []float64 {
 }
 
 // whileOpening is src for a stream that starts while the GPUs of x's
-// StartSearcher open (nil: they are not opening): split a CPU block at a
-// time, the CPU's face cells for a nearest query built beside the first
-// read. The caller holds x's lock.
-func (x *Index) whileOpening(ctx context.Context, src stream.ChunkReader, q StreamQuery) stream.ChunkReader {
+// StartSearcher open (src itself when they are not opening): split a CPU
+// block at a time, the CPU's face cells for x's references built beside
+// the first read for a nearest query of enough rows. The warm-up ends
+// when the GPUs are adopted (before the CPU engine closes) or when stop,
+// which the stream calls as it returns, is called. The caller holds x's
+// lock.
+func (x *Index) whileOpening(ctx context.Context, src stream.ChunkReader, q StreamQuery) (r stream.ChunkReader, stop func()) {
 	o := x.s.opening
 	if o == nil || o.ended() {
-		return src
+		return src, func() {}
 	}
-	if w, ok := x.s.eng.(engine.Warmer); ok && q.nearest() {
+	w, ok := x.s.eng.(engine.Warmer)
+	if rows := src.Rows(); ok && q.nearest() && (rows < 0 || rows >= minWarmRows) {
 		req := x.s.request(Points{}, x.ref)
-		go func() { _ = w.Warm(ctx, req) }() // a failure is the query's to meet and report
+		req.Prepared = x.prepared // x's own: the searcher's may be another index's
+		wctx, cancel := context.WithCancel(ctx)
+		x.s.stopWarm()
+		x.s.warmStop = cancel
+		go func() { _ = w.Warm(wctx, req) }() // a failure is the query's to meet and report
 	}
-	return &openingSplitter{ChunkReader: src, opening: o, block: x.s.openingBlock()}
+	return &openingSplitter{ChunkReader: src, opening: o, block: x.s.openingBlock()}, func() { x.locked(x.s.stopWarm) }
+}
+
+// minWarmRows is the smallest input whose stream warms the CPU's face
+// cells: the CPU engine builds them for a query of 2^14 observations or
+// more, and a smaller input is answered before a build would pay.
+const minWarmRows = 1 << 14
+
+// stopWarm ends a warm-up whileOpening began, if any.
+func (s *Searcher) stopWarm() {
+	if s.warmStop != nil {
+		s.warmStop()
+		s.warmStop = nil
+	}
 }
 
 // nearest reports whether q asks for the nearest reference.

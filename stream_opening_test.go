@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -61,5 +62,57 @@ func TestOpeningSplitter(t *testing.T) {
 	}
 	if want := []int{3, 3, 2, 3, 5, 7}; !slices.Equal(sizes, want) || next != 23 {
 		t.Errorf("chunks of %v (%d rows), want %v", sizes, next, want)
+	}
+}
+
+// warmingEngine records the references it is warmed for and holds each
+// warm-up until its context ends.
+type warmingEngine struct {
+	engine.Engine
+	warmed chan *engine.Prepared
+	ended  chan error
+}
+
+func (w *warmingEngine) Warm(ctx context.Context, req engine.Request) error {
+	w.warmed <- req.Prepared
+	<-ctx.Done()
+	w.ended <- ctx.Err()
+	return ctx.Err()
+}
+
+// A stream that starts while the GPUs open warms the CPU for its own
+// index's references (not those of the index that queried the searcher
+// last), and the warm-up ends with the stream; a small input warms none.
+func TestStreamWarmsItsOwnReferences(t *testing.T) {
+	ref := sphereColumns(t, 800, 8)
+	x, onCPU, _, release := startedIndex(t, ref)
+	defer close(release)
+	w := &warmingEngine{Engine: onCPU, warmed: make(chan *engine.Prepared, 2), ended: make(chan error, 2)}
+	x.s.eng = w
+	x2, err := x.Replaced(sphereColumns(t, 900, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x2.Close()
+	if _, err := x.Nearest(context.Background(), sphereColumns(t, 3*openingRowsPerWorker, 11)); err != nil {
+		t.Fatal(err)
+	}
+	sink := func(stream.Chunk, stream.Answers) error { return nil }
+	obs := sphereColumns(t, minWarmRows, 12)
+	if _, err := x2.Stream(context.Background(), &chunksOf{p: obs, size: minWarmRows}, sink, StreamQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-w.warmed; got != x2.prepared {
+		t.Error("warmed for another index's references")
+	}
+	if err := <-w.ended; err == nil {
+		t.Error("the warm-up outlived the stream")
+	}
+	small := sphereColumns(t, minWarmRows-1, 13)
+	if _, err := x2.Stream(context.Background(), &chunksOf{p: small, size: 1000}, sink, StreamQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.warmed) != 0 {
+		t.Error("a small input was warmed for")
 	}
 }

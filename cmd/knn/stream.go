@@ -124,7 +124,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 		closeStreamStart(j, r)
 		return cmp.Or(err, obsErr)
 	}
-	defer j.x.Close()
+	defer j.x.CloseAtExit() // on an error; the process exits next
 	j.bar = newProgressBar(f.barWriter(stderr), f.quiet)
 	defer j.bar.done()
 	if r, err = j.reopenFor(ctx, r, eng); err != nil {
@@ -140,7 +140,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	}
 	st, err := j.write(ctx, r, f.out, stdout)
 	j.opening() // adopts GPUs opened or failed while the stream ran
-	j.tellFallback()
+	j.tellFallback(true)
 	if err != nil {
 		return err
 	}
@@ -183,15 +183,15 @@ func closeStreamStart(j *streamJob, r stream.ChunkReader) {
 		r.Close()
 	}
 	if j != nil {
-		j.x.Close()
+		j.x.CloseAtExit() // GPUs still opening are left to the exit
 	}
 }
 
 // startEngine opens the engine opts asks for with open on a goroutine of
 // its own: geoknn.NewSearcher, or for a stream geoknn.StartSearcher, whose
 // Auto engine answers on the CPU while the GPUs open behind it (the
-// engines' answers are the same bits, so a file's bytes do not depend on
-// which rows the CPU answered).
+// engines give the same distances bit for bit and order equal ones by
+// index, so a file's bytes do not depend on which rows the CPU answered).
 func startEngine(opts geoknn.Options, open func(geoknn.Options) (*geoknn.Searcher, error)) chan openedSearcher {
 	openc := make(chan openedSearcher, 1)
 	go func() {
@@ -268,27 +268,33 @@ func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stde
 		return nil, times, o.err
 	}
 	if loadErr != nil {
-		o.s.Close()
+		o.s.CloseAtExit() // the process exits next; GPUs still opening are left to it
 		return nil, times, loadErr
 	}
 	eng := plannedEngine(o.s) // adopts GPUs that failed by now
 	x, err := o.s.IndexOf(refs)
 	if err != nil {
-		o.s.Close()
+		o.s.CloseAtExit() // the process exits next; GPUs still opening are left to it
 		return nil, times, err
 	}
 	j := &streamJob{f: f, x: x, s: o.s, ref: ref, eng: eng, algo: opts.Algorithm, trace: opts.Trace, log: stderr}
-	j.tellFallback()
+	j.tellFallback(false)
 	return j, times, nil
 }
 
-// tellFallback says, once, why an Auto engine runs on the CPU, when it
-// is known (GPUs opening behind the CPU may fail after the stream began).
-func (j *streamJob) tellFallback() {
-	if !j.toldFallback && j.s.Fallback() != "" {
-		fmt.Fprintf(j.log, "knn: no GPU (%s): running on the CPU\n", j.s.Fallback())
-		j.toldFallback = true
+// tellFallback says, once, why an Auto engine runs (or, after the
+// stream, ran) on the CPU, when it is known: GPUs opening behind the CPU
+// may fail after the stream began.
+func (j *streamJob) tellFallback(after bool) {
+	if j.toldFallback || j.s.Fallback() == "" {
+		return
 	}
+	verb := "running"
+	if after {
+		verb = "ran"
+	}
+	fmt.Fprintf(j.log, "knn: no GPU (%s): %s on the CPU\n", j.s.Fallback(), verb)
+	j.toldFallback = true
 }
 
 // plannedEngine is the engine s answers on, or GPU while its GPUs are
@@ -472,7 +478,9 @@ func (j *streamJob) report(st geoknn.StreamStats, load loadTimes, rows int64) {
 	}
 	fmt.Fprintf(w, "load references %.3f s, ", load.load.Seconds())
 	switch {
-	case j.opening():
+	case j.s.Fallback() != "":
+		fmt.Fprintf(w, "no GPU: the CPU answered every observation\n")
+	case j.opening(), st.Rows > 0 && st.OpeningRows >= st.Rows:
 		fmt.Fprintf(w, "the CPU answered every observation while the GPUs opened\n")
 	case st.OpeningRows > 0:
 		fmt.Fprintf(w, "engine start %.3f s (concurrent; the CPU answered %d observations meanwhile)\n", j.s.OpenTime().Seconds(), st.OpeningRows)

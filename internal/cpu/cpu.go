@@ -21,6 +21,7 @@ type CPU struct {
 	mu      sync.Mutex
 	spare   *cpuMemory // the last query's memory, for the next one
 	kept    keptFaces  // an Index's face cells, built once
+	closed  bool       // Close ran: nothing more is kept
 }
 
 // cpuMemory is the memory of a query's prepared references, face cells and
@@ -67,7 +68,7 @@ func NewCPU(workers int) *CPU {
 func (c *CPU) Close() error {
 	c.keepMemory(nil)
 	c.mu.Lock()
-	c.kept = keptFaces{}
+	c.kept, c.closed = keptFaces{}, true
 	c.mu.Unlock()
 	return nil
 }

@@ -55,6 +55,9 @@ func (c *CPU) keptFaces(ctx context.Context, req request, refs *index.RefSet, no
 	if c.kept.prepared == req.Prepared {
 		return c.kept.fc, nil
 	}
+	if c.closed {
+		return nil, nil // a warm-up that found the engine closed keeps nothing
+	}
 	end := req.Trace.Begin("host", "face cells (kept)")
 	defer end()
 	side := index.CellsSideFor(max(nobs, keptFacesObs), refs.N, false)

@@ -209,9 +209,6 @@ func sameAsFresh(t *testing.T, g *GPU, req engine.Request, want engine.Result) {
 	}
 }
 
-// compareResults requires the CPU's indices and distances, bit for bit (the
-// engines make the same unit vectors and angles: sphere.cuh's unit_go and
-// chord2_to_angle); small sets are also checked against the naive oracle.
 // gridMatchesBrute answers obs against ref on g with the grid algorithm in
 // jobs of batch observations, checks the answers against the CPU's brute
 // force and returns the query's stats.
@@ -230,6 +227,9 @@ func gridMatchesBrute(t *testing.T, g *GPU, obs, ref index.Points, batch int) en
 	return st
 }
 
+// compareResults requires the CPU's indices and distances, bit for bit (the
+// engines make the same unit vectors and angles: sphere.cuh's unit_go and
+// chord2_to_angle); small sets are also checked against the naive oracle.
 func compareResults(t *testing.T, obs, ref index.Points, want, got engine.Result) {
 	t.Helper()
 	bad := 0

@@ -30,9 +30,10 @@ __device__ __forceinline__ double chord2d(double ox, double oy, double oz,
 }
 
 // unit_go: the fp64 unit vector of (lat, lon) radians as the CPU engine
-// makes it (internal/index/points.go Unit: math.Sincos, whose twin is
-// go_sincos), so that both engines rank the same chords and report the
-// same distances, bit for bit.
+// makes it (internal/index/points.go Unit: sphere.Sincos, Go's math.Sincos
+// with every operation rounded on its own, whose twin is go_sincos), so
+// that both engines rank the same chords and report the same distances,
+// bit for bit.
 __device__ __forceinline__ void unit_go(double lat, double lon, double* x, double* y, double* z) {
     double sl, cl, sn, cn;
     go_sincos(lat, &sl, &cl);
