@@ -167,9 +167,15 @@ func radiusRad(metres float64) (float64, error) {
 }
 
 func (s *Searcher) request(obs, ref Points) engine.Request {
-	return engine.Request{Obs: obs.cols, Ref: ref.cols, Algorithm: engine.Algorithm(s.opts.Algorithm),
-		BatchSize: s.opts.BatchSize, GridSide: s.opts.GridSide, Progress: s.opts.Progress, Trace: s.opts.Trace.recorder(),
-		Prepared: s.prepared}
+	return requestFor(obs, ref, s.opts, s.prepared)
+}
+
+// requestFor is the engine's request for obs against ref (prepared as
+// prepared, or nil) under opts.
+func requestFor(obs, ref Points, opts Options, prepared *engine.Prepared) engine.Request {
+	return engine.Request{Obs: obs.cols, Ref: ref.cols, Algorithm: engine.Algorithm(opts.Algorithm),
+		BatchSize: opts.BatchSize, GridSide: opts.GridSide, Progress: opts.Progress, Trace: opts.Trace.recorder(),
+		Prepared: prepared}
 }
 
 // maxDistanceRad turns a maximum distance in metres (0: none) into radians.

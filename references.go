@@ -12,12 +12,14 @@ import (
 // exact duplicates merged, and the CPU's k-d trees and grid. It is the
 // part of NewIndex that is the same on every engine, so that a caller can
 // prepare it while NewSearcher waits for the GPUs (0.5-1 s on the hosts
-// measured; 0.1 s to prepare the 135,233 GeoNames cities on 16 cores),
+// measured; 62 ms to prepare the 135,233 GeoNames cities on one H200
+// host's 16 cores),
 // and give it to Searcher.IndexOf once the engine is open. It is
 // read-only and may back any number of indexes.
 type References struct {
-	ref   Points
-	local engine.LocalIndex
+	ref      Points
+	local    engine.LocalIndex
+	prepared *engine.Prepared // local's, once: kept plans and face cells are known by it
 }
 
 // PrepareReferences prepares ref (radian columns, read in place: keep
@@ -27,7 +29,7 @@ func PrepareReferences(ref Points) (*References, error) {
 	if err != nil {
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	return &References{ref: ref, local: local}, nil
+	return &References{ref: ref, local: local, prepared: local.Prepared()}, nil
 }
 
 // Len is the number of references.
@@ -37,16 +39,14 @@ func (r *References) Len() int { return r.ref.Len() }
 // spaced sample of a few thousand of them is walked) against r, as the
 // first large nearest query on GPUs would plan it, and keeps the plan
 // with r, where that query finds it and only checks it against its own
-// observations. It is host work (80-100 ms for the 135,233 cities) for a
-// caller that holds observations while the GPUs open; it does nothing
-// for an opts.Algorithm other than Grid. The answers are the same with or
-// without it; only the query's wait changes.
+// observations. It is host work (70-100 ms for the 135,233 cities on one
+// H200 host) for a caller that holds observations while the GPUs open; it
+// does nothing for an opts.Algorithm other than Grid. The answers are the
+// same with or without it; only the query's wait changes.
 func (r *References) PlanFor(obs Points, opts Options) {
-	if obs.Len() == 0 || opts.Algorithm != Grid {
-		return
+	if obs.Len() > 0 {
+		engines.PlanAhead(requestFor(sampleOf(obs, planAheadSample), r.ref, opts, r.prepared))
 	}
-	engines.PlanAhead(engine.Request{Obs: sampleOf(obs, planAheadSample).cols, Ref: r.ref.cols,
-		Algorithm: engine.Grid, GridSide: opts.GridSide, Prepared: r.local.Prepared()})
 }
 
 // IndexOf is an Index of r on s's engine, as s.NewIndex(ref) would make
@@ -67,7 +67,7 @@ func (s *Searcher) IndexOf(r *References) (*Index, error) {
 	s.indexed = true
 	// Large queries reuse the prepared references; on GPUs they stay on
 	// the device from one query to the next.
-	x := &Index{ref: r.ref, local: r.local, prepared: r.local.Prepared(), eng: &sharedEngine{s: s, holds: 1}, s: s}
+	x := &Index{ref: r.ref, local: r.local, prepared: r.prepared, eng: &sharedEngine{s: s, holds: 1}, s: s}
 	s.prepared = x.prepared
 	return x, nil
 }

@@ -22,7 +22,8 @@ import (
 // distances, bit for bit (the GPUs make the CPU's unit vectors and
 // angles): nearest answers do not depend on where each block ran, and
 // k-nearest and radius lists, whose equal distances both order by index,
-// matched byte for byte in every file compared (2^24 x 2^16, one H200). Engine is CPU until the GPUs are adopted;
+// matched byte for byte in every file compared (2^24 x 2^16 and 2^25 x
+// the cities, one H200). Engine is CPU until the GPUs are adopted;
 // Opening and WaitOpened say when. Other engines, and the seed algorithm
 // (GPUs only), open as NewSearcher opens them.
 func StartSearcher(opts Options) (*Searcher, error) {

@@ -2,6 +2,7 @@ package geoknn
 
 import (
 	"context"
+	"slices"
 
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/index"
@@ -51,7 +52,7 @@ func (p *openingSplitter) cut(dst stream.Chunk) stream.Chunk {
 	}
 	p.at = hi
 	dst.Base = p.held.Base + int64(lo)
-	dst.Lat, dst.Lon = resized(dst.Lat, hi-lo), resized(dst.Lon, hi-lo)
+	dst.Lat, dst.Lon = slices.Grow(dst.Lat[:0], hi-lo)[:hi-lo], slices.Grow(dst.Lon[:0], hi-lo)[:hi-lo]
 	index.ParallelCopy(dst.Lat, p.held.Lat[lo:hi])
 	index.ParallelCopy(dst.Lon, p.held.Lon[lo:hi])
 	if p.held.IDs == nil {
@@ -60,14 +61,6 @@ func (p *openingSplitter) cut(dst stream.Chunk) stream.Chunk {
 		dst.IDs = append(dst.IDs[:0], p.held.IDs[lo:hi]...)
 	}
 	return dst
-}
-
-// resized is s with n elements, in s's memory when it has room.
-func resized(s []float64, n int) []float64 {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]float64, n)
 }
 
 // whileOpening is src for a stream that starts while the GPUs of x's
@@ -84,8 +77,7 @@ func (x *Index) whileOpening(ctx context.Context, src stream.ChunkReader, q Stre
 	}
 	w, ok := x.s.eng.(engine.Warmer)
 	if rows := src.Rows(); ok && q.nearest() && (rows < 0 || rows >= minWarmRows) {
-		req := x.s.request(Points{}, x.ref)
-		req.Prepared = x.prepared // x's own: the searcher's may be another index's
+		req := requestFor(Points{}, x.ref, x.s.opts, x.prepared) // x's own: the searcher's may be another index's
 		wctx, cancel := context.WithCancel(ctx)
 		x.s.stopWarm()
 		x.s.warmStop = cancel
