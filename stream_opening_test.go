@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/stream"
@@ -114,5 +115,35 @@ func TestStreamWarmsItsOwnReferences(t *testing.T) {
 	}
 	if len(w.warmed) != 0 {
 		t.Error("a small input was warmed for")
+	}
+}
+
+// A nearest stream that starts while the GPUs open plans the GPUs' query
+// of its first chunk against its own index's references, beside the
+// CPU's answers; a k-nearest stream plans nothing.
+func TestStreamPlansItsFirstChunk(t *testing.T) {
+	ref := sphereColumns(t, 20000, 8)
+	x, _, _, release := startedIndex(t, ref)
+	defer close(release)
+	sink := func(stream.Chunk, stream.Answers) error { return nil }
+	obs := sphereColumns(t, 3*openingRowsPerWorker, 12)
+	if _, err := x.Stream(context.Background(), &chunksOf{p: obs, size: 1 << 15}, sink, StreamQuery{K: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if x.s.plannedFor != nil {
+		t.Fatal("a k-nearest stream planned a nearest query")
+	}
+	if _, err := x.Stream(context.Background(), &chunksOf{p: obs, size: 1 << 15}, sink, StreamQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if x.s.plannedFor != x.prepared {
+		t.Fatal("the stream's references were not planned for")
+	}
+	// The plan is made on a goroutine of its own: wait for it (a bound
+	// far beyond its milliseconds, for a loaded machine).
+	for deadline := time.Now().Add(time.Minute); x.prepared.Plans.Len() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no plan for the first chunk after a minute")
+		}
 	}
 }

@@ -11,6 +11,26 @@ import (
 // .npy, the whole-file formats): 2^20 points, 16 MiB of radian columns.
 const DefaultChunkRows = 1 << 20
 
+// RampedRows is the size of the chunk that starts read rows into an input
+// read in chunks of rows points: the first chunks are rows/8, rows/4 and
+// rows/2, every later one rows. A stream's first answers then wait for
+// an eighth of a chunk to be read rather than a whole one (a GPU-sized
+// chunk of 2^23 points is 128 MiB of radians to read and decode before
+// the first observation can be answered), while the chunks that carry
+// the rest of the input keep their size. The readers of this module
+// (Parquet, .npy, CSV) cut their chunks so.
+func RampedRows(rows int, read int64) int {
+	end := int64(0)
+	for shift := 3; shift > 0; shift-- {
+		if size := rows >> shift; size > 0 {
+			if end += int64(size); read < end {
+				return int(end - read)
+			}
+		}
+	}
+	return rows
+}
+
 // ReadWholeChunks reads path whole with read (formats.ReadFileRadians,
 // say) and hands it out in chunks of chunkRows: for the formats that
 // cannot be read in pieces.

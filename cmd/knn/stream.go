@@ -84,6 +84,31 @@ func (j *streamJob) closeEngineEarly() {
 	}()
 }
 
+// releaseEarly closes the input, which the stream has read to its end,
+// and hands the stream's memory back to the system on a goroutine of its
+// own, so that it is unmapped while the output is finished and synced to
+// the disk rather than by the process's exit after the sync (1.5 GB of
+// chunks: 0.15 s of exit on the development machine; 2 ms once handed
+// back, in 0.09 s beside the sync).
+func (j *streamJob) releaseEarly(r stream.ChunkReader) {
+	r.Close()
+	go debug.FreeOSMemory()
+}
+
+// closeOnce is a reader that Close closes once however often it is
+// called: knn run closes its input once the stream has read it all
+// (releaseEarly), and again on every way out.
+type closeOnce struct {
+	stream.ChunkReader
+	once sync.Once
+	err  error
+}
+
+func (c *closeOnce) Close() error {
+	c.once.Do(func() { c.err = c.ChunkReader.Close() })
+	return c.err
+}
+
 // opening reports whether the GPUs are still opening behind the CPU,
 // adopting them if they have opened or failed. Once closeEngineEarly has
 // started closing the searcher (on another goroutine, which must be left
@@ -130,6 +155,7 @@ func runStream(ctx context.Context, f runFlags, opts geoknn.Options, stdout, std
 	if r, err = j.reopenFor(ctx, r, eng); err != nil {
 		return err
 	}
+	r = &closeOnce{ChunkReader: r}
 	defer r.Close()
 	if err := j.checkMemory(r.Rows()); err != nil {
 		return err
@@ -235,33 +261,44 @@ func openStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr 
 	return prepareStreamJob(ctx, f, opts, stderr, startEngine(opts, geoknn.StartSearcher), startLoadRef(ctx, f, opts.Trace), t0, nil)
 }
 
-// loadedRef is the references startLoadRef loaded, and when it finished.
+// loadedRef is the references startLoadRef loaded, when it finished
+// loading them, and the references prepared.
 type loadedRef struct {
 	ref  pointSet
+	refs *geoknn.References
 	err  error
 	done time.Time
 }
 
-// startLoadRef loads --ref on a goroutine of its own.
+// startLoadRef loads --ref on a goroutine of its own, checks it against
+// the flags and prepares it there: beside the wait for a guess at the
+// engine and the opening of --obs, not after them (the 135,233 cities:
+// 18 ms to load, 62 ms to prepare on one H200 host, where the guess
+// waits 50 ms).
 func startLoadRef(ctx context.Context, f runFlags, tr *geoknn.Trace) <-chan loadedRef {
 	refc := make(chan loadedRef, 1)
 	go func() {
-		defer tr.Begin("host", "load references")()
+		end := tr.Begin("host", "load references")
 		ref, err := loadRef(ctx, f)
-		refc <- loadedRef{ref, err, time.Now()}
+		end()
+		l := loadedRef{ref: ref, err: err, done: time.Now()}
+		if err == nil {
+			l.refs, l.err = prepareRefs(f, ref, tr)
+		}
+		refc <- l
 	}()
 	return refc
 }
 
 // prepareStreamJob is openStreamJob with the engine started at t0 on
-// openc and the references loading on refc.
+// openc and the references loading on refc; with obs peeked
+// (peekFirst), the GPUs' query of its first chunk is planned too.
 func prepareStreamJob(ctx context.Context, f runFlags, opts geoknn.Options, stderr io.Writer, openc <-chan openedSearcher, refc <-chan loadedRef, t0 time.Time, obs stream.ChunkReader) (*streamJob, loadTimes, error) {
 	loaded := <-refc
-	ref, loadErr := loaded.ref, loaded.err
+	ref, refs, loadErr := loaded.ref, loaded.refs, loaded.err
 	times := loadTimes{load: loaded.done.Sub(t0)}
-	var refs *geoknn.References
 	if loadErr == nil {
-		refs, loadErr = prepareRefs(ctx, f, ref, opts, obs)
+		planFromFirst(ctx, obs, refs, opts)
 	}
 	o := <-openc
 	if o.err != nil {
@@ -306,21 +343,14 @@ func plannedEngine(s *geoknn.Searcher) geoknn.Engine {
 	return s.Engine()
 }
 
-// prepareRefs checks the references against the flags and prepares them,
-// while the engine opens; with obs peeked (peekFirst), it plans the GPUs'
-// query of its first chunk too.
-func prepareRefs(ctx context.Context, f runFlags, ref pointSet, opts geoknn.Options, obs stream.ChunkReader) (*geoknn.References, error) {
+// prepareRefs checks the references against the flags and prepares
+// them.
+func prepareRefs(f runFlags, ref pointSet, tr *geoknn.Trace) (*geoknn.References, error) {
 	if err := f.checkRefs(ref.cols.Len()); err != nil {
 		return nil, err
 	}
-	end := opts.Trace.Begin("host", "prepare references")
-	refs, err := geoknn.PrepareReferences(ref.cols)
-	end()
-	if err != nil {
-		return nil, err
-	}
-	planFromFirst(ctx, obs, refs, opts)
-	return refs, nil
+	defer tr.Begin("host", "prepare references")()
+	return geoknn.PrepareReferences(ref.cols)
 }
 
 // loadTimes are the references' load, concurrent with the engine's start.

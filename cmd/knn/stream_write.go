@@ -20,10 +20,14 @@ import (
 func (j *streamJob) write(ctx context.Context, r stream.ChunkReader, out string, stdout io.Writer) (geoknn.StreamStats, error) {
 	var st geoknn.StreamStats
 	var runErr error // told as it is, not as the output's write error
+	finished := func() {}
+	defer func() { finished() }()
 	run := func(sink geoknn.AnswerSink) error {
 		st, runErr = j.streamInto(ctx, r, 0, j.progress(r.Rows(), sink))
 		if runErr == nil {
 			j.closeEngineEarly()
+			j.releaseEarly(r)
+			finished = j.trace.Begin("host", "finish output") // its last bytes, sync and rename
 		}
 		return runErr
 	}

@@ -141,7 +141,10 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 	if err := d.startClock(run.req.Trace); err != nil {
 		return err
 	}
+	track := fmt.Sprintf("host: GPU %d", d.info.Ordinal)
+	end := run.req.Trace.Begin(track, "references")
 	after, err := d.prepareRefs(run)
+	end()
 	if err != nil {
 		return err
 	}
@@ -154,11 +157,13 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 	if run.req.Algorithm == engine.Seed {
 		cfg.partials = max(cfg.partials, batch*kernels.SeedWidth)
 	}
+	end = run.req.Trace.Begin(track, "slot buffers")
 	for _, s := range d.slots {
 		if err := s.ensure(d.drv, cfg); err != nil {
 			return err
 		}
 	}
+	end()
 	j := &slotJobs{kind: nearestKind{run}, obs: run.req.Obs, trc: run.req.Trace, host: run.host, t: t, after: after,
 		refined: run.req.Algorithm != engine.Seed, progress: run.progress}
 	if err := d.runSlotJobs(ctx, j, slotsPerGPU, crewWorkers(run.gpus), queueJobs(run.queue, w)); err != nil {

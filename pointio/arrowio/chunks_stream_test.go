@@ -279,3 +279,55 @@ func TestParquetChunksReadAtStart(t *testing.T) {
 		t.Fatalf("%d chunks under way after %d calls that bring no columns back, want %d", got, startSlots, chunksAhead)
 	}
 }
+
+// chunkLens is the sizes of r's chunks, r closed after.
+func chunkLens(t *testing.T, r stream.ChunkReader) []int {
+	t.Helper()
+	defer r.Close()
+	var lens []int
+	var c stream.Chunk
+	for {
+		var err error
+		if c, err = r.Next(context.Background(), c); err == io.EOF {
+			return lens
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		lens = append(lens, c.Len())
+	}
+}
+
+// A Parquet file's first chunks are an eighth, a quarter and a half of
+// the chunk size (pointio.RampedRows), whole groups each, so that a
+// stream's first answers come after a group's decoding.
+func TestParquetChunksRamp(t *testing.T) {
+	path := writeTestParquet(t, "p.parquet", nil, 100, testColumns(5000, -1))
+	r, err := OpenChunks(context.Background(), path, pointio.ReadOptions{}, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{100, 200, 400, 800, 800, 800, 800, 800, 300}
+	if got := chunkLens(t, r); !slices.Equal(got, want) {
+		t.Fatalf("chunks %v, want %v", got, want)
+	}
+}
+
+// Closing a Parquet reader lets go of the chunks it read ahead.
+func TestParquetChunksCloseDrops(t *testing.T) {
+	path := writeTestParquet(t, "p.parquet", nil, 100, testColumns(5000, -1))
+	r, err := OpenChunks(context.Background(), path, pointio.ReadOptions{}, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.(*parquetChunks)
+	if _, err := p.Next(context.Background(), stream.Chunk{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if len(p.ready) != 0 || len(p.free) != 0 {
+		t.Fatalf("closed reader holds %d chunks read ahead and %d handed back", len(p.ready), len(p.free))
+	}
+	if _, err := p.Next(context.Background(), stream.Chunk{}); err == nil {
+		t.Fatal("a closed reader read on")
+	}
+}

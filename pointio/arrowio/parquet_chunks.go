@@ -109,13 +109,15 @@ func newParquetChunks(src *columnSource, starts []int64, g0, g1 int, lo, hi int6
 	return p
 }
 
-// planChunks cuts groups [g0, g1) into chunks of at least rows points,
-// keeping rows [lo, hi).
+// planChunks cuts groups [g0, g1) into chunks of at least rows points
+// (the first ones smaller: pointio.RampedRows), keeping rows [lo, hi).
 func planChunks(starts []int64, g0, g1 int, lo, hi int64, rows int) []chunkPlan {
 	var plans []chunkPlan
 	for g := g0; g < g1; {
 		pl := chunkPlan{g0: g, g1: g + 1}
-		for pl.g1 < g1 && starts[pl.g1]-max(starts[g], lo) < int64(rows) {
+		from := max(starts[g], lo)
+		want := int64(pointio.RampedRows(rows, from-lo))
+		for pl.g1 < g1 && starts[pl.g1]-from < want {
 			pl.g1++
 		}
 		pl.lo, pl.hi = max(starts[pl.g0], lo), min(starts[pl.g1], hi)
@@ -132,7 +134,10 @@ func planChunks(starts []int64, g0, g1 int, lo, hi int64, rows int) []chunkPlan 
 // hands back.
 func (p *parquetChunks) dispatch(ctx context.Context, ids bool, plans []chunkPlan, tasks chan<- groupTask) {
 	defer close(tasks)
-	made := 0
+	made, most := 0, 0
+	for _, pl := range plans {
+		most = max(most, int(pl.hi-pl.lo))
+	}
 	for _, pl := range plans {
 		var c stream.Chunk
 		if made < chunksAhead+startSlots {
@@ -144,8 +149,11 @@ func (p *parquetChunks) dispatch(ctx context.Context, ids bool, plans []chunkPla
 				return
 			}
 		}
+		// Columns made for the largest chunk: the first chunks are smaller
+		// (planChunks), and columns made to their size would be made
+		// again for the later ones.
 		n := int(pl.hi - pl.lo)
-		c.Base, c.Lat, c.Lon, c.IDs = pl.lo, slices.Grow(c.Lat[:0], n)[:n], slices.Grow(c.Lon[:0], n)[:n], nil
+		c.Base, c.Lat, c.Lon, c.IDs = pl.lo, slices.Grow(c.Lat[:0], most)[:n], slices.Grow(c.Lon[:0], most)[:n], nil
 		if ids {
 			c.IDs = make([]string, n)
 		}
@@ -411,5 +419,20 @@ func (p *parquetChunks) Close() error {
 	if p.done == nil {
 		p.done = errors.New("arrowio: chunk reader closed")
 	}
+	p.drop()
 	return nil
+}
+
+// drop lets go of the chunks read ahead and handed back, so that a
+// closed reader holds no columns (a reader still decoding into one lets
+// it go when it stops).
+func (p *parquetChunks) drop() {
+	for {
+		select {
+		case <-p.free:
+		case <-p.ready:
+		default:
+			return
+		}
+	}
 }

@@ -129,14 +129,15 @@ func (t *textChunks) produce(ctx context.Context, read textReading, opts pointio
 	send(textPiece{err: err})
 }
 
-// Next gathers pieces until the chunk holds t.rows points or the input
-// ends.
+// Next gathers pieces until the chunk holds its points (t.rows, the
+// first chunks fewer: pointio.RampedRows) or the input ends.
 func (t *textChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, error) {
 	if t.done != nil {
 		return stream.Chunk{}, t.done
 	}
 	c := stream.Chunk{Base: t.base, Lat: dst.Lat[:0], Lon: dst.Lon[:0], IDs: dst.IDs[:0]}
-	for c.Len() < t.rows {
+	want := pointio.RampedRows(t.rows, t.base)
+	for c.Len() < want {
 		if len(t.pending.pts) == 0 {
 			p, err := t.receive(ctx)
 			if err != nil {
@@ -145,7 +146,7 @@ func (t *textChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, 
 			}
 			t.pending = p
 		}
-		c = t.take(c)
+		c = t.take(c, want)
 	}
 	if c.Len() == 0 && t.done != nil {
 		return stream.Chunk{}, t.done
@@ -177,9 +178,10 @@ func (t *textChunks) receive(ctx context.Context) (textPiece, error) {
 	}
 }
 
-// take moves up to the room left in c from the pending piece into c.
-func (t *textChunks) take(c stream.Chunk) stream.Chunk {
-	n := min(t.rows-c.Len(), len(t.pending.pts))
+// take moves up to the room left in c, a chunk of want points, from the
+// pending piece into c.
+func (t *textChunks) take(c stream.Chunk, want int) stream.Chunk {
+	n := min(want-c.Len(), len(t.pending.pts))
 	c.Lat, c.Lon = pointio.AppendRadiansParallel(c.Lat, c.Lon, t.pending.pts[:n])
 	t.pending.pts = t.pending.pts[n:]
 	if t.pending.ids != nil {

@@ -81,8 +81,11 @@ func (c *npyChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, e
 	if c.at >= c.n {
 		return stream.Chunk{}, io.EOF
 	}
-	m := min(c.rows, c.n-c.at)
-	out := stream.Chunk{Base: int64(c.at), Lat: slices.Grow(dst.Lat[:0], m)[:m], Lon: slices.Grow(dst.Lon[:0], m)[:m]}
+	m := min(pointio.RampedRows(c.rows, int64(c.at-c.first)), c.n-c.at)
+	// Columns made for a whole chunk, though the first chunks are smaller,
+	// so that they are not made again for the later ones.
+	room := min(c.rows, c.n-c.at)
+	out := stream.Chunk{Base: int64(c.at), Lat: slices.Grow(dst.Lat[:0], room)[:m], Lon: slices.Grow(dst.Lon[:0], room)[:m]}
 	read := c.readStream
 	if c.file != nil {
 		read = c.readFile
@@ -117,9 +120,15 @@ func (c *npyChunks) endsEarly(got int) error {
 
 func (c *npyChunks) Rows() int64 { return int64(c.n - c.first) }
 
+// Close closes the file, once, and lets go of the read buffers.
 func (c *npyChunks) Close() error {
-	if c.closer != nil {
-		return c.closer.Close()
+	closer := c.closer
+	c.closer, c.raw = nil, nil
+	if c.file != nil {
+		c.file.bufs = nil
+	}
+	if closer != nil {
+		return closer.Close()
 	}
 	return nil
 }
