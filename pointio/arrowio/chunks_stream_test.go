@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/internal/readertest"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -280,23 +281,6 @@ func TestParquetChunksReadAtStart(t *testing.T) {
 	}
 }
 
-// chunkLens is the sizes of r's chunks, r closed after.
-func chunkLens(t *testing.T, r stream.ChunkReader) []int {
-	t.Helper()
-	defer r.Close()
-	var lens []int
-	var c stream.Chunk
-	for {
-		var err error
-		if c, err = r.Next(context.Background(), c); err == io.EOF {
-			return lens
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		lens = append(lens, c.Len())
-	}
-}
-
 // A Parquet file's first chunks are an eighth, a quarter and a half of
 // the chunk size (pointio.RampedRows), whole groups each, so that a
 // stream's first answers come after a group's decoding.
@@ -307,7 +291,7 @@ func TestParquetChunksRamp(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []int{100, 200, 400, 800, 800, 800, 800, 800, 300}
-	if got := chunkLens(t, r); !slices.Equal(got, want) {
+	if got := readertest.ChunkLens(t, r); !slices.Equal(got, want) {
 		t.Fatalf("chunks %v, want %v", got, want)
 	}
 }

@@ -3,7 +3,6 @@ package formats
 import (
 	"bufio"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +10,8 @@ import (
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/pointio/internal/readertest"
 	"github.com/geoknn/geoknn/pointio/numpyio"
-	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
@@ -50,26 +49,9 @@ func TestChunksRamp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := chunkLens(t, r); !slices.Equal(got, want) {
+		if got := readertest.ChunkLens(t, r); !slices.Equal(got, want) {
 			t.Errorf("%s: chunks %v, want %v", name, got, want)
 		}
 		checkChunksAsWhole(t, path, pointio.ReadOptions{}, 800)
-	}
-}
-
-// chunkLens is the sizes of r's chunks, r closed after.
-func chunkLens(t *testing.T, r stream.ChunkReader) []int {
-	t.Helper()
-	defer r.Close()
-	var lens []int
-	var c stream.Chunk
-	for {
-		var err error
-		if c, err = r.Next(context.Background(), c); err == io.EOF {
-			return lens
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		lens = append(lens, c.Len())
 	}
 }

@@ -1,13 +1,16 @@
 package readertest
 
 import (
+	"context"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
 
@@ -47,5 +50,23 @@ func CheckResult(t *testing.T, pts []orb.Point, err error) {
 		if math.IsNaN(lon) || math.IsNaN(lat) || lon < -180 || lon > 180 || lat < -90 || lat > 90 {
 			t.Fatalf("point %d = %v is not a valid coordinate", i, p)
 		}
+	}
+}
+
+// ChunkLens is the sizes of r's chunks, in order, r closed after; an
+// error other than the end fails t.
+func ChunkLens(t *testing.T, r stream.ChunkReader) []int {
+	t.Helper()
+	defer r.Close()
+	var lens []int
+	var c stream.Chunk
+	for {
+		var err error
+		if c, err = r.Next(context.Background(), c); err == io.EOF {
+			return lens
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		lens = append(lens, c.Len())
 	}
 }
