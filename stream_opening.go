@@ -2,11 +2,11 @@ package geoknn
 
 import (
 	"context"
-	"slices"
 
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/engines"
 	"github.com/geoknn/geoknn/internal/index"
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -61,7 +61,7 @@ func (p *openingSplitter) cut(dst stream.Chunk) stream.Chunk {
 	lo, hi := p.at, min(p.held.Len(), p.at+p.block)
 	p.at = hi
 	dst.Base = p.held.Base + int64(lo)
-	dst.Lat, dst.Lon = slices.Grow(dst.Lat[:0], hi-lo)[:hi-lo], slices.Grow(dst.Lon[:0], hi-lo)[:hi-lo]
+	dst.Lat, dst.Lon = parallel.Grown(dst.Lat, hi-lo, hi-lo), parallel.Grown(dst.Lon, hi-lo, hi-lo)
 	index.ParallelCopy(dst.Lat, p.held.Lat[lo:hi])
 	index.ParallelCopy(dst.Lon, p.held.Lon[lo:hi])
 	if p.held.IDs == nil {

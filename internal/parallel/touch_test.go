@@ -40,3 +40,17 @@ func TestPopulateKeepsWhatIsWritten(t *testing.T) {
 		}
 	}
 }
+
+func TestGrown(t *testing.T) {
+	s := Grown[float64](nil, 3, 10)
+	if len(s) != 3 || cap(s) < 10 {
+		t.Fatalf("len %d cap %d, want 3 and at least 10", len(s), cap(s))
+	}
+	s[0] = 7
+	if r := Grown(s, 8, 10); &r[0] != &s[0] || len(r) != 8 {
+		t.Fatal("a slice with room was made anew")
+	}
+	if r := Grown(s, 12, 4); len(r) != 12 || cap(r) < 12 || r[0] != 0 {
+		t.Fatal("a short slice was not made anew, zeroed")
+	}
+}

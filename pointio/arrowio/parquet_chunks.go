@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
@@ -153,7 +154,7 @@ func (p *parquetChunks) dispatch(ctx context.Context, ids bool, plans []chunkPla
 		// (planChunks), and columns made to their size would be made
 		// again for the later ones.
 		n := int(pl.hi - pl.lo)
-		c.Base, c.Lat, c.Lon, c.IDs = pl.lo, slices.Grow(c.Lat[:0], most)[:n], slices.Grow(c.Lon[:0], most)[:n], nil
+		c.Base, c.Lat, c.Lon, c.IDs = pl.lo, parallel.Grown(c.Lat, n, most), parallel.Grown(c.Lon, n, most), nil
 		if ids {
 			c.IDs = make([]string, n)
 		}

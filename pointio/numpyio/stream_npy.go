@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/geoknn/geoknn/internal/parallel"
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/internal/check"
 	"github.com/geoknn/geoknn/stream"
@@ -85,7 +86,7 @@ func (c *npyChunks) Next(ctx context.Context, dst stream.Chunk) (stream.Chunk, e
 	// Columns made for a whole chunk, though the first chunks are smaller,
 	// so that they are not made again for the later ones.
 	room := min(c.rows, c.n-c.at)
-	out := stream.Chunk{Base: int64(c.at), Lat: slices.Grow(dst.Lat[:0], room)[:m], Lon: slices.Grow(dst.Lon[:0], room)[:m]}
+	out := stream.Chunk{Base: int64(c.at), Lat: parallel.Grown(dst.Lat, m, room), Lon: parallel.Grown(dst.Lon, m, room)}
 	read := c.readStream
 	if c.file != nil {
 		read = c.readFile
