@@ -76,7 +76,9 @@ func (p *openingSplitter) cut(dst stream.Chunk) stream.Chunk {
 // the chunk's memory, which the stream gives back to the reader as it
 // would a chunk read whole; the splitter holds nothing from then on.
 // Copied, the rest would need new columns made and filled (a GPU-sized
-// chunk: up to 128 MiB) just as the GPUs take their first chunk.
+// chunk: up to 128 MiB) just as the GPUs take their first chunk; handed
+// over, it costs the reader new columns later when it began past row 0
+// (the view has that much less room), off the GPUs' first chunk.
 func (p *openingSplitter) handOver() stream.Chunk {
 	h, lo := p.held, p.at
 	p.held, p.at = stream.Chunk{}, 0
@@ -119,16 +121,29 @@ func (x *Index) whileOpening(ctx context.Context, src stream.ChunkReader, q Stre
 // answers it and the GPUs open (nil when x's references have been
 // planned already): the first chunk that moves to the GPUs then finds
 // its plan made rather than waiting for it (64 ms for the 135,233 cities
-// on one H200). The caller holds x's lock.
+// on one H200). The references count as planned once a plan starts, not
+// before: a stream whose GPUs open before its first read, or whose first
+// read fails, leaves them to the next. The caller holds x's lock; the
+// function returned takes it.
 func (x *Index) planFirst() func(stream.Chunk) {
 	if x.prepared == nil || x.s.plannedFor == x.prepared {
 		return nil
 	}
-	x.s.plannedFor = x.prepared
 	opts := x.s.opts
 	return func(c stream.Chunk) {
-		req := requestFor(sampleOf(Radians64(c.Lat, c.Lon), planAheadSample), x.ref, opts, x.prepared)
-		go engines.PlanAhead(req)
+		if c.Len() == 0 {
+			return
+		}
+		started := false
+		x.locked(func() {
+			if started = x.s.plannedFor != x.prepared; started {
+				x.s.plannedFor = x.prepared
+			}
+		})
+		if started {
+			req := requestFor(sampleOf(Radians64(c.Lat, c.Lon), planAheadSample), x.ref, opts, x.prepared)
+			go engines.PlanAhead(req)
+		}
 	}
 }
 

@@ -388,7 +388,7 @@ func (f *runFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	f.engineFlags.register(fs)
 	fs.IntVar(&f.gridSide, "grid-side", 0, "grid algorithm: cells per axis (0 = chosen from a sample of the query; capped at 16 sphere cells a reference)")
 	fs.IntVar(&f.validate, "validate", 0, "check this many sampled answers against a float64 haversine brute force")
-	fs.IntVar(&f.chunkRows, "chunk-rows", 0, "observations read, queried and written at a time when --obs is a file, the first three chunks an eighth, a quarter and a half of it (0: 2^20 answers' worth on the CPU, 2^23 on GPUs, so 2^20/k points with --k; a Parquet row group at least)")
+	fs.IntVar(&f.chunkRows, "chunk-rows", 0, "observations read, queried and written at a time when --obs is a file, the first three chunks of Parquet, .npy and CSV an eighth, a quarter and a half of it (0: 2^20 answers' worth on the CPU, 2^23 on GPUs, so 2^20/k points with --k; a Parquet row group at least)")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the query this many times on the open engine and report each time")
 	fs.IntVar(&f.k, "k", 1, "the k nearest references of every observation (CSV obs_index,rank,ref_index,distance_m; npz arrays of shape (N, k))")
 	fs.Float64Var(&f.withinM, "within-m", 0, "count the references within this many metres of every observation (CSV obs_index,count)")

@@ -424,9 +424,9 @@ func (p *parquetChunks) Close() error {
 	return nil
 }
 
-// drop lets go of the chunks read ahead and handed back, so that a
-// closed reader holds no columns (a reader still decoding into one lets
-// it go when it stops).
+// drop lets go of the chunks read ahead and handed back so far: a
+// closed reader keeps none of them once its dispatcher and decoders have
+// stopped (the chunk they are on goes with them).
 func (p *parquetChunks) drop() {
 	for {
 		select {
