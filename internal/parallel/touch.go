@@ -32,9 +32,9 @@ func Touched[T any](n int) []T {
 
 // Huge returns a zeroed slice of n T whose memory is asked for as huge
 // pages where the system allows, not touched: columns that goroutines
-// fill as data arrives then take one fault a 2 MiB page instead of 512
-// (inside a virtual machine each fault of fresh memory also exits to the
-// hypervisor).
+// fill as data arrives then take one fault a 2 MiB page instead of 512.
+// (A GPU stream's readers on one H200 host, THP "madvise": Parquet read
+// busy 0.11 s with it, 0.55 s without, the early chunks the slowest.)
 func Huge[T any](n int) []T {
 	s := make([]T, n)
 	adviseHuge(bytesOf(s))

@@ -14,17 +14,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn/pointio"
-	"github.com/paulmach/orb"
+	"github.com/geoknn/geoknn/pointio/internal/readertest"
 )
 
 // A row group whose num_rows (999) is not its columns' value count (1000)
 // is refused as corrupt, naming the row group, rather than read with a row
 // silently dropped.
 func TestParquetRowGroupRowsMismatch(t *testing.T) {
-	pts := make([]orb.Point, 1000)
-	for i := range pts {
-		pts[i] = orb.Point{float64(i%360) - 180, float64(i%180) - 90}
-	}
+	pts := readertest.GridPoints(1000)
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
 	if err := WritePoints(w, pointio.FormatParquet, pts); err != nil {

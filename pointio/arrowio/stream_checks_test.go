@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/internal/readertest"
 	"github.com/geoknn/geoknn/stream"
 	"github.com/paulmach/orb"
 )
@@ -19,10 +20,7 @@ import (
 // parquetOf is 1000 points written as Parquet, and its footer's bounds.
 func parquetOf(t *testing.T) (b []byte, footer int) {
 	t.Helper()
-	pts := make([]orb.Point, 1000)
-	for i := range pts {
-		pts[i] = orb.Point{float64(i%360) - 180, float64(i%180) - 90}
-	}
+	pts := readertest.GridPoints(1000)
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
 	if err := WritePoints(w, pointio.FormatParquet, pts); err != nil {

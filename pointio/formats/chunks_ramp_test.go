@@ -12,17 +12,13 @@ import (
 	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/pointio/internal/readertest"
 	"github.com/geoknn/geoknn/pointio/numpyio"
-	"github.com/paulmach/orb"
 )
 
 // A .npy or CSV input's first chunks are an eighth, a quarter and a half
 // of the chunk size (pointio.RampedRows), so that a stream's first
 // answers wait for a small read; the points are the whole file's.
 func TestChunksRamp(t *testing.T) {
-	pts := make([]orb.Point, 5000)
-	for i := range pts {
-		pts[i] = orb.Point{float64(i%359) - 179, float64(i%179) - 89}
-	}
+	pts := readertest.GridPoints(5000)
 	dir := t.TempDir()
 	write := map[string]func(*os.File) error{
 		"p.npy": func(f *os.File) error { return numpyio.WritePointsNPY(f, pts) },

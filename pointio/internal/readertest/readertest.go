@@ -70,3 +70,13 @@ func ChunkLens(t *testing.T, r stream.ChunkReader) []int {
 		lens = append(lens, c.Len())
 	}
 }
+
+// GridPoints is n valid points stepping through the degrees: longitude
+// i mod 360 - 180, latitude i mod 180 - 90.
+func GridPoints(n int) []orb.Point {
+	pts := make([]orb.Point, n)
+	for i := range pts {
+		pts[i] = orb.Point{float64(i%360) - 180, float64(i%180) - 90}
+	}
+	return pts
+}
