@@ -59,3 +59,9 @@ var (
 )
 
 func asMaxBytes(err error, target **http.MaxBytesError) bool { return errors.As(err, target) }
+
+// isRequestErr says whether err is a request's fault, already worded.
+func isRequestErr(err error) bool {
+	var re *requestError
+	return errors.As(err, &re)
+}

@@ -107,7 +107,7 @@ func decodeJSON(body io.Reader, v any) error {
 			return badRequest(te.Field, fmt.Sprintf("a %s where the field takes another type", te.Value))
 		case errors.Is(err, io.EOF):
 			return badRequest("body", "empty body: a JSON object was expected")
-		case isMaxBytes(err):
+		case isMaxBytes(err), isRequestErr(err):
 			return err
 		}
 		mb = err

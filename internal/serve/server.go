@@ -64,8 +64,13 @@ type Config struct {
 	// Workers is the number of batches answered side by side (default 1).
 	Workers int
 	// BulkSlots is the number of bulk (Arrow, 64 KiB and more) requests
-	// answered at once, each in buffers kept for the next (default 4).
+	// answered by the engine at once, each in buffers kept for the next,
+	// page-locked on GPUs (default 4). Their uploads and downloads do not
+	// hold a slot.
 	BulkSlots int
+	// BulkBytes bounds the bulk requests' bodies (and answers) held at
+	// once (default BulkSlots x MaxBodyBytes).
+	BulkBytes int64
 	Logger    *slog.Logger
 }
 
@@ -94,6 +99,9 @@ func (c *Config) defaults() {
 	if c.BulkSlots <= 0 {
 		c.BulkSlots = 4
 	}
+	if c.BulkBytes <= 0 {
+		c.BulkBytes = int64(c.BulkSlots) * c.MaxBodyBytes
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -106,12 +114,14 @@ type Server struct {
 	b        *batcher
 	u        *updater
 	bulkPool *bulkPool
-	m        *metrics
-	mux      *http.ServeMux
-	draining atomic.Bool
-	fast     atomic.Pointer[fastConns] // Serve's fast-path connections
-	cancel   context.CancelFunc
-	started  time.Time
+	// requestBufs hold bulk requests' bodies and answers.
+	requestBufs *requestBufs
+	m           *metrics
+	mux         *http.ServeMux
+	draining    atomic.Bool
+	fast        atomic.Pointer[fastConns] // Serve's fast-path connections
+	cancel      context.CancelFunc
+	started     time.Time
 }
 
 // New prepares the references (version 1) and starts the batcher and
@@ -134,6 +144,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.b = newBatcher(ctx, &s.store, cfg.Workers, cfg.BatchPoints, cfg.BatchWait, cfg.QueryTimeout, s.m)
 	s.u = newUpdater(ctx, &s.store, s.m, cfg.Logger)
 	s.bulkPool = newBulkPool(cfg.BulkSlots)
+	s.requestBufs = newRequestBufs(cfg.BulkBytes)
 	s.routes()
 	return s, nil
 }
@@ -185,7 +196,7 @@ func (s *Server) auth(endpoint string, h func(http.ResponseWriter, *http.Request
 			w.Header().Set("WWW-Authenticate", `Bearer realm="geoknn"`)
 			err = &requestError{status: http.StatusUnauthorized, field: "Authorization", msg: "a bearer token is required"}
 		} else {
-			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+			r.Body = s.limitBody(w, r, start)
 			err = h(w, r)
 		}
 		if err != nil {
@@ -412,7 +423,7 @@ func readSmall(r *http.Request) ([]byte, error) {
 	}
 	b := make([]byte, r.ContentLength)
 	if _, err := io.ReadFull(r.Body, b); err != nil {
-		if isMaxBytes(err) {
+		if isMaxBytes(err) || isRequestErr(err) {
 			return nil, err
 		}
 		return nil, badRequest("body", "shorter than its Content-Length")
