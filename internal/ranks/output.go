@@ -15,11 +15,12 @@ import (
 // offsets in the one file, instead of gathering every answer to rank 0:
 // .npz arrays at offsets computed from the counts (the arrays' CRCs
 // combined at rank 0), CSV and Parquet parts after the ranks exchange
-// their lengths: counted before writing for CSV (csvio.AnswersSize),
-// so that every rank writes straight into the file; known once written
-// for Parquet and for CSV with identifiers, so a rank other than rank 0
-// writes its part to a file beside the output first, then copies it in
-// (in the kernel, copy_file_range, where the filesystem allows). Rank 0
+// their lengths: counted without formatting for CSV (csvio.AnswersSize),
+// so that every rank writes straight into the file; known once encoded
+// for Parquet and CSV with identifiers, which a rank with the cores for
+// it encodes twice (once into a counter, once into the file) and a rank
+// with few spills to a file beside the output, copied in (in the
+// kernel, copy_file_range, where the filesystem allows). Rank 0
 // writes the zip structure or the Parquet footer, from every rank's row
 // groups' metadata. The file is a temporary one of rank 0's, renamed into
 // place only when every rank has written and synced its part; any failure

@@ -1,0 +1,153 @@
+package ranks
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/geoknn/geoknn/mpi"
+	"github.com/geoknn/geoknn/pointio"
+	"github.com/geoknn/geoknn/pointio/arrowio"
+	"github.com/geoknn/geoknn/pointio/csvio"
+	"github.com/geoknn/geoknn/stream"
+)
+
+// Parts of unknown length (Parquet answers, Parquet and CSV rows with
+// identifiers) written together by 3 ranks, spilled (one core a rank)
+// and counted (countPartsCores), are one process's file byte for byte:
+// 3 ranks of this test binary run TestUnsizedPartsChild.
+func TestUnsizedParts(t *testing.T) {
+	ran := false
+	for _, l := range []struct{ launcher, lib string }{{"mpirun.openmpi", "libmpi.so.40"}, {"mpirun.mpich", "libmpich.so.12"}} {
+		path, err := exec.LookPath(l.launcher)
+		if err != nil {
+			continue
+		}
+		ran = true
+		args := []string{"-np", "3"}
+		if l.lib == "libmpi.so.40" {
+			args = append([]string{"--oversubscribe", "--allow-run-as-root"}, args...)
+		}
+		cmd := exec.Command(path, append(args, os.Args[0], "-test.run", "^TestUnsizedPartsChild$", "-test.v")...)
+		cmd.Env = append(os.Environ(), "GEOKNN_MPI_CHILD=1", "GEOKNN_MPI_LIB="+l.lib, "GEOKNN_PARTS_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil || bytes.Count(out, []byte("--- PASS: TestUnsizedPartsChild")) != 3 {
+			t.Errorf("%s: %v\n%s", l.launcher, err, out)
+		}
+	}
+	if !ran {
+		t.Skip("no MPI launcher (mpirun): .ci/run installs Open MPI and MPICH")
+	}
+}
+
+func TestUnsizedPartsChild(t *testing.T) {
+	dir := os.Getenv("GEOKNN_PARTS_DIR")
+	if os.Getenv("GEOKNN_MPI_CHILD") == "" || dir == "" {
+		t.Skip("run by TestUnsizedParts under mpirun")
+	}
+	runtime.LockOSThread()
+	l, err := mpi.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	world, err := l.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Finalize()
+	rank, _ := world.Rank()
+	size, _ := world.Size()
+	n := 2*arrowio.GroupRows() + 12345 // the last rank's group short
+	for _, cores := range []int{1, countPartsCores} {
+		runtime.GOMAXPROCS(cores)
+		for _, c := range unsizedCases(n) {
+			counts := Shares(c.format, n, size)
+			lo := Offset(counts, rank)
+			o := &Output{World: world, Rank: rank, Size: size, N: n, Format: c.format,
+				Path: filepath.Join(dir, strconv.Itoa(cores)+"-"+c.name)}
+			if err := o.Write(context.Background(), c.part(lo, counts[rank])); err != nil {
+				t.Fatalf("%s, %d cores: %v", c.name, cores, err)
+			}
+			if rank != 0 {
+				continue
+			}
+			got, err := os.ReadFile(o.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c.whole(t); !bytes.Equal(got, want) {
+				t.Errorf("%s, %d cores a rank: %d bytes, one process's %d, not the same", c.name, cores, len(got), len(want))
+			}
+		}
+	}
+}
+
+// unsizedCase is a file of n answers the ranks write in parts, and the
+// same file written whole.
+type unsizedCase struct {
+	name, format string
+	part         func(lo, n int) Part
+	whole        func(t *testing.T) []byte
+}
+
+func unsizedCases(n int) []unsizedCase {
+	ref := func(i int) uint32 { return uint32(i*2654435761) >> 16 }
+	metres := func(i int) float64 { return float64(i%100003) * 1.37 }
+	nearest := func(lo, n int) stream.Answers {
+		return stream.Answers{Base: lo, N: n, Nearest: func(i int) (uint32, float64) { return ref(lo + i), metres(lo + i) }}
+	}
+	fields := []arrow.Field{{Name: "obs_id", Type: arrow.BinaryTypes.String}, {Name: "ref_index", Type: arrow.PrimitiveTypes.Uint32}}
+	rows := func(lo, n int) *Rows {
+		return &Rows{Fields: fields, N: n,
+			Values: func(i int, add func(...any)) { add("o"+strconv.Itoa(lo+i), ref(lo+i)) },
+			Text: func(i int, add func(...string)) {
+				add("o"+strconv.Itoa(lo+i), strconv.FormatUint(uint64(ref(lo+i)), 10))
+			}}
+	}
+	return []unsizedCase{
+		{"answers.parquet", pointio.FormatParquet, func(lo, n int) Part { return NearestPart(nearest(lo, n), lo) },
+			func(t *testing.T) []byte {
+				var b bytes.Buffer
+				w, err := arrowio.NewAnswerWriter(&b, pointio.FormatParquet, stream.KindNearest, 1, arrowio.StreamOptions{})
+				if err == nil {
+					err = w.Write(nearest(0, n))
+				}
+				return closed(t, &b, w, err)
+			}},
+		{"rows.parquet", pointio.FormatParquet, func(lo, n int) Part { return Part{Rows: rows(lo, n)} },
+			func(t *testing.T) []byte {
+				var b bytes.Buffer
+				w, err := arrowio.NewRowsWriter(&b, pointio.FormatParquet, fields, arrowio.StreamOptions{})
+				if err == nil {
+					err = w.Write(n, rows(0, n).Values)
+				}
+				return closed(t, &b, w, err)
+			}},
+		{"rows.csv", pointio.FormatCSV, func(lo, n int) Part { return Part{Rows: rows(lo, n)} },
+			func(t *testing.T) []byte {
+				var b bytes.Buffer
+				bw := bufio.NewWriter(&b)
+				w := csvio.NewRowsWriter(bw, []string{"obs_id", "ref_index"})
+				return closed(t, &b, w, w.Write(n, rows(0, n).Text))
+			}},
+	}
+}
+
+// closed is b once w is closed, after err (the writing's).
+func closed(t *testing.T, b *bytes.Buffer, w interface{ Close() error }, err error) []byte {
+	t.Helper()
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
