@@ -71,19 +71,8 @@ func (o *Output) writeSpilled(ctx context.Context, f *os.File, head int64, write
 	if err == nil {
 		size, err = out.Seek(0, io.SeekCurrent) // from head on for rank 0's
 	}
-	sizes, gerr := o.World.AllgatherInt64([]int64{size})
-	if gerr != nil {
-		return 0, 0, gerr
-	}
-	if err = failedRank(sizes, err); err != nil {
+	if at, end, err = o.place(head, size, err); err != nil {
 		return 0, 0, err
-	}
-	at, end = head, head
-	for r, n := range sizes {
-		if r < o.Rank {
-			at += n
-		}
-		end += n
 	}
 	if spill != nil {
 		err = copyAt(ctx, f, at, spill)
@@ -113,6 +102,22 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // the parts of the ranks before, once the ranks' lengths are exchanged.
 // It returns where the rank's part begins and where the last one ends.
 func (o *Output) writeSized(ctx context.Context, f *os.File, head, size int64, err error, write func(w io.Writer) error) (at, end int64, _ error) {
+	at, end, err = o.place(head, size, err)
+	if err != nil {
+		return 0, 0, err
+	}
+	w := io.NewOffsetWriter(f, at)
+	err = write(pointio.ContextWriter(ctx, w))
+	if wrote, _ := w.Seek(0, io.SeekCurrent); err == nil && wrote != size {
+		err = fmt.Errorf("wrote %d bytes of the %d counted", wrote, size)
+	}
+	return at, end, AllOK(o.World, err)
+}
+
+// place exchanges the ranks' part lengths (size, this rank's; err its
+// failure, which every rank learns) and returns where this rank's part
+// begins after head and the parts before it, and where the last ends.
+func (o *Output) place(head, size int64, err error) (at, end int64, _ error) {
 	if err != nil {
 		size = -1
 	}
@@ -130,12 +135,7 @@ func (o *Output) writeSized(ctx context.Context, f *os.File, head, size int64, e
 		}
 		end += n
 	}
-	w := io.NewOffsetWriter(f, at)
-	err = write(pointio.ContextWriter(ctx, w))
-	if wrote, _ := w.Seek(0, io.SeekCurrent); err == nil && wrote != size {
-		err = fmt.Errorf("wrote %d bytes of the %d counted", wrote, size)
-	}
-	return at, end, AllOK(o.World, err)
+	return at, end, nil
 }
 
 // writeCSVPart writes the rank's answers as CSV lines straight into f
