@@ -68,7 +68,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Int64Var(&f.maxBody, "max-body", 256<<20, "largest request body, bytes")
 	fs.IntVar(&f.maxPoints, "max-points", 1<<22, "most points in one request")
 	fs.IntVar(&f.maxK, "max-k", 1024, "largest k")
-	fs.DurationVar(&f.queryTimeout, "query-timeout", 30*time.Second, "longest a request may take in the server, its body's upload included")
+	fs.DurationVar(&f.queryTimeout, "query-timeout", 30*time.Second, "longest a request's body may take to arrive, its engine call to answer, and its answer to be sent")
 	fs.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "longest the drain on SIGTERM waits for requests in flight")
 	fs.DurationVar(&f.batchWait, "batch-wait", 0, "how long a batch of more than 256 points waits for more requests while the engine is busy (0: 200us on GPUs, never on the CPU, whose cost a point does not fall with the batch; smaller batches, answered on the CPU index, never wait; negative: never)")
 	fs.IntVar(&f.batchPoints, "batch-points", 0, "most points batched into one engine call (0: 256 on the CPU, 65536 on GPUs)")

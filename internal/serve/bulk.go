@@ -26,13 +26,13 @@ import (
 // are sent back; its points in radians and the engine's answers live in
 // an engine slot, page-locked once on GPUs so that the engine copies
 // straight from and into them. A request holds a slot only from its
-// decoding to its answer's columns: its upload and download are socket
+// conversion to its answer's columns: its upload and download are socket
 // copies that take longer than the GPUs' work (2^20 points on loopback:
 // about 9 and 5 ms against the GPUs' 3.5 ms), and slots held through
 // them would leave the engine idle while clients send and receive. Fresh
 // buffers cost more than the work (a million points' are 40 MiB of pages
 // to fault in and clear). A few slots bound the pinned memory, a byte
-// budget the request buffers.
+// budget the request buffers in use (as many again are kept for reuse).
 
 // bulkMin is the smallest body (bytes) answered in a bulk slot: smaller
 // ones are cheap to answer in fresh memory and must not wait for a slot.
@@ -197,9 +197,11 @@ func (s *Server) bulkQuery(r *http.Request, k endpoint, slot *bulkSlot, cols arr
 // bulk answers an Arrow query of a body large enough for a slot. A
 // nearest query larger than a batch goes to the engine at once, into the
 // slot's answers, copied to the request buffer before they are sent;
-// others are answered as any query is, in the slot. The query timeout
-// bounds the waits for buffers and slots too; the references are held
-// only once the body is in (a slow upload keeps no old version alive).
+// others are answered as any query is, from the slot's points. The slot
+// is given back before the answer is sent. The query timeout bounds the
+// waits for buffers and slots too; the references are held only once a
+// slot is (a slow upload or a wait for a slot keeps no old version
+// alive).
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request, k endpoint) error {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
 	defer cancel()
@@ -212,28 +214,33 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, k endpoint) error 
 	if err != nil {
 		return err
 	}
-	snap := s.store.acquire()
-	if snap == nil {
-		return errDraining
-	}
-	defer snap.release()
 	slot, err := s.bulkPool.get(ctx)
 	if err != nil {
 		return err
 	}
 	putSlot := sync.OnceFunc(func() { s.bulkPool.put(slot) })
 	defer putSlot()
+	snap := s.store.acquire()
+	if snap == nil {
+		return errDraining
+	}
+	defer snap.release()
 	q, err := s.bulkQuery(r, k, slot, cols, snap.index)
 	if err != nil {
 		return err
 	}
-	if len(q.lat) <= s.cfg.BatchPoints {
-		// Batched: a job its client has given up on stays queued, and
-		// must not read the slot once the next request has it.
-		q.lat, q.lon = slices.Clone(q.lat), slices.Clone(q.lon)
-	}
 	if q.kind() != stream.KindNearest || len(q.lat) <= s.cfg.BatchPoints {
-		return s.respond(w, r, q, true, false)
+		if len(q.lat) <= s.cfg.BatchPoints {
+			// Batched: a job its client has given up on stays queued,
+			// and must not read the slot once the next request has it.
+			q.lat, q.lon = slices.Clone(q.lat), slices.Clone(q.lon)
+		}
+		a, err := s.answerOf(r, q)
+		putSlot() // the answer is its own memory
+		if err != nil {
+			return err
+		}
+		return s.send(w, r, q, a, true, false)
 	}
 	a, err := nearestInto(ctx, snap, q, &slot.res)
 	if err != nil {
@@ -242,10 +249,13 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, k endpoint) error 
 	s.m.batch(1, len(q.lat))
 	s.m.points.Add(uint64(len(q.lat)))
 	s.m.engineNanos.Add(uint64(a.engine))
-	index, metres := rb.answer(a.index, a.dist)
+	index, metres, err := s.requestBufs.answer(ctx, rb, a.index, a.dist)
 	putSlot() // the answer is the request buffer's now
+	if err != nil {
+		return err
+	}
 	w.Header().Set("Geoknn-Reference-Version", strconv.FormatUint(snap.version, 10))
-	return writeNearestArrow(w, snap, index, metres)
+	return s.sendWithin(w, func() error { return writeNearestArrow(w, snap, index, metres) })
 }
 
 // writeNearestArrow writes a nearest answer (ref_index[, ref_id],

@@ -110,7 +110,7 @@ func newMetrics() *metrics {
 // codes ends with "other".
 var (
 	endpoints = [...]string{"nearest", "knearest", "within", "references", "metrics", "other"}
-	codes     = [...]int{200, 400, 401, 404, 405, 413, 422, 499, 500, 503, 504, 0}
+	codes     = [...]int{200, 400, 401, 404, 405, 408, 413, 422, 499, 500, 503, 504, 0}
 )
 
 func endpointIndex(e string) int {

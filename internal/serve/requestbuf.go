@@ -18,10 +18,10 @@ type requestBuf struct {
 	weight int64 // of the pool's budget
 }
 
-// requestBufs hands out request buffers, the bytes held by requests at
-// once bounded by a budget (a body larger than it waits for the whole
-// budget), and keeps the freed ones, at most the budget's bytes, for the
-// next requests.
+// requestBufs hands out request buffers, the bytes of those in use
+// bounded by a budget (a body larger than it waits for the whole budget),
+// and keeps the freed ones, at most the budget's bytes, for the next
+// requests.
 type requestBufs struct {
 	budget int64
 	sem    *semaphore.Weighted
@@ -34,14 +34,36 @@ func newRequestBufs(budget int64) *requestBufs {
 	return &requestBufs{budget: budget, sem: semaphore.NewWeighted(budget)}
 }
 
+// weight is what n bytes count against the budget.
+func (p *requestBufs) weight(n int) int64 { return min(int64(n), p.budget) }
+
 // get waits until n bytes fit the budget (or ctx's end) and returns a
-// buffer of n bytes: the smallest kept one that holds them, else a new
-// one (a kept one too small is dropped in its place).
+// buffer of n bytes: the smallest kept one that holds them where the
+// budget has room for all of it, else a new one.
 func (p *requestBufs) get(ctx context.Context, n int) (*requestBuf, error) {
-	w := min(int64(n), p.budget)
+	w := p.weight(n)
 	if err := p.sem.Acquire(ctx, w); err != nil {
 		return nil, ctxErr(ctx)
 	}
+	b := p.take(n)
+	if b != nil {
+		if extra := p.weight(cap(b)) - w; extra > 0 && !p.sem.TryAcquire(extra) {
+			p.keep(b)
+			b = nil
+		} else {
+			w += max(extra, 0)
+		}
+	}
+	if b == nil {
+		b = make([]byte, n)
+	}
+	return &requestBuf{b: b[:n], weight: w}, nil
+}
+
+// take removes the smallest kept buffer of at least n bytes from the
+// kept ones and returns it; nil when none holds n, after dropping one of
+// those too small (the new buffer takes its room).
+func (p *requestBufs) take(n int) []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	best := -1
@@ -51,29 +73,34 @@ func (p *requestBufs) get(ctx context.Context, n int) (*requestBuf, error) {
 		}
 	}
 	if best < 0 && len(p.free) > 0 {
-		best = len(p.free) - 1 // dropped below, for the new one's room
+		best = len(p.free) - 1
 	}
-	var b []byte
-	if best >= 0 {
-		b = p.free[best]
-		p.free[best] = p.free[len(p.free)-1]
-		p.free = p.free[:len(p.free)-1]
-		p.kept -= int64(cap(b))
+	if best < 0 {
+		return nil
 	}
+	b := p.free[best]
+	p.free[best] = p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	p.kept -= int64(cap(b))
 	if cap(b) < n {
-		b = make([]byte, n)
+		return nil
 	}
-	return &requestBuf{b: b[:n], weight: w}, nil
+	return b
 }
 
-// put keeps rb's memory for the next request, if the budget holds it.
-func (p *requestBufs) put(rb *requestBuf) {
+// keep keeps b for the next requests, if the budget holds it.
+func (p *requestBufs) keep(b []byte) {
 	p.mu.Lock()
-	if c := int64(cap(rb.b)); p.kept+c <= p.budget {
-		p.free = append(p.free, rb.b)
+	defer p.mu.Unlock()
+	if c := int64(cap(b)); p.kept+c <= p.budget {
+		p.free = append(p.free, b)
 		p.kept += c
 	}
-	p.mu.Unlock()
+}
+
+// put gives rb's memory and budget back.
+func (p *requestBufs) put(rb *requestBuf) {
+	p.keep(rb.b)
 	p.sem.Release(rb.weight)
 	rb.b = nil
 }
@@ -93,14 +120,21 @@ func (rb *requestBuf) readBody(r *http.Request) ([]byte, error) {
 // answer copies a nearest answer (the references' indexes, the angles in
 // radians) into rb's memory, the distances in metres, on every core. The
 // body it overwrites has been decoded and converted: a body of float64
-// degrees (16 bytes a point) holds the answer (12); a smaller one is
-// replaced by a larger buffer.
-func (rb *requestBuf) answer(index []uint32, rad []float32) ([]uint32, []float64) {
+// degrees (16 bytes a point) holds the answer (12); a smaller one (float32
+// or compressed columns) is replaced by a larger buffer, its bytes
+// counted against the budget first (ctx bounds that wait).
+func (p *requestBufs) answer(ctx context.Context, rb *requestBuf, index []uint32, rad []float32) ([]uint32, []float64, error) {
 	n := len(index)
 	if n == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if cap(rb.b) < 12*n {
+		if extra := p.weight(12*n) - rb.weight; extra > 0 {
+			if err := p.sem.Acquire(ctx, extra); err != nil {
+				return nil, nil, ctxErr(ctx)
+			}
+			rb.weight += extra
+		}
 		rb.b = make([]byte, 12*n)
 	}
 	// Metres first: the start of a Go allocation is aligned for them.
@@ -112,5 +146,5 @@ func (rb *requestBuf) answer(index []uint32, rad []float32) ([]uint32, []float64
 			metres[i] = float64(rad[i]) * EarthRadius
 		}
 	})
-	return out, metres
+	return out, metres, nil
 }

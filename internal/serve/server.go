@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -52,7 +53,9 @@ type Config struct {
 	MaxPoints int
 	// MaxK limits k (default 1024).
 	MaxK int
-	// QueryTimeout bounds a query's time in the server (default 30 s).
+	// QueryTimeout bounds a query's time in the server (default 30 s):
+	// its body's upload from its arrival (408 after it), its engine call,
+	// and the sending of its answer.
 	QueryTimeout time.Duration
 	// BatchWait is how long a batch waits for more requests while the
 	// engine is busy (default 200 us; negative: never).
@@ -68,8 +71,9 @@ type Config struct {
 	// page-locked on GPUs (default 4). Their uploads and downloads do not
 	// hold a slot.
 	BulkSlots int
-	// BulkBytes bounds the bulk requests' bodies (and answers) held at
-	// once (default BulkSlots x MaxBodyBytes).
+	// BulkBytes bounds the memory of the bulk requests' bodies and
+	// nearest answers in use at once (default BulkSlots x MaxBodyBytes);
+	// as much again is kept for reuse.
 	BulkBytes int64
 	Logger    *slog.Logger
 }
@@ -101,6 +105,9 @@ func (c *Config) defaults() {
 	}
 	if c.BulkBytes <= 0 {
 		c.BulkBytes = int64(c.BulkSlots) * c.MaxBodyBytes
+		if c.BulkBytes/int64(c.BulkSlots) != c.MaxBodyBytes {
+			c.BulkBytes = math.MaxInt64 // overflowed: unbounded
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -299,8 +306,17 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, k endpoint) error
 
 // respond answers q and writes the answer in the request's format.
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, q *query, arrowIn, scalar bool) error {
-	// A batched query's engine call is bounded by the batch's timeout; a
-	// query alone on the engine gets its own.
+	a, err := s.answerOf(r, q)
+	if err != nil {
+		return err
+	}
+	return s.send(w, r, q, a, arrowIn, scalar)
+}
+
+// answerOf answers q, counted in the metrics. A batched query's engine
+// call is bounded by the batch's timeout; a query alone on the engine
+// gets its own.
+func (s *Server) answerOf(r *http.Request, q *query) (answer, error) {
 	ctx := r.Context()
 	if len(q.lat) > s.cfg.BatchPoints {
 		var cancel context.CancelFunc
@@ -309,20 +325,45 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, q *query, arrow
 	}
 	a, err := s.answer(ctx, q)
 	if err != nil {
-		return err
+		return answer{}, err
 	}
-	defer a.snap.release()
 	s.m.points.Add(uint64(len(q.lat)))
 	s.m.engineNanos.Add(uint64(a.engine))
+	return a, nil
+}
+
+// send writes a, q's answer, in the request's format, and lets go of its
+// references.
+func (s *Server) send(w http.ResponseWriter, r *http.Request, q *query, a answer, arrowIn, scalar bool) error {
+	defer a.snap.release()
 	w.Header().Set("Geoknn-Reference-Version", strconv.FormatUint(a.snap.version, 10))
 	if arrowIn || isArrow(r.Header.Get("Accept")) {
-		return writeAnswerArrow(w, q, &a)
+		return s.sendWithin(w, func() error { return writeAnswerArrow(w, q, &a) })
 	}
 	jw := jsonWriter{b: make([]byte, 0, 64+48*len(q.lat))}
 	writeAnswerJSON(&jw, q, &a, scalar)
 	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(jw.b)
-	return ignoreWriteErr(err)
+	return s.sendWithin(w, func() error {
+		_, err := w.Write(jw.b)
+		return ignoreWriteErr(err)
+	})
+}
+
+// sendWithin writes an answer through write under a write deadline of
+// the query timeout from now, flushed before the deadline is cleared (a
+// deadline left would fail the connection's next answer): a client that
+// stops reading holds the request's memory no longer.
+func (s *Server) sendWithin(w http.ResponseWriter, write func() error) error {
+	rc := http.NewResponseController(w)
+	if rc.SetWriteDeadline(time.Now().Add(s.cfg.QueryTimeout)) != nil {
+		return write() // a connection without deadlines
+	}
+	defer rc.SetWriteDeadline(time.Time{})
+	err := write()
+	if err == nil {
+		_ = rc.Flush() // nothing to answer a client that has gone
+	}
+	return err
 }
 
 // ignoreWriteErr drops the error of writing to a client that has gone:
