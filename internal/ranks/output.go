@@ -17,9 +17,10 @@ import (
 // combined at rank 0), CSV and Parquet parts after the ranks exchange
 // their lengths: counted without formatting for CSV (csvio.AnswersSize),
 // so that every rank writes straight into the file; known once encoded
-// for Parquet and CSV with identifiers, which a rank with the cores for
-// it encodes twice (once into a counter, once into the file) and a rank
-// with few spills to a file beside the output, copied in (in the
+// for Parquet and CSV with identifiers. A rank with the cores for it
+// encodes Parquet answers twice (once into a counter, once into the
+// file); otherwise every rank after the first writes its part to a file
+// beside the output, copied in once the lengths are known (in the
 // kernel, copy_file_range, where the filesystem allows). Rank 0
 // writes the zip structure or the Parquet footer, from every rank's row
 // groups' metadata. The file is a temporary one of rank 0's, renamed into
@@ -37,6 +38,9 @@ type Output struct {
 	Format string
 	// N is the observations of the whole job.
 	N int
+	// counted is the parts this rank counted before writing (a test's
+	// view of which way Write took).
+	counted int
 }
 
 // Part is a rank's answers as the output's writers take them: its

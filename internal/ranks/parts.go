@@ -15,30 +15,28 @@ import (
 	"github.com/geoknn/geoknn/pointio/numpyio"
 )
 
-// countPartsCores is the fewest cores with which a rank encodes a part
-// of unknown length twice (writeCounted) rather than spilling it
-// (writeSpilled). Encoding Parquet answers costs about 13-15 ns a row a
-// core (BenchmarkParquetAnswers, 2^24 rows: 220 ms on one core, 125 on
-// two); copying a spilled part in costs about 3.4 ns a row on one kernel
-// thread (copy_file_range at 2.7 GB/s, 9.2 bytes a row), so the second
-// encoding is the cheaper from about 5 cores: twice that, to be sure of
-// it. A counted part also takes no room on the disk beyond the output's,
-// where a spilled one takes its own length again until copied in.
+// countPartsCores is the fewest cores (GOMAXPROCS, hyperthreads
+// counted) with which a rank encodes its Parquet answers twice
+// (writeCounted) rather than spilling them (writeSpilled). Their encoder
+// runs a row group a core: about 13-15 ns a row a core unloaded
+// (BenchmarkParquetAnswers, 2^24 rows: 220 ms on one core, 125 on two),
+// against about 3.4-3.8 ns a row to copy a spilled part in on one kernel
+// thread (copy_file_range at 2.7 GB/s, 9-10 bytes a row): the second
+// encoding is the cheaper from 4-5 cores, and 8 leaves room for cores
+// that are hyperthreads. Every rank counts, rank 0 too, so that every
+// part is then written at once (a rank 0 writing while the others
+// counted would have them wait for its whole write). A counted part
+// also takes no room on the disk beyond the output's, where a spilled
+// one takes its length again until copied in. Rows with identifiers
+// are always spilled: their rows are built on one goroutine (Parquet
+// 280, CSV 200-350 ns a row to count), far above the copy.
 const countPartsCores = 8
 
-// writeUnsized writes the rank's part of a format whose length is known
-// only once encoded (Parquet, CSV with identifiers) at its place after
-// head and the parts of the ranks before: counted first on a rank with
-// the cores for it, else spilled (countPartsCores). Ranks of unequal
-// shares may choose differently: both ways exchange the lengths in the
-// same collectives, at the same point. It returns where the rank's part
-// begins and where the last one ends.
-func (o *Output) writeUnsized(ctx context.Context, f *os.File, head int64, write func(w io.Writer) error) (at, end int64, err error) {
-	if runtime.GOMAXPROCS(0) >= countPartsCores {
-		return o.writeCounted(ctx, f, head, write)
-	}
-	return o.writeSpilled(ctx, f, head, write)
-}
+// counts says whether the rank counts its Parquet answers
+// (countPartsCores). Ranks of unequal shares may choose differently:
+// both ways exchange the lengths in the same collectives, at the same
+// point.
+func (o *Output) counts() bool { return runtime.GOMAXPROCS(0) >= countPartsCores }
 
 // writeSpilled writes the rank's part of a format whose parts' lengths
 // are known only once written (CSV, Parquet) through write: rank 0's
@@ -86,6 +84,7 @@ func (o *Output) writeSpilled(ctx context.Context, f *os.File, head int64, write
 func (o *Output) writeCounted(ctx context.Context, f *os.File, head int64, write func(w io.Writer) error) (at, end int64, err error) {
 	var n countingWriter
 	err = write(pointio.ContextWriter(ctx, &n))
+	o.counted++
 	return o.writeSized(ctx, f, head, int64(n), err, write)
 }
 
@@ -178,7 +177,7 @@ func copyAt(ctx context.Context, f *os.File, at int64, src *os.File) error {
 // row group's first observation: shares) and has rank 0 write the magic
 // and the footer of every rank's groups.
 func (o *Output) writeParquetPart(ctx context.Context, f *os.File, p Part) error {
-	return o.writeParquetGroups(ctx, f, func(w io.Writer) (parquetPart, error) {
+	return o.writeParquetGroups(ctx, f, o.counts(), func(w io.Writer) (parquetPart, error) {
 		part, err := arrowio.NewParquetPartWriter(w, p.Kind, p.K, p.Answers.Base, arrowio.StreamOptions{})
 		if err != nil {
 			return nil, err
@@ -198,23 +197,29 @@ type parquetPart interface {
 }
 
 // writeParquetGroups writes the row groups write makes (a part written
-// whole, or the error that stopped it) at the rank's place in f
-// (writeUnsized) and has
-// rank 0 write the magic and, through footer, the footer of every rank's
-// groups.
-func (o *Output) writeParquetGroups(ctx context.Context, f *os.File, write func(w io.Writer) (parquetPart, error),
+// whole, or the error that stopped it) at the rank's place in f,
+// counted first or spilled (count), and has rank 0 write the magic and,
+// through footer, the footer of every rank's groups.
+func (o *Output) writeParquetGroups(ctx context.Context, f *os.File, count bool, write func(w io.Writer) (parquetPart, error),
 	footer func(w io.WriterAt, end int64, metas [][]byte) error) error {
 	var part parquetPart
-	at, end, err := o.writeUnsized(ctx, f, 4, func(w io.Writer) error {
-		var err error
-		if part, err = write(w); err != nil {
-			if part != nil {
-				part.Abort()
+	encode := func(w io.Writer) error {
+		part = nil // a counted pass's part: its buffers are not kept through the next
+		p, err := write(w)
+		if err != nil {
+			if p != nil {
+				p.Abort()
 			}
 			return err
 		}
-		return part.Close()
-	})
+		part = p
+		return p.Close()
+	}
+	place := o.writeSpilled
+	if count {
+		place = o.writeCounted
+	}
+	at, end, err := place(ctx, f, 4, encode)
 	if err != nil {
 		return err
 	}
@@ -224,9 +229,9 @@ func (o *Output) writeParquetGroups(ctx context.Context, f *os.File, write func(
 }
 
 // writeCSVRowsPart writes the rank's answers with identifiers as CSV
-// lines (writeUnsized: their lengths are known once formatted).
+// lines, spilled: their lengths are known once formatted.
 func (o *Output) writeCSVRowsPart(ctx context.Context, f *os.File, t Rows) error {
-	_, _, err := o.writeUnsized(ctx, f, 0, func(w io.Writer) error {
+	_, _, err := o.writeSpilled(ctx, f, 0, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
 		cw := csvio.NewRowsPartWriter(bw, t.header(), o.Rank == 0)
 		if err := cw.Write(t.N, t.Text); err != nil {
@@ -238,9 +243,10 @@ func (o *Output) writeCSVRowsPart(ctx context.Context, f *os.File, t Rows) error
 }
 
 // writeParquetRowsPart writes the rank's answers with identifiers as
-// Parquet row groups, with the footer by rank 0, as writeParquetPart.
+// Parquet row groups, spilled, with the footer by rank 0, as
+// writeParquetPart.
 func (o *Output) writeParquetRowsPart(ctx context.Context, f *os.File, t Rows) error {
-	return o.writeParquetGroups(ctx, f, func(w io.Writer) (parquetPart, error) {
+	return o.writeParquetGroups(ctx, f, false, func(w io.Writer) (parquetPart, error) {
 		part, err := arrowio.NewParquetRowsPartWriter(w, t.Fields, arrowio.StreamOptions{})
 		if err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/geoknn/geoknn/mpi"
@@ -20,9 +21,9 @@ import (
 )
 
 // Parts of unknown length (Parquet answers, Parquet and CSV rows with
-// identifiers) written together by 3 ranks, spilled (one core a rank)
-// and counted (countPartsCores), are one process's file byte for byte:
-// 3 ranks of this test binary run TestUnsizedPartsChild.
+// identifiers) written together by 3 ranks, spilled (one core a rank),
+// counted (countPartsCores) and the two mixed, are one process's file
+// byte for byte: 3 ranks of this test binary run TestUnsizedPartsChild.
 func TestUnsizedParts(t *testing.T) {
 	ran := false
 	for _, l := range []struct{ launcher, lib string }{{"mpirun.openmpi", "libmpi.so.40"}, {"mpirun.mpich", "libmpich.so.12"}} {
@@ -35,7 +36,11 @@ func TestUnsizedParts(t *testing.T) {
 		if l.lib == "libmpi.so.40" {
 			args = append([]string{"--oversubscribe", "--allow-run-as-root"}, args...)
 		}
-		cmd := exec.Command(path, append(args, os.Args[0], "-test.run", "^TestUnsizedPartsChild$", "-test.v")...)
+		// A collective left unmatched would hang the ranks: bounded.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, path, append(args, os.Args[0], "-test.run", "^TestUnsizedPartsChild$", "-test.v", "-test.timeout", "2m")...)
+		cmd.WaitDelay = 10 * time.Second
 		cmd.Env = append(os.Environ(), "GEOKNN_MPI_CHILD=1", "GEOKNN_MPI_LIB="+l.lib, "GEOKNN_PARTS_DIR="+t.TempDir())
 		out, err := cmd.CombinedOutput()
 		if err != nil || bytes.Count(out, []byte("--- PASS: TestUnsizedPartsChild")) != 3 {
@@ -65,15 +70,30 @@ func TestUnsizedPartsChild(t *testing.T) {
 	rank, _ := world.Rank()
 	size, _ := world.Size()
 	n := 2*arrowio.GroupRows() + 12345 // the last rank's group short
-	for _, cores := range []int{1, countPartsCores} {
-		runtime.GOMAXPROCS(cores)
-		for _, c := range unsizedCases(n) {
+	cases := unsizedCases(n)
+	var whole [][]byte
+	if rank == 0 {
+		for _, c := range cases {
+			whole = append(whole, c.whole(t))
+		}
+	}
+	// The ways: every rank spills, every rank counts, odd ranks count.
+	for way, cores := range []func(rank int) int{
+		func(int) int { return 1 },
+		func(int) int { return countPartsCores },
+		func(r int) int { return 1 + r%2*(countPartsCores-1) },
+	} {
+		runtime.GOMAXPROCS(cores(rank))
+		for ci, c := range cases {
 			counts := Shares(c.format, n, size)
 			lo := Offset(counts, rank)
 			o := &Output{World: world, Rank: rank, Size: size, N: n, Format: c.format,
-				Path: filepath.Join(dir, strconv.Itoa(cores)+"-"+c.name)}
+				Path: filepath.Join(dir, strconv.Itoa(way)+"-"+c.name)}
 			if err := o.Write(context.Background(), c.part(lo, counts[rank])); err != nil {
-				t.Fatalf("%s, %d cores: %v", c.name, cores, err)
+				t.Fatalf("%s, way %d: %v", c.name, way, err)
+			}
+			if want := c.countable && cores(rank) >= countPartsCores; (o.counted > 0) != want {
+				t.Errorf("%s, way %d, rank %d: counted %d parts", c.name, way, rank, o.counted)
 			}
 			if rank != 0 {
 				continue
@@ -82,8 +102,8 @@ func TestUnsizedPartsChild(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := c.whole(t); !bytes.Equal(got, want) {
-				t.Errorf("%s, %d cores a rank: %d bytes, one process's %d, not the same", c.name, cores, len(got), len(want))
+			if !bytes.Equal(got, whole[ci]) {
+				t.Errorf("%s, way %d: %d bytes, one process's %d, not the same", c.name, way, len(got), len(whole[ci]))
 			}
 		}
 	}
@@ -93,6 +113,7 @@ func TestUnsizedPartsChild(t *testing.T) {
 // same file written whole.
 type unsizedCase struct {
 	name, format string
+	countable    bool // counted on a rank with the cores
 	part         func(lo, n int) Part
 	whole        func(t *testing.T) []byte
 }
@@ -112,7 +133,7 @@ func unsizedCases(n int) []unsizedCase {
 			}}
 	}
 	return []unsizedCase{
-		{"answers.parquet", pointio.FormatParquet, func(lo, n int) Part { return NearestPart(nearest(lo, n), lo) },
+		{"answers.parquet", pointio.FormatParquet, true, func(lo, n int) Part { return NearestPart(nearest(lo, n), lo) },
 			func(t *testing.T) []byte {
 				var b bytes.Buffer
 				w, err := arrowio.NewAnswerWriter(&b, pointio.FormatParquet, stream.KindNearest, 1, arrowio.StreamOptions{})
@@ -121,7 +142,7 @@ func unsizedCases(n int) []unsizedCase {
 				}
 				return closed(t, &b, w, err)
 			}},
-		{"rows.parquet", pointio.FormatParquet, func(lo, n int) Part { return Part{Rows: rows(lo, n)} },
+		{"rows.parquet", pointio.FormatParquet, false, func(lo, n int) Part { return Part{Rows: rows(lo, n)} },
 			func(t *testing.T) []byte {
 				var b bytes.Buffer
 				w, err := arrowio.NewRowsWriter(&b, pointio.FormatParquet, fields, arrowio.StreamOptions{})
@@ -130,7 +151,7 @@ func unsizedCases(n int) []unsizedCase {
 				}
 				return closed(t, &b, w, err)
 			}},
-		{"rows.csv", pointio.FormatCSV, func(lo, n int) Part { return Part{Rows: rows(lo, n)} },
+		{"rows.csv", pointio.FormatCSV, false, func(lo, n int) Part { return Part{Rows: rows(lo, n)} },
 			func(t *testing.T) []byte {
 				var b bytes.Buffer
 				bw := bufio.NewWriter(&b)
