@@ -174,7 +174,10 @@ func (s *Server) Close() error {
 // a load balancer stops sending, while requests in flight are answered.
 func (s *Server) Drain() { s.draining.Store(true) }
 
-// Handler is the server's HTTP interface.
+// Handler is the server's HTTP interface. It sets its connections' read
+// and write deadlines itself, from the query timeout (a request's body
+// from its arrival, an answer from its sending): an http.Server's own
+// ReadTimeout and WriteTimeout give way to them.
 func (s *Server) Handler() http.Handler { return s.mux }
 
 func (s *Server) routes() {
