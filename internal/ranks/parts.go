@@ -28,8 +28,9 @@ import (
 // counted would have them wait for its whole write). A counted part
 // also takes no room on the disk beyond the output's, where a spilled
 // one takes its length again until copied in. Rows with identifiers
-// are always spilled: their rows are built on one goroutine (Parquet
-// 280, CSV 200-350 ns a row to count), far above the copy.
+// are always spilled: building them boxes every value (Parquet 280-390,
+// CSV 200-350 ns a row a core to count), far above the copy on any
+// rank's cores.
 const countPartsCores = 8
 
 // counts says whether the rank counts its Parquet answers
