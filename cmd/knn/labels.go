@@ -39,7 +39,8 @@ var (
 // row builds one row: obs_index[, obs_id], the middle values, and when
 // ref is given ref_index[, ref_id] and distance_m.
 func (l labels) row(i int, middle []any, ref uint32, metres float64, withRef bool) []any {
-	vals := []any{int64(l.obsBase + i)}
+	vals := make([]any, 1, 5+len(middle)) // one allocation: the row grows no further
+	vals[0] = int64(l.obsBase + i)
 	if l.obs != nil {
 		vals = append(vals, l.obs[i])
 	}
