@@ -77,7 +77,8 @@ func WithinPart(a stream.Answers, lists bool, entries int64, lo int) Part {
 }
 
 // Rows are answers with identifier columns, a row of values at a time:
-// Values typed (Parquet), Text as CSV writes them.
+// Values typed (Parquet), Text as CSV writes them; both are called from
+// several goroutines at once.
 type Rows struct {
 	Fields []arrow.Field
 	N      int

@@ -3,8 +3,10 @@ package arrowio
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -209,5 +211,57 @@ func TestStreamedListsGroupsBounded(t *testing.T) {
 				t.Fatalf("column %d row %d differs", c, i)
 			}
 		}
+	}
+}
+
+// A panic in a row callback of a group built by an encoding goroutine
+// is the writer's error, not the process's end.
+func TestRowsWriterPanicIsError(t *testing.T) {
+	defer func(n int) { parquetGroupItems = n }(parquetGroupItems)
+	parquetGroupItems = 100
+	fields := []arrow.Field{obsIndexField}
+	w, err := NewRowsWriter(io.Discard, pointio.FormatParquet, fields, StreamOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Write(500, func(j int, add func(...any)) {
+		if j == 250 {
+			panic("a bug in a row")
+		}
+		add(int64(j))
+	})
+	if err == nil {
+		err = w.Close()
+	} else {
+		w.Abort()
+	}
+	if err == nil || !strings.Contains(err.Error(), "internal error: a bug in a row") {
+		t.Fatalf("got %v, want the panic as an error", err)
+	}
+}
+
+// The batches in flight shrink to the memory budget once a group's size
+// is known.
+func TestRowsWriterWindowFromGroups(t *testing.T) {
+	defer func(n int) { parquetGroupItems = n }(parquetGroupItems)
+	parquetGroupItems = 1000
+	fields := []arrow.Field{obsIndexField, {Name: "obs_id", Type: arrow.BinaryTypes.String}}
+	w, err := NewRowsWriter(io.Discard, pointio.FormatParquet, fields, StreamOptions{Workers: 8, MemoryBytes: 200 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.workers != 3 { // 200 KiB over the starting estimate of 64 B an item
+		t.Fatalf("%d batches in flight to start with, want 3", w.workers)
+	}
+	err = w.Write(5000, func(j int, add func(...any)) {
+		for r := range 8 { // 8 rows an item, each about 60 bytes
+			add(int64(j*8+r), strings.Repeat("x", 40))
+		}
+	})
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil || w.workers != 1 {
+		t.Fatalf("%v; %d batches in flight for groups of about 1 MB in a 200 KiB budget, want 1", err, w.workers)
 	}
 }

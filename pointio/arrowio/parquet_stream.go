@@ -73,11 +73,16 @@ func newOrdered(w io.Writer, format string, schema *arrow.Schema, opts StreamOpt
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	budget := opts.MemoryBytes
-	if budget <= 0 {
-		budget = 1 << 30
+	return ordered{out: out, workers: max(1, min(workers, memoryBudget(opts)/groupBytes)), fl: &flusher{}}, nil
+}
+
+// memoryBudget is the bytes of batches in flight opts allow (1 GiB by
+// default).
+func memoryBudget(opts StreamOptions) int {
+	if opts.MemoryBytes <= 0 {
+		return 1 << 30
 	}
-	return ordered{out: out, workers: max(1, min(workers, budget/groupBytes)), fl: &flusher{}}, nil
+	return opts.MemoryBytes
 }
 
 // groupSink takes the encoded batches in order.
@@ -191,9 +196,11 @@ func (o *ordered) take(base, k int) *answerGroup {
 }
 
 // dispatch starts encoding the batch build makes of g, first handing the
-// oldest batch in flight to the flusher when workers are.
+// oldest batches in flight to the flusher while workers are. A panic in
+// build or the encoding is the batch's error, not the process's end:
+// the goroutine is not the caller's, whose recovery cannot reach it.
 func (o *ordered) dispatch(g *answerGroup, build func() arrow.RecordBatch) error {
-	if len(o.pending) == o.workers {
+	for len(o.pending) >= max(1, o.workers) {
 		if err := o.writeOldest(); err != nil {
 			return err
 		}
@@ -201,8 +208,14 @@ func (o *ordered) dispatch(g *answerGroup, build func() arrow.RecordBatch) error
 	done := make(chan encodeResult, 1)
 	o.pending = append(o.pending, done)
 	go func() {
-		e, err := o.out.encode(build(), &g.enc)
-		done <- encodeResult{g, e, err}
+		r := encodeResult{g: g}
+		defer func() {
+			if p := recover(); p != nil {
+				r = encodeResult{g: g, err: fmt.Errorf("internal error: %v", p)}
+			}
+			done <- r
+		}()
+		r.e, r.err = o.out.encode(build(), &g.enc)
 	}()
 	return nil
 }

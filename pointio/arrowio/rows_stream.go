@@ -3,6 +3,7 @@ package arrowio
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -17,6 +18,12 @@ type RowsWriter struct {
 	schema *arrow.Schema
 	b      *array.RecordBuilder
 	items  int // in the batch being built
+	// The batches in flight are bounded by the memory budget over a
+	// built group's bytes, known once one is built: a row group of k
+	// nearest with identifiers holds k rows an item and its strings,
+	// far above the estimate the window starts from.
+	budget, most int
+	groupBytes   atomic.Int64 // the largest built group's, twice
 }
 
 // NewRowsWriter writes rows of fields (int64, int32, uint32, float64 or
@@ -29,7 +36,34 @@ func NewRowsWriter(w io.Writer, format string, fields []arrow.Field, opts Stream
 	if err != nil {
 		return nil, err
 	}
-	return &RowsWriter{ordered: o, schema: schema, b: array.NewRecordBuilder(memory.DefaultAllocator, schema)}, nil
+	return &RowsWriter{ordered: o, schema: schema, b: array.NewRecordBuilder(memory.DefaultAllocator, schema),
+		budget: memoryBudget(opts), most: o.workers}, nil
+}
+
+// window sets the batches in flight from the largest group built yet.
+func (r *RowsWriter) window() {
+	if g := r.groupBytes.Load(); g > 0 {
+		r.workers = max(1, min(r.most, int(int64(r.budget)/g)))
+	}
+}
+
+// built notes rec's bytes (twice: a builder grows by doubling) and
+// returns rec.
+func (r *RowsWriter) built(rec arrow.RecordBatch) arrow.RecordBatch {
+	n := int64(0)
+	for _, c := range rec.Columns() {
+		for _, b := range c.Data().Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+	}
+	for n *= 2; ; {
+		old := r.groupBytes.Load()
+		if n <= old || r.groupBytes.CompareAndSwap(old, n) {
+			return rec
+		}
+	}
 }
 
 // Write adds the rows rows(j, add) adds for each of n items (j from 0),
@@ -55,11 +89,12 @@ func (r *RowsWriter) Write(n int, rows func(j int, add func(vals ...any))) error
 	var built sync.WaitGroup
 	defer built.Wait() // rows is not called once Write returns
 	for ; n-j >= parquetGroupItems; j += parquetGroupItems {
+		r.window()
 		built.Add(1)
 		lo := j
 		err := r.dispatch(r.take(0, 1), func() arrow.RecordBatch {
 			defer built.Done()
-			return r.build(lo, lo+parquetGroupItems, rows)
+			return r.built(r.build(lo, lo+parquetGroupItems, rows))
 		})
 		if err != nil {
 			built.Done() // not started
@@ -96,7 +131,8 @@ func (r *RowsWriter) build(lo, hi int, rows func(j int, add func(vals ...any))) 
 
 // flush has the batch built so far encoded.
 func (r *RowsWriter) flush() error {
-	rec := r.b.NewRecordBatch()
+	rec := r.built(r.b.NewRecordBatch())
+	r.window()
 	r.items = 0
 	return r.dispatch(r.take(0, 1), func() arrow.RecordBatch { return rec })
 }
