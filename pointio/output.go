@@ -213,6 +213,16 @@ func streamTo(w io.Writer, path string, write func(w *bufio.Writer) error) error
 	return nil
 }
 
+// CountingWriter counts the bytes written to it and keeps none: the
+// length of an encoding that is written somewhere only once its length
+// is known (an HTTP answer's Content-Length, an MPI rank's part).
+type CountingWriter int64
+
+func (c *CountingWriter) Write(p []byte) (int, error) {
+	*c += CountingWriter(len(p))
+	return len(p), nil
+}
+
 // ContextWriter returns a writer to w that fails every write once ctx is
 // done, so that a long output stops within one buffer of a cancellation.
 func ContextWriter(ctx context.Context, w io.Writer) io.Writer { return ctxWriter{ctx, w} }

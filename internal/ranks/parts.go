@@ -83,18 +83,10 @@ func (o *Output) writeSpilled(ctx context.Context, f *os.File, head int64, write
 // only once encoded: encoded once into a counter, then, once every
 // rank's length is known, again straight into f at its offset.
 func (o *Output) writeCounted(ctx context.Context, f *os.File, head int64, write func(w io.Writer) error) (at, end int64, err error) {
-	var n countingWriter
+	var n pointio.CountingWriter
 	err = write(pointio.ContextWriter(ctx, &n))
 	o.counted++
 	return o.writeSized(ctx, f, head, int64(n), err, write)
-}
-
-// countingWriter counts the bytes written to it.
-type countingWriter int64
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	*c += countingWriter(len(p))
-	return len(p), nil
 }
 
 // writeSized writes the rank's part, of size bytes counted before (or

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/geoknn/geoknn"
 	"github.com/geoknn/geoknn/internal/parallel"
+	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/stream"
 )
 
@@ -27,9 +28,10 @@ import (
 // an engine slot, page-locked once on GPUs so that the engine copies
 // straight from and into them. A request holds a slot only from its
 // conversion to its answer's columns: its upload and download are socket
-// copies that take longer than the GPUs' work (2^20 points on loopback:
-// about 9 and 5 ms against the GPUs' 3.5 ms), and slots held through
-// them would leave the engine idle while clients send and receive. Fresh
+// copies that can take longer than the GPUs' work (2^20 points on
+// loopback, 2 cores: 6-11 and 4-7 ms; the GPUs' query on two H200s:
+// 3.5 ms), and slots held through them would keep other requests from
+// an idle engine. Fresh
 // buffers cost more than the work (a million points' are 40 MiB of pages
 // to fault in and clear). A few slots bound the pinned memory, a byte
 // budget the request buffers in use (as many again are kept for reuse).
@@ -247,8 +249,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, k endpoint) error 
 		return err
 	}
 	s.m.batch(1, len(q.lat))
-	s.m.points.Add(uint64(len(q.lat)))
-	s.m.engineNanos.Add(uint64(a.engine))
+	s.m.answered(len(q.lat), a.engine)
 	index, metres, err := s.requestBufs.answer(ctx, rb, a.index, a.dist)
 	putSlot() // the answer is the request buffer's now
 	if err != nil {
@@ -286,7 +287,7 @@ func writeNearestArrow(w http.ResponseWriter, snap *snapshot, index []uint32, me
 	// The stream is written twice: counted, then sent (writing it costs
 	// no copy of the columns), so that the answer has a Content-Length
 	// and is not chunked.
-	var count countingWriter
+	var count pointio.CountingWriter
 	if err := writeIPC(&count, schema, rec); err != nil {
 		return err
 	}
@@ -305,13 +306,6 @@ func writeIPC(w io.Writer, schema *arrow.Schema, rec arrow.RecordBatch) error {
 		return err
 	}
 	return iw.Close()
-}
-
-type countingWriter int64
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	*c += countingWriter(len(p))
-	return len(p), nil
 }
 
 // fixedColumn is an Arrow column of n fixed-width values held in b (not

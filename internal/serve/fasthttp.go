@@ -368,8 +368,7 @@ func (s *Server) fastAnswer(q *query, sc *fastScratch) (int, []byte, uint64) {
 		return status, jw.b, 0
 	}
 	defer a.snap.release()
-	s.m.points.Add(uint64(len(q.lat)))
-	s.m.engineNanos.Add(uint64(a.engine))
+	s.m.answered(len(q.lat), a.engine)
 	writeAnswerJSON(&jw, q, &a, q.scalar)
 	return http.StatusOK, jw.b, a.snap.version
 }

@@ -134,6 +134,12 @@ func (m *metrics) request(endpoint int, status int, d time.Duration) {
 	m.latency.observe(d.Seconds())
 }
 
+// answered counts a query's points and its engine time.
+func (m *metrics) answered(points int, engine time.Duration) {
+	m.points.Add(uint64(points))
+	m.engineNanos.Add(uint64(engine))
+}
+
 func (m *metrics) batch(requests, points int) {
 	m.batchRequests.observe(float64(requests))
 	m.batchPoints.observe(float64(points))

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"sync"
 	"unsafe"
@@ -108,13 +107,7 @@ func (p *requestBufs) put(rb *requestBuf) {
 // readBody reads a body of the length r announces into rb's buffer,
 // sized for it (never read in growing pieces).
 func (rb *requestBuf) readBody(r *http.Request) ([]byte, error) {
-	if _, err := io.ReadFull(r.Body, rb.b); err != nil {
-		if isMaxBytes(err) || isRequestErr(err) {
-			return nil, err
-		}
-		return nil, badRequest("body", "shorter than its Content-Length")
-	}
-	return rb.b, nil
+	return rb.b, readBodyInto(r, rb.b)
 }
 
 // answer copies a nearest answer (the references' indexes, the angles in

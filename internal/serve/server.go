@@ -330,8 +330,7 @@ func (s *Server) answerOf(r *http.Request, q *query) (answer, error) {
 	if err != nil {
 		return answer{}, err
 	}
-	s.m.points.Add(uint64(len(q.lat)))
-	s.m.engineNanos.Add(uint64(a.engine))
+	s.m.answered(len(q.lat), a.engine)
 	return a, nil
 }
 
@@ -466,13 +465,23 @@ func readSmall(r *http.Request) ([]byte, error) {
 		return nil, nil
 	}
 	b := make([]byte, r.ContentLength)
-	if _, err := io.ReadFull(r.Body, b); err != nil {
-		if isMaxBytes(err) || isRequestErr(err) {
-			return nil, err
-		}
-		return nil, badRequest("body", "shorter than its Content-Length")
+	if err := readBodyInto(r, b); err != nil {
+		return nil, err
 	}
 	return b, nil
+}
+
+// readBodyInto reads r's body, of b's length (its Content-Length), into
+// b: a body cut short is the client's fault, a limit or a deadline passed
+// answers as its own.
+func readBodyInto(r *http.Request, b []byte) error {
+	if _, err := io.ReadFull(r.Body, b); err != nil {
+		if isMaxBytes(err) || isRequestErr(err) {
+			return err
+		}
+		return badRequest("body", "shorter than its Content-Length")
+	}
+	return nil
 }
 
 // urlQuery reads a GET query's parameters: one point, lat and lon.

@@ -200,7 +200,7 @@ func (o *ordered) take(base, k int) *answerGroup {
 // build or the encoding is the batch's error, not the process's end:
 // the goroutine is not the caller's, whose recovery cannot reach it.
 func (o *ordered) dispatch(g *answerGroup, build func() arrow.RecordBatch) error {
-	for len(o.pending) >= max(1, o.workers) {
+	for len(o.pending) >= o.workers { // the window may have shrunk
 		if err := o.writeOldest(); err != nil {
 			return err
 		}

@@ -48,7 +48,8 @@ func (r *RowsWriter) window() {
 }
 
 // built notes rec's bytes (twice: a builder grows by doubling) and
-// returns rec.
+// returns rec. (arrow-go's util.TotalRecordSize sums the same buffers,
+// but its package brings protobuf reflection and another module.)
 func (r *RowsWriter) built(rec arrow.RecordBatch) arrow.RecordBatch {
 	n := int64(0)
 	for _, c := range rec.Columns() {
@@ -107,11 +108,7 @@ func (r *RowsWriter) Write(n int, rows func(j int, add func(vals ...any))) error
 
 // append adds the rows of items lo to hi to the open group and returns hi.
 func (r *RowsWriter) append(lo, hi int, rows func(j int, add func(vals ...any))) int {
-	bs := r.b.Fields()
-	add := func(vals ...any) { appendValues(bs, vals) }
-	for j := lo; j < hi; j++ {
-		rows(j, add)
-	}
+	addRows(r.b, lo, hi, rows)
 	r.items += hi - lo
 	return hi
 }
@@ -121,12 +118,17 @@ func (r *RowsWriter) append(lo, hi int, rows func(j int, add func(vals ...any)))
 func (r *RowsWriter) build(lo, hi int, rows func(j int, add func(vals ...any))) arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, r.schema)
 	defer b.Release()
+	addRows(b, lo, hi, rows)
+	return b.NewRecordBatch()
+}
+
+// addRows appends the rows of items lo to hi to b.
+func addRows(b *array.RecordBuilder, lo, hi int, rows func(j int, add func(vals ...any))) {
 	bs := b.Fields()
 	add := func(vals ...any) { appendValues(bs, vals) }
 	for j := lo; j < hi; j++ {
 		rows(j, add)
 	}
-	return b.NewRecordBatch()
 }
 
 // flush has the batch built so far encoded.
