@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -82,46 +83,61 @@ func TestCrewCopyAll(t *testing.T) {
 	}
 }
 
-// stageChecked lays the columns out as the device copies expect them,
-// latitudes then longitudes, and refuses a bad point as CheckValues
-// names it, as engine.BadInput.
-func TestCrewStageChecked(t *testing.T) {
+// stage lays the columns out as the device copies expect them,
+// latitudes then longitudes, in either precision, bad points and all (the
+// device checks them).
+func TestCrewStage(t *testing.T) {
 	crew := newHostCrew(4)
 	defer crew.close()
-	const m = 3*stageBlock + 11
+	const m = copyBlock/8 + copyBlock/3 + 11 // float64 columns of one block and a part
 	lat, lon := make([]float64, m), make([]float64, m)
 	for i := range lat {
 		lat[i], lon[i] = math.Remainder(float64(i)*1e-4, 1.5), math.Remainder(float64(i)*3e-4, 3.1)
 	}
-	dst := make([]float64, 2*m)
-	if err := crew.stageChecked(unsafe.Pointer(&dst[0]), index.Radians64(lat, lon), 100); err != nil {
-		t.Fatal(err)
-	}
+	lat[m-1] = math.NaN()
+	dst := make([]float64, 2*m+1)
+	crew.stage(unsafe.Pointer(&dst[0]), index.Radians64(lat, lon))
 	for i := range m {
-		if dst[i] != lat[i] || dst[m+i] != lon[i] {
+		if !same(dst[i], lat[i]) || dst[m+i] != lon[i] {
 			t.Fatalf("point %d staged as (%v, %v), want (%v, %v)", i, dst[i], dst[m+i], lat[i], lon[i])
 		}
+	}
+	if dst[2*m] != 0 {
+		t.Fatal("staged past the columns' end")
 	}
 	lat32, lon32 := make([]float32, m), make([]float32, m)
 	for i := range lat32 {
 		lat32[i], lon32[i] = float32(lat[i]), float32(lon[i])
 	}
-	lat32[2*stageBlock+5], lat32[stageBlock+3] = 2, float32(math.NaN())
-	obs := index.Radians32(lat32, lon32)
 	dst32 := make([]float32, 2*m)
-	err := crew.stageChecked(unsafe.Pointer(&dst32[0]), obs, 100)
+	crew.stage(unsafe.Pointer(&dst32[0]), index.Radians32(lat32, lon32))
+	for i := range m {
+		if !same(float64(dst32[i]), float64(lat32[i])) || dst32[m+i] != lon32[i] {
+			t.Fatalf("float32 point %d staged as (%v, %v), want (%v, %v)", i, dst32[i], dst32[m+i], lat32[i], lon32[i])
+		}
+	}
+}
+
+// same reports whether a and b are equal or both NaN.
+func same(a, b float64) bool { return a == b || a != a && b != b }
+
+// check refuses a bad point as CheckValues names it, as engine.BadInput:
+// the host's check of points written into managed memory.
+func TestCrewCheck(t *testing.T) {
+	crew := newHostCrew(4)
+	defer crew.close()
+	obs := enginetest.SpherePoints(3*stageBlock+11, 5)
+	obs.Lat64[2*stageBlock+5], obs.Lat64[stageBlock+3] = 2, math.NaN()
 	want := obs.CheckValues("observations", 100)
 	var bad engine.BadInput
-	if !errors.As(err, &bad) || want == nil || bad.Unwrap().Error() != want.Error() {
-		t.Fatalf("staging a bad point: %v, want BadInput of %v", err, want)
-	}
-	if err := crew.check(obs, 100); !errors.As(err, &bad) || bad.Unwrap().Error() != want.Error() {
+	if err := crew.check(obs, 100); !errors.As(err, &bad) || want == nil || bad.Unwrap().Error() != want.Error() {
 		t.Fatalf("checking a bad point: %v, want BadInput of %v", err, want)
 	}
 }
 
 // The host half of a nearest job, without a GPU: stage lays the job's
-// observations out in the slot's staging and refuses a bad one, and
+// observations out in the slot's staging, a bad one too (the device
+// checks it), and
 // scatter takes the staged answers into a fresh result at the job's
 // place, once it is allocated.
 func TestNearestJobHostHalf(t *testing.T) {
@@ -160,12 +176,10 @@ func TestNearestJobHostHalf(t *testing.T) {
 			t.Fatalf("answer %d: (%d, %v), want (%d, %v)", i, res.Index[i], res.Distance[i], want, wantDist)
 		}
 	}
+	// A bad point is staged as it is, for the device to check.
 	obs.Lat64[job.Start+3000] = math.NaN()
-	err := j.stage(0, job)
-	want := obs.Slice(job.Start, job.End).CheckValues("observations", job.Start)
-	var bad engine.BadInput
-	if !errors.As(err, &bad) || want == nil || bad.Unwrap().Error() != want.Error() {
-		t.Fatalf("staging a bad point: %v, want BadInput of %v", err, want)
+	if err := j.stage(0, job); err != nil || !same(in[3000], math.NaN()) || !s.checksOnDevice(obs) {
+		t.Fatalf("staging a bad point: %v, staged %v, checked on the device %v", err, in[3000], s.checksOnDevice(obs))
 	}
 }
 
@@ -186,5 +200,42 @@ func TestCheckedNamesTheBadPoint(t *testing.T) {
 	err := s.checked(obs.Slice(job.Start, job.End), job)
 	if err == nil || want == nil || err.Error() != want.Error() {
 		t.Errorf("got %v, want %v", err, want)
+	}
+}
+
+// BenchmarkCrewCopy is the host's side of a staged query, the floor under
+// a plain call's wall beside the DMA's: 2^24 float64 observations copied
+// into a slot's staging and their answers copied back out of it, in jobs
+// of 2^21 on three slots in turn, on a crew of GOMAXPROCS workers (the
+// bytes a second count both directions, 402 MB an op). Run it on the GPU
+// host: go test -run - -bench CrewCopy ./internal/gpu.
+func BenchmarkCrewCopy(b *testing.B) {
+	const n, batch, slots = 1 << 24, 1 << 21, 3
+	lat, lon := make([]float64, n), make([]float64, n)
+	for i := range lat {
+		lat[i], lon[i] = float64(i)*1e-8, -float64(i)*2e-8
+	}
+	answers := make([]uint32, 2*n)
+	for i := range answers {
+		answers[i] = 1 // every page backed before the clock starts
+	}
+	in, out := make([][]float64, slots), make([][]uint32, slots)
+	for s := range slots {
+		in[s], out[s] = make([]float64, 2*batch), make([]uint32, 2*batch)
+		for i := range out[s] {
+			in[s][i], out[s][i] = 1, uint32(i)|1
+		}
+	}
+	crew := newHostCrew(runtime.GOMAXPROCS(0))
+	defer crew.close()
+	b.SetBytes(int64(8*2*n + 4*2*n))
+	for b.Loop() {
+		for k, start := 0, 0; start < n; k, start = k+1, start+batch {
+			s := k % slots
+			crew.stage(unsafe.Pointer(&in[s][0]), index.Radians64(lat[start:start+batch], lon[start:start+batch]))
+			crew.copyAll([]hostCopy{
+				{dst: unsafe.Pointer(&answers[start]), src: unsafe.Pointer(&out[s][0]), bytes: 4 * batch},
+				{dst: unsafe.Pointer(&answers[n+start]), src: unsafe.Pointer(&out[s][batch]), bytes: 4 * batch}})
+		}
 	}
 }

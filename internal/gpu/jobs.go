@@ -64,25 +64,25 @@ func queueJobs(queue *partition.Queue, w int) func() (partition.Job, bool) {
 }
 
 // stage copies the job's observations into the slot's page-locked staging
-// on the crew, checking them on the way. Those it does not stage it
-// checks in place (managed memory), but those the device checks (the
-// caller's page-locked columns: valid.go) and generated ones. A slot's
-// staging and scatter may run at once: each has its own track in a trace
-// ("host in", "host out").
+// on the crew, a plain copy in pieces large enough for the host's
+// streaming copy: the device checks them once they are copied in, as it
+// does those copied in straight from the caller's page-locked columns
+// (valid.go). Those written into managed memory are checked here;
+// generated ones need no check. A slot's staging and scatter may run at
+// once: each has its own track in a trace ("host in", "host out").
 func (j *slotJobs) stage(i int, job partition.Job) error {
 	s := j.slots[i]
 	obs := j.obs.Slice(job.Start, job.End)
-	if s.cfg.checkOnDevice {
-		return nil
-	}
-	if !s.stages(obs) {
+	switch {
+	case s.stages(obs):
+		start := time.Now()
+		j.crew.stage(s.hostIn.p, obs)
+		j.trc.Add(s.track+" host in", "stage in", start, time.Since(start))
+	case s.cfg.managed:
 		defer j.trc.Begin(s.track+" host in", "check points")()
 		return j.crew.check(obs, job.Start)
 	}
-	start := time.Now()
-	err := j.crew.stageChecked(s.hostIn.p, obs, job.Start)
-	j.trc.Add(s.track+" host in", "stage in", start, time.Since(start))
-	return err
+	return nil
 }
 
 // launch queues the job's copy in, its kernels after j.after, and its
@@ -103,7 +103,7 @@ func (j *slotJobs) launch(i int, job partition.Job) error {
 	if err := d.drv.EventRecord(s.evStart, s.stream); err != nil {
 		return err
 	}
-	if s.cfg.checkOnDevice {
+	if s.checksOnDevice(j.obs) {
 		if err := s.queueCheck(d, j.obs.Slice(job.Start, job.End)); err != nil {
 			return err
 		}
@@ -131,7 +131,7 @@ func (j *slotJobs) wait(i int, job partition.Job) error {
 	if err := d.drv.StreamSynchronize(s.stream); err != nil {
 		return err
 	}
-	if s.cfg.checkOnDevice {
+	if s.checksOnDevice(j.obs) {
 		if err := s.checked(j.obs.Slice(job.Start, job.End), job); err != nil {
 			return err
 		}

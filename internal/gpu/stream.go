@@ -153,7 +153,7 @@ func (d *gpuDevice) work(ctx context.Context, w int, run *gpuRun, batch int, t *
 	}
 	cfg := slotConfig{batch: batch, is32: run.req.Obs.Is32(), managed: d.memory == ManagedMemory, dev: d.dev,
 		partials: max(batch, d.minPartials()), grid: run.grid,
-		stageIn: run.req.Obs.Gen == nil && !run.directIn, stageOut: !run.direct, checkOnDevice: run.directIn}
+		stageIn: run.req.Obs.Gen == nil && !run.directIn, stageOut: !run.direct}
 	if run.req.Algorithm == engine.Seed {
 		cfg.partials = max(cfg.partials, batch*kernels.SeedWidth)
 	}
@@ -255,9 +255,6 @@ type slotConfig struct {
 	// through pinned staging (not for generated observations, nor for
 	// answers copied straight into a caller's page-locked result).
 	stageIn, stageOut bool
-	// checkOnDevice: the jobs' observations, copied straight from the
-	// caller's page-locked columns, are checked on the device (valid.go).
-	checkOnDevice bool
 }
 
 func (c slotConfig) elem() int {
@@ -341,6 +338,13 @@ func (k nearestKind) kernels(d *gpuDevice, s *slot, job partition.Job) error {
 // memory).
 func (s *slot) stages(obs index.Points) bool {
 	return obs.Gen == nil && !s.cfg.managed && s.cfg.stageIn
+}
+
+// checksOnDevice reports whether the jobs' observations, obs's, are
+// checked on the device once copied in (valid.go): all but generated ones
+// and those written into managed memory, which the host checks.
+func (s *slot) checksOnDevice(obs index.Points) bool {
+	return obs.Gen == nil && !s.cfg.managed
 }
 
 // upload puts the job's observations on the device after evIn's record:

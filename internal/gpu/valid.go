@@ -10,12 +10,13 @@ import (
 	"github.com/geoknn/geoknn/internal/partition"
 )
 
-// A job copied in straight from the caller's page-locked columns is
-// checked on the device (valid.cu), where its points are read anyway:
-// checked on the host, every point would cross the host's memory a second
-// time beside the GPUs' own reads of it, and on two GPUs that check, not
-// the copies, set the pace. Staged jobs are checked as the host copies
-// them into the staging; generated points need none.
+// A job's observations are checked on the device (valid.cu) once copied
+// in, from the caller's page-locked columns or from the staging, where
+// they are read anyway: checked on the host, every point would cross the
+// host's memory a second time beside the GPUs' own reads of it (on two
+// GPUs that check, not the copies, set the pace), and the staging copy
+// would run in cache-sized blocks instead of streaming. Points written
+// into managed memory are checked on the host; generated ones need none.
 
 // queueCheck queues the check of the job's points, on the device columns
 // after their copy in, and the copy of its verdict to the host.
