@@ -41,6 +41,9 @@ type Output struct {
 	// counted is the parts this rank counted before writing (a test's
 	// view of which way Write took).
 	counted int
+	// free, where set, stands for the output filesystem's free bytes
+	// (a test's choice between spilling and counting).
+	free func() (uint64, bool)
 }
 
 // Part is a rank's answers as the output's writers take them: its

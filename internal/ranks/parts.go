@@ -7,37 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/geoknn/geoknn/pointio"
 	"github.com/geoknn/geoknn/pointio/arrowio"
 	"github.com/geoknn/geoknn/pointio/csvio"
 	"github.com/geoknn/geoknn/pointio/numpyio"
 )
-
-// countPartsCores is the fewest cores (GOMAXPROCS, hyperthreads
-// counted) with which a rank encodes its Parquet answers twice
-// (writeCounted) rather than spilling them (writeSpilled). Their encoder
-// runs a row group a core: about 13-15 ns a row a core unloaded
-// (BenchmarkParquetAnswers, 2^24 rows: 220 ms on one core, 125 on two),
-// against about 3.4-3.8 ns a row to copy a spilled part in on one kernel
-// thread (copy_file_range at 2.7 GB/s, 9-10 bytes a row): the second
-// encoding is the cheaper from 4-5 cores, and 8 leaves room for cores
-// that are hyperthreads. Every rank counts, rank 0 too, so that every
-// part is then written at once (a rank 0 writing while the others
-// counted would have them wait for its whole write). A counted part
-// also takes no room on the disk beyond the output's, where a spilled
-// one takes its length again until copied in. Rows with identifiers
-// are always spilled: building them boxes every value (Parquet 280-390,
-// CSV 200-350 ns a row a core to count), far above the copy on any
-// rank's cores.
-const countPartsCores = 8
-
-// counts says whether the rank counts its Parquet answers
-// (countPartsCores). Ranks of unequal shares may choose differently:
-// both ways exchange the lengths in the same collectives, at the same
-// point.
-func (o *Output) counts() bool { return runtime.GOMAXPROCS(0) >= countPartsCores }
 
 // writeSpilled writes the rank's part of a format whose parts' lengths
 // are known only once written (CSV, Parquet) through write: rank 0's
@@ -170,7 +145,7 @@ func copyAt(ctx context.Context, f *os.File, at int64, src *os.File) error {
 // row group's first observation: shares) and has rank 0 write the magic
 // and the footer of every rank's groups.
 func (o *Output) writeParquetPart(ctx context.Context, f *os.File, p Part) error {
-	return o.writeParquetGroups(ctx, f, o.counts(), func(w io.Writer) (parquetPart, error) {
+	return o.writeParquetGroups(ctx, f, !o.spills(parquetAnswerBytes(p)), func(w io.Writer) (parquetPart, error) {
 		part, err := arrowio.NewParquetPartWriter(w, p.Kind, p.K, p.Answers.Base, arrowio.StreamOptions{})
 		if err != nil {
 			return nil, err
@@ -237,7 +212,8 @@ func (o *Output) writeCSVRowsPart(ctx context.Context, f *os.File, t Rows) error
 
 // writeParquetRowsPart writes the rank's answers with identifiers as
 // Parquet row groups, spilled, with the footer by rank 0, as
-// writeParquetPart.
+// writeParquetPart: counting them would box every value twice (280-390
+// ns a row a core to build).
 func (o *Output) writeParquetRowsPart(ctx context.Context, f *os.File, t Rows) error {
 	return o.writeParquetGroups(ctx, f, false, func(w io.Writer) (parquetPart, error) {
 		part, err := arrowio.NewParquetRowsPartWriter(w, t.Fields, arrowio.StreamOptions{})

@@ -21,9 +21,9 @@ import (
 )
 
 // Parts of unknown length (Parquet answers, Parquet and CSV rows with
-// identifiers) written together by 3 ranks, spilled (one core a rank),
-// counted (countPartsCores) and the two mixed, are one process's file
-// byte for byte: 3 ranks of this test binary run TestUnsizedPartsChild.
+// identifiers) written together by 3 ranks, spilled (room on the disk),
+// counted (none) and the two mixed, are one process's file byte for
+// byte: 3 ranks of this test binary run TestUnsizedPartsChild.
 func TestUnsizedParts(t *testing.T) {
 	ran := false
 	for _, l := range []struct{ launcher, lib string }{{"mpirun.openmpi", "libmpi.so.40"}, {"mpirun.mpich", "libmpich.so.12"}} {
@@ -77,22 +77,23 @@ func TestUnsizedPartsChild(t *testing.T) {
 			whole = append(whole, c.whole(t))
 		}
 	}
-	// The ways: every rank spills, every rank counts, odd ranks count.
-	for way, cores := range []func(rank int) int{
-		func(int) int { return 1 },
-		func(int) int { return countPartsCores },
-		func(r int) int { return 1 + r%2*(countPartsCores-1) },
+	// The ways: every rank spills, every rank counts, odd ranks count (the
+	// free bytes each rank sees on the disk).
+	for way, free := range []func(rank int) uint64{
+		func(int) uint64 { return 1 << 62 },
+		func(int) uint64 { return 0 },
+		func(r int) uint64 { return uint64(1-r%2) << 62 },
 	} {
-		runtime.GOMAXPROCS(cores(rank))
+		spills := free(rank) > 0
 		for ci, c := range cases {
 			counts := Shares(c.format, n, size)
 			lo := Offset(counts, rank)
 			o := &Output{World: world, Rank: rank, Size: size, N: n, Format: c.format,
-				Path: filepath.Join(dir, strconv.Itoa(way)+"-"+c.name)}
+				Path: filepath.Join(dir, strconv.Itoa(way)+"-"+c.name), free: func() (uint64, bool) { return free(rank), true }}
 			if err := o.Write(context.Background(), c.part(lo, counts[rank])); err != nil {
 				t.Fatalf("%s, way %d: %v", c.name, way, err)
 			}
-			if want := c.countable && cores(rank) >= countPartsCores; (o.counted > 0) != want {
+			if want := c.countable && !spills; (o.counted > 0) != want {
 				t.Errorf("%s, way %d, rank %d: counted %d parts", c.name, way, rank, o.counted)
 			}
 			if rank != 0 {
@@ -113,7 +114,7 @@ func TestUnsizedPartsChild(t *testing.T) {
 // same file written whole.
 type unsizedCase struct {
 	name, format string
-	countable    bool // counted on a rank with the cores
+	countable    bool // counted on a rank whose disk has no room to spill
 	part         func(lo, n int) Part
 	whole        func(t *testing.T) []byte
 }
@@ -171,4 +172,42 @@ func closed(t *testing.T, b *bytes.Buffer, w interface{ Close() error }, err err
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// A rank spills where the disk holds every part and the spilled ones,
+// counts where it does not, and spills where the free space is unknown;
+// the estimate of a part is at least what its answers take as Parquet.
+func TestSpillsWhereRoom(t *testing.T) {
+	const est = 1000
+	for _, c := range []struct {
+		size       int
+		free       uint64
+		known, out bool
+	}{{2, 3 * est, true, true}, {2, 3*est - 1, true, false}, {4, 7 * est, true, true}, {4, 6 * est, true, false},
+		{1, est, true, true}, {2, 0, false, true}} {
+		o := &Output{Size: c.size, free: func() (uint64, bool) { return c.free, c.known }}
+		if got := o.spills(est); got != c.out {
+			t.Errorf("%d ranks, %d bytes free (known %v): spills %v, want %v", c.size, c.free, c.known, got, c.out)
+		}
+	}
+	n := 3*arrowio.GroupRows() + 17
+	ref := func(i int) uint32 { return uint32(i*2654435761) >> 16 }
+	a := stream.Answers{N: n, Nearest: func(i int) (uint32, float64) { return ref(i), float64(i%100003) * 1.37 }}
+	var b bytes.Buffer
+	w, err := arrowio.NewAnswerWriter(&b, pointio.FormatParquet, stream.KindNearest, 1, arrowio.StreamOptions{})
+	if err == nil {
+		err = w.Write(a)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est := parquetAnswerBytes(NearestPart(a, 0)); int64(b.Len()) > est {
+		t.Errorf("%d nearest answers took %d bytes as Parquet, estimated %d", n, b.Len(), est)
+	}
+	if free, ok := freeBytes(t.TempDir()); runtime.GOOS == "linux" && (!ok || free == 0) {
+		t.Errorf("free bytes of a temporary folder: %d, %v", free, ok)
+	}
 }
