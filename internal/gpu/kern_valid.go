@@ -8,8 +8,9 @@ import (
 	"github.com/geoknn/geoknn/internal/kernels"
 )
 
-// validKernels wraps valid.cu: the check of observations copied in
-// straight from the caller's page-locked columns, on the device.
+// validKernels wraps valid.cu: the check, on the device, of observations
+// copied in from the staging or straight from the caller's page-locked
+// columns (valid.go).
 type validKernels struct {
 	fn   [2]cuda.Function // [0] float64 columns, [1] float32
 	args [2]*cuda.Args

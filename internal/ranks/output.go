@@ -17,11 +17,12 @@ import (
 // combined at rank 0), CSV and Parquet parts after the ranks exchange
 // their lengths: counted without formatting for CSV (csvio.AnswersSize),
 // so that every rank writes straight into the file; known once encoded
-// for Parquet and CSV with identifiers. A rank with the cores for it
-// encodes Parquet answers twice (once into a counter, once into the
-// file); otherwise every rank after the first writes its part to a file
-// beside the output, copied in once the lengths are known (in the
-// kernel, copy_file_range, where the filesystem allows). Rank 0
+// for Parquet and CSV with identifiers: every rank after the first
+// writes its part to a file beside the output, copied in once the
+// lengths are known (in the kernel, copy_file_range, where the
+// filesystem allows), or, where the disk lacks the room for those
+// (room.go), encodes its Parquet answers twice (once into a counter,
+// once into the file). Rank 0
 // writes the zip structure or the Parquet footer, from every rank's row
 // groups' metadata. The file is a temporary one of rank 0's, renamed into
 // place only when every rank has written and synced its part; any failure

@@ -145,7 +145,11 @@ func copyAt(ctx context.Context, f *os.File, at int64, src *os.File) error {
 // row group's first observation: shares) and has rank 0 write the magic
 // and the footer of every rank's groups.
 func (o *Output) writeParquetPart(ctx context.Context, f *os.File, p Part) error {
-	return o.writeParquetGroups(ctx, f, !o.spills(parquetAnswerBytes(p)), func(w io.Writer) (parquetPart, error) {
+	spill, err := o.spills(parquetAnswerBytes(p))
+	if err != nil {
+		return err
+	}
+	return o.writeParquetGroups(ctx, f, !spill, func(w io.Writer) (parquetPart, error) {
 		part, err := arrowio.NewParquetPartWriter(w, p.Kind, p.K, p.Answers.Base, arrowio.StreamOptions{})
 		if err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,9 +22,10 @@ import (
 )
 
 // Parts of unknown length (Parquet answers, Parquet and CSV rows with
-// identifiers) written together by 3 ranks, spilled (room on the disk),
-// counted (none) and the two mixed, are one process's file byte for
-// byte: 3 ranks of this test binary run TestUnsizedPartsChild.
+// identifiers) written together by 3 ranks, spilled (room on the disk)
+// and counted (none, on one rank's disk or every rank's), are one
+// process's file byte for byte: 3 ranks of this test binary run
+// TestUnsizedPartsChild.
 func TestUnsizedParts(t *testing.T) {
 	ran := false
 	for _, l := range []struct{ launcher, lib string }{{"mpirun.openmpi", "libmpi.so.40"}, {"mpirun.mpich", "libmpich.so.12"}} {
@@ -77,23 +79,27 @@ func TestUnsizedPartsChild(t *testing.T) {
 			whole = append(whole, c.whole(t))
 		}
 	}
-	// The ways: every rank spills, every rank counts, odd ranks count (the
-	// free bytes each rank sees on the disk).
-	for way, free := range []func(rank int) uint64{
-		func(int) uint64 { return 1 << 62 },
-		func(int) uint64 { return 0 },
-		func(r int) uint64 { return uint64(1-r%2) << 62 },
+	// The ways, from the free bytes each rank sees on the disk (false:
+	// unknown): room everywhere, spilled; room nowhere, counted; one rank
+	// without room, counted by all; one rank not knowing, spilled.
+	for way, w := range []struct {
+		free  func(rank int) (uint64, bool)
+		spill bool
+	}{
+		{func(int) (uint64, bool) { return 1 << 62, true }, true},
+		{func(int) (uint64, bool) { return 0, true }, false},
+		{func(r int) (uint64, bool) { return map[bool]uint64{true: 0, false: 1 << 62}[r == 1], true }, false},
+		{func(r int) (uint64, bool) { return 1 << 62, r != 1 }, true},
 	} {
-		spills := free(rank) > 0
 		for ci, c := range cases {
 			counts := Shares(c.format, n, size)
 			lo := Offset(counts, rank)
 			o := &Output{World: world, Rank: rank, Size: size, N: n, Format: c.format,
-				Path: filepath.Join(dir, strconv.Itoa(way)+"-"+c.name), free: func() (uint64, bool) { return free(rank), true }}
+				Path: filepath.Join(dir, strconv.Itoa(way)+"-"+c.name), free: func() (uint64, bool) { return w.free(rank) }}
 			if err := o.Write(context.Background(), c.part(lo, counts[rank])); err != nil {
 				t.Fatalf("%s, way %d: %v", c.name, way, err)
 			}
-			if want := c.countable && !spills; (o.counted > 0) != want {
+			if want := c.countable && !w.spill; (o.counted > 0) != want {
 				t.Errorf("%s, way %d, rank %d: counted %d parts", c.name, way, rank, o.counted)
 			}
 			if rank != 0 {
@@ -174,38 +180,57 @@ func closed(t *testing.T, b *bytes.Buffer, w interface{ Close() error }, err err
 	return b.Bytes()
 }
 
-// A rank spills where the disk holds every part and the spilled ones,
-// counts where it does not, and spills where the free space is unknown;
-// the estimate of a part is at least what its answers take as Parquet.
+// The ranks spill where every rank's disk holds every part and the
+// spilled ones, parts of any size, and count where one does not; unknown
+// free space is room. The estimate of a part is at least what its
+// answers take as Parquet.
 func TestSpillsWhereRoom(t *testing.T) {
-	const est = 1000
 	for _, c := range []struct {
-		size       int
-		free       uint64
-		known, out bool
-	}{{2, 3 * est, true, true}, {2, 3*est - 1, true, false}, {4, 7 * est, true, true}, {4, 6 * est, true, false},
-		{1, est, true, true}, {2, 0, false, true}} {
-		o := &Output{Size: c.size, free: func() (uint64, bool) { return c.free, c.known }}
-		if got := o.spills(est); got != c.out {
-			t.Errorf("%d ranks, %d bytes free (known %v): spills %v, want %v", c.size, c.free, c.known, got, c.out)
+		estFree []int64
+		spill   bool
+	}{
+		{[]int64{1000, 3000, 1000, 3000}, true},
+		{[]int64{1000, 3000, 1000, 2999}, false},
+		{[]int64{2700, 4700, 1000, 4700}, true}, // rank 1's part spilled: 2700 + 2 x 1000
+		{[]int64{1000, 4700, 2700, 4700}, false},
+		{[]int64{1000, -1, 1000, 3000}, true},
+		{[]int64{1000, -1, 1000, -1}, true},
+		{[]int64{1000, 1000}, true},
+		{[]int64{1000, 999}, false},
+	} {
+		if got := roomToSpill(c.estFree); got != c.spill {
+			t.Errorf("estimates and free bytes %v: spill %v, want %v", c.estFree, got, c.spill)
 		}
 	}
+	// References over the whole uint32 range, distances with random low
+	// bytes: the costliest answers to pack.
 	n := 3*arrowio.GroupRows() + 17
-	ref := func(i int) uint32 { return uint32(i*2654435761) >> 16 }
-	a := stream.Answers{N: n, Nearest: func(i int) (uint32, float64) { return ref(i), float64(i%100003) * 1.37 }}
-	var b bytes.Buffer
-	w, err := arrowio.NewAnswerWriter(&b, pointio.FormatParquet, stream.KindNearest, 1, arrowio.StreamOptions{})
-	if err == nil {
-		err = w.Write(a)
+	mix := func(i int) uint64 { // splitmix64's finalizer
+		z := uint64(i)*0x9E3779B97F4A7C15 + 1
+		z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+		z = (z ^ z>>27) * 0x94D049BB133111EB
+		return z ^ z>>31
 	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if est := parquetAnswerBytes(NearestPart(a, 0)); int64(b.Len()) > est {
-		t.Errorf("%d nearest answers took %d bytes as Parquet, estimated %d", n, b.Len(), est)
+	ref := func(i int) uint32 { return uint32(mix(i)) }
+	metres := func(i int) float64 { return math.Float64frombits(0x4100000000000000 | mix(i)>>12) }
+	for _, p := range []Part{
+		NearestPart(stream.Answers{N: n, Nearest: func(i int) (uint32, float64) { return ref(i), metres(i) }}, 0),
+		KPart(stream.Answers{N: n, KRow: func(i, r int) (uint32, float64, bool) { return ref(8*i + r), metres(8*i + r), true }}, 8, 0),
+	} {
+		var b bytes.Buffer
+		w, err := arrowio.NewAnswerWriter(&b, pointio.FormatParquet, p.Kind, p.K, arrowio.StreamOptions{})
+		if err == nil {
+			err = w.Write(p.Answers)
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est := parquetAnswerBytes(p); int64(b.Len()) > est {
+			t.Errorf("%d answers of kind %d took %d bytes as Parquet, estimated %d", n, p.Kind, b.Len(), est)
+		}
 	}
 	if free, ok := freeBytes(t.TempDir()); runtime.GOOS == "linux" && (!ok || free == 0) {
 		t.Errorf("free bytes of a temporary folder: %d, %v", free, ok)
