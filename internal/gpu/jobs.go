@@ -64,12 +64,12 @@ func queueJobs(queue *partition.Queue, w int) func() (partition.Job, bool) {
 }
 
 // stage copies the job's observations into the slot's page-locked staging
-// on the crew, a plain copy in pieces large enough for the host's
-// streaming copy: the device checks them once they are copied in, as it
-// does those copied in straight from the caller's page-locked columns
-// (valid.go). Those written into managed memory are checked here;
-// generated ones need no check. A slot's staging and scatter may run at
-// once: each has its own track in a trace ("host in", "host out").
+// on the crew, a plain copy in copyBlock pieces: the device checks them
+// once they are copied in, as it does those copied in straight from the
+// caller's page-locked columns (valid.go). Those written into managed
+// memory are checked here; generated ones need no check. A slot's
+// staging and scatter may run at once: each has its own track in a trace
+// ("host in", "host out").
 func (j *slotJobs) stage(i int, job partition.Job) error {
 	s := j.slots[i]
 	obs := j.obs.Slice(job.Start, job.End)

@@ -13,11 +13,10 @@ import (
 // once every rank's length is known) where the disk has the room, and
 // counts it (writeCounted: encoded once to learn its length, then again
 // at its place) only where the disk would not hold the spilled parts
-// beside the output; the ranks decide together, on every part's size. Spilling starts every rank's write at once; counting
-// puts a whole encoding ahead of it. On one H100 (16 cores, two ranks of
-// 8 sharing the GPU), 2^30 nearest answers to Parquet took 9.9-13.8 s
-// counted against 8.4-10.7 s spilled, the writes bound by the disk and
-// the page cache (docs/logs/h100-mpi-parquet-ways.log).
+// beside the output; the ranks decide together, on every part's size.
+// The writes are bound by the disk and the page cache: spilling starts
+// every rank's write at once, counting puts a whole encoding ahead of it
+// (BENCHMARKS.md, "MPI").
 
 // spills says whether the ranks spill their Parquet parts, this rank's
 // of about est bytes, all alike: the ranks exchange their estimates and
