@@ -1,6 +1,6 @@
 # geoknn developer targets (docs/design.md, "Working on the engine"). Building and testing need none of these.
 
-.PHONY: test ptx bin bin-carry vet gpu-check gpu-stream-bench wheel wheel-deps
+.PHONY: test ptx bin bin-carry vet gpu-check gpu-scaling-bench gpu-stream-bench wheel wheel-deps
 
 test:
 	go test ./...
@@ -34,6 +34,11 @@ bin-carry: bin
 # The GPU machine's check (.ci/gpu-check), after `make bin` here.
 gpu-check: bin
 	.ci/gpu-check $${OUT:-gpu-check-out}
+
+# The multi-GPU figures of BENCHMARKS.md on the GPU machine, after `make
+# bin` here (BASE=dir of another build's knn and geoknn.test beside).
+gpu-scaling-bench: bin
+	.ci/gpu-scaling-bench
 
 # The streamed file figures of BENCHMARKS.md on the GPU machine, after
 # `make bin` here (N=27, CITIES=the full cities for the published ones).
