@@ -232,7 +232,7 @@ func TestSpillsWhereRoom(t *testing.T) {
 			t.Errorf("%d answers of kind %d took %d bytes as Parquet, estimated %d", n, p.Kind, b.Len(), est)
 		}
 	}
-	if free, ok := freeBytes(t.TempDir()); runtime.GOOS == "linux" && (!ok || free == 0) {
+	if free, ok := statFree(t.TempDir()); runtime.GOOS == "linux" && (!ok || free == 0) {
 		t.Errorf("free bytes of a temporary folder: %d, %v", free, ok)
 	}
 }

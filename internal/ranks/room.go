@@ -59,7 +59,7 @@ func (o *Output) freeBytes() (uint64, bool) {
 	if o.free != nil {
 		return o.free()
 	}
-	return freeBytes(filepath.Dir(o.Path))
+	return statFree(filepath.Dir(o.Path))
 }
 
 // parquetAnswerBytes is at least the bytes p's answers take as Parquet

@@ -2,8 +2,8 @@ package ranks
 
 import "syscall"
 
-// freeBytes is the space free to an unprivileged user on dir's filesystem.
-func freeBytes(dir string) (uint64, bool) {
+// statFree is the space free to an unprivileged user on dir's filesystem.
+func statFree(dir string) (uint64, bool) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, false

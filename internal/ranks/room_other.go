@@ -2,5 +2,5 @@
 
 package ranks
 
-// freeBytes is unknown here: parts are spilled.
-func freeBytes(string) (uint64, bool) { return 0, false }
+// statFree is unknown here: parts are spilled.
+func statFree(string) (uint64, bool) { return 0, false }
