@@ -1,13 +1,13 @@
-// valid.cu: the check of observations that a GPU copies in straight from
-// the caller's page-locked columns, where no host pass reads them (a
-// staged job is checked on the host as it is copied into the staging, at
-// no extra read). The rule is index.Points.CheckValues's: latitude within
-// lat_max and longitude within lon_max of 0, compared in the columns'
-// precision, NaN failing. Each point that fails is replaced by (0, 0), so
-// that the query's kernels after this one read only valid points, and the
-// lowest such index is kept in *first_bad (all ones before the launch):
-// the host then names the point, from its own columns, and refuses the
-// job's answers.
+// valid.cu: the check of observations once a GPU has copied them in, from
+// the caller's page-locked columns or from the engine's staging, where no
+// host pass reads them a second time (points in managed memory are checked
+// on the host; generated ones need none). The rule is
+// index.Points.CheckValues's: latitude within lat_max and longitude within
+// lon_max of 0, compared in the columns' precision, NaN failing. Each point
+// that fails is replaced by (0, 0), so that the query's kernels after this
+// one read only valid points, and the lowest such index is kept in
+// *first_bad (all ones before the launch): the host then names the point,
+// from its own columns, and refuses the job's answers.
 //
 // Kernels (extern "C"):
 //   valid_f64, valid_f32  over points [0, n) of lat and lon
