@@ -2,7 +2,9 @@ package geoknn
 
 import (
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -106,8 +108,9 @@ func hostPoints(t *testing.T, n int, seed uint64) Points {
 // each time), the call into a reused result, and the call with the
 // observations and the result page-locked, five times each after a
 // warm-up, with the engine's account and the host's stages of each: a
-// benchmark for the GPU machine, run when GEOKNN_BENCH_PLAIN is set. It
-// asserts nothing.
+// benchmark for the GPU machine, run when GEOKNN_BENCH_PLAIN is set, that
+// writes each kind's timeline (a Chrome trace) into the directory
+// GEOKNN_BENCH_TRACE names, if set. It asserts nothing.
 func TestBenchPlainNearestGPU(t *testing.T) {
 	if os.Getenv("GEOKNN_BENCH_PLAIN") == "" {
 		t.Skip("a GPU benchmark: set GEOKNN_BENCH_PLAIN=1 to run it")
@@ -161,6 +164,7 @@ func TestBenchPlainNearestGPU(t *testing.T) {
 		}
 		slices.Sort(walls)
 		medians[kind] = walls[len(walls)/2]
+		writeBenchTrace(t, tr, "plain-nearest-"+kind+".json")
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -169,4 +173,20 @@ func TestBenchPlainNearestGPU(t *testing.T) {
 	t.Logf("median wall of calls 1-5: plain %.2f ms (%.2fx page-locked), reused %.2f ms (%.2fx), page-locked %.2f ms",
 		ms(medians["plain"]), float64(medians["plain"])/float64(medians["pinned"]),
 		ms(medians["reused"]), float64(medians["reused"])/float64(medians["pinned"]), ms(medians["pinned"]))
+}
+
+// writeBenchTrace writes tr into the directory GEOKNN_BENCH_TRACE names
+// as file (nothing when it is unset).
+func writeBenchTrace(t *testing.T, tr *Trace, file string) {
+	dir := os.Getenv("GEOKNN_BENCH_TRACE")
+	if dir == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(tr.WriteJSON(f), f.Close()); err != nil {
+		t.Fatal(err)
+	}
 }

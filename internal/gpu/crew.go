@@ -7,6 +7,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/index"
+	"github.com/geoknn/geoknn/internal/memcopy"
 )
 
 // hostCrew is one GPU's share of the host's cores for a query: goroutines
@@ -81,10 +82,7 @@ func (c *hostCrew) run(n, block int, fn func(lo, hi int) error) error {
 
 // copyBlock is the bytes one crew block copies: large enough that handing
 // it over costs little beside the copy, small enough that a job's copy
-// spreads over every worker. The copies go through the caches, as the
-// built-in copy makes them: a slot's staging, reused job after job, can
-// stay in a large last-level cache for the DMA to read (non-temporal
-// stores measured no faster for the staged call on the H100 host).
+// spreads over every worker.
 const copyBlock = 1 << 20
 
 // hostCopy is bytes of host memory, from src, that belong at dst: a job's
@@ -94,9 +92,24 @@ type hostCopy struct {
 	bytes    int
 }
 
-// copyAll makes every copy on the crew, in blocks of copyBlock bytes,
-// all the copies' blocks in one run.
+// copyAll makes every copy on the crew through the caches, in blocks of
+// copyBlock bytes, all the copies' blocks in one run: for the staging of
+// observations, which a slot reuses job after job and the DMA can read
+// from a large last-level cache (streaming stores measured no faster for
+// the staged call on the H100 host).
 func (c *hostCrew) copyAll(copies []hostCopy) {
+	c.copyWith(copies, func(dst, src []byte) { copy(dst, src) })
+}
+
+// streamAll is copyAll with streaming stores (memcopy.Stream): for
+// answers copied into the caller's result, which nothing reads soon and
+// which, written through the caches, would be read from memory first.
+func (c *hostCrew) streamAll(copies []hostCopy) {
+	c.copyWith(copies, func(dst, src []byte) { memcopy.Stream(dst, src) })
+}
+
+// copyWith makes every copy on the crew with fn, in copyBlock pieces.
+func (c *hostCrew) copyWith(copies []hostCopy, fn func(dst, src []byte)) {
 	type piece struct {
 		dst, src []byte
 	}
@@ -110,7 +123,7 @@ func (c *hostCrew) copyAll(copies []hostCopy) {
 	}
 	_ = c.run(len(pieces), 1, func(lo, hi int) error {
 		for _, p := range pieces[lo:hi] {
-			copy(p.dst, p.src)
+			fn(p.dst, p.src)
 		}
 		return nil
 	})

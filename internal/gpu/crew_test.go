@@ -12,6 +12,7 @@ import (
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/enginetest"
 	"github.com/geoknn/geoknn/internal/index"
+	"github.com/geoknn/geoknn/internal/memcopy"
 	"github.com/geoknn/geoknn/internal/partition"
 )
 
@@ -54,11 +55,17 @@ func TestCrewRunsEveryBlockOnce(t *testing.T) {
 	}
 }
 
-// copyAll moves every byte of every copy, whatever its size against
-// copyBlock.
+// copyAll and streamAll move every byte of every copy, whatever its size
+// against copyBlock.
 func TestCrewCopyAll(t *testing.T) {
 	crew := newHostCrew(3)
 	defer crew.close()
+	for _, copyAll := range []func([]hostCopy){crew.copyAll, crew.streamAll} {
+		testCrewCopies(t, copyAll)
+	}
+}
+
+func testCrewCopies(t *testing.T, copyAll func([]hostCopy)) {
 	sizes := []int{0, 1, copyBlock - 1, copyBlock, 3*copyBlock + 5}
 	var copies []hostCopy
 	var srcs, dsts [][]byte
@@ -70,7 +77,7 @@ func TestCrewCopyAll(t *testing.T) {
 		srcs, dsts = append(srcs, src), append(dsts, dst)
 		copies = append(copies, hostCopy{dst: unsafe.Pointer(&dst[0]), src: unsafe.Pointer(&src[0]), bytes: n})
 	}
-	crew.copyAll(copies)
+	copyAll(copies)
 	for k, n := range sizes {
 		for i := range n {
 			if dsts[k][i] != srcs[k][i] {
@@ -205,9 +212,10 @@ func TestCheckedNamesTheBadPoint(t *testing.T) {
 
 // BenchmarkCrewCopy is the host's side of a staged query, the floor under
 // a plain call's wall beside the DMA's: 2^24 float64 observations copied
-// into a slot's staging and their answers copied back out of it, in jobs
-// of 2^21 on three slots in turn, on a crew of GOMAXPROCS workers (the
-// bytes a second count both directions, 402 MB an op). Run it on the GPU
+// into a slot's staging and their answers back out of it, streamed as the
+// engine does them and through the caches, in jobs of 2^21 on three slots
+// in turn, on a crew of GOMAXPROCS workers (the bytes a second count both
+// directions, 402 MB an op). Run it on the GPU
 // host: go test -run - -bench CrewCopy ./internal/gpu.
 func BenchmarkCrewCopy(b *testing.B) {
 	const n, batch, slots = 1 << 24, 1 << 21, 3
@@ -228,14 +236,39 @@ func BenchmarkCrewCopy(b *testing.B) {
 	}
 	crew := newHostCrew(runtime.GOMAXPROCS(0))
 	defer crew.close()
-	b.SetBytes(int64(8*2*n + 4*2*n))
-	for b.Loop() {
-		for k, start := 0, 0; start < n; k, start = k+1, start+batch {
-			s := k % slots
-			crew.stage(unsafe.Pointer(&in[s][0]), index.Radians64(lat[start:start+batch], lon[start:start+batch]))
-			crew.copyAll([]hostCopy{
-				{dst: unsafe.Pointer(&answers[start]), src: unsafe.Pointer(&out[s][0]), bytes: 4 * batch},
-				{dst: unsafe.Pointer(&answers[n+start]), src: unsafe.Pointer(&out[s][batch]), bytes: 4 * batch}})
+	for _, back := range []struct {
+		name string
+		fn   func([]hostCopy)
+	}{{"stream", crew.streamAll}, {"copy", crew.copyAll}} {
+		b.Run(back.name, func(b *testing.B) {
+			b.SetBytes(int64(8*2*n + 4*2*n))
+			for b.Loop() {
+				for k, start := 0, 0; start < n; k, start = k+1, start+batch {
+					s := k % slots
+					crew.stage(unsafe.Pointer(&in[s][0]), index.Radians64(lat[start:start+batch], lon[start:start+batch]))
+					back.fn([]hostCopy{
+						{dst: unsafe.Pointer(&answers[start]), src: unsafe.Pointer(&out[s][0]), bytes: 4 * batch},
+						{dst: unsafe.Pointer(&answers[n+start]), src: unsafe.Pointer(&out[s][batch]), bytes: 4 * batch}})
+				}
+			}
+		})
+	}
+}
+
+// Answers stream past the caches only when the whole query's outgrow the
+// last-level cache, whatever the job's share of them.
+func TestStreamAnswers(t *testing.T) {
+	llc := memcopy.LastLevelCacheBytes()
+	job := []hostCopy{{bytes: 4 << 20}, {bytes: 4 << 20}} // a job of 2^20 rows, 8 bytes a row
+	for _, c := range []struct {
+		rows int
+		want bool
+	}{{1 << 20, false}, {llc / 8, false}, {llc/8 + 1<<20, true}, {1 << 31, true}} {
+		if got := streamAnswers(job, 1<<20, c.rows); got != c.want {
+			t.Errorf("%d rows (%d bytes of answers, cache %d): stream %v, want %v", c.rows, 8*c.rows, llc, got, c.want)
 		}
+	}
+	if streamAnswers(nil, 0, 1<<31) {
+		t.Error("no copies: streamed")
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/geoknn/geoknn/cuda"
 	"github.com/geoknn/geoknn/internal/index"
+	"github.com/geoknn/geoknn/internal/memcopy"
 	"github.com/geoknn/geoknn/internal/partition"
 	"github.com/geoknn/geoknn/internal/trace"
 )
@@ -154,7 +155,8 @@ func (j *slotJobs) wait(i int, job partition.Job) error {
 }
 
 // scatter copies the slot's answers from its staging into the result on
-// the crew.
+// the crew: streamed past the caches where the query's answers outgrow
+// the last-level cache, through them otherwise (streamAnswers).
 func (j *slotJobs) scatter(i int, job partition.Job) error {
 	s := j.slots[i]
 	copies := j.kind.copies(s, job)
@@ -162,6 +164,25 @@ func (j *slotJobs) scatter(i int, job partition.Job) error {
 		return nil
 	}
 	defer j.trc.Begin(s.track+" host out", "copy back")()
-	j.crew.copyAll(copies)
+	if streamAnswers(copies, job.Len(), j.obs.Len()) {
+		j.crew.streamAll(copies)
+	} else {
+		j.crew.copyAll(copies)
+	}
 	return nil
+}
+
+// streamAnswers reports whether a query of rows observations, whose job
+// of jobRows copies out copies, has more answers than the last-level
+// cache holds. Then no line of the result stays in cache until it is read,
+// and a copy through the caches reads each line before writing it: 2^30
+// nearest answers on one H200 (16 cores) came back in 0.20 s streamed
+// against 0.31 s. Smaller results, read soon after (a plain call's, a
+// streamed file's chunk), were 3-9% slower streamed.
+func streamAnswers(copies []hostCopy, jobRows, rows int) bool {
+	bytes := 0
+	for _, c := range copies {
+		bytes += c.bytes
+	}
+	return bytes/max(jobRows, 1)*rows > memcopy.LastLevelCacheBytes()
 }
