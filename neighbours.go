@@ -8,6 +8,7 @@ import (
 
 	"github.com/geoknn/geoknn/internal/engine"
 	"github.com/geoknn/geoknn/internal/engines"
+	"github.com/geoknn/geoknn/internal/parallel"
 )
 
 // NoNeighbour marks the entries of a KResult row past the references found
@@ -24,6 +25,16 @@ type KResult struct {
 	Index       []uint32
 	DistanceRad []float32 // great-circle angles, radians
 	Stats       Stats
+}
+
+// NewKResult returns a KResult with room for the k nearest of n
+// observations, for KNearestInto, its memory touched on every core as
+// NewResult's is: k answers a row make large results (2^27 observations,
+// k = 8: 8.6 GB), whose first writes would otherwise fault inside the
+// query. Make it while the engine starts, or once for many queries.
+func NewKResult(n, k int) *KResult {
+	size := max(n, 0) * max(k, 0)
+	return &KResult{K: k, Index: parallel.Touched[uint32](size), DistanceRad: parallel.Touched[float32](size)}
 }
 
 // Metres is the distance of observation i's rank-th nearest (from 0).

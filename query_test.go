@@ -113,6 +113,36 @@ func TestAnswerMatchesTheKindsCalls(t *testing.T) {
 	}
 }
 
+// KNearestInto fills a NewKResult in place: the answers KNearest gives, in
+// the arrays it was made with.
+func TestNewKResultTakesTheAnswers(t *testing.T) {
+	ctx := context.Background()
+	pts, _ := geoknn.Degrees(exampleAirports)
+	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want, err := s.KNearest(ctx, pts, pts, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := geoknn.NewKResult(pts.Len(), 3)
+	idx, dist := &res.Index[0], &res.DistanceRad[0]
+	if err := s.KNearestInto(ctx, pts, pts, 0, res); err != nil {
+		t.Fatal(err)
+	}
+	if &res.Index[0] != idx || &res.DistanceRad[0] != dist {
+		t.Error("KNearestInto allocated anew")
+	}
+	if fmt.Sprint(res.Index, res.DistanceRad) != fmt.Sprint(want.Index, want.DistanceRad) {
+		t.Errorf("got %v, want %v", res.Index, want.Index)
+	}
+	if r := geoknn.NewKResult(-1, 3); len(r.Index) != 0 {
+		t.Errorf("n -1: %d entries", len(r.Index))
+	}
+}
+
 // StreamQuery carries every field of Query there and back: a field added
 // to one and not the other fails here.
 func TestStreamQueryIsAQuery(t *testing.T) {

@@ -22,7 +22,7 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 	if err := checkListsMemory(ctx, in.s, in.obs.cols, in.ref.cols, f.q); err != nil {
 		return err
 	}
-	a, err := in.s.Answer(ctx, in.obs.cols, in.ref.cols, f.q)
+	a, err := in.answer(ctx, f.q)
 	if err != nil {
 		return err
 	}
@@ -33,6 +33,22 @@ func runNeighbours(ctx context.Context, f runFlags, in *runInputs, stdout, stder
 			ms(st.Kernel), ms(st.Index), st.Jobs, st.Refined)
 	}
 	return answeredOf(ctx, f, stdout, stderr, a).finish(in, f)
+}
+
+// answer answers q, a k-nearest query into the answers' memory made
+// while the engine started where there is one.
+func (in *runInputs) answer(ctx context.Context, q geoknn.Query) (*geoknn.Answer, error) {
+	if in.kres == nil {
+		return in.s.Answer(ctx, in.obs.cols, in.ref.cols, q)
+	}
+	if err := in.s.KNearestInto(ctx, in.obs.cols, in.ref.cols, q.MaxMetres, in.kres); err != nil {
+		return nil, err
+	}
+	a := &geoknn.Answer{Kind: stream.KindKNearest, K: in.kres}
+	if q.ExcludeSelf {
+		a.K = a.K.WithoutSelf()
+	}
+	return a, nil
 }
 
 // checkK refuses a --k above the nref references there are (less the
