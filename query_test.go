@@ -56,12 +56,7 @@ func ExampleQuery() {
 // Searcher and on an Index alike, a set against itself included.
 func TestAnswerMatchesTheKindsCalls(t *testing.T) {
 	ctx := context.Background()
-	pts, _ := geoknn.Degrees(exampleAirports)
-	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	pts, s := airportsOnCPU(t)
 	x, err := geoknn.NewIndex(pts, geoknn.Options{Engine: geoknn.CPU})
 	if err != nil {
 		t.Fatal(err)
@@ -117,12 +112,7 @@ func TestAnswerMatchesTheKindsCalls(t *testing.T) {
 // the arrays it was made with.
 func TestNewKResultTakesTheAnswers(t *testing.T) {
 	ctx := context.Background()
-	pts, _ := geoknn.Degrees(exampleAirports)
-	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	pts, s := airportsOnCPU(t)
 	want, err := s.KNearest(ctx, pts, pts, 3, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +131,21 @@ func TestNewKResultTakesTheAnswers(t *testing.T) {
 	if r := geoknn.NewKResult(-1, 3); len(r.Index) != 0 {
 		t.Errorf("n -1: %d entries", len(r.Index))
 	}
+}
+
+// airportsOnCPU is the example airports and a CPU searcher, closed with
+// the test.
+func airportsOnCPU(t *testing.T) (geoknn.Points, *geoknn.Searcher) {
+	pts, err := geoknn.Degrees(exampleAirports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := geoknn.NewSearcher(geoknn.Options{Engine: geoknn.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return pts, s
 }
 
 // StreamQuery carries every field of Query there and back: a field added

@@ -317,3 +317,41 @@ func TestGuaranteesSignals(t *testing.T) {
 		}
 	})
 }
+
+// The answers made while the engine starts: a nearest query's always, a
+// k-nearest query's k (one more with --exclude-self) a row where the
+// later checks pass, none where they will refuse; and the plan's memory,
+// checked again once they are held, no longer counts them as to take.
+func TestAnswerMemory(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		nearest bool
+		k       int
+	}{
+		{[]string{}, true, 0},
+		{[]string{"--k", "3"}, false, 3},
+		{[]string{"--k", "3", "--exclude-self"}, false, 4},
+		{[]string{"--k", "65"}, false, 0},          // above the 64 references
+		{[]string{"--within-m", "1000"}, false, 0}, // counts: sized by the engine
+	} {
+		var f runFlags
+		if err := f.flagSet(io.Discard).Parse(append([]string{"--obs", sampleAirports, "--ref", sampleAirports}, c.args...)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.options(); err != nil {
+			t.Fatal(err)
+		}
+		res, kres := f.answerMemory(100, 64, true, nil)
+		if (res != nil) != c.nearest || (kres != nil) != (c.k > 0) {
+			t.Errorf("%v: result %v, k result %v", c.args, res != nil, kres != nil)
+			continue
+		}
+		if kres != nil && (kres.K != c.k || len(kres.Index) != 100*c.k || len(kres.DistanceRad) != 100*c.k) {
+			t.Errorf("%v: K %d, %d entries, want K %d", c.args, kres.K, len(kres.Index), c.k)
+		}
+		in := &runInputs{res: res, kres: kres}
+		if err := f.checkPlanMemoryHeld(100, 64, true, in.answerBytes()); err != nil {
+			t.Errorf("%v: %v", c.args, err)
+		}
+	}
+}

@@ -57,13 +57,21 @@ func (f *runFlags) estimate(nObs, nRef int, obsOnHost bool) planMemory {
 // memory is taken (rather than growing until the kernel's OOM killer
 // ends it).
 func (f *runFlags) checkPlanMemory(nObs, nRef int, obsOnHost bool) error {
+	return f.checkPlanMemoryHeld(nObs, nRef, obsOnHost, 0)
+}
+
+// checkPlanMemoryHeld is checkPlanMemory once held bytes of the answers
+// are already taken (made while the engine started): the memory available
+// no longer counts them, so neither does the part still to take.
+func (f *runFlags) checkPlanMemoryHeld(nObs, nRef int, obsOnHost bool, held uint64) error {
 	avail, ok := sysmem.Available()
 	p := f.estimate(nObs, nRef, obsOnHost)
-	if !ok || p.total() <= avail {
+	need := p.total() - min(held, p.answers)
+	if !ok || need <= avail {
 		return nil
 	}
 	return fmt.Errorf("run: --obs %d --ref %d: about %s of memory needed (answers %s, references and their index %s, points %s), more than the %s available on this host",
-		nObs, nRef, bytesText(p.total()), bytesText(p.answers), bytesText(p.refs), bytesText(p.points), bytesText(avail))
+		nObs, nRef, bytesText(p.total()), bytesText(p.answers), bytesText(p.refs), bytesText(p.points), bytesText(avail+min(held, p.answers)))
 }
 
 // checkCountsMemory is checkPlanMemory before any work, where --obs and

@@ -229,7 +229,19 @@ func (f *runFlags) checkLoaded(in *runInputs) error {
 	if err := f.checkRefs(in.ref.cols.Len()); err != nil {
 		return err
 	}
-	return f.checkPlanMemory(in.obs.cols.Len(), in.ref.cols.Len(), in.obs.pts != nil || !isCount(f.obs))
+	return f.checkPlanMemoryHeld(in.obs.cols.Len(), in.ref.cols.Len(), in.obs.pts != nil || !isCount(f.obs), in.answerBytes())
+}
+
+// answerBytes is the memory of the answers made while the engine started.
+func (in *runInputs) answerBytes() uint64 {
+	var n int
+	if in.res != nil {
+		n += 4*len(in.res.Index) + 4*len(in.res.DistanceRad)
+	}
+	if in.kres != nil {
+		n += 4*len(in.kres.Index) + 4*len(in.kres.DistanceRad)
+	}
+	return uint64(n)
 }
 
 // runNearest is knn run's nearest query: --repeat queries, their report,
@@ -518,9 +530,7 @@ func openAndLoad(ctx context.Context, f runFlags, opts geoknn.Options, stderr io
 	obs, ref, loadErr := loadBoth(ctx, f)
 	end()
 	// The answers' memory is made ready while the engine starts.
-	end = opts.Trace.Begin("host", "allocate answers")
-	res, kres := f.answerMemory(obs.cols.Len(), ref.cols.Len(), obs.pts != nil || !isCount(f.obs))
-	end()
+	res, kres := f.answerMemory(obs.cols.Len(), ref.cols.Len(), obs.pts != nil || !isCount(f.obs), opts.Trace)
 	loadTime := time.Since(t0)
 	o := <-openc
 	if o.err != nil {
@@ -539,11 +549,13 @@ func openAndLoad(ctx context.Context, f runFlags, opts geoknn.Options, stderr io
 // the query on a two-H200 host, and made here they are made while the
 // engine starts. A k-nearest query the checks after loading will refuse
 // (k above the references, too little memory) gets none.
-func (f *runFlags) answerMemory(nObs, nRef int, obsOnHost bool) (*geoknn.Result, *geoknn.KResult) {
+func (f *runFlags) answerMemory(nObs, nRef int, obsOnHost bool, tr *geoknn.Trace) (*geoknn.Result, *geoknn.KResult) {
 	switch kind, _ := f.q.Kind(); {
 	case kind == stream.KindNearest:
+		defer tr.Begin("host", "allocate answers")()
 		return geoknn.NewResult(nObs), nil
 	case kind == stream.KindKNearest && f.q.Check(nRef) == nil && f.checkPlanMemory(nObs, nRef, obsOnHost) == nil:
+		defer tr.Begin("host", "allocate answers")()
 		return nil, geoknn.NewKResult(nObs, f.q.Asked())
 	}
 	return nil, nil

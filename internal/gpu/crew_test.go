@@ -258,17 +258,20 @@ func BenchmarkCrewCopy(b *testing.B) {
 // Answers stream past the caches only when the whole query's outgrow the
 // last-level cache, whatever the job's share of them.
 func TestStreamAnswers(t *testing.T) {
-	llc := memcopy.LastLevelCacheBytes()
+	const llc = 256 << 20
 	job := []hostCopy{{bytes: 4 << 20}, {bytes: 4 << 20}} // a job of 2^20 rows, 8 bytes a row
 	for _, c := range []struct {
 		rows int
 		want bool
 	}{{1 << 20, false}, {llc / 8, false}, {llc/8 + 1<<20, true}, {1 << 31, true}} {
-		if got := streamAnswers(job, 1<<20, c.rows); got != c.want {
+		if got := streamAnswers(job, 1<<20, c.rows, llc); got != c.want {
 			t.Errorf("%d rows (%d bytes of answers, cache %d): stream %v, want %v", c.rows, 8*c.rows, llc, got, c.want)
 		}
 	}
-	if streamAnswers(nil, 0, 1<<31) {
+	if streamAnswers(nil, 0, 1<<31, llc) {
 		t.Error("no copies: streamed")
+	}
+	if memcopy.LastLevelCacheBytes() <= 0 {
+		t.Errorf("this host's last-level cache: %d bytes", memcopy.LastLevelCacheBytes())
 	}
 }

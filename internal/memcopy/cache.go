@@ -9,13 +9,15 @@ import (
 )
 
 // defaultCacheBytes is LastLevelCacheBytes where the system does not say:
-// about the last-level cache of the GPU hosts measured (300 MiB).
+// a little under the last-level cache of the GPU hosts measured (300 MiB).
 const defaultCacheBytes = 256 << 20
 
 // LastLevelCacheBytes is the size of the CPU's largest cache as Linux
 // lists it for CPU 0 (/sys/devices/system/cpu/cpu0/cache), or 256 MiB
 // where it cannot be read. Data larger than it cannot stay in cache until
-// it is read again: such copies gain from Stream, smaller ones lose.
+// it is read again: such copies gain from Stream, smaller ones lose. It is
+// a guide, not a bound: where the last level is split (AMD's L3, one a
+// core complex) it is one part's size, and copies stream from there up.
 var LastLevelCacheBytes = sync.OnceValue(func() int {
 	return cacheBytesIn("/sys/devices/system/cpu/cpu0/cache")
 })
