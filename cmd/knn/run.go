@@ -544,11 +544,12 @@ func openAndLoad(ctx context.Context, f runFlags, opts geoknn.Options, stderr io
 }
 
 // answerMemory makes the answers' memory of a nearest or k-nearest query
-// over nObs observations and nRef references, its pages backed: 2^27
-// observations' 8 nearest are 8.6 GB, whose first writes took 2.2 s of
-// the query on a two-H200 host, and made here they are made while the
-// engine starts. A k-nearest query the checks after loading will refuse
-// (k above the references, too little memory) gets none.
+// over nObs observations and nRef references, its pages backed, while the
+// engine starts: k answers a row are large (2^27 observations' 8 nearest:
+// 8.6 GB), and backing their pages inside the query, on hosts whose page
+// faults are slow, took most of it. A k-nearest query the checks after
+// loading will refuse (k above the references, too little memory) gets
+// none.
 func (f *runFlags) answerMemory(nObs, nRef int, obsOnHost bool, tr *geoknn.Trace) (*geoknn.Result, *geoknn.KResult) {
 	switch kind, _ := f.q.Kind(); {
 	case kind == stream.KindNearest:

@@ -176,9 +176,9 @@ func (j *slotJobs) scatter(i int, job partition.Job) error {
 // of jobRows copies out copies, has more answers than a last-level cache
 // of cacheBytes holds. Then no line of the result stays in cache until it
 // is read, and a copy through the caches reads each line before writing
-// it: 2^30 nearest answers on one H200 (16 cores) came back in 0.20 s
-// streamed against 0.31 s. Smaller results, read soon after (a plain
-// call's, a streamed file's chunk), were 3-9% slower streamed.
+// it: streamed, such queries came back markedly faster, and smaller
+// results, read soon after (a plain call's, a streamed file's chunk),
+// slower (BENCHMARKS.md, "What the host allows").
 func streamAnswers(copies []hostCopy, jobRows, rows, cacheBytes int) bool {
 	var bytes uint64
 	for _, c := range copies {
