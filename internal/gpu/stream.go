@@ -334,10 +334,10 @@ func (k nearestKind) kernels(d *gpuDevice, s *slot, job partition.Job) error {
 }
 
 // stages reports whether the job's observations go through the pinned
-// staging (not generated, not managed, not in the caller's page-locked
-// memory).
+// staging: those the device checks (not generated, not managed) unless
+// they are in the caller's page-locked memory.
 func (s *slot) stages(obs index.Points) bool {
-	return obs.Gen == nil && !s.cfg.managed && s.cfg.stageIn
+	return s.checksOnDevice(obs) && s.cfg.stageIn
 }
 
 // checksOnDevice reports whether the jobs' observations, obs's, are
