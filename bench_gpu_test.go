@@ -190,3 +190,84 @@ func writeBenchTrace(t *testing.T, tr *Trace, file string) {
 		t.Fatal(err)
 	}
 }
+
+// TestBenchPlainNeighboursGPU is TestBenchPlainNearestGPU for the other
+// query kinds: KNearest (k = 8) and WithinCount (50 km) of 2^24 host
+// observations against 2^16 references on one GPU, the plain call (a new
+// result each time) against the call with the observations page-locked
+// (and, for k nearest, into a page-locked result), five times each after
+// a warm-up, when GEOKNN_BENCH_PLAIN is set. It asserts nothing but the
+// answers' shape.
+func TestBenchPlainNeighboursGPU(t *testing.T) {
+	if os.Getenv("GEOKNN_BENCH_PLAIN") == "" {
+		t.Skip("a GPU benchmark: set GEOKNN_BENCH_PLAIN=1 to run it")
+	}
+	ctx := context.Background()
+	obs, ref := hostPoints(t, 1<<24, 51), hostPoints(t, 1<<16, 52)
+	s, err := NewSearcher(Options{Engine: GPU, GPUs: 1})
+	if err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+	defer s.Close()
+	x, err := s.NewIndex(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kres := NewKResult(obs.Len(), 8)
+	plainK := func() (int, error) {
+		r, err := x.KNearest(ctx, obs, 8, 0)
+		if err != nil {
+			return 0, err
+		}
+		return len(r.Index), nil
+	}
+	intoK := func() (int, error) { return len(kres.Index), x.KNearestInto(ctx, obs, 0, kres) }
+	within := func() (int, error) {
+		r, err := x.WithinCount(ctx, obs, 50_000)
+		if err != nil {
+			return 0, err
+		}
+		return len(r.Counts), nil
+	}
+	plainKWall := benchCalls(t, "k 8, plain", 8<<24, plainK)
+	withinWall := benchCalls(t, "within 50 km, plain", 1<<24, within)
+	unpinObs, err := x.Pin(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unpinObs()
+	unpinRes, err := s.PinKResult(kres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unpinRes()
+	pinnedK := benchCalls(t, "k 8, page-locked", 8<<24, intoK)
+	pinnedWithin := benchCalls(t, "within 50 km, page-locked", 1<<24, within)
+	t.Logf("median wall of calls 1-5: k 8 plain %.2f ms (%.2fx page-locked %.2f ms); within plain %.2f ms (%.2fx page-locked %.2f ms)",
+		ms(plainKWall), float64(plainKWall)/float64(pinnedK), ms(pinnedK),
+		ms(withinWall), float64(withinWall)/float64(pinnedWithin), ms(pinnedWithin))
+}
+
+// benchCalls calls call six times and returns the median wall of calls
+// 1-5; call returns how many answers it gave, which must be want.
+func benchCalls(t *testing.T, name string, want int, call func() (int, error)) time.Duration {
+	t.Helper()
+	var walls []time.Duration
+	for r := range 6 {
+		start := time.Now()
+		got, err := call()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got != want {
+			t.Fatalf("%s: %d answers, want %d", name, got, want)
+		}
+		wall := time.Since(start)
+		t.Logf("%s %d: wall %.2f ms", name, r, ms(wall))
+		if r > 0 {
+			walls = append(walls, wall)
+		}
+	}
+	slices.Sort(walls)
+	return walls[len(walls)/2]
+}
