@@ -334,10 +334,13 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	n := obs.Len()
 	if s.bridges(obs) {
 		s.planAhead(obs, ref)
-		res.Index, res.DistanceRad = fit(res.Index, n), fit(res.DistanceRad, n)
+		drop := answerRoom(&res.Index, &res.DistanceRad, n)
 		st, err := s.bridged(obs, func(lo, hi int, req engine.Request) (engine.Stats, error) {
 			return s.eng.Nearest(ctx, req, engine.Result{Index: res.Index[lo:hi], Distance: res.DistanceRad[lo:hi]})
 		}, ref)
+		if err != nil {
+			drop()
+		}
 		res.Fallback, res.Stats = s.fallback, st
 		return err
 	}
@@ -351,9 +354,10 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 		res.Index, res.DistanceRad, res.Stats = out.Index, out.Distance, statsOf(st)
 		return nil
 	}
-	res.Index, res.DistanceRad = fit(res.Index, n), fit(res.DistanceRad, n)
+	drop := answerRoom(&res.Index, &res.DistanceRad, n)
 	st, err := s.eng.Nearest(ctx, s.request(obs, ref), engine.Result{Index: res.Index, Distance: res.DistanceRad})
 	if err != nil {
+		drop()
 		return fmt.Errorf("geoknn: %w", err)
 	}
 	s.countOpeningRows(s.opening != nil, n)
@@ -361,13 +365,39 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	return nil
 }
 
-// fit returns s resliced to n entries, or a new slice when s is too short,
-// its pages touched on every core (parallel.Touched).
-func fit[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return parallel.Touched[T](n)
+// answerRoom gives a result's columns room for n answers: the caller's
+// where they have it, else new memory. Nearest and k-nearest queries
+// write every answer (engine.KResult's contract; a row short of k ends in
+// NoNeighbour), so the new memory is not cleared first, a single-threaded
+// pass over every page on the call's critical path, but backed on every
+// core (parallel.Populate). drop, called after a failed query, lets go
+// of the columns it allocated: memory never cleared is never handed back.
+func answerRoom(index *[]uint32, distanceRad *[]float32, n int) (drop func()) {
+	freshIndex, freshDist := cap(*index) < n, cap(*distanceRad) < n
+	*index, *distanceRad = room(*index, n), room(*distanceRad, n)
+	return func() {
+		if freshIndex {
+			*index = nil
+		}
+		if freshDist {
+			*distanceRad = nil
+		}
 	}
-	return s[:n]
+}
+
+// room is s with n entries, or n new ones, not cleared, backed on every
+// core; below a MiB (both kinds are 4 bytes) cleared by make, which costs
+// less there than starting the cores (a one-point query's result).
+func room[T uint32 | float32](s []T, n int) []T {
+	switch {
+	case cap(s) >= n:
+		return s[:n]
+	case 4*n < 1<<20:
+		return make([]T, n)
+	}
+	s = parallel.Uncleared[T](n)
+	parallel.Populate(s)()
+	return s
 }
 
 // Nearest answers one query on a Searcher opened for it and closed after:

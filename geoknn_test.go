@@ -445,3 +445,49 @@ func nearestDegrees(ctx context.Context, obs, ref []orb.Point, opts geoknn.Optio
 	}
 	return geoknn.Nearest(ctx, o, r, opts)
 }
+
+// A query that fails lets go of the answer columns it allocated, memory
+// never cleared, and leaves columns the caller gave it in place; one that
+// succeeds writes every answer of its new columns.
+func TestFailedQueryDropsNewAnswers(t *testing.T) {
+	ctx := context.Background()
+	n := 1<<18 + 1 // past the size made by make: new columns not cleared
+	lat, lon := make([]float64, n), make([]float64, n)
+	for i := range lat {
+		lat[i], lon[i] = 1e-6*float64(i%1000), 2e-6*float64(i%777)
+	}
+	ref, _ := geoknn.Generated(geoknn.UniformSphere, 500, 2)
+	for _, engine := range []geoknn.Engine{geoknn.Auto, geoknn.CPU} {
+		s, err := geoknn.NewSearcher(geoknn.Options{Engine: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		good := geoknn.Radians64(lat, lon)
+		res, kres := &geoknn.Result{}, &geoknn.KResult{K: 2}
+		if err := s.NearestInto(ctx, good, ref, res); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.KNearestInto(ctx, good, ref, 0, kres); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if res.Index[i] >= 500 || kres.Index[2*i] >= 500 || kres.Index[2*i+1] >= 500 || res.DistanceRad[i] != kres.DistanceRad[2*i] {
+				t.Fatalf("%s: observation %d: nearest %d, k nearest %v", s.Engine(), i, res.Index[i], kres.Index[2*i:2*i+2])
+			}
+		}
+		badLat := slices.Clone(lat)
+		badLat[n-1] = math.NaN()
+		bad := geoknn.Radians64(badLat, lon)
+		fresh, freshK := &geoknn.Result{}, &geoknn.KResult{K: 2}
+		if err := s.NearestInto(ctx, bad, ref, fresh); err == nil || fresh.Index != nil || fresh.DistanceRad != nil {
+			t.Errorf("%s: failed nearest: err %v, %d and %d answers kept", s.Engine(), err, len(fresh.Index), len(fresh.DistanceRad))
+		}
+		if err := s.KNearestInto(ctx, bad, ref, 0, freshK); err == nil || freshK.Index != nil || freshK.DistanceRad != nil {
+			t.Errorf("%s: failed k nearest: err %v, %d and %d answers kept", s.Engine(), err, len(freshK.Index), len(freshK.DistanceRad))
+		}
+		if err := s.NearestInto(ctx, bad, ref, res); err == nil || len(res.Index) != n {
+			t.Errorf("%s: failed nearest into the caller's columns: err %v, %d answers", s.Engine(), err, len(res.Index))
+		}
+	}
+}

@@ -139,9 +139,10 @@ func (x *Index) NearestInto(ctx context.Context, obs Points, res *Result) error 
 		return errors.New("geoknn: nil result")
 	}
 	n := obs.Len()
-	res.Index, res.DistanceRad, res.Fallback = fit(res.Index, n), fit(res.DistanceRad, n), ""
-	res.Stats = Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}
+	drop := answerRoom(&res.Index, &res.DistanceRad, n)
+	res.Fallback, res.Stats = "", Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}
 	if err := x.local.Nearest(obs.cols, engine.Result{Index: res.Index, Distance: res.DistanceRad}); err != nil {
+		drop()
 		return fmt.Errorf("geoknn: %w", err)
 	}
 	return nil
@@ -198,9 +199,10 @@ func (x *Index) KNearestInto(ctx context.Context, obs Points, maxMetres float64,
 		return err
 	}
 	n, k := obs.Len(), res.K
-	res.Index, res.DistanceRad = fit(res.Index, n*k), fit(res.DistanceRad, n*k)
+	drop := answerRoom(&res.Index, &res.DistanceRad, n*k)
 	res.Stats = Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}
 	if err := x.local.KNearest(obs.cols, maxRad, engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}); err != nil {
+		drop()
 		return fmt.Errorf("geoknn: %w", err)
 	}
 	return nil

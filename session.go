@@ -83,28 +83,32 @@ func (t *Session) Start(ctx context.Context, ref Points, res *Result) (*Pending,
 	if err := t.ready(ctx); err != nil {
 		return nil, err
 	}
-	q, err := t.es.Start(ctx, ref.cols, t.resultInto(res))
+	out, drop := t.resultInto(res)
+	q, err := t.es.Start(ctx, ref.cols, out)
 	if err != nil {
+		drop()
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	return &Pending{q: q, res: res}, nil
+	return &Pending{q: q, res: res, drop: drop}, nil
 }
 
-// resultInto sizes res for the session's answers and returns the engine's
-// view of it (empty when res is nil: the answers stay in the engine).
-func (t *Session) resultInto(res *Result) engine.Result {
+// resultInto sizes res for the session's answers (answerRoom) and returns
+// the engine's view of it (empty when res is nil: the answers stay in the
+// engine) and what a failed query drops.
+func (t *Session) resultInto(res *Result) (engine.Result, func()) {
 	if res == nil {
-		return engine.Result{}
+		return engine.Result{}, func() {}
 	}
-	n := t.es.Len()
-	res.Index, res.DistanceRad, res.Fallback = fit(res.Index, n), fit(res.DistanceRad, n), t.s.fallback
-	return engine.Result{Index: res.Index, Distance: res.DistanceRad}
+	drop := answerRoom(&res.Index, &res.DistanceRad, t.es.Len())
+	res.Fallback = t.s.fallback
+	return engine.Result{Index: res.Index, Distance: res.DistanceRad}, drop
 }
 
 // Pending is a session query under way.
 type Pending struct {
-	q   engine.Pending
-	res *Result
+	q    engine.Pending
+	res  *Result
+	drop func() // the result's new columns, let go if the query fails
 }
 
 // Wait blocks until the query is done and returns what Session.Nearest
@@ -112,6 +116,7 @@ type Pending struct {
 func (p *Pending) Wait() (SessionStats, error) {
 	st, err := p.q.Wait()
 	if err != nil {
+		p.drop()
 		return SessionStats{}, fmt.Errorf("geoknn: %w", err)
 	}
 	if p.res != nil {

@@ -14,9 +14,20 @@ import (
 
 const earthRadius = sphere.EarthRadiusMetres
 
-// NewResult is room for n answers.
+// NewResult is room for n answers, poisoned (indices past any reference,
+// NaN distances): an engine must write every answer, as callers hand it
+// memory never cleared.
 func NewResult(n int) engine.Result {
-	return engine.Result{Index: make([]uint32, n), Distance: make([]float32, n)}
+	return engine.Result{Index: Poisoned[uint32](n, math.MaxUint32-1), Distance: Poisoned(n, float32(math.NaN()))}
+}
+
+// Poisoned is n copies of v.
+func Poisoned[T any](n int, v T) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
 }
 
 // CheckAgainstNaive fails t for any answer more than 1 m worse than the
@@ -26,6 +37,9 @@ func CheckAgainstNaive(t *testing.T, name string, obs, ref index.Points, out eng
 	want, wantDist := NaiveNearest(obs, ref)
 	bad := 0
 	for i := range want {
+		if int(out.Index[i]) >= ref.Len() {
+			t.Fatalf("%s: obs %d: reference %d of %d (an answer left unwritten?)", name, i, out.Index[i], ref.Len())
+		}
 		la, lo := obs.At(i)
 		lb, lob := ref.At(int(out.Index[i]))
 		s1, s2 := math.Sin((lb-la)/2), math.Sin((lob-lo)/2)
@@ -61,7 +75,7 @@ func KNearestMatchesNaive(t *testing.T, eng engine.Engine) {
 					name := fmt.Sprintf("%s/k=%d/max=%g/%v/side=%d", tc.Name, k, maxRad, algo, run.side)
 					t.Run(name, func(t *testing.T) {
 						n := tc.Obs.Len()
-						out := engine.KResult{K: k, Index: make([]uint32, n*k), Distance: make([]float32, n*k)}
+						out := engine.KResult{K: k, Index: Poisoned[uint32](n*k, math.MaxUint32-1), Distance: Poisoned(n*k, float32(math.NaN()))}
 						req := engine.Request{Obs: tc.Obs, Ref: tc.Ref, Algorithm: algo, GridSide: run.side}
 						if _, err := eng.KNearest(ctx, req, maxRad, out); err != nil {
 							t.Fatal(err)

@@ -1,6 +1,9 @@
 package parallel
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestTouchedIsZeroedAndSized(t *testing.T) {
 	for _, n := range []int{0, 1, 1000, 3 << 20} {
@@ -52,5 +55,33 @@ func TestGrown(t *testing.T) {
 	}
 	if r := Grown(s, 12, 4); len(r) != 12 || cap(r) < 12 || r[0] != 0 {
 		t.Fatal("a short slice was not made anew, zeroed")
+	}
+}
+
+var freshSink []uint32
+
+// BenchmarkFreshColumn makes a 512 MiB answer column the way a query
+// whose previous result the collector freed does: Touched (the runtime
+// clears the recycled memory on one goroutine, then every page is
+// written on every core) against Uncleared backed by Populate, for
+// answers the query writes whole.
+func BenchmarkFreshColumn(b *testing.B) {
+	for _, way := range []struct {
+		name string
+		make func(n int) []uint32
+	}{
+		{"touched", Touched[uint32]},
+		{"uncleared-populated", func(n int) []uint32 { s := Uncleared[uint32](n); Populate(s)(); return s }},
+	} {
+		b.Run(way.name, func(b *testing.B) {
+			b.SetBytes(4 << 27)
+			for range b.N {
+				b.StopTimer()
+				freshSink = nil
+				runtime.GC()
+				b.StartTimer()
+				freshSink = way.make(1 << 27)
+			}
+		})
 	}
 }
