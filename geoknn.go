@@ -395,9 +395,7 @@ func room[T uint32 | float32](s []T, n int) []T {
 	case 4*n < 1<<20:
 		return make([]T, n)
 	}
-	s = parallel.Uncleared[T](n)
-	parallel.Populate(s)()
-	return s
+	return parallel.Written[T](n)
 }
 
 // Nearest answers one query on a Searcher opened for it and closed after:

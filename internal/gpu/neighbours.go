@@ -78,7 +78,7 @@ func (g *GPU) Within(ctx context.Context, req engine.Request, rad float64, list 
 	n := req.Obs.Len()
 	refs := req.All()
 	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, 2), maxD2: index.ChordLimit(rad),
-		counts: make([]uint32, n)}
+		counts: parallel.Written[uint32](n)} // every job writes its counts; a failed query's are dropped
 	st, err := g.runNeighbours(ctx, q, start)
 	if err != nil {
 		return engine.WithinResult{}, st, err
@@ -153,14 +153,15 @@ func (q *neighbourQuery) prepareRows() error {
 	if total > 1<<34 {
 		return fmt.Errorf("within: %d references found in all, more than 2^34: a smaller radius, or counts only", total)
 	}
-	q.index, q.chord = make([]uint32, total), make([]float64, total)
+	// The second pass writes every row whole, as long as its count.
+	q.index, q.chord = parallel.Written[uint32](int(total)), parallel.Written[float64](int(total))
 	return nil
 }
 
 // orderRows sorts every row by distance, ties to the lower index, and
 // returns the distances in radians, as the CPU engine computes them.
 func (q *neighbourQuery) orderRows() []float32 {
-	dist := make([]float32, len(q.index))
+	dist := parallel.Written[float32](len(q.index)) // every entry of every row below
 	parallel.Blocks(len(q.counts), 1<<12, 0, func(_, lo, hi int) {
 		var row []index.Neighbour
 		for i := lo; i < hi; i++ {

@@ -12,7 +12,9 @@ func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
 // noZero is the element types Uncleared may return: no pointers, and
 // every bit pattern a value (the collector never reads them; the caller
 // writes each before anyone else does).
-type noZero interface{ ~uint32 | ~float32 }
+type noZero interface {
+	~uint32 | ~float32 | ~uint64 | ~float64
+}
 
 // Uncleared is make([]T, n) without the runtime clearing the memory
 // first. A plain query's result is written whole by the job loop's
@@ -28,4 +30,16 @@ func Uncleared[T noZero](n int) []T {
 	var t T
 	p := mallocgc(uintptr(n)*unsafe.Sizeof(t), nil, false)
 	return unsafe.Slice((*T)(p), n)
+}
+
+// Written is memory for n values that the caller writes whole before
+// anyone reads them (a query's answers): not cleared (Uncleared), and
+// backed by the kernel on every core (Populate) before it returns, so
+// that neither a clearing pass on one goroutine nor the first writes'
+// page faults land on the query's path. Memory the collector recycled
+// takes no faults; Populate then costs little.
+func Written[T noZero](n int) []T {
+	s := Uncleared[T](n)
+	Populate(s)()
+	return s
 }
