@@ -334,12 +334,13 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 	n := obs.Len()
 	if s.bridges(obs) {
 		s.planAhead(obs, ref)
-		drop := answerRoom(&res.Index, &res.DistanceRad, n)
+		cols := answerRoom(&res.Index, &res.DistanceRad, n)
+		defer cols.dropUnkept()
 		st, err := s.bridged(obs, func(lo, hi int, req engine.Request) (engine.Stats, error) {
 			return s.eng.Nearest(ctx, req, engine.Result{Index: res.Index[lo:hi], Distance: res.DistanceRad[lo:hi]})
 		}, ref)
-		if err != nil {
-			drop()
+		if err == nil {
+			cols.keep()
 		}
 		res.Fallback, res.Stats = s.fallback, st
 		return err
@@ -354,12 +355,13 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 		res.Index, res.DistanceRad, res.Stats = out.Index, out.Distance, statsOf(st)
 		return nil
 	}
-	drop := answerRoom(&res.Index, &res.DistanceRad, n)
+	cols := answerRoom(&res.Index, &res.DistanceRad, n)
+	defer cols.dropUnkept()
 	st, err := s.eng.Nearest(ctx, s.request(obs, ref), engine.Result{Index: res.Index, Distance: res.DistanceRad})
 	if err != nil {
-		drop()
 		return fmt.Errorf("geoknn: %w", err)
 	}
+	cols.keep()
 	s.countOpeningRows(s.opening != nil, n)
 	res.Stats = statsOf(st)
 	return nil
@@ -370,30 +372,42 @@ func (s *Searcher) NearestInto(ctx context.Context, obs, ref Points, res *Result
 // write every answer (engine.KResult's contract; a row short of k ends in
 // NoNeighbour), so the new memory is not cleared first, a single-threaded
 // pass over every page on the call's critical path, but backed on every
-// core (parallel.Populate). drop, called after a failed query, lets go
-// of the columns it allocated: memory never cleared is never handed back.
-func answerRoom(index *[]uint32, distanceRad *[]float32, n int) (drop func()) {
-	freshIndex, freshDist := cap(*index) < n, cap(*distanceRad) < n
+// core (parallel.Written). The query keeps the columns once it succeeds;
+// until then dropUnkept lets go of those made here, so that memory never
+// cleared is never handed back after an error or a panic.
+func answerRoom(index *[]uint32, distanceRad *[]float32, n int) *newColumns {
+	c := &newColumns{index: index, distanceRad: distanceRad, freshIndex: cap(*index) < n, freshDist: cap(*distanceRad) < n}
 	*index, *distanceRad = room(*index, n), room(*distanceRad, n)
-	return func() {
-		if freshIndex {
-			*index = nil
-		}
-		if freshDist {
-			*distanceRad = nil
-		}
-	}
+	return c
 }
 
-// room is s with n entries, or n new ones, not cleared, backed on every
-// core; below a MiB (both kinds are 4 bytes) cleared by make, which costs
-// less there than starting the cores (a one-point query's result).
+// newColumns are a result's columns as answerRoom left them, and which
+// of them it made.
+type newColumns struct {
+	index                 *[]uint32
+	distanceRad           *[]float32
+	freshIndex, freshDist bool
+}
+
+// keep marks the query done: the columns stay with the result.
+func (c *newColumns) keep() { c.freshIndex, c.freshDist = false, false }
+
+// dropUnkept lets go of the columns answerRoom made unless the query kept
+// them; later calls do nothing.
+func (c *newColumns) dropUnkept() {
+	if c.freshIndex {
+		*c.index = nil
+	}
+	if c.freshDist {
+		*c.distanceRad = nil
+	}
+	c.keep()
+}
+
+// room is s with n entries, or parallel.Written's n.
 func room[T uint32 | float32](s []T, n int) []T {
-	switch {
-	case cap(s) >= n:
+	if cap(s) >= n {
 		return s[:n]
-	case 4*n < 1<<20:
-		return make([]T, n)
 	}
 	return parallel.Written[T](n)
 }

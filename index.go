@@ -139,12 +139,13 @@ func (x *Index) NearestInto(ctx context.Context, obs Points, res *Result) error 
 		return errors.New("geoknn: nil result")
 	}
 	n := obs.Len()
-	drop := answerRoom(&res.Index, &res.DistanceRad, n)
+	cols := answerRoom(&res.Index, &res.DistanceRad, n)
+	defer cols.dropUnkept()
 	res.Fallback, res.Stats = "", Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}
 	if err := x.local.Nearest(obs.cols, engine.Result{Index: res.Index, Distance: res.DistanceRad}); err != nil {
-		drop()
 		return fmt.Errorf("geoknn: %w", err)
 	}
+	cols.keep()
 	return nil
 }
 
@@ -199,12 +200,13 @@ func (x *Index) KNearestInto(ctx context.Context, obs Points, maxMetres float64,
 		return err
 	}
 	n, k := obs.Len(), res.K
-	drop := answerRoom(&res.Index, &res.DistanceRad, n*k)
+	cols := answerRoom(&res.Index, &res.DistanceRad, n*k)
+	defer cols.dropUnkept()
 	res.Stats = Stats{Engine: "cpu", Devices: []string{"calling goroutine"}}
 	if err := x.local.KNearest(obs.cols, maxRad, engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}); err != nil {
-		drop()
 		return fmt.Errorf("geoknn: %w", err)
 	}
+	cols.keep()
 	return nil
 }
 

@@ -83,24 +83,25 @@ func (s *Searcher) KNearestInto(ctx context.Context, obs, ref Points, maxMetres 
 	}
 	n, k := obs.Len(), res.K
 	end := s.opts.Trace.recorder().Begin("host", "allocate answers")
-	drop := answerRoom(&res.Index, &res.DistanceRad, n*k)
+	cols := answerRoom(&res.Index, &res.DistanceRad, n*k)
+	defer cols.dropUnkept()
 	end()
 	if s.bridges(obs) {
 		res.Stats, err = s.bridged(obs, func(lo, hi int, req engine.Request) (engine.Stats, error) {
 			out := engine.KResult{K: k, Index: res.Index[lo*k : hi*k], Distance: res.DistanceRad[lo*k : hi*k]}
 			return engines.KNearest(ctx, s.eng, req, maxRad, out)
 		}, ref)
-		if err != nil {
-			drop()
+		if err == nil {
+			cols.keep()
 		}
 		return err
 	}
 	out := engine.KResult{K: k, Index: res.Index, Distance: res.DistanceRad}
 	st, err := engines.KNearest(ctx, s.eng, s.request(obs, ref), maxRad, out)
 	if err != nil {
-		drop()
 		return fmt.Errorf("geoknn: %w", err)
 	}
+	cols.keep()
 	s.countOpeningRows(s.opening != nil, n)
 	res.Stats = statsOf(st)
 	return nil

@@ -83,32 +83,32 @@ func (t *Session) Start(ctx context.Context, ref Points, res *Result) (*Pending,
 	if err := t.ready(ctx); err != nil {
 		return nil, err
 	}
-	out, drop := t.resultInto(res)
+	out, cols := t.resultInto(res)
 	q, err := t.es.Start(ctx, ref.cols, out)
 	if err != nil {
-		drop()
+		cols.dropUnkept()
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	return &Pending{q: q, res: res, drop: drop}, nil
+	return &Pending{q: q, res: res, cols: cols}, nil
 }
 
 // resultInto sizes res for the session's answers (answerRoom) and returns
 // the engine's view of it (empty when res is nil: the answers stay in the
-// engine) and what a failed query drops.
-func (t *Session) resultInto(res *Result) (engine.Result, func()) {
+// engine) and the columns it made.
+func (t *Session) resultInto(res *Result) (engine.Result, *newColumns) {
 	if res == nil {
-		return engine.Result{}, func() {}
+		return engine.Result{}, &newColumns{}
 	}
-	drop := answerRoom(&res.Index, &res.DistanceRad, t.es.Len())
+	cols := answerRoom(&res.Index, &res.DistanceRad, t.es.Len())
 	res.Fallback = t.s.fallback
-	return engine.Result{Index: res.Index, Distance: res.DistanceRad}, drop
+	return engine.Result{Index: res.Index, Distance: res.DistanceRad}, cols
 }
 
 // Pending is a session query under way.
 type Pending struct {
 	q    engine.Pending
 	res  *Result
-	drop func() // the result's new columns, let go if the query fails
+	cols *newColumns // the result's new columns, let go if the query fails
 }
 
 // Wait blocks until the query is done and returns what Session.Nearest
@@ -116,9 +116,10 @@ type Pending struct {
 func (p *Pending) Wait() (SessionStats, error) {
 	st, err := p.q.Wait()
 	if err != nil {
-		p.drop()
+		p.cols.dropUnkept()
 		return SessionStats{}, fmt.Errorf("geoknn: %w", err)
 	}
+	p.cols.keep()
 	if p.res != nil {
 		p.res.Stats = statsOf(st.Stats)
 	}

@@ -67,13 +67,13 @@ func (t *Session) StartMovers(ctx context.Context, res *Result) (*Pending, error
 	if err := t.ready(ctx); err != nil {
 		return nil, err
 	}
-	out, drop := t.resultInto(res)
+	out, cols := t.resultInto(res)
 	q, err := t.es.StartMovers(ctx, out)
 	if err != nil {
-		drop()
+		cols.dropUnkept()
 		return nil, fmt.Errorf("geoknn: %w", err)
 	}
-	return &Pending{q: q, res: res, drop: drop}, nil
+	return &Pending{q: q, res: res, cols: cols}, nil
 }
 
 // Positions copies the current observations (obsLat, obsLon) and movers

@@ -153,8 +153,10 @@ func (q *neighbourQuery) prepareRows() error {
 	if total > 1<<34 {
 		return fmt.Errorf("within: %d references found in all, more than 2^34: a smaller radius, or counts only", total)
 	}
-	// The second pass writes every row whole, as long as its count.
-	q.index, q.chord = parallel.Written[uint32](int(total)), parallel.Written[float64](int(total))
+	// Cleared, not parallel.Written: the listing pass decides in float64
+	// where the counting pass may have decided in float32, and a row it
+	// lists short keeps the rest of its room as made.
+	q.index, q.chord = make([]uint32, total), make([]float64, total)
 	return nil
 }
 

@@ -37,8 +37,13 @@ func Uncleared[T noZero](n int) []T {
 // backed by the kernel on every core (Populate) before it returns, so
 // that neither a clearing pass on one goroutine nor the first writes'
 // page faults land on the query's path. Memory the collector recycled
-// takes no faults; Populate then costs little.
+// takes no faults; Populate then costs little. Below a MiB it is make's,
+// cleared: cheaper there than starting the cores.
 func Written[T noZero](n int) []T {
+	var t T
+	if uintptr(n)*unsafe.Sizeof(t) < 1<<20 {
+		return make([]T, n)
+	}
 	s := Uncleared[T](n)
 	Populate(s)()
 	return s
