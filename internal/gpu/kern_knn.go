@@ -69,7 +69,8 @@ func (k *knnKernels) runKNN(drv *cuda.Driver, stream cuda.Stream, l knnLaunch) e
 
 // withinLaunch counts each observation's references within the squared
 // chord maxD2 into counts (offsets 0), or lists them (index and fp64
-// squared chord) from offsets[i] on.
+// squared chord) from offsets[i] on, adding to counts[0] each row listed
+// with other than offsets[i+1]-offsets[i] references.
 type withinLaunch struct {
 	gridIndexArgs
 	maxD2                         float64

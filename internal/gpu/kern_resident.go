@@ -149,18 +149,30 @@ func (r *residentKernels) runGather(drv *cuda.Driver, stream cuda.Stream, prec i
 // runCountChanged adds to *count (a device uint64) the answers in cur that
 // differ from prev, then copies cur to prev; nothing where the face cells'
 // status words at cellsStatus (0: none) say the query answered nothing.
-func (r *residentKernels) runCountChanged(drv *cuda.Driver, stream cuda.Stream, cur, prev cuda.DevicePtr, n int, count, cellsStatus cuda.DevicePtr) error {
+// The kernel reads four answers a load, so cur and prev must be 16-byte
+// aligned (as allocations are); its blocks stride over the columns, at
+// most countBlocksPerSM a multiprocessor of the sms.
+func (r *residentKernels) runCountChanged(drv *cuda.Driver, stream cuda.Stream, cur, prev cuda.DevicePtr, n int, count, cellsStatus cuda.DevicePtr, sms int) error {
+	if cur%16 != 0 || prev%16 != 0 || n < 0 || sms <= 0 {
+		return fmt.Errorf("count_changed: bad launch (columns at %#x and %#x, %d answers, %d SMs)", cur, prev, n, sms)
+	}
 	a := r.countArgs
 	a.SetPtr(0, cur)
 	a.SetPtr(1, prev)
 	a.SetInt32(2, int32(n))
 	a.SetPtr(3, count)
 	a.SetPtr(4, cellsStatus)
-	if err := drv.Launch(r.countChanged, blocksFor(n, 256), cuda.Dim3{X: 256}, 0, stream, a); err != nil {
+	blocks := blocksFor((n+3)/4, kernels.CountThreads)
+	blocks.X = max(1, min(blocks.X, uint32(countBlocksPerSM*sms)))
+	if err := drv.Launch(r.countChanged, blocks, cuda.Dim3{X: kernels.CountThreads}, 0, stream, a); err != nil {
 		return fmt.Errorf("count_changed: %w", err)
 	}
 	return nil
 }
+
+// countBlocksPerSM fills a multiprocessor with count_changed's blocks of
+// 256 threads (2,048 threads an SM on the GPUs since Volta).
+const countBlocksPerSM = 8
 
 func (r *residentKernels) runMapIndex(drv *cuda.Driver, stream cuda.Stream, idx cuda.DevicePtr, n int, orig cuda.DevicePtr) error {
 	a := r.mapArgs

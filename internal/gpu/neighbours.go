@@ -92,6 +92,9 @@ func (g *GPU) Within(ctx context.Context, req engine.Request, rad float64, list 
 		if err != nil {
 			return engine.WithinResult{}, lst, err
 		}
+		if lst.Refined > 0 {
+			return engine.WithinResult{}, lst, fmt.Errorf("gpu engine: within: %d rows listed with other than their counted references (the GPU's two passes disagree); no answers returned", lst.Refined)
+		}
 		st = mergeStats(st, lst)
 		res.Offsets, res.Index, res.Distance = q.offsets, q.index, q.orderRows()
 	}
@@ -153,10 +156,9 @@ func (q *neighbourQuery) prepareRows() error {
 	if total > 1<<34 {
 		return fmt.Errorf("within: %d references found in all, more than 2^34: a smaller radius, or counts only", total)
 	}
-	// Cleared, not parallel.Written: the listing pass decides in float64
-	// where the counting pass may have decided in float32, and a row it
-	// lists short keeps the rest of its room as made.
-	q.index, q.chord = make([]uint32, total), make([]float64, total)
+	// Every entry is copied from the device; a row the listing pass left
+	// short fails the query (Within), so nothing uncleared is returned.
+	q.index, q.chord = parallel.Written[uint32](int(total)), parallel.Written[float64](int(total))
 	return nil
 }
 
@@ -389,7 +391,9 @@ func (d *gpuDevice) neighbourKernel(s *slot, q *neighbourQuery, job partition.Jo
 		if err := d.drv.MemcpyHtoDAsync(s.nb.offsets.ptr, unsafe.Pointer(&local[0]), uint64(8*len(local)), s.stream); err != nil {
 			return err
 		}
-		l.offsets, l.index, l.chord = s.nb.offsets.ptr, s.nb.index.ptr, s.nb.chord.ptr
+		// The rows listed other than counted are counted where the job's
+		// refined count goes (zeroed above; grid_within refines nothing).
+		l.offsets, l.counts, l.index, l.chord = s.nb.offsets.ptr, s.nflag.ptr, s.nb.index.ptr, s.nb.chord.ptr
 	}
 	return d.knn.runWithin(d.drv, s.stream, l)
 }

@@ -714,7 +714,8 @@ func (p *residentPart) countChanged() error {
 	if c := &p.refs.cells; c.unchecked {
 		status = c.status.ptr
 	}
-	return p.d.resident.runCountChanged(p.d.drv, p.stream, p.outIdx.ptr, p.prev.ptr, p.n(), p.count.ptr, status)
+	return p.d.resident.runCountChanged(p.d.drv, p.stream, p.outIdx.ptr, p.prev.ptr, p.n(), p.count.ptr, status,
+		p.d.info.Multiprocessors)
 }
 
 // downloadResults queues the changed count back, and with it the answers

@@ -136,6 +136,7 @@ const (
 	ValidThreads    = 256        // VALID_THREADS: valid_f64, valid_f32
 	ReplaceBlock    = 4096       // REPLACE_BLOCK: observations a draw_replace block draws for
 	DrawThreads     = 64         // DRAW_THREADS: draw_replace_f64, draw_replace_f32
+	CountThreads    = 256        // CC_THREADS: count_changed
 	TreeStack       = 32         // TREE_STACK: the deepest k-d tree tree_query walks
 	TreeLeaf        = 0x80000000 // TREE_LEAF: a tree node's child that is a leaf
 	TreeNodeBytes   = 64         // sizeof(TreeNode), asserted in tree.cu

@@ -105,6 +105,7 @@ func TestLaunchConstantsMatchSource(t *testing.T) {
 		{"valid.cu", "VALID_THREADS", ValidThreads},
 		{"resident.cu", "REPLACE_BLOCK", ReplaceBlock},
 		{"resident.cu", "DRAW_THREADS", DrawThreads},
+		{"resident.cu", "CC_THREADS", CountThreads},
 		{"tree.cu", "TREE_STACK", TreeStack},
 		{"tree.cu", "TREE_LEAF", TreeLeaf},
 		{"tree.cu", "TREE_NODE_BYTES", TreeNodeBytes},

@@ -340,7 +340,9 @@ EXPORT_KNN(16)
 // within: offsets null counts into out_count[o.i]; otherwise row o.i's
 // references go to list_idx and list_d2 from offsets[o.i] on, never past
 // offsets[o.i+1] (the counting pass sized the row; the bound keeps a
-// disagreement from writing into the next row).
+// disagreement from writing into the next row), and out_count[0] counts
+// the rows whose listing found other than the counting pass's number, which
+// the host refuses rather than return a row padded or cut.
 extern "C" __global__ void __launch_bounds__(KNN_THREADS)
     grid_within(const ObsRec* __restrict__ obs, int nobs, const uint32_t* __restrict__ cell_start,
                 const float4* __restrict__ refs, const short4* __restrict__ runs, int g, float h,
@@ -373,4 +375,5 @@ extern "C" __global__ void __launch_bounds__(KNN_THREADS)
         if (shell_done(r, px, py, pz, cx, cy, cz, g, h, lim, &all)) break;
     }
     if (active && offsets == nullptr) out_count[o.i] = n;
+    if (active && offsets != nullptr && at + n != end) atomicAdd(out_count, 1u);
 }

@@ -148,19 +148,42 @@ __device__ void draw_replace(int n, int lo, int hi, double frac, uint64_t slot_k
 // Nothing is done where the face cells' status (when not null) says the
 // query behind it answered nothing: prev keeps the marks of the replaced
 // observations for the query that answers.
-extern "C" __global__ void count_changed(const uint32_t* __restrict__ cur, uint32_t* __restrict__ prev,
-                                         int n, unsigned long long* __restrict__ count,
-                                         const uint32_t* __restrict__ cells_status) {
+//
+// A step changes about a tenth of the answers, so nearly every warp has one:
+// an atomic a warp on the one counter queued in L2 (2^24 answers: 0.43 ms on
+// an H100, where their 192 MB need 0.07 ms). Here each thread strides over
+// the columns four answers a load (cur and prev 16-byte aligned), the block
+// sums its threads', and adds once.
+#define CC_THREADS 256
+
+__device__ __forceinline__ uint32_t changed_one(uint32_t p, uint32_t c) { return p != NO_ANSWER && p != c; }
+
+extern "C" __global__ void __launch_bounds__(CC_THREADS)
+    count_changed(const uint32_t* __restrict__ cur, uint32_t* __restrict__ prev, int n,
+                  unsigned long long* __restrict__ count, const uint32_t* __restrict__ cells_status) {
     if (cells_status != nullptr && (cells_status[CELLS_SPLIT] | cells_status[CELLS_FAILED]) != 0) return;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    bool changed = false;
-    if (i < n) {
-        const uint32_t p = prev[i], c = cur[i];
-        changed = p != NO_ANSWER && p != c;
+    const int stride = gridDim.x * CC_THREADS, n4 = n >> 2;
+    const uint4* __restrict__ cur4 = reinterpret_cast<const uint4*>(cur);
+    uint4* __restrict__ prev4 = reinterpret_cast<uint4*>(prev);
+    uint32_t changed = 0;
+    for (int j = blockIdx.x * CC_THREADS + threadIdx.x; j < n4; j += stride) {
+        const uint4 c = cur4[j], p = prev4[j];
+        changed += changed_one(p.x, c.x) + changed_one(p.y, c.y) + changed_one(p.z, c.z) + changed_one(p.w, c.w);
+        prev4[j] = c;
+    }
+    for (int i = 4 * n4 + blockIdx.x * CC_THREADS + threadIdx.x; i < n; i += stride) {
+        const uint32_t c = cur[i];
+        changed += changed_one(prev[i], c);
         prev[i] = c;
     }
-    const uint32_t votes = __ballot_sync(0xffffffffu, changed);
-    if ((threadIdx.x & 31) == 0 && votes) atomicAdd(count, (unsigned long long)__popc(votes));
+    __shared__ uint32_t warp_sums[CC_THREADS / 32];
+    for (int off = 16; off > 0; off >>= 1) changed += __shfl_down_sync(0xffffffffu, changed, off);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = changed;
+    __syncthreads();
+    if (threadIdx.x >= 32) return;
+    changed = threadIdx.x < CC_THREADS / 32 ? warp_sums[threadIdx.x] : 0;
+    for (int off = 16; off > 0; off >>= 1) changed += __shfl_down_sync(0xffffffffu, changed, off);
+    if (threadIdx.x == 0 && changed != 0) atomicAdd(count, (unsigned long long)changed);
 }
 
 // gather_patched: out[j] = the record at place list[j] of sorted, for j < n,
