@@ -308,6 +308,43 @@ func compareKNearest(t *testing.T, g *GPU, req engine.Request, k int, maxRad flo
 	}
 }
 
+// The radius listing counts the rows it finds with other than their
+// counted references (grid_within), which Within then refuses: here the
+// counts are altered between the two passes, one row a reference short of
+// what it holds and one a reference long.
+func TestGPUWithinListingChecksCounts(t *testing.T) {
+	g := openGPU(t, DeviceMemory)
+	ctx := context.Background()
+	req := engine.Request{Obs: enginetest.SpherePoints(1<<14, 41), Ref: enginetest.SpherePoints(1<<12, 42), Algorithm: engine.Grid}
+	refs := req.All()
+	q := &neighbourQuery{req: req, refs: refs, shape: neighbourShape(req, refs.N, 2),
+		maxD2: index.ChordLimit(300e3 / sphere.EarthRadiusMetres), counts: make([]uint32, req.Obs.Len())}
+	if _, err := g.runNeighbours(ctx, q, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var rows []int
+	for i, c := range q.counts {
+		if c > 0 && len(rows) < 2 {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) < 2 {
+		t.Fatalf("%d rows hold references within 300 km, want 2 or more", len(rows))
+	}
+	q.counts[rows[0]]++ // the listing finds one fewer than counted
+	q.counts[rows[1]]-- // and one more
+	if err := q.prepareRows(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := g.runNeighbours(ctx, q, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Refined != 2 {
+		t.Errorf("the listing pass reported %d rows off their counts, want 2", st.Refined)
+	}
+}
+
 func compareWithin(t *testing.T, g *GPU, req engine.Request, rad float64) {
 	t.Helper()
 	want, _, err := cpu.NewCPU(0).Within(context.Background(), req, rad, true)

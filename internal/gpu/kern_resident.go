@@ -147,8 +147,9 @@ func (r *residentKernels) runGather(drv *cuda.Driver, stream cuda.Stream, prec i
 }
 
 // runCountChanged adds to *count (a device uint64) the answers in cur that
-// differ from prev, then copies cur to prev; nothing where the face cells'
-// status words at cellsStatus (0: none) say the query answered nothing.
+// differ from prev (the caller then takes cur as the previous answers);
+// nothing where the face cells' status words at cellsStatus (0: none) say
+// the query answered nothing.
 // The kernel reads four answers a load, so cur and prev must be 16-byte
 // aligned (as allocations are); its blocks stride over the columns, at
 // most countBlocksPerSM a multiprocessor of the sms.

@@ -704,8 +704,9 @@ func (p *residentPart) requery(s *gpuSession, want bool, t *stageTimes) error {
 }
 
 // countChanged queues the count of answers that differ from the previous
-// query's (which they then replace), which a query behind unchecked face
-// cells skips with it where they split or failed.
+// query's, which a query behind unchecked face cells skips with it where
+// they split or failed. collect then makes the answers the previous ones
+// (takeAnswers).
 func (p *residentPart) countChanged() error {
 	if err := p.d.drv.MemsetD32Async(p.count.ptr, 0, 2, p.stream); err != nil {
 		return err
@@ -734,6 +735,13 @@ func (p *residentPart) downloadResults(want bool) error {
 	return drv.EventRecord(p.evOut, p.stream)
 }
 
+// takeAnswers makes the answers of the query just counted the previous
+// ones, and the previous ones' memory the next query's answers (which
+// every query writes whole): the columns swap places rather than one be
+// copied into the other on the device. Replacements then mark the new
+// previous column.
+func (p *residentPart) takeAnswers() { p.outIdx, p.prev = p.prev, p.outIdx }
+
 // collect waits for the part's queued query and reads its results: stage
 // times into t, answers into out when want is set, and the changed count.
 // Where the face cells' first level, queued unchecked, split or failed, the
@@ -753,6 +761,7 @@ func (p *residentPart) collect(s *gpuSession, out engine.Result, want bool, t *s
 		t.note = c.note()
 	}
 	p.repQueued = false
+	p.takeAnswers()
 	spans := []eventSpan{{p.evStart, p.evStop, &t.kernel}, {p.evStop, p.evOut, &t.download}}
 	if p.shape.G > 0 {
 		spans = append(spans, eventSpan{p.evStart, p.evIndex, &t.index})
