@@ -157,14 +157,19 @@ func (r *residentKernels) runCountChanged(drv *cuda.Driver, stream cuda.Stream, 
 	if cur%16 != 0 || prev%16 != 0 || n < 0 || sms <= 0 {
 		return fmt.Errorf("count_changed: bad launch (columns at %#x and %#x, %d answers, %d SMs)", cur, prev, n, sms)
 	}
+	blocks := blocksFor((n+3)/4, kernels.CountThreads)
+	blocks.X = max(1, min(blocks.X, uint32(countBlocksPerSM*sms)))
+	// The kernel's last n % 4 answers take a grid-wide 32-bit index and
+	// stride: keep both below 2^31 (sessions hold at most maxPartLen a GPU).
+	if int64(n)+int64(blocks.X)*kernels.CountThreads > 1<<31 {
+		return fmt.Errorf("count_changed: %d answers with a stride of %d threads pass a 32-bit index", n, blocks.X*kernels.CountThreads)
+	}
 	a := r.countArgs
 	a.SetPtr(0, cur)
 	a.SetPtr(1, prev)
 	a.SetInt32(2, int32(n))
 	a.SetPtr(3, count)
 	a.SetPtr(4, cellsStatus)
-	blocks := blocksFor((n+3)/4, kernels.CountThreads)
-	blocks.X = max(1, min(blocks.X, uint32(countBlocksPerSM*sms)))
 	if err := drv.Launch(r.countChanged, blocks, cuda.Dim3{X: kernels.CountThreads}, 0, stream, a); err != nil {
 		return fmt.Errorf("count_changed: %w", err)
 	}

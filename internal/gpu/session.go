@@ -47,6 +47,9 @@ func (g *GPU) NewSession(obs index.Points, opts engine.SessionOptions) (engine.S
 	s := &gpuSession{g: g, opts: opts, n: n, is32: obs.Is32(), sample: engine.NewObsSample(obs),
 		plan: engine.SessionPlan{Replan: replan}}
 	per := (n + len(devs) - 1) / len(devs)
+	if err := checkPartLen(per, len(devs)); err != nil {
+		return nil, err
+	}
 	for k, d := range devs {
 		lo, hi := min(k*per, n), min((k+1)*per, n)
 		if lo == hi {
@@ -120,6 +123,20 @@ type residentPart struct {
 }
 
 func (p *residentPart) n() int { return p.hi - p.lo }
+
+// maxPartLen is the most observations a GPU holds of a session: a 32-bit
+// index over the part's answers plus a grid stride of count_changed's
+// threads (runCountChanged) stays below 2^31.
+const maxPartLen = 1<<31 - 1<<20
+
+// checkPartLen refuses parts of per observations on gpus GPUs past
+// maxPartLen.
+func checkPartLen(per, gpus int) error {
+	if per > maxPartLen {
+		return fmt.Errorf("session: %d observations a GPU on %d GPUs, more than %d: use more GPUs", per, gpus, maxPartLen)
+	}
+	return nil
+}
 
 // open allocates the part's buffers and uploads its observations.
 func (p *residentPart) open(s *gpuSession, obs index.Points) error {

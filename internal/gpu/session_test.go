@@ -345,3 +345,19 @@ func toFloat32(s []float64) []float32 {
 	}
 	return out
 }
+
+// A GPU holds at most maxPartLen observations of a session, so that
+// count_changed's 32-bit indices and stride stay below 2^31; its launch
+// refuses a part past that too.
+func TestSessionPartLen(t *testing.T) {
+	if err := checkPartLen(maxPartLen, 1); err != nil {
+		t.Errorf("%d observations a GPU: %v", maxPartLen, err)
+	}
+	if err := checkPartLen(maxPartLen+1, 2); err == nil {
+		t.Errorf("%d observations a GPU: no error", maxPartLen+1)
+	}
+	var k residentKernels
+	if err := k.runCountChanged(nil, 0, 0, 0, 1<<31-1, 0, 0, 132); err == nil {
+		t.Error("count_changed over 2^31-1 answers on 132 SMs: no error")
+	}
+}
