@@ -18,16 +18,7 @@ const earthRadius = sphere.EarthRadiusMetres
 // NaN distances): an engine must write every answer, as callers hand it
 // memory never cleared.
 func NewResult(n int) engine.Result {
-	return engine.Result{Index: Poisoned[uint32](n, math.MaxUint32-1), Distance: Poisoned(n, float32(math.NaN()))}
-}
-
-// Poisoned is n copies of v.
-func Poisoned[T any](n int, v T) []T {
-	s := make([]T, n)
-	for i := range s {
-		s[i] = v
-	}
-	return s
+	return engine.Result{Index: slices.Repeat([]uint32{math.MaxUint32 - 1}, n), Distance: slices.Repeat([]float32{float32(math.NaN())}, n)}
 }
 
 // CheckAgainstNaive fails t for any answer more than 1 m worse than the
@@ -75,7 +66,8 @@ func KNearestMatchesNaive(t *testing.T, eng engine.Engine) {
 					name := fmt.Sprintf("%s/k=%d/max=%g/%v/side=%d", tc.Name, k, maxRad, algo, run.side)
 					t.Run(name, func(t *testing.T) {
 						n := tc.Obs.Len()
-						out := engine.KResult{K: k, Index: Poisoned[uint32](n*k, math.MaxUint32-1), Distance: Poisoned(n*k, float32(math.NaN()))}
+						poisoned := NewResult(n * k) // every answer must be written
+						out := engine.KResult{K: k, Index: poisoned.Index, Distance: poisoned.Distance}
 						req := engine.Request{Obs: tc.Obs, Ref: tc.Ref, Algorithm: algo, GridSide: run.side}
 						if _, err := eng.KNearest(ctx, req, maxRad, out); err != nil {
 							t.Fatal(err)

@@ -157,13 +157,15 @@ func (r *residentKernels) runCountChanged(drv *cuda.Driver, stream cuda.Stream, 
 	if cur%16 != 0 || prev%16 != 0 || n < 0 || sms <= 0 {
 		return fmt.Errorf("count_changed: bad launch (columns at %#x and %#x, %d answers, %d SMs)", cur, prev, n, sms)
 	}
-	blocks := blocksFor((n+3)/4, kernels.CountThreads)
-	blocks.X = max(1, min(blocks.X, uint32(countBlocksPerSM*sms)))
 	// The kernel's last n % 4 answers take a grid-wide 32-bit index and
-	// stride: keep both below 2^31 (sessions hold at most maxPartLen a GPU).
-	if int64(n)+int64(blocks.X)*kernels.CountThreads > 1<<31 {
-		return fmt.Errorf("count_changed: %d answers with a stride of %d threads pass a 32-bit index", n, blocks.X*kernels.CountThreads)
+	// stride: the grid is cut so that n plus the stride stays within 2^31
+	// (sessions hold at most maxPartLen a GPU, leaving 4,096 blocks).
+	most := (1<<31 - n) / kernels.CountThreads
+	if most < 1 {
+		return fmt.Errorf("count_changed: %d answers pass a 32-bit index with any grid", n)
 	}
+	blocks := blocksFor((n+3)/4, kernels.CountThreads)
+	blocks.X = max(1, min(blocks.X, uint32(min(countBlocksPerSM*sms, most))))
 	a := r.countArgs
 	a.SetPtr(0, cur)
 	a.SetPtr(1, prev)

@@ -124,9 +124,9 @@ type residentPart struct {
 
 func (p *residentPart) n() int { return p.hi - p.lo }
 
-// maxPartLen is the most observations a GPU holds of a session: a 32-bit
-// index over the part's answers plus a grid stride of count_changed's
-// threads (runCountChanged) stays below 2^31.
+// maxPartLen is the most observations a GPU holds of a session: below
+// it runCountChanged keeps its full grid (up to 4,096 blocks, 8 an SM of
+// 512) and count_changed's 32-bit index plus stride stays within 2^31.
 const maxPartLen = 1<<31 - 1<<20
 
 // checkPartLen refuses parts of per observations on gpus GPUs past
